@@ -1,0 +1,16 @@
+//! Shared vocabulary of netreturn: integer time, rates, byte counts, a seeded
+//! random generator and flow identifiers.
+//!
+//! Nothing here reads a clock or does I/O (STYLE.md convention 1): every
+//! caller passes `now` in, and every random draw comes from an [`Rng`] the
+//! caller owns and seeded.
+
+mod flow;
+mod rate;
+mod rng;
+mod time;
+
+pub use flow::{FlowKey, TcpFlags};
+pub use rate::Rate;
+pub use rng::Rng;
+pub use time::Time;

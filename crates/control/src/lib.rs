@@ -1,0 +1,18 @@
+//! Sans-IO gateway logic: queue disciplines and window controllers.
+//!
+//! The very same code runs in the simulator (`netreturn-sim`) and in the real
+//! Linux gateway (`netreturn-gateway`): nothing here does I/O or reads a
+//! clock; every call takes `now`, and randomness comes from a caller's
+//! [`netreturn_base::Rng`].
+//!
+//! * [`queue`]: FIFO queue disciplines (DropTail, RED, Adaptive RED) that
+//!   share one admission helper.
+//! * [`gateway`]: the window-rewriting gateway (SPEC.md section 1): it learns
+//!   window scales from handshakes, asks its controller for a window and
+//!   enforces the common rules (never raise, floor, leave unknown flows alone).
+//! * one module per controller: [`ewt`], [`ewa`], [`awm`], [`saplaw`], [`rwm`].
+
+pub mod queue;
+pub mod view;
+
+pub use view::{QueueEvent, QueueEventKind, TcpView};
