@@ -1,1 +1,69 @@
-//! (in progress)
+//! Bytes <-> headers for the real gateway, in the manner of smoltcp's `wire`
+//! module (STYLE.md): each header is a zero-copy view `Packet<T: AsRef<[u8]>>`
+//! over a buffer, with its field ranges named in a `field` module,
+//! `new_checked` for untrusted bytes (after it succeeds, every getter is in
+//! bounds and no getter panics), setters on `T: AsMut<[u8]>`, and
+//! `fill_checksum`.
+//!
+//! * [`ethernet`]: Ethernet II, with 802.1Q / 802.1ad tag detection.
+//! * [`ipv4`]: IPv4 (RFC 791), options including NGWA (type 33, SPEC.md 2.6),
+//!   fragment detection.
+//! * [`tcp`]: TCP (RFC 9293) with an options iterator (RFC 9293, 7323, 2018).
+//! * [`udp`]: UDP (RFC 768).
+//! * [`xcp`]: the XCP congestion header (Katabi et al. 2002; SPEC.md 2.7).
+//! * [`checksum`]: the Internet checksum (RFC 1071) and its incremental
+//!   update (RFC 1624).
+//! * [`frame`]: one-call parsing of an Ethernet frame into a
+//!   [`netreturn_control::TcpView`] plus the offsets the gateway needs to
+//!   rewrite the window in place.
+//!
+//! Nothing here allocates or does I/O.
+
+pub mod checksum;
+pub mod ethernet;
+pub mod frame;
+pub mod ipv4;
+pub mod tcp;
+pub mod udp;
+pub mod xcp;
+
+/// Why a buffer could not be read as a header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The buffer is shorter than the header (or than a length it declares).
+    Truncated,
+    /// A field holds a value the header cannot have (version, header length,
+    /// a length field smaller than the header...).
+    Malformed,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Truncated => f.write_str("truncated"),
+            Error::Malformed => f.write_str("malformed"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// Big-endian reads and writes at fixed offsets (callers check bounds first).
+#[inline]
+pub(crate) fn get_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+#[inline]
+pub(crate) fn get_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+#[inline]
+pub(crate) fn set_u16(b: &mut [u8], at: usize, v: u16) {
+    b[at..at + 2].copy_from_slice(&v.to_be_bytes());
+}
+#[inline]
+pub(crate) fn set_u32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+}
