@@ -1,1 +1,26 @@
-//! (in progress)
+//! The real Linux gateway of netreturn.
+//!
+//! Two layers, following quinn's split between a sans-IO protocol core and
+//! the socket code (STYLE.md):
+//!
+//! * [`pipeline`]: everything the bridge does to frames, as a deterministic
+//!   function of (frames, arrival times): classification, Bernoulli loss,
+//!   the queue discipline, serialization at the configured rate, the
+//!   propagation delay line, and the window controller hooks with the
+//!   in-place ACK rewrite. It reads no clock and does no I/O, so it is tested
+//!   without namespaces (`tests/pipeline.rs`).
+//! * [`sys`] (Linux only): AF_PACKET raw sockets, batched `recvmmsg` /
+//!   `sendmmsg`, the epoll + timerfd loop that feeds the pipeline with
+//!   `CLOCK_MONOTONIC` time.
+//!
+//! [`cli`] parses the command line of the `netreturn-gateway` binary and
+//! [`stats`] holds the counters it reports.
+
+pub mod cli;
+pub mod pipeline;
+pub mod stats;
+#[cfg(target_os = "linux")]
+pub mod sys;
+
+pub use pipeline::{Dir, LinkConfig, Pipeline, WindowHook};
+pub use stats::Stats;

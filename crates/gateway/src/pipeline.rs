@@ -1,0 +1,323 @@
+//! The forwarding pipeline of the bridge, sans-IO.
+//!
+//! Per direction, a frame goes through:
+//!
+//! ```text
+//! arrival --> classify --> loss (Bernoulli) --> queue discipline (Fifo)
+//!         --> serialization at `rate` --> delay line (`delay`) --> egress
+//! ```
+//!
+//! *Serialization* uses a departure clock, not a token bucket: the link is
+//! busy until `busy_until`; the head of the queue starts its transmission at
+//! `start = max(arrival, busy_until)`, leaves the queue then (the
+//! `Dequeue` event a controller sees: "its transmission starts"), and the
+//! link is busy until `start + size * 8 / rate`. The frame is released after
+//! that and the propagation delay. So back-to-back frames are spaced by
+//! exactly their serialization time, and no burst ever exceeds the rate
+//! (a token bucket would let a bucket's worth through at once).
+//!
+//! The *window controller* (SPEC.md section 1 rule 5) watches the A -> B
+//! queue (the data direction): every TCP frame arriving A -> B is shown to
+//! it (`on_data`), every other frame is counted (`on_data_other`), every
+//! enqueue / dequeue / drop of that queue is an `on_queue` event. Frames
+//! going B -> A (the ACKs) are offered to it when they leave their own
+//! queue, the moment they are forwarded ("when an ACK leaves the gateway",
+//! EWT Algorithm 1; "when an ACK leaves Q_B", AWM), and rewritten in place
+//! with the RFC 1624 checksum update when it asks for a lower window.
+//!
+//! The pipeline never reads a clock: callers pass `now`, which must not
+//! decrease between calls. Times given to the controller are clamped to be
+//! non-decreasing, since a dequeue happens at its virtual start time, which
+//! can precede the `now` of the call that discovers it.
+
+use crate::stats::{DirStats, Stats};
+use netreturn_base::{Rate, Rng, Time};
+use netreturn_control::queue::{Discipline, Fifo};
+use netreturn_control::{QueueEvent, TcpView};
+use netreturn_wire::frame::{self, Class, TcpLocation};
+use std::collections::VecDeque;
+
+/// A direction of the bridge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dir {
+    /// From interface A (the data senders' side) to B: the data direction,
+    /// whose queue the controller watches.
+    AtoB,
+    /// From B back to A: the ACK direction, where windows are rewritten.
+    BtoA,
+}
+
+impl Dir {
+    fn index(self) -> usize {
+        match self {
+            Dir::AtoB => 0,
+            Dir::BtoA => 1,
+        }
+    }
+}
+
+/// What one direction of the bridge emulates.
+#[derive(Clone, Debug)]
+pub struct LinkConfig {
+    /// Line rate of the egress link; `None` forwards without serialization
+    /// delay (the queue then never builds up).
+    pub rate: Option<Rate>,
+    /// One-way propagation delay added after serialization.
+    pub delay: Time,
+    /// Probability that a frame is lost on arrival (before the queue).
+    pub loss: f64,
+    /// Admission policy of the egress queue.
+    pub discipline: Discipline,
+}
+
+/// The window controller as the pipeline sees it: the
+/// `netreturn_control::gateway::WindowGateway` interface, behind a trait so
+/// the pipeline is tested with doubles and the binary plugs the real
+/// gateway in.
+pub trait WindowHook {
+    /// A TCP segment travelling in the data direction (A -> B) arrived.
+    fn on_data(&mut self, now: Time, seg: &TcpView);
+    /// A non-TCP frame of `bytes` travelling A -> B arrived.
+    fn on_data_other(&mut self, now: Time, bytes: u32);
+    /// The watched (A -> B) queue changed.
+    fn on_queue(&mut self, now: Time, ev: &QueueEvent);
+    /// A TCP segment B -> A is being forwarded; `Some(w)` is the new raw
+    /// window field, returned only when it must be lowered.
+    fn on_ack(&mut self, now: Time, seg: &TcpView) -> Option<u16>;
+}
+
+/// The "no controller" hook of link-emulator mode.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoController;
+
+impl WindowHook for NoController {
+    fn on_data(&mut self, _: Time, _: &TcpView) {}
+    fn on_data_other(&mut self, _: Time, _: u32) {}
+    fn on_queue(&mut self, _: Time, _: &QueueEvent) {}
+    fn on_ack(&mut self, _: Time, _: &TcpView) -> Option<u16> {
+        None
+    }
+}
+
+/// A frame waiting in a queue.
+struct Queued {
+    data: Vec<u8>,
+    arrival: Time,
+    /// Where its TCP header is, if it is a well-formed TCP/IPv4 segment.
+    tcp: Option<TcpLocation>,
+}
+
+struct Link {
+    cfg: LinkConfig,
+    fifo: Fifo<Queued>,
+    /// The departure clock: the link is transmitting until then.
+    busy_until: Time,
+    /// Frames in flight on the wire: (release time, frame), in release
+    /// order (release = end of serialization + constant delay, so FIFO).
+    line: VecDeque<(Time, Vec<u8>)>,
+    rng: Rng,
+}
+
+impl Link {
+    /// When the head of the queue starts transmitting, if there is one.
+    fn head_start(&self) -> Option<Time> {
+        self.fifo.iter().next().map(|q| q.arrival.max(self.busy_until))
+    }
+}
+
+/// The whole bridge: two directions and an optional controller.
+pub struct Pipeline<H: WindowHook> {
+    links: [Link; 2],
+    hook: Option<H>,
+    stats: Stats,
+    /// Frames longer than this are passed untouched (not parsed).
+    max_frame: usize,
+    /// Last time given to the hook (kept non-decreasing).
+    hook_clock: Time,
+}
+
+/// Ethernet II with one VLAN tag at a 1500-byte MTU.
+pub const DEFAULT_MAX_FRAME: usize = 1518;
+
+impl<H: WindowHook> Pipeline<H> {
+    /// `seed` drives the loss and RED draws (one derived stream per
+    /// direction, STYLE.md convention 3).
+    pub fn new(a_to_b: LinkConfig, b_to_a: LinkConfig, hook: Option<H>, seed: u64) -> Pipeline<H> {
+        let mk = |cfg: LinkConfig, stream| Link {
+            fifo: Fifo::new(cfg.discipline.clone()),
+            cfg,
+            busy_until: Time::ZERO,
+            line: VecDeque::new(),
+            rng: Rng::derive(seed, stream),
+        };
+        Pipeline {
+            links: [mk(a_to_b, 0), mk(b_to_a, 1)],
+            hook,
+            stats: Stats::default(),
+            max_frame: DEFAULT_MAX_FRAME,
+            hook_clock: Time::ZERO,
+        }
+    }
+
+    pub fn set_max_frame(&mut self, n: usize) {
+        self.max_frame = n;
+    }
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    pub fn hook(&self) -> Option<&H> {
+        self.hook.as_ref()
+    }
+    /// Counts frames the egress refused (called by the I/O layer).
+    pub fn count_tx_error(&mut self, dir: Dir) {
+        let d = self.dir_stats(dir);
+        d.tx_errors += 1;
+        d.forwarded -= 1;
+    }
+    /// Frames currently queued, per direction.
+    pub fn queued_packets(&self, dir: Dir) -> u32 {
+        self.links[dir.index()].fifo.backlog().packets
+    }
+
+    fn dir_stats(&mut self, dir: Dir) -> &mut DirStats {
+        match dir {
+            Dir::AtoB => &mut self.stats.a_to_b,
+            Dir::BtoA => &mut self.stats.b_to_a,
+        }
+    }
+
+    fn hook_time(&mut self, t: Time) -> Time {
+        self.hook_clock = self.hook_clock.max(t);
+        self.hook_clock
+    }
+
+    /// A frame arrived on the ingress of `dir` at `now`.
+    pub fn on_frame(&mut self, now: Time, dir: Dir, data: Vec<u8>) {
+        let len = data.len();
+        let mut tcp = None;
+        {
+            let max = self.max_frame;
+            let st = self.dir_stats(dir);
+            st.received += 1;
+            if len > max {
+                st.oversize += 1;
+            } else {
+                match frame::classify(&data) {
+                    Class::Tcp(loc) => {
+                        st.tcp += 1;
+                        tcp = Some(loc);
+                    }
+                    Class::Fragment => {
+                        st.fragments += 1;
+                        st.non_tcp += 1;
+                    }
+                    Class::OtherIpv4 { .. } | Class::NotIpv4(_) => st.non_tcp += 1,
+                    Class::Malformed(_) => st.malformed_passed += 1,
+                }
+            }
+        }
+        if dir == Dir::AtoB {
+            let t = self.hook_time(now);
+            if let Some(h) = self.hook.as_mut() {
+                match &tcp {
+                    Some(loc) => h.on_data(t, &loc.view),
+                    None => h.on_data_other(t, len as u32),
+                }
+            }
+        }
+        let link = &mut self.links[dir.index()];
+        if link.rng.bernoulli(link.cfg.loss) {
+            self.dir_stats(dir).dropped_loss += 1;
+            return;
+        }
+        let item = Queued { data, arrival: now, tcp };
+        let res = link.fifo.enqueue(now, item, len as u32, &mut link.rng);
+        let ev = match res {
+            Ok(ev) => ev,
+            Err((_, _, ev)) => {
+                self.dir_stats(dir).dropped_queue += 1;
+                ev
+            }
+        };
+        if dir == Dir::AtoB {
+            let t = self.hook_time(now);
+            if let Some(h) = self.hook.as_mut() {
+                h.on_queue(t, &ev);
+            }
+        }
+    }
+
+    /// Advances both directions to `now`: starts every transmission due by
+    /// then and hands every frame whose release time has come to `out`, in
+    /// order per direction.
+    pub fn poll(&mut self, now: Time, out: &mut impl FnMut(Dir, Vec<u8>)) {
+        for dir in [Dir::AtoB, Dir::BtoA] {
+            self.serve(now, dir);
+            let link = &mut self.links[dir.index()];
+            let mut n = 0u64;
+            let mut bytes = 0u64;
+            while let Some(&(t, _)) = link.line.front() {
+                if t > now {
+                    break;
+                }
+                let (_, f) = link.line.pop_front().unwrap();
+                n += 1;
+                bytes += f.len() as u64;
+                out(dir, f);
+            }
+            let st = self.dir_stats(dir);
+            st.forwarded += n;
+            st.forwarded_bytes += bytes;
+        }
+    }
+
+    /// Moves from the queue onto the wire every frame whose transmission
+    /// starts by `now`.
+    fn serve(&mut self, now: Time, dir: Dir) {
+        let i = dir.index();
+        while let Some(start) = self.links[i].head_start() {
+            if start > now {
+                break;
+            }
+            let link = &mut self.links[i];
+            let (mut q, size, ev) = link.fifo.dequeue(start).expect("head exists");
+            let tx = match link.cfg.rate {
+                Some(r) if r.bits_per_sec() > 0 => r.tx_time(size as u64),
+                _ => Time::ZERO,
+            };
+            link.busy_until = start + tx;
+            let release = link.busy_until + link.cfg.delay;
+            let t = self.hook_time(start);
+            if let Some(h) = self.hook.as_mut() {
+                match dir {
+                    Dir::AtoB => h.on_queue(t, &ev),
+                    Dir::BtoA => {
+                        if let Some(loc) = &q.tcp {
+                            if let Some(w) = h.on_ack(t, &loc.view) {
+                                // Rule 1 (never raise) is the controller's
+                                // contract; checked again here because a
+                                // raised window is the one harm a gateway
+                                // must never do.
+                                if w < loc.view.window {
+                                    frame::rewrite_window(&mut q.data, loc, w);
+                                    self.stats.b_to_a.rewritten += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            self.links[i].line.push_back((release, q.data));
+        }
+    }
+
+    /// The next time something is due (a transmission start or a release),
+    /// if anything is pending; the I/O loop sleeps until then.
+    pub fn next_wakeup(&self) -> Option<Time> {
+        self.links
+            .iter()
+            .flat_map(|l| [l.head_start(), l.line.front().map(|&(t, _)| t)])
+            .flatten()
+            .min()
+    }
+}
