@@ -12,7 +12,17 @@
 //!   enforces the common rules (never raise, floor, leave unknown flows alone).
 //! * one module per controller: [`ewt`], [`ewa`], [`awm`], [`saplaw`], [`rwm`].
 
+pub mod awm;
+pub mod controller;
+pub mod ewa;
+pub mod ewt;
+pub mod flows;
+pub mod gateway;
 pub mod queue;
+pub mod rwm;
+pub mod saplaw;
 pub mod view;
 
+pub use controller::{Bottleneck, Controller, ControllerConfig, FlowInfo, WindowController};
+pub use gateway::{GatewayConfig, GatewayStats, WindowGateway};
 pub use view::{QueueEvent, QueueEventKind, TcpView};
