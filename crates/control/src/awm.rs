@@ -279,8 +279,8 @@ mod tests {
     use crate::gateway::{GatewayConfig, WindowGateway};
     use crate::view::{QueueEventKind, TcpView};
     use netreturn_base::{FlowKey, Rate, TcpFlags};
-    use std::collections::{BinaryHeap, VecDeque};
     use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, VecDeque};
 
     fn link(b: u64, c: Rate) -> Bottleneck {
         Bottleneck { buffer_bytes: b, link_rate: c, default_mss: 960 }
@@ -296,9 +296,23 @@ mod tests {
 
     #[test]
     fn a_growing_queue_lowers_swnd_by_the_growth_over_n() {
-        let mut awm = Awm::new(AwmConfig { initial_swnd: Some(20_000), beta: Some(0.0), ..AwmConfig::default() }, link(100_000, Rate::mbps(10)));
-        let ev = |q| QueueEvent { kind: QueueEventKind::Enqueue, size: 1000, backlog_bytes: q, backlog_packets: 1 };
-        let flow = FlowInfo { key: FlowKey { src: 1, dst: 2, sport: 1, dport: 2, proto: FlowKey::TCP }, rtt: None, mss: 960, class: 0, wr: 0 };
+        let mut awm = Awm::new(
+            AwmConfig { initial_swnd: Some(20_000), beta: Some(0.0), ..AwmConfig::default() },
+            link(100_000, Rate::mbps(10)),
+        );
+        let ev = |q| QueueEvent {
+            kind: QueueEventKind::Enqueue,
+            size: 1000,
+            backlog_bytes: q,
+            backlog_packets: 1,
+        };
+        let flow = FlowInfo {
+            key: FlowKey { src: 1, dst: 2, sport: 1, dport: 2, proto: FlowKey::TCP },
+            rtt: None,
+            mss: 960,
+            class: 0,
+            wr: 0,
+        };
         for _ in 0..4 {
             awm.on_flow_start(Time::ZERO, &flow);
         }
@@ -310,12 +324,26 @@ mod tests {
 
     #[test]
     fn swnd_never_goes_below_one_mtu_and_the_gateway_floor_is_the_mtu() {
-        let mut awm = Awm::new(AwmConfig { mtu: Some(1000), ..AwmConfig::default() }, link(100_000, Rate::mbps(10)));
-        let ev = |q| QueueEvent { kind: QueueEventKind::Enqueue, size: 1000, backlog_bytes: q, backlog_packets: 1 };
+        let mut awm = Awm::new(
+            AwmConfig { mtu: Some(1000), ..AwmConfig::default() },
+            link(100_000, Rate::mbps(10)),
+        );
+        let ev = |q| QueueEvent {
+            kind: QueueEventKind::Enqueue,
+            size: 1000,
+            backlog_bytes: q,
+            backlog_packets: 1,
+        };
         awm.on_queue(Time::ZERO, &ev(0));
         awm.on_queue(Time::from_secs(10), &ev(100_000));
         assert_eq!(awm.swnd(), 1000);
-        let flow = FlowInfo { key: FlowKey { src: 1, dst: 2, sport: 1, dport: 2, proto: FlowKey::TCP }, rtt: None, mss: 960, class: 0, wr: 50_000 };
+        let flow = FlowInfo {
+            key: FlowKey { src: 1, dst: 2, sport: 1, dport: 2, proto: FlowKey::TCP },
+            rtt: None,
+            mss: 960,
+            class: 0,
+            wr: 50_000,
+        };
         assert_eq!(awm.floor(&flow), 1000);
         let awm = Awm::new(AwmConfig::default(), link(100_000, Rate::mbps(10)));
         assert_eq!(awm.floor(&flow), 1000, "MSS + 40");
@@ -356,21 +384,48 @@ mod tests {
         let bdp = c.bytes_in(Time::from_millis(80));
         let b = bdp; // seed 002 §3: buffer = bandwidth-delay product
         let cfg = GatewayConfig::new(
-            ControllerConfig::Awm(AwmConfig { n_estimator: estimator, design_rtt: Time::from_millis(80), ..AwmConfig::default() }),
+            ControllerConfig::Awm(AwmConfig {
+                n_estimator: estimator,
+                design_rtt: Time::from_millis(80),
+                ..AwmConfig::default()
+            }),
             b,
             c,
         );
-        let mut m = Model { gw: WindowGateway::new(cfg), queue: VecDeque::new(), backlog: 0, drops: 0, max_backlog: 0, samples: vec![] };
+        let mut m = Model {
+            gw: WindowGateway::new(cfg),
+            queue: VecDeque::new(),
+            backlog: 0,
+            drops: 0,
+            max_backlog: 0,
+            samples: vec![],
+        };
         let keys: Vec<FlowKey> = (0..n)
-            .map(|i| FlowKey { src: 10 + i as u32, dst: 1, sport: 40_000 + i as u16, dport: 5001, proto: FlowKey::TCP })
+            .map(|i| FlowKey {
+                src: 10 + i as u32,
+                dst: 1,
+                sport: 40_000 + i as u16,
+                dport: 5001,
+                proto: FlowKey::TCP,
+            })
             .collect();
         let view = |key, flags, window, wscale: Option<u8>, payload| TcpView {
-            key, flags, seq: 0, ack: 0, window, wscale, mss: wscale.map(|_| 960u16), payload_len: payload,
+            key,
+            flags,
+            seq: 0,
+            ack: 0,
+            window,
+            wscale,
+            mss: wscale.map(|_| 960u16),
+            payload_len: payload,
         };
         // Handshakes (SYN in the data direction, wscale 6 both ways).
         for k in &keys {
             m.gw.on_data(Time::ZERO, &view(*k, TcpFlags::SYN, 65535, Some(6), 0));
-            m.gw.on_ack(Time::ZERO, &view(k.reversed(), TcpFlags::SYN | TcpFlags::ACK, 65535, Some(6), 0));
+            m.gw.on_ack(
+                Time::ZERO,
+                &view(k.reversed(), TcpFlags::SYN | TcpFlags::ACK, 65535, Some(6), 0),
+            );
         }
         // Sender state: cwnd (bytes, slow start), advertised window, in flight.
         let rwnd_field: u16 = 16_000; // 1 MB << 6: never the limit by itself
@@ -409,8 +464,17 @@ mod tests {
                     } else {
                         m.drops += 1;
                     }
-                    let kind = if admitted { QueueEventKind::Enqueue } else { QueueEventKind::Drop };
-                    m.gw.on_queue(now, &QueueEvent { kind, size: pkt, backlog_bytes: m.backlog, backlog_packets: m.queue.len() as u32 });
+                    let kind =
+                        if admitted { QueueEventKind::Enqueue } else { QueueEventKind::Drop };
+                    m.gw.on_queue(
+                        now,
+                        &QueueEvent {
+                            kind,
+                            size: pkt,
+                            backlog_bytes: m.backlog,
+                            backlog_packets: m.queue.len() as u32,
+                        },
+                    );
                     m.max_backlog = m.max_backlog.max(m.backlog);
                     if !busy && admitted {
                         busy = true;
@@ -420,7 +484,15 @@ mod tests {
                 Ev::Depart => {
                     let (i, size) = m.queue.pop_front().expect("departure from an empty queue");
                     m.backlog -= size as u64;
-                    m.gw.on_queue(now, &QueueEvent { kind: QueueEventKind::Dequeue, size, backlog_bytes: m.backlog, backlog_packets: m.queue.len() as u32 });
+                    m.gw.on_queue(
+                        now,
+                        &QueueEvent {
+                            kind: QueueEventKind::Dequeue,
+                            size,
+                            backlog_bytes: m.backlog,
+                            backlog_packets: m.queue.len() as u32,
+                        },
+                    );
                     push(&mut ev, now + d + d, Ev::AckAtGateway(i));
                     if let Some(&(_, next)) = m.queue.front() {
                         push(&mut ev, now + c.tx_time(next as u64), Ev::Depart);
@@ -429,7 +501,10 @@ mod tests {
                     }
                 }
                 Ev::AckAtGateway(i) => {
-                    let field = m.gw.on_ack(now, &view(keys[i].reversed(), TcpFlags::ACK, rwnd_field, None, 0)).unwrap_or(rwnd_field);
+                    let field = m
+                        .gw
+                        .on_ack(now, &view(keys[i].reversed(), TcpFlags::ACK, rwnd_field, None, 0))
+                        .unwrap_or(rwnd_field);
                     push(&mut ev, now + d, Ev::AckAtSender(i, (field as u64) << 6));
                 }
                 Ev::AckAtSender(i, window) => {
@@ -452,7 +527,8 @@ mod tests {
     }
 
     fn settled_queue(m: &Model, after: Time) -> (f64, f64) {
-        let xs: Vec<f64> = m.samples.iter().filter(|(t, _)| *t >= after).map(|(_, q)| *q as f64).collect();
+        let xs: Vec<f64> =
+            m.samples.iter().filter(|(t, _)| *t >= after).map(|(_, q)| *q as f64).collect();
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
         let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / xs.len() as f64;
         (mean, var.sqrt())

@@ -1,7 +1,179 @@
+//! Python bindings: convert scenarios in and results out; nothing else.
+
+use netreturn_sim::metrics::RunResult;
+use netreturn_sim::{Scenario, ScenarioError};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::path::Path;
+
+create_exception!(_native, NativeScenarioError, PyValueError, "A scenario file or parameter is invalid.");
+
+fn scenario_err(e: ScenarioError) -> PyErr {
+    NativeScenarioError::new_err((e.to_string(), e.file, e.field, e.message))
+}
+
+fn load(path: &str, overrides: Vec<(String, String)>) -> PyResult<Scenario> {
+    Scenario::from_file(Path::new(path), &overrides).map_err(scenario_err)
+}
+
+fn toml_to_py<'py>(py: Python<'py>, v: &toml::Value) -> PyResult<PyObject> {
+    Ok(match v {
+        toml::Value::String(s) => s.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Integer(i) => i.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Boolean(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        toml::Value::Datetime(d) => d.to_string().into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(toml_to_py(py, x)?)?;
+            }
+            l.into_any().unbind()
+        }
+        toml::Value::Table(t) => {
+            let d = PyDict::new(py);
+            for (k, x) in t {
+                d.set_item(k, toml_to_py(py, x)?)?;
+            }
+            d.into_any().unbind()
+        }
+    })
+}
+
+/// Validates a scenario and returns its description:
+/// `{name, description, reference, params, seeds, paper}`.
+#[pyfunction]
+#[pyo3(signature = (path, overrides=vec![]))]
+fn load_scenario(py: Python<'_>, path: &str, overrides: Vec<(String, String)>) -> PyResult<PyObject> {
+    let s = load(path, overrides)?;
+    // Building the topology and traffic catches errors serde cannot see
+    // (unknown hosts, gateway parameters) before any run starts.
+    netreturn_sim::world::World::new(&s, 0).map_err(|(field, message)| {
+        scenario_err(ScenarioError { file: path.to_string(), field, message })
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("name", &s.name)?;
+    d.set_item("description", &s.description)?;
+    d.set_item("reference", &s.reference)?;
+    let params = PyDict::new(py);
+    for (k, v) in &s.params {
+        params.set_item(k, toml_to_py(py, v)?)?;
+    }
+    d.set_item("params", params)?;
+    d.set_item("seeds", s.run.seeds)?;
+    match &s.paper {
+        Some(p) => d.set_item("paper", toml_to_py(py, p)?)?,
+        None => d.set_item("paper", py.None())?,
+    }
+    Ok(d.into_any().unbind())
+}
+
+fn columns<'py, T>(py: Python<'py>, rows: &[T], cols: &[(&str, &dyn Fn(&T) -> PyObject)]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, f) in cols {
+        let l = PyList::empty(py);
+        for r in rows {
+            l.append(f(r))?;
+        }
+        d.set_item(*name, l)?;
+    }
+    Ok(d)
+}
+
+fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
+    let d = PyDict::new(py);
+    d.set_item("seed", r.seed)?;
+    let summary = PyDict::new(py);
+    for (k, v) in &r.summary {
+        summary.set_item(*k, *v)?;
+    }
+    d.set_item("summary", summary)?;
+    macro_rules! o {
+        ($e:expr) => {
+            $e.into_pyobject(py).unwrap().into_any().unbind()
+        };
+    }
+    use netreturn_sim::metrics::{FlowRow, IfaceRow, UdpRow};
+    let flows = columns::<FlowRow>(py, &r.flows, &[
+        ("flow", &|x| o!(x.flow)),
+        ("src", &|x| o!(x.src.clone())),
+        ("dst", &|x| o!(x.dst.clone())),
+        ("start_s", &|x| o!(x.start_s)),
+        ("fct_s", &|x| o!(x.fct_s)),
+        ("goodput_mbps", &|x| o!(x.goodput_mbps)),
+        ("efficiency_pct", &|x| o!(x.efficiency_pct)),
+        ("bytes_delivered", &|x| o!(x.bytes_delivered)),
+        ("bytes_sent", &|x| o!(x.bytes_sent)),
+        ("bytes_retransmitted", &|x| o!(x.bytes_retransmitted)),
+        ("packets_lost", &|x| o!(x.packets_lost)),
+        ("loss_pct", &|x| o!(x.loss_pct)),
+        ("fast_retransmits", &|x| o!(x.fast_retransmits)),
+        ("timeouts", &|x| o!(x.timeouts)),
+    ])?;
+    d.set_item("flows", flows)?;
+    let udp = columns::<UdpRow>(py, &r.udp, &[
+        ("flow", &|x| o!(x.flow)),
+        ("src", &|x| o!(x.src.clone())),
+        ("dst", &|x| o!(x.dst.clone())),
+        ("sent_packets", &|x| o!(x.sent_packets)),
+        ("received_packets", &|x| o!(x.received_packets)),
+        ("lost_packets", &|x| o!(x.lost_packets)),
+        ("loss_pct", &|x| o!(x.loss_pct)),
+        ("efficiency_pct", &|x| o!(x.efficiency_pct)),
+        ("goodput_mbps", &|x| o!(x.goodput_mbps)),
+    ])?;
+    d.set_item("udp", udp)?;
+    let ifaces = columns::<IfaceRow>(py, &r.ifaces, &[
+        ("iface", &|x| o!(x.name.clone())),
+        ("utilization", &|x| o!(x.utilization)),
+        ("tx_packets", &|x| o!(x.tx_packets)),
+        ("queue_drops", &|x| o!(x.queue_drops)),
+        ("loss_drops", &|x| o!(x.loss_drops)),
+        ("queue_mean_bytes", &|x| o!(x.queue_mean_bytes)),
+        ("queue_std_bytes", &|x| o!(x.queue_std_bytes)),
+        ("queue_max_bytes", &|x| o!(x.queue_max_bytes)),
+        ("robustness_index", &|x| o!(x.robustness_index)),
+        ("acks_rewritten", &|x| o!(x.acks_rewritten)),
+    ])?;
+    d.set_item("ifaces", ifaces)?;
+    let q = PyDict::new(py);
+    q.set_item("time_s", r.queue_series.0.clone())?;
+    q.set_item("bytes", r.queue_series.1.clone())?;
+    d.set_item("queue_series", q)?;
+    let traces = PyList::empty(py);
+    for t in &r.traces {
+        let x = PyDict::new(py);
+        x.set_item("flow", t.flow)?;
+        x.set_item("time_s", t.time_s.clone())?;
+        x.set_item("cwnd", t.cwnd.clone())?;
+        x.set_item("rwnd", t.rwnd.clone())?;
+        x.set_item("effective", t.effective.clone())?;
+        x.set_item("ssthresh", t.ssthresh.clone())?;
+        x.set_item("rtt_ms", t.rtt_ms.clone())?;
+        traces.append(x)?;
+    }
+    d.set_item("traces", traces)?;
+    Ok(d.into_any().unbind())
+}
+
+/// Runs one seed of a scenario (the GIL is released while it runs).
+#[pyfunction]
+#[pyo3(signature = (path, seed, overrides=vec![]))]
+fn run(py: Python<'_>, path: &str, seed: u64, overrides: Vec<(String, String)>) -> PyResult<PyObject> {
+    let s = load(path, overrides)?;
+    let r = py
+        .allow_threads(|| netreturn_sim::run(&s, seed))
+        .map_err(|e| scenario_err(ScenarioError { file: path.to_string(), ..e }))?;
+    result_to_py(py, &r)
+}
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("NativeScenarioError", m.py().get_type::<NativeScenarioError>())?;
+    m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
     Ok(())
 }

@@ -1,1 +1,35 @@
-//! (in progress)
+//! netreturn's packet-level discrete-event simulator.
+//!
+//! A [`Scenario`] (a TOML file under `scenarios/`) describes a topology,
+//! queue disciplines, gateways and traffic; [`run`] simulates it for one seed
+//! and returns the papers' metrics ([`RunResult`]). The same scenario and seed
+//! give the same result bit for bit: all randomness derives from the seed,
+//! events are ordered by `(time, sequence)`, and nothing reads a clock.
+//!
+//! Layout: [`event`] (the queue of events), [`topology`] (nodes, links,
+//! routes), [`world`] (the event loop: interfaces, TCP/UDP applications,
+//! gateways), [`metrics`] (definitions of SPEC.md section 4), [`scenario`]
+//! (the file format and its validation), [`units`] (quantities in files).
+
+pub mod event;
+mod gateways;
+pub mod metrics;
+pub mod pcap;
+pub mod scenario;
+pub mod topology;
+pub mod units;
+pub mod world;
+
+pub use metrics::RunResult;
+pub use scenario::{Scenario, ScenarioError};
+
+/// Simulates `scenario` with master seed `seed`.
+pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
+    let mut w = world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError {
+        file: scenario.name.clone(),
+        field,
+        message,
+    })?;
+    w.run();
+    Ok(metrics::collect(&w, seed))
+}

@@ -1,0 +1,28 @@
+# The few commands a newcomer needs. `make demo` and `make test` each do
+# every set-up step themselves, on a fresh machine.
+PY ?= python3
+PIP ?= $(PY) -m pip
+
+.PHONY: install demo test test-rust test-python bench lint clean
+
+install:
+	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
+
+# The default experiment: EWT scenario 2, DropTail vs RED vs ARED, 30 seeds.
+demo: install
+	netreturn run
+
+test: install test-rust test-python
+
+test-rust:
+	cargo test --workspace
+
+test-python:
+	$(PY) -m pytest
+
+bench: install
+	netreturn bench
+	cargo run --release -q -p netreturn-sim -- scenarios/ewt/scenario2.toml --set flows=31 --repeat 5
+
+clean:
+	rm -rf target results

@@ -1,0 +1,321 @@
+//! The papers' metrics (SPEC.md section 4), as pure functions tested on
+//! hand-computed cases, and the assembly of a run's result.
+
+use crate::world::{FlowTrace, World};
+use netreturn_base::Time;
+
+/// TCP efficiency (seed 000 eq. 11): share of transmitted bytes that were
+/// not retransmissions, percent. A flow that sent nothing is 100 % efficient.
+pub fn efficiency_pct(transmitted: u64, retransmitted: u64) -> f64 {
+    if transmitted == 0 {
+        100.0
+    } else {
+        (transmitted - retransmitted.min(transmitted)) as f64 / transmitted as f64 * 100.0
+    }
+}
+
+/// Mean loss ratio (seed 000 eq. 13): lost / (received + lost), percent.
+pub fn loss_ratio_pct(received: u64, lost: u64) -> f64 {
+    if received + lost == 0 {
+        0.0
+    } else {
+        lost as f64 / (received + lost) as f64 * 100.0
+    }
+}
+
+/// Jain's fairness index (seed 000 eq. 12): (sum x)^2 / (n sum x^2).
+pub fn jain(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if xs.is_empty() || s2 == 0.0 {
+        f64::NAN
+    } else {
+        s * s / (n * s2)
+    }
+}
+
+/// Robustness index (seed 002): std(q) / min(mean q, B - mean q). Small is
+/// good: the queue stays away from both empty and full.
+pub fn robustness_index(mean: f64, std: f64, capacity: f64) -> f64 {
+    let d = mean.min(capacity - mean);
+    if d <= 0.0 {
+        f64::INFINITY
+    } else {
+        std / d
+    }
+}
+
+pub fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        f64::NAN
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+pub fn std_dev(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
+}
+
+/// Quantile by linear interpolation between order statistics (numpy's
+/// default), on an unsorted sample.
+pub fn quantile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let pos = q * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+/// One TCP flow's row of the per-run table.
+#[derive(Clone, Debug)]
+pub struct FlowRow {
+    pub flow: usize,
+    pub src: String,
+    pub dst: String,
+    pub start_s: f64,
+    /// NaN when the transfer did not finish.
+    pub fct_s: f64,
+    pub goodput_mbps: f64,
+    pub efficiency_pct: f64,
+    pub bytes_delivered: u64,
+    pub bytes_sent: u64,
+    pub bytes_retransmitted: u64,
+    pub packets_lost: u64,
+    pub loss_pct: f64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct UdpRow {
+    pub flow: usize,
+    pub src: String,
+    pub dst: String,
+    pub sent_packets: u64,
+    pub received_packets: u64,
+    pub lost_packets: u64,
+    pub loss_pct: f64,
+    pub efficiency_pct: f64,
+    pub goodput_mbps: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct IfaceRow {
+    pub name: String,
+    pub utilization: f64,
+    pub tx_packets: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    pub queue_mean_bytes: f64,
+    pub queue_std_bytes: f64,
+    pub queue_max_bytes: u64,
+    pub robustness_index: f64,
+    pub acks_rewritten: u64,
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub seed: u64,
+    /// Headline metrics, named with their units.
+    pub summary: Vec<(&'static str, f64)>,
+    pub flows: Vec<FlowRow>,
+    pub udp: Vec<UdpRow>,
+    pub ifaces: Vec<IfaceRow>,
+    /// Monitored queue occupancy: (time s, bytes).
+    pub queue_series: (Vec<f64>, Vec<f64>),
+    pub traces: Vec<FlowTrace>,
+    pub events: u64,
+}
+
+impl RunResult {
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.summary.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    }
+}
+
+pub fn collect(w: &World, seed: u64) -> RunResult {
+    let end = w.now;
+    let span = end.saturating_sub(w.first_start);
+    let node = |i: u32| w.topo.nodes[i as usize].clone();
+    let mut flows = vec![];
+    for (i, f) in w.tcp.iter().enumerate() {
+        let st = f.conns[0].stats();
+        let delivered = f.conns[1].stats().bytes_delivered;
+        let fct = f.done_at.map(|d| (d - f.start).secs_f64()).unwrap_or(f64::NAN);
+        let active = match f.done_at {
+            Some(d) => d.saturating_sub(f.start),
+            None => f.stop.unwrap_or(end).min(end).saturating_sub(f.start),
+        };
+        let goodput = if active > Time::ZERO { delivered as f64 * 8.0 / active.secs_f64() / 1e6 } else { 0.0 };
+        flows.push(FlowRow {
+            flow: i,
+            src: node(f.src),
+            dst: node(f.dst),
+            start_s: f.start.secs_f64(),
+            fct_s: fct,
+            goodput_mbps: goodput,
+            efficiency_pct: efficiency_pct(st.bytes_sent, st.bytes_retransmitted),
+            bytes_delivered: delivered,
+            bytes_sent: st.bytes_sent,
+            bytes_retransmitted: st.bytes_retransmitted,
+            packets_lost: f.packets.lost,
+            loss_pct: loss_ratio_pct(f.packets.received, f.packets.lost),
+            fast_retransmits: st.fast_retransmits,
+            timeouts: st.timeouts,
+        });
+    }
+    let mut udp = vec![];
+    for (i, u) in w.udp.iter().enumerate() {
+        let active = end.saturating_sub(u.start);
+        udp.push(UdpRow {
+            flow: i,
+            src: node(u.src),
+            dst: node(u.dst),
+            sent_packets: u.packets.sent,
+            received_packets: u.packets.received,
+            lost_packets: u.packets.lost,
+            loss_pct: loss_ratio_pct(u.packets.received, u.packets.lost),
+            // No retransmission in UDP: its efficiency is the share of sent
+            // bytes that arrived (documented in docs/metrics.md).
+            efficiency_pct: if u.bytes_sent == 0 { 100.0 } else { u.bytes_received as f64 / u.bytes_sent as f64 * 100.0 },
+            goodput_mbps: if active > Time::ZERO { u.bytes_received as f64 * 8.0 / active.secs_f64() / 1e6 } else { 0.0 },
+        });
+    }
+    let mut ifaces = vec![];
+    for f in &w.ifaces {
+        let t = span.nanos() as f64;
+        let (qm, qs) = if t > 0.0 {
+            let m = f.stats.q_int / t;
+            (m, (f.stats.q2_int / t - m * m).max(0.0).sqrt())
+        } else {
+            (0.0, 0.0)
+        };
+        ifaces.push(IfaceRow {
+            name: f.spec.name.clone(),
+            utilization: if t > 0.0 { f.stats.tx_bytes as f64 * 8.0 / (f.spec.rate.bits_per_sec() as f64 * span.secs_f64()) } else { 0.0 },
+            tx_packets: f.stats.tx_packets,
+            queue_drops: f.stats.queue_drops,
+            loss_drops: f.stats.loss_drops,
+            queue_mean_bytes: qm,
+            queue_std_bytes: qs,
+            queue_max_bytes: f.stats.max_backlog,
+            robustness_index: robustness_index(qm, qs, f.capacity_bytes as f64),
+            acks_rewritten: f.stats.acks_rewritten,
+        });
+    }
+
+    let measured: Vec<&FlowRow> = flows.iter().filter(|r| r.start_s >= w.warmup.secs_f64()).collect();
+    let goodputs: Vec<f64> = measured.iter().map(|r| r.goodput_mbps).collect();
+    let fcts: Vec<f64> = measured.iter().map(|r| r.fct_s).filter(|x| !x.is_nan()).collect();
+    let effs: Vec<f64> = measured.iter().map(|r| r.efficiency_pct).collect();
+    let (mut trecv, mut tlost) = (0, 0);
+    for f in &w.tcp {
+        trecv += f.packets.received;
+        tlost += f.packets.lost;
+    }
+    let (mut urecv, mut ulost) = (0, 0);
+    for u in &w.udp {
+        urecv += u.packets.received;
+        ulost += u.packets.lost;
+    }
+    let udp_eff: Vec<f64> = udp.iter().map(|u| u.efficiency_pct).collect();
+    let mon = w.monitor.map(|m| &ifaces[m as usize]);
+    let rtt = &w.rtt_samples_ms;
+    let nan = f64::NAN;
+    let summary = vec![
+        ("tcp_flows", flows.len() as f64),
+        ("flows_completed", flows.iter().filter(|r| !r.fct_s.is_nan()).count() as f64),
+        ("tcp_loss_pct", loss_ratio_pct(trecv, tlost)),
+        ("udp_loss_pct", if w.udp.is_empty() { nan } else { loss_ratio_pct(urecv, ulost) }),
+        ("goodput_mean_mbps", mean(&goodputs)),
+        ("fct_mean_s", mean(&fcts)),
+        ("fct_max_s", fcts.iter().copied().fold(nan, f64::max)),
+        ("jain_goodput", jain(&goodputs)),
+        ("tcp_efficiency_pct", mean(&effs)),
+        ("udp_efficiency_pct", if udp.is_empty() { nan } else { mean(&udp_eff) }),
+        ("utilization", mon.map(|m| m.utilization).unwrap_or(nan)),
+        ("robustness_index", mon.map(|m| m.robustness_index).unwrap_or(nan)),
+        ("queue_mean_bytes", mon.map(|m| m.queue_mean_bytes).unwrap_or(nan)),
+        ("queue_std_bytes", mon.map(|m| m.queue_std_bytes).unwrap_or(nan)),
+        ("queue_max_bytes", mon.map(|m| m.queue_max_bytes as f64).unwrap_or(nan)),
+        ("queue_drops", mon.map(|m| m.queue_drops as f64).unwrap_or(nan)),
+        ("lost_packets", w.dropped as f64),
+        ("triple_dupacks", flows.iter().map(|r| r.fast_retransmits).sum::<u64>() as f64),
+        ("timeouts", flows.iter().map(|r| r.timeouts).sum::<u64>() as f64),
+        ("acks_rewritten", mon.map(|m| m.acks_rewritten as f64).unwrap_or(nan)),
+        ("rtt_mean_ms", mean(rtt)),
+        ("rtt_std_ms", std_dev(rtt)),
+        ("rtt_p25_ms", quantile(rtt, 0.25)),
+        ("rtt_p50_ms", quantile(rtt, 0.5)),
+        ("rtt_p75_ms", quantile(rtt, 0.75)),
+        ("rtt_max_ms", quantile(rtt, 1.0)),
+        ("sim_time_s", end.secs_f64()),
+        ("events", w.events_processed() as f64),
+    ];
+    RunResult {
+        seed,
+        summary,
+        flows,
+        udp,
+        ifaces,
+        queue_series: w.queue_series.clone(),
+        traces: w.traces.clone(),
+        events: w.events_processed(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn efficiency_counts_retransmitted_bytes_against_transmitted() {
+        // 1000 bytes sent of which 50 were retransmissions: 95 %.
+        assert_eq!(efficiency_pct(1000, 50), 95.0);
+        assert_eq!(efficiency_pct(0, 0), 100.0);
+    }
+
+    #[test]
+    fn loss_ratio_is_lost_over_received_plus_lost() {
+        // 3 lost, 997 received: 0.3 %.
+        assert!((loss_ratio_pct(997, 3) - 0.3).abs() < 1e-12);
+        assert_eq!(loss_ratio_pct(0, 0), 0.0);
+    }
+
+    #[test]
+    fn jain_index_of_equal_shares_is_one_and_of_one_hog_is_one_over_n() {
+        assert!((jain(&[2.0, 2.0, 2.0, 2.0]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[8.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        // (1+2+3)^2 / (3 (1+4+9)) = 36/42.
+        assert!((jain(&[1.0, 2.0, 3.0]) - 36.0 / 42.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn robustness_index_uses_the_nearer_of_empty_and_full() {
+        // Mean 30 of 100 with std 6: 6 / 30.
+        assert!((robustness_index(30.0, 6.0, 100.0) - 0.2).abs() < 1e-12);
+        // Mean 80 of 100: the distance to full (20) counts.
+        assert!((robustness_index(80.0, 6.0, 100.0) - 0.3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn quantiles_interpolate_like_numpy() {
+        let xs = [4.0, 1.0, 3.0, 2.0];
+        assert_eq!(quantile(&xs, 0.5), 2.5);
+        assert_eq!(quantile(&xs, 0.25), 1.75);
+        assert_eq!(quantile(&xs, 1.0), 4.0);
+    }
+}

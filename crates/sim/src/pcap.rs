@@ -1,0 +1,1 @@
+//! pcap output (in progress)

@@ -1,0 +1,246 @@
+//! Nodes, point-to-point links and static shortest-path routing, built from
+//! a scenario's [`TopologySpec`].
+
+use crate::scenario::{LinkSpec, QueueMethod, TopologySpec};
+use netreturn_base::{Rate, Time};
+use std::collections::{BTreeMap, VecDeque};
+
+/// One direction of a link, as built: the egress interface of `from`.
+#[derive(Clone, Debug)]
+pub struct IfaceSpec {
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+    pub rate: Rate,
+    pub delay: Time,
+    pub loss: f64,
+    pub method: QueueMethod,
+    pub buffer: crate::units::Size,
+    pub gateway: Option<toml::Value>,
+    pub red: Option<crate::scenario::RedSpec>,
+}
+
+/// The built graph: nodes, interfaces (two per link, `2k` and `2k + 1` are
+/// the two directions of link k), groups of hosts and the routing table.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub nodes: Vec<String>,
+    pub ifaces: Vec<IfaceSpec>,
+    pub groups: BTreeMap<String, Vec<u32>>,
+    /// The interface whose queue is the scenario's headline bottleneck.
+    pub bottleneck: Option<u32>,
+    /// `next_hop[src * n + dst]`: egress interface from `src` toward `dst`.
+    next_hop: Vec<u32>,
+}
+
+pub const NO_ROUTE: u32 = u32::MAX;
+
+struct Builder {
+    nodes: Vec<String>,
+    index: BTreeMap<String, u32>,
+    ifaces: Vec<IfaceSpec>,
+    groups: BTreeMap<String, Vec<u32>>,
+}
+
+impl Builder {
+    fn new() -> Builder {
+        Builder { nodes: vec![], index: BTreeMap::new(), ifaces: vec![], groups: BTreeMap::new() }
+    }
+
+    fn node(&mut self, name: &str, group: Option<&str>) -> u32 {
+        let id = *self.index.entry(name.to_string()).or_insert_with(|| {
+            self.nodes.push(name.to_string());
+            (self.nodes.len() - 1) as u32
+        });
+        if let Some(g) = group {
+            self.groups.entry(g.to_string()).or_default().push(id);
+        }
+        id
+    }
+
+    /// A duplex link: `spec` applies to a -> b; b -> a gets the same rate,
+    /// delay, loss and buffer under plain DropTail (the ACK direction).
+    fn link(&mut self, a: u32, b: u32, spec: &LinkSpec) -> u32 {
+        let delay = match (spec.delay, spec.rtt) {
+            (Some(d), _) => d.0,
+            (None, Some(r)) => Time(r.0.nanos() / 2),
+            (None, None) => Time::ZERO,
+        };
+        let fwd = IfaceSpec {
+            name: format!("{}->{}", self.nodes[a as usize], self.nodes[b as usize]),
+            from: a,
+            to: b,
+            rate: spec.rate.0,
+            delay,
+            loss: spec.loss,
+            method: spec.queue,
+            buffer: spec.buffer.0,
+            gateway: spec.gateway.clone(),
+            red: spec.red.clone(),
+        };
+        let rev = IfaceSpec {
+            name: format!("{}->{}", self.nodes[b as usize], self.nodes[a as usize]),
+            from: b,
+            to: a,
+            method: QueueMethod::Droptail,
+            gateway: None,
+            red: None,
+            ..fwd.clone()
+        };
+        self.ifaces.push(fwd);
+        self.ifaces.push(rev);
+        (self.ifaces.len() - 2) as u32
+    }
+}
+
+impl Topology {
+    pub fn build(spec: &TopologySpec) -> Result<Topology, (String, String)> {
+        let mut b = Builder::new();
+        let mut bottleneck = None;
+        match spec {
+            TopologySpec::Dumbbell { pairs, access, bottleneck: bn, receivers } => {
+                let r1 = b.node("R1", None);
+                let r2 = b.node("R2", None);
+                bottleneck = Some(b.link(r1, r2, bn));
+                for i in 0..*pairs {
+                    let l = b.node(&format!("left{i}"), Some("left"));
+                    b.link(l, r1, access);
+                }
+                for i in 0..*pairs {
+                    let r = b.node(&format!("right{i}"), Some("right"));
+                    // Receivers' links are specified in the data direction R2 -> right.
+                    b.link(r2, r, receivers);
+                }
+            }
+            TopologySpec::Chain { hops, link, overrides, access, hosts_per_router, end_hosts } => {
+                let routers: Vec<u32> = (0..=*hops).map(|i| b.node(&format!("R{i}"), None)).collect();
+                let mut slowest: Option<(Rate, u32)> = None;
+                for i in 0..*hops as usize {
+                    let spec = overrides.get(&i.to_string()).unwrap_or(link);
+                    let id = b.link(routers[i], routers[i + 1], spec);
+                    if slowest.is_none_or(|(r, _)| spec.rate.0 < r) {
+                        slowest = Some((spec.rate.0, id));
+                    }
+                }
+                for key in overrides.keys() {
+                    match key.parse::<u32>() {
+                        Ok(k) if k < *hops => {}
+                        _ => return Err((format!("topology.overrides.{key}"), format!("not a hop index in 0..{hops}"))),
+                    }
+                }
+                bottleneck = slowest.map(|(_, id)| id);
+                for (i, &r) in routers.iter().enumerate() {
+                    for j in 0..*hosts_per_router {
+                        let h = b.node(&format!("h{i}_{j}"), Some(&format!("at{i}")));
+                        b.link(h, r, access);
+                    }
+                }
+                for j in 0..*end_hosts {
+                    let s = b.node(&format!("src{j}"), Some("src"));
+                    b.link(s, routers[0], access);
+                    let d = b.node(&format!("dst{j}"), Some("dst"));
+                    b.link(routers[*hops as usize], d, access);
+                }
+            }
+            TopologySpec::MultiRtt { pairs, bottleneck: bn, access_rate, base_rtt, step } => {
+                let r1 = b.node("R1", None);
+                let r2 = b.node("R2", None);
+                let bn_delay = bn.delay.map(|d| d.0).or(bn.rtt.map(|r| Time(r.0.nanos() / 2))).unwrap_or(Time::ZERO);
+                bottleneck = Some(b.link(r1, r2, bn));
+                for i in 0..*pairs {
+                    // rtt_i = base + step i = 2 (access_i + bottleneck + 0):
+                    // the sender's access link carries the difference.
+                    let rtt = base_rtt.0 + Time(step.0.nanos() * i as u64);
+                    let one_way = Time((rtt.nanos() / 2).saturating_sub(bn_delay.nanos()));
+                    let acc = LinkSpec {
+                        rate: *access_rate,
+                        delay: Some(crate::units::TimeQ(one_way)),
+                        rtt: None,
+                        queue: QueueMethod::Droptail,
+                        buffer: crate::units::SizeQ(crate::units::Size::Packets(1000)),
+                        loss: 0.0,
+                        gateway: None,
+                        red: None,
+                    };
+                    let s = b.node(&format!("left{i}"), Some("left"));
+                    b.link(s, r1, &acc);
+                    let d = b.node(&format!("right{i}"), Some("right"));
+                    let fast = LinkSpec { delay: Some(crate::units::TimeQ(Time::ZERO)), ..acc };
+                    b.link(r2, d, &fast);
+                }
+            }
+            TopologySpec::Graph { nodes, links, groups } => {
+                for n in nodes {
+                    b.node(n, None);
+                }
+                for (i, l) in links.iter().enumerate() {
+                    let find = |name: &str, field: &str| {
+                        b.index.get(name).copied().ok_or_else(|| {
+                            (format!("topology.links[{i}].{field}"), format!("unknown node {name:?}; nodes: {}", nodes.join(", ")))
+                        })
+                    };
+                    let (x, y) = (find(&l.from, "from")?, find(&l.to, "to")?);
+                    let id = b.link(x, y, &l.spec);
+                    if l.spec.queue != QueueMethod::Droptail && bottleneck.is_none() {
+                        bottleneck = Some(id);
+                    }
+                }
+                for (g, members) in groups {
+                    for m in members {
+                        let id = *b.index.get(m).ok_or_else(|| (format!("topology.groups.{g}"), format!("unknown node {m:?}")))?;
+                        b.groups.entry(g.clone()).or_default().push(id);
+                    }
+                }
+                if bottleneck.is_none() && !b.ifaces.is_empty() {
+                    bottleneck = Some(0);
+                }
+            }
+        }
+        let mut topo = Topology { nodes: b.nodes, ifaces: b.ifaces, groups: b.groups, bottleneck, next_hop: vec![] };
+        topo.compute_routes();
+        Ok(topo)
+    }
+
+    /// Shortest paths by hop count (BFS from every destination over reversed
+    /// edges); ties go to the lowest interface index, so routes are
+    /// deterministic.
+    fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        let mut into: Vec<Vec<u32>> = vec![vec![]; n];
+        for (i, f) in self.ifaces.iter().enumerate() {
+            into[f.to as usize].push(i as u32);
+        }
+        self.next_hop = vec![NO_ROUTE; n * n];
+        for dst in 0..n {
+            let mut dist = vec![u32::MAX; n];
+            dist[dst] = 0;
+            let mut q = VecDeque::from([dst]);
+            while let Some(v) = q.pop_front() {
+                for &i in &into[v] {
+                    let u = self.ifaces[i as usize].from as usize;
+                    if dist[u] == u32::MAX {
+                        dist[u] = dist[v] + 1;
+                        self.next_hop[u * n + dst] = i;
+                        q.push_back(u);
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn route(&self, from: u32, to: u32) -> u32 {
+        self.next_hop[from as usize * self.nodes.len() + to as usize]
+    }
+
+    /// Hosts named by a group (`left`) or a single node name (`left0`).
+    pub fn hosts(&self, sel: &str) -> Option<Vec<u32>> {
+        if let Some(g) = self.groups.get(sel) {
+            return Some(g.clone());
+        }
+        self.nodes.iter().position(|n| n == sel).map(|i| vec![i as u32])
+    }
+
+    pub fn iface_by_name(&self, name: &str) -> Option<u32> {
+        self.ifaces.iter().position(|f| f.name == name).map(|i| i as u32)
+    }
+}

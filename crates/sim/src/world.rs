@@ -1,0 +1,705 @@
+//! The simulated world and its event loop: interfaces with queues, TCP and
+//! UDP applications, window-rewriting gateways, and the recorders the
+//! metrics are computed from.
+
+use crate::event::{Event, EventQueue};
+use crate::gateways::build_gateway;
+use crate::scenario::{CcName, Dist, QueueMethod, Scenario, TrafficSpec};
+use crate::topology::{IfaceSpec, Topology, NO_ROUTE};
+use crate::units::Size;
+use netreturn_base::{FlowKey, Rate, Rng, Time};
+use netreturn_control::gateway::WindowGateway;
+use netreturn_control::queue::{AdaptiveRed, AdaptiveRedConfig, Discipline, DropTail, Fifo, Limit, Red, RedConfig};
+use netreturn_control::{QueueEvent, TcpView};
+use netreturn_tcp::{CcKind, Connection, Segment, TcpConfig};
+
+/// IPv4 + TCP headers without options, and IPv4 + UDP.
+const IP_HEADER: u32 = 20;
+const UDP_HEADER: u32 = 8;
+
+/// A packet in flight. The simulator carries header fields, not bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub dst: u32,
+    /// Index into the TCP or UDP flow table.
+    pub flow: u32,
+    /// 0: from the flow's opener (client) to its peer; 1: the reverse.
+    pub dir: u8,
+    pub udp: bool,
+    /// Bytes on the wire (IP packet).
+    pub size: u32,
+    pub seg: Segment,
+}
+
+/// A slab of packets; events refer to packets by index.
+#[derive(Default)]
+struct Pool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: u64,
+}
+
+impl Pool {
+    fn alloc(&mut self, p: Packet) -> u32 {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                i
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+    fn release(&mut self, i: u32) {
+        self.live -= 1;
+        self.free.push(i);
+    }
+}
+
+/// Counters of one interface.
+#[derive(Clone, Debug, Default)]
+pub struct IfaceStats {
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    /// Time integrals of the backlog (bytes x ns, bytes^2 x ns) for the
+    /// time-weighted mean and standard deviation.
+    pub q_int: f64,
+    pub q2_int: f64,
+    pub max_backlog: u64,
+    pub last_change: Time,
+    pub last_backlog: u64,
+    pub acks_rewritten: u64,
+}
+
+pub struct Iface {
+    pub spec: IfaceSpec,
+    pub reverse: u32,
+    pub queue: Fifo<u32>,
+    pub capacity_bytes: u64,
+    busy: bool,
+    in_tx: u32,
+    pub gateway: Option<Box<WindowGateway>>,
+    rng: Rng,
+    pub stats: IfaceStats,
+}
+
+impl Iface {
+    fn account_backlog(&mut self, now: Time) {
+        let s = &mut self.stats;
+        let dt = now.saturating_sub(s.last_change).nanos() as f64;
+        let q = s.last_backlog as f64;
+        s.q_int += q * dt;
+        s.q2_int += q * q * dt;
+        s.last_change = now;
+        s.last_backlog = self.queue.backlog().bytes;
+        s.max_backlog = s.max_backlog.max(s.last_backlog);
+    }
+}
+
+/// Per-flow packet counters (both directions) for the loss ratio (seed 000
+/// eq. 13).
+#[derive(Clone, Debug, Default)]
+pub struct PacketCounts {
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+}
+
+pub struct TcpFlow {
+    pub key: FlowKey,
+    pub src: u32,
+    pub dst: u32,
+    /// [client (data sender), server (receiver)].
+    pub conns: [Connection; 2],
+    sched: [Option<Time>; 2],
+    /// Bytes to transfer; `None` for a bulk flow.
+    pub bytes: Option<u64>,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub started: bool,
+    pub done_at: Option<Time>,
+    pub packets: PacketCounts,
+}
+
+pub struct UdpFlow {
+    pub key: FlowKey,
+    pub src: u32,
+    pub dst: u32,
+    pub rate: Rate,
+    pub packet: u32,
+    pub start: Time,
+    pub stop: Option<Time>,
+    /// (mean on, mean off) for On/Off sources.
+    pub onoff: Option<(Time, Time)>,
+    on_until: Time,
+    rng: Rng,
+    pub packets: PacketCounts,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+/// A traced TCP flow's time series.
+#[derive(Clone, Debug, Default)]
+pub struct FlowTrace {
+    pub flow: usize,
+    pub time_s: Vec<f64>,
+    pub cwnd: Vec<f64>,
+    pub rwnd: Vec<f64>,
+    pub effective: Vec<f64>,
+    pub ssthresh: Vec<f64>,
+    pub rtt_ms: Vec<f64>,
+}
+
+pub struct World {
+    pub now: Time,
+    pub topo: Topology,
+    pub ifaces: Vec<Iface>,
+    pub tcp: Vec<TcpFlow>,
+    pub udp: Vec<UdpFlow>,
+    events: EventQueue,
+    pool: Pool,
+    out: Vec<Segment>,
+    finite_left: usize,
+    /// A run with finite transfers ends when the last one completes.
+    has_finite: bool,
+    stop: Time,
+    sample_interval: Time,
+    pub monitor: Option<u32>,
+    pub queue_series: (Vec<f64>, Vec<f64>),
+    pub traces: Vec<FlowTrace>,
+    pub rtt_samples_ms: Vec<f64>,
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub first_start: Time,
+    pub warmup: Time,
+}
+
+fn ip_of(node: u32) -> u32 {
+    0x0A00_0000 | (node + 1)
+}
+
+fn draw(dist: &Dist, rng: &mut Rng) -> Time {
+    match dist {
+        Dist::Fixed(t) => t.0,
+        Dist::Uniform { uniform: [a, b] } => Time::from_secs_f64(rng.uniform(a.0.secs_f64(), b.0.secs_f64())),
+        Dist::Exponential { exponential } => Time::from_secs_f64(rng.exponential(exponential.0.secs_f64())),
+    }
+}
+
+pub fn tcp_config(s: &Scenario) -> TcpConfig {
+    let t = &s.tcp;
+    let cc = match t.cc {
+        CcName::None => CcKind::None,
+        CcName::Reno => CcKind::Reno,
+        CcName::NewReno => CcKind::NewReno,
+        CcName::Cubic => CcKind::Cubic(Default::default()),
+    };
+    TcpConfig {
+        cc,
+        mss: t.segment_size,
+        rcv_buf: t.rcv_buf.0.bytes(t.segment_size) as u32,
+        snd_buf: t.snd_buf.0.bytes(t.segment_size) as u32,
+        sack: t.sack,
+        timestamps: t.timestamps,
+        window_scaling: t.window_scaling,
+        delayed_ack_count: t.delayed_ack_count,
+        delayed_ack_timeout: t.delayed_ack_timeout.0,
+        min_rto: t.min_rto.0,
+        initial_cwnd_segments: t.initial_cwnd,
+        ..TcpConfig::default()
+    }
+}
+
+impl World {
+    pub fn new(s: &Scenario, seed: u64) -> Result<World, (String, String)> {
+        let topo = Topology::build(&s.topology)?;
+        let mtu = s.tcp.segment_size + IP_HEADER + 20 + 12;
+        let mut ifaces = Vec::with_capacity(topo.ifaces.len());
+        for (i, f) in topo.ifaces.iter().enumerate() {
+            let capacity_bytes = f.buffer.bytes(mtu);
+            let limit = match f.buffer {
+                Size::Bytes(b) => Limit::Bytes(b),
+                Size::Packets(p) => Limit::Packets(p),
+            };
+            let idle = f.rate.tx_time(mtu as u64);
+            let red_cfg = || {
+                let mut c = RedConfig::linux_like(capacity_bytes, mtu, idle);
+                c.limit = limit;
+                if let Some(r) = &f.red {
+                    if let Some(v) = r.min_th {
+                        c.min_th = v.0.bytes(mtu);
+                    }
+                    if let Some(v) = r.max_th {
+                        c.max_th = v.0.bytes(mtu);
+                    }
+                    c.w_q = r.w_q.unwrap_or(c.w_q);
+                    c.max_p = r.max_p.unwrap_or(c.max_p);
+                    c.gentle = r.gentle.unwrap_or(c.gentle);
+                    c.byte_mode = r.byte_mode.unwrap_or(c.byte_mode);
+                }
+                c
+            };
+            let discipline = match f.method {
+                QueueMethod::Red => Discipline::Red(Red::new(red_cfg())),
+                QueueMethod::Ared => Discipline::AdaptiveRed(AdaptiveRed::new(AdaptiveRedConfig::recommended(red_cfg()))),
+                _ => Discipline::DropTail(DropTail::new(limit)),
+            };
+            let gateway = build_gateway(f, capacity_bytes, s.tcp.segment_size)
+                .map_err(|m| (format!("topology ({})", f.name), m))?
+                .map(Box::new);
+            ifaces.push(Iface {
+                spec: f.clone(),
+                reverse: (i ^ 1) as u32,
+                queue: Fifo::new(discipline),
+                capacity_bytes,
+                busy: false,
+                in_tx: 0,
+                gateway,
+                rng: Rng::derive(seed, 1_000_000 + i as u64),
+                stats: IfaceStats::default(),
+            });
+        }
+        let monitor = match &s.run.monitor {
+            Some(name) => Some(topo.iface_by_name(name).ok_or_else(|| {
+                ("run.monitor".to_string(), format!("no interface {name:?}; interfaces look like \"R1->R2\""))
+            })?),
+            None => topo.bottleneck,
+        };
+
+        let cfg = tcp_config(s);
+        let mut w = World {
+            now: Time::ZERO,
+            ifaces,
+            tcp: vec![],
+            udp: vec![],
+            events: EventQueue::new(),
+            pool: Pool::default(),
+            out: Vec::with_capacity(64),
+            finite_left: 0,
+            has_finite: false,
+            stop: s.run.stop.0,
+            sample_interval: s.run.sample_interval.0,
+            monitor,
+            queue_series: (vec![], vec![]),
+            traces: vec![],
+            rtt_samples_ms: vec![],
+            created: 0,
+            delivered: 0,
+            dropped: 0,
+            first_start: Time::MAX,
+            warmup: s.run.warmup.map(|w| w.0).unwrap_or(Time::ZERO),
+            topo,
+        };
+
+        let mut app_rng = Rng::derive(seed, 7);
+        for (ti, t) in s.traffic.iter().enumerate() {
+            let (from, to, count) = match t {
+                TrafficSpec::TcpFile { from, to, count, .. }
+                | TrafficSpec::TcpBulk { from, to, count, .. }
+                | TrafficSpec::UdpCbr { from, to, count, .. }
+                | TrafficSpec::UdpOnOff { from, to, count, .. } => (from, to, *count),
+            };
+            let lookup = |sel: &str, field: &str| {
+                w.topo.hosts(sel).filter(|v| !v.is_empty()).ok_or_else(|| {
+                    let groups: Vec<&str> = w.topo.groups.keys().map(|k| k.as_str()).collect();
+                    (format!("traffic[{ti}].{field}"), format!("no host or group {sel:?}; groups: {}", groups.join(", ")))
+                })
+            };
+            let (srcs, dsts) = (lookup(from, "from")?, lookup(to, "to")?);
+            for k in 0..count as usize {
+                let (src, dst) = (srcs[k % srcs.len()], dsts[k % dsts.len()]);
+                if w.topo.route(src, dst) == NO_ROUTE {
+                    return Err((format!("traffic[{ti}]"), format!("no route from {} to {}", w.topo.nodes[src as usize], w.topo.nodes[dst as usize])));
+                }
+                match t {
+                    TrafficSpec::TcpFile { start, port, .. } | TrafficSpec::TcpBulk { start, port, .. } => {
+                        let (bytes, stop) = match t {
+                            TrafficSpec::TcpFile { bytes: b, .. } => (Some(b.0.bytes(s.tcp.segment_size)), None),
+                            TrafficSpec::TcpBulk { stop, .. } => (None, stop.map(|x| x.0)),
+                            _ => unreachable!(),
+                        };
+                        let id = w.tcp.len() as u32;
+                        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: *port, proto: FlowKey::TCP };
+                        let iss = app_rng.next_u64() as u32;
+                        let iss2 = app_rng.next_u64() as u32;
+                        let start = draw(start, &mut app_rng);
+                        w.tcp.push(TcpFlow {
+                            key,
+                            src,
+                            dst,
+                            conns: [Connection::client(&cfg, iss), Connection::server(&cfg, iss2)],
+                            sched: [None, None],
+                            bytes,
+                            start,
+                            stop,
+                            started: false,
+                            done_at: None,
+                            packets: PacketCounts::default(),
+                        });
+                        if bytes.is_some() {
+                            w.finite_left += 1;
+                        }
+                    }
+                    TrafficSpec::UdpCbr { rate, packet, start, stop, .. } | TrafficSpec::UdpOnOff { rate, packet, start, stop, .. } => {
+                        let onoff = match t {
+                            TrafficSpec::UdpOnOff { on, off, .. } => Some((on.0, off.0)),
+                            _ => None,
+                        };
+                        let id = w.udp.len() as u32;
+                        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 20_000 + id as u16, dport: 9, proto: FlowKey::UDP };
+                        let start = draw(start, &mut app_rng);
+                        w.udp.push(UdpFlow {
+                            key,
+                            src,
+                            dst,
+                            rate: rate.0,
+                            packet: *packet,
+                            start,
+                            stop: stop.map(|x| x.0),
+                            onoff,
+                            on_until: Time::MAX,
+                            rng: Rng::derive(seed, 2_000_000 + id as u64),
+                            packets: PacketCounts::default(),
+                            bytes_sent: 0,
+                            bytes_received: 0,
+                        });
+                    }
+                }
+            }
+        }
+        w.has_finite = w.finite_left > 0;
+        for i in 0..w.tcp.len() {
+            let t = w.tcp[i].start;
+            w.first_start = w.first_start.min(t);
+            w.events.schedule(t, Event::Start(i as u32));
+        }
+        let ntcp = w.tcp.len() as u32;
+        for i in 0..w.udp.len() {
+            let t = w.udp[i].start;
+            w.first_start = w.first_start.min(t);
+            w.events.schedule(t, Event::Start(ntcp + i as u32));
+        }
+        for &f in &s.run.trace_flows {
+            if f >= w.tcp.len() {
+                return Err(("run.trace_flows".into(), format!("flow {f} does not exist; there are {} TCP flows", w.tcp.len())));
+            }
+            w.traces.push(FlowTrace { flow: f, ..Default::default() });
+        }
+        if w.first_start == Time::MAX {
+            w.first_start = Time::ZERO;
+        }
+        w.events.schedule(Time::ZERO, Event::Sample);
+        Ok(w)
+    }
+
+    /// Runs until every finite transfer is complete, or the stop time.
+    pub fn run(&mut self) {
+        while let Some((t, ev)) = self.events.pop() {
+            if t > self.stop {
+                self.now = self.stop;
+                break;
+            }
+            debug_assert!(t >= self.now, "time ran backward");
+            self.now = t;
+            match ev {
+                Event::TxDone(i) => self.tx_done(i),
+                Event::Arrive(i, p) => self.arrive(i, p),
+                Event::Timer(e) => self.timer(e),
+                Event::Start(a) => self.start_app(a),
+                Event::UdpTick(u) => self.udp_tick(u),
+                Event::Sample => self.sample(),
+            }
+            if self.has_finite && self.finite_left == 0 {
+                break;
+            }
+        }
+        for i in 0..self.ifaces.len() {
+            self.ifaces[i].account_backlog(self.now);
+        }
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.events.processed()
+    }
+
+    /// Packets still in queues, on the wire or being serialized.
+    pub fn in_flight(&self) -> u64 {
+        self.pool.live
+    }
+
+    fn view(&self, p: &Packet) -> TcpView {
+        let key = self.tcp[p.flow as usize].key;
+        TcpView {
+            key: if p.dir == 0 { key } else { key.reversed() },
+            flags: p.seg.flags,
+            seq: p.seg.seq,
+            ack: p.seg.ack,
+            window: p.seg.window,
+            wscale: p.seg.opts.wscale,
+            mss: p.seg.opts.mss,
+            payload_len: p.seg.len,
+        }
+    }
+
+    fn counts(&mut self, p: &Packet) -> &mut PacketCounts {
+        if p.udp {
+            &mut self.udp[p.flow as usize].packets
+        } else {
+            &mut self.tcp[p.flow as usize].packets
+        }
+    }
+
+    /// Hands a packet to `node`: delivers it there or forwards it.
+    fn at_node(&mut self, node: u32, pi: u32) {
+        let p = self.pool.slots[pi as usize];
+        if p.dst == node {
+            self.pool.release(pi);
+            self.delivered += 1;
+            self.counts(&p).received += 1;
+            if p.udp {
+                self.udp[p.flow as usize].bytes_received += (p.size - IP_HEADER - UDP_HEADER) as u64;
+            } else {
+                self.tcp_receive(p);
+            }
+            return;
+        }
+        let out = self.topo.route(node, p.dst);
+        debug_assert_ne!(out, NO_ROUTE);
+        self.enqueue(out, pi);
+    }
+
+    fn enqueue(&mut self, out: u32, pi: u32) {
+        let now = self.now;
+        let p = self.pool.slots[pi as usize];
+        let view = (!p.udp && self.ifaces[out as usize].gateway.is_some()).then(|| self.view(&p));
+        let iface = &mut self.ifaces[out as usize];
+        if let Some(gw) = iface.gateway.as_mut() {
+            match view {
+                Some(v) => gw.on_data(now, &v),
+                None => gw.on_data_other(now, p.size),
+            }
+        }
+        let res = iface.queue.enqueue(now, pi, p.size, &mut iface.rng);
+        let ev: QueueEvent = match res {
+            Ok(ev) => ev,
+            Err((_, _, ev)) => {
+                iface.stats.queue_drops += 1;
+                ev
+            }
+        };
+        if let Some(gw) = iface.gateway.as_mut() {
+            gw.on_queue(now, &ev);
+        }
+        if res.is_err() {
+            self.drop_packet(pi);
+            return;
+        }
+        iface.account_backlog(now);
+        if !iface.busy {
+            self.start_tx(out);
+        }
+    }
+
+    fn drop_packet(&mut self, pi: u32) {
+        let p = self.pool.slots[pi as usize];
+        self.pool.release(pi);
+        self.dropped += 1;
+        self.counts(&p).lost += 1;
+    }
+
+    fn start_tx(&mut self, i: u32) {
+        let now = self.now;
+        let iface = &mut self.ifaces[i as usize];
+        if let Some((pi, size, ev)) = iface.queue.dequeue(now) {
+            if let Some(gw) = iface.gateway.as_mut() {
+                gw.on_queue(now, &ev);
+            }
+            iface.account_backlog(now);
+            iface.busy = true;
+            iface.in_tx = pi;
+            let done = now + iface.spec.rate.tx_time(size as u64);
+            self.events.schedule(done, Event::TxDone(i));
+        } else {
+            iface.busy = false;
+        }
+    }
+
+    fn tx_done(&mut self, i: u32) {
+        let iface = &mut self.ifaces[i as usize];
+        let pi = iface.in_tx;
+        let size = self.pool.slots[pi as usize].size;
+        iface.stats.tx_bytes += size as u64;
+        iface.stats.tx_packets += 1;
+        if iface.rng.bernoulli(iface.spec.loss) {
+            iface.stats.loss_drops += 1;
+            self.drop_packet(pi);
+        } else {
+            let at = self.now + iface.spec.delay;
+            self.events.schedule(at, Event::Arrive(i, pi));
+        }
+        self.start_tx(i);
+    }
+
+    fn arrive(&mut self, i: u32, pi: u32) {
+        let now = self.now;
+        let node = self.ifaces[i as usize].spec.to;
+        // A gateway on this node's interface back toward the sender sees the
+        // packets flowing against its data direction: ACKs to rewrite
+        // (SPEC.md section 1, rule 5).
+        let back = self.ifaces[i as usize].reverse as usize;
+        if self.ifaces[back].gateway.is_some() {
+            let p = self.pool.slots[pi as usize];
+            if !p.udp {
+                let v = self.view(&p);
+                let iface = &mut self.ifaces[back];
+                if let Some(w) = iface.gateway.as_mut().and_then(|g| g.on_ack(now, &v)) {
+                    self.pool.slots[pi as usize].seg.window = w;
+                    iface.stats.acks_rewritten += 1;
+                }
+            }
+        }
+        self.at_node(node, pi);
+    }
+
+    /// Sends what TCP endpoint `side` of `flow` produced.
+    fn emit_segments(&mut self, flow: u32, side: u8) {
+        let f = &self.tcp[flow as usize];
+        let (from, to) = if side == 0 { (f.src, f.dst) } else { (f.dst, f.src) };
+        let mut out = std::mem::take(&mut self.out);
+        for seg in out.drain(..) {
+            let size = IP_HEADER + seg.header_len() + seg.len;
+            let pi = self.pool.alloc(Packet { dst: to, flow, dir: side, udp: false, size, seg });
+            self.created += 1;
+            self.tcp[flow as usize].packets.sent += 1;
+            self.at_node(from, pi);
+        }
+        self.out = out;
+        self.arm_timer(flow, side);
+    }
+
+    fn arm_timer(&mut self, flow: u32, side: u8) {
+        let f = &mut self.tcp[flow as usize];
+        if let Some(t) = f.conns[side as usize].next_timer() {
+            let s = &mut f.sched[side as usize];
+            if s.is_none_or(|cur| t < cur) {
+                *s = Some(t);
+                self.events.schedule(t.max(self.now), Event::Timer(flow * 2 + side as u32));
+            }
+        }
+    }
+
+    fn timer(&mut self, e: u32) {
+        let (flow, side) = (e / 2, (e % 2) as u8);
+        let now = self.now;
+        let f = &mut self.tcp[flow as usize];
+        if f.sched[side as usize] != Some(now) {
+            return; // superseded by an earlier deadline that already ran
+        }
+        f.sched[side as usize] = None;
+        if f.conns[side as usize].next_timer().is_some_and(|t| t <= now) {
+            f.conns[side as usize].on_timer(now, &mut self.out);
+        }
+        self.emit_segments(flow, side);
+    }
+
+    fn tcp_receive(&mut self, p: Packet) {
+        let side = 1 - p.dir;
+        let now = self.now;
+        let f = &mut self.tcp[p.flow as usize];
+        if f.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        f.conns[side as usize].on_segment(now, &p.seg, &mut self.out);
+        if side == 1 && f.done_at.is_none() {
+            if let Some(b) = f.bytes {
+                if f.conns[1].stats().bytes_delivered >= b {
+                    f.done_at = Some(now);
+                    self.finite_left -= 1;
+                }
+            }
+        }
+        self.emit_segments(p.flow, side);
+    }
+
+    fn start_app(&mut self, a: u32) {
+        let now = self.now;
+        let ntcp = self.tcp.len() as u32;
+        if a < ntcp {
+            let f = &mut self.tcp[a as usize];
+            f.started = true;
+            f.conns[0].open(now, &mut self.out);
+            let bytes = f.bytes.unwrap_or(u64::MAX / 4);
+            f.conns[0].send(now, bytes, &mut self.out);
+            if f.bytes.is_some() {
+                f.conns[0].close(now, &mut self.out);
+            }
+            self.emit_segments(a, 0);
+        } else {
+            let u = &mut self.udp[(a - ntcp) as usize];
+            if let Some((on, _)) = u.onoff {
+                u.on_until = now + Time::from_secs_f64(u.rng.exponential(on.secs_f64()));
+            }
+            self.udp_tick(a - ntcp);
+        }
+    }
+
+    fn udp_tick(&mut self, ui: u32) {
+        let now = self.now;
+        let u = &mut self.udp[ui as usize];
+        if u.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        let gap = u.rate.tx_time(u.packet as u64);
+        if now >= u.on_until {
+            // Off period, then a new on period (exponential both).
+            let (on, off) = u.onoff.expect("on_until is set only for on/off sources");
+            let resume = now + Time::from_secs_f64(u.rng.exponential(off.secs_f64()));
+            u.on_until = resume + Time::from_secs_f64(u.rng.exponential(on.secs_f64()));
+            self.events.schedule(resume, Event::UdpTick(ui));
+            return;
+        }
+        let size = IP_HEADER + UDP_HEADER + u.packet;
+        u.packets.sent += 1;
+        u.bytes_sent += u.packet as u64;
+        let (src, dst) = (u.src, u.dst);
+        self.events.schedule(now + gap, Event::UdpTick(ui));
+        let pi = self.pool.alloc(Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default() });
+        self.created += 1;
+        self.at_node(src, pi);
+    }
+
+    fn sample(&mut self) {
+        let t = self.now.secs_f64();
+        if let Some(m) = self.monitor {
+            self.queue_series.0.push(t);
+            self.queue_series.1.push(self.ifaces[m as usize].queue.backlog().bytes as f64);
+        }
+        for tr in &mut self.traces {
+            let f = &self.tcp[tr.flow];
+            if !f.started || f.done_at.is_some() {
+                continue;
+            }
+            let p = f.conns[0].probe();
+            tr.time_s.push(t);
+            tr.cwnd.push(p.cwnd as f64);
+            tr.rwnd.push(p.rwnd as f64);
+            tr.effective.push(p.effective_window as f64);
+            tr.ssthresh.push(p.ssthresh.min(1 << 40) as f64);
+            tr.rtt_ms.push(p.last_rtt.map(|r| r.millis_f64()).unwrap_or(f64::NAN));
+        }
+        for f in &self.tcp {
+            if f.started && f.done_at.is_none() && f.start >= self.warmup {
+                if let Some(r) = f.conns[0].probe().last_rtt {
+                    self.rtt_samples_ms.push(r.millis_f64());
+                }
+            }
+        }
+        self.events.schedule(self.now + self.sample_interval, Event::Sample);
+    }
+}

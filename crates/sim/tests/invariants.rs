@@ -1,0 +1,152 @@
+//! Invariants of whole simulations: packets are conserved, runs are
+//! deterministic, every finite transfer completes, and the bottleneck is
+//! used as a link of its rate can be.
+
+use netreturn_sim::world::World;
+use netreturn_sim::{run, Scenario};
+
+fn dumbbell(flows: u32, queue: &str, extra: &str) -> Scenario {
+    let text = format!(
+        r#"
+        name = "test dumbbell"
+        [params]
+        flows = {flows}
+        queue = "{queue}"
+        [run]
+        trace_flows = [0]
+        [tcp]
+        cc = "cubic"
+        segment_size = 1458
+        [topology]
+        kind = "dumbbell"
+        pairs = "{{flows}}"
+        access = {{ rate = "100Mbps", rtt = "2ms" }}
+        bottleneck = {{ rate = "10Mbps", rtt = "40ms", queue = "{{queue}}", buffer = "60kB" }}
+        receivers = {{ rate = "100Mbps", rtt = "2ms" }}
+        [[traffic]]
+        kind = "tcp-file"
+        from = "left"
+        to = "right"
+        count = "{{flows}}"
+        bytes = "400kB"
+        start = {{ uniform = ["0s", "1s"] }}
+        {extra}
+        "#
+    );
+    Scenario::from_toml(&text, "test.toml", &[]).expect("test scenario is valid")
+}
+
+const UDP: &str = r#"
+        [[traffic]]
+        kind = "udp-cbr"
+        from = "left0"
+        to = "right0"
+        rate = "2Mbps"
+        packet = 1000
+"#;
+
+#[test]
+fn every_packet_is_delivered_dropped_or_still_in_flight() {
+    for queue in ["droptail", "red", "ared"] {
+        let s = dumbbell(8, queue, UDP);
+        let mut w = World::new(&s, 3).unwrap();
+        w.run();
+        assert_eq!(w.created, w.delivered + w.dropped + w.in_flight(), "{queue}: packets not conserved");
+        assert!(w.dropped > 0, "{queue}: this load should overflow a 60 kB buffer");
+    }
+}
+
+#[test]
+fn every_finite_transfer_completes_and_delivers_exactly_its_bytes() {
+    let s = dumbbell(6, "droptail", "");
+    let r = run(&s, 1).unwrap();
+    assert_eq!(r.get("flows_completed"), Some(6.0));
+    for f in &r.flows {
+        assert_eq!(f.bytes_delivered, 400_000, "flow {} delivered {}", f.flow, f.bytes_delivered);
+        assert!(f.fct_s > 0.04, "an FCT is at least one RTT");
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_result_bit_for_bit() {
+    let s = dumbbell(5, "red", UDP);
+    let a = run(&s, 42).unwrap();
+    let b = run(&s, 42).unwrap();
+    for ((ka, va), (kb, vb)) in a.summary.iter().zip(&b.summary) {
+        assert_eq!(ka, kb);
+        assert_eq!(va.to_bits(), vb.to_bits(), "{ka} differs: {va} vs {vb}");
+    }
+    assert_eq!(a.queue_series, b.queue_series);
+    let c = run(&s, 43).unwrap();
+    assert_ne!(a.get("fct_mean_s"), c.get("fct_mean_s"), "another seed draws other start times");
+}
+
+#[test]
+fn a_single_flow_fills_the_bottleneck_without_exceeding_it() {
+    let s = dumbbell(1, "droptail", "");
+    let r = run(&s, 1).unwrap();
+    let g = r.flows[0].goodput_mbps;
+    assert!(g < 10.0, "goodput {g} above the 10 Mb/s bottleneck");
+    // 400 kB over 40 ms RTT with slow start: at least a few Mb/s.
+    assert!(g > 2.0, "goodput {g}");
+    let u = r.get("utilization").unwrap();
+    assert!(u > 0.0 && u <= 1.0, "utilization {u}");
+}
+
+#[test]
+fn a_lossy_link_drops_about_its_loss_probability() {
+    let text = r#"
+        name = "lossy"
+        [topology]
+        kind = "graph"
+        nodes = ["a", "b"]
+        links = [{ from = "a", to = "b", rate = "10Mbps", delay = "1ms", loss = 0.05, buffer = "1000p" }]
+        [[traffic]]
+        kind = "udp-cbr"
+        from = "a"
+        to = "b"
+        rate = "8Mbps"
+        packet = 1000
+        stop = "20s"
+        [run]
+        stop = "21s"
+    "#;
+    let s = Scenario::from_toml(text, "lossy.toml", &[]).unwrap();
+    let r = run(&s, 5).unwrap();
+    let loss = r.get("udp_loss_pct").unwrap();
+    assert!((4.0..6.0).contains(&loss), "loss {loss} %");
+}
+
+#[test]
+fn packets_follow_the_shortest_path_on_a_chain() {
+    let text = r#"
+        name = "chain"
+        [topology]
+        kind = "chain"
+        hops = 3
+        link = { rate = "10Mbps", delay = "5ms" }
+        overrides = { "1" = { rate = "5Mbps", delay = "5ms" } }
+        access = { rate = "100Mbps", delay = "1ms" }
+        end_hosts = 1
+        [[traffic]]
+        kind = "udp-cbr"
+        from = "src0"
+        to = "dst0"
+        rate = "1Mbps"
+        stop = "1s"
+        [run]
+        stop = "2s"
+    "#;
+    let s = Scenario::from_toml(text, "chain.toml", &[]).unwrap();
+    let mut w = World::new(&s, 1).unwrap();
+    w.run();
+    // Every packet crossed the three router links once.
+    let hop = |name: &str| w.ifaces.iter().find(|f| f.spec.name == name).unwrap().stats.tx_packets;
+    let sent = w.udp[0].packets.sent;
+    assert!(sent > 50);
+    assert_eq!(hop("R0->R1"), sent);
+    assert_eq!(hop("R1->R2"), sent);
+    assert_eq!(hop("R2->R3"), sent);
+    assert_eq!(hop("R1->R0"), 0);
+    assert_eq!(w.topo.bottleneck, w.topo.iface_by_name("R1->R2"));
+}

@@ -1,0 +1,402 @@
+//! CUBIC (RFC 9438) with ns-3's HyStart (Ha, Rhee: "Taming the elephants",
+//! as in Linux `tcp_cubic.c` and ns-3 `tcp-cubic.cc`).
+//!
+//! Windows inside the algorithm are in segments (f64), as in the RFC; the
+//! connection's [`Window`] is in bytes. Fractions of a byte of growth are
+//! carried over between ACKs so slow growth is not lost to rounding.
+//!
+//! Known differences from ns-3 3.44, kept on purpose: the increase is the
+//! RFC's per-ACK `(target - cwnd) / cwnd` in bytes instead of ns-3's
+//! segment counter `cnt`; the Reno-friendly estimate follows RFC 9438
+//! section 4.3 (W_est per ACK, alpha switching to 1 above cwnd_prior).
+
+use netreturn_base::Time;
+
+use super::{Ack, CongestionControl, Window};
+
+/// CUBIC settings. `Default` = ns-3 3.44 (SPEC.md section 6).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicConfig {
+    /// C, segments / s^3 (RFC 9438 section 5: 0.4).
+    pub c: f64,
+    /// beta_cubic, multiplicative decrease factor (RFC 9438: 0.7).
+    pub beta: f64,
+    /// Fast convergence, RFC 9438 section 4.7.
+    pub fast_convergence: bool,
+    /// Reno-friendly region, RFC 9438 section 4.3.
+    pub tcp_friendliness: bool,
+    pub hystart: bool,
+    /// HyStart runs only once cwnd reaches this many segments.
+    pub hystart_low_window: u32,
+    /// RTT samples per round before the delay test is made.
+    pub hystart_min_samples: u32,
+    /// ACKs closer than this belong to one ACK train.
+    pub hystart_ack_delta: Time,
+    /// Bounds of the delay-increase threshold.
+    pub hystart_delay_min: Time,
+    pub hystart_delay_max: Time,
+    /// Delay samples are ignored this long after an epoch starts (ns-3
+    /// `CubicDelta`).
+    pub cubic_delta: Time,
+    /// Before the first loss, cwnd grows by at least 1 segment per
+    /// `cnt_clamp` segments acknowledged (ns-3 / Linux `CntClamp`).
+    pub cnt_clamp: u32,
+}
+
+impl Default for CubicConfig {
+    fn default() -> CubicConfig {
+        CubicConfig {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: true,
+            hystart_low_window: 16,
+            hystart_min_samples: 8,
+            hystart_ack_delta: Time::from_millis(2),
+            hystart_delay_min: Time::from_millis(4),
+            hystart_delay_max: Time::from_secs(1),
+            cubic_delta: Time::from_millis(10),
+            cnt_clamp: 20,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    /// W_max, segments: the window just before the last reduction (after
+    /// fast convergence). 0 before the first loss.
+    w_max: f64,
+    /// cwnd before the last reduction (RFC 9438 section 4.3, cwnd_prior).
+    cwnd_prior: f64,
+    /// K, seconds.
+    k: f64,
+    /// The plateau W_cubic aims at (W_max, or cwnd_epoch when above it).
+    origin: f64,
+    epoch_start: Option<Time>,
+    /// W_est, segments (RFC 9438 section 4.3).
+    w_est: f64,
+    /// Growth below one byte carried to the next ACK.
+    carry: f64,
+    delay_min: Option<Time>,
+    // HyStart round state.
+    found: bool,
+    round_start: Time,
+    last_ack: Time,
+    end_seq: u64,
+    curr_rtt: Option<Time>,
+    sample_cnt: u32,
+}
+
+impl Cubic {
+    pub fn new(cfg: CubicConfig) -> Cubic {
+        Cubic {
+            cfg,
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            k: 0.0,
+            origin: 0.0,
+            epoch_start: None,
+            w_est: 0.0,
+            carry: 0.0,
+            delay_min: None,
+            found: false,
+            round_start: Time::ZERO,
+            last_ack: Time::ZERO,
+            end_seq: 0,
+            curr_rtt: None,
+            sample_cnt: 0,
+        }
+    }
+
+    pub fn w_max(&self) -> f64 {
+        self.w_max
+    }
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+    pub fn w_est(&self) -> f64 {
+        self.w_est
+    }
+
+    /// alpha_cubic = 3 (1 - beta) / (1 + beta), RFC 9438 section 4.3 (Eq. 5).
+    pub fn alpha_cubic(&self) -> f64 {
+        3.0 * (1.0 - self.cfg.beta) / (1.0 + self.cfg.beta)
+    }
+
+    /// W_cubic(t) = C (t - K)^3 + W_max, RFC 9438 section 4.2 (Eq. 1), in
+    /// segments, t in seconds since the epoch started.
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        self.cfg.c * (t - self.k).powi(3) + self.origin
+    }
+
+    /// Starts a congestion-avoidance epoch at window `cwnd` (segments).
+    fn start_epoch(&mut self, now: Time, cwnd: f64) {
+        self.epoch_start = Some(now);
+        self.carry = 0.0;
+        if self.w_max > cwnd {
+            // K = cbrt((W_max - cwnd_epoch) / C), RFC 9438 section 4.2 (Eq. 2).
+            self.k = ((self.w_max - cwnd) / self.cfg.c).cbrt();
+            self.origin = self.w_max;
+        } else {
+            // Above the old maximum: convex region right away (K = 0).
+            self.k = 0.0;
+            self.origin = cwnd;
+        }
+        self.w_est = cwnd;
+    }
+
+    fn hystart_reset(&mut self, now: Time, snd_max: u64) {
+        self.round_start = now;
+        self.last_ack = now;
+        self.end_seq = snd_max;
+        self.curr_rtt = None;
+        self.sample_cnt = 0;
+    }
+
+    /// HyStart (ns-3 `HystartUpdate`): leave slow start when an ACK train
+    /// has lasted longer than the minimum delay, or when the minimum RTT of
+    /// this round exceeds delay_min by a clamped threshold.
+    fn hystart_update(&mut self, now: Time, delay: Time, w: &mut Window) {
+        if self.found {
+            return;
+        }
+        let delay_min = self.delay_min.unwrap_or(delay);
+        if now.saturating_sub(self.last_ack) <= self.cfg.hystart_ack_delta {
+            self.last_ack = now;
+            if now.saturating_sub(self.round_start) > delay_min {
+                self.found = true;
+            }
+        }
+        if self.sample_cnt < self.cfg.hystart_min_samples {
+            self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
+            self.sample_cnt += 1;
+        } else {
+            // ns-3 clamps delay_min itself (Linux uses delay_min / 8).
+            let thresh = delay_min.max(self.cfg.hystart_delay_min).min(self.cfg.hystart_delay_max);
+            if self.curr_rtt.is_some_and(|c| c > delay_min + thresh) {
+                self.found = true;
+            }
+        }
+        if self.found {
+            w.ssthresh = w.cwnd;
+        }
+    }
+
+    /// Growth in congestion avoidance, RFC 9438 sections 4.2 to 4.5.
+    fn congestion_avoidance(&mut self, now: Time, w: &mut Window, ack: &Ack) {
+        let mss = w.mss as f64;
+        let cwnd = w.cwnd as f64 / mss;
+        if self.epoch_start.is_none() {
+            self.start_epoch(now, cwnd);
+        }
+        let epoch = self.epoch_start.unwrap_or(now);
+        let t = now.saturating_sub(epoch).secs_f64();
+        let rtt = self.delay_min.or(ack.srtt).map_or(0.0, |r| r.secs_f64());
+        // target = W_cubic(t + RTT) bounded to [cwnd, 1.5 cwnd], RFC 9438
+        // section 4.2 (Eq. 3).
+        let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
+        let acked = ack.acked as f64 / mss;
+        // Concave and convex regions, RFC 9438 sections 4.4 and 4.5:
+        // cwnd += (target - cwnd) / cwnd for each segment acknowledged.
+        let mut inc = (target - cwnd) / cwnd * acked;
+        if self.w_max == 0.0 && self.cfg.cnt_clamp > 0 {
+            // Before any loss, at least 1 segment per cnt_clamp ACKed (ns-3).
+            inc = inc.max(acked / self.cfg.cnt_clamp as f64);
+        }
+        if self.cfg.tcp_friendliness {
+            // alpha switches to 1 once W_est passes cwnd_prior (section 4.3).
+            let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { self.alpha_cubic() };
+            // W_est += alpha_cubic * segments_acked / cwnd, RFC 9438 section
+            // 4.3 (Eq. 4).
+            self.w_est += alpha * acked / cwnd;
+            if self.w_cubic(t) < self.w_est {
+                // Reno-friendly region: cwnd = W_est.
+                inc = inc.max(self.w_est - cwnd);
+            }
+        }
+        self.carry += inc * mss;
+        let add = self.carry.floor();
+        self.carry -= add;
+        w.cwnd += add as u64;
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn on_ack(&mut self, now: Time, w: &mut Window, ack: &Ack) {
+        if let Some(rtt) = ack.rtt {
+            // Discard delay samples right after an epoch starts (ns-3
+            // PktsAcked, CubicDelta).
+            let fresh = self.epoch_start.is_some_and(|e| now.saturating_sub(e) < self.cfg.cubic_delta);
+            if !fresh {
+                self.delay_min = Some(self.delay_min.map_or(rtt, |d| d.min(rtt)));
+                if self.cfg.hystart
+                    && w.cwnd <= w.ssthresh
+                    && w.cwnd >= self.cfg.hystart_low_window as u64 * w.mss
+                {
+                    self.hystart_update(now, rtt, w);
+                }
+            }
+        }
+        if w.in_slow_start() {
+            if self.cfg.hystart && ack.snd_una > self.end_seq {
+                self.hystart_reset(now, ack.snd_max);
+            }
+            // ns-3 CUBIC slow start: unbounded byte counting (RFC 3465 with
+            // no L), standing in for Linux's quick ACKs.
+            w.cwnd += ack.acked;
+            return;
+        }
+        self.congestion_avoidance(now, w, ack);
+    }
+
+    fn ssthresh_after_loss(&mut self, _now: Time, w: &Window, _in_flight: u64) -> u64 {
+        let seg_cwnd = (w.cwnd / w.mss) as f64;
+        self.cwnd_prior = seg_cwnd;
+        // Fast convergence, RFC 9438 section 4.7 (Eq. 7): a flow that lost
+        // below its previous W_max releases bandwidth for newcomers.
+        self.w_max = if self.cfg.fast_convergence && seg_cwnd < self.w_max {
+            seg_cwnd * (1.0 + self.cfg.beta) / 2.0
+        } else {
+            seg_cwnd
+        };
+        self.epoch_start = None;
+        // ssthresh = cwnd * beta_cubic, RFC 9438 section 4.6 (Eq. 6); ns-3
+        // computes it on cwnd in whole segments, at least 2.
+        let segs = ((seg_cwnd * self.cfg.beta) as u64).max(2);
+        segs * w.mss
+    }
+
+    fn on_rto(&mut self, now: Time, w: &Window, in_flight: u64) -> u64 {
+        let ssthresh = self.ssthresh_after_loss(now, w, in_flight);
+        // ns-3 CubicReset on CA_LOSS: forget W_max, K, delay_min and HyStart.
+        self.w_max = 0.0;
+        self.origin = 0.0;
+        self.k = 0.0;
+        self.delay_min = None;
+        self.found = false;
+        self.end_seq = 0;
+        ssthresh
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn after_loss_at(cwnd_segs: u64, cfg: CubicConfig) -> (Cubic, Window) {
+        let mut cc = Cubic::new(cfg);
+        let mut w = Window { cwnd: cwnd_segs * MSS, ssthresh: u64::MAX, mss: MSS };
+        w.ssthresh = cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd);
+        w.cwnd = w.ssthresh;
+        (cc, w)
+    }
+
+    fn ack(acked: u64) -> Ack {
+        Ack { acked, rtt: None, srtt: None, snd_una: 0, snd_max: 0 }
+    }
+
+    #[test]
+    fn k_and_w_cubic_match_a_worked_case() {
+        // RFC 9438 Eq. 1-2: W_max = 100, cwnd_epoch = 70, C = 0.4:
+        // K = cbrt(30 / 0.4) = cbrt(75) = 4.2172 s; W_cubic(0) = 70,
+        // W_cubic(K) = 100, W_cubic(K + 1) = 100.4.
+        let (mut cc, mut w) = after_loss_at(100, CubicConfig::default());
+        assert_eq!(w.ssthresh, 70 * MSS);
+        cc.on_ack(Time::from_secs(1), &mut w, &ack(MSS));
+        assert!((cc.k() - 75f64.cbrt()).abs() < 1e-9);
+        assert!((cc.k() - 4.217_163).abs() < 1e-6);
+        assert!((cc.w_cubic(0.0) - 70.0).abs() < 1e-9);
+        assert!((cc.w_cubic(cc.k()) - 100.0).abs() < 1e-9);
+        assert!((cc.w_cubic(cc.k() + 1.0) - 100.4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn alpha_cubic_is_about_0_53_for_beta_0_7() {
+        let cc = Cubic::new(CubicConfig::default());
+        assert!((cc.alpha_cubic() - 0.9 / 1.7).abs() < 1e-12);
+    }
+
+    #[test]
+    fn reno_friendly_region_follows_w_est_when_cubic_is_slower() {
+        // Many windows acknowledged within 50 ms of the epoch: W_cubic has
+        // hardly moved, while W_est gained alpha_cubic per window (Eq. 4).
+        let (mut cc, mut w) = after_loss_at(100, CubicConfig::default());
+        let t0 = Time::from_secs(1);
+        for round in 0..20 {
+            let segs = w.cwnd / MSS;
+            for _ in 0..segs {
+                cc.on_ack(t0 + Time::from_millis(round as u64 * 2), &mut w, &ack(MSS));
+            }
+        }
+        let cwnd = w.cwnd as f64 / MSS as f64;
+        assert!(cc.w_est() > 79.0, "W_est = {}", cc.w_est());
+        assert!(cc.w_cubic(0.05) < 71.0);
+        assert!((cwnd - cc.w_est()).abs() < 1.0, "cwnd {cwnd} tracks W_est {}", cc.w_est());
+    }
+
+    #[test]
+    fn without_friendliness_cwnd_follows_the_cubic_curve() {
+        let cfg = CubicConfig { tcp_friendliness: false, ..Default::default() };
+        let (mut cc, mut w) = after_loss_at(100, cfg);
+        let t0 = Time::from_secs(1);
+        for _ in 0..700 {
+            cc.on_ack(t0, &mut w, &ack(MSS));
+        }
+        // At t = 0 (and RTT unknown) the target is W_cubic(0) = 70: no growth.
+        assert_eq!(w.cwnd, 70 * MSS);
+        // Well past K the window is in the convex region and above W_max.
+        let later = t0 + Time::from_secs(6);
+        for _ in 0..2000 {
+            cc.on_ack(later, &mut w, &ack(MSS));
+        }
+        let cwnd = w.cwnd as f64 / MSS as f64;
+        let expect = cc.w_cubic(6.0);
+        assert!(cwnd > 100.0 && (cwnd - expect).abs() < 1.0, "{cwnd} vs {expect}");
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_when_losing_below_it() {
+        // RFC 9438 section 4.7: loss at 80 < W_max = 100 -> W_max = 80 * 1.7 / 2.
+        let (mut cc, _) = after_loss_at(100, CubicConfig::default());
+        let w = Window { cwnd: 80 * MSS, ssthresh: 70 * MSS, mss: MSS };
+        cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd);
+        assert!((cc.w_max() - 68.0).abs() < 1e-9);
+        let cfg = CubicConfig { fast_convergence: false, ..Default::default() };
+        let (mut cc, _) = after_loss_at(100, cfg);
+        cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd);
+        assert!((cc.w_max() - 80.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn hystart_ends_slow_start_when_the_rtt_rises() {
+        // Round 1 sets delay_min = 100 ms; in round 2 all samples are
+        // 250 ms > 100 + clamp(100 ms) -> found, ssthresh = cwnd.
+        let mut cc = Cubic::new(CubicConfig::default());
+        let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut now = Time::from_secs(1);
+        let mut una = 1;
+        let mut a = Ack { acked: MSS, rtt: Some(Time::from_millis(100)), srtt: None, snd_una: una, snd_max: 20_000 };
+        for _ in 0..10 {
+            una += MSS;
+            now += Time::from_millis(10);
+            a.snd_una = una;
+            cc.on_ack(now, &mut w, &a);
+        }
+        assert_eq!(w.ssthresh, u64::MAX);
+        a.rtt = Some(Time::from_millis(250));
+        a.snd_max = 100_000;
+        una = 21_000;
+        for _ in 0..12 {
+            una += MSS;
+            now += Time::from_millis(10);
+            a.snd_una = una;
+            cc.on_ack(now, &mut w, &a);
+        }
+        assert!(w.ssthresh < u64::MAX, "slow start ended");
+        assert!(w.ssthresh >= 20 * MSS && w.ssthresh <= w.cwnd);
+    }
+}

@@ -1,0 +1,137 @@
+//! Congestion controls: a small trait with event-named methods and no-op
+//! defaults (smoltcp's `congestion` module), one file per algorithm, chosen
+//! through the closed enum [`CcKind`](crate::CcKind).
+//!
+//! The connection owns the window variables ([`Window`], like ns-3's
+//! `TcpSocketState`) because loss recovery (RFC 6582 inflation, PRR) also
+//! writes cwnd; a controller changes them only through these events.
+
+pub mod cubic;
+pub mod none;
+pub mod reno;
+
+use netreturn_base::Time;
+
+use crate::config::CcKind;
+
+/// The congestion-window variables shared by the connection and its
+/// controller, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    /// Sender maximum segment size (SMSS).
+    pub mss: u64,
+}
+
+impl Window {
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// What a cumulative ACK told the sender (outside loss recovery).
+#[derive(Clone, Copy, Debug)]
+pub struct Ack {
+    /// Bytes newly acknowledged by this ACK.
+    pub acked: u64,
+    /// RTT sample carried by this ACK, if any (timestamps or Karn timing).
+    pub rtt: Option<Time>,
+    /// Smoothed RTT after this ACK.
+    pub srtt: Option<Time>,
+    /// Cumulative ACK point and highest sequence sent (unwrapped offsets).
+    pub snd_una: u64,
+    pub snd_max: u64,
+}
+
+/// Events a congestion control reacts to. Every method has a default so an
+/// algorithm writes only what it changes.
+pub trait CongestionControl {
+    /// The window the sender may have in flight (before the receiver's
+    /// window is applied).
+    fn window(&self, w: &Window) -> u64 {
+        w.cwnd
+    }
+
+    /// New data was cumulatively acknowledged outside loss recovery.
+    fn on_ack(&mut self, _now: Time, _w: &mut Window, _ack: &Ack) {}
+
+    /// Loss detected by dupACKs or SACK: returns the new ssthresh.
+    /// RFC 5681 (4): ssthresh = max(FlightSize / 2, 2 * SMSS).
+    fn ssthresh_after_loss(&mut self, _now: Time, w: &Window, in_flight: u64) -> u64 {
+        (in_flight / 2).max(2 * w.mss)
+    }
+
+    /// The retransmission timer fired (first expiry of a backoff series):
+    /// returns the new ssthresh. RFC 5681 (4) again by default.
+    fn on_rto(&mut self, now: Time, w: &Window, in_flight: u64) -> u64 {
+        self.ssthresh_after_loss(now, w, in_flight)
+    }
+
+    /// Fast recovery ended with cwnd set to ssthresh.
+    fn on_recovery_exit(&mut self, _now: Time, _w: &mut Window) {}
+
+    /// Whether three dupACKs trigger fast retransmit / fast recovery.
+    fn fast_retransmit(&self) -> bool {
+        true
+    }
+
+    /// RFC 5681 Reno: the first new ACK ends recovery, even a partial one.
+    fn partial_ack_ends_recovery(&self) -> bool {
+        false
+    }
+}
+
+/// The closed set of controllers, dispatched by `match` (no boxing, no
+/// virtual calls on the hot path).
+#[derive(Clone, Debug)]
+pub enum Cc {
+    None(none::NoCc),
+    Reno(reno::Reno),
+    Cubic(cubic::Cubic),
+}
+
+impl Cc {
+    pub fn new(kind: CcKind, abc_limit: u32) -> Cc {
+        match kind {
+            CcKind::None => Cc::None(none::NoCc),
+            CcKind::Reno => Cc::Reno(reno::Reno::new(abc_limit, false)),
+            CcKind::NewReno => Cc::Reno(reno::Reno::new(abc_limit, true)),
+            CcKind::Cubic(cfg) => Cc::Cubic(cubic::Cubic::new(cfg)),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Cc::None($c) => $e,
+            Cc::Reno($c) => $e,
+            Cc::Cubic($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    fn window(&self, w: &Window) -> u64 {
+        dispatch!(self, c => c.window(w))
+    }
+    fn on_ack(&mut self, now: Time, w: &mut Window, ack: &Ack) {
+        dispatch!(self, c => c.on_ack(now, w, ack))
+    }
+    fn ssthresh_after_loss(&mut self, now: Time, w: &Window, in_flight: u64) -> u64 {
+        dispatch!(self, c => c.ssthresh_after_loss(now, w, in_flight))
+    }
+    fn on_rto(&mut self, now: Time, w: &Window, in_flight: u64) -> u64 {
+        dispatch!(self, c => c.on_rto(now, w, in_flight))
+    }
+    fn on_recovery_exit(&mut self, now: Time, w: &mut Window) {
+        dispatch!(self, c => c.on_recovery_exit(now, w))
+    }
+    fn fast_retransmit(&self) -> bool {
+        dispatch!(self, c => c.fast_retransmit())
+    }
+    fn partial_ack_ends_recovery(&self) -> bool {
+        dispatch!(self, c => c.partial_ack_ends_recovery())
+    }
+}

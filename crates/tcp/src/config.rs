@@ -1,0 +1,124 @@
+//! Settings of a TCP endpoint, kept apart from its state (STYLE.md: config
+//! separate from state). One [`TcpConfig`] may serve many connections.
+
+use netreturn_base::Time;
+
+use crate::cc::cubic::CubicConfig;
+
+/// Which congestion control a connection runs. A closed enum (smoltcp
+/// style): adding an algorithm means adding a variant and a file under
+/// `src/cc/`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CcKind {
+    /// "Standard TCP" (RFC 793): no congestion window and no fast
+    /// retransmit; the receiver window alone limits the sender and losses are
+    /// repaired only by timeout (go-back-N over the receiver window).
+    None,
+    /// RFC 5681: a partial ACK ends fast recovery (no RFC 6582 handling).
+    Reno,
+    /// RFC 5681 + RFC 6582 (partial ACKs keep recovery going).
+    NewReno,
+    /// RFC 9438 with ns-3's HyStart.
+    Cubic(CubicConfig),
+}
+
+/// How cwnd evolves during fast recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Without SACK: RFC 6582 cwnd inflation by one MSS per dupACK and
+    /// deflation on partial ACKs. With SACK: RFC 6675 (cwnd = ssthresh on
+    /// entry, send while `cwnd - pipe >= 1 SMSS`).
+    Classic,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) for the SACK
+    /// recovery; without SACK the connection falls back to [`Recovery::Classic`]
+    /// (ns-3 emulates SACK for non-SACK peers instead, see the crate docs).
+    Prr,
+}
+
+/// Settings of a TCP endpoint. `Default` gives ns-3 3.44's defaults
+/// (SPEC.md section 6) wherever ns-3 has the same knob.
+///
+/// | field | default | meaning |
+/// |---|---|---|
+/// | `mss` | 536 B | payload bytes per full segment (ns-3 `SegmentSize`); options are not subtracted |
+/// | `cc` | `Cubic(CubicConfig::default())` | congestion control |
+/// | `recovery` | `Prr` | cwnd during SACK loss recovery |
+/// | `sack` | on | offer SACK-permitted (RFC 2018) |
+/// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
+/// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |
+/// | `rcv_buf` | 131072 B | receive buffer; advertised window = `rcv_buf` - out-of-order bytes |
+/// | `snd_buf` | 131072 B | kept for parity with ns-3; the simulated app never blocks on it |
+/// | `initial_cwnd` | 10 segments | RFC 6928 |
+/// | `initial_ssthresh` | `u64::MAX` | unbounded |
+/// | `dupack_threshold` | 3 | DupThresh (RFC 5681, RFC 6675) |
+/// | `limited_transmit` | on | RFC 3042 |
+/// | `abc_limit` | 1 | RFC 3465 L for Reno/NewReno slow start: cwnd += min(acked, L*MSS) per ACK (ns-3 NewReno = 1; ns-3 CUBIC uses unbounded byte counting, and so does ours) |
+/// | `delayed_ack_count` | 2 | ACK every n-th in-order full segment |
+/// | `delayed_ack_timeout` | 200 ms | delayed-ACK timer |
+/// | `initial_rto` | 1 s | RFC 6298 (2.1); also the SYN timeout |
+/// | `min_rto` | 1 s | RFC 6298 (2.4) |
+/// | `max_rto` | 60 s | RFC 6298 (2.5) |
+/// | `clock_granularity` | 1 ms | G in RFC 6298 |
+/// | `ts_tick` | 1 ms | timestamp clock tick (ns-3 and Linux use 1 ms) |
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpConfig {
+    pub mss: u32,
+    pub cc: CcKind,
+    pub recovery: Recovery,
+    pub sack: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
+    pub rcv_buf: u64,
+    pub snd_buf: u64,
+    pub initial_cwnd: u32,
+    pub initial_ssthresh: u64,
+    pub dupack_threshold: u32,
+    pub limited_transmit: bool,
+    pub abc_limit: u32,
+    pub delayed_ack_count: u32,
+    pub delayed_ack_timeout: Time,
+    pub initial_rto: Time,
+    pub min_rto: Time,
+    pub max_rto: Time,
+    pub clock_granularity: Time,
+    pub ts_tick: Time,
+}
+
+impl Default for TcpConfig {
+    fn default() -> TcpConfig {
+        TcpConfig {
+            mss: 536,
+            cc: CcKind::Cubic(CubicConfig::default()),
+            recovery: Recovery::Prr,
+            sack: true,
+            timestamps: true,
+            window_scaling: true,
+            rcv_buf: 131_072,
+            snd_buf: 131_072,
+            initial_cwnd: 10,
+            initial_ssthresh: u64::MAX,
+            dupack_threshold: 3,
+            limited_transmit: true,
+            abc_limit: 1,
+            delayed_ack_count: 2,
+            delayed_ack_timeout: Time::from_millis(200),
+            initial_rto: Time::from_secs(1),
+            min_rto: Time::from_secs(1),
+            max_rto: Time::from_secs(60),
+            clock_granularity: Time::from_millis(1),
+            ts_tick: Time::from_millis(1),
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The window-scale shift we offer: like Linux, the smallest shift that
+    /// lets `rcv_buf` fit the 16-bit field, at most 14 (RFC 7323 section 2.3).
+    pub fn wscale_shift(&self) -> u8 {
+        let mut s = 0u8;
+        while s < 14 && (self.rcv_buf >> s) > 0xffff {
+            s += 1;
+        }
+        s
+    }
+}

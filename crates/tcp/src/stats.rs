@@ -1,0 +1,50 @@
+//! Counters and a snapshot of the window variables, read by the simulator.
+
+use netreturn_base::Time;
+
+/// Cumulative counters of one connection (both directions).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpStats {
+    /// Payload bytes put on the wire, retransmissions included.
+    pub bytes_sent: u64,
+    pub bytes_retransmitted: u64,
+    /// Segments sent, pure ACKs and SYN/FIN included.
+    pub segments_sent: u64,
+    pub segments_retransmitted: u64,
+    /// Fast retransmits (triple-dupACK or SACK loss detection events).
+    pub fast_retransmits: u64,
+    /// Retransmission timer expiries (SYN timeouts included).
+    pub timeouts: u64,
+    /// Receiver: in-order payload bytes delivered to the app, no duplicates.
+    pub bytes_delivered: u64,
+    /// Sender: payload bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+    pub dupacks_received: u64,
+    /// Pure ACKs sent.
+    pub acks_sent: u64,
+    pub segments_received: u64,
+    /// Data segments that arrived above `rcv_nxt`.
+    pub out_of_order_received: u64,
+    /// Data segments carrying nothing new.
+    pub duplicates_received: u64,
+    pub rtt_samples: u64,
+}
+
+/// The sender's window variables at one instant (SPEC.md section 4 time
+/// series: cwnd, rwnd, effective window, ssthresh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probe {
+    /// Congestion window in bytes (`u64::MAX` for standard TCP, which has none).
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    /// The peer's advertised window, scaled, in bytes.
+    pub rwnd: u64,
+    /// `min(cwnd, rwnd)`.
+    pub effective_window: u64,
+    /// Bytes in flight (RFC 6675 pipe during SACK recovery).
+    pub in_flight: u64,
+    pub srtt: Option<Time>,
+    pub last_rtt: Option<Time>,
+    /// Current retransmission timeout, backoff included.
+    pub rto: Time,
+}

@@ -1,0 +1,197 @@
+"""The ``netreturn`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve
+
+DEFAULT_SWEEP = {"queue": ["droptail", "red", "ared"]}
+
+
+def _kv(text: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    k, v = text.split("=", 1)
+    return k.strip(), v.strip()
+
+
+def _sweep(text: str) -> tuple[str, list[str]]:
+    k, v = _kv(text)
+    vals = [x.strip() for x in v.split(",") if x.strip()]
+    if not vals:
+        raise argparse.ArgumentTypeError(f"--sweep {k}= needs at least one value")
+    return k, vals
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
+    return n
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", dest="sets", type=_kv, action="append", default=[], metavar="NAME=VALUE",
+                   help="override a scenario parameter (repeatable)")
+    p.add_argument("--jobs", "-j", type=_positive, default=None, help="parallel processes (default: all cores)")
+    p.add_argument("--out", type=Path, default=None, help="output directory (default: results/<scenario>)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    from . import report
+    from .api import run
+
+    scenario = a.scenario or DEFAULT_SCENARIO
+    sweep = dict(a.sweep) if a.sweep else (DEFAULT_SWEEP if a.scenario is None else {})
+    sets = dict(a.sets)
+    info = load(scenario, {**sets, **{k: v[0] for k, v in sweep.items()}})
+    out = a.out or Path("results") / Path(str(resolve(scenario))).stem
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = None if a.seed is not None else (a.seeds or info["seeds"])
+    print(f"{info['name']}: {info['description']}".strip().rstrip(":"))
+    if info.get("reference"):
+        print(f"  reference: {info['reference']}")
+    params = {**info["params"], **sets}
+    print("  params: " + ", ".join(f"{k}={v}" for k, v in params.items() if k not in sweep))
+    if sweep:
+        print("  sweep: " + "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in sweep.items()))
+    print(f"  seeds: {a.seed if a.seed is not None else f'1..{seeds}'}  ->  {out}/")
+    res = run(scenario, set=sets, sweep=sweep, seeds=seeds, seed=a.seed, jobs=a.jobs, out=out,
+              progress=not a.quiet, backend=a.backend, scheduler=a.scheduler)
+    runs = res.runs
+    runs.to_csv(out / "runs.csv", index=False)
+    res.flows.to_csv(out / "flows.csv", index=False)
+    summary = res.summary
+    summary.to_csv(out / "summary.csv", index=False)
+    print()
+    print(res.table())
+    wall = runs["wall_s"].sum()
+    print(f"\n{len(runs)} runs, {runs['events'].sum():.3g} events, {wall:.2f} s of simulation CPU time")
+    if not a.no_plots:
+        paths = _plots(res, out, info)
+        print("plots: " + ", ".join(str(p) for p in paths))
+    print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}")
+    return 0
+
+
+def _plots(res, out: Path, info: dict) -> list[Path]:
+    from . import report
+
+    keys = res.group_keys
+    series, traces = {}, {}
+    for r in res.raw:
+        if "queue_series" not in r:
+            continue
+        label = report.group_label(r["params"], keys)
+        if r["queue_series"]["time_s"]:
+            series[label] = r["queue_series"]
+        if r.get("traces"):
+            traces[label] = r["traces"][0]
+    paths = [report.plot_metrics(res.summary, keys, out / "metrics.png", f"{info['name']}: mean and 95 % CI")]
+    if series:
+        paths.append(report.plot_queues(series, None, out / "queue.png", f"{info['name']}: bottleneck queue (first seed)"))
+    if traces:
+        paths.append(report.plot_windows(traces, out / "window.png", f"{info['name']}: effective window of one flow"))
+    return paths
+
+
+def cmd_calibrate(a: argparse.Namespace) -> int:
+    from .calibrate import calibrate
+
+    levels = [float(x) for x in a.levels.split(",")]
+    found = calibrate(a.scenario, levels=levels, seeds=a.seeds, sets=dict(a.sets), param=a.param,
+                      max_flows=a.max_flows, jobs=a.jobs, out=a.out, progress=not a.quiet)
+    print(f"\n{'level':>8}  {'target loss %':>13}  {a.param:>6}  {'loss % (mean)':>13}")
+    for name, target, n, loss in found:
+        print(f"{name:>8}  {target:>13.2f}  {n if n is not None else '-':>6}  {loss:>13.3f}")
+    return 0
+
+
+def cmd_list(a: argparse.Namespace) -> int:
+    for s in list_scenarios():
+        try:
+            info = load(s)
+            params = ", ".join(f"{k}={v}" for k, v in info["params"].items())
+            print(f"{s}\n    {info['name']}  [{params}]")
+        except ScenarioError as e:
+            print(f"{s}\n    invalid: {e}")
+    return 0
+
+
+def cmd_bench(a: argparse.Namespace) -> int:
+    from .bench import main as bench_main
+
+    return bench_main(a)
+
+
+def cmd_testbed(a: argparse.Namespace) -> int:
+    from . import testbed
+
+    return testbed.main(a.args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="netreturn", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    r = sub.add_parser("run", help="run a scenario over seeds and print mean ± 95 %% CI per metric")
+    r.add_argument("scenario", nargs="?", help=f"scenario file or name (default: {DEFAULT_SCENARIO} swept over droptail, red, ared)")
+    r.add_argument("--sweep", type=_sweep, action="append", default=[], metavar="NAME=V1,V2",
+                   help="compare values of a parameter (repeatable: cartesian product)")
+    g = r.add_mutually_exclusive_group()
+    g.add_argument("--seeds", type=_positive, default=None, help="number of seeds (default: the scenario's)")
+    g.add_argument("--seed", type=int, default=None, help="run this one seed")
+    r.add_argument("--backend", choices=["local", "dask"], default="local",
+                   help="local processes, or a Dask cluster for sweeps that outgrow one machine")
+    r.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
+    r.add_argument("--no-plots", action="store_true")
+    _add_common(r)
+    r.set_defaults(func=cmd_run)
+
+    c = sub.add_parser("calibrate", help="RFC 7928 congestion levels: smallest flow count per loss level, under DropTail")
+    c.add_argument("scenario")
+    c.add_argument("--levels", default="0.1,0.5,1.0", help="target loss ratios in %% (default 0.1,0.5,1.0)")
+    c.add_argument("--seeds", type=_positive, default=5)
+    c.add_argument("--param", default="flows", help="the parameter to increase (default: flows)")
+    c.add_argument("--max-flows", type=_positive, default=100)
+    _add_common(c)
+    c.set_defaults(func=cmd_calibrate)
+
+    b = sub.add_parser("bench", help="benchmark the simulator (and ns-3 side by side when installed)")
+    b.add_argument("--repeat", type=_positive, default=3)
+    b.add_argument("--no-ns3", action="store_true", help="skip the ns-3 reference run")
+    b.add_argument("--sweep", action="store_true", help="also time the full baseline sweep (540 runs)")
+    b.set_defaults(func=cmd_bench)
+
+    ls = sub.add_parser("list", help="list the scenarios and their parameters")
+    ls.set_defaults(func=cmd_list)
+
+    t = sub.add_parser("testbed", help="real Linux TCP through the real gateway in network namespaces (root)")
+    t.add_argument("args", nargs=argparse.REMAINDER)
+    t.set_defaults(func=cmd_testbed)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    try:
+        return a.func(a)
+    except ScenarioError as e:
+        print(f"netreturn: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nnetreturn: interrupted; finished runs are kept and a rerun resumes", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

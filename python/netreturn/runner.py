@@ -1,0 +1,201 @@
+"""Running many simulations: seeds in parallel processes, results kept on
+disk as they finish so an interrupted sweep resumes where it stopped.
+
+Each run is identified by (scenario file contents, overrides, seed); its
+result is one JSON file under ``<out>/runs/``. Runs already on disk are not
+run again. For sweeps that outgrow one machine, ``backend="dask"`` hands the
+same tasks to a Dask distributed cluster (``pip install netreturn[dask]``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from . import _native
+from .scenarios import ScenarioError, overrides_list, resolve
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One simulation: a scenario file, parameter overrides and a seed."""
+
+    scenario: str
+    overrides: tuple[tuple[str, str], ...] = ()
+    seed: int = 1
+    keep_series: bool = False
+
+    @staticmethod
+    def make(scenario: str | Path, overrides: dict | None = None, seed: int = 1, keep_series: bool = False) -> "RunSpec":
+        path = str(resolve(scenario))
+        return RunSpec(path, tuple(sorted(overrides_list(overrides))), int(seed), keep_series)
+
+    def key(self) -> str:
+        text = Path(self.scenario).read_text()
+        h = hashlib.sha256()
+        h.update(json.dumps([SCHEMA, _native.__version__, text, list(self.overrides), self.seed]).encode())
+        return h.hexdigest()[:24]
+
+    def params(self) -> dict[str, str]:
+        return dict(self.overrides)
+
+
+def _clean(x: Any) -> Any:
+    """JSON has no NaN/inf: store them as None."""
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v) for v in x]
+    return x
+
+
+def execute(spec: RunSpec) -> dict:
+    """Runs one simulation (in whatever process calls it)."""
+    t0 = time.perf_counter()
+    try:
+        r = _native.run(spec.scenario, spec.seed, list(spec.overrides))
+    except _native.NativeScenarioError as e:
+        msg, file, fld, detail = e.args
+        raise ScenarioError(msg, file, fld, detail) from None
+    r["wall_s"] = time.perf_counter() - t0
+    r["params"] = spec.params()
+    r["scenario"] = spec.scenario
+    if not spec.keep_series:
+        r.pop("queue_series", None)
+        r.pop("traces", None)
+    return _clean(r)
+
+
+class Store:
+    """Finished runs on disk, one JSON file each, written atomically."""
+
+    def __init__(self, out: str | Path):
+        self.dir = Path(out) / "runs"
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, spec: RunSpec) -> Path:
+        return self.dir / f"{spec.key()}.json"
+
+    def get(self, spec: RunSpec) -> dict | None:
+        p = self.path(spec)
+        if not p.is_file():
+            return None
+        try:
+            r = json.loads(p.read_text())
+        except json.JSONDecodeError:
+            return None  # a torn file from a crash: run again
+        if spec.keep_series and "queue_series" not in r:
+            return None
+        return r
+
+    def put(self, spec: RunSpec, result: dict) -> None:
+        p = self.path(spec)
+        tmp = p.with_suffix(".tmp")
+        tmp.write_text(json.dumps(result))
+        os.replace(tmp, p)
+
+
+@dataclass
+class Progress:
+    total: int
+    enabled: bool = True
+    desc: str = "runs"
+    _bar: Any = field(default=None, init=False)
+
+    def __enter__(self) -> "Progress":
+        if self.enabled:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=self.total, desc=self.desc, unit="run", dynamic_ncols=True)
+        return self
+
+    def advance(self, n: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def run_many(
+    specs: Sequence[RunSpec],
+    jobs: int | None = None,
+    out: str | Path | None = None,
+    progress: bool = True,
+    backend: str = "local",
+    scheduler: str | None = None,
+    on_result: Callable[[RunSpec, dict], None] | None = None,
+) -> list[dict]:
+    """Runs every spec (skipping those already in ``out``), in parallel;
+    returns the results in the order of ``specs``."""
+    store = Store(out) if out is not None else None
+    results: list[dict | None] = [None] * len(specs)
+    todo: list[int] = []
+    for i, s in enumerate(specs):
+        cached = store.get(s) if store else None
+        if cached is not None:
+            results[i] = cached
+        else:
+            todo.append(i)
+    jobs = jobs or os.cpu_count() or 1
+
+    def done(i: int, r: dict) -> None:
+        results[i] = r
+        if store:
+            store.put(specs[i], r)
+        if on_result:
+            on_result(specs[i], r)
+
+    with Progress(len(specs), progress) as bar:
+        bar.advance(len(specs) - len(todo))
+        if not todo:
+            pass
+        elif backend == "dask":
+            from dask.distributed import Client, as_completed as dask_completed
+
+            with Client(scheduler) if scheduler else Client(processes=True, n_workers=jobs, threads_per_worker=1) as client:
+                futs = {client.submit(execute, specs[i], pure=False): i for i in todo}
+                for fut in dask_completed(futs):
+                    done(futs[fut], fut.result())
+                    bar.advance()
+        elif backend != "local":
+            raise ScenarioError(f"unknown backend {backend!r}; allowed: local, dask")
+        elif jobs == 1 or len(todo) == 1:
+            for i in todo:
+                done(i, execute(specs[i]))
+                bar.advance()
+        else:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+                futs = {pool.submit(execute, specs[i]): i for i in todo}
+                try:
+                    for fut in as_completed(futs):
+                        done(futs[fut], fut.result())
+                        bar.advance()
+                except BaseException:
+                    for f in futs:
+                        f.cancel()
+                    raise
+    return [r for r in results if r is not None]
+
+
+def summaries(results: Iterable[dict]):
+    """One row per run: parameters, seed and headline metrics (a DataFrame)."""
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        row = {"seed": r["seed"], **r.get("params", {}), **r["summary"], "wall_s": r.get("wall_s")}
+        rows.append(row)
+    return pd.DataFrame(rows)

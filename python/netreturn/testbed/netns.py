@@ -1,0 +1,158 @@
+"""Network namespaces, veth pairs and bridges for the testbed.
+
+Every object is created inside a namespace whose name starts with the
+topology's prefix, so removing the namespaces removes everything (a veth
+dies with either end's namespace). :meth:`Topology.destroy` is idempotent
+and safe to call from ``finally`` and from signal handlers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+#: Offloads turned off on every veth (ethtool -K names). TSO/GSO/GRO would
+#: hand the gateway 64 KiB aggregates instead of wire-size frames; tx/rx
+#: checksumming: with "tx" on, a frame read by AF_PACKET carries only a
+#: partial checksum (the kernel would finish it on the wire), and with "rx"
+#: on, veth marks frames injected by AF_PACKET CHECKSUM_UNNECESSARY, so the
+#: receiver would never verify the gateway's rewritten checksums.
+#: rxvlan/txvlan keep 802.1Q tags inside the frame.
+OFFLOADS = ("tso", "gso", "gro", "tx", "rx", "rxvlan", "txvlan")
+
+
+class TestbedError(RuntimeError):
+    pass
+
+
+def sh(cmd: list[str], ns: str | None = None, check: bool = True,
+       capture: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
+    """Runs ``cmd`` (in namespace ``ns`` if given)."""
+    full = (["ip", "netns", "exec", ns] if ns else []) + cmd
+    r = subprocess.run(full, capture_output=capture, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise TestbedError(f"{' '.join(full)}: exit {r.returncode}: {(r.stderr or '').strip()}")
+    return r
+
+
+def missing_requirements() -> list[str]:
+    """What prevents the testbed from running here (empty when it can)."""
+    out = []
+    if os.geteuid() != 0:
+        out.append("must run as root (network namespaces, raw sockets)")
+    for tool in ("ip", "ss"):
+        if shutil.which(tool) is None:
+            out.append(f"'{tool}' not found (install iproute2)")
+    if shutil.which("ethtool") is None:
+        out.append("'ethtool' not found (apt-get install -y ethtool)")
+    return out
+
+
+def available_cc() -> list[str]:
+    try:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+            return f.read().split()
+    except OSError:
+        return []
+
+
+@dataclass
+class Topology:
+    """``senders`` -> [LAN A] -> gateway -> [LAN B] -> ``receivers``.
+
+    With one host on a side, its veth goes straight to the gateway; with
+    several, a Linux bridge in a LAN namespace joins them (so the gateway
+    always has exactly two interfaces, ``a`` and ``b``).
+    """
+
+    prefix: str
+    senders: int = 1
+    receivers: int = 1
+    namespaces: list[str] = field(default_factory=list)
+
+    @property
+    def gw(self) -> str:
+        return f"{self.prefix}-gw"
+
+    def sender(self, i: int) -> str:
+        return f"{self.prefix}-s{i}"
+
+    def receiver(self, j: int) -> str:
+        return f"{self.prefix}-r{j}"
+
+    @staticmethod
+    def sender_addr(i: int) -> str:
+        return f"10.77.1.{i + 1}"
+
+    @staticmethod
+    def receiver_addr(j: int) -> str:
+        return f"10.77.2.{j + 1}"
+
+    def _ns(self, name: str) -> str:
+        sh(["ip", "netns", "add", name])
+        self.namespaces.append(name)
+        sh(["ip", "link", "set", "lo", "up"], ns=name)
+        sh(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], ns=name, check=False)
+        return name
+
+    def _veth(self, ns1: str, if1: str, ns2: str, if2: str) -> None:
+        sh(["ip", "link", "add", if1, "netns", ns1, "type", "veth", "peer", "name", if2, "netns", ns2])
+        for ns, dev in ((ns1, if1), (ns2, if2)):
+            for feat in OFFLOADS:
+                sh(["ethtool", "-K", dev, feat, "off"], ns=ns, check=False)
+            sh(["ip", "link", "set", dev, "up"], ns=ns)
+
+    def _side(self, hosts: list[str], addrs: list[str], gw_if: str, lan: str) -> None:
+        for h, a in zip(hosts, addrs):
+            self._ns(h)
+        if len(hosts) == 1:
+            self._veth(hosts[0], "eth0", self.gw, gw_if)
+        else:
+            self._ns(lan)
+            sh(["ip", "link", "add", "br0", "type", "bridge"], ns=lan)
+            sh(["ip", "link", "set", "br0", "up"], ns=lan)
+            for k, h in enumerate(hosts):
+                self._veth(h, "eth0", lan, f"p{k}")
+                sh(["ip", "link", "set", f"p{k}", "master", "br0"], ns=lan)
+            self._veth(lan, "up", self.gw, gw_if)
+            sh(["ip", "link", "set", "up", "master", "br0"], ns=lan)
+        for h, a in zip(hosts, addrs):
+            sh(["ip", "addr", "add", f"{a}/16", "dev", "eth0"], ns=h)
+
+    def create(self) -> None:
+        try:
+            self._ns(self.gw)
+            self._side([self.sender(i) for i in range(self.senders)],
+                       [self.sender_addr(i) for i in range(self.senders)], "a", f"{self.prefix}-la")
+            self._side([self.receiver(j) for j in range(self.receivers)],
+                       [self.receiver_addr(j) for j in range(self.receivers)], "b", f"{self.prefix}-lb")
+        except BaseException:
+            self.destroy()
+            raise
+
+    def kernel_bridge(self) -> None:
+        """Joins ``a`` and ``b`` with a Linux bridge in the gateway namespace
+        (the kernel-forwarding baseline)."""
+        sh(["ip", "link", "add", "kbr", "type", "bridge"], ns=self.gw)
+        for dev in ("a", "b"):
+            sh(["ip", "link", "set", dev, "master", "kbr"], ns=self.gw)
+        sh(["ip", "link", "set", "kbr", "up"], ns=self.gw)
+
+    def destroy(self) -> None:
+        for ns in reversed(self.namespaces):
+            sh(["ip", "netns", "pids", ns], check=False)
+            r = sh(["ip", "netns", "pids", ns], check=False)
+            for pid in (r.stdout or "").split():
+                try:
+                    os.kill(int(pid), 9)
+                except (ProcessLookupError, ValueError):
+                    pass
+            sh(["ip", "netns", "del", ns], check=False)
+        self.namespaces.clear()
+
+
+def leftover_namespaces(prefix: str = "nrtb") -> list[str]:
+    r = sh(["ip", "netns", "list"], check=False)
+    return [ln.split()[0] for ln in (r.stdout or "").splitlines() if ln.startswith(prefix)]
