@@ -102,7 +102,7 @@ class Topology:
         for ns, dev in ((ns1, if1), (ns2, if2)):
             for feat in OFFLOADS:
                 sh(["ethtool", "-K", dev, feat, "off"], ns=ns, check=False)
-            sh(["ip", "link", "set", dev, "up"], ns=ns)
+            sh(["ip", "link", "set", "dev", dev, "up"], ns=ns)
 
     def _side(self, hosts: list[str], addrs: list[str], gw_if: str, lan: str) -> None:
         for h, a in zip(hosts, addrs):
@@ -125,9 +125,9 @@ class Topology:
         try:
             self._ns(self.gw)
             self._side([self.sender(i) for i in range(self.senders)],
-                       [self.sender_addr(i) for i in range(self.senders)], "a", f"{self.prefix}-la")
+                       [self.sender_addr(i) for i in range(self.senders)], "gwa", f"{self.prefix}-la")
             self._side([self.receiver(j) for j in range(self.receivers)],
-                       [self.receiver_addr(j) for j in range(self.receivers)], "b", f"{self.prefix}-lb")
+                       [self.receiver_addr(j) for j in range(self.receivers)], "gwb", f"{self.prefix}-lb")
         except BaseException:
             self.destroy()
             raise
@@ -136,13 +136,12 @@ class Topology:
         """Joins ``a`` and ``b`` with a Linux bridge in the gateway namespace
         (the kernel-forwarding baseline)."""
         sh(["ip", "link", "add", "kbr", "type", "bridge"], ns=self.gw)
-        for dev in ("a", "b"):
-            sh(["ip", "link", "set", dev, "master", "kbr"], ns=self.gw)
+        for dev in ("gwa", "gwb"):
+            sh(["ip", "link", "set", "dev", dev, "master", "kbr"], ns=self.gw)
         sh(["ip", "link", "set", "kbr", "up"], ns=self.gw)
 
     def destroy(self) -> None:
         for ns in reversed(self.namespaces):
-            sh(["ip", "netns", "pids", ns], check=False)
             r = sh(["ip", "netns", "pids", ns], check=False)
             for pid in (r.stdout or "").split():
                 try:

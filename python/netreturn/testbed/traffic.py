@@ -26,9 +26,19 @@ import time
 CHUNK = 1 << 20
 
 
-def serve(port: int, nbytes: int, count: int, sndbuf: int | None) -> int:
+def set_cc(s: socket.socket, cc: str | None) -> None:
+    """Per-socket congestion control (TCP_CONGESTION). The netns-wide
+    sysctl only accepts algorithms in tcp_allowed_congestion_control outside
+    the initial namespace; the socket option works for any built-in one with
+    CAP_NET_ADMIN."""
+    if cc:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+
+
+def serve(port: int, nbytes: int, count: int, sndbuf: int | None, cc: str | None = None) -> int:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    set_cc(ls, cc)
     ls.bind(("0.0.0.0", port))
     ls.listen(128)
     print("ready", flush=True)
@@ -37,6 +47,7 @@ def serve(port: int, nbytes: int, count: int, sndbuf: int | None) -> int:
 
     def send_all(c: socket.socket) -> None:
         with c:
+            set_cc(c, cc)
             if sndbuf:
                 c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
             left = nbytes
@@ -106,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--bytes", type=int, required=True)
     s.add_argument("--count", type=int, default=1)
     s.add_argument("--sndbuf", type=int, default=None)
+    s.add_argument("--cc", default=None)
     c = sub.add_parser("client")
     c.add_argument("--host", required=True)
     c.add_argument("--port", type=int, required=True)
@@ -117,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--rcvbuf", type=int, default=None)
     a = p.parse_args(argv)
     if a.cmd == "server":
-        return serve(a.port, a.bytes, a.count, a.sndbuf)
+        return serve(a.port, a.bytes, a.count, a.sndbuf, a.cc)
     return fetch(a.host, a.port, a.bytes, a.flow, a.out, a.start, a.interval, a.rcvbuf)
 
 

@@ -1,0 +1,305 @@
+"""One testbed run: topology, gateway (or kernel bridge), transfers,
+sampling, results as CSV, and removal of everything created."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .netns import Topology, TestbedError, available_cc, sh
+
+TRAFFIC = str(Path(__file__).with_name("traffic.py"))
+
+
+def find_gateway(explicit: str | None = None) -> str:
+    """The netreturn-gateway binary: explicit path, $NETRETURN_GATEWAY,
+    $PATH, then the usual cargo target directories."""
+    cands = [explicit, os.environ.get("NETRETURN_GATEWAY"), shutil.which("netreturn-gateway")]
+    root = Path(__file__).resolve().parents[3]
+    for tdir in (os.environ.get("CARGO_TARGET_DIR"), str(root / "target"), "/work/target-gw"):
+        if tdir:
+            cands += [f"{tdir}/release/netreturn-gateway", f"{tdir}/debug/netreturn-gateway"]
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    raise TestbedError("netreturn-gateway not found: build it with "
+                       "`cargo build --release -p netreturn-gateway` or set NETRETURN_GATEWAY")
+
+
+@dataclass
+class RunConfig:
+    out: Path
+    senders: int = 1
+    receivers: int = 1
+    flows: int = 1
+    nbytes: int = 20_000_000
+    cc: str = "cubic"
+    #: "gateway" (our binary), "kernel" (Linux bridge), "none" (our binary,
+    #: no controller: link emulator) is gateway with controller "none".
+    mode: str = "gateway"
+    gateway_args: list[str] = field(default_factory=list)
+    controller: str = "none"
+    ctl: list[str] = field(default_factory=list)
+    rate: str | None = "100mbit"
+    delay: str = "5ms"
+    queue: str | None = None
+    seed: int = 1
+    stagger: float = 0.0
+    sndbuf: int | None = None
+    rcvbuf: int | None = None
+    tcp_mem_max: int = 64 << 20
+    interval: float = 0.1
+    timeout: float = 60.0
+    gateway_bin: str | None = None
+    prefix: str | None = None
+
+
+_SS_RTT = re.compile(r"\brtt:([\d.]+)/([\d.]+)")
+_SS_KV = re.compile(r"\b(cwnd|snd_wnd|rcv_space|rcv_wnd|ssthresh):(\d+)")
+_SS_WS = re.compile(r"\bwscale:(\d+),(\d+)")
+
+
+def parse_ss(text: str) -> list[dict]:
+    """Parses ``ss -tinH`` output: one dict per socket."""
+    socks: list[dict] = []
+    cur: dict | None = None
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            parts = line.split()
+            # State may be omitted with a state filter: Recv-Q Send-Q Local Peer.
+            addrs = [p for p in parts if ":" in p]
+            cur = {"local": addrs[0] if addrs else "", "peer": addrs[1] if len(addrs) > 1 else ""}
+            socks.append(cur)
+        elif cur is not None:
+            m = _SS_RTT.search(line)
+            if m:
+                cur["rtt_ms"], cur["rttvar_ms"] = float(m.group(1)), float(m.group(2))
+            for k, v in _SS_KV.findall(line):
+                cur[k] = int(v)
+            m = _SS_WS.search(line)
+            if m:
+                cur["snd_wscale"], cur["rcv_wscale"] = int(m.group(1)), int(m.group(2))
+    return socks
+
+
+def read_snmp(topo: Topology, ns: str) -> dict[str, int]:
+    """TCP counters of /proc/net/snmp (and TcpExt) inside ``ns``."""
+    r = sh(["cat", "/proc/net/snmp"], ns=ns)
+    lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("Tcp:")]
+    out = {}
+    if len(lines) >= 2:
+        out = {k: int(v) for k, v in zip(lines[0][1:], lines[1][1:])}
+    return out
+
+
+class Sampler(threading.Thread):
+    """Samples ``ss -tin`` in every sender namespace every ``interval``."""
+
+    def __init__(self, topo: Topology, interval: float):
+        super().__init__(daemon=True)
+        self.topo, self.interval = topo, interval
+        self.rows: list[dict] = []
+        self.stop_ev = threading.Event()
+        self.t0 = time.monotonic()
+
+    def run(self) -> None:
+        while not self.stop_ev.is_set():
+            t = time.monotonic() - self.t0
+            for i in range(self.topo.senders):
+                ns = self.topo.sender(i)
+                r = sh(["ss", "-tinH", "state", "established"], ns=ns, check=False)
+                for s in parse_ss(r.stdout or ""):
+                    if ":50" not in s.get("local", ""):
+                        continue  # only the data senders' sockets (ports 50xx)
+                    self.rows.append({"t_s": round(t, 4), "sender": i, **s})
+            self.stop_ev.wait(self.interval)
+
+    def stop(self) -> None:
+        self.stop_ev.set()
+        self.join(timeout=5)
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    keys: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys or ["empty"])
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def gateway_command(cfg: RunConfig, binary: str) -> list[str]:
+    cmd = [binary, "--a", "gwa", "--b", "gwb", "--delay", cfg.delay, "--seed", str(cfg.seed),
+           "--controller", cfg.controller, "--stats-file", str(cfg.out / "gateway_stats.json")]
+    if cfg.rate:
+        cmd += ["--rate", cfg.rate]
+    if cfg.queue:
+        cmd += ["--queue", cfg.queue]
+    for c in cfg.ctl:
+        cmd += ["--ctl", c]
+    return cmd + cfg.gateway_args
+
+
+def run(cfg: RunConfig) -> dict:
+    """Runs one experiment; returns the summary (also in summary.json)."""
+    if cfg.cc not in available_cc():
+        raise TestbedError(f"congestion control '{cfg.cc}' not available here "
+                           f"(have: {' '.join(available_cc())}; no loadable modules)")
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    prefix = cfg.prefix or f"nrtb{os.getpid() % 100000}"
+    topo = Topology(prefix, cfg.senders, cfg.receivers)
+    procs: list[subprocess.Popen] = []
+    gw: subprocess.Popen | None = None
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def on_signal(signum, frame):  # turn SIGTERM into the same unwinding as ^C
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for s in old:
+        signal.signal(s, on_signal)
+    sampler = None
+    try:
+        topo.create()
+        for i in range(cfg.senders):
+            ns = topo.sender(i)
+            # May be refused outside the initial namespace (see traffic.set_cc).
+            sh(["sysctl", "-qw", f"net.ipv4.tcp_congestion_control={cfg.cc}"], ns=ns, check=False)
+        for ns in [topo.sender(i) for i in range(cfg.senders)] + [topo.receiver(j) for j in range(cfg.receivers)]:
+            m = cfg.tcp_mem_max
+            sh(["sysctl", "-qw", f"net.ipv4.tcp_rmem=4096 131072 {m}"], ns=ns, check=False)
+            sh(["sysctl", "-qw", f"net.ipv4.tcp_wmem=4096 16384 {m}"], ns=ns, check=False)
+            sh(["sysctl", "-qw", f"net.core.rmem_max={m}"], ns=ns, check=False)
+            sh(["sysctl", "-qw", f"net.core.wmem_max={m}"], ns=ns, check=False)
+        gw_log = open(cfg.out / "gateway.log", "w")
+        if cfg.mode == "kernel":
+            topo.kernel_bridge()
+        else:
+            binary = find_gateway(cfg.gateway_bin)
+            cmd = gateway_command(cfg, binary)
+            (cfg.out / "gateway_cmd.txt").write_text(" ".join(cmd) + "\n")
+            gw = subprocess.Popen(["ip", "netns", "exec", topo.gw] + cmd,
+                                  stdout=subprocess.PIPE, stderr=gw_log, text=True)
+            time.sleep(0.3)
+            if gw.poll() is not None:
+                raise TestbedError(f"gateway exited at start: see {cfg.out / 'gateway.log'}")
+        snmp0 = {topo.receiver(j): read_snmp(topo, topo.receiver(j)) for j in range(cfg.receivers)}
+        # One server per flow on its sender, port 5000 + flow.
+        for k in range(cfg.flows):
+            i = k % cfg.senders
+            cmd = ["python3", TRAFFIC, "server", "--port", str(5000 + k), "--bytes", str(cfg.nbytes),
+                   "--cc", cfg.cc]
+            if cfg.sndbuf:
+                cmd += ["--sndbuf", str(cfg.sndbuf)]
+            p = subprocess.Popen(["ip", "netns", "exec", topo.sender(i)] + cmd,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            procs.append(p)
+            assert p.stdout is not None
+            p.stdout.readline()  # "ready"
+        sampler = Sampler(topo, cfg.interval)
+        sampler.start()
+        clients = []
+        for k in range(cfg.flows):
+            i, j = k % cfg.senders, k % cfg.receivers
+            cmd = ["python3", TRAFFIC, "client", "--host", topo.sender_addr(i), "--port", str(5000 + k),
+                   "--bytes", str(cfg.nbytes), "--flow", str(k), "--out", str(cfg.out / f"flow{k}.json"),
+                   "--start", str(cfg.stagger * k), "--interval", str(cfg.interval)]
+            if cfg.rcvbuf:
+                cmd += ["--rcvbuf", str(cfg.rcvbuf)]
+            c = subprocess.Popen(["ip", "netns", "exec", topo.receiver(j)] + cmd,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            clients.append(c)
+            procs.append(c)
+        deadline = time.monotonic() + cfg.timeout
+        failed = []
+        for k, c in enumerate(clients):
+            try:
+                rc = c.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                c.kill()
+                rc = -1
+            if rc != 0:
+                failed.append(k)
+        sampler.stop()
+        snmp1 = {topo.receiver(j): read_snmp(topo, topo.receiver(j)) for j in range(cfg.receivers)}
+        gw_stats = {}
+        if gw is not None:
+            gw.send_signal(signal.SIGTERM)
+            try:
+                outs, _ = gw.communicate(timeout=10)
+                gw_stats = json.loads(outs.strip().splitlines()[-1]) if outs.strip() else {}
+            except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
+                gw.kill()
+        gw_log.close()
+        # Results.
+        flows, thr = [], []
+        for k in range(cfg.flows):
+            f = cfg.out / f"flow{k}.json"
+            if not f.exists():
+                flows.append({"flow": k, "completed": 0})
+                continue
+            d = json.loads(f.read_text())
+            flows.append({"flow": k, "sender": k % cfg.senders, "receiver": k % cfg.receivers,
+                          "cc": cfg.cc, "bytes": d["bytes"], "completed": int(d["bytes"] == cfg.nbytes),
+                          "fct_s": round(d["fct_s"], 6), "goodput_mbps": round(d["goodput_mbps"], 3),
+                          "local": d["local"]})
+            thr += [{"flow": k, "t_s": t, "mbps": round(v, 3)} for t, v in d["throughput"]]
+        _write_csv(cfg.out / "flows.csv", flows)
+        _write_csv(cfg.out / "throughput.csv", thr)
+        _write_csv(cfg.out / "rtt.csv", sampler.rows)
+        csum = []
+        for ns in snmp1:
+            row = {"namespace": ns}
+            for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs"):
+                row[key] = snmp1[ns].get(key, 0) - snmp0[ns].get(key, 0)
+            csum.append(row)
+        _write_csv(cfg.out / "receiver_snmp.csv", csum)
+        (cfg.out / "gateway.json").write_text(json.dumps(gw_stats, indent=1))
+        snd = [r["snd_wnd"] for r in sampler.rows if "snd_wnd" in r]
+        rtts = [r["rtt_ms"] for r in sampler.rows if "rtt_ms" in r]
+        summary = {
+            "mode": cfg.mode, "controller": cfg.controller, "cc": cfg.cc, "flows": cfg.flows,
+            "failed_flows": failed, "fct_s": [f.get("fct_s") for f in flows],
+            "goodput_mbps": [f.get("goodput_mbps") for f in flows],
+            "receiver_in_csum_errors": sum(r["InCsumErrors"] for r in csum),
+            "gateway": gw_stats,
+            "snd_wnd_max": max(snd) if snd else None, "snd_wnd_median": sorted(snd)[len(snd) // 2] if snd else None,
+            "rtt_ms_mean": sum(rtts) / len(rtts) if rtts else None,
+            "rtt_samples": len(rtts),
+        }
+        (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1))
+        return summary
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            for s in (p.stdout, p.stderr):
+                if s:
+                    s.close()
+        if gw is not None:
+            if gw.poll() is None:
+                gw.kill()
+            gw.wait()
+            if gw.stdout:
+                gw.stdout.close()
+        topo.destroy()
+        for s, h in old.items():
+            signal.signal(s, h)
