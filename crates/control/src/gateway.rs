@@ -761,6 +761,10 @@ mod tests {
                         Op::Ack { flow, fwd, flags, window } => {
                             let k = if fwd { key(flow as u32).reversed() } else { key(flow as u32) };
                             let flags = TcpFlags(flags);
+                            if flags.syn() && flags.ack() {
+                                // A random SYN-ACK is a handshake step too.
+                                handshaken[flow as usize] = true;
+                            }
                             // Shift and MSS as the gateway knows them before
                             // this ACK (which may end the flow).
                             let (s, mss) = gw_flow(&gw, k);
