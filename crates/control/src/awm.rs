@@ -349,6 +349,53 @@ mod tests {
         assert_eq!(awm.floor(&flow), 1000, "MSS + 40");
     }
 
+    /// seed 002 §2.2: while new flows are in slow start N is held; it moves
+    /// towards the eq. 6 estimate only after the estimate first decreases,
+    /// and then gradually.
+    #[test]
+    fn new_flows_freeze_the_adaptive_n_until_the_estimate_first_decreases() {
+        let cfg = AwmConfig {
+            n_estimator: NEstimator::Adaptive,
+            beta: Some(0.0),
+            ..AwmConfig::default()
+        };
+        let mut awm = Awm::new(cfg, link(100_000, Rate::mbps(10)));
+        let ev = |q| QueueEvent {
+            kind: QueueEventKind::Enqueue,
+            size: 1000,
+            backlog_bytes: q,
+            backlog_packets: 1,
+        };
+        let flow = FlowInfo {
+            key: FlowKey { src: 1, dst: 2, sport: 1, dport: 2, proto: FlowKey::TCP },
+            rtt: None,
+            mss: 960,
+            class: 0,
+            wr: 0,
+        };
+        let t = Time::from_millis;
+        awm.on_queue(t(0), &ev(0));
+        awm.on_flow_start(t(0), &flow);
+        awm.on_flow_start(t(0), &flow);
+        let n0 = awm.n();
+        // The queue grows: swnd falls, the estimate N * swnd_{k-1} / swnd_k
+        // rises, but N in eq. 1 is frozen.
+        for (i, q) in (1..=20).map(|i| (i, i * 1000)) {
+            awm.on_queue(t(i), &ev(q));
+        }
+        assert_eq!(awm.n(), n0);
+        assert!(awm.n_estimate > n0);
+        // The queue drains: swnd rises, the estimate decreases: N is raised
+        // gradually (time constant one design RTT), not in one step.
+        awm.on_queue(t(21), &ev(19_000));
+        let raised = awm.n();
+        assert!(raised > n0 && raised < awm.n_estimate, "{n0} {raised} {}", awm.n_estimate);
+        for i in 22..2000 {
+            awm.on_queue(t(i), &ev(19_000));
+        }
+        assert!((awm.n() - awm.n_estimate).abs() < 1e-9);
+    }
+
     // ---- A packet-level model: N window-limited senders, one AWM gateway.
 
     /// The dumbbell of seed 002 §3 in miniature: N greedy senders (window =
