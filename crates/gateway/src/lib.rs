@@ -13,10 +13,14 @@
 //!   `sendmmsg`, the epoll + timerfd loop that feeds the pipeline with
 //!   `CLOCK_MONOTONIC` time.
 //!
+//! [`control`] attaches `netreturn_control::WindowGateway` (EWT, EWA, AWM,
+//! SAP-LAW, RWM) as the pipeline's window hook.
+//!
 //! [`cli`] parses the command line of the `netreturn-gateway` binary and
 //! [`stats`] holds the counters it reports.
 
 pub mod cli;
+pub mod control;
 pub mod pipeline;
 pub mod stats;
 #[cfg(target_os = "linux")]

@@ -253,3 +253,53 @@ proptest! {
         }
     }
 }
+
+/// The real `WindowGateway` (EWT) inside the pipeline: after a handshake
+/// seen by the bridge, a data queue above `St` makes the next ACK leave
+/// with a lower window and a valid checksum (SPEC 2.1 and rules 2, 3).
+#[test]
+fn ewt_in_the_pipeline_lowers_acks_when_the_data_queue_is_above_st() {
+    use netreturn_control::ewt::EwtConfig;
+    use netreturn_control::{ControllerConfig, GatewayConfig, WindowGateway};
+    let cfg = GatewayConfig::new(
+        ControllerConfig::Ewt(EwtConfig { start_threshold: Some(29_000) }),
+        97_000,
+        Rate::mbps(10),
+    );
+    let mut p = Pipeline::new(
+        link(Some(Rate::mbps(10)), Time::ZERO, Limit::Bytes(97_000)),
+        link(None, Time::ZERO, Limit::Packets(100)),
+        Some(WindowGateway::new(cfg)),
+        1,
+    );
+    let ws = [2, 4, 0x05, 0xb4, 1, 3, 3, 7]; // MSS 1460, wscale 7
+    let syn = build_tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 40000, 5001, 0, 0, TcpFlags::SYN, 64240, &ws, &[]);
+    let synack = build_tcp_frame(
+        [10, 0, 0, 2], [10, 0, 0, 1], 5001, 40000, 0, 1, TcpFlags::SYN | TcpFlags::ACK, 65160, &ws, &[],
+    );
+    let hs_ack = build_tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 40000, 5001, 1, 1, TcpFlags::ACK, 502, &[], &[]);
+    let mut t = Time::ZERO;
+    p.on_frame(t, Dir::AtoB, syn);
+    drain(&mut p, t);
+    t += Time::from_millis(1);
+    p.on_frame(t, Dir::BtoA, synack);
+    drain(&mut p, t);
+    t += Time::from_millis(1);
+    p.on_frame(t, Dir::AtoB, hs_ack);
+    drain(&mut p, t);
+    // 50 data segments at once: about 75 kB queued, above St = 29 kB.
+    t += Time::from_millis(1);
+    for _ in 0..50 {
+        p.on_frame(t, Dir::AtoB, data(1446));
+    }
+    // The receiver's ACK advertises 469 << 7 = 60 kB.
+    p.on_frame(t, Dir::BtoA, ack(469));
+    let mut out = Vec::new();
+    p.poll(t, &mut |d, f| out.push((d, f)));
+    let (_, a) = out.iter().find(|(d, _)| *d == Dir::BtoA).expect("ACK forwarded");
+    let w = tcp_view(a).unwrap().window;
+    assert!(w < 469, "window lowered, got {w}");
+    assert!(w as u64 * 128 >= 1460, "never below one MSS");
+    assert!(tcp_checksums_ok(a));
+    assert_eq!(p.stats().b_to_a.rewritten, 1);
+}

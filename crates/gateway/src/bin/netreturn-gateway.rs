@@ -2,6 +2,8 @@
 //! docs/gateway.md.
 
 use netreturn_gateway::cli::{Args, USAGE};
+use netreturn_control::WindowGateway;
+use netreturn_gateway::control;
 use netreturn_gateway::pipeline::{LinkConfig, NoController, Pipeline};
 
 fn main() {
@@ -41,6 +43,8 @@ fn links(args: &Args) -> Result<(LinkConfig, LinkConfig), String> {
 
 fn run(args: &Args) -> Result<(), String> {
     let (ab, ba) = links(args)?;
+    // Validate the controller settings before opening any socket.
+    control::gateway_config(args)?;
     match args.controller.as_str() {
         "none" => {
             let mut p: Pipeline<NoController> = Pipeline::new(ab, ba, None, args.seed);
@@ -50,6 +54,21 @@ fn run(args: &Args) -> Result<(), String> {
             println!("{j}");
             Ok(())
         }
-        other => Err(format!("controller '{other}' is not available in this build")),
+        _ => {
+            let cfg = control::gateway_config(args)?.expect("not none");
+            let gw = WindowGateway::new(cfg);
+            let mut p = Pipeline::new(ab, ba, Some(gw), args.seed);
+            p.set_max_frame(args.max_frame);
+            let name = format!("\"{}\"", args.controller);
+            let extra = move |p: &Pipeline<WindowGateway>| {
+                vec![
+                    ("controller", name.clone()),
+                    ("controller_stats", p.hook().map_or("{}".into(), control::stats_json)),
+                ]
+            };
+            let j = netreturn_gateway::sys::run(args, &mut p, &extra).map_err(|e| e.to_string())?;
+            println!("{j}");
+            Ok(())
+        }
     }
 }
