@@ -442,3 +442,537 @@ impl Connection {
         (ticks < 1 << 31).then(|| Time(ticks * tick + now.0 % tick))
     }
 }
+
+impl Connection {
+    // ---------------------------------------------------------------
+    // Receive side
+
+    /// Our window field: `rcv_buf` minus out-of-order bytes held, never
+    /// moving the right edge left (RFC 9293 section 3.8.6.2.2), scaled down
+    /// by our shift and so rounded down (RFC 7323 section 2.3).
+    fn window_field(&mut self) -> u16 {
+        let free = self.cfg.rcv_buf.saturating_sub(self.ooo.held.bytes());
+        let keep = self.adv_edge.saturating_sub(self.rcv_nxt);
+        let field = (free.max(keep) >> self.rcv_shift).min(u16::MAX as u64);
+        self.adv_edge = self.adv_edge.max(self.rcv_nxt + (field << self.rcv_shift));
+        field as u16
+    }
+
+    /// Stores the payload and FIN of a segment; says how soon to ACK.
+    fn process_data(&mut self, start: u64, seg: &Segment) -> AckDue {
+        let fin = seg.flags.fin();
+        if seg.len == 0 && !fin {
+            return AckDue::No;
+        }
+        let end = start + seg.len as u64;
+        let mut due = AckDue::No;
+        if seg.len > 0 {
+            if end <= self.rcv_nxt {
+                // Old data: ACK at once so the sender learns rcv_nxt.
+                self.stats.duplicates_received += 1;
+                due = AckDue::Now;
+            } else if start > self.rcv_nxt {
+                // Out of order: immediate (duplicate) ACK with SACK blocks
+                // (RFC 5681 section 4.2).
+                self.ooo.insert(start, end);
+                self.stats.out_of_order_received += 1;
+                due = AckDue::Now;
+            } else {
+                let filled_hole = !self.ooo.held.is_empty();
+                let old = self.rcv_nxt;
+                self.rcv_nxt = self.ooo.advance(end);
+                // The application reads at once: everything in order is delivered.
+                self.stats.bytes_delivered += self.rcv_nxt - old;
+                if filled_hole {
+                    // RFC 5681 section 4.2: ACK at once data that fills a gap.
+                    due = AckDue::Now;
+                } else {
+                    // RFC 1122 / RFC 5681 delayed ACK: every n-th segment.
+                    self.unacked_segs += 1;
+                    due = if self.unacked_segs >= self.cfg.delayed_ack_count {
+                        AckDue::Now
+                    } else {
+                        AckDue::Delayed
+                    };
+                }
+            }
+        }
+        if fin {
+            self.rcv_fin = Some(end);
+            due = AckDue::Now;
+        }
+        if !self.fin_received && self.rcv_fin == Some(self.rcv_nxt) {
+            self.rcv_nxt += 1;
+            self.fin_received = true;
+            self.state = match self.state {
+                State::Established => State::CloseWait,
+                State::FinWait1 if self.fin_acked => State::TimeWait,
+                State::FinWait1 => State::Closing,
+                State::FinWait2 => State::TimeWait,
+                s => s,
+            };
+        }
+        due
+    }
+
+    // ---------------------------------------------------------------
+    // Sender: ACK processing
+
+    fn process_ack(&mut self, now: Time, seq_off: u64, seg: &Segment, out: &mut Vec<Segment>) {
+        let ack = unwrap_seq(seg.ack, self.iss, self.snd_una);
+        if ack > self.snd_max || ack < self.snd_una {
+            return;
+        }
+        let sacked_before = self.board.sacked.bytes();
+        if self.sack_ok {
+            for &(l, r) in seg.opts.sack.as_slice() {
+                let l = unwrap_seq(l, self.iss, self.snd_una).max(ack);
+                let r = unwrap_seq(r, self.iss, self.snd_una).min(self.snd_max);
+                self.board.sacked.insert(l, r);
+            }
+        }
+        // Window update, RFC 9293 section 3.10.7.4 (SND.WL1 / SND.WL2).
+        let wnd = (seg.window as u64) << self.snd_shift;
+        let window_changed = wnd != self.rwnd;
+        if seq_off > self.snd_wl1 || (seq_off == self.snd_wl1 && ack >= self.snd_wl2) {
+            self.rwnd = wnd;
+            self.snd_wl1 = seq_off;
+            self.snd_wl2 = ack;
+        }
+        if ack > self.snd_una {
+            self.on_new_ack(now, ack, sacked_before, seg, out);
+        } else if seg.len == 0
+            && !seg.flags.fin()
+            && !window_changed
+            && self.snd_max > self.snd_una
+        {
+            // RFC 5681 section 2: a duplicate ACK.
+            self.on_dupack(now, sacked_before, out);
+        }
+    }
+
+    fn on_new_ack(&mut self, now: Time, ack: u64, sacked_before: u64, seg: &Segment, out: &mut Vec<Segment>) {
+        let old_una = self.snd_una;
+        let acked = ack - old_una;
+        let data_acked = ack.min(self.app_end).saturating_sub(old_una.max(1));
+        self.stats.bytes_acked += data_acked;
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.high_rxt = self.high_rxt.max(ack);
+        self.board.sacked.trim_below(ack);
+        // RFC 6937 DeliveredData = change in snd.una + change in SACKed bytes.
+        let delivered = (acked + self.board.sacked.bytes()).saturating_sub(sacked_before);
+
+        // RTT: RFC 7323 section 4 (RTTM) with timestamps, else Karn's
+        // algorithm on one timed segment (RFC 6298 section 3).
+        let sample = if self.ts_ok {
+            seg.opts.timestamps.and_then(|(_, ecr)| self.ts_elapsed(now, ecr))
+        } else {
+            match self.rtt_timing {
+                Some((end, sent)) if ack >= end => {
+                    self.rtt_timing = None;
+                    Some(now.saturating_sub(sent))
+                }
+                _ => None,
+            }
+        };
+        if let Some(r) = sample {
+            self.rtt.sample(r);
+            self.stats.rtt_samples += 1;
+        }
+
+        if self.in_recovery {
+            if ack >= self.recover {
+                self.exit_recovery(now);
+            } else if self.sack_ok {
+                self.prr_update(delivered);
+            } else if self.cc.partial_ack_ends_recovery() {
+                // Reno (RFC 5681 section 3.2 step 6): any new ACK ends recovery.
+                self.exit_recovery(now);
+            } else {
+                // RFC 6582 section 3.2 step 5, partial ACK: retransmit the
+                // first unacknowledged segment, deflate cwnd by the amount
+                // acknowledged and add back one SMSS if that was >= SMSS.
+                self.retransmit_head(now, out);
+                let mut cwnd = self.win.cwnd.saturating_sub(acked);
+                if acked >= self.mss {
+                    cwnd += self.mss;
+                }
+                self.win.cwnd = cwnd.max(self.mss);
+            }
+        } else {
+            self.dupacks = 0;
+            if old_una > 0 && data_acked > 0 {
+                let info = Ack {
+                    acked: data_acked,
+                    rtt: sample,
+                    srtt: self.rtt.srtt(),
+                    snd_una: self.snd_una,
+                    snd_max: self.snd_max,
+                };
+                self.cc.on_ack(now, &mut self.win, &info);
+            }
+        }
+
+        // RFC 6298 (5.2) stop the timer when all is acknowledged, (5.3)
+        // restart it otherwise.
+        self.rto_at = (self.snd_una < self.snd_max).then(|| now + self.rtt.rto());
+
+        if self.fin_queued && !self.fin_acked && self.snd_una > self.app_end {
+            self.fin_acked = true;
+            self.state = match self.state {
+                State::FinWait1 => State::FinWait2,
+                State::Closing => State::TimeWait,
+                State::LastAck => State::Closed,
+                s => s,
+            };
+        }
+    }
+
+    fn on_dupack(&mut self, now: Time, sacked_before: u64, out: &mut Vec<Segment>) {
+        self.stats.dupacks_received += 1;
+        self.dupacks += 1;
+        if !self.cc.fast_retransmit() {
+            return;
+        }
+        if self.in_recovery {
+            if self.sack_ok {
+                let delivered = self.board.sacked.bytes().saturating_sub(sacked_before);
+                self.prr_update(delivered);
+            } else {
+                // RFC 6582 section 3.2 step 4 (RFC 5681 step 4): inflate.
+                self.win.cwnd += self.mss;
+            }
+            return;
+        }
+        let dt = self.cfg.dupack_threshold;
+        // RFC 6675 section 5: DupThresh dupACKs, or IsLost(HighACK + 1).
+        let lost = self.dupacks >= dt
+            || (self.sack_ok && self.board.is_lost(self.snd_una, self.mss, dt));
+        // RFC 6582 section 3.2 step 2 / RFC 6675 section 5.1: no new recovery
+        // until the ACK passes the previous recovery point.
+        if lost && self.snd_una >= self.recover {
+            let delivered = self.board.sacked.bytes().saturating_sub(sacked_before);
+            self.enter_recovery(now, delivered, out);
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Vec<Segment>) {
+        self.stats.fast_retransmits += 1;
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        let flight = self.snd_max - self.snd_una;
+        self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight);
+        self.high_rxt = self.snd_una;
+        if self.sack_ok {
+            // RFC 6937: RecoverFS = snd.nxt - snd.una.
+            self.recover_fs = flight;
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            // RFC 6675 section 5 step (4.3): retransmit the first
+            // un-SACKed segment regardless of cwnd.
+            let (gap, gap_end) = self.board.sacked.next_gap(self.snd_una);
+            let len = self.mss.min(gap_end - gap).min(self.app_end.saturating_sub(gap));
+            let fin = self.fin_at(gap, len);
+            if len > 0 || fin {
+                self.emit(now, gap, len, fin, out);
+                self.high_rxt = gap + len;
+            }
+            match self.cfg.recovery {
+                // RFC 6675 section 5 step (4.2): cwnd = ssthresh.
+                Recovery::Classic => self.win.cwnd = self.win.ssthresh,
+                Recovery::Prr => self.prr_update(delivered),
+            }
+        } else {
+            self.retransmit_head(now, out);
+            // RFC 6582 section 3.2 step 2: cwnd = ssthresh + 3 SMSS.
+            self.win.cwnd = self.win.ssthresh + self.cfg.dupack_threshold as u64 * self.mss;
+        }
+    }
+
+    fn exit_recovery(&mut self, now: Time) {
+        self.in_recovery = false;
+        self.dupacks = 0;
+        // RFC 6937 section 3 / RFC 6582 section 3.2 step 6: cwnd = ssthresh
+        // at the end of recovery.
+        self.win.cwnd = self.win.ssthresh.max(self.mss);
+        self.cc.on_recovery_exit(now, &mut self.win);
+    }
+
+    /// PRR (RFC 6937 section 3, PRR-SSRB), run on every ACK in recovery.
+    fn prr_update(&mut self, delivered: u64) {
+        if self.cfg.recovery != Recovery::Prr {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let pipe = self.pipe();
+        let ssthresh = self.win.ssthresh;
+        let sndcnt: i128 = if pipe > ssthresh {
+            // Proportional part: sndcnt = CEIL(prr_delivered * ssthresh /
+            // RecoverFS) - prr_out.
+            let num = self.prr_delivered as u128 * ssthresh as u128;
+            num.div_ceil(self.recover_fs.max(1) as u128) as i128 - self.prr_out as i128
+        } else {
+            // Slow-start reduction bound: limit = MAX(prr_delivered -
+            // prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe, limit).
+            let limit = (self.prr_delivered as i128 - self.prr_out as i128).max(delivered as i128)
+                + self.mss as i128;
+            ((ssthresh - pipe) as i128).min(limit)
+        };
+        self.win.cwnd = pipe + sndcnt.max(0) as u64;
+    }
+
+    fn pipe(&self) -> u64 {
+        self.board.pipe(self.snd_una, self.snd_max, self.high_rxt, self.mss, self.cfg.dupack_threshold)
+    }
+
+    fn in_flight(&self) -> u64 {
+        if self.in_recovery && self.sack_ok {
+            self.pipe()
+        } else {
+            self.snd_nxt - self.snd_una
+        }
+    }
+
+    // ---------------------------------------------------------------
+    // Retransmission timer
+
+    fn on_rto(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.stats.timeouts += 1;
+        match self.state {
+            State::SynSent | State::SynReceived => {
+                // RFC 6298 (5.5) applies to the SYN too.
+                self.rtt.back_off();
+                self.send_syn(now, true, out);
+                return;
+            }
+            _ => {}
+        }
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        if self.rtt.backoff() == 0 {
+            // RFC 5681 (4) on the first timeout of a series; repeated
+            // timeouts of the same data keep ssthresh (RFC 5681 section 3.1).
+            let flight = self.snd_max - self.snd_una;
+            self.win.ssthresh = self.cc.on_rto(now, &self.win, flight);
+        }
+        // RFC 5681 section 3.1: cwnd = LW = 1 SMSS.
+        self.win.cwnd = self.mss;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        // RFC 6582 section 3.2 step 1 / RFC 6675 section 5.1: recovery
+        // point to the highest sequence sent, and clear the scoreboard.
+        self.recover = self.snd_max;
+        self.board.sacked.clear();
+        // Go-back-N from snd_una with slow start.
+        self.snd_nxt = self.snd_una;
+        self.high_rxt = self.snd_una;
+        self.rtt_timing = None;
+        // RFC 6298 (5.5) back off, (5.6) restart the timer when sending.
+        self.rtt.back_off();
+        self.transmit(now, out);
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+
+    // ---------------------------------------------------------------
+    // Sending
+
+    /// Whether a segment `[off, off+len)` carries our FIN.
+    fn fin_at(&self, off: u64, len: u64) -> bool {
+        self.fin_queued && off + len == self.app_end
+    }
+
+    fn transmit(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if !self.synchronized() {
+            return;
+        }
+        loop {
+            let sent = if self.in_recovery && self.sack_ok {
+                self.send_one_sack_recovery(now, out)
+            } else {
+                self.send_one(now, out)
+            };
+            if !sent {
+                break;
+            }
+        }
+    }
+
+    /// Outside SACK recovery: the next byte at `snd_nxt` (new data, or
+    /// go-back-N after a timeout), limited by `min(cwnd, rwnd) - in_flight`.
+    fn send_one(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+        let regoing = self.snd_nxt < self.snd_max;
+        if regoing && self.sack_ok {
+            // Going back after a timeout: skip what the receiver SACKed since.
+            if let Some((_, r)) = self.board.sacked.containing(self.snd_nxt) {
+                self.snd_nxt = r.min(self.snd_max);
+            }
+        }
+        let off = self.snd_nxt;
+        let (mut len, fin) = if off < self.app_end {
+            let mut len = (self.app_end - off).min(self.mss);
+            if self.snd_nxt < self.snd_max && self.sack_ok {
+                len = len.min(self.board.sacked.next_gap(off).1 - off);
+            }
+            (len, self.fin_at(off, len))
+        } else if self.fin_queued && off == self.app_end {
+            (0, true)
+        } else {
+            return false;
+        };
+        let flight = off - self.snd_una;
+        let mut cwnd = self.cc.window(&self.win);
+        if self.cfg.limited_transmit && !self.in_recovery && self.dupacks < self.cfg.dupack_threshold {
+            // RFC 3042: up to two extra segments on the first two dupACKs.
+            cwnd = cwnd.saturating_add(self.dupacks as u64 * self.mss);
+        }
+        let wnd = cwnd.min(self.rwnd);
+        if len > 0 && flight + len > wnd {
+            if flight == 0 && wnd > 0 {
+                // Nothing in flight and a window smaller than the segment:
+                // send what fits rather than stall (no persist timer).
+                len = wnd;
+            } else {
+                return false;
+            }
+        }
+        let fin = fin && off + len == self.app_end;
+        self.emit(now, off, len, fin, out);
+        self.snd_nxt = off + len + fin as u64;
+        true
+    }
+
+    /// In SACK recovery: RFC 6675 section 5 step (C), NextSeg while
+    /// `cwnd - pipe` allows a segment (cwnd set by PRR or = ssthresh).
+    fn send_one_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+        let pipe = self.pipe();
+        if pipe >= self.win.cwnd {
+            return false;
+        }
+        let avail = self.win.cwnd - pipe;
+        let Some((off, len, fin, retransmit)) = self.next_seg() else { return false };
+        if len > avail {
+            return false;
+        }
+        self.emit(now, off, len, fin, out);
+        if retransmit {
+            self.high_rxt = self.high_rxt.max(off + len);
+        } else {
+            self.snd_nxt = off + len + fin as u64;
+        }
+        true
+    }
+
+    /// RFC 6675 section 4, NextSeg(): (offset, length, FIN, is retransmission).
+    fn next_seg(&self) -> Option<(u64, u64, bool, bool)> {
+        let dt = self.cfg.dupack_threshold;
+        let (gap, gap_end) = self.board.sacked.next_gap(self.high_rxt.max(self.snd_una));
+        let gap_len = |limit: u64| self.mss.min(gap_end.min(limit) - gap);
+        // Rule 1: the first lost, not yet retransmitted byte.
+        let lost_end = self.board.lost_below(self.mss, dt);
+        if gap < lost_end {
+            return Some((gap, gap_len(lost_end), false, true));
+        }
+        // Rule 2: new data the receiver window allows.
+        if self.snd_nxt < self.app_end {
+            let len = (self.app_end - self.snd_nxt).min(self.mss);
+            if self.snd_nxt + len <= self.snd_una + self.rwnd {
+                return Some((self.snd_nxt, len, self.fin_at(self.snd_nxt, len), false));
+            }
+        } else if self.fin_queued && self.snd_nxt == self.app_end {
+            return Some((self.snd_nxt, 0, true, false));
+        }
+        // Rule 3: a not-yet-lost hole below the highest SACKed byte.
+        let high = self.board.high_sacked();
+        if gap < high {
+            return Some((gap, gap_len(high), false, true));
+        }
+        None
+    }
+
+    /// Resends the segment at `snd_una` (fast retransmit, NewReno partial ACK).
+    fn retransmit_head(&mut self, now: Time, out: &mut Vec<Segment>) {
+        let off = self.snd_una;
+        let len = self.mss.min(self.app_end.saturating_sub(off)).min(self.snd_max - off);
+        let fin = self.fin_at(off, len) && self.snd_max > self.app_end;
+        if len > 0 || fin {
+            self.emit(now, off, len, fin, out);
+            self.high_rxt = self.high_rxt.max(off + len);
+        }
+    }
+
+    /// Header fields every segment after the handshake carries: ACK, window,
+    /// timestamps, SACK blocks. Sending it satisfies any pending ACK.
+    fn header(&mut self, now: Time, off: u64) -> Segment {
+        let mut opts = Options::default();
+        if self.ts_ok {
+            opts.timestamps = Some((self.ts_val(now), self.ts_recent));
+        }
+        if self.sack_ok {
+            // RFC 2018 section 3: at most 3 blocks next to timestamps.
+            let max = if self.ts_ok { 3 } else { 4 };
+            for &(l, r) in self.ooo.blocks().iter().take(max) {
+                opts.sack.push(self.irs.wrapping_add(l as u32), self.irs.wrapping_add(r as u32));
+            }
+        }
+        let window = self.window_field();
+        self.last_ack_sent = self.rcv_nxt;
+        self.delack_at = None;
+        self.unacked_segs = 0;
+        Segment {
+            seq: self.iss.wrapping_add(off as u32),
+            ack: self.irs.wrapping_add(self.rcv_nxt as u32),
+            flags: TcpFlags::ACK,
+            window,
+            opts,
+            len: 0,
+            retransmission: false,
+        }
+    }
+
+    fn send_ack(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if !self.synchronized() {
+            return;
+        }
+        let seg = self.header(now, self.snd_max);
+        self.stats.segments_sent += 1;
+        self.stats.acks_sent += 1;
+        out.push(seg);
+    }
+
+    /// Puts `[off, off + len)` (and the FIN) on the wire.
+    fn emit(&mut self, now: Time, off: u64, len: u64, fin: bool, out: &mut Vec<Segment>) {
+        let retransmission = off < self.snd_max;
+        let mut seg = self.header(now, off);
+        seg.len = len as u32;
+        if fin {
+            seg.flags = seg.flags | TcpFlags::FIN;
+        }
+        seg.retransmission = retransmission;
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len;
+        let end = off + len + fin as u64;
+        if retransmission {
+            self.stats.segments_retransmitted += 1;
+            self.stats.bytes_retransmitted += len;
+            // Karn: a retransmission spoils the timed segment.
+            if self.rtt_timing.is_some_and(|(e, _)| off < e) {
+                self.rtt_timing = None;
+            }
+        } else if !self.ts_ok && self.rtt_timing.is_none() {
+            self.rtt_timing = Some((end, now));
+        }
+        self.snd_max = self.snd_max.max(end);
+        if self.in_recovery {
+            self.prr_out += len;
+        }
+        // RFC 6298 (5.1): start the timer if it is not running.
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+        out.push(seg);
+    }
+}
