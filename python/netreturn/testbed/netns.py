@@ -112,12 +112,12 @@ class Topology:
         else:
             self._ns(lan)
             sh(["ip", "link", "add", "br0", "type", "bridge"], ns=lan)
-            sh(["ip", "link", "set", "br0", "up"], ns=lan)
+            sh(["ip", "link", "set", "dev", "br0", "up"], ns=lan)
             for k, h in enumerate(hosts):
                 self._veth(h, "eth0", lan, f"p{k}")
-                sh(["ip", "link", "set", f"p{k}", "master", "br0"], ns=lan)
-            self._veth(lan, "up", self.gw, gw_if)
-            sh(["ip", "link", "set", "up", "master", "br0"], ns=lan)
+                sh(["ip", "link", "set", "dev", f"p{k}", "master", "br0"], ns=lan)
+            self._veth(lan, "uplink", self.gw, gw_if)
+            sh(["ip", "link", "set", "dev", "uplink", "master", "br0"], ns=lan)
         for h, a in zip(hosts, addrs):
             sh(["ip", "addr", "add", f"{a}/16", "dev", "eth0"], ns=h)
 
@@ -138,7 +138,7 @@ class Topology:
         sh(["ip", "link", "add", "kbr", "type", "bridge"], ns=self.gw)
         for dev in ("gwa", "gwb"):
             sh(["ip", "link", "set", "dev", dev, "master", "kbr"], ns=self.gw)
-        sh(["ip", "link", "set", "kbr", "up"], ns=self.gw)
+        sh(["ip", "link", "set", "dev", "kbr", "up"], ns=self.gw)
 
     def destroy(self) -> None:
         for ns in reversed(self.namespaces):
