@@ -414,6 +414,7 @@ impl Connection {
         };
         if server {
             self.last_ack_sent = self.rcv_nxt;
+            self.adv_edge = self.rcv_nxt + seg.window as u64;
         }
         self.stats.segments_sent += 1;
         if retransmission {
@@ -974,5 +975,116 @@ impl Connection {
             self.rto_at = Some(now + self.rtt.rto());
         }
         out.push(seg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client and a server after a hand-driven handshake at t = 0.
+    fn established(cfg: &TcpConfig) -> (Connection, Connection) {
+        let mut c = Connection::client(cfg, 1000);
+        let mut s = Connection::server(cfg, 5000);
+        let mut out = Vec::new();
+        c.open(Time::ZERO, &mut out);
+        let syn = out.pop().unwrap();
+        s.on_segment(Time::ZERO, &syn, &mut out);
+        let syn_ack = out.pop().unwrap();
+        c.on_segment(Time::ZERO, &syn_ack, &mut out);
+        let ack = out.pop().unwrap();
+        s.on_segment(Time::ZERO, &ack, &mut out);
+        assert!(c.is_established() && s.is_established() && out.is_empty());
+        (c, s)
+    }
+
+    /// The data segment carrying stream bytes `[k*mss, (k+1)*mss)` from `c`.
+    fn data(c: &Connection, k: u64) -> Segment {
+        Segment {
+            seq: c.iss.wrapping_add(1 + (k * c.mss) as u32),
+            ack: c.irs.wrapping_add(1),
+            flags: TcpFlags::ACK,
+            window: 1000,
+            len: c.mss as u32,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn unwrap_seq_picks_the_offset_nearest_the_reference() {
+        assert_eq!(unwrap_seq(10, 5, 0), 5);
+        // Past the 2^32 wrap: offset 2^32 + 3 from isn 0.
+        assert_eq!(unwrap_seq(3, 0, (1 << 32) - 10), (1 << 32) + 3);
+        // Slightly behind the reference stays behind it.
+        assert_eq!(unwrap_seq(u32::MAX, 0, 1 << 32), (1 << 32) - 1);
+    }
+
+    #[test]
+    fn delayed_ack_is_sent_every_second_segment_or_after_200_ms() {
+        // RFC 5681 section 4.2 / ns-3 DelAckCount = 2, DelAckTimeout = 200 ms.
+        let cfg = TcpConfig { mss: 1000, ..Default::default() };
+        let (c, mut s) = established(&cfg);
+        let mut out = Vec::new();
+        let ms = Time::from_millis;
+        s.on_segment(ms(10), &data(&c, 0), &mut out);
+        assert!(out.is_empty(), "first segment: ACK delayed");
+        assert_eq!(s.next_timer(), Some(ms(210)));
+        s.on_segment(ms(20), &data(&c, 1), &mut out);
+        assert_eq!(out.len(), 1, "second full segment: ACK now");
+        assert_eq!(out[0].ack, c.iss.wrapping_add(2001));
+        assert_eq!(s.next_timer(), None);
+        out.clear();
+        s.on_segment(ms(30), &data(&c, 2), &mut out);
+        s.on_timer(ms(229), &mut out);
+        assert!(out.is_empty(), "early timer call does nothing");
+        s.on_timer(ms(230), &mut out);
+        assert_eq!(out.len(), 1, "200 ms later the delayed ACK goes out");
+        assert_eq!(out[0].ack, c.iss.wrapping_add(3001));
+        out.clear();
+        // Out of order (segment 4 before 3): immediate ACK with a SACK block.
+        s.on_segment(ms(300), &data(&c, 4), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, c.iss.wrapping_add(3001));
+        let b = c.iss.wrapping_add(4001);
+        assert_eq!(out[0].opts.sack.as_slice(), &[(b, b.wrapping_add(1000))]);
+        out.clear();
+        // Filling the hole: immediate ACK for both.
+        s.on_segment(ms(310), &data(&c, 3), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, c.iss.wrapping_add(5001));
+        assert_eq!(out[0].opts.sack.len, 0);
+        assert_eq!(s.stats().bytes_delivered, 5000);
+    }
+
+    #[test]
+    fn window_field_shifted_back_never_exceeds_the_buffer() {
+        // RFC 7323 section 2.3: field << shift == window rounded down.
+        for buf in [1000u64, 65_535, 65_536, 131_072, 200_001, 1 << 20, 60_000_000] {
+            let cfg = TcpConfig { rcv_buf: buf, ..Default::default() };
+            let shift = cfg.wscale_shift();
+            assert!(buf >> shift <= 0xffff, "buf {buf} shift {shift}");
+            assert!(shift == 0 || buf >> (shift - 1) > 0xffff, "smallest shift for {buf}");
+            let (mut c, s) = established(&cfg);
+            let field = c.window_field() as u64;
+            assert_eq!(field << shift, (buf >> shift) << shift);
+            assert!(field << shift <= buf);
+            // The peer reads the same value back.
+            assert_eq!(s.snd_shift, shift);
+        }
+    }
+
+    #[test]
+    fn advertised_window_shrinks_by_held_out_of_order_bytes_without_moving_the_edge_left() {
+        let cfg = TcpConfig { mss: 1000, rcv_buf: 10_000, window_scaling: false, ..Default::default() };
+        let (c, mut s) = established(&cfg);
+        let mut out = Vec::new();
+        s.on_segment(Time::from_millis(1), &data(&c, 2), &mut out);
+        // Right edge stays at rcv_nxt + 10000 although 1000 B are held.
+        assert_eq!(out[0].window, 10_000);
+        out.clear();
+        s.on_segment(Time::from_millis(2), &data(&c, 0), &mut out);
+        // rcv_nxt moved 1000 B right with 1000 B still held: free = 9000,
+        // and the old edge is also 9000 away.
+        assert_eq!(out.last().unwrap().window, 9_000);
     }
 }

@@ -27,7 +27,10 @@ pub struct Link {
     queued: u64,
     in_flight: VecDeque<(Time, Segment)>,
     data_index: u64,
+    ack_index: u64,
     pub loss: Option<LossRule>,
+    /// Like `loss`, for pure ACKs (no payload, no SYN or FIN), indexed apart.
+    pub ack_loss: Option<LossRule>,
     pub dropped: u64,
     pub overflowed: u64,
 }
@@ -43,7 +46,9 @@ impl Link {
             queued: 0,
             in_flight: VecDeque::new(),
             data_index: 0,
+            ack_index: 0,
             loss: None,
+            ack_loss: None,
             dropped: 0,
             overflowed: 0,
         }
@@ -61,6 +66,16 @@ impl Link {
             let i = self.data_index;
             self.data_index += 1;
             if let Some(rule) = self.loss.as_mut() {
+                if rule(i, &seg) {
+                    self.dropped += 1;
+                    return;
+                }
+            }
+        }
+        if seg.seq_len() == 0 {
+            let i = self.ack_index;
+            self.ack_index += 1;
+            if let Some(rule) = self.ack_loss.as_mut() {
                 if rule(i, &seg) {
                     self.dropped += 1;
                     return;
