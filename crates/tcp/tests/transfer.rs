@@ -267,3 +267,20 @@ fn close_sends_a_fin_after_the_data_and_both_ends_finish() {
     assert_eq!(p.server.state(), netreturn_tcp::State::CloseWait);
     assert_eq!(p.server.stats().bytes_delivered, 5_000);
 }
+
+#[test]
+#[ignore = "speed check: cargo test --release -- --ignored --nocapture"]
+fn bulk_transfer_speed() {
+    let c = TcpConfig { mss: 1458, rcv_buf: 1 << 20, ..Default::default() };
+    let mut p = Pair::with_links(
+        &c,
+        &c,
+        Link::new(Time::from_millis(10), 1_000_000_000, 200_000),
+        Link::new(Time::from_millis(10), 1_000_000_000, 200_000),
+    );
+    let t = std::time::Instant::now();
+    assert!(p.transfer(500_000_000, Time::from_secs(600)));
+    let el = t.elapsed().as_secs_f64();
+    let segs = p.client.stats().segments_received + p.server.stats().segments_received;
+    println!("{segs} segment events in {el:.2} s: {:.1} M/s; {:?}", segs as f64 / el / 1e6, p.client.stats());
+}
