@@ -86,7 +86,8 @@ def run(
     seed_list = [seed] if seed is not None else list(range(1, (seeds or info["seeds"]) + 1))
     series_seed = keep_series_seed if keep_series_seed is not None else seed_list[0]
     specs = [
-        RunSpec.make(scenario, {**base, **c}, s, keep_series=(s == series_seed))
+        RunSpec.make(scenario, {**base, **c}, s, keep_series=(s == series_seed),
+                     pcap_dir=(Path(out) / "pcap") if out is not None else None)
         for c in combos
         for s in seed_list
     ]

@@ -33,11 +33,15 @@ class RunSpec:
     overrides: tuple[tuple[str, str], ...] = ()
     seed: int = 1
     keep_series: bool = False
+    # Where pcap captures (scenario `run.pcap`) are written; not part of the key.
+    pcap_dir: str | None = None
 
     @staticmethod
-    def make(scenario: str | Path, overrides: dict | None = None, seed: int = 1, keep_series: bool = False) -> "RunSpec":
+    def make(scenario: str | Path, overrides: dict | None = None, seed: int = 1, keep_series: bool = False,
+             pcap_dir: str | Path | None = None) -> "RunSpec":
         path = str(resolve(scenario))
-        return RunSpec(path, tuple(sorted(overrides_list(overrides))), int(seed), keep_series)
+        return RunSpec(path, tuple(sorted(overrides_list(overrides))), int(seed), keep_series,
+                       str(pcap_dir) if pcap_dir else None)
 
     def key(self) -> str:
         text = Path(self.scenario).read_text()
@@ -69,6 +73,13 @@ def execute(spec: RunSpec) -> dict:
         msg, file, fld, detail = e.args
         raise ScenarioError(msg, file, fld, detail) from None
     r["wall_s"] = time.perf_counter() - t0
+    pcaps = r.pop("pcaps", {})
+    if pcaps and spec.pcap_dir:
+        d = Path(spec.pcap_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        tag = "_".join(f"{k}-{v}" for k, v in spec.overrides) or "run"
+        for name, data in pcaps.items():
+            (d / f"{name.replace('->', '_to_')}_{tag}_seed{spec.seed}.pcap").write_bytes(data)
     r["params"] = spec.params()
     r["scenario"] = spec.scenario
     if not spec.keep_series:

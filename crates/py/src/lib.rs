@@ -155,6 +155,11 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         traces.append(x)?;
     }
     d.set_item("traces", traces)?;
+    let pcaps = PyDict::new(py);
+    for (name, bytes) in &r.pcaps {
+        pcaps.set_item(name, pyo3::types::PyBytes::new(py, bytes))?;
+    }
+    d.set_item("pcaps", pcaps)?;
     Ok(d.into_any().unbind())
 }
 

@@ -138,6 +138,8 @@ pub struct RunResult {
     pub queue_series: (Vec<f64>, Vec<f64>),
     pub traces: Vec<FlowTrace>,
     pub events: u64,
+    /// pcap captures requested in `run.pcap`: (interface name, file bytes).
+    pub pcaps: Vec<(String, Vec<u8>)>,
 }
 
 impl RunResult {
@@ -274,6 +276,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         queue_series: w.queue_series.clone(),
         traces: w.traces.clone(),
         events: w.events_processed(),
+        pcaps: w.ifaces.iter().filter_map(|f| f.pcap.as_ref().map(|p| (f.spec.name.clone(), p.bytes().to_vec()))).collect(),
     }
 }
 

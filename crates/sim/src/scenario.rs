@@ -246,7 +246,7 @@ pub struct RedSpec {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum TopologySpec {
     /// n sources -> R1 -> R2 -> n receivers (seed 000 Fig. 4). Hosts are
     /// `left0..`, `right0..`; groups `left`, `right`; the bottleneck
@@ -301,7 +301,7 @@ impl Default for Dist {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum TrafficSpec {
     /// `count` TCP transfers of `bytes` each (flow i from `from`[i], to
     /// `to`[i], cycling through the groups).
@@ -369,6 +369,25 @@ fn default_port() -> u16 {
 }
 fn default_udp_packet() -> u32 {
     1400
+}
+
+const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "multi-rtt", "graph"];
+const TRAFFIC_KINDS: &[&str] = &["tcp-file", "tcp-bulk", "udp-cbr", "udp-on-off"];
+
+/// Turns `{ kind = "k", rest.. }` into `{ k = { rest.. } }`.
+fn untag(v: &mut toml::Value, at: &str, kinds: &[&str], tags: &mut Vec<(String, String)>) -> Result<(), (String, String)> {
+    let toml::Value::Table(t) = v else {
+        return Err((at.to_string(), "expected a table".into()));
+    };
+    let kind = match t.remove("kind") {
+        Some(toml::Value::String(k)) if kinds.contains(&k.as_str()) => k,
+        Some(other) => return Err((format!("{at}.kind"), format!("unknown kind {other}; allowed: {}", kinds.join(", ")))),
+        None => return Err((format!("{at}.kind"), format!("missing; allowed: {}", kinds.join(", ")))),
+    };
+    let rest = std::mem::take(t);
+    t.insert(kind.clone(), toml::Value::Table(rest));
+    tags.push((at.to_string(), kind));
+    Ok(())
 }
 
 /// Replaces every string `"{name}"` with the parameter's value.
@@ -445,12 +464,33 @@ impl Scenario {
         }
         let mut root = toml::Value::Table(doc);
         substitute(&mut root, &params, "").map_err(|(f, m)| err(&f, m))?;
+        // `kind = "dumbbell"` tables become `{ dumbbell = { ... } }`, which
+        // serde reads as an externally tagged enum and, unlike an internally
+        // tagged one, with the full path of any error inside.
+        let mut tags: Vec<(String, String)> = vec![];
+        if let toml::Value::Table(t) = &mut root {
+            if let Some(v) = t.get_mut("topology") {
+                untag(v, "topology", TOPOLOGY_KINDS, &mut tags).map_err(|(f, m)| err(&f, m))?;
+            }
+            if let Some(toml::Value::Array(a)) = t.get_mut("traffic") {
+                for (i, v) in a.iter_mut().enumerate() {
+                    untag(v, &format!("traffic[{i}]"), TRAFFIC_KINDS, &mut tags).map_err(|(f, m)| err(&f, m))?;
+                }
+            }
+        }
         if let toml::Value::Table(t) = &mut root {
             t.insert("params".into(), toml::Value::Table(params.clone().into_iter().collect()));
         }
         let scenario: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
-            let field = e.path().to_string();
-            let field = if field == "." { String::new() } else { field };
+            let mut field = e.path().to_string();
+            if field == "." {
+                field.clear();
+            }
+            for (at, kind) in &tags {
+                if let Some(rest) = field.strip_prefix(&format!("{at}.{kind}")) {
+                    field = format!("{at}{rest}");
+                }
+            }
             err(&field, e.into_inner().to_string())
         })?;
         scenario.validate().map_err(|(f, m)| err(&f, m))?;

@@ -86,6 +86,8 @@ pub struct Iface {
     pub gateway: Option<Box<WindowGateway>>,
     rng: Rng,
     pub stats: IfaceStats,
+    /// Capture of the packets this interface transmits, when requested.
+    pub pcap: Option<crate::pcap::Pcap>,
 }
 
 impl Iface {
@@ -203,15 +205,15 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
     TcpConfig {
         cc,
         mss: t.segment_size,
-        rcv_buf: t.rcv_buf.0.bytes(t.segment_size) as u32,
-        snd_buf: t.snd_buf.0.bytes(t.segment_size) as u32,
+        rcv_buf: t.rcv_buf.0.bytes(t.segment_size),
+        snd_buf: t.snd_buf.0.bytes(t.segment_size),
         sack: t.sack,
         timestamps: t.timestamps,
         window_scaling: t.window_scaling,
         delayed_ack_count: t.delayed_ack_count,
         delayed_ack_timeout: t.delayed_ack_timeout.0,
         min_rto: t.min_rto.0,
-        initial_cwnd_segments: t.initial_cwnd,
+        initial_cwnd: t.initial_cwnd,
         ..TcpConfig::default()
     }
 }
@@ -263,7 +265,14 @@ impl World {
                 gateway,
                 rng: Rng::derive(seed, 1_000_000 + i as u64),
                 stats: IfaceStats::default(),
+                pcap: None,
             });
+        }
+        for name in &s.run.pcap {
+            let i = topo.iface_by_name(name).ok_or_else(|| {
+                ("run.pcap".to_string(), format!("no interface {name:?}; interfaces look like \"R1->R2\""))
+            })?;
+            ifaces[i as usize].pcap = Some(crate::pcap::Pcap::new());
         }
         let monitor = match &s.run.monitor {
             Some(name) => Some(topo.iface_by_name(name).ok_or_else(|| {
@@ -523,6 +532,17 @@ impl World {
             iface.account_backlog(now);
             iface.busy = true;
             iface.in_tx = pi;
+            if iface.pcap.is_some() {
+                let p = self.pool.slots[pi as usize];
+                let key = if p.udp {
+                    self.udp[p.flow as usize].key
+                } else {
+                    self.view(&p).key
+                };
+                let iface = &mut self.ifaces[i as usize];
+                iface.pcap.as_mut().expect("checked").record(now, &p, key);
+            }
+            let iface = &mut self.ifaces[i as usize];
             let done = now + iface.spec.rate.tx_time(size as u64);
             self.events.schedule(done, Event::TxDone(i));
         } else {

@@ -3,6 +3,7 @@ in network namespaces.
 
     netreturn testbed check
     netreturn testbed run --controller rwm --rate 100mbit --delay 10ms --flows 4 --out DIR
+    netreturn testbed bench --out DIR
     netreturn testbed cleanup
 """
 
@@ -24,6 +25,13 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("check", help="say whether the testbed can run here")
     c = sub.add_parser("cleanup", help="remove namespaces left by a killed run")
     c.add_argument("--prefix", default="nrtb")
+    b = sub.add_parser("bench", help="kernel bridge vs gateway vs gateway+controller")
+    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--seconds", type=float, default=5.0)
+    b.add_argument("--streams", type=int, default=1)
+    b.add_argument("--pings", type=int, default=200)
+    b.add_argument("--mode", action="append", default=None, choices=["kernel", "gateway", "gateway+rwm"])
+    b.add_argument("--gateway-bin", default=None)
     r = sub.add_parser("run", help="one experiment")
     r.add_argument("--out", type=Path, required=True, help="output directory (CSV, JSON)")
     r.add_argument("--mode", choices=["gateway", "kernel"], default="gateway",
@@ -69,6 +77,16 @@ def main(argv: list[str] | None = None) -> int:
         for ns in leftover_namespaces(a.prefix):
             sh(["ip", "netns", "del", ns], check=False)
             print("removed", ns)
+        return 0
+    if a.cmd == "bench":
+        from .bench import bench, format_table
+
+        try:
+            rows = bench(a.out, a.seconds, a.streams, a.pings, a.mode, a.gateway_bin)
+        except TestbedError as e:
+            print(f"netreturn testbed: {e}", file=sys.stderr)
+            return 1
+        print(format_table(rows))
         return 0
     cfg = RunConfig(out=a.out, senders=a.senders, receivers=a.receivers, flows=a.flows,
                     nbytes=a.nbytes, cc=a.cc, mode=a.mode, controller=a.controller, ctl=a.ctl,
