@@ -46,8 +46,7 @@ class Results:
 
     @property
     def summary(self):
-        df = self.runs.drop(columns=[c for c in self.runs.columns if c not in self.group_keys and c != "seed" and self.runs[c].dtype == object])
-        return report.summarize(df, self.group_keys)
+        return report.summarize(self.runs, self.group_keys)
 
     def table(self) -> str:
         return report.table_text(self.summary, self.group_keys)

@@ -42,7 +42,7 @@ def summarize(df, group_keys: Sequence[str]):
             gkey = (gkey,)
         base = dict(zip(group_keys, gkey))
         for col in df.columns:
-            if col in group_keys or col == "seed" or df[col].dtype == object:
+            if col in group_keys or col == "seed" or not pd.api.types.is_numeric_dtype(df[col]):
                 continue
             m, h, n = mean_ci(g[col].tolist())
             rows.append({**base, "metric": col, "mean": m, "ci95": h, "n": n})

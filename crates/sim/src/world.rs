@@ -81,8 +81,10 @@ pub struct Iface {
     pub reverse: u32,
     pub queue: Fifo<u32>,
     pub capacity_bytes: u64,
-    busy: bool,
-    in_tx: u32,
+    /// End of the current transmission.
+    busy_until: Time,
+    /// A `TxDone` event is scheduled for `busy_until`.
+    tx_pending: bool,
     pub gateway: Option<Box<WindowGateway>>,
     rng: Rng,
     pub stats: IfaceStats,
@@ -260,8 +262,8 @@ impl World {
                 reverse: (i ^ 1) as u32,
                 queue: Fifo::new(discipline),
                 capacity_bytes,
-                busy: false,
-                in_tx: 0,
+                busy_until: Time::ZERO,
+                tx_pending: false,
                 gateway,
                 rng: Rng::derive(seed, 1_000_000 + i as u64),
                 stats: IfaceStats::default(),
@@ -510,8 +512,14 @@ impl World {
             return;
         }
         iface.account_backlog(now);
-        if !iface.busy {
-            self.start_tx(out);
+        if !iface.tx_pending {
+            if now >= iface.busy_until {
+                self.start_tx(out);
+            } else {
+                iface.tx_pending = true;
+                let at = iface.busy_until;
+                self.events.schedule(at, Event::TxDone(out));
+            }
         }
     }
 
@@ -522,47 +530,45 @@ impl World {
         self.counts(&p).lost += 1;
     }
 
+    /// Starts serializing the head of interface `i`'s queue. The packet's
+    /// arrival at the far end is scheduled at once (departure + propagation);
+    /// a `TxDone` event is needed only when more packets wait behind it, so
+    /// an idle link costs one event per packet instead of two.
     fn start_tx(&mut self, i: u32) {
         let now = self.now;
         let iface = &mut self.ifaces[i as usize];
-        if let Some((pi, size, ev)) = iface.queue.dequeue(now) {
-            if let Some(gw) = iface.gateway.as_mut() {
-                gw.on_queue(now, &ev);
-            }
-            iface.account_backlog(now);
-            iface.busy = true;
-            iface.in_tx = pi;
-            if iface.pcap.is_some() {
-                let p = self.pool.slots[pi as usize];
-                let key = if p.udp {
-                    self.udp[p.flow as usize].key
-                } else {
-                    self.view(&p).key
-                };
-                let iface = &mut self.ifaces[i as usize];
-                iface.pcap.as_mut().expect("checked").record(now, &p, key);
-            }
-            let iface = &mut self.ifaces[i as usize];
-            let done = now + iface.spec.rate.tx_time(size as u64);
-            self.events.schedule(done, Event::TxDone(i));
-        } else {
-            iface.busy = false;
+        let Some((pi, size, ev)) = iface.queue.dequeue(now) else {
+            return;
+        };
+        if let Some(gw) = iface.gateway.as_mut() {
+            gw.on_queue(now, &ev);
         }
-    }
-
-    fn tx_done(&mut self, i: u32) {
+        iface.account_backlog(now);
+        if iface.pcap.is_some() {
+            let p = self.pool.slots[pi as usize];
+            let key = if p.udp { self.udp[p.flow as usize].key } else { self.view(&p).key };
+            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(now, &p, key);
+        }
         let iface = &mut self.ifaces[i as usize];
-        let pi = iface.in_tx;
-        let size = self.pool.slots[pi as usize].size;
+        let done = now + iface.spec.rate.tx_time(size as u64);
+        iface.busy_until = done;
         iface.stats.tx_bytes += size as u64;
         iface.stats.tx_packets += 1;
         if iface.rng.bernoulli(iface.spec.loss) {
             iface.stats.loss_drops += 1;
             self.drop_packet(pi);
         } else {
-            let at = self.now + iface.spec.delay;
-            self.events.schedule(at, Event::Arrive(i, pi));
+            self.events.schedule(done + iface.spec.delay, Event::Arrive(i, pi));
         }
+        let iface = &mut self.ifaces[i as usize];
+        if !iface.queue.is_empty() {
+            iface.tx_pending = true;
+            self.events.schedule(done, Event::TxDone(i));
+        }
+    }
+
+    fn tx_done(&mut self, i: u32) {
+        self.ifaces[i as usize].tx_pending = false;
         self.start_tx(i);
     }
 

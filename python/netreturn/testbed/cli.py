@@ -32,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--pings", type=int, default=200)
     b.add_argument("--mode", action="append", default=None, choices=["kernel", "gateway", "gateway+rwm"])
     b.add_argument("--gateway-bin", default=None)
+    b.add_argument("--no-pin", action="store_true", help="do not pin the gateway / steer host receive (RPS)")
     r = sub.add_parser("run", help="one experiment")
     r.add_argument("--out", type=Path, required=True, help="output directory (CSV, JSON)")
     r.add_argument("--mode", choices=["gateway", "kernel"], default="gateway",
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import bench, format_table
 
         try:
-            rows = bench(a.out, a.seconds, a.streams, a.pings, a.mode, a.gateway_bin)
+            rows = bench(a.out, a.seconds, a.streams, a.pings, a.mode, a.gateway_bin, pin=not a.no_pin)
         except TestbedError as e:
             print(f"netreturn testbed: {e}", file=sys.stderr)
             return 1

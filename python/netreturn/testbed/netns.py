@@ -70,6 +70,11 @@ class Topology:
     prefix: str
     senders: int = 1
     receivers: int = 1
+    #: If set (hex CPU mask), end hosts process received frames on these
+    #: CPUs (RPS). With veth, a frame the bridge transmits is otherwise
+    #: processed by the receiving host's whole TCP stack inside the bridge's
+    #: own send call, so the bridge's CPU would pay for the end hosts too.
+    rps_mask: str | None = None
     namespaces: list[str] = field(default_factory=list)
 
     @property
@@ -120,6 +125,8 @@ class Topology:
             sh(["ip", "link", "set", "dev", "uplink", "master", "br0"], ns=lan)
         for h, a in zip(hosts, addrs):
             sh(["ip", "addr", "add", f"{a}/16", "dev", "eth0"], ns=h)
+            if self.rps_mask:
+                sh(["sh", "-c", f"echo {self.rps_mask} > /sys/class/net/eth0/queues/rx-0/rps_cpus"], ns=h)
 
     def create(self) -> None:
         try:
@@ -150,6 +157,16 @@ class Topology:
                     pass
             sh(["ip", "netns", "del", ns], check=False)
         self.namespaces.clear()
+
+
+def cpu_plan(n_cpus: int | None = None) -> tuple[int | None, str | None]:
+    """(CPU for the gateway, RPS mask of the other CPUs) on a multi-core
+    machine: the bridge gets a core of its own; (None, None) on one core."""
+    n = n_cpus or os.cpu_count() or 1
+    if n < 2:
+        return None, None
+    mask = ((1 << n) - 1) & ~1
+    return 0, format(mask, "x")
 
 
 def leftover_namespaces(prefix: str = "nrtb") -> list[str]:

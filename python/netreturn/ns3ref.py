@@ -1,0 +1,492 @@
+"""ns-3 3.44 reference run of EWT scenario 2 (SPEC.md 5.1), for validation.
+
+This module builds the EWT paper's scenario-2 dumbbell in ns-3 3.44 (the PyPI
+package ``ns3==3.44.post0``, cppyy bindings) and reports the same headline
+metrics as our simulator, so the two can be compared side by side and timed.
+
+* ``run_ns3(...)`` runs ns-3 in a **subprocess** (this file executed as a
+  script, ``python ns3ref.py ... --json``; ``python -m netreturn.ns3ref`` is
+  the same once the package is installed), so a crash in ns-3 or cppyy, or a
+  hang, cannot take the caller down. Nothing from ns-3 is imported when this
+  module is imported.
+* ``available()`` says whether the ``ns3`` package is installed (without
+  importing it: importing it parses ns-3's headers with cling, ~10-15 s).
+
+The ns-3 configuration (every setting and every trap) is documented in
+docs/validation.md. In short: CUBIC (ns-3 defaults: PRR, SACK, timestamps,
+window scaling, IW 10, delayed ACK 2 / 200 ms, min RTO 1 s), segment 1458 B,
+socket buffers 1 MB, point-to-point MTU 1600 (a 1458-byte segment with
+timestamps is a 1510-byte IP packet), no queue disc anywhere except R1's
+bottleneck egress (the device's own 100-packet DropTail queue is the queue on
+every other interface, FqCoDel removed), and on R1's bottleneck egress a
+FifoQueueDisc of 97 000 B (DropTail) or a RedQueueDisc (byte mode, MinTh =
+B/12, MaxTh = B/4, QW 0.002, LInterm 50, gentle off, wait off,
+MeanPktSize 1510 so ns-3's byte-mode scaling is 1 for full TCP segments) with
+the device queue under it cut to 1 packet.
+
+Trace sinks (PacketSink Rx, TCP Tx/Retransmission, bottleneck PhyTxEnd) and
+the stop test are C++ compiled by cling at run time (``cppyy.cppdef``): a
+Python callback per packet would dominate the run time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Optional
+
+__all__ = ["available", "run_ns3", "main"]
+
+# Scenario 2 constants (scenarios/ewt/scenario2.toml).
+ACCESS_RATE = "100Mbps"
+ACCESS_DELAY = "1ms"  # 2 ms RTT
+BOTTLENECK_RATE_BPS = 45_000_000
+BOTTLENECK_DELAY = "40ms"  # 80 ms RTT
+RECEIVER_RATE = "100Mbps"
+RECEIVER_DELAY = "1ms"
+BUFFER_BYTES = 97_000
+SEGMENT = 1458
+SOCKET_BUF = 1_000_000
+UDP_RATE = "13.35Mbps"
+UDP_PAYLOAD = 1400
+MTU = 1600
+# IP packet of a full data segment: 20 (IP) + 20 (TCP) + 12 (timestamps) + 1458.
+FULL_PACKET = 20 + 20 + 12 + SEGMENT
+PPP_HEADER = 2
+
+
+def available() -> bool:
+    """True when the ``ns3`` PyPI package is installed (not imported here)."""
+    try:
+        return importlib.util.find_spec("ns3") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def run_ns3(
+    flows: int,
+    queue: str = "droptail",
+    seed: int = 1,
+    file_bytes: int = 5_000_000,
+    udp: bool = True,
+    stop_s: float = 600.0,
+    *,
+    flowmon: bool = True,
+    timeout_s: Optional[float] = None,
+) -> dict:
+    """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
+
+    Keys follow our summary metric names: ``tcp_loss_pct``, ``udp_loss_pct``,
+    ``goodput_mean_mbps``, ``fct_mean_s``, ``fct_max_s``, ``jain_goodput``,
+    ``tcp_efficiency_pct``, ``utilization``, ``flows_completed``,
+    ``sim_time_s``, ``wall_s`` (wall time of ``Simulator::Run()`` only),
+    ``events`` (``Simulator::GetEventCount()``), plus ``setup_s`` and
+    ``process_wall_s`` and per-flow lists. ``flowmon=False`` drops the
+    FlowMonitor (no loss ratios then) to time ns-3 alone.
+    Raises ``RuntimeError`` if the subprocess fails.
+    """
+    if queue not in ("droptail", "red"):
+        raise ValueError(f"queue must be 'droptail' or 'red', not {queue!r}")
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--flows", str(int(flows)),
+        "--queue", queue,
+        "--seed", str(int(seed)),
+        "--file-bytes", str(int(file_bytes)),
+        "--stop", repr(float(stop_s)),
+        "--json",
+    ]
+    if not udp:
+        cmd.append("--no-udp")
+    if not flowmon:
+        cmd.append("--no-flowmon")
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    took = time.perf_counter() - t0
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        tail = "\n".join((p.stderr or "").splitlines()[-20:])
+        raise RuntimeError(f"ns-3 run failed (exit {p.returncode}): {' '.join(cmd)}\n{tail}")
+    out = json.loads(lines[-1])
+    out["process_wall_s"] = took
+    return out
+
+
+# --------------------------------------------------------------------------
+# Everything below runs inside the subprocess.
+
+_CPP = r"""
+#include "ns3/core-module.h"
+#include "ns3/network-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/applications-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+#include <vector>
+
+namespace netreturn_ns3 {
+using namespace ns3;
+
+struct State {
+    std::vector<uint64_t> rx, tx, retx;
+    std::vector<double> done;
+    uint64_t fileBytes = 0;
+    uint32_t remaining = 0;
+    uint64_t bnBytes = 0, bnPackets = 0;
+    uint32_t bnMax = 0;
+    double lastDone = -1;
+};
+static State S;
+
+void Reset(uint32_t n, uint64_t fileBytes) {
+    S = State();
+    S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
+    S.done.assign(n, -1.0);
+    S.fileBytes = fileBytes;
+    S.remaining = n;
+}
+
+static void SinkRx(uint32_t i, Ptr<const Packet> p, const Address&) {
+    S.rx[i] += p->GetSize();
+    if (S.done[i] < 0 && S.rx[i] >= S.fileBytes) {
+        S.done[i] = Simulator::Now().GetSeconds();
+        S.lastDone = S.done[i];
+        if (--S.remaining == 0) {
+            Simulator::Stop();  // every file delivered: end of the run
+        }
+    }
+}
+
+static void SockTx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>) {
+    S.tx[i] += p->GetSize();
+}
+
+static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
+                     const Address&, Ptr<const TcpSocketBase>) {
+    S.retx[i] += p->GetSize();
+}
+
+static void BnTx(Ptr<const Packet> p) {
+    S.bnBytes += p->GetSize();
+    S.bnPackets += 1;
+    if (p->GetSize() > S.bnMax) S.bnMax = p->GetSize();
+}
+
+// Root queue discs installed over all devices of all nodes (expect 1: R1's
+// bottleneck egress), and the largest packet seen on the bottleneck.
+uint32_t CountQueueDiscs() {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < NodeList::GetNNodes(); i++) {
+        Ptr<Node> node = NodeList::GetNode(i);
+        Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
+        for (uint32_t d = 0; d < node->GetNDevices(); d++) {
+            if (tc && tc->GetRootQueueDiscOnDevice(node->GetDevice(d))) n++;
+        }
+    }
+    return n;
+}
+uint32_t BnMax() { return S.bnMax; }
+
+void ConnectSink(uint32_t i, Ptr<Application> app) {
+    app->TraceConnectWithoutContext("Rx", MakeBoundCallback(&SinkRx, i));
+}
+
+static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
+    Ptr<Socket> s = app->GetSocket();
+    if (!s) return;
+    s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
+    s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
+}
+
+// BulkSend creates its socket in StartApplication: hook it just after.
+void ScheduleHook(uint32_t i, Ptr<Application> app, double startS) {
+    Ptr<BulkSendApplication> b = DynamicCast<BulkSendApplication>(app);
+    Simulator::Schedule(Seconds(startS) + NanoSeconds(1), &HookSocket, i, b);
+}
+
+void SetDeviceQueue(Ptr<NetDevice> dev, std::string size) {
+    Ptr<PointToPointNetDevice> p = DynamicCast<PointToPointNetDevice>(dev);
+    p->GetQueue()->SetMaxSize(QueueSize(size));
+}
+
+void ConnectBottleneck(Ptr<NetDevice> dev) {
+    dev->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&BnTx));
+}
+
+uint64_t Rx(uint32_t i) { return S.rx[i]; }
+uint64_t Tx(uint32_t i) { return S.tx[i]; }
+uint64_t Retx(uint32_t i) { return S.retx[i]; }
+double Done(uint32_t i) { return S.done[i]; }
+uint64_t BnBytes() { return S.bnBytes; }
+uint64_t BnPackets() { return S.bnPackets; }
+uint32_t Remaining() { return S.remaining; }
+}
+"""
+
+
+def _jain(xs: list[float]) -> float:
+    s, s2 = sum(xs), sum(x * x for x in xs)
+    return s * s / (len(xs) * s2) if xs and s2 > 0 else math.nan
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, stop_s: float,
+              flowmon: bool = True) -> dict[str, Any]:
+    t_setup = time.perf_counter()
+    from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
+    import cppyy  # noqa: PLC0415
+
+    cppyy.cppdef(_CPP)
+    cpp = cppyy.gbl.netreturn_ns3
+
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(int(seed))
+
+    # ---- TCP: ns-3 3.44 defaults made explicit, plus the paper's settings.
+    sd = ns.Config.SetDefault
+    sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpCubic")))
+    sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpPrrRecovery")))
+    sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT))
+    sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUF))
+    sd("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(SOCKET_BUF))
+    sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
+    sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
+    sd("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MilliSeconds(200)))
+    sd("ns3::TcpSocket::TcpNoDelay", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
+    sd("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1)))
+    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(True))
+    sd("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(False))
+
+    # ---- Bottleneck queue disc (R1 -> R2): set by attribute defaults so the
+    # helper needs no variadic template call through cppyy.
+    if queue == "droptail":
+        qd_type = "ns3::FifoQueueDisc"
+        sd("ns3::FifoQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{BUFFER_BYTES}B")))
+    else:
+        qd_type = "ns3::RedQueueDisc"
+        sd("ns3::RedQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{BUFFER_BYTES}B")))
+        sd("ns3::RedQueueDisc::MinTh", ns.DoubleValue(BUFFER_BYTES // 12))
+        sd("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(BUFFER_BYTES // 4))
+        sd("ns3::RedQueueDisc::QW", ns.DoubleValue(0.002))
+        sd("ns3::RedQueueDisc::LInterm", ns.DoubleValue(50.0))  # max_p = 1/50
+        sd("ns3::RedQueueDisc::Gentle", ns.BooleanValue(False))
+        sd("ns3::RedQueueDisc::Wait", ns.BooleanValue(False))
+        sd("ns3::RedQueueDisc::UseHardDrop", ns.BooleanValue(True))
+        sd("ns3::RedQueueDisc::ARED", ns.BooleanValue(False))
+        sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(FULL_PACKET))
+        sd("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(BOTTLENECK_RATE_BPS)))
+        sd("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Time(BOTTLENECK_DELAY)))
+
+    # ---- Topology: left_i -- R1 == R2 -- right_i.
+    left, right, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
+    left.Create(flows)
+    right.Create(flows)
+    routers.Create(2)
+    stack = ns.InternetStackHelper()
+    stack.Install(left)
+    stack.Install(right)
+    stack.Install(routers)
+    r1, r2 = routers.Get(0), routers.Get(1)
+
+    def p2p(rate: str, delay: str, qsize: str) -> Any:
+        h = ns.PointToPointHelper()
+        h.SetDeviceAttribute("DataRate", ns.StringValue(rate))
+        h.SetDeviceAttribute("Mtu", ns.UintegerValue(MTU))
+        h.SetChannelAttribute("Delay", ns.StringValue(delay))
+        h.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue(qsize))
+        return h
+
+    addr = ns.Ipv4AddressHelper()
+    tch_none = ns.TrafficControlHelper()
+    access, receivers = p2p(ACCESS_RATE, ACCESS_DELAY, "100p"), p2p(RECEIVER_RATE, RECEIVER_DELAY, "100p")
+    left_if, right_if = [], []
+    for i in range(flows):
+        d = access.Install(left.Get(i), r1)
+        addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        left_if.append(addr.Assign(d))
+        # Assign() installed FqCoDel on both ends: remove it, so the device's
+        # own 100-packet DropTail queue is the queue.
+        tch_none.Uninstall(d)
+        d = receivers.Install(r2, right.Get(i))
+        addr.SetBase(ns.Ipv4Address(f"10.3.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        right_if.append(addr.Assign(d))
+        tch_none.Uninstall(d)
+
+    # Bottleneck: the queue disc holds the buffer; the device queue under it
+    # is one packet (else 100 more packets would hide below the queue disc).
+    # The reverse direction (R2 -> R1, ACKs) is a plain 100p device queue.
+    bn = p2p(f"{BOTTLENECK_RATE_BPS}bps", BOTTLENECK_DELAY, "100p").Install(r1, r2)
+    cpp.SetDeviceQueue(bn.Get(0), "1p")
+    tch_bn = ns.TrafficControlHelper()
+    tch_bn.SetRootQueueDisc(qd_type)
+    qdiscs = tch_bn.Install(bn.Get(0))
+    addr.SetBase(ns.Ipv4Address("10.2.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    addr.Assign(bn)
+    tch_none.Uninstall(bn.Get(1))
+    # R2's egress towards R1 (ACKs) keeps the plain 100p DropTail device queue.
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+
+    n_qdiscs = int(cpp.CountQueueDiscs())
+    if n_qdiscs != 1:
+        raise RuntimeError(f"expected one queue disc (R1's bottleneck egress), found {n_qdiscs}")
+    cpp.Reset(flows, file_bytes)
+    cpp.ConnectBottleneck(bn.Get(0))
+
+    # ---- Applications.
+    start = ns.CreateObject[ns.UniformRandomVariable]()
+    start.SetAttribute("Min", ns.DoubleValue(1.0))
+    start.SetAttribute("Max", ns.DoubleValue(8.0))
+    port = 5000
+    starts = []
+    for i in range(flows):
+        dst = right_if[i].GetAddress(1)
+        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
+                                   ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
+        sapp = sink.Install(right.Get(i))
+        sapp.Start(ns.Seconds(0.0))
+        cpp.ConnectSink(i, sapp.Get(0))
+        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(dst, port).ConvertTo())
+        bulk.SetAttribute("MaxBytes", ns.UintegerValue(file_bytes))
+        bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT))
+        bapp = bulk.Install(left.Get(i))
+        t = start.GetValue()
+        starts.append(t)
+        bapp.Start(ns.Seconds(t))
+        cpp.ScheduleHook(i, bapp.Get(0), t)
+
+    udp_port = 6000
+    if udp:
+        usink = ns.PacketSinkHelper("ns3::UdpSocketFactory",
+                                    ns.InetSocketAddress(ns.Ipv4Address.GetAny(), udp_port).ConvertTo())
+        usink.Install(right.Get(0)).Start(ns.Seconds(0.0))
+        onoff = ns.OnOffHelper("ns3::UdpSocketFactory",
+                               ns.InetSocketAddress(right_if[0].GetAddress(1), udp_port).ConvertTo())
+        onoff.SetAttribute("DataRate", ns.DataRateValue(ns.DataRate(UDP_RATE)))
+        onoff.SetAttribute("PacketSize", ns.UintegerValue(UDP_PAYLOAD))
+        onoff.SetAttribute("OnTime", ns.StringValue("ns3::ConstantRandomVariable[Constant=1e9]"))
+        onoff.SetAttribute("OffTime", ns.StringValue("ns3::ConstantRandomVariable[Constant=0]"))
+        onoff.Install(left.Get(0)).Start(ns.Seconds(0.0))
+
+    monitor = helper = None
+    if flowmon:
+        helper = ns.FlowMonitorHelper()
+        monitor = helper.InstallAll()
+
+    ns.Simulator.Stop(ns.Seconds(stop_s))  # cap; the last sink stops it earlier
+    setup_s = time.perf_counter() - t_setup
+    t0 = time.perf_counter()
+    ns.Simulator.Run()
+    wall = time.perf_counter() - t0
+    now = ns.Simulator.Now().GetSeconds()
+    events = int(ns.Simulator.GetEventCount())
+
+    # ---- Metrics (definitions of crates/sim/src/metrics.rs).
+    fcts, goodputs, effs, per_flow = [], [], [], []
+    for i in range(flows):
+        done = float(cpp.Done(i))
+        rx = int(cpp.Rx(i))
+        fct = done - starts[i] if done >= 0 else math.nan
+        active = fct if done >= 0 else max(now - starts[i], 0.0)
+        gp = rx * 8 / active / 1e6 if active > 0 else 0.0
+        tx, retx = int(cpp.Tx(i)), int(cpp.Retx(i))
+        eff = (tx - min(retx, tx)) / tx * 100 if tx else 100.0
+        if done >= 0:
+            fcts.append(fct)
+        goodputs.append(gp)
+        effs.append(eff)
+        per_flow.append({"flow": i, "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
+                         "bytes_delivered": rx, "bytes_sent": tx, "bytes_retransmitted": retx,
+                         "efficiency_pct": eff})
+
+    out: dict[str, Any] = {
+        "simulator": "ns-3 3.44 (PyPI ns3==3.44.post0, cppyy bindings)",
+        "flows": flows, "queue": queue, "seed": seed, "file_bytes": file_bytes, "udp": udp,
+        "tcp_flows": flows,
+        "flows_completed": len(fcts),
+        "goodput_mean_mbps": _mean(goodputs),
+        "fct_mean_s": _mean(fcts),
+        "fct_max_s": max(fcts) if fcts else math.nan,
+        "jain_goodput": _jain(goodputs),
+        "tcp_efficiency_pct": _mean(effs),
+        # Span = first start (UDP at 0 s, else the first TCP start) to the end.
+        "utilization": ((int(cpp.BnBytes()) - PPP_HEADER * int(cpp.BnPackets())) * 8
+                        / (BOTTLENECK_RATE_BPS * (now - (0.0 if udp else min(starts)))))
+        if now > 0 else math.nan,
+        "sim_time_s": now,
+        "wall_s": wall,
+        "setup_s": setup_s,
+        "events": events,
+        "per_flow": per_flow,
+    }
+    qd = qdiscs.Get(0)
+    st = qd.GetStats()
+    out["queue_drops"] = int(st.nTotalDroppedPackets)
+    out["queue_discs_installed"] = n_qdiscs
+    out["bottleneck_max_packet_bytes"] = int(cpp.BnMax()) - PPP_HEADER
+
+    if monitor is not None:
+        monitor.CheckForLostPackets()
+        classifier = helper.GetClassifier()
+        classifier = ns.DynamicCast[ns.Ipv4FlowClassifier](classifier)
+        stats = monitor.GetFlowStats()
+        trecv = tlost = urecv = ulost = usent = 0
+        for fid, fs in stats:
+            proto = classifier.FindFlow(fid).protocol
+            if proto == 6:
+                trecv += fs.rxPackets
+                tlost += fs.lostPackets
+            elif proto == 17:
+                urecv += fs.rxPackets
+                ulost += fs.lostPackets
+                usent += fs.txPackets
+        out["tcp_loss_pct"] = tlost / (trecv + tlost) * 100 if trecv + tlost else 0.0
+        out["udp_loss_pct"] = (ulost / (urecv + ulost) * 100 if urecv + ulost else 0.0) if udp else math.nan
+        out["udp_efficiency_pct"] = (urecv / usent * 100 if usent else 100.0) if udp else math.nan
+        out["tcp_packets_received"] = trecv
+        out["tcp_packets_lost"] = tlost
+        out["udp_packets_received"] = urecv
+        out["udp_packets_lost"] = ulost
+    else:
+        out["tcp_loss_pct"] = out["udp_loss_pct"] = math.nan
+    ns.Simulator.Destroy()
+    return out
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description="EWT scenario 2 in ns-3 3.44 (reference run)")
+    ap.add_argument("--flows", type=int, default=31)
+    ap.add_argument("--queue", choices=["droptail", "red"], default="droptail")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--file-bytes", type=int, default=5_000_000)
+    ap.add_argument("--stop", type=float, default=600.0, help="cap on simulated time, s")
+    ap.add_argument("--no-udp", action="store_true")
+    ap.add_argument("--no-flowmon", action="store_true", help="no FlowMonitor (timing only; no loss ratios)")
+    ap.add_argument("--json", action="store_true", help="print one JSON line")
+    a = ap.parse_args(argv)
+    out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, not a.no_udp, a.stop, not a.no_flowmon)
+    if a.json:
+        sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
+    else:
+        for k, v in out.items():
+            if k != "per_flow":
+                print(f"{k:22s} {v}")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
