@@ -32,6 +32,8 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --duration SECS      stop after this long (default: until SIGINT/SIGTERM)
   --max-frame BYTES    frames above this pass untouched (default 1518)
   --spin-us US         busy-poll when the next departure is this close (default 50)
+  --idle-spin-us US    keep busy-polling this long after the last frame before
+                       sleeping (default 0: sleep at once; costs CPU, saves wake-ups)
   --batch N            frames per recvmmsg/sendmmsg (default 64)
 
 Signals: SIGUSR1 prints the counters to stderr; SIGINT/SIGTERM stop and print
@@ -59,6 +61,7 @@ pub struct Args {
     pub duration: Option<Time>,
     pub max_frame: usize,
     pub spin: Time,
+    pub idle_spin: Time,
     pub batch: usize,
 }
 
@@ -199,6 +202,7 @@ impl Args {
             duration: None,
             max_frame: crate::pipeline::DEFAULT_MAX_FRAME,
             spin: Time::from_micros(50),
+            idle_spin: Time::ZERO,
             batch: 64,
         };
         let (mut rate_ba, mut delay_ba) = (None, None);
@@ -232,6 +236,9 @@ impl Args {
                 "--max-frame" => a.max_frame = val()?.parse().map_err(|_| "bad --max-frame".to_string())?,
                 "--spin-us" => {
                     a.spin = Time::from_micros(val()?.parse().map_err(|_| "bad --spin-us".to_string())?)
+                }
+                "--idle-spin-us" => {
+                    a.idle_spin = Time::from_micros(val()?.parse().map_err(|_| "bad --idle-spin-us".to_string())?)
                 }
                 "--batch" => a.batch = val()?.parse::<usize>().map_err(|_| "bad --batch".to_string())?.clamp(1, 1024),
                 other => return Err(format!("unknown flag '{other}'")),

@@ -290,6 +290,7 @@ pub fn run<H: WindowHook>(
     let end = args.duration.map(|d| start + d);
     let mut next_stats = start;
     let mut armed: Option<Time> = None;
+    let mut last_rx = start;
     let json = |p: &Pipeline<H>| p.stats().to_json(&extra(p));
 
     while !STOP.load(Ordering::Relaxed) {
@@ -336,11 +337,16 @@ pub fn run<H: WindowHook>(
             }
         }
         if got > 0 {
+            last_rx = now;
             continue; // more may be waiting: read again before sleeping
         }
         let now = monotonic_now();
         let mut timeout_ms: libc::c_int = 1000;
+        // --idle-spin-us: keep polling a little after the last frame, so
+        // the next frame of a busy stream does not pay for a wake-up.
+        let spinning = now < last_rx + args.idle_spin;
         match pipe.next_wakeup() {
+            _ if spinning => timeout_ms = 0,
             Some(w) if w <= now + args.spin => timeout_ms = 0,
             Some(w) => {
                 if armed != Some(w) {
