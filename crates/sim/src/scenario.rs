@@ -145,6 +145,29 @@ pub struct TcpSpec {
     pub min_rto: TimeQ,
     #[serde(default = "default_iw")]
     pub initial_cwnd: u32,
+    /// Loss recovery with SACK: PRR (RFC 6937, ns-3's default) or the
+    /// classic RFC 6675 `cwnd = ssthresh`.
+    #[serde(default = "default_recovery")]
+    pub recovery: RecoveryName,
+    /// CUBIC switches (RFC 9438): HyStart, fast convergence, Reno-friendly
+    /// region.
+    #[serde(default = "yes")]
+    pub hystart: bool,
+    #[serde(default = "yes")]
+    pub fast_convergence: bool,
+    #[serde(default = "yes")]
+    pub tcp_friendliness: bool,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryName {
+    Prr,
+    Classic,
+}
+
+fn default_recovery() -> RecoveryName {
+    RecoveryName::Prr
 }
 
 fn default_cc() -> CcName {

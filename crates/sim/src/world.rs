@@ -202,7 +202,12 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         CcName::None => CcKind::None,
         CcName::Reno => CcKind::Reno,
         CcName::NewReno => CcKind::NewReno,
-        CcName::Cubic => CcKind::Cubic(Default::default()),
+        CcName::Cubic => CcKind::Cubic(netreturn_tcp::CubicConfig {
+            hystart: t.hystart,
+            fast_convergence: t.fast_convergence,
+            tcp_friendliness: t.tcp_friendliness,
+            ..Default::default()
+        }),
     };
     TcpConfig {
         cc,
@@ -216,6 +221,10 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         delayed_ack_timeout: t.delayed_ack_timeout.0,
         min_rto: t.min_rto.0,
         initial_cwnd: t.initial_cwnd,
+        recovery: match t.recovery {
+            crate::scenario::RecoveryName::Prr => netreturn_tcp::Recovery::Prr,
+            crate::scenario::RecoveryName::Classic => netreturn_tcp::Recovery::Classic,
+        },
         ..TcpConfig::default()
     }
 }
