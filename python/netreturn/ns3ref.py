@@ -135,7 +135,9 @@ namespace netreturn_ns3 {
 using namespace ns3;
 
 struct State {
-    std::vector<uint64_t> rx, tx, retx;
+    std::vector<uint64_t> rx, tx, retx, recoveries, rtos;
+    double qLast = 0, qInt = 0;
+    uint32_t qMax = 0, qCur = 0;
     std::vector<double> done;
     uint64_t fileBytes = 0;
     uint32_t remaining = 0;
@@ -148,6 +150,7 @@ static State S;
 void Reset(uint32_t n, uint64_t fileBytes) {
     S = State();
     S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
+    S.recoveries.assign(n, 0); S.rtos.assign(n, 0);
     S.done.assign(n, -1.0);
     S.fileBytes = fileBytes;
     S.remaining = n;
@@ -171,6 +174,26 @@ static void SockTx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, Ptr<const 
 static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
                      const Address&, Ptr<const TcpSocketBase>) {
     S.retx[i] += p->GetSize();
+}
+
+// Entries into fast recovery (3 dupACKs or SACK loss detection) and into
+// CA_LOSS (retransmission timeout).
+static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
+    if (now == TcpSocketState::CA_RECOVERY) S.recoveries[i]++;
+    if (now == TcpSocketState::CA_LOSS) S.rtos[i]++;
+}
+
+// Bottleneck queue disc backlog (bytes), integrated over time.
+static void QBytes(uint32_t oldV, uint32_t newV) {
+    double t = Simulator::Now().GetSeconds();
+    S.qInt += oldV * (t - S.qLast);
+    S.qLast = t;
+    S.qCur = newV;
+    if (newV > S.qMax) S.qMax = newV;
+}
+
+void ConnectQueueDisc(Ptr<QueueDisc> q) {
+    q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QBytes));
 }
 
 static void BnTx(Ptr<const Packet> p) {
@@ -203,6 +226,7 @@ static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
     if (!s) return;
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
+    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));
 }
 
 // BulkSend creates its socket in StartApplication: hook it just after.
@@ -224,6 +248,10 @@ uint64_t Rx(uint32_t i) { return S.rx[i]; }
 uint64_t Tx(uint32_t i) { return S.tx[i]; }
 uint64_t Retx(uint32_t i) { return S.retx[i]; }
 double Done(uint32_t i) { return S.done[i]; }
+uint64_t Recoveries(uint32_t i) { return S.recoveries[i]; }
+uint64_t Rtos(uint32_t i) { return S.rtos[i]; }
+double QueueIntegral(double now) { return S.qInt + S.qCur * (now - S.qLast); }
+uint32_t QueueMax() { return S.qMax; }
 uint64_t BnBytes() { return S.bnBytes; }
 uint64_t BnPackets() { return S.bnPackets; }
 uint32_t Remaining() { return S.remaining; }
@@ -345,6 +373,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         raise RuntimeError(f"expected one queue disc (R1's bottleneck egress), found {n_qdiscs}")
     cpp.Reset(flows, file_bytes)
     cpp.ConnectBottleneck(bn.Get(0))
+    cpp.ConnectQueueDisc(qdiscs.Get(0))
 
     # ---- Applications.
     start = ns.CreateObject[ns.UniformRandomVariable]()
@@ -396,6 +425,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     # ---- Metrics (definitions of crates/sim/src/metrics.rs).
     fcts, goodputs, effs, per_flow = [], [], [], []
+    recoveries = rtos = 0
     for i in range(flows):
         done = float(cpp.Done(i))
         rx = int(cpp.Rx(i))
@@ -408,7 +438,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
             fcts.append(fct)
         goodputs.append(gp)
         effs.append(eff)
-        per_flow.append({"flow": i, "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
+        rec, rto = int(cpp.Recoveries(i)), int(cpp.Rtos(i))
+        recoveries += rec
+        rtos += rto
+        per_flow.append({"flow": i, "recoveries": rec, "timeouts": rto, "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
                          "bytes_delivered": rx, "bytes_sent": tx, "bytes_retransmitted": retx,
                          "efficiency_pct": eff})
 
@@ -430,12 +463,37 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "wall_s": wall,
         "setup_s": setup_s,
         "events": events,
+        # Entries into fast recovery (our "triple_dupacks") and RTO expiries.
+        "triple_dupacks": recoveries,
+        "timeouts": rtos,
+        # Queue disc backlog only (the 1-packet device queue under it is not counted).
+        "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
+        "queue_max_bytes": int(cpp.QueueMax()),
         "per_flow": per_flow,
     }
     qd = qdiscs.Get(0)
     st = qd.GetStats()
     out["queue_drops"] = int(st.nTotalDroppedPackets)
     out["queue_discs_installed"] = n_qdiscs
+    # Read the bottleneck queue disc's attributes back (proof they applied).
+    attrs: dict[str, Any] = {}
+    qs = ns.QueueSizeValue()
+    qd.GetAttribute("MaxSize", qs)
+    attrs["MaxSize"] = str(qs.Get())
+    if queue == "red":
+        for name in ("MinTh", "MaxTh", "QW", "LInterm"):
+            v = ns.DoubleValue()
+            qd.GetAttribute(name, v)
+            attrs[name] = v.Get()
+        for name in ("Gentle", "Wait", "UseHardDrop", "ARED"):
+            v = ns.BooleanValue()
+            qd.GetAttribute(name, v)
+            attrs[name] = bool(v.Get())
+        v = ns.UintegerValue()
+        qd.GetAttribute("MeanPktSize", v)
+        attrs["MeanPktSize"] = int(v.Get())
+    out["queue_disc"] = {"type": qd_type, **attrs}
+    out["flowmon"] = bool(flowmon)
     out["bottleneck_max_packet_bytes"] = int(cpp.BnMax()) - PPP_HEADER
 
     if monitor is not None:

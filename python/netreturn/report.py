@@ -89,38 +89,34 @@ def _plt():
     return plt
 
 
-def plot_queues(series: dict[str, dict], capacity: float | None, path: Path, title: str) -> Path:
-    """Queue occupancy over time, one line per method (seed 000 Fig. 3)."""
+def _time_plot(lines: dict[str, tuple[list, list]], ylabel: str, path: Path, title: str, hline: float | None = None) -> Path:
+    """One line per label over time, saved as a PNG."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4))
-    for label, s in series.items():
-        ax.plot(s["time_s"], [b / 1000 for b in s["bytes"]], label=label, linewidth=0.8)
-    if capacity:
-        ax.axhline(capacity / 1000, color="grey", linestyle=":", linewidth=0.8, label="buffer")
+    for label, (x, y) in lines.items():
+        ax.plot(x, y, label=label, linewidth=0.8)
+    if hline:
+        ax.axhline(hline, color="grey", linestyle=":", linewidth=0.8, label="buffer")
     ax.set_xlabel("time (s)")
-    ax.set_ylabel("bottleneck queue (kB)")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def plot_queues(series: dict[str, dict], capacity: float | None, path: Path, title: str) -> Path:
+    """Queue occupancy over time, one line per method (seed 000 Fig. 3)."""
+    lines = {k: (s["time_s"], [b / 1000 for b in s["bytes"]]) for k, s in series.items()}
+    return _time_plot(lines, "bottleneck queue (kB)", path, title, capacity / 1000 if capacity else None)
 
 
 def plot_windows(traces: dict[str, dict], path: Path, title: str) -> Path:
     """Effective window min(cwnd, rwnd) of one flow (seed 000 Fig. 10)."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for label, t in traces.items():
-        ax.plot(t["time_s"], [w / 1000 for w in t["effective"]], label=f"{label} effective", linewidth=0.9)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("window (kB)")
-    ax.set_title(title)
-    ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    lines = {f"{k} effective": (t["time_s"], [w / 1000 for w in t["effective"]]) for k, t in traces.items()}
+    return _time_plot(lines, "window (kB)", path, title)
 
 
 def plot_metrics(summary, group_keys: Sequence[str], path: Path, title: str, metrics=METRICS) -> Path:
