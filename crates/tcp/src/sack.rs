@@ -84,15 +84,27 @@ impl RangeSet {
         if a >= b {
             return 0;
         }
-        let mut n = 0;
-        let i = self.ranges.partition_point(|&(_, r)| r <= a);
-        for &(l, r) in &self.ranges[i..] {
-            if l >= b {
-                break;
-            }
-            n += r.min(b) - l.max(a);
+        self.bytes_below(b) - self.bytes_below(a)
+    }
+
+    /// Bytes of the set below `x`. Called for every pipe estimate, with `x`
+    /// usually near one end of a long scoreboard, so the ranges are summed
+    /// from whichever end is closer (the running total gives the rest).
+    pub fn bytes_below(&self, x: u64) -> u64 {
+        let rs = &self.ranges;
+        match (rs.first(), rs.last()) {
+            (Some(&(l, _)), Some(&(_, r))) if l < x && x < r => {}
+            (Some(_), Some(&(_, r))) if x >= r => return self.bytes,
+            _ => return 0,
         }
-        n
+        // Ranges [0, i) end at or below x; range i may straddle it.
+        let i = rs.partition_point(|&(_, r)| r <= x);
+        let part = rs.get(i).map_or(0, |&(l, _)| x.saturating_sub(l));
+        if i <= rs.len() - i {
+            rs[..i].iter().map(|&(l, r)| r - l).sum::<u64>() + part
+        } else {
+            self.bytes - rs[i..].iter().map(|&(l, r)| r - l).sum::<u64>() + part
+        }
     }
 
     /// Smallest `x >= from` not in the set, and where the run of such bytes
@@ -241,6 +253,20 @@ mod tests {
         assert_eq!(s.bytes(), 38);
         assert_eq!(s.next_gap(20), (50, u64::MAX));
         assert_eq!(s.next_gap(0), (0, 12));
+    }
+
+    #[test]
+    fn bytes_in_matches_a_byte_by_byte_count() {
+        let mut s = RangeSet::default();
+        for (l, r) in [(10, 20), (30, 35), (40, 60), (70, 71), (80, 100)] {
+            s.insert(l, r);
+        }
+        for a in 0..110 {
+            for b in 0..110 {
+                let slow = (a..b).filter(|&x| s.containing(x).is_some()).count() as u64;
+                assert_eq!(s.bytes_in(a, b), slow, "[{a}, {b})");
+            }
+        }
     }
 
     #[test]
