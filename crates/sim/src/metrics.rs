@@ -62,17 +62,24 @@ pub fn std_dev(xs: &[f64]) -> f64 {
     (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
 }
 
+/// The finite values of a sample, sorted, for [`quantile_sorted`].
+pub fn sorted(xs: &[f64]) -> Vec<f64> {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_unstable_by(f64::total_cmp);
+    v
+}
+
 /// Quantile by linear interpolation between order statistics (numpy's
 /// default), on an unsorted sample.
 pub fn quantile(xs: &[f64], q: f64) -> f64 {
-    if xs.is_empty() {
-        return f64::NAN;
-    }
-    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    quantile_sorted(&sorted(xs), q)
+}
+
+/// [`quantile`] on a sample already [`sorted`].
+pub fn quantile_sorted(v: &[f64], q: f64) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let pos = q * (v.len() - 1) as f64;
     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
     v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
@@ -236,6 +243,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
     let udp_eff: Vec<f64> = udp.iter().map(|u| u.efficiency_pct).collect();
     let mon = w.monitor.map(|m| &ifaces[m as usize]);
     let rtt = &w.rtt_samples_ms;
+    let rtt_sorted = sorted(rtt);
     let nan = f64::NAN;
     let summary = vec![
         ("tcp_flows", flows.len() as f64),
@@ -260,10 +268,10 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         ("acks_rewritten", mon.map(|m| m.acks_rewritten as f64).unwrap_or(nan)),
         ("rtt_mean_ms", mean(rtt)),
         ("rtt_std_ms", std_dev(rtt)),
-        ("rtt_p25_ms", quantile(rtt, 0.25)),
-        ("rtt_p50_ms", quantile(rtt, 0.5)),
-        ("rtt_p75_ms", quantile(rtt, 0.75)),
-        ("rtt_max_ms", quantile(rtt, 1.0)),
+        ("rtt_p25_ms", quantile_sorted(&rtt_sorted, 0.25)),
+        ("rtt_p50_ms", quantile_sorted(&rtt_sorted, 0.5)),
+        ("rtt_p75_ms", quantile_sorted(&rtt_sorted, 0.75)),
+        ("rtt_max_ms", quantile_sorted(&rtt_sorted, 1.0)),
         ("sim_time_s", end.secs_f64()),
         ("events", w.events_processed() as f64),
     ];
