@@ -42,7 +42,6 @@ def main(a) -> int:
     from .runner import RunSpec, run_many
 
     scenario, sets, seed = "ewt/scenario2", {"flows": "31", "queue": "droptail"}, 1
-    base = _one_run_in_child(scenario, {}, seed)  # warm the page cache / import
     # Peak memory of an idle interpreter with the module loaded, to subtract.
     idle = json.loads(subprocess.run(
         [sys.executable, "-c", "import json,resource,netreturn._native;print(json.dumps(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))"],

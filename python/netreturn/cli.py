@@ -47,7 +47,6 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from . import report
     from .api import run
 
     scenario = a.scenario or DEFAULT_SCENARIO

@@ -169,11 +169,11 @@ def run_many(
         if on_result:
             on_result(specs[i], r)
 
+    if backend not in ("local", "dask"):
+        raise ScenarioError(f"unknown backend {backend!r}; allowed: local, dask")
     with Progress(len(specs), progress) as bar:
         bar.advance(len(specs) - len(todo))
-        if not todo:
-            pass
-        elif backend == "dask":
+        if todo and backend == "dask":
             from dask.distributed import Client, as_completed as dask_completed
 
             with Client(scheduler) if scheduler else Client(processes=True, n_workers=jobs, threads_per_worker=1) as client:
@@ -181,9 +181,7 @@ def run_many(
                 for fut in dask_completed(futs):
                     done(futs[fut], fut.result())
                     bar.advance()
-        elif backend != "local":
-            raise ScenarioError(f"unknown backend {backend!r}; allowed: local, dask")
-        elif jobs == 1 or len(todo) == 1:
+        elif jobs == 1 or len(todo) <= 1:
             for i in todo:
                 done(i, execute(specs[i]))
                 bar.advance()
