@@ -243,9 +243,17 @@ impl CongestionControl for Cubic {
             if self.cfg.hystart && ack.snd_una > self.end_seq {
                 self.hystart_reset(now, ack.snd_max);
             }
-            // ns-3 CUBIC slow start: unbounded byte counting (RFC 3465 with
-            // no L), standing in for Linux's quick ACKs.
-            w.cwnd += ack.acked;
+            // Byte counting with no per-ACK limit (ns-3 CUBIC, standing in
+            // for Linux's quick ACKs), but never past ssthresh in one step:
+            // the rest goes to congestion avoidance (Linux tcp_slow_start).
+            // After a timeout one ACK can cover hundreds of segments the
+            // receiver held; growing cwnd by all of them would burst them.
+            let left = super::reno::slow_start(w, ack.acked, u64::MAX / w.mss.max(1));
+            if left == 0 {
+                return;
+            }
+            let rest = Ack { acked: left, ..*ack };
+            self.congestion_avoidance(now, w, &rest);
             return;
         }
         self.congestion_avoidance(now, w, ack);
@@ -297,6 +305,27 @@ mod tests {
 
     fn ack(acked: u64) -> Ack {
         Ack { acked, rtt: None, srtt: None, snd_una: 0, snd_max: 0 }
+    }
+
+    #[test]
+    fn a_stretch_ack_after_a_timeout_stops_slow_start_at_ssthresh() {
+        // After an RTO: cwnd = 1 MSS, ssthresh = 70 MSS. The retransmission
+        // fills the receiver's hole and one ACK covers 437 segments. Linux's
+        // tcp_slow_start stops at ssthresh and gives the rest to congestion
+        // avoidance; growing by all 437 would burst them at line rate.
+        let mut cc = Cubic::new(CubicConfig::default());
+        let mut w = Window { cwnd: MSS, ssthresh: 70 * MSS, mss: MSS };
+        cc.on_ack(Time::from_secs(10), &mut w, &ack(437 * MSS));
+        assert!(w.cwnd >= 70 * MSS, "reached ssthresh: {}", w.cwnd);
+        // The 368 segments left go to congestion avoidance, which before any
+        // W_max grows at least one segment per CntClamp = 20 acknowledged
+        // (Linux does the same: 368 / 20 = 18).
+        assert!(w.cwnd <= 90 * MSS, "far below 437 segments: {}", w.cwnd);
+        // Below ssthresh, slow start still counts every byte acknowledged
+        // (ns-3 CUBIC, delayed ACKs cover two segments).
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+        cc.on_ack(Time::from_secs(10), &mut w, &ack(2 * MSS));
+        assert_eq!(w.cwnd, 12 * MSS);
     }
 
     #[test]
