@@ -108,11 +108,17 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
 
     levels = [float(x) for x in a.levels.split(",")]
     found = calibrate(a.scenario, levels=levels, seeds=a.seeds, sets=dict(a.sets), param=a.param,
-                      max_flows=a.max_flows, jobs=a.jobs, out=a.out, progress=not a.quiet)
+                      max_flows=a.max_flows, jobs=a.jobs, out=a.out, progress=not a.quiet, strategy=a.strategy)
     print(f"\n{'level':>8}  {'target loss %':>13}  {a.param:>6}  {'loss % (mean)':>13}")
     for name, target, n, loss in found:
         print(f"{name:>8}  {target:>13.2f}  {n if n is not None else '-':>6}  {loss:>13.3f}")
     return 0
+
+
+def cmd_reproduce(a: argparse.Namespace) -> int:
+    from .reproduce import main as reproduce_main
+
+    return reproduce_main(a)
 
 
 def cmd_list(a: argparse.Namespace) -> int:
@@ -130,6 +136,12 @@ def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import main as bench_main
 
     return bench_main(a)
+
+
+def cmd_validate(a: argparse.Namespace) -> int:
+    from .validate import main as validate_main
+
+    return validate_main(a)
 
 
 def cmd_testbed(a: argparse.Namespace) -> int:
@@ -162,14 +174,37 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seeds", type=_positive, default=5)
     c.add_argument("--param", default="flows", help="the parameter to increase (default: flows)")
     c.add_argument("--max-flows", type=_positive, default=100)
+    c.add_argument("--strategy", choices=["scan", "search"], default="scan",
+                   help="scan: raise the count one at a time (the paper's way); search: gallop and bisect")
     _add_common(c)
     c.set_defaults(func=cmd_calibrate)
+
+    rp = sub.add_parser("reproduce", help="reproduce a paper's evaluation and write a report beside its numbers")
+    rp.add_argument("paper", choices=["ewt"], help="which paper (ewt: seed 000, both scenarios, six methods)")
+    rp.add_argument("--seeds", type=_positive, default=None, help="seeds per cell (default 30; 3 with --quick)")
+    rp.add_argument("--quick", action="store_true", help="smoke test: 3 seeds, capacity search up to 32 flows")
+    rp.add_argument("--methods", default=None, help="comma-separated subset of droptail,red,ared,ewa,awm,ewt")
+    rp.add_argument("--scenarios", default=None, help="comma-separated subset of 1,2")
+    rp.add_argument("--max-flows", type=_positive, default=None, help="capacity search limit (default 128; 32 with --quick)")
+    rp.add_argument("--first-seeds", type=_positive, default=6,
+                    help="seeds a capacity probe starts with; more only while the CI straddles the level")
+    rp.add_argument("--exact", action="store_true", help="run every capacity probe on all seeds")
+    rp.add_argument("--reuse-stale", action="store_true", help="keep runs made by a different simulator build")
+    _add_common(rp)
+    rp.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", help="benchmark the simulator (and ns-3 side by side when installed)")
     b.add_argument("--repeat", type=_positive, default=3)
     b.add_argument("--no-ns3", action="store_true", help="skip the ns-3 reference run")
     b.add_argument("--sweep", action="store_true", help="also time the full baseline sweep (540 runs)")
     b.set_defaults(func=cmd_bench)
+
+    v = sub.add_parser("validate", help="EWT scenario 2 in ns-3 3.44 and in netreturn, side by side per metric")
+    v.add_argument("--flows", type=_positive, default=31)
+    v.add_argument("--queue", choices=["droptail", "red"], default="droptail")
+    v.add_argument("--seeds", type=_positive, default=5)
+    _add_common(v)
+    v.set_defaults(func=cmd_validate)
 
     ls = sub.add_parser("list", help="list the scenarios and their parameters")
     ls.set_defaults(func=cmd_list)
@@ -181,7 +216,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["testbed"]:
+        # The testbed parses its own arguments (`netreturn testbed --help` too).
+        from . import testbed
+
+        return testbed.main(args[1:])
+    a = build_parser().parse_args(args)
     try:
         return a.func(a)
     except ScenarioError as e:

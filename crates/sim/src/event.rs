@@ -18,8 +18,6 @@ use std::collections::{BinaryHeap, VecDeque};
 /// entry stays small and the heap cache-friendly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// Interface `0` finished serializing its current packet.
-    TxDone(u32),
     /// Packet `1` reaches the far end of interface `0`.
     Arrive(u32, u32),
     /// TCP endpoint (2 x flow + side) timer.

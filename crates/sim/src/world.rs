@@ -79,12 +79,17 @@ pub struct IfaceStats {
 pub struct Iface {
     pub spec: IfaceSpec,
     pub reverse: u32,
-    pub queue: Fifo<u32>,
+    /// Queued packets, each known by the time its transmission starts.
+    /// Queues are FIFO and decide only on admission, so a packet's
+    /// departure is fixed when it is accepted: its arrival at the far end is
+    /// scheduled then, and it leaves the queue (as far as occupancy, queue
+    /// statistics and a gateway watching the queue can tell) at that start
+    /// time, applied lazily by [`World::drain`] before anything looks at
+    /// the queue. No event per departure is needed.
+    pub queue: Fifo<Time>,
     pub capacity_bytes: u64,
-    /// End of the current transmission.
+    /// End of the last transmission scheduled.
     busy_until: Time,
-    /// A `TxDone` event is scheduled for `busy_until`.
-    tx_pending: bool,
     pub gateway: Option<Box<WindowGateway>>,
     rng: Rng,
     pub stats: IfaceStats,
@@ -272,7 +277,6 @@ impl World {
                 queue: Fifo::new(discipline),
                 capacity_bytes,
                 busy_until: Time::ZERO,
-                tx_pending: false,
                 gateway,
                 rng: Rng::derive(seed, 1_000_000 + i as u64),
                 stats: IfaceStats::default(),
@@ -428,7 +432,6 @@ impl World {
             debug_assert!(t >= self.now, "time ran backward");
             self.now = t;
             match ev {
-                Event::TxDone(i) => self.tx_done(i),
                 Event::Arrive(i, p) => self.arrive(i, p),
                 Event::Timer(e) => self.timer(e),
                 Event::Start(a) => self.start_app(a),
@@ -440,6 +443,7 @@ impl World {
             }
         }
         for i in 0..self.ifaces.len() {
+            self.drain(i as u32);
             self.ifaces[i].account_backlog(self.now);
         }
     }
@@ -496,6 +500,7 @@ impl World {
 
     fn enqueue(&mut self, out: u32, pi: u32) {
         let now = self.now;
+        self.drain(out);
         let p = self.pool.slots[pi as usize];
         let view = (!p.udp && self.ifaces[out as usize].gateway.is_some()).then(|| self.view(&p));
         let iface = &mut self.ifaces[out as usize];
@@ -505,7 +510,8 @@ impl World {
                 None => gw.on_data_other(now, p.size),
             }
         }
-        let res = iface.queue.enqueue(now, pi, p.size, &mut iface.rng);
+        let start = now.max(iface.busy_until);
+        let res = iface.queue.enqueue(now, start, p.size, &mut iface.rng);
         let ev: QueueEvent = match res {
             Ok(ev) => ev,
             Err((_, _, ev)) => {
@@ -521,14 +527,10 @@ impl World {
             return;
         }
         iface.account_backlog(now);
-        if !iface.tx_pending {
-            if now >= iface.busy_until {
-                self.start_tx(out);
-            } else {
-                iface.tx_pending = true;
-                let at = iface.busy_until;
-                self.events.schedule(at, Event::TxDone(out));
-            }
+        self.transmit(out, pi, start);
+        if start == now {
+            // An idle link: the packet leaves the queue at once.
+            self.drain(out);
         }
     }
 
@@ -539,30 +541,19 @@ impl World {
         self.counts(&p).lost += 1;
     }
 
-    /// Starts serializing the head of interface `i`'s queue. The packet's
-    /// arrival at the far end is scheduled at once (departure + propagation);
-    /// a `TxDone` event is needed only when more packets wait behind it, so
-    /// an idle link costs one event per packet instead of two.
-    fn start_tx(&mut self, i: u32) {
-        let now = self.now;
+    /// Serializes packet `pi` on interface `i` from `start` (when the packets
+    /// ahead of it are out) and schedules its arrival at the far end.
+    fn transmit(&mut self, i: u32, pi: u32, start: Time) {
         let iface = &mut self.ifaces[i as usize];
-        let Some((pi, size, ev)) = iface.queue.dequeue(now) else {
-            return;
-        };
-        if let Some(gw) = iface.gateway.as_mut() {
-            gw.on_queue(now, &ev);
-        }
-        iface.account_backlog(now);
+        let size = self.pool.slots[pi as usize].size;
+        let done = start + iface.spec.rate.tx_time(size as u64);
+        iface.busy_until = done;
         if iface.pcap.is_some() {
             let p = self.pool.slots[pi as usize];
             let key = if p.udp { self.udp[p.flow as usize].key } else { self.view(&p).key };
-            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(now, &p, key);
+            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, &p, key);
         }
         let iface = &mut self.ifaces[i as usize];
-        let done = now + iface.spec.rate.tx_time(size as u64);
-        iface.busy_until = done;
-        iface.stats.tx_bytes += size as u64;
-        iface.stats.tx_packets += 1;
         if iface.rng.bernoulli(iface.spec.loss) {
             iface.stats.loss_drops += 1;
             self.drop_packet(pi);
@@ -571,16 +562,25 @@ impl World {
             // over one interface are scheduled in time order: a FIFO lane.
             self.events.schedule_in_lane(i, done + iface.spec.delay, Event::Arrive(i, pi));
         }
-        let iface = &mut self.ifaces[i as usize];
-        if !iface.queue.is_empty() {
-            iface.tx_pending = true;
-            self.events.schedule(done, Event::TxDone(i));
-        }
     }
 
-    fn tx_done(&mut self, i: u32) {
-        self.ifaces[i as usize].tx_pending = false;
-        self.start_tx(i);
+    /// Takes out of interface `i`'s queue, at their start times, the packets
+    /// whose transmission has started by now: the queue as it is at `now`.
+    fn drain(&mut self, i: u32) {
+        let now = self.now;
+        let iface = &mut self.ifaces[i as usize];
+        while let Some(&start) = iface.queue.front() {
+            if start > now {
+                break;
+            }
+            let (_, size, ev) = iface.queue.dequeue(start).expect("front exists");
+            if let Some(gw) = iface.gateway.as_mut() {
+                gw.on_queue(start, &ev);
+            }
+            iface.account_backlog(start);
+            iface.stats.tx_bytes += size as u64;
+            iface.stats.tx_packets += 1;
+        }
     }
 
     fn arrive(&mut self, i: u32, pi: u32) {
@@ -593,6 +593,8 @@ impl World {
         if self.ifaces[back].gateway.is_some() {
             let p = self.pool.slots[pi as usize];
             if !p.udp {
+                // The controller reads the queue it watches as it is now.
+                self.drain(back as u32);
                 let v = self.view(&p);
                 let iface = &mut self.ifaces[back];
                 if let Some(w) = iface.gateway.as_mut().and_then(|g| g.on_ack(now, &v)) {
@@ -714,6 +716,7 @@ impl World {
     fn sample(&mut self) {
         let t = self.now.secs_f64();
         if let Some(m) = self.monitor {
+            self.drain(m);
             self.queue_series.0.push(t);
             self.queue_series.1.push(self.ifaces[m as usize].queue.backlog().bytes as f64);
         }

@@ -150,3 +150,58 @@ fn packets_follow_the_shortest_path_on_a_chain() {
     assert_eq!(hop("R1->R0"), 0);
     assert_eq!(w.topo.bottleneck, w.topo.iface_by_name("R1->R2"));
 }
+
+#[test]
+fn an_overloaded_droptail_link_matches_a_reference_fifo_model() {
+    // UDP CBR at 2 Mb/s (1000 B payload every 4 ms, 1028 B IP packets) into
+    // a 1 Mb/s link with a 10-packet DropTail buffer, for 5 s. The
+    // simulator fixes each packet's departure when it is accepted and takes
+    // it out of the queue lazily; a direct FIFO model, packet by packet,
+    // must give the same drops, transmissions and peak occupancy.
+    let text = r#"
+        name = "overload"
+        [topology]
+        kind = "graph"
+        nodes = ["a", "b"]
+        links = [{ from = "a", to = "b", rate = "1Mbps", delay = "10ms", buffer = "10p" }]
+        [[traffic]]
+        kind = "udp-cbr"
+        from = "a"
+        to = "b"
+        rate = "2Mbps"
+        packet = 1000
+        stop = "5s"
+        [run]
+        stop = "10s"
+    "#;
+    let s = Scenario::from_toml(text, "overload.toml", &[]).unwrap();
+    let mut w = World::new(&s, 1).unwrap();
+    w.run();
+    let sent = w.udp[0].packets.sent;
+    let tx_ns: u64 = 1028 * 8 * 1000; // 1028 B at 1 Mb/s
+    let (mut starts, mut busy, mut drops, mut peak) = (std::collections::VecDeque::new(), 0u64, 0u64, 0usize);
+    for k in 0..sent {
+        let a = k * 4_000_000;
+        // Packets whose transmission has started have left the queue.
+        while starts.front().is_some_and(|&s| s <= a) {
+            starts.pop_front();
+        }
+        if starts.len() >= 10 {
+            drops += 1;
+            continue;
+        }
+        let start = a.max(busy);
+        busy = start + tx_ns;
+        if start > a {
+            starts.push_back(start);
+        }
+        peak = peak.max(starts.len());
+    }
+    let link = w.ifaces.iter().find(|f| f.spec.name == "a->b").unwrap();
+    assert_eq!(sent, 1250);
+    assert_eq!(link.stats.queue_drops, drops);
+    assert_eq!(link.stats.tx_packets, sent - drops, "all accepted packets sent by 10 s");
+    assert_eq!(link.stats.max_backlog, peak as u64 * 1028);
+    assert_eq!(w.udp[0].packets.received, sent - drops);
+    assert!(drops > 550 && drops < 650, "about half dropped: {drops}");
+}

@@ -121,6 +121,10 @@ impl<T> Fifo<T> {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
+    /// The item at the head, next to leave.
+    pub fn front(&self) -> Option<&T> {
+        self.items.front().map(|(t, _)| t)
+    }
     pub fn discipline(&self) -> &Discipline {
         &self.discipline
     }

@@ -1,0 +1,134 @@
+"""``netreturn validate``: the same dumbbell in ns-3 3.44 and in netreturn,
+side by side per metric.
+
+EWT scenario 2 (``scenarios/ewt/scenario2.toml``) is built in ns-3 by
+:mod:`netreturn.ns3ref` (see ``docs/validation.md`` for every setting and
+the traps avoided) and run here over the same seeds; each seed is an
+independent replication in both simulators (the two draw their start times
+from different generators, so runs are compared as samples, not one to
+one). For each metric the table gives mean ± 95 % CI over the seeds in both,
+and says whether the means agree within the seed-to-seed spread: the
+difference of the means is no larger than the combined CI half-widths,
+``|m1 - m2| <= sqrt(h1^2 + h2^2)``.
+
+ns-3 results are kept under ``<out>/ns3/`` (one JSON per flows/queue/seed),
+so a rerun with more seeds only runs the new ones.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from .stats import fmt_ci, mean_ci
+
+#: (metric, label) compared; names are our summary names, which ns3ref uses too.
+METRICS = [
+    ("tcp_loss_pct", "TCP loss ratio (%)"),
+    ("udp_loss_pct", "UDP loss ratio (%)"),
+    ("goodput_mean_mbps", "goodput, mean per flow (Mb/s)"),
+    ("fct_mean_s", "FCT, mean (s)"),
+    ("fct_max_s", "FCT, max (s)"),
+    ("jain_goodput", "Jain index of goodput"),
+    ("tcp_efficiency_pct", "TCP efficiency (%)"),
+    ("udp_efficiency_pct", "UDP efficiency (%)"),
+    ("utilization", "bottleneck utilization"),
+    ("queue_mean_bytes", "queue, time mean (B)"),
+    ("triple_dupacks", "fast recoveries"),
+    ("timeouts", "RTO expiries"),
+    ("sim_time_s", "simulated time (s)"),
+]
+
+
+def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | None:
+    """Whether two (mean, CI half-width, n) summaries agree within their
+    spread; None when either lacks a CI (fewer than 2 finite values)."""
+    (m1, h1, _), (m2, h2, _) = a, b
+    if any(math.isnan(x) for x in (m1, h1, m2, h2)):
+        return None
+    return abs(m1 - m2) <= math.hypot(h1, h2)
+
+
+def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool) -> list[dict]:
+    from . import ns3ref
+
+    d = out / "ns3"
+    d.mkdir(parents=True, exist_ok=True)
+    path = lambda s: d / f"flows{flows}_{queue}_seed{s}.json"
+    todo = [s for s in seeds if not path(s).exists()]
+    if todo:
+        if not ns3ref.available():
+            raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(todo), desc="ns-3 runs", unit="run")
+        # Each ns-3 run is its own process (ns3ref.run_ns3); threads only wait.
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s): s for s in todo}
+            for f in as_completed(futs):
+                r = f.result()
+                r.pop("per_flow", None)
+                tmp = path(futs[f]).with_suffix(".tmp")
+                tmp.write_text(json.dumps(r, allow_nan=True))
+                tmp.replace(path(futs[f]))
+                if bar:
+                    bar.update()
+        if bar:
+            bar.close()
+    return [json.loads(path(s).read_text()) for s in seeds]
+
+
+def compare(ns3: list[dict], ours: list[dict]) -> list[dict]:
+    """Rows of the side-by-side table from per-seed metric dicts."""
+    rows = []
+    for key, label in METRICS:
+        a = mean_ci(r.get(key, math.nan) for r in ns3)
+        b = mean_ci(r.get(key, math.nan) for r in ours)
+        rows.append({"metric": key, "label": label, "ns3": a, "netreturn": b, "agree": agree(a, b)})
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    head = f"{'metric':32}{'ns-3 3.44':>22}{'netreturn':>22}  verdict"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        v = {True: "agree", False: "DIFFER", None: "-"}[r["agree"]]
+        lines.append(f"{r['label']:32}{fmt_ci(*r['ns3'][:2]):>22}{fmt_ci(*r['netreturn'][:2]):>22}  {v}")
+    return "\n".join(lines)
+
+
+def main(a) -> int:
+    from .api import run
+
+    seeds = list(range(1, a.seeds + 1))
+    out = a.out or Path("results") / "validate"
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"EWT scenario 2, {a.flows} flows, {a.queue}, seeds 1..{a.seeds}: ns-3 3.44 vs netreturn")
+    try:
+        ns3 = _ns3_runs(a.flows, a.queue, seeds, out, a.jobs or 2, not a.quiet)
+    except RuntimeError as e:
+        print(f"netreturn: error: {e}", file=sys.stderr)
+        return 2
+    res = run("ewt/scenario2", set={"flows": a.flows, "queue": a.queue}, seeds=a.seeds, jobs=a.jobs,
+              out=out / "netreturn", progress=not a.quiet)
+    ours = res.runs.to_dict("records")
+    rows = compare(ns3, ours)
+    text = table(rows)
+    print()
+    print(text)
+    wall3 = sum(r.get("wall_s", 0.0) for r in ns3)
+    wall = sum(r.get("wall_s", 0.0) for r in ours)
+    print(f"\nwall time of the simulations: ns-3 {wall3:.1f} s, netreturn {wall:.2f} s "
+          f"({wall3 / wall:.0f}x)" if wall else "")
+    (out / "validation.txt").write_text(text + "\n")
+    with open(out / "validation.csv", "w") as f:
+        f.write("metric,ns3_mean,ns3_ci,netreturn_mean,netreturn_ci,agree\n")
+        for r in rows:
+            f.write(f"{r['metric']},{r['ns3'][0]},{r['ns3'][1]},{r['netreturn'][0]},{r['netreturn'][1]},{r['agree']}\n")
+    print(f"tables: {out / 'validation.txt'}, {out / 'validation.csv'}")
+    return 0
