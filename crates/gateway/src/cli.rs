@@ -34,7 +34,11 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --spin-us US         busy-poll when the next departure is this close (default 50)
   --idle-spin-us US    keep busy-polling this long after the last frame before
                        sleeping (default 0: sleep at once; costs CPU, saves wake-ups)
-  --batch N            frames per recvmmsg/sendmmsg (default 64)
+  --batch N            frames read per interface per loop turn (default 64)
+  --io ring|mmsg       packet I/O: PACKET_MMAP rings (default; falls back to
+                       mmsg when rings cannot be set up) or recvmmsg/sendmmsg
+  --ring-frames N      slots per ring (default 4096; one receive and one
+                       transmit ring per interface)
 
 Signals: SIGUSR1 prints the counters to stderr; SIGINT/SIGTERM stop and print
 them as JSON on stdout.
@@ -63,6 +67,17 @@ pub struct Args {
     pub spin: Time,
     pub idle_spin: Time,
     pub batch: usize,
+    pub io: Io,
+    pub ring_frames: usize,
+}
+
+/// How frames move between the interfaces and the bridge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Io {
+    /// `PACKET_MMAP` receive and transmit rings.
+    Ring,
+    /// `recvmmsg` / `sendmmsg`.
+    Mmsg,
 }
 
 /// A queue discipline as written on the command line.
@@ -204,6 +219,8 @@ impl Args {
             spin: Time::from_micros(50),
             idle_spin: Time::ZERO,
             batch: 64,
+            io: Io::Ring,
+            ring_frames: 4096,
         };
         let (mut rate_ba, mut delay_ba) = (None, None);
         let mut it = argv.iter();
@@ -241,6 +258,17 @@ impl Args {
                     a.idle_spin = Time::from_micros(val()?.parse().map_err(|_| "bad --idle-spin-us".to_string())?)
                 }
                 "--batch" => a.batch = val()?.parse::<usize>().map_err(|_| "bad --batch".to_string())?.clamp(1, 1024),
+                "--io" => {
+                    a.io = match val()?.as_str() {
+                        "ring" => Io::Ring,
+                        "mmsg" => Io::Mmsg,
+                        v => return Err(format!("--io: ring or mmsg, not '{v}'")),
+                    }
+                }
+                "--ring-frames" => {
+                    a.ring_frames =
+                        val()?.parse::<usize>().map_err(|_| "bad --ring-frames".to_string())?.clamp(64, 1 << 20)
+                }
                 other => return Err(format!("unknown flag '{other}'")),
             }
         }

@@ -9,9 +9,9 @@
 //!   propagation delay line, and the window controller hooks with the
 //!   in-place ACK rewrite. It reads no clock and does no I/O, so it is tested
 //!   without namespaces (`tests/pipeline.rs`).
-//! * [`sys`] (Linux only): AF_PACKET raw sockets, batched `recvmmsg` /
-//!   `sendmmsg`, the epoll + timerfd loop that feeds the pipeline with
-//!   `CLOCK_MONOTONIC` time.
+//! * [`sys`] (Linux only): AF_PACKET sockets with `PACKET_MMAP` rings (or
+//!   batched `recvmmsg` / `sendmmsg`), the epoll + timerfd loop that feeds
+//!   the pipeline with `CLOCK_MONOTONIC` time.
 //!
 //! [`control`] attaches `netreturn_control::WindowGateway` (EWT, EWA, AWM,
 //! SAP-LAW, RWM) as the pipeline's window hook.

@@ -174,6 +174,13 @@ impl<H: WindowHook> Pipeline<H> {
         d.tx_errors += 1;
         d.forwarded -= 1;
     }
+    /// Counts frames lost before they reached the pipeline (called by the
+    /// I/O layer): delivered truncated, or dropped by the kernel.
+    pub fn count_rx_losses(&mut self, dir: Dir, truncated: u64, dropped: u64) {
+        let d = self.dir_stats(dir);
+        d.rx_truncated += truncated;
+        d.rx_dropped += dropped;
+    }
     /// Frames currently queued, per direction.
     pub fn queued_packets(&self, dir: Dir) -> u32 {
         self.links[dir.index()].fifo.backlog().packets

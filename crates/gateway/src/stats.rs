@@ -30,6 +30,12 @@ pub struct DirStats {
     pub rewritten: u64,
     /// Frames the egress socket refused (ENOBUFS...): lost.
     pub tx_errors: u64,
+    /// Frames the kernel dropped before the bridge read them (its receive
+    /// ring or socket buffer was full): lost.
+    pub rx_dropped: u64,
+    /// Frames the kernel delivered truncated (too big for a ring slot, and
+    /// no room for a full copy): dropped, since a frame must pass whole.
+    pub rx_truncated: u64,
 }
 
 /// Counters of both directions.
@@ -51,7 +57,7 @@ impl Stats {
     /// reads), then each direction.
     pub fn to_json(&self, extra: &[(&str, String)]) -> String {
         let mut s = String::from("{");
-        let totals: [(&str, fn(&DirStats) -> u64); 12] = [
+        let totals: [(&str, fn(&DirStats) -> u64); 14] = [
             ("received", |d| d.received),
             ("forwarded", |d| d.forwarded),
             ("forwarded_bytes", |d| d.forwarded_bytes),
@@ -64,6 +70,8 @@ impl Stats {
             ("oversize", |d| d.oversize),
             ("rewritten", |d| d.rewritten),
             ("tx_errors", |d| d.tx_errors),
+            ("rx_dropped", |d| d.rx_dropped),
+            ("rx_truncated", |d| d.rx_truncated),
         ];
         for (name, f) in totals {
             let _ = write!(s, "\"{name}\":{},", self.total(f));
