@@ -190,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="seeds a capacity probe starts with; more only while the CI straddles the level")
     rp.add_argument("--exact", action="store_true", help="run every capacity probe on all seeds")
     rp.add_argument("--reuse-stale", action="store_true", help="keep runs made by a different simulator build")
+    rp.add_argument("--no-sensitivity", action="store_true",
+                    help="skip the receive-buffer sensitivity grid (128 KiB, ns-3's default, instead of 1 MB)")
     _add_common(rp)
     rp.set_defaults(func=cmd_reproduce)
 

@@ -3,8 +3,16 @@ in network namespaces.
 
     netreturn testbed check
     netreturn testbed run --controller rwm --rate 100mbit --delay 10ms --flows 4 --out DIR
+    netreturn testbed sweep testbed/dumbbell4 --sweep queue=droptail,ewt --reps 10 --out DIR
+    netreturn testbed rwm --reps 10 --out DIR          (the RWM paper's experiment, SPEC 5.4)
+    netreturn testbed compare --reps 10 --out DIR      (same scenario in the simulator and here)
     netreturn testbed bench --out DIR
     netreturn testbed cleanup
+
+Scenario files are the simulator's (docs/scenarios.md; scenarios/testbed/);
+a file or value the testbed cannot run exits with status 2 naming the file,
+the field and what is allowed. Sweeps keep every finished run under
+DIR/runs/ and resume where they stopped.
 """
 
 from __future__ import annotations
@@ -16,6 +24,51 @@ from pathlib import Path
 
 from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
 from .runner import RunConfig, find_gateway, run
+
+
+def _kv(text: str) -> tuple[str, str]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    k, v = text.split("=", 1)
+    return k.strip(), v.strip()
+
+
+def _sweep_arg(text: str) -> tuple[str, list[str]]:
+    k, v = _kv(text)
+    vals = [x.strip() for x in v.split(",") if x.strip()]
+    if not vals:
+        raise argparse.ArgumentTypeError(f"--sweep {k}= needs at least one value")
+    return k, vals
+
+
+def _list(text: str) -> list[str]:
+    vals = [x.strip() for x in text.split(",") if x.strip()]
+    if not vals:
+        raise argparse.ArgumentTypeError("expected a comma-separated list")
+    return vals
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
+    return n
+
+
+def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
+    p.add_argument("--set", dest="sets", type=_kv, action="append", default=[], metavar="NAME=VALUE",
+                   help="override a scenario parameter (repeatable)")
+    p.add_argument("--reps", type=_positive, default=None,
+                   help="repetitions of every setting (default: the scenario's run.seeds)")
+    p.add_argument("--out", type=Path, default=Path(out_default), help=f"results directory (default {out_default})")
+    p.add_argument("--gateway-bin", default=None, help="netreturn-gateway binary (default: $NETRETURN_GATEWAY, ...)")
+    p.add_argument("--prefix", default=None, help="namespace name prefix (default nrtb<pid>)")
+    p.add_argument("--keep-raw", action="store_true", help="keep every run's raw files under DIR/raw/")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,6 +86,25 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--mode", action="append", default=None, choices=["kernel", "gateway", "gateway+rwm"])
     b.add_argument("--gateway-bin", default=None)
     b.add_argument("--no-pin", action="store_true", help="do not pin the gateway / steer host receive (RPS)")
+    sw = sub.add_parser("sweep", help="repetitions of a scenario file (a sweep), with resume")
+    sw.add_argument("scenario", help="scenario file or name, e.g. testbed/dumbbell4")
+    sw.add_argument("--sweep", type=_sweep_arg, action="append", default=[], metavar="NAME=V1,V2",
+                    help="compare values of a parameter (repeatable: cartesian product)")
+    _sweep_common(sw, "results/testbed-sweep")
+    rw = sub.add_parser("rwm", help="the RWM paper's experiment (SPEC 5.4): FCT, slowest of four, RTT table")
+    rw.add_argument("--scenario", default="testbed/rwm")
+    rw.add_argument("--rtt", type=_list, default=None, metavar="LIST", help="total RTTs (default 20ms,60ms,100ms,140ms)")
+    rw.add_argument("--flows", type=_list, default=None, metavar="LIST", help="concurrent downloads (default 1,4)")
+    rw.add_argument("--settings", type=_list, default=None, metavar="LIST",
+                    help="controller settings among none,bdp-10%%,bdp,bdp+10%% (default all)")
+    rw.add_argument("--report-only", action="store_true", help="tables and plots of the runs already in --out")
+    _sweep_common(rw, "results/testbed-rwm")
+    cp = sub.add_parser("compare", help="one scenario in the simulator and in the testbed, side by side")
+    cp.add_argument("scenario", nargs="?", default="testbed/dumbbell4")
+    cp.add_argument("--sweep", type=_sweep_arg, action="append", default=[], metavar="NAME=V1,V2",
+                    help="settings to compare (default queue=droptail,ewt)")
+    cp.add_argument("--jobs", "-j", type=_positive, default=None, help="simulator processes")
+    _sweep_common(cp, "results/testbed-compare")
     r = sub.add_parser("run", help="one experiment")
     r.add_argument("--out", type=Path, required=True, help="output directory (CSV, JSON)")
     r.add_argument("--mode", choices=["gateway", "kernel"], default="gateway",
@@ -60,6 +132,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     a = _parser().parse_args(argv)
+    if a.cmd in ("sweep", "rwm", "compare"):
+        return _sweeps(a)
     if a.cmd == "check":
         miss = missing_requirements()
         print("congestion controls:", " ".join(available_cc()) or "?")
@@ -104,3 +178,92 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     print(json.dumps(summary, indent=1))
     return 0 if not summary["failed_flows"] else 1
+
+
+def _opts(a: argparse.Namespace):
+    from .sweep import Options
+
+    return Options(gateway_bin=a.gateway_bin, prefix=a.prefix, keep_raw=a.keep_raw,
+                   raw_dir=(a.out / "raw") if a.keep_raw else None)
+
+
+def _sweeps(a: argparse.Namespace) -> int:
+    """sweep / rwm / compare: scenario errors exit 2, run errors 1, ^C 130."""
+    try:
+        return _sweeps_inner(a)
+    except TestbedError as e:
+        print(f"netreturn testbed: {e}", file=sys.stderr)
+        return 1
+    except ValueError as e:  # TestbedScenarioError, netreturn.ScenarioError: file, field, allowed
+        print(f"netreturn testbed: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nnetreturn testbed: interrupted; the current run's namespaces were removed, finished runs "
+              f"are kept in {a.out / 'runs'} and a rerun resumes", file=sys.stderr)
+        return 130
+
+
+def _require() -> None:
+    miss = missing_requirements()
+    if miss:
+        raise TestbedError("cannot run: " + "; ".join(miss))
+    find_gateway()
+
+
+def _sweeps_inner(a: argparse.Namespace) -> int:
+    from . import scenario as sc
+
+    sets = dict(a.sets)
+    if a.cmd == "sweep":
+        from . import sweep as sw
+
+        sweep = dict(a.sweep)
+        for c in sw.expand(sweep):  # validate every combination first
+            pl = sc.plan(a.scenario, {**sets, **c})
+        print(f"{pl.name}: {pl.file}")
+        for n in pl.notes:
+            print(f"  note: {n}")
+        _require()
+        a.out.mkdir(parents=True, exist_ok=True)
+        raw, keys, pl = sw.sweep(a.scenario, a.out, sets, sweep, a.reps, _opts(a), not a.quiet)
+        runs, summary = sw.write_tables(raw, a.out, keys)
+        print()
+        print(sw.table(summary, keys))
+        print(f"\n{len(runs)} runs, {runs['wall_s'].sum():.0f} s; tables: {a.out / 'summary.csv'}, "
+              f"{a.out / 'runs.csv'}, {a.out / 'flows.csv'}")
+        return 0
+    if a.cmd == "rwm":
+        from . import rwm
+
+        if a.report_only:
+            raw = rwm.load_runs(a.out)
+            print(rwm.report(raw, a.out, plots=not a.no_plots))
+            return 0 if raw else 1
+        rtts = a.rtt or rwm.DEFAULT_RTTS
+        flows = [int(x) if x.isdigit() else x for x in (a.flows or [str(n) for n in rwm.DEFAULT_FLOWS])]
+        bad = [x for x in flows if not isinstance(x, int) or x < 1]
+        if bad:
+            raise sc.TestbedScenarioError(a.scenario, "--flows", f"{bad[0]!r} is not a positive number of downloads")
+        settings = a.settings or list(rwm.SETTINGS)
+        pl = sc.plan(a.scenario, sets)
+        reps = a.reps or pl.reps
+        specs = rwm.specs(rtts, flows, settings, reps, sets, a.scenario)  # validates every combination
+        print(f"{pl.name}: {pl.file}")
+        print(f"  RTT {', '.join(rtts)}; downloads {', '.join(map(str, flows))}; settings {', '.join(settings)}; "
+              f"{reps} repetitions: {len(specs)} runs -> {a.out}/")
+        _require()
+        a.out.mkdir(parents=True, exist_ok=True)
+        raw = rwm.run_specs(specs, a.out, _opts(a), not a.quiet, desc="RWM testbed")
+        print()
+        print(rwm.report(raw, a.out, plots=not a.no_plots, paper=pl.paper))
+        return 0
+    from . import compare as cmp
+
+    sweep = dict(a.sweep) if a.sweep else dict(cmp.DEFAULT_SWEEP)
+    from . import sweep as sw
+
+    for c in sw.expand(sweep):
+        sc.plan(a.scenario, {**sets, **c})
+    _require()
+    print(cmp.compare(a.out, a.scenario, sweep, sets, a.reps, _opts(a), not a.quiet, not a.no_plots, a.jobs))
+    return 0

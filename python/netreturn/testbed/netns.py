@@ -60,11 +60,16 @@ def available_cc() -> list[str]:
 
 @dataclass
 class Topology:
-    """``senders`` -> [LAN A] -> gateway -> [LAN B] -> ``receivers``.
+    """``senders`` -> [LAN A] -> gateway(s) -> [LAN B] -> ``receivers``.
 
     With one host on a side, its veth goes straight to the gateway; with
     several, a Linux bridge in a LAN namespace joins them (so the gateway
     always has exactly two interfaces, ``a`` and ``b``).
+
+    ``hops`` > 1 puts several gateway namespaces in series (``<prefix>-gw``,
+    ``<prefix>-gw1``, ...), hop k's ``gwb`` cabled to hop k+1's ``gwa``:
+    e.g. a WAN emulator followed by an edge gateway. Senders attach to the
+    first hop, receivers to the last.
     """
 
     prefix: str
@@ -76,10 +81,15 @@ class Topology:
     #: own send call, so the bridge's CPU would pay for the end hosts too.
     rps_mask: str | None = None
     namespaces: list[str] = field(default_factory=list)
+    hops: int = 1
 
     @property
     def gw(self) -> str:
         return f"{self.prefix}-gw"
+
+    def hop(self, k: int) -> str:
+        """Namespace of gateway hop ``k`` (hop 0 is :attr:`gw`)."""
+        return self.gw if k == 0 else f"{self.prefix}-gw{k}"
 
     def sender(self, i: int) -> str:
         return f"{self.prefix}-s{i}"
@@ -105,15 +115,20 @@ class Topology:
     def _veth(self, ns1: str, if1: str, ns2: str, if2: str) -> None:
         sh(["ip", "link", "add", if1, "netns", ns1, "type", "veth", "peer", "name", if2, "netns", ns2])
         for ns, dev in ((ns1, if1), (ns2, if2)):
-            for feat in OFFLOADS:
-                sh(["ethtool", "-K", dev, feat, "off"], ns=ns, check=False)
+            # One ethtool call for all features; one per feature if a
+            # kernel refuses some of them.
+            r = sh(["ethtool", "-K", dev] + [x for f in OFFLOADS for x in (f, "off")], ns=ns, check=False)
+            if r.returncode != 0:
+                for feat in OFFLOADS:
+                    sh(["ethtool", "-K", dev, feat, "off"], ns=ns, check=False)
             sh(["ip", "link", "set", "dev", dev, "up"], ns=ns)
 
-    def _side(self, hosts: list[str], addrs: list[str], gw_if: str, lan: str) -> None:
+    def _side(self, hosts: list[str], addrs: list[str], gw_if: str, lan: str, gw_ns: str | None = None) -> None:
+        gw_ns = gw_ns or self.gw
         for h, a in zip(hosts, addrs):
             self._ns(h)
         if len(hosts) == 1:
-            self._veth(hosts[0], "eth0", self.gw, gw_if)
+            self._veth(hosts[0], "eth0", gw_ns, gw_if)
         else:
             self._ns(lan)
             sh(["ip", "link", "add", "br0", "type", "bridge"], ns=lan)
@@ -121,7 +136,7 @@ class Topology:
             for k, h in enumerate(hosts):
                 self._veth(h, "eth0", lan, f"p{k}")
                 sh(["ip", "link", "set", "dev", f"p{k}", "master", "br0"], ns=lan)
-            self._veth(lan, "uplink", self.gw, gw_if)
+            self._veth(lan, "uplink", gw_ns, gw_if)
             sh(["ip", "link", "set", "dev", "uplink", "master", "br0"], ns=lan)
         for h, a in zip(hosts, addrs):
             sh(["ip", "addr", "add", f"{a}/16", "dev", "eth0"], ns=h)
@@ -130,22 +145,28 @@ class Topology:
 
     def create(self) -> None:
         try:
-            self._ns(self.gw)
+            for k in range(self.hops):
+                self._ns(self.hop(k))
+            for k in range(self.hops - 1):
+                self._veth(self.hop(k), "gwb", self.hop(k + 1), "gwa")
             self._side([self.sender(i) for i in range(self.senders)],
                        [self.sender_addr(i) for i in range(self.senders)], "gwa", f"{self.prefix}-la")
             self._side([self.receiver(j) for j in range(self.receivers)],
-                       [self.receiver_addr(j) for j in range(self.receivers)], "gwb", f"{self.prefix}-lb")
+                       [self.receiver_addr(j) for j in range(self.receivers)], "gwb", f"{self.prefix}-lb",
+                       gw_ns=self.hop(self.hops - 1))
         except BaseException:
             self.destroy()
             raise
 
     def kernel_bridge(self) -> None:
-        """Joins ``a`` and ``b`` with a Linux bridge in the gateway namespace
-        (the kernel-forwarding baseline)."""
-        sh(["ip", "link", "add", "kbr", "type", "bridge"], ns=self.gw)
-        for dev in ("gwa", "gwb"):
-            sh(["ip", "link", "set", "dev", dev, "master", "kbr"], ns=self.gw)
-        sh(["ip", "link", "set", "dev", "kbr", "up"], ns=self.gw)
+        """Joins ``a`` and ``b`` with a Linux bridge in every gateway
+        namespace (the kernel-forwarding baseline)."""
+        for k in range(self.hops):
+            ns = self.hop(k)
+            sh(["ip", "link", "add", "kbr", "type", "bridge"], ns=ns)
+            for dev in ("gwa", "gwb"):
+                sh(["ip", "link", "set", "dev", dev, "master", "kbr"], ns=ns)
+            sh(["ip", "link", "set", "dev", "kbr", "up"], ns=ns)
 
     def destroy(self) -> None:
         for ns in reversed(self.namespaces):

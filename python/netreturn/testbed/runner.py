@@ -37,6 +37,31 @@ def find_gateway(explicit: str | None = None) -> str:
 
 
 @dataclass
+class Hop:
+    """One gateway process of a chain (see :attr:`RunConfig.hops`)."""
+
+    name: str = "gw"
+    rate: str | None = None
+    delay: str = "0ms"
+    queue: str | None = None
+    controller: str = "none"
+    ctl: list[str] = field(default_factory=list)
+    loss: float = 0.0
+    args: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FlowPlan:
+    """One transfer: from sender ``sender`` to receiver ``receiver``,
+    ``nbytes`` bytes, starting ``start`` seconds after the common start."""
+
+    sender: int
+    receiver: int
+    nbytes: int
+    start: float = 0.0
+
+
+@dataclass
 class RunConfig:
     out: Path
     senders: int = 1
@@ -62,6 +87,35 @@ class RunConfig:
     timeout: float = 60.0
     gateway_bin: str | None = None
     prefix: str | None = None
+    #: Gateways in series (senders -> hops[0] -> ... -> receivers). None:
+    #: one hop built from rate / delay / queue / controller / ctl above.
+    hops: list[Hop] | None = None
+    #: Index of the hop whose counters are the run's ``gateway`` (the
+    #: bottleneck); the others are under ``gateways``.
+    primary_hop: int = -1
+    #: Transfers; None: ``flows`` transfers of ``nbytes``, flow k from
+    #: sender k % senders to receiver k % receivers, started ``stagger * k``.
+    flow_plan: list[FlowPlan] | None = None
+    #: ``ss -ti`` sampling period in the senders (0: off; None: ``interval``).
+    ss_interval: float | None = None
+    #: TCP_INFO sampling period inside the senders' servers (0: off).
+    info_interval: float = 0.0
+    #: Clients connect at a common wall-clock instant this long after the
+    #: last process has started (so that flows starting together really do).
+    start_delay: float = 0.0
+
+
+def hops_of(cfg: RunConfig) -> list[Hop]:
+    if cfg.hops is not None:
+        return cfg.hops
+    return [Hop(name="gw", rate=cfg.rate, delay=cfg.delay, queue=cfg.queue, controller=cfg.controller,
+                ctl=list(cfg.ctl), args=list(cfg.gateway_args))]
+
+
+def flows_of(cfg: RunConfig) -> list[FlowPlan]:
+    if cfg.flow_plan is not None:
+        return cfg.flow_plan
+    return [FlowPlan(k % cfg.senders, k % cfg.receivers, cfg.nbytes, cfg.stagger * k) for k in range(cfg.flows)]
 
 
 _SS_RTT = re.compile(r"\brtt:([\d.]+)/([\d.]+)")
@@ -144,16 +198,46 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
             w.writerow(r)
 
 
-def gateway_command(cfg: RunConfig, binary: str) -> list[str]:
-    cmd = [binary, "--a", "gwa", "--b", "gwb", "--delay", cfg.delay, "--seed", str(cfg.seed),
-           "--controller", cfg.controller, "--stats-file", str(cfg.out / "gateway_stats.json")]
-    if cfg.rate:
-        cmd += ["--rate", cfg.rate]
-    if cfg.queue:
-        cmd += ["--queue", cfg.queue]
-    for c in cfg.ctl:
+def gateway_command(cfg: RunConfig, binary: str, hop: Hop | None = None, k: int = 0) -> list[str]:
+    h = hop or hops_of(cfg)[0]
+    stats = cfg.out / ("gateway_stats.json" if k == 0 else f"gateway{k}_stats.json")
+    cmd = [binary, "--a", "gwa", "--b", "gwb", "--delay", h.delay, "--seed", str(cfg.seed + 1000 * k),
+           "--controller", h.controller, "--stats-file", str(stats)]
+    if h.rate:
+        cmd += ["--rate", h.rate]
+    if h.queue:
+        cmd += ["--queue", h.queue]
+    if h.loss:
+        cmd += ["--loss", repr(h.loss)]
+    for c in h.ctl:
         cmd += ["--ctl", c]
-    return cmd + cfg.gateway_args
+    return cmd + h.args
+
+
+def _load_info(path: Path) -> list[dict]:
+    """TCP_INFO records a server wrote (see traffic.py), one per connection."""
+    if not path.is_file():
+        return []
+    try:
+        d = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return []
+    cols = d.get("columns", [])
+    out = []
+    for c in d.get("connections", []):
+        out.append({"peer": c.get("peer"), "samples": [dict(zip(cols, r)) for r in c.get("samples", [])],
+                    "final": dict(zip(cols, c["final"])) if c.get("final") else None})
+    return out
+
+
+def _stop_gateway(gw: subprocess.Popen) -> dict:
+    gw.send_signal(signal.SIGTERM)
+    try:
+        outs, _ = gw.communicate(timeout=10)
+        return json.loads(outs.strip().splitlines()[-1]) if outs.strip() else {}
+    except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
+        gw.kill()
+        return {}
 
 
 def run(cfg: RunConfig) -> dict:
@@ -163,9 +247,12 @@ def run(cfg: RunConfig) -> dict:
                            f"(have: {' '.join(available_cc())}; no loadable modules)")
     cfg.out.mkdir(parents=True, exist_ok=True)
     prefix = cfg.prefix or f"nrtb{os.getpid() % 100000}"
-    topo = Topology(prefix, cfg.senders, cfg.receivers)
+    hops = hops_of(cfg)
+    plan = flows_of(cfg)
+    topo = Topology(prefix, cfg.senders, cfg.receivers, hops=len(hops))
     procs: list[subprocess.Popen] = []
-    gw: subprocess.Popen | None = None
+    gws: list[subprocess.Popen] = []
+    logs: list = []
     old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
 
     def on_signal(signum, frame):  # turn SIGTERM into the same unwinding as ^C
@@ -186,46 +273,59 @@ def run(cfg: RunConfig) -> dict:
             sh(["sysctl", "-qw", f"net.ipv4.tcp_wmem=4096 16384 {m}"], ns=ns, check=False)
             sh(["sysctl", "-qw", f"net.core.rmem_max={m}"], ns=ns, check=False)
             sh(["sysctl", "-qw", f"net.core.wmem_max={m}"], ns=ns, check=False)
-        gw_log = open(cfg.out / "gateway.log", "w")
         if cfg.mode == "kernel":
             topo.kernel_bridge()
         else:
             binary = find_gateway(cfg.gateway_bin)
-            cmd = gateway_command(cfg, binary)
-            (cfg.out / "gateway_cmd.txt").write_text(" ".join(cmd) + "\n")
-            gw = subprocess.Popen(["ip", "netns", "exec", topo.gw] + cmd,
-                                  stdout=subprocess.PIPE, stderr=gw_log, text=True)
+            cmds = []
+            for k, h in enumerate(hops):
+                cmd = gateway_command(cfg, binary, h, k)
+                cmds.append(" ".join(cmd))
+                log = open(cfg.out / ("gateway.log" if k == 0 else f"gateway{k}.log"), "w")
+                logs.append(log)
+                gws.append(subprocess.Popen(["ip", "netns", "exec", topo.hop(k)] + cmd,
+                                            stdout=subprocess.PIPE, stderr=log, text=True))
+            (cfg.out / "gateway_cmd.txt").write_text("\n".join(cmds) + "\n")
             time.sleep(0.3)
-            if gw.poll() is not None:
-                raise TestbedError(f"gateway exited at start: see {cfg.out / 'gateway.log'}")
-        snmp0 = {topo.receiver(j): read_snmp(topo, topo.receiver(j)) for j in range(cfg.receivers)}
+            for k, gw in enumerate(gws):
+                if gw.poll() is not None:
+                    log = cfg.out / ("gateway.log" if k == 0 else f"gateway{k}.log")
+                    raise TestbedError(f"gateway {hops[k].name} exited at start: {log.read_text().strip()[-500:]} "
+                                       f"(see {log})")
+        hosts = [topo.sender(i) for i in range(cfg.senders)] + [topo.receiver(j) for j in range(cfg.receivers)]
+        snmp0 = {ns: read_snmp(topo, ns) for ns in hosts}
         # One server per flow on its sender, port 5000 + flow.
-        for k in range(cfg.flows):
-            i = k % cfg.senders
-            cmd = ["python3", TRAFFIC, "server", "--port", str(5000 + k), "--bytes", str(cfg.nbytes),
+        for k, fp in enumerate(plan):
+            cmd = ["python3", TRAFFIC, "server", "--port", str(5000 + k), "--bytes", str(fp.nbytes),
                    "--cc", cfg.cc]
             if cfg.sndbuf:
                 cmd += ["--sndbuf", str(cfg.sndbuf)]
-            p = subprocess.Popen(["ip", "netns", "exec", topo.sender(i)] + cmd,
+            if cfg.info_interval > 0:
+                cmd += ["--info", str(cfg.out / f"info{k}.json"), "--info-interval", str(cfg.info_interval)]
+            p = subprocess.Popen(["ip", "netns", "exec", topo.sender(fp.sender)] + cmd,
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             procs.append(p)
             assert p.stdout is not None
             p.stdout.readline()  # "ready"
-        sampler = Sampler(topo, cfg.interval)
-        sampler.start()
+        ss_interval = cfg.interval if cfg.ss_interval is None else cfg.ss_interval
+        if ss_interval > 0:
+            sampler = Sampler(topo, ss_interval)
+            sampler.start()
         clients = []
-        for k in range(cfg.flows):
-            i, j = k % cfg.senders, k % cfg.receivers
-            cmd = ["python3", TRAFFIC, "client", "--host", topo.sender_addr(i), "--port", str(5000 + k),
-                   "--bytes", str(cfg.nbytes), "--flow", str(k), "--out", str(cfg.out / f"flow{k}.json"),
-                   "--start", str(cfg.stagger * k), "--interval", str(cfg.interval)]
+        at = time.time() + cfg.start_delay if cfg.start_delay > 0 else None
+        for k, fp in enumerate(plan):
+            cmd = ["python3", TRAFFIC, "client", "--host", topo.sender_addr(fp.sender), "--port", str(5000 + k),
+                   "--bytes", str(fp.nbytes), "--flow", str(k), "--out", str(cfg.out / f"flow{k}.json"),
+                   "--start", str(fp.start), "--interval", str(cfg.interval)]
+            if at is not None:
+                cmd += ["--at", repr(at)]
             if cfg.rcvbuf:
                 cmd += ["--rcvbuf", str(cfg.rcvbuf)]
-            c = subprocess.Popen(["ip", "netns", "exec", topo.receiver(j)] + cmd,
+            c = subprocess.Popen(["ip", "netns", "exec", topo.receiver(fp.receiver)] + cmd,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             clients.append(c)
             procs.append(c)
-        deadline = time.monotonic() + cfg.timeout
+        deadline = time.monotonic() + cfg.timeout + (cfg.start_delay or 0)
         failed = []
         for k, c in enumerate(clients):
             try:
@@ -235,49 +335,63 @@ def run(cfg: RunConfig) -> dict:
                 rc = -1
             if rc != 0:
                 failed.append(k)
-        sampler.stop()
-        snmp1 = {topo.receiver(j): read_snmp(topo, topo.receiver(j)) for j in range(cfg.receivers)}
-        gw_stats = {}
-        if gw is not None:
-            gw.send_signal(signal.SIGTERM)
-            try:
-                outs, _ = gw.communicate(timeout=10)
-                gw_stats = json.loads(outs.strip().splitlines()[-1]) if outs.strip() else {}
-            except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
-                gw.kill()
-        gw_log.close()
+        # The servers write their TCP_INFO records once their peer closed.
+        until = time.monotonic() + (5 if not failed else 0.5)
+        for p in procs:
+            if p not in clients:
+                try:
+                    p.wait(timeout=max(0.05, until - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        if sampler is not None:
+            sampler.stop()
+        snmp1 = {ns: read_snmp(topo, ns) for ns in hosts}
+        gw_all = [_stop_gateway(gw) for gw in gws]
+        gw_stats = gw_all[cfg.primary_hop] if gw_all else {}
         # Results.
         flows, thr = [], []
-        for k in range(cfg.flows):
+        for k, fp in enumerate(plan):
             f = cfg.out / f"flow{k}.json"
             if not f.exists():
                 flows.append({"flow": k, "completed": 0})
                 continue
             d = json.loads(f.read_text())
-            flows.append({"flow": k, "sender": k % cfg.senders, "receiver": k % cfg.receivers,
-                          "cc": cfg.cc, "bytes": d["bytes"], "completed": int(d["bytes"] == cfg.nbytes),
+            flows.append({"flow": k, "sender": fp.sender, "receiver": fp.receiver,
+                          "cc": cfg.cc, "bytes": d["bytes"], "completed": int(d["bytes"] == fp.nbytes),
                           "fct_s": round(d["fct_s"], 6), "goodput_mbps": round(d["goodput_mbps"], 3),
-                          "local": d["local"]})
+                          "local": d["local"], "start_wall": d.get("start_wall")})
             thr += [{"flow": k, "t_s": t, "mbps": round(v, 3)} for t, v in d["throughput"]]
         _write_csv(cfg.out / "flows.csv", flows)
         _write_csv(cfg.out / "throughput.csv", thr)
-        _write_csv(cfg.out / "rtt.csv", sampler.rows)
+        rows = sampler.rows if sampler is not None else []
+        _write_csv(cfg.out / "rtt.csv", rows)
+        if cfg.info_interval > 0:
+            info_rows = []
+            for k in range(len(plan)):
+                for c in _load_info(cfg.out / f"info{k}.json"):
+                    info_rows += [{"flow": k, **smp} for smp in c["samples"]]
+            _write_csv(cfg.out / "tcpinfo.csv", info_rows)
         csum = []
-        for ns in snmp1:
-            row = {"namespace": ns}
+        for ns in hosts:
+            row = {"namespace": ns, "role": "sender" if ns.rsplit("-", 1)[-1].startswith("s") else "receiver"}
             for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs"):
                 row[key] = snmp1[ns].get(key, 0) - snmp0[ns].get(key, 0)
             csum.append(row)
-        _write_csv(cfg.out / "receiver_snmp.csv", csum)
+        _write_csv(cfg.out / "receiver_snmp.csv", [r for r in csum if r["role"] == "receiver"])
+        _write_csv(cfg.out / "sender_snmp.csv", [r for r in csum if r["role"] == "sender"])
         (cfg.out / "gateway.json").write_text(json.dumps(gw_stats, indent=1))
-        snd = [r["snd_wnd"] for r in sampler.rows if "snd_wnd" in r]
-        rtts = [r["rtt_ms"] for r in sampler.rows if "rtt_ms" in r]
+        snd = [r["snd_wnd"] for r in rows if "snd_wnd" in r]
+        rtts = [r["rtt_ms"] for r in rows if "rtt_ms" in r]
         summary = {
-            "mode": cfg.mode, "controller": cfg.controller, "cc": cfg.cc, "flows": cfg.flows,
+            "mode": cfg.mode, "controller": hops[cfg.primary_hop].controller if cfg.mode != "kernel" else "none",
+            "cc": cfg.cc, "flows": len(plan),
             "failed_flows": failed, "fct_s": [f.get("fct_s") for f in flows],
             "goodput_mbps": [f.get("goodput_mbps") for f in flows],
-            "receiver_in_csum_errors": sum(r["InCsumErrors"] for r in csum),
+            "receiver_in_csum_errors": sum(r["InCsumErrors"] for r in csum if r["role"] == "receiver"),
+            "sender_retrans_segs": sum(r["RetransSegs"] for r in csum if r["role"] == "sender"),
+            "sender_out_segs": sum(r["OutSegs"] for r in csum if r["role"] == "sender"),
             "gateway": gw_stats,
+            "gateways": [{"name": h.name, **g} for h, g in zip(hops, gw_all)],
             "snd_wnd_max": max(snd) if snd else None, "snd_wnd_median": sorted(snd)[len(snd) // 2] if snd else None,
             "rtt_ms_mean": sum(rtts) / len(rtts) if rtts else None,
             "rtt_samples": len(rtts),
@@ -294,12 +408,14 @@ def run(cfg: RunConfig) -> dict:
             for s in (p.stdout, p.stderr):
                 if s:
                     s.close()
-        if gw is not None:
+        for gw in gws:
             if gw.poll() is None:
                 gw.kill()
             gw.wait()
             if gw.stdout:
                 gw.stdout.close()
+        for log in logs:
+            log.close()
         topo.destroy()
         for s, h in old.items():
             signal.signal(s, h)

@@ -4,11 +4,16 @@
 Standalone on purpose (stdlib only, no import of the netreturn package), so
 it runs inside any namespace as ``python3 traffic.py ...``.
 
-* ``server --port P --bytes N [--count K] [--sndbuf B]``: every accepted
-  connection gets N bytes, then the server closes it (the HTTP download of
-  the RWM paper, seed 003 section IV). Exits after K connections.
+* ``server --port P --bytes N [--count K] [--sndbuf B] [--info FILE
+  --info-interval I]``: every accepted connection gets N bytes, then the
+  server closes it (the HTTP download of the RWM paper, seed 003 section
+  IV). Exits after K connections. With ``--info``, the sender's own
+  ``TCP_INFO`` (what ``ss -ti`` shows: smoothed RTT, cwnd, the window the
+  sender sees, bytes sent / retransmitted) is sampled every I seconds for
+  every connection and written to FILE as JSON when the peer has closed.
 * ``client --host H --port P --bytes N --flow ID --out FILE [--start S]
-  [--interval I] [--rcvbuf B]``: connects (after sleeping S seconds),
+  [--at T] [--interval I] [--rcvbuf B]``: connects (after sleeping S
+  seconds, or at wall-clock time T so that several clients start together),
   reads until EOF, and writes one JSON object: the flow-completion time
   (connect() called -> last byte received), the goodput, and the bytes
   received in every interval (throughput over time).
@@ -19,11 +24,37 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import struct
 import sys
 import threading
 import time
 
 CHUNK = 1 << 20
+
+#: Columns of a TCP_INFO sample (see :func:`tcp_info`).
+INFO_COLUMNS = ["t_wall", "rtt_ms", "rttvar_ms", "cwnd", "ssthresh", "snd_wnd", "bytes_acked",
+                "bytes_sent", "bytes_retrans", "total_retrans", "snd_mss"]
+
+
+def tcp_info(s: socket.socket) -> list:
+    """One ``TCP_INFO`` sample (struct tcp_info of linux/tcp.h; fields a
+    kernel does not have are None): wall time, srtt and rttvar (ms), cwnd
+    and ssthresh (segments), snd_wnd (bytes, the receive window as the
+    sender sees it, >= 6.x), bytes acked / sent / retransmitted,
+    retransmitted segments, MSS."""
+    b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    n = len(b)
+
+    def u32(off):
+        return struct.unpack_from("I", b, off)[0] if n >= off + 4 else None
+
+    def u64(off):
+        return struct.unpack_from("Q", b, off)[0] if n >= off + 8 else None
+
+    rtt, rttvar = u32(68), u32(72)
+    return [round(time.time(), 6), rtt / 1000 if rtt is not None else None,
+            rttvar / 1000 if rttvar is not None else None, u32(80), u32(76), u32(228), u64(120),
+            u64(200), u64(208), u32(100), u32(16)]
 
 
 def set_cc(s: socket.socket, cc: str | None) -> None:
@@ -35,7 +66,8 @@ def set_cc(s: socket.socket, cc: str | None) -> None:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
 
 
-def serve(port: int, nbytes: int, count: int, sndbuf: int | None, cc: str | None = None) -> int:
+def serve(port: int, nbytes: int, count: int, sndbuf: int | None, cc: str | None = None,
+          info: str | None = None, info_interval: float = 0.02) -> int:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     set_cc(ls, cc)
@@ -44,8 +76,24 @@ def serve(port: int, nbytes: int, count: int, sndbuf: int | None, cc: str | None
     print("ready", flush=True)
     payload = memoryview(bytes(CHUNK))
     threads = []
+    conns: list[dict] = []
 
-    def send_all(c: socket.socket) -> None:
+    def sample(c: socket.socket, rec: dict, done: threading.Event) -> None:
+        while not done.wait(info_interval):
+            try:
+                rec["samples"].append(tcp_info(c))
+            except OSError:
+                return
+
+    def send_all(c: socket.socket, peer) -> None:
+        rec = {"port": port, "peer": f"{peer[0]}:{peer[1]}", "samples": []}
+        done = threading.Event()
+        sampler = None
+        if info:
+            conns.append(rec)
+            rec["samples"].append(tcp_info(c))
+            sampler = threading.Thread(target=sample, args=(c, rec, done), daemon=True)
+            sampler.start()
         with c:
             set_cc(c, cc)
             if sndbuf:
@@ -55,22 +103,40 @@ def serve(port: int, nbytes: int, count: int, sndbuf: int | None, cc: str | None
                 while left > 0:
                     left -= c.send(payload[: min(left, CHUNK)])
                 c.shutdown(socket.SHUT_WR)
+                if info:
+                    # The peer closes once it has every byte: then the
+                    # counters (retransmissions included) are final.
+                    c.settimeout(60)
+                    while c.recv(4096):
+                        pass
             except OSError:
                 pass
+            if sampler is not None:
+                done.set()
+                sampler.join()
+                try:
+                    rec["final"] = tcp_info(c)
+                except OSError:
+                    pass
 
     with ls:
         for _ in range(count):
-            c, _ = ls.accept()
-            t = threading.Thread(target=send_all, args=(c,), daemon=True)
+            c, peer = ls.accept()
+            t = threading.Thread(target=send_all, args=(c, peer), daemon=True)
             t.start()
             threads.append(t)
         for t in threads:
             t.join()
+    if info:
+        with open(info, "w") as f:
+            json.dump({"columns": INFO_COLUMNS, "connections": conns}, f)
     return 0
 
 
 def fetch(host: str, port: int, nbytes: int, flow: int, out: str, start: float,
-          interval: float, rcvbuf: int | None) -> int:
+          interval: float, rcvbuf: int | None, at: float | None = None) -> int:
+    if at is not None:
+        time.sleep(max(0.0, at - time.time()))
     if start > 0:
         time.sleep(start)
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -118,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--count", type=int, default=1)
     s.add_argument("--sndbuf", type=int, default=None)
     s.add_argument("--cc", default=None)
+    s.add_argument("--info", default=None, help="write TCP_INFO samples of every connection here")
+    s.add_argument("--info-interval", type=float, default=0.02)
     c = sub.add_parser("client")
     c.add_argument("--host", required=True)
     c.add_argument("--port", type=int, required=True)
@@ -127,10 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--start", type=float, default=0.0)
     c.add_argument("--interval", type=float, default=0.1)
     c.add_argument("--rcvbuf", type=int, default=None)
+    c.add_argument("--at", type=float, default=None, help="wall-clock time (epoch s) to connect at")
     a = p.parse_args(argv)
     if a.cmd == "server":
-        return serve(a.port, a.bytes, a.count, a.sndbuf, a.cc)
-    return fetch(a.host, a.port, a.bytes, a.flow, a.out, a.start, a.interval, a.rcvbuf)
+        return serve(a.port, a.bytes, a.count, a.sndbuf, a.cc, a.info, a.info_interval)
+    return fetch(a.host, a.port, a.bytes, a.flow, a.out, a.start, a.interval, a.rcvbuf, a.at)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,187 @@
+"""Same scenario, both worlds: one scenario file run in the simulator
+(``netreturn.run``) and in the namespace testbed, reported side by side.
+
+``netreturn testbed compare [SCENARIO] --sweep queue=droptail,ewt --reps N``
+writes ``<out>/sim/`` (the simulator's usual results), ``<out>/testbed/``
+(the testbed sweep's), and ``compare.csv`` / ``compare.png`` with, for every
+setting and world, mean ± 95 % CI over repetitions of: FCT (mean, slowest),
+goodput, fairness, utilization, TCP efficiency, loss ratio, bottleneck
+drops, retransmitted bytes, RTT (mean, median, max), queueing delay
+(RTT minus the propagation RTT), ACKs rewritten.
+
+The repetitions are seeds in the simulator (1..N) and repeated real runs in
+the testbed (flow start times drawn with the same distribution, not the
+same draws).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .scenario import plan as make_plan
+from .sweep import Options, expand, sweep as tb_sweep, write_tables
+
+DEFAULT_SCENARIO = "testbed/dumbbell4"
+DEFAULT_SWEEP = {"queue": ["droptail", "ewt"]}
+
+#: (column, label) of the side-by-side table.
+METRICS: list[tuple[str, str]] = [
+    ("fct_mean_s", "mean FCT (s)"),
+    ("fct_max_s", "slowest FCT (s)"),
+    ("goodput_mean_mbps", "mean goodput (Mb/s)"),
+    ("jain_goodput", "Jain fairness (goodput)"),
+    ("utilization", "bottleneck utilization"),
+    ("tcp_efficiency_pct", "TCP efficiency (%)"),
+    ("tcp_loss_pct", "loss ratio (%)"),
+    ("queue_drops", "bottleneck drops (packets)"),
+    ("retransmitted_kB", "retransmitted (kB)"),
+    ("rtt_mean_ms", "mean RTT (ms)"),
+    ("rtt_p50_ms", "median RTT (ms)"),
+    ("rtt_max_ms", "max RTT (ms)"),
+    ("queue_delay_mean_ms", "mean queueing delay (ms)"),
+    ("acks_rewritten", "ACKs rewritten"),
+]
+
+
+def _sim_frame(res, base_rtt_ms: float):
+    """The simulator's runs with the derived comparable columns."""
+    runs = res.runs.copy()  # one row per entry of res.raw, in order
+    runs["retransmitted_kB"] = [sum(r["flows"]["bytes_retransmitted"]) / 1000 for r in res.raw]
+    runs["queue_delay_mean_ms"] = runs["rtt_mean_ms"] - base_rtt_ms
+    return runs
+
+
+def _tb_frame(raw: list[dict]):
+    from .sweep import runs_frame
+
+    runs = runs_frame(raw)
+    runs["retransmitted_kB"] = [sum(x or 0 for x in r["flows"]["bytes_retransmitted"]) / 1000 for r in raw]
+    return runs
+
+
+def side_by_side(sim_runs, tb_runs, group_keys: Sequence[str], metrics=METRICS):
+    """Long table: group, world, metric, mean, ci95, n."""
+    import pandas as pd
+
+    from ..stats import mean_ci
+
+    rows = []
+    for world, df in (("sim", sim_runs), ("testbed", tb_runs)):
+        if df is None or df.empty:
+            continue
+        df = df.copy()
+        for k in group_keys:
+            df[k] = df[k].astype(str)
+        groups = df.groupby(list(group_keys), sort=False) if group_keys else [((), df)]
+        for gkey, g in groups:
+            if not isinstance(gkey, tuple):
+                gkey = (gkey,)
+            label = ",".join(f"{k}={v}" for k, v in zip(group_keys, gkey)) or "all"
+            for col, _ in metrics:
+                if col not in g:
+                    continue
+                vals = pd.to_numeric(g[col], errors="coerce").tolist()
+                m, h, n = mean_ci(vals)
+                rows.append({"group": label, "world": world, "metric": col, "mean": m, "ci95": h, "n": n})
+    return pd.DataFrame(rows)
+
+
+def table_text(long, metrics=METRICS) -> str:
+    from ..stats import fmt_ci
+
+    if long.empty:
+        return "(no runs)"
+    groups = list(dict.fromkeys(long["group"]))
+    worlds = ["sim", "testbed"]
+    header = ["metric"] + [f"{g} {w}" for g in groups for w in worlds]
+    lines = [header]
+    for col, label in metrics:
+        row = [label]
+        present = False
+        for g in groups:
+            for w in worlds:
+                sel = long[(long.group == g) & (long.world == w) & (long.metric == col)]
+                if len(sel) and not math.isnan(sel["mean"].iloc[0]):
+                    present = True
+                    row.append(fmt_ci(sel["mean"].iloc[0], sel["ci95"].iloc[0]))
+                else:
+                    row.append("-")
+        if present:
+            lines.append(row)
+    w = [max(len(r[i]) for r in lines) for i in range(len(header))]
+    out = ["  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)) for r in lines]
+    out.insert(1, "  ".join("-" * x for x in w))
+    return "\n".join(out)
+
+
+def plot(long, path: Path, title: str, metrics=METRICS) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [(c, l) for c, l in metrics if c in set(long.metric) and long[long.metric == c]["mean"].notna().any()]
+    groups = list(dict.fromkeys(long["group"]))
+    cols = 4
+    rows = max(1, math.ceil(len(names) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.7 * rows), squeeze=False)
+    for ax, (c, label) in zip(axes.flat, names):
+        for j, (world, color) in enumerate((("sim", "#4c72b0"), ("testbed", "#dd8452"))):
+            xs, ys, es = [], [], []
+            for i, g in enumerate(groups):
+                sel = long[(long.group == g) & (long.world == world) & (long.metric == c)]
+                if len(sel):
+                    xs.append(i + (j - 0.5) * 0.38)
+                    ys.append(sel["mean"].iloc[0])
+                    es.append(0 if math.isnan(sel["ci95"].iloc[0]) else sel["ci95"].iloc[0])
+            ax.bar(xs, ys, width=0.36, yerr=es, capsize=2, color=color, label=world)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([g.split("=")[-1] if g.count("=") == 1 else g for g in groups], fontsize=7)
+        ax.set_title(label, fontsize=8)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    if names:
+        axes.flat[0].legend(fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Sequence[Any]] | None = None,
+            sets: Mapping[str, Any] | None = None, reps: int | None = None, opts: Options | None = None,
+            progress: bool = True, plots: bool = True, jobs: int | None = None) -> str:
+    """Runs both worlds; writes the tables; returns the text to print."""
+    from ..api import run as sim_run
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    sweep = dict(sweep if sweep is not None else DEFAULT_SWEEP)
+    sets = dict(sets or {})
+    keys = list(sweep)
+    pl = None
+    for c in expand(sweep):
+        pl = make_plan(scenario, {**sets, **c})  # both worlds' validation, before anything runs
+    assert pl is not None
+    n = reps or pl.reps
+    res = sim_run(scenario, set=sets, sweep=sweep, seeds=n, out=out / "sim", progress=progress, jobs=jobs)
+    sim_runs = _sim_frame(res, pl.base_rtt_s * 1000)
+    sim_runs.to_csv(out / "sim" / "runs.csv", index=False)
+    res.flows.to_csv(out / "sim" / "flows.csv", index=False)
+    raw, _, _ = tb_sweep(scenario, out / "testbed", sets, sweep, n, opts, progress)
+    write_tables(raw, out / "testbed", keys)
+    tb_runs = _tb_frame(raw)
+    long = side_by_side(sim_runs, tb_runs, keys)
+    long.to_csv(out / "compare.csv", index=False)
+    text = [f"{pl.name}: {pl.file}",
+            f"  propagation RTT {pl.base_rtt_s * 1000:.0f} ms, bottleneck {pl.bottleneck_bps / 1e6:g} Mb/s, "
+            f"buffer {pl.buffer_bytes / 1000:.0f} kB, {len(pl.flows)} flows; {n} repetitions per world",
+            *(f"  note: {x}" for x in pl.notes), "",
+            table_text(long)]
+    if plots:
+        text.append("\nplot: " + str(plot(long, out / "compare.png", f"{pl.name}: simulator vs testbed (mean, 95 % CI)")))
+    text.append(f"tables: {out / 'compare.csv'}, {out / 'sim'}/, {out / 'testbed'}/")
+    return "\n".join(text)

@@ -1,0 +1,374 @@
+"""The RWM paper's experiment (seed 003 section IV, SPEC.md 5.4) in the
+namespace testbed, scaled to what one machine sustains.
+
+sender -> WAN emulator (netreturn-gateway, controller none: the delay for a
+total RTT of 20..140 ms) -> edge gateway (netreturn-gateway: 100 Mb/s access
+link, 500-packet queue, RWM or no controller) -> receiver. CUBIC senders,
+60 MB socket buffer ceilings. One and four simultaneous downloads; RWM with
+the exact BDP, BDP - 10 %, BDP + 10 %, and no controller; ``reps``
+repetitions each (scenarios/testbed/rwm.toml holds every fixed number).
+
+Outputs (``--out``): the sweep's ``runs/*.json`` (resume), ``runs.csv``,
+``flows.csv``, ``summary.csv`` (as ``netreturn run``), and
+``fct.csv`` (FCT quartiles per RTT / flows / setting, median improvement over
+no control), ``rtt_table.csv`` (the paper's Table I: RTT std, mean,
+quartiles, max), ``paper.csv`` (our figures next to the paper's claims),
+``fct_boxplot.png`` (Fig. 3), ``slowest_boxplot.png`` (Fig. 5),
+``throughput.png`` (Fig. 4: per-flow throughput over time, four flows),
+``window.png`` (cwnd against the window the sender sees).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .sweep import Options, TbSpec, describe, quantile, run_specs, write_tables
+from .scenario import TestbedScenarioError, plan as make_plan
+
+SCENARIO = "testbed/rwm"
+#: The paper's four controller settings: name -> scenario parameters.
+SETTINGS: dict[str, dict[str, Any]] = {
+    "none": {"queue": "droptail"},
+    "bdp-10%": {"queue": "rwm", "delta": -0.1},
+    "bdp": {"queue": "rwm", "delta": 0.0},
+    "bdp+10%": {"queue": "rwm", "delta": 0.1},
+}
+DEFAULT_RTTS = ["20ms", "60ms", "100ms", "140ms"]
+DEFAULT_FLOWS = [1, 4]
+GROUP = ["flows", "rtt", "setting"]
+COLORS = {"none": "#c44e52", "bdp-10%": "#8172b2", "bdp": "#4c72b0", "bdp+10%": "#55a868"}
+
+
+def _ms(rtt: str) -> float:
+    from .scenario import parse_time
+
+    return parse_time(rtt) * 1000
+
+
+def specs(rtts: Sequence[str], flows: Sequence[int], settings: Sequence[str], reps: int,
+          sets: Mapping[str, Any] | None = None, scenario: str = SCENARIO) -> list[TbSpec]:
+    for s in settings:
+        if s not in SETTINGS:
+            raise TestbedScenarioError(scenario, "setting", f"unknown setting {s!r}; allowed: {', '.join(SETTINGS)}")
+    out = []
+    for rtt in rtts:
+        for n in flows:
+            for s in settings:
+                ov = {**dict(sets or {}), "rtt": rtt, "flows": int(n), **SETTINGS[s]}
+                make_plan(scenario, ov)  # validates (file, field, allowed values)
+                for r in range(1, reps + 1):
+                    out.append(TbSpec.make(scenario, ov, r, {"setting": s}))
+    return out
+
+
+def run(out: Path, rtts=DEFAULT_RTTS, flows=DEFAULT_FLOWS, settings=tuple(SETTINGS), reps: int | None = None,
+        sets: Mapping[str, Any] | None = None, opts: Options | None = None, progress: bool = True,
+        scenario: str = SCENARIO) -> list[dict]:
+    reps = reps or make_plan(scenario, dict(sets or {})).reps
+    sp = specs(rtts, flows, settings, reps, sets, scenario)
+    return run_specs(sp, out, opts, progress, desc="RWM testbed")
+
+
+def load_runs(out: Path) -> list[dict]:
+    raw = []
+    for p in sorted((Path(out) / "runs").glob("*.json")):
+        try:
+            r = json.loads(p.read_text())
+        except json.JSONDecodeError:
+            continue
+        if r.get("world") == "testbed" and "setting" in r.get("params", {}):
+            raw.append(r)
+    return raw
+
+
+# -- analysis -----------------------------------------------------------------
+
+def _key(r: dict) -> tuple[int, float, str]:
+    p = r["params"]
+    return int(p["flows"]), _ms(p["rtt"]), p["setting"]
+
+
+def _groups(raw: list[dict]) -> dict[tuple[int, float, str], list[dict]]:
+    g: dict[tuple[int, float, str], list[dict]] = {}
+    for r in raw:
+        g.setdefault(_key(r), []).append(r)
+    return g
+
+
+def _finite(xs):
+    return [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
+
+
+def fct_table(raw: list[dict]):
+    """Per flows / RTT / setting: per-transfer FCT quartiles (every transfer
+    an independent event, as in the paper's Fig. 3), the slowest of each run
+    (Fig. 5), the spread inside a run, and the median improvement over no
+    control (the paper's "distance between the 50th percentiles")."""
+    import pandas as pd
+
+    from ..stats import mean_ci
+
+    rows = []
+    for (n, rtt, s), rs in sorted(_groups(raw).items(), key=lambda kv: (kv[0][0], kv[0][1], list(SETTINGS).index(kv[0][2]))):
+        fcts = _finite([x for r in rs for x in r["flows"]["fct_s"]])
+        slow = _finite([r["summary"].get("fct_max_s") for r in rs])
+        spread = _finite([(max(r["flows"]["fct_s"]) - min(r["flows"]["fct_s"])) / max(r["flows"]["fct_s"])
+                          for r in rs if len(_finite(r["flows"]["fct_s"])) == n and n > 1])
+        m, h, _ = mean_ci(fcts)
+        rows.append({"flows": n, "rtt_ms": rtt, "setting": s, "runs": len(rs), "transfers": len(fcts),
+                     "fct_p25_s": quantile(fcts, 0.25), "fct_median_s": quantile(fcts, 0.5),
+                     "fct_p75_s": quantile(fcts, 0.75), "fct_mean_s": m, "fct_ci95_s": h,
+                     "slowest_median_s": quantile(slow, 0.5) if n > 1 else math.nan,
+                     "finish_spread_median": quantile(spread, 0.5) if spread else math.nan,
+                     "goodput_sum_mbps": quantile(_finite([sum(_finite(r["flows"]["goodput_mbps"])) for r in rs]), 0.5),
+                     "retransmits_mean": mean_ci(_finite([r["summary"].get("retransmits") for r in rs]))[0],
+                     "drops_mean": mean_ci(_finite([r["summary"].get("queue_drops") for r in rs]))[0]})
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    base = df[df.setting == "none"].set_index(["flows", "rtt_ms"])
+    imp, imp_slow = [], []
+    for _, r in df.iterrows():
+        k = (r.flows, r.rtt_ms)
+        if k in base.index and r.setting != "none":
+            b = base.loc[k]
+            imp.append((b.fct_median_s - r.fct_median_s) / b.fct_median_s * 100)
+            imp_slow.append((b.slowest_median_s - r.slowest_median_s) / b.slowest_median_s * 100
+                            if r.flows > 1 else math.nan)
+        else:
+            imp.append(math.nan)
+            imp_slow.append(math.nan)
+    df["median_improvement_pct"] = imp
+    df["slowest_improvement_pct"] = imp_slow
+    return df
+
+
+def rtt_table(raw: list[dict]):
+    """The paper's Table I for every group: RTT samples (sender's smoothed
+    RTT from TCP_INFO every 20 ms while data is outstanding) pooled over the
+    group's runs."""
+    import pandas as pd
+
+    rows = []
+    for (n, rtt, s), rs in sorted(_groups(raw).items(), key=lambda kv: (kv[0][1], list(SETTINGS).index(kv[0][2]), kv[0][0])):
+        xs = [v for r in rs for ser in r["series"]["rtt"] for _, v in ser]
+        d = describe(xs)
+        rows.append({"rtt_ms": rtt, "setting": s, "flows": n, **{k: d[k] for k in ("std", "mean", "p25", "p50", "p75", "max")},
+                     "samples": d["n"]})
+    return pd.DataFrame(rows)
+
+
+def paper_table(fct, rtt, paper: dict | None):
+    """Our figures next to the paper's claims (SPEC.md 5.4)."""
+    import pandas as pd
+
+    paper = paper or {}
+    rows = []
+    claims = paper.get("fct_median_improvement_pct", {"one": 46, "four": 70})
+    for n, name in ((1, "one"), (4, "four")):
+        sub = fct[(fct.flows == n) & (fct.setting != "none")] if len(fct) else fct
+        if len(sub) == 0:
+            continue
+        best = sub.loc[sub.median_improvement_pct.idxmax()]
+        exact = sub[sub.setting == "bdp"]
+        ex = exact.loc[exact.median_improvement_pct.idxmax()] if len(exact) else None
+        rows.append({"claim": f"median FCT improvement, {n} download{'s' if n > 1 else ''} (up to)",
+                     "paper": f"{claims.get(name)} %",
+                     "testbed": f"{best.median_improvement_pct:.0f} % ({best.setting}, {best.rtt_ms:.0f} ms)"
+                                + (f"; exact BDP {ex.median_improvement_pct:.0f} % ({ex.rtt_ms:.0f} ms)" if ex is not None else "")})
+        per = ", ".join(f"{r.rtt_ms:.0f} ms {r.median_improvement_pct:+.0f} %" for _, r in exact.iterrows())
+        if per:
+            rows.append({"claim": f"  exact BDP per RTT, {n} download{'s' if n > 1 else ''}", "paper": "-", "testbed": per})
+    for t in paper.get("table1", []):
+        setting = "none" if t["control"] == "none" else "bdp"
+        sel = rtt[(rtt.rtt_ms == 20.0) & (rtt.setting == setting) & (rtt.flows == t["flows"])] if len(rtt) else rtt
+        ours = ("/".join(f"{sel.iloc[0][k]:.1f}" for k in ("std", "mean", "p25", "p50", "p75", "max"))
+                if len(sel) else "not run")
+        rows.append({"claim": f"Table I, 20 ms, {t['control']}, {t['flows']} flow{'s' if t['flows'] > 1 else ''}: "
+                              "RTT std/mean/p25/p50/p75/max (ms)",
+                     "paper": "/".join(f"{t[k]}" for k in ("std", "mean", "p25", "p50", "p75", "max")),
+                     "testbed": ours})
+    four = fct[fct.flows == 4] if len(fct) else fct
+    if len(four):
+        by = four.groupby("setting").finish_spread_median.median()
+        rows.append({"claim": "four flows finish together with RWM (median (max-min)/max FCT in a run)",
+                     "paper": "yes (Fig. 4b); none: one greedy flow finishes first",
+                     "testbed": ", ".join(f"{s} {by[s] * 100:.0f} %" for s in SETTINGS if s in by)})
+        sl = four.groupby("setting").slowest_improvement_pct.median()
+        rows.append({"claim": "slowest of four: median improvement over none (median over RTTs)",
+                     "paper": "RWM better at every RTT (Fig. 5)",
+                     "testbed": ", ".join(f"{s} {sl[s]:+.0f} %" for s in SETTINGS if s in sl and s != "none")})
+    return pd.DataFrame(rows)
+
+
+# -- figures ------------------------------------------------------------------
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _boxes(ax, data: dict[tuple[float, str], list[float]], rtts: list[float], settings: list[str], ylabel: str, title: str):
+    w = 0.8 / max(1, len(settings))
+    for j, s in enumerate(settings):
+        pos = [i + (j - (len(settings) - 1) / 2) * w for i in range(len(rtts))]
+        vals = [data.get((rtt, s), []) for rtt in rtts]
+        keep = [(p, v) for p, v in zip(pos, vals) if v]
+        if not keep:
+            continue
+        bp = ax.boxplot([v for _, v in keep], positions=[p for p, _ in keep], widths=w * 0.85, patch_artist=True,
+                        showfliers=True, flierprops={"markersize": 2})
+        for b in bp["boxes"]:
+            b.set_facecolor(COLORS.get(s, "#999999"))
+            b.set_alpha(0.75)
+        for med in bp["medians"]:
+            med.set_color("black")
+        ax.plot([], [], color=COLORS.get(s, "#999999"), linewidth=6, label=s)
+    ax.set_xticks(range(len(rtts)))
+    ax.set_xticklabels([f"{r:.0f} ms" for r in rtts])
+    ax.set_xlabel("total RTT")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def plot_fct(raw: list[dict], path: Path, slowest: bool = False) -> Path | None:
+    plt = _plt()
+    g = _groups(raw)
+    counts = sorted({k[0] for k in g if not slowest or k[0] > 1})
+    if not counts:
+        return None
+    settings = [s for s in SETTINGS if any(k[2] == s for k in g)]
+    fig, axes = plt.subplots(1, len(counts), figsize=(6 * len(counts), 4), squeeze=False)
+    for ax, n in zip(axes[0], counts):
+        rtts = sorted({k[1] for k in g if k[0] == n})
+        data = {}
+        for (m, rtt, s), rs in g.items():
+            if m != n:
+                continue
+            data[(rtt, s)] = (_finite([r["summary"].get("fct_max_s") for r in rs]) if slowest
+                              else _finite([x for r in rs for x in r["flows"]["fct_s"]]))
+        what = "slowest of the four downloads" if slowest else f"{n} download{'s' if n > 1 else ''} at once"
+        _boxes(ax, data, rtts, settings, "FCT (s)", what)
+    fig.suptitle("RWM testbed: " + ("maximum FCT of each run (paper Fig. 5)" if slowest else "flow completion time (paper Fig. 3)"))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _pick(raw: list[dict], n: int, rtt: float, setting: str) -> dict | None:
+    rs = sorted([r for r in raw if _key(r) == (n, rtt, setting)], key=lambda r: r["rep"])
+    return rs[0] if rs else None
+
+
+def plot_throughput(raw: list[dict], path: Path, rtt_ms: float = 60.0) -> Path | None:
+    """Per-flow throughput over time of four simultaneous downloads, no
+    control against exact-BDP RWM (paper Fig. 4, first repetition)."""
+    plt = _plt()
+    rtts = sorted({_key(r)[1] for r in raw if _key(r)[0] == 4})
+    if not rtts:
+        return None
+    rtt = min(rtts, key=lambda x: abs(x - rtt_ms))
+    runs = [(s, _pick(raw, 4, rtt, s)) for s in ("none", "bdp")]
+    runs = [(s, r) for s, r in runs if r is not None]
+    if not runs:
+        return None
+    fig, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 3.6), squeeze=False, sharey=True)
+    for ax, (s, r) in zip(axes[0], runs):
+        dt = r["series"].get("throughput_interval_s") or 0.1
+        for k, ser in enumerate(r["series"]["throughput_mbps"]):
+            t0 = r["flows"]["start_s"][k] or 0.0
+            ax.plot([t0 + dt * (i + 1) for i in range(len(ser))], ser, linewidth=0.9, label=f"flow {k}")
+        ax.set_title(f"{'no control' if s == 'none' else 'RWM, exact BDP'} (RTT {rtt:.0f} ms, rep {r['rep']})", fontsize=10)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(f"throughput (Mb/s, {dt:g} s bins)")
+        ax.legend(fontsize=7)
+    fig.suptitle("RWM testbed: four concurrent downloads (paper Fig. 4)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_window(raw: list[dict], path: Path, rtt_ms: float = 60.0) -> Path | None:
+    """cwnd against the window the sender sees (snd_wnd), flow 0."""
+    plt = _plt()
+    rtts = sorted({_key(r)[1] for r in raw})
+    if not rtts:
+        return None
+    rtt = min(rtts, key=lambda x: abs(x - rtt_ms))
+    n = 4 if any(_key(r)[0] == 4 for r in raw) else 1
+    runs = [(s, _pick(raw, n, rtt, s)) for s in ("none", "bdp")]
+    runs = [(s, r) for s, r in runs if r is not None and r["series"].get("window0")]
+    if not runs:
+        return None
+    fig, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 3.6), squeeze=False)
+    for ax, (s, r) in zip(axes[0], runs):
+        w = r["series"]["window0"]
+        ax.plot([x[0] for x in w], [x[1] / 1000 for x in w], label="cwnd", linewidth=0.9)
+        ax.plot([x[0] for x in w], [(x[2] or 0) / 1000 for x in w], label="window seen by the sender (snd_wnd)", linewidth=0.9)
+        ax.set_yscale("log")
+        ax.set_title(f"{'no control' if s == 'none' else 'RWM, exact BDP'}: flow 0 of {n}, RTT {rtt:.0f} ms", fontsize=10)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("kB")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _fmt(df, floatfmt: str = "{:.3g}") -> str:
+    cols = list(df.columns)
+    rows = [[str(c) for c in cols]]
+    for _, r in df.iterrows():
+        rows.append([floatfmt.format(v) if isinstance(v, float) and not math.isnan(v) else ("-" if isinstance(v, float) else str(v))
+                     for v in r])
+    w = [max(len(x[i]) for x in rows) for i in range(len(cols))]
+    lines = ["  ".join(x[i].rjust(w[i]) if i else x[i].ljust(w[i]) for i in range(len(cols))) for x in rows]
+    lines.insert(1, "  ".join("-" * x for x in w))
+    return "\n".join(lines)
+
+
+def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = None) -> str:
+    """Writes every table and figure; returns the text to print."""
+    out = Path(out)
+    if not raw:
+        return "no finished runs"
+    write_tables(raw, out, GROUP)
+    fct = fct_table(raw)
+    rtt = rtt_table(raw)
+    fct.to_csv(out / "fct.csv", index=False)
+    rtt.to_csv(out / "rtt_table.csv", index=False)
+    if paper is None:
+        try:
+            paper = make_plan(SCENARIO, {}, simulator_check=False).paper
+        except Exception:
+            paper = None
+    pap = paper_table(fct, rtt, paper)
+    pap.to_csv(out / "paper.csv", index=False)
+    text = ["FCT per transfer (s): quartiles over every download of every repetition; "
+            "improvement = distance of the medians to no control",
+            _fmt(fct[["flows", "rtt_ms", "setting", "runs", "fct_p25_s", "fct_median_s", "fct_p75_s", "fct_mean_s",
+                      "fct_ci95_s", "slowest_median_s", "median_improvement_pct", "retransmits_mean", "drops_mean"]]),
+            "",
+            "RTT seen by the senders (ms; srtt from TCP_INFO every 20 ms while data is outstanding), the paper's Table I",
+            _fmt(rtt, "{:.1f}"),
+            "",
+            "Against the paper (SPEC.md 5.4)",
+            _fmt(pap)]
+    if plots:
+        paths = [plot_fct(raw, out / "fct_boxplot.png"), plot_fct(raw, out / "slowest_boxplot.png", slowest=True),
+                 plot_throughput(raw, out / "throughput.png"), plot_window(raw, out / "window.png")]
+        text.append("\nplots: " + ", ".join(str(p) for p in paths if p))
+    text.append(f"tables: {out / 'fct.csv'}, {out / 'rtt_table.csv'}, {out / 'paper.csv'}, {out / 'summary.csv'}, "
+                f"{out / 'runs.csv'}, {out / 'flows.csv'}")
+    return "\n".join(text)
