@@ -1,0 +1,173 @@
+"""`netreturn testbed sweep / rwm / compare`: scenario files in the testbed.
+
+The first tests only read scenario files (no root needed). The others run
+real Linux TCP through netreturn-gateway in namespaces (root, iproute2,
+ethtool; skipped otherwise) on tiny sweeps: 1 repetition, small files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pandas")
+tb = pytest.importorskip("netreturn.testbed")
+
+from netreturn.testbed import netns, runner, scenario  # noqa: E402
+from netreturn.testbed.cli import main as tb_main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell4.toml"
+
+needs_netns = pytest.mark.skipif(bool(netns.missing_requirements()),
+                                 reason="; ".join(netns.missing_requirements()) or "ok")
+
+
+def _gateway_or_skip() -> str:
+    try:
+        return runner.find_gateway()
+    except netns.TestbedError:
+        pytest.skip("netreturn-gateway not built (cargo build --release -p netreturn-gateway)")
+
+
+def _prefix(tag: str) -> str:
+    return f"nrtt{tag}{os.getpid() % 10000}"
+
+
+# -- scenario files (no namespaces) ------------------------------------------------
+
+def test_dumbbell_maps_onto_a_wan_emulator_and_a_bottleneck_gateway():
+    p = scenario.plan("testbed/dumbbell4", {"queue": "ewt"})
+    path, bott = p.hops
+    assert (path.controller, path.delay, path.rate) == ("none", "42000us", "400mbit")  # (2 + 80 + 2) / 2 ms
+    assert (bott.rate, bott.delay, bott.queue, bott.controller) == ("45mbit", "0us", "droptail,bytes=97000", "ewt")
+    assert bott.ctl == ["st=29000"]
+    assert p.senders == p.receivers == 4 and len(p.flows) == 4
+    starts = [f.start for f in p.flow_plan(1)]
+    assert all(0 <= s <= 1 for s in starts) and starts == [f.start for f in p.flow_plan(1)] != [f.start for f in p.flow_plan(2)]
+    rwm = scenario.plan("testbed/rwm", {"flows": 4, "rtt": "60ms", "delta": -0.1})
+    assert rwm.hops[0].delay == "30000us" and rwm.hops[1].ctl == ["delta=-0.1"]
+    assert (rwm.senders, len(rwm.flows), rwm.tcp_mem_max) == (1, 4, 60_000_000)
+
+
+def test_a_field_the_testbed_cannot_run_exits_2_naming_file_field_and_allowed(tmp_path, capsys):
+    # Valid for the simulator, not for Linux: no "none" congestion control.
+    rc = tb_main(["sweep", "testbed/dumbbell4", "--set", "tcp=none", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "dumbbell4.toml" in err and "`tcp.cc`" in err and "cubic, reno, newreno" in err
+    # A slower access link than the bottleneck: only the bottleneck is rate-limited.
+    bad = tmp_path / "slow.toml"
+    bad.write_text(DUMBBELL.read_text().replace('access = { rate = "100Mbps"', 'access = { rate = "10Mbps"'))
+    rc = tb_main(["sweep", str(bad), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "slow.toml" in err and "`topology.access.rate`" in err and ">= topology.bottleneck.rate" in err
+    # Unknown parameter and unknown RWM setting.
+    assert tb_main(["rwm", "--set", "nope=1", "--out", str(tmp_path / "o")]) == 2
+    assert "params.nope" in capsys.readouterr().err
+    assert tb_main(["rwm", "--settings", "bdp,half", "--out", str(tmp_path / "o")]) == 2
+    assert "none, bdp-10%, bdp, bdp+10%" in capsys.readouterr().err
+    assert not (tmp_path / "o" / "runs").exists() or not any((tmp_path / "o" / "runs").iterdir())
+
+
+def test_a_field_the_simulator_rejects_is_reported_with_its_path(tmp_path, capsys):
+    rc = tb_main(["compare", "--sweep", "queue=droptail,fifo", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "topology.bottleneck.queue" in err and "droptail" in err
+
+
+# -- namespaces ------------------------------------------------------------------
+
+def _runs(out: Path) -> dict[str, dict]:
+    return {p.name: json.loads(p.read_text()) for p in (out / "runs").glob("*.json")}
+
+
+@needs_netns
+@pytest.mark.netns
+def test_rwm_sweep_lowers_rtt_with_four_flows_and_resumes(tmp_path, capsys):
+    _gateway_or_skip()
+    out, prefix = tmp_path / "rwm", _prefix("r")
+    argv = ["rwm", "--rtt", "20ms", "--flows", "4", "--settings", "none,bdp", "--reps", "1",
+            "--set", "file_bytes=3MB", "--out", str(out), "--prefix", prefix, "-q", "--no-plots"]
+    assert tb_main(argv) == 0
+    assert netns.leftover_namespaces(prefix) == []
+    runs = _runs(out)
+    by = {r["params"]["setting"]: r["summary"] for r in runs.values()}
+    assert set(by) == {"none", "bdp"}
+    for s in by.values():
+        assert s["flows_completed"] == 4 and s["csum_errors"] == 0
+    # Seed 003 Table I: without control the four CUBIC flows fill the edge
+    # queue (RTT well above the 20 ms path); RWM keeps it near the path RTT.
+    assert by["bdp"]["rtt_mean_ms"] < by["none"]["rtt_mean_ms"] - 10, by
+    assert by["bdp"]["rtt_mean_ms"] < 30 and by["bdp"]["acks_rewritten"] > 0 and by["none"]["acks_rewritten"] == 0
+    for f in ("fct.csv", "rtt_table.csv", "paper.csv", "runs.csv", "flows.csv", "summary.csv"):
+        assert (out / f).is_file(), f
+    # Resume: nothing is run again.
+    mtimes = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")}
+    t0 = time.monotonic()
+    assert tb_main(argv) == 0
+    assert time.monotonic() - t0 < 10
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")} == mtimes
+    capsys.readouterr()
+    assert tb_main(["rwm", "--report-only", "--out", str(out), "--no-plots"]) == 0
+    assert "Table I" in capsys.readouterr().out
+
+
+@needs_netns
+@pytest.mark.netns
+def test_ctrl_c_removes_namespaces_and_keeps_finished_runs(tmp_path):
+    gw = _gateway_or_skip()
+    out, prefix = tmp_path / "int", _prefix("i")
+    cmd = [sys.executable, "-m", "netreturn.cli", "testbed", "rwm", "--rtt", "20ms", "--flows", "1",
+           "--settings", "none", "--reps", "4", "--set", "file_bytes=12MB", "--out", str(out), "--prefix", prefix,
+           "-q", "--no-plots", "--gateway-bin", gw]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list((out / "runs").glob("*.json")):
+            time.sleep(0.1)
+        assert list((out / "runs").glob("*.json")), "a first run finished"
+        while time.monotonic() < deadline and not netns.leftover_namespaces(prefix):
+            time.sleep(0.05)
+        time.sleep(0.5)  # inside the second run
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    assert "finished runs are kept" in err
+    assert netns.leftover_namespaces(prefix) == []
+    assert 1 <= len(list((out / "runs").glob("*.json"))) < 4
+    assert not list((out / "runs").glob("*.tmp"))
+
+
+@needs_netns
+@pytest.mark.netns
+def test_compare_runs_one_scenario_in_both_worlds(tmp_path, capsys):
+    pytest.importorskip("netreturn._native")
+    _gateway_or_skip()
+    out, prefix = tmp_path / "cmp", _prefix("c")
+    rc = tb_main(["compare", "--reps", "1", "--set", "file_bytes=1MB", "--out", str(out), "--prefix", prefix,
+                  "-q", "--no-plots"])
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert netns.leftover_namespaces(prefix) == []
+    assert "queue=droptail sim" in text and "queue=ewt testbed" in text
+    import pandas as pd
+
+    long = pd.read_csv(out / "compare.csv")
+    assert set(long.world) == {"sim", "testbed"}
+    assert set(long.group) == {"queue=droptail", "queue=ewt"}
+    val = long.set_index(["group", "world", "metric"])["mean"]
+    for world in ("sim", "testbed"):
+        assert val[("queue=ewt", world, "acks_rewritten")] > 0
+        assert val[("queue=droptail", world, "acks_rewritten")] == 0
+        assert 0 < val[("queue=droptail", world, "fct_mean_s")] < 10
