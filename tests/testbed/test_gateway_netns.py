@@ -44,6 +44,15 @@ def gateway_bin():
     return _gateway_or_skip()
 
 
+def _sender_csum_errors(out: Path) -> int:
+    """TcpInCsumErrors at the data senders: they receive the rewritten
+    ACKs (the receivers' count, in the summary, covers the data)."""
+    import csv
+
+    with open(out / "sender_snmp.csv") as f:
+        return sum(int(r["InCsumErrors"]) for r in csv.DictReader(f))
+
+
 def _run(tmp_path: Path, gateway_bin: str, name: str, controller: str, **kw) -> dict:
     prefix = f"nrtbt{os.getpid() % 10000}"
     cfg = runner.RunConfig(out=tmp_path / name, controller=controller, rate="100mbit", delay="5ms",
@@ -65,6 +74,7 @@ def test_rwm_lowers_the_senders_window_with_valid_checksums(tmp_path, gateway_bi
     # SPEC rule 3: a wrong checksum would be counted (and dropped) here;
     # the testbed turns rx checksum offload off so the receiver verifies.
     assert rwm["receiver_in_csum_errors"] == 0
+    assert _sender_csum_errors(tmp_path / "rwm") == 0
     assert rwm["gateway"]["rewritten"] > 0
     assert base["gateway"]["rewritten"] == 0
     # The window the sender sees (ss snd_wnd): RWM holds it near the BDP
@@ -80,6 +90,7 @@ def test_ewt_transfer_completes_with_rewritten_acks(tmp_path, gateway_bin):
     s = _run(tmp_path, gateway_bin, "ewt", "ewt", ctl=["st=60000"])
     assert s["failed_flows"] == []
     assert s["receiver_in_csum_errors"] == 0
+    assert _sender_csum_errors(tmp_path / "ewt") == 0
     assert s["gateway"]["rewritten"] > 0
     for f in ("flows.csv", "throughput.csv", "rtt.csv", "receiver_snmp.csv", "summary.json"):
         assert (tmp_path / "ewt" / f).exists(), f

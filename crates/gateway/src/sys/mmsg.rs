@@ -1,9 +1,12 @@
 //! The fallback port (`--io mmsg`): one socket per interface, frames copied
 //! in and out with batched `recvmmsg` / `sendmmsg`. For kernels or sandboxes
 //! without `PACKET_MMAP` rings; slower (a `msghdr` and a socket-queue skb per
-//! frame), otherwise the same.
+//! frame), otherwise the same: `PACKET_AUXDATA` gives each frame's VLAN tag,
+//! which the kernel always takes out of the frame on receive, so that it is
+//! put back as the ring port does.
 
-use super::socket::{set_buffer, PacketSocket, PACKET_OUTGOING};
+use super::ring::copy_frame;
+use super::socket::{set_buffer, setsockopt_int, PacketSocket, PACKET_OUTGOING, SOL_PACKET};
 use super::{Pool, Port};
 use std::io;
 use std::os::fd::RawFd;
@@ -11,12 +14,52 @@ use std::os::fd::RawFd;
 /// Receive buffers are this large so that even an offload aggregate
 /// (up to 64 KiB) arrives whole and is passed on untouched.
 const RX_BUF: usize = 65536 + 64;
+const PACKET_AUXDATA: libc::c_int = 8;
+const TP_STATUS_VLAN_VALID: u32 = 1 << 4;
+const TP_STATUS_VLAN_TPID_VALID: u32 = 1 << 6;
+/// Room for one `cmsghdr` carrying a `tpacket_auxdata`.
+const CMSG_BUF: usize = 64;
+
+/// `struct tpacket_auxdata`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Auxdata {
+    tp_status: u32,
+    tp_len: u32,
+    tp_snaplen: u32,
+    tp_mac: u16,
+    tp_net: u16,
+    tp_vlan_tci: u16,
+    tp_vlan_tpid: u16,
+}
+
+/// The VLAN tag in a message's `PACKET_AUXDATA`, if any.
+fn vlan_of(h: &libc::msghdr) -> Option<(u16, u16)> {
+    // SAFETY: the control buffer was filled by the kernel up to
+    // msg_controllen; the CMSG macros stay within it.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == SOL_PACKET && (*c).cmsg_type == PACKET_AUXDATA {
+                let a = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const Auxdata);
+                if a.tp_status & TP_STATUS_VLAN_VALID == 0 {
+                    return None;
+                }
+                let tpid = if a.tp_status & TP_STATUS_VLAN_TPID_VALID != 0 { a.tp_vlan_tpid } else { 0x8100 };
+                return Some((tpid, a.tp_vlan_tci));
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+        None
+    }
+}
 
 pub struct MmsgPort {
     sock: PacketSocket,
     bufs: Vec<Vec<u8>>,
     iovs: Vec<libc::iovec>,
     addrs: Vec<libc::sockaddr_ll>,
+    ctls: Vec<[u64; CMSG_BUF / 8]>,
     hdrs: Vec<libc::mmsghdr>,
     out: Vec<Vec<u8>>,
     batch: usize,
@@ -33,12 +76,14 @@ impl MmsgPort {
         // Large buffers absorb bursts while the loop is busy elsewhere.
         set_buffer(sock.raw(), false, 32 << 20);
         set_buffer(sock.raw(), true, 32 << 20);
+        setsockopt_int(sock.raw(), SOL_PACKET, PACKET_AUXDATA, 1)?;
         sock.bind(true)?;
         Ok(MmsgPort {
             sock,
             bufs: (0..batch).map(|_| vec![0u8; RX_BUF]).collect(),
             iovs: Vec::with_capacity(batch),
             addrs: vec![unsafe { std::mem::zeroed() }; batch],
+            ctls: vec![[0u64; CMSG_BUF / 8]; batch],
             hdrs: Vec::with_capacity(batch),
             out: Vec::new(),
             batch,
@@ -60,6 +105,8 @@ impl Port for MmsgPort {
             h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
             h.msg_hdr.msg_iov = &mut self.iovs[i];
             h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_control = self.ctls[i].as_mut_ptr() as *mut libc::c_void;
+            h.msg_hdr.msg_controllen = CMSG_BUF;
             self.hdrs.push(h);
         }
         // SAFETY: every header points at live buffers owned by self.
@@ -78,8 +125,8 @@ impl Port for MmsgPort {
                 continue;
             }
             let len = (self.hdrs[i].msg_len as usize).min(RX_BUF);
-            let mut v = pool.get(len);
-            v.extend_from_slice(&self.bufs[i][..len]);
+            let mut v = pool.get(len + 4);
+            copy_frame(&mut v, &self.bufs[i][..len], vlan_of(&self.hdrs[i].msg_hdr));
             f(v);
         }
         Ok(r as usize)
