@@ -144,6 +144,9 @@ struct State {
     uint64_t bnBytes = 0, bnPackets = 0;
     uint32_t bnMax = 0;
     double lastDone = -1;
+    // Window traces (time s, cwnd B, ssthresh B) of the first `traced` flows.
+    uint32_t traced = 0;
+    std::vector<std::vector<double>> cwT, cwV, ssV;
 };
 static State S;
 
@@ -155,6 +158,24 @@ void Reset(uint32_t n, uint64_t fileBytes) {
     S.fileBytes = fileBytes;
     S.remaining = n;
 }
+
+void TraceFlows(uint32_t k) {
+    S.traced = k;
+    S.cwT.assign(k, {}); S.cwV.assign(k, {}); S.ssV.assign(k, {});
+}
+
+static uint32_t lastSs(uint32_t i) { return S.ssV[i].empty() ? 0 : (uint32_t) S.ssV[i].back(); }
+static void Cwnd(uint32_t i, uint32_t, uint32_t v) {
+    S.cwT[i].push_back(Simulator::Now().GetSeconds()); S.cwV[i].push_back(v); S.ssV[i].push_back(lastSs(i));
+}
+static void Ssth(uint32_t i, uint32_t, uint32_t v) {
+    double c = S.cwV[i].empty() ? 0 : S.cwV[i].back();
+    S.cwT[i].push_back(Simulator::Now().GetSeconds()); S.cwV[i].push_back(c); S.ssV[i].push_back(v);
+}
+uint32_t TraceLen(uint32_t i) { return S.cwT[i].size(); }
+double TraceT(uint32_t i, uint32_t k) { return S.cwT[i][k]; }
+double TraceCwnd(uint32_t i, uint32_t k) { return S.cwV[i][k]; }
+double TraceSsthresh(uint32_t i, uint32_t k) { return S.ssV[i][k]; }
 
 static void SinkRx(uint32_t i, Ptr<const Packet> p, const Address&) {
     S.rx[i] += p->GetSize();
@@ -227,6 +248,10 @@ static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));
+    if (i < S.traced) {
+        s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&Cwnd, i));
+        s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&Ssth, i));
+    }
 }
 
 // BulkSend creates its socket in StartApplication: hook it just after.
@@ -269,7 +294,8 @@ def _mean(xs: list[float]) -> float:
 
 
 def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, stop_s: float,
-              flowmon: bool = True) -> dict[str, Any]:
+              flowmon: bool = True, fixed_starts: Optional[list[float]] = None,
+              trace: int = 0) -> dict[str, Any]:
     t_setup = time.perf_counter()
     from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
     import cppyy  # noqa: PLC0415
@@ -372,6 +398,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     if n_qdiscs != 1:
         raise RuntimeError(f"expected one queue disc (R1's bottleneck egress), found {n_qdiscs}")
     cpp.Reset(flows, file_bytes)
+    cpp.TraceFlows(min(trace, flows))
     cpp.ConnectBottleneck(bn.Get(0))
     cpp.ConnectQueueDisc(qdiscs.Get(0))
 
@@ -393,6 +420,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT))
         bapp = bulk.Install(left.Get(i))
         t = start.GetValue()
+        if fixed_starts is not None:
+            t = fixed_starts[i]
         starts.append(t)
         bapp.Start(ns.Seconds(t))
         cpp.ScheduleHook(i, bapp.Get(0), t)
@@ -444,6 +473,13 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         per_flow.append({"flow": i, "recoveries": rec, "timeouts": rto, "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
                          "bytes_delivered": rx, "bytes_sent": tx, "bytes_retransmitted": retx,
                          "efficiency_pct": eff})
+        if i < trace:
+            n = int(cpp.TraceLen(i))
+            per_flow[-1]["trace"] = {
+                "time_s": [float(cpp.TraceT(i, k)) for k in range(n)],
+                "cwnd": [float(cpp.TraceCwnd(i, k)) for k in range(n)],
+                "ssthresh": [float(cpp.TraceSsthresh(i, k)) for k in range(n)],
+            }
 
     out: dict[str, Any] = {
         "simulator": "ns-3 3.44 (PyPI ns3==3.44.post0, cppyy bindings)",
@@ -533,9 +569,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--stop", type=float, default=600.0, help="cap on simulated time, s")
     ap.add_argument("--no-udp", action="store_true")
     ap.add_argument("--no-flowmon", action="store_true", help="no FlowMonitor (timing only; no loss ratios)")
+    ap.add_argument("--starts", default=None,
+                    help="comma-separated start times in s, one per flow, instead of uniform [1, 8] s draws")
+    ap.add_argument("--trace", type=int, default=0, metavar="K",
+                    help="record cwnd and ssthresh of the first K flows at every change (per_flow[i]['trace'])")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
-    out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, not a.no_udp, a.stop, not a.no_flowmon)
+    starts = [float(x) for x in a.starts.split(",")] if a.starts else None
+    if starts is not None and len(starts) != a.flows:
+        ap.error(f"--starts gives {len(starts)} times for {a.flows} flows")
+    out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, not a.no_udp, a.stop, not a.no_flowmon, starts, a.trace)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

@@ -12,6 +12,7 @@
 
 use netreturn_base::Time;
 use std::cmp::Ordering;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// What happens. Payloads are indices into the simulator's tables, so an
@@ -121,15 +122,25 @@ impl EventQueue {
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        let e = self.heap.pop()?;
-        if e.lane != NO_LANE {
+        let mut top = self.heap.peek_mut()?;
+        let e = *top;
+        let next = if e.lane != NO_LANE {
             let l = &mut self.lanes[e.lane as usize];
-            match l.waiting.pop_front() {
-                Some(next) => {
-                    self.in_lanes -= 1;
-                    self.heap.push(next);
-                }
-                None => l.head_in_heap = false,
+            let next = l.waiting.pop_front();
+            l.head_in_heap = next.is_some();
+            next
+        } else {
+            None
+        };
+        match next {
+            // The lane's next event replaces its head in place: one sift
+            // down instead of a pop and a push.
+            Some(n) => {
+                self.in_lanes -= 1;
+                *top = n;
+            }
+            None => {
+                PeekMut::pop(top);
             }
         }
         self.popped += 1;

@@ -481,8 +481,9 @@ impl World {
 
     /// Hands a packet to `node`: delivers it there or forwards it.
     fn at_node(&mut self, node: u32, pi: u32) {
-        let p = self.pool.slots[pi as usize];
-        if p.dst == node {
+        let dst = self.pool.slots[pi as usize].dst;
+        if dst == node {
+            let p = self.pool.slots[pi as usize];
             self.pool.release(pi);
             self.delivered += 1;
             self.counts(&p).received += 1;
@@ -493,7 +494,7 @@ impl World {
             }
             return;
         }
-        let out = self.topo.route(node, p.dst);
+        let out = self.topo.route(node, dst);
         debug_assert_ne!(out, NO_ROUTE);
         self.enqueue(out, pi);
     }
@@ -501,17 +502,19 @@ impl World {
     fn enqueue(&mut self, out: u32, pi: u32) {
         let now = self.now;
         self.drain(out);
-        let p = self.pool.slots[pi as usize];
-        let view = (!p.udp && self.ifaces[out as usize].gateway.is_some()).then(|| self.view(&p));
-        let iface = &mut self.ifaces[out as usize];
-        if let Some(gw) = iface.gateway.as_mut() {
+        let p = &self.pool.slots[pi as usize];
+        let size = p.size;
+        if self.ifaces[out as usize].gateway.is_some() {
+            let view = (!p.udp).then(|| self.view(p));
+            let gw = self.ifaces[out as usize].gateway.as_mut().expect("checked");
             match view {
                 Some(v) => gw.on_data(now, &v),
-                None => gw.on_data_other(now, p.size),
+                None => gw.on_data_other(now, size),
             }
         }
+        let iface = &mut self.ifaces[out as usize];
         let start = now.max(iface.busy_until);
-        let res = iface.queue.enqueue(now, start, p.size, &mut iface.rng);
+        let res = iface.queue.enqueue(now, start, size, &mut iface.rng);
         let ev: QueueEvent = match res {
             Ok(ev) => ev,
             Err((_, _, ev)) => {
