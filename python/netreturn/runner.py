@@ -14,6 +14,7 @@ import json
 import math
 import os
 import time
+from contextlib import nullcontext
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,9 +149,11 @@ def run_many(
     backend: str = "local",
     scheduler: str | None = None,
     on_result: Callable[[RunSpec, dict], None] | None = None,
+    bar: Any = None,
 ) -> list[dict]:
     """Runs every spec (skipping those already in ``out``), in parallel;
-    returns the results in the order of ``specs``."""
+    returns the results in the order of ``specs``. ``bar``: an open progress
+    bar (anything with ``advance(n)``) to advance instead of opening one."""
     store = Store(out) if out is not None else None
     results: list[dict | None] = [None] * len(specs)
     todo: list[int] = []
@@ -171,7 +174,7 @@ def run_many(
 
     if backend not in ("local", "dask"):
         raise ScenarioError(f"unknown backend {backend!r}; allowed: local, dask")
-    with Progress(len(specs), progress) as bar:
+    with (nullcontext(bar) if bar is not None else Progress(len(specs), progress)) as bar:
         bar.advance(len(specs) - len(todo))
         if todo and backend == "dask":
             from dask.distributed import Client, as_completed as dask_completed
