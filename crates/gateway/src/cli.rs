@@ -2,9 +2,7 @@
 //! justify a parser dependency and its build time).
 
 use netreturn_base::{Rate, Time};
-use netreturn_control::queue::{
-    AdaptiveRed, AdaptiveRedConfig, Discipline, DropTail, Limit, Red, RedConfig,
-};
+use netreturn_control::queue::{AdaptiveRed, AdaptiveRedConfig, Discipline, DropTail, Limit, Red, RedConfig};
 
 pub const USAGE: &str = "\
 netreturn-gateway: transparent layer-2 bridge with link emulation and window control
@@ -37,8 +35,8 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --batch N            frames read per interface per loop turn (default 64)
   --io ring|mmsg       packet I/O: PACKET_MMAP rings (default; falls back to
                        mmsg when rings cannot be set up) or recvmmsg/sendmmsg
-  --ring-frames N      slots per ring (default 4096; one receive and one
-                       transmit ring per interface)
+  --ring-frames N      slots of each interface's receive ring (default 4096)
+  --tx-ring-frames N   slots of each interface's transmit ring (default 512)
 
 Signals: SIGUSR1 prints the counters to stderr; SIGINT/SIGTERM stop and print
 them as JSON on stdout.
@@ -69,6 +67,7 @@ pub struct Args {
     pub batch: usize,
     pub io: Io,
     pub ring_frames: usize,
+    pub tx_ring_frames: usize,
 }
 
 /// How frames move between the interfaces and the bridge.
@@ -221,6 +220,7 @@ impl Args {
             batch: 64,
             io: Io::Ring,
             ring_frames: 4096,
+            tx_ring_frames: 512,
         };
         let (mut rate_ba, mut delay_ba) = (None, None);
         let mut it = argv.iter();
@@ -251,9 +251,7 @@ impl Args {
                 "--stats-file" => a.stats_file = Some(val()?),
                 "--duration" => a.duration = Some(parse_time(&val()?)?),
                 "--max-frame" => a.max_frame = val()?.parse().map_err(|_| "bad --max-frame".to_string())?,
-                "--spin-us" => {
-                    a.spin = Time::from_micros(val()?.parse().map_err(|_| "bad --spin-us".to_string())?)
-                }
+                "--spin-us" => a.spin = Time::from_micros(val()?.parse().map_err(|_| "bad --spin-us".to_string())?),
                 "--idle-spin-us" => {
                     a.idle_spin = Time::from_micros(val()?.parse().map_err(|_| "bad --idle-spin-us".to_string())?)
                 }
@@ -268,6 +266,10 @@ impl Args {
                 "--ring-frames" => {
                     a.ring_frames =
                         val()?.parse::<usize>().map_err(|_| "bad --ring-frames".to_string())?.clamp(64, 1 << 20)
+                }
+                "--tx-ring-frames" => {
+                    a.tx_ring_frames =
+                        val()?.parse::<usize>().map_err(|_| "bad --tx-ring-frames".to_string())?.clamp(16, 1 << 20)
                 }
                 other => return Err(format!("unknown flag '{other}'")),
             }

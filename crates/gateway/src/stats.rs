@@ -57,7 +57,8 @@ impl Stats {
     /// reads), then each direction.
     pub fn to_json(&self, extra: &[(&str, String)]) -> String {
         let mut s = String::from("{");
-        let totals: [(&str, fn(&DirStats) -> u64); 14] = [
+        type Counter = (&'static str, fn(&DirStats) -> u64);
+        let totals: [Counter; 14] = [
             ("received", |d| d.received),
             ("forwarded", |d| d.forwarded),
             ("forwarded_bytes", |d| d.forwarded_bytes),

@@ -11,8 +11,15 @@
 //!   (`PACKET_IGNORE_OUTGOING`: a bridge must not read back its own output),
 //!   and bypass the interface's qdisc (`PACKET_QDISC_BYPASS`: the emulated
 //!   queue is ours; a qdisc would be a second, hidden one).
-//! * Frames live in buffers of a [`Pool`], recycled: nothing is allocated
-//!   per frame once the pool has grown to the number of frames in flight.
+//! * A frame in the pipeline is a [`Frame`]: with the ring port, the receive
+//!   ring's slot itself, lent to the pipeline until the frame leaves (one
+//!   copy in user space: slot to transmit slot); when slots are held too long
+//!   (a long delay line) or the frame needs a VLAN tag put back, a buffer of
+//!   the [`Pool`]. Nothing is allocated per frame once the pool has grown to
+//!   the number of frames in flight.
+//! * Arrival times are the kernel's receive times where the port has them
+//!   (the ring's per-frame timestamp): a frame that arrived while the loop
+//!   slept is not delayed by the wake-up on top of the emulated delay.
 //! * One thread, one `epoll` set: both receiving sockets and a `timerfd`.
 //!   Departures are timed by the pipeline's departure clock; the loop arms
 //!   the timerfd (absolute `CLOCK_MONOTONIC`, timer slack set to 1 ns with
@@ -45,6 +52,31 @@ const POOL_CAP: usize = 2048;
 /// Buffers kept for reuse, at most.
 const POOL_MAX: usize = 16384;
 
+/// A frame inside the bridge: a receive-ring slot lent by the kernel, or a
+/// buffer of the pool.
+pub enum Frame {
+    Slot(ring::Slot),
+    Owned(Vec<u8>),
+}
+
+impl AsRef<[u8]> for Frame {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Frame::Slot(s) => s.as_ref(),
+            Frame::Owned(v) => v,
+        }
+    }
+}
+
+impl AsMut<[u8]> for Frame {
+    fn as_mut(&mut self) -> &mut [u8] {
+        match self {
+            Frame::Slot(s) => s.as_mut(),
+            Frame::Owned(v) => v,
+        }
+    }
+}
+
 /// Recycled frame buffers.
 #[derive(Default)]
 pub struct Pool {
@@ -68,16 +100,24 @@ impl Pool {
             self.bufs.push(v);
         }
     }
+
+    /// Done with `f`: a buffer comes back to the pool, a slot to the kernel.
+    pub fn recycle(&mut self, f: Frame) {
+        if let Frame::Owned(v) = f {
+            self.put(v);
+        }
+    }
 }
 
 /// One interface, as the loop sees it.
 pub trait Port {
-    /// Reads up to `max` frames without blocking, each into a buffer from
-    /// `pool`, handed to `f` in arrival order; returns how many were read.
-    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Vec<u8>)) -> io::Result<usize>;
-    /// Queues `frame` for transmission (in order); its buffer goes back to
+    /// Reads up to `max` frames without blocking, handed to `f` in arrival
+    /// order with the `CLOCK_REALTIME` nanoseconds at which the kernel
+    /// received each, when the port knows it; returns how many were read.
+    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Frame, Option<u64>)) -> io::Result<usize>;
+    /// Queues `frame` for transmission (in order); it is recycled into
     /// `pool` once copied out.
-    fn send(&mut self, frame: Vec<u8>, pool: &mut Pool);
+    fn send(&mut self, frame: Frame, pool: &mut Pool);
     /// Hands queued frames to the kernel; returns how many the kernel
     /// refused (dropped: counted as tx errors).
     fn flush(&mut self, pool: &mut Pool) -> u64;
@@ -91,12 +131,81 @@ pub trait Port {
     fn poll_fd(&self) -> RawFd;
 }
 
-/// `CLOCK_MONOTONIC` as a [`Time`].
-pub fn monotonic_now() -> Time {
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    Time(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `CLOCK_MONOTONIC` as a [`Time`].
+pub fn monotonic_now() -> Time {
+    Time(clock_ns(libc::CLOCK_MONOTONIC))
+}
+
+/// Maps the kernel's `CLOCK_REALTIME` receive stamps to `CLOCK_MONOTONIC`.
+///
+/// The offset between the clocks only drifts (NTP slewing) or steps, but
+/// measuring it takes two clock reads, and a thread preempted between them
+/// would measure it milliseconds off (and release frames that early): a
+/// sample counts only if two monotonic reads around the realtime read are
+/// close together.
+pub struct ClockMap {
+    real_minus_mono: Option<i128>,
+}
+
+impl ClockMap {
+    pub fn new() -> ClockMap {
+        let mut c = ClockMap { real_minus_mono: None };
+        for _ in 0..100 {
+            if c.refresh() {
+                break;
+            }
+        }
+        c
+    }
+
+    /// Takes a new sample of the offset; false if it was disturbed (the
+    /// previous one is kept).
+    pub fn refresh(&mut self) -> bool {
+        let m1 = clock_ns(libc::CLOCK_MONOTONIC) as i128;
+        let r = clock_ns(libc::CLOCK_REALTIME) as i128;
+        let m2 = clock_ns(libc::CLOCK_MONOTONIC) as i128;
+        if m2 - m1 > 5_000 {
+            return false;
+        }
+        self.real_minus_mono = Some(r - (m1 + m2) / 2);
+        true
+    }
+
+    /// The arrival time to give the pipeline for a frame the kernel received
+    /// at `kernel_real` (`CLOCK_REALTIME` ns; `None`: unknown, the frame is
+    /// stamped now, when it is read, never before it arrived): the kernel's
+    /// receive time, so that the emulated link does not add the bridge's own
+    /// wake-up latency to its delay, kept within [`floor`, the present] so
+    /// that times given to the pipeline never go back (and a clock step
+    /// cannot throw a frame out of order). `now` is a recent monotonic
+    /// reading (a frame stamped later is checked against the clock).
+    pub fn arrival(&self, kernel_real: Option<u64>, now: Time, floor: Time) -> Time {
+        let t = match (kernel_real, self.real_minus_mono) {
+            (Some(r), Some(off)) => {
+                let m = (r as i128 - off).max(0) as u64;
+                if m > now.nanos() {
+                    m.min(monotonic_now().nanos())
+                } else {
+                    m
+                }
+            }
+            _ => monotonic_now().nanos(),
+        };
+        Time(t).max(floor)
+    }
+}
+
+impl Default for ClockMap {
+    fn default() -> ClockMap {
+        ClockMap::new()
+    }
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -110,11 +219,9 @@ extern "C" fn on_dump(_: libc::c_int) {
 }
 
 fn install_signals() {
-    for (sig, h) in [
-        (libc::SIGINT, on_stop as extern "C" fn(libc::c_int)),
-        (libc::SIGTERM, on_stop),
-        (libc::SIGUSR1, on_dump),
-    ] {
+    for (sig, h) in
+        [(libc::SIGINT, on_stop as extern "C" fn(libc::c_int)), (libc::SIGTERM, on_stop), (libc::SIGUSR1, on_dump)]
+    {
         // SAFETY: the handlers only store to atomics (async-signal-safe).
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
@@ -133,16 +240,15 @@ fn write_stats_file(path: &str, json: &str) {
     }
 }
 
+/// Extra fields of the JSON counters, computed from the pipeline.
+pub type Extra<H> = dyn Fn(&Pipeline<H, Frame>) -> Vec<(&'static str, String)>;
+
 /// Runs the bridge until SIGINT/SIGTERM or `args.duration`; returns the
 /// final counters as JSON. `extra` adds fields to every JSON dump (the
 /// controller's own statistics, say).
-pub fn run<H: WindowHook>(
-    args: &Args,
-    pipe: &mut Pipeline<H>,
-    extra: &dyn Fn(&Pipeline<H>) -> Vec<(&'static str, String)>,
-) -> io::Result<String> {
+pub fn run<H: WindowHook>(args: &Args, pipe: &mut Pipeline<H, Frame>, extra: &Extra<H>) -> io::Result<String> {
     if args.io == Io::Ring {
-        let open = |i: &str| ring::RingPort::open(i, args.max_frame, args.ring_frames);
+        let open = |i: &str| ring::RingPort::open(i, args.max_frame, args.ring_frames, args.tx_ring_frames);
         match open(&args.iface_a).and_then(|a| Ok([a, open(&args.iface_b)?])) {
             Ok(ports) => return run_ports(args, pipe, extra, ports),
             Err(e) => eprintln!("netreturn-gateway: packet rings unavailable ({e}); using recvmmsg/sendmmsg"),
@@ -156,8 +262,8 @@ pub fn run<H: WindowHook>(
 /// frames arrive there, B -> A frames leave there), `ports[1]` is B.
 fn run_ports<H: WindowHook, P: Port>(
     args: &Args,
-    pipe: &mut Pipeline<H>,
-    extra: &dyn Fn(&Pipeline<H>) -> Vec<(&'static str, String)>,
+    pipe: &mut Pipeline<H, Frame>,
+    extra: &Extra<H>,
     mut ports: [P; 2],
 ) -> io::Result<String> {
     install_signals();
@@ -178,22 +284,26 @@ fn run_ports<H: WindowHook, P: Port>(
     let mut next_stats = start;
     let mut armed: Option<Time> = None;
     let mut last_rx = start;
+    // The latest time given to the pipeline.
+    let mut clock = start;
+    let mut clocks = ClockMap::new();
     // Ingress direction of each port, and the port each direction leaves by.
     const INGRESS: [Dir; 2] = [Dir::AtoB, Dir::BtoA];
     let egress = |d: Dir| match d {
         Dir::AtoB => 1,
         Dir::BtoA => 0,
     };
-    let collect_losses = |pipe: &mut Pipeline<H>, ports: &mut [P; 2]| {
+    let collect_losses = |pipe: &mut Pipeline<H, Frame>, ports: &mut [P; 2]| {
         for (p, dir) in ports.iter_mut().zip(INGRESS) {
             let (truncated, dropped) = p.take_rx_losses();
             pipe.count_rx_losses(dir, truncated, dropped);
         }
     };
-    let json = |p: &Pipeline<H>| p.stats().to_json(&extra(p));
+    let json = |p: &Pipeline<H, Frame>| p.stats().to_json(&extra(p));
 
     while !STOP.load(Ordering::Relaxed) {
         let now = monotonic_now();
+        clocks.refresh();
         if end.is_some_and(|e| now >= e) {
             break;
         }
@@ -210,9 +320,13 @@ fn run_ports<H: WindowHook, P: Port>(
         }
         let mut got = 0;
         for (port, dir) in ports.iter_mut().zip(INGRESS) {
-            got += port.recv(args.batch, &mut pool, &mut |f| pipe.on_frame(now, dir, f))?;
+            got += port.recv(args.batch, &mut pool, &mut |f, kernel_real| {
+                clock = clocks.arrival(kernel_real, now, clock);
+                pipe.on_frame(clock, dir, f)
+            })?;
         }
-        pipe.poll(monotonic_now(), &mut |dir, f| ports[egress(dir)].send(f, &mut pool));
+        clock = clock.max(monotonic_now());
+        pipe.poll(clock, &mut |dir, f| ports[egress(dir)].send(f, &mut pool));
         for (port, ingress) in ports.iter_mut().zip(INGRESS) {
             // Frames leaving by this port travel the other direction.
             let dir = if ingress == Dir::AtoB { Dir::BtoA } else { Dir::AtoB };

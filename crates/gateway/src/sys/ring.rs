@@ -4,9 +4,15 @@
 //! * **Receive**: a `PACKET_RX_RING` on a socket bound to the interface.
 //!   The kernel writes each frame into the next free slot (in the softirq
 //!   of whoever transmitted it into the veth) and flips the slot's status
-//!   to `TP_STATUS_USER`; the bridge reads slots in ring order, copies each
-//!   frame into a pooled buffer and hands the slot back. No `recvmmsg`, no
-//!   socket queue, no per-frame `msghdr`. `TPACKET_V2` rather than V3: V3
+//!   to `TP_STATUS_USER`; the bridge reads slots in ring order. No
+//!   `recvmmsg`, no socket queue, no per-frame `msghdr`. The slot itself is
+//!   lent to the pipeline ([`Slot`]) and handed back to the kernel when the
+//!   frame has been copied into a transmit slot or dropped, so a frame is
+//!   copied once in user space. The kernel fills slots in ring order and
+//!   stops (drops) at a slot still lent out, so a frame is copied into a
+//!   pool buffer instead when the oldest lent slot is more than half the
+//!   ring behind (frames held by a long delay line, say): the ring keeps
+//!   half its slots free for arrivals. `TPACKET_V2` rather than V3: V3
 //!   hands over whole blocks, which the kernel closes only when full or when
 //!   its retire timer fires (milliseconds), a latency a link emulator cannot
 //!   have; V2 hands over each frame the moment it is written.
@@ -25,6 +31,10 @@
 //!   socket has `PACKET_VNET_HDR` and every frame a virtio-net header whose
 //!   `hdr_len` is the whole frame: the kernel copies it into the skb's linear
 //!   area (one copy, as `sendmsg` does) and keeps no reference to the slot.
+//!   A slot is busy until the skb made from it is freed (by the receiving
+//!   host), so the ring's size bounds the frames in flight towards a slow
+//!   receiver; when none is free, frames wait in order in an overflow queue
+//!   (back-pressure, as from a NIC's transmit ring).
 //!   A frame the kernel refuses (`ENOBUFS`: the receiving veth's backlog is
 //!   full) is dropped and counted, as `sendmmsg` did: it is marked
 //!   malformed (`hdr_len` beyond its length) and, with `PACKET_LOSS`, the
@@ -34,10 +44,12 @@
 use super::socket::{set_buffer, setsockopt, setsockopt_int, PacketSocket};
 use super::socket::{PACKET_COPY_THRESH, PACKET_LOSS, PACKET_OUTGOING, PACKET_RX_RING, PACKET_TX_RING};
 use super::socket::{PACKET_VERSION, PACKET_VNET_HDR, SOL_PACKET};
-use super::{Pool, Port};
+use super::{Frame, Pool, Port};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const TPACKET_V2: libc::c_int = 1;
@@ -184,11 +196,60 @@ pub fn copy_frame(dst: &mut Vec<u8>, data: &[u8], vlan: Option<(u16, u16)>) {
     }
 }
 
+/// A receive ring, shared by the port and the slots it lends out.
+struct RxRing {
+    // Field order: unmapped before the socket is closed.
+    ring: Ring,
+    sock: PacketSocket,
+    /// Slots lent to the pipeline.
+    lent: Box<[Cell<bool>]>,
+}
+
+/// A receive-ring slot lent to the pipeline: its frame, readable and
+/// writable in place; dropping it hands the slot back to the kernel.
+pub struct Slot {
+    rx: Rc<RxRing>,
+    index: u32,
+    mac: u32,
+    len: u32,
+}
+
+impl Slot {
+    fn data(&self) -> *mut u8 {
+        // SAFETY: mac + len lies within the slot (checked before lending).
+        unsafe { self.rx.ring.slot(self.index as usize).add(self.mac as usize) }
+    }
+}
+
+impl AsRef<[u8]> for Slot {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: the slot is ours (status TP_STATUS_USER) until dropped.
+        unsafe { std::slice::from_raw_parts(self.data(), self.len as usize) }
+    }
+}
+
+impl AsMut<[u8]> for Slot {
+    fn as_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above; one Slot per slot, so the borrow is unique.
+        unsafe { std::slice::from_raw_parts_mut(self.data(), self.len as usize) }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let i = self.index as usize;
+        self.rx.lent[i].set(false);
+        self.rx.ring.status(i).store(TP_STATUS_KERNEL, Ordering::Release);
+    }
+}
+
 /// One interface through a receive ring and a transmit ring.
 pub struct RingPort {
-    rx_sock: PacketSocket,
-    rx: Ring,
+    rx: Rc<RxRing>,
     rx_next: usize,
+    /// Oldest slot that may still be lent out (all slots from here to
+    /// `rx_next` are, or were, lent or read).
+    rx_oldest: usize,
     tx_sock: PacketSocket,
     tx: Ring,
     /// Next slot we write.
@@ -198,26 +259,30 @@ pub struct RingPort {
     tx_kernel: usize,
     tx_unsent: usize,
     /// Frames waiting for a free slot, in order.
-    overflow: VecDeque<Vec<u8>>,
+    overflow: VecDeque<Frame>,
     /// A whole oversize frame (`TP_STATUS_COPY`).
     big: Vec<u8>,
     truncated: u64,
     refused: u64,
 }
 
-// SAFETY: the raw pointers are private mappings owned by this value.
-unsafe impl Send for RingPort {}
-
 impl RingPort {
-    pub fn open(ifname: &str, max_frame: usize, frames: usize) -> io::Result<RingPort> {
-        let geo = Geometry::new(max_frame, frames);
+    /// `rx_frames` and `tx_frames` slots in the receive and the transmit
+    /// ring. The transmit ring is best small: its slots are written by us
+    /// and read by the kernel on this CPU, and stay in cache if few; and a
+    /// slot is busy until the receiving host has taken the frame (the skb is
+    /// freed), so its size bounds the frames in flight to a slow receiver:
+    /// beyond, frames wait in our overflow queue (back-pressure, like a
+    /// NIC's transmit ring) instead of overflowing the receiver's backlog.
+    pub fn open(ifname: &str, max_frame: usize, rx_frames: usize, tx_frames: usize) -> io::Result<RingPort> {
+        let geo = Geometry::new(max_frame, rx_frames);
         let rx_sock = PacketSocket::new(ifname)?;
         let fd = rx_sock.raw();
         setsockopt_int(fd, SOL_PACKET, PACKET_VERSION, TPACKET_V2)?;
         // Frames too big for a slot: a full copy on the socket queue.
         setsockopt_int(fd, SOL_PACKET, PACKET_COPY_THRESH, 1)?;
         set_buffer(fd, false, 8 << 20);
-        let rx = Ring::new(fd, PACKET_RX_RING, geo)?;
+        let rx_ring = Ring::new(fd, PACKET_RX_RING, geo)?;
         // Oversize frames (which do not fit a transmit slot) leave through
         // this socket's plain send path.
         rx_sock.bypass_qdisc();
@@ -231,12 +296,13 @@ impl RingPort {
         setsockopt_int(fd, SOL_PACKET, PACKET_LOSS, 1)?;
         tx_sock.bypass_qdisc();
         set_buffer(fd, true, 32 << 20);
-        let tx = Ring::new(fd, PACKET_TX_RING, geo)?;
+        let tx = Ring::new(fd, PACKET_TX_RING, Geometry::new(max_frame, tx_frames))?;
         tx_sock.bind(false)?;
+        let lent = (0..geo.frame_nr).map(|_| Cell::new(false)).collect();
         Ok(RingPort {
-            rx_sock,
-            rx,
+            rx: Rc::new(RxRing { ring: rx_ring, sock: rx_sock, lent }),
             rx_next: 0,
+            rx_oldest: 0,
             tx_sock,
             tx,
             tx_next: 0,
@@ -341,7 +407,7 @@ impl RingPort {
         if frame.len() > self.tx.geo.tx_capacity() {
             // Rare (offload aggregates): after what is in the ring.
             self.kick();
-            if self.rx_sock.send_one(frame).is_err() {
+            if self.rx.sock.send_one(frame).is_err() {
                 self.refused += 1;
             }
             return true;
@@ -351,62 +417,81 @@ impl RingPort {
 }
 
 impl Port for RingPort {
-    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Vec<u8>)) -> io::Result<usize> {
+    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Frame, Option<u64>)) -> io::Result<usize> {
+        let nr = self.rx.ring.geo.frame_nr;
         let mut n = 0;
         while n < max {
             let i = self.rx_next;
-            let status = self.rx.status(i).load(Ordering::Acquire);
-            if status & TP_STATUS_USER == 0 {
+            let status = self.rx.ring.status(i).load(Ordering::Acquire);
+            // A slot still lent out is not a new frame: the kernel has
+            // caught up with the oldest frame the pipeline holds (and drops
+            // what arrives until it is handed back).
+            if status & TP_STATUS_USER == 0 || self.rx.lent[i].get() {
                 break;
             }
-            let p = self.rx.slot(i);
-            // SAFETY: the slot belongs to us until its status is set back
-            // to TP_STATUS_KERNEL; the kernel wrote tp_mac + tp_snaplen
-            // within the slot, and the sockaddr_ll right after the header.
-            let (h, pkttype) = unsafe { (&*(p as *const Tpacket2Hdr), (*(p.add(HDR2) as *const libc::sockaddr_ll)).sll_pkttype) };
-            if pkttype != PACKET_OUTGOING {
-                let vlan = (status & TP_STATUS_VLAN_VALID != 0).then(|| {
-                    let tpid = if status & TP_STATUS_VLAN_TPID_VALID != 0 { h.tp_vlan_tpid } else { 0x8100 };
-                    (tpid, h.tp_vlan_tci)
-                });
-                let (len, snap) = (h.tp_len as usize, h.tp_snaplen as usize);
-                if status & TP_STATUS_COPY != 0 {
-                    // SAFETY: valid buffer.
-                    let r = unsafe {
-                        libc::recv(self.rx_sock.raw(), self.big.as_mut_ptr() as *mut _, self.big.len(), libc::MSG_DONTWAIT)
-                    };
-                    if r as usize == len {
-                        let mut v = pool.get(len + 4);
-                        copy_frame(&mut v, &self.big[..len], vlan);
-                        f(v);
-                    } else {
-                        self.truncated += 1;
-                    }
-                } else if snap < len || h.tp_mac as usize + snap > self.rx.geo.frame_size {
-                    self.truncated += 1;
-                } else {
-                    // SAFETY: checked to lie within the slot.
-                    let data = unsafe { std::slice::from_raw_parts(p.add(h.tp_mac as usize), snap) };
-                    let mut v = pool.get(snap + 4);
-                    copy_frame(&mut v, data, vlan);
-                    f(v);
-                }
+            // The oldest slot still lent out: how far behind it is decides
+            // whether this frame may stay in its slot too.
+            while self.rx_oldest != i && !self.rx.lent[self.rx_oldest].get() {
+                self.rx_oldest = if self.rx_oldest + 1 == nr { 0 } else { self.rx_oldest + 1 };
             }
-            self.rx.status(i).store(TP_STATUS_KERNEL, Ordering::Release);
-            self.rx_next = if i + 1 == self.rx.geo.frame_nr { 0 } else { i + 1 };
+            let behind = (i + nr - self.rx_oldest) % nr;
+            self.rx_next = if i + 1 == nr { 0 } else { i + 1 };
             n += 1;
+            let p = self.rx.ring.slot(i);
+            // SAFETY: the slot belongs to us until its status is set back
+            // to TP_STATUS_KERNEL; the kernel wrote the header, the
+            // sockaddr_ll right after it, and tp_mac + tp_snaplen bytes.
+            let (h, pkttype) =
+                unsafe { (&*(p as *const Tpacket2Hdr), (*(p.add(HDR2) as *const libc::sockaddr_ll)).sll_pkttype) };
+            let (len, snap, mac) = (h.tp_len as usize, h.tp_snaplen as usize, h.tp_mac as usize);
+            // When tpacket_rcv wrote the slot (CLOCK_REALTIME).
+            let at = Some(h.tp_sec as u64 * 1_000_000_000 + h.tp_nsec as u64);
+            let vlan = (status & TP_STATUS_VLAN_VALID != 0).then(|| {
+                let tpid = if status & TP_STATUS_VLAN_TPID_VALID != 0 { h.tp_vlan_tpid } else { 0x8100 };
+                (tpid, h.tp_vlan_tci)
+            });
+            let whole = status & TP_STATUS_COPY == 0 && snap == len && mac + snap <= self.rx.ring.geo.frame_size;
+            if pkttype == PACKET_OUTGOING {
+                // Not ours to forward (filtered by PACKET_IGNORE_OUTGOING
+                // already on Linux >= 4.20).
+            } else if whole && vlan.is_none() && behind < nr / 2 {
+                self.rx.lent[i].set(true);
+                f(Frame::Slot(Slot { rx: self.rx.clone(), index: i as u32, mac: mac as u32, len: len as u32 }), at);
+                continue;
+            } else if whole {
+                // SAFETY: checked to lie within the slot.
+                let data = unsafe { std::slice::from_raw_parts(p.add(mac), snap) };
+                let mut v = pool.get(snap + 4);
+                copy_frame(&mut v, data, vlan);
+                f(Frame::Owned(v), at);
+            } else if status & TP_STATUS_COPY != 0 {
+                // SAFETY: valid buffer.
+                let r = unsafe {
+                    libc::recv(self.rx.sock.raw(), self.big.as_mut_ptr() as *mut _, self.big.len(), libc::MSG_DONTWAIT)
+                };
+                if r as usize == len {
+                    let mut v = pool.get(len + 4);
+                    copy_frame(&mut v, &self.big[..len], vlan);
+                    f(Frame::Owned(v), at);
+                } else {
+                    self.truncated += 1;
+                }
+            } else {
+                self.truncated += 1;
+            }
+            self.rx.ring.status(i).store(TP_STATUS_KERNEL, Ordering::Release);
         }
         Ok(n)
     }
 
-    fn send(&mut self, frame: Vec<u8>, pool: &mut Pool) {
-        if self.overflow.is_empty() && self.place(&frame) {
-            pool.put(frame);
+    fn send(&mut self, frame: Frame, pool: &mut Pool) {
+        if self.overflow.is_empty() && self.place(frame.as_ref()) {
+            pool.recycle(frame);
         } else if self.overflow.len() < OVERFLOW_MAX {
             self.overflow.push_back(frame);
         } else {
             self.refused += 1;
-            pool.put(frame);
+            pool.recycle(frame);
         }
     }
 
@@ -414,8 +499,8 @@ impl Port for RingPort {
         self.kick();
         if !self.overflow.is_empty() {
             while let Some(f) = self.overflow.pop_front() {
-                if self.place(&f) {
-                    pool.put(f);
+                if self.place(f.as_ref()) {
+                    pool.recycle(f);
                 } else {
                     self.overflow.push_front(f);
                     break;
@@ -431,11 +516,11 @@ impl Port for RingPort {
     }
 
     fn take_rx_losses(&mut self) -> (u64, u64) {
-        (std::mem::take(&mut self.truncated), self.rx_sock.take_drops())
+        (std::mem::take(&mut self.truncated), self.rx.sock.take_drops())
     }
 
     fn poll_fd(&self) -> RawFd {
-        self.rx_sock.raw()
+        self.rx.sock.raw()
     }
 }
 

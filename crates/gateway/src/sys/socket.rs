@@ -42,11 +42,8 @@ pub fn setsockopt_int(fd: RawFd, level: libc::c_int, name: libc::c_int, v: libc:
 /// Sets a socket buffer size; the FORCE variants ignore `rmem_max` /
 /// `wmem_max` (we are root), the plain ones are the fallback.
 pub fn set_buffer(fd: RawFd, send: bool, bytes: libc::c_int) {
-    let (force, plain) = if send {
-        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF)
-    } else {
-        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF)
-    };
+    let (force, plain) =
+        if send { (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF) } else { (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF) };
     if setsockopt_int(fd, libc::SOL_SOCKET, force, bytes).is_err() {
         let _ = setsockopt_int(fd, libc::SOL_SOCKET, plain, bytes);
     }
@@ -130,7 +127,13 @@ impl PacketSocket {
         let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
         // SAFETY: buffer of the advertised size.
         let r = unsafe {
-            libc::getsockopt(self.raw(), SOL_PACKET, PACKET_STATISTICS, &mut st as *mut _ as *mut libc::c_void, &mut len)
+            libc::getsockopt(
+                self.raw(),
+                SOL_PACKET,
+                PACKET_STATISTICS,
+                &mut st as *mut _ as *mut libc::c_void,
+                &mut len,
+            )
         };
         if r < 0 {
             0
