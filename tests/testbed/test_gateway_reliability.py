@@ -9,7 +9,11 @@
   (TcpInCsumErrors), while a deliberately wrong checksum is counted (so the
   zero means something: the veths do not skip verification);
 * a flood of distinct SYNs leaves the gateway's flow table at its bound and
-  its heap (RssAnon) flat.
+  its heap (RssAnon) flat;
+* no frame leaves before its time: the delay measured from the sender's
+  clock reading just before it sends to the receiver's kernel receive stamp
+  is never below the configured delay (a loop preempted between two clock
+  readings once released frames milliseconds early).
 
 Needs root, iproute2 and ethtool (skipped otherwise), like
 test_gateway_netns.py. The frame builders are tested without root.
@@ -220,6 +224,42 @@ print(n, h.hexdigest())
 """
 
 
+# Sends N frames of ethertype 0x88B5 two ms apart, each carrying its index
+# and CLOCK_REALTIME read just before send().
+STAMPED = r"""
+import socket, struct, sys, time
+n = int(sys.argv[1])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("eth0", 0))
+for i in range(n):
+    head = bytes.fromhex("02aa000000fe02aa00000001") + b"\x88\xb5" + struct.pack("!I", i)
+    s.send(head + struct.pack("!Q", time.clock_gettime_ns(time.CLOCK_REALTIME)) + b"z" * 100)
+    time.sleep(0.002)
+"""
+
+# Receives the stamped frames with their kernel receive time (SO_TIMESTAMPNS);
+# prints [index, one-way delay in ns] pairs.
+STAMP_CAPTURE = r"""
+import socket, struct, sys, json, time, select
+want, limit = int(sys.argv[1]), float(sys.argv[2])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B5))
+s.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
+s.bind(("eth0", 0))
+print("ready", flush=True)
+got, end = [], time.monotonic() + limit
+while len(got) < want and time.monotonic() < end:
+    if not select.select([s], [], [], 0.1)[0]:
+        continue
+    data, anc, _, addr = s.recvmsg(2048, 256)
+    if addr[2] == socket.PACKET_OUTGOING or data[6:12] != bytes.fromhex("02aa00000001"):
+        continue
+    rx = next(struct.unpack("qq", d[:16]) for lvl, typ, d in anc if lvl == socket.SOL_SOCKET and typ == 35)
+    i, sent = struct.unpack("!IQ", data[14:26])
+    got.append([i, rx[0] * 10**9 + rx[1] - sent])
+print(json.dumps(got), flush=True)
+"""
+
+
 def _py(ns: str, code: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code, *args],
                           capture_output=True, text=True, timeout=timeout, check=True)
@@ -325,14 +365,14 @@ def test_odd_frames_pass_byte_for_byte_both_ways_and_are_counted(tmp_path, gatew
 
 @needs_netns
 @pytest.mark.netns
-@pytest.mark.parametrize("io", [["--io", "ring"], ["--io", "ring", "--ring-frames", "64"], ["--io", "mmsg"]],
+@pytest.mark.parametrize("io", [["--io", "ring"], ["--io", "ring", "--ring-frames", "64", "--tx-ring-frames", "16"], ["--io", "mmsg"]],
                          ids=["ring", "ring-64-slots", "mmsg"])
 def test_rewritten_acks_are_accepted_and_the_payload_arrives_intact(gateway_bin, io):
     """RWM at 100 Mb/s with 2 ms each way holds the window near the BDP
     (about 50 kB), below what the receiver offers: the gateway rewrites the
-    ACKs, which the *sender* receives and verifies. With 64-slot rings, the
-    frames queued or on the delay line outnumber half a ring, so most are
-    copied out of their slots instead of held there."""
+    ACKs, which the *sender* receives and verifies. With 64-slot receive
+    rings (and 16-slot transmit rings) the rings wrap around all the time
+    and the transmit ring is often full (frames wait in order)."""
     n, seed = 12_000_000, 7
     import random
 
@@ -400,3 +440,23 @@ def test_a_syn_flood_leaves_the_flow_table_and_the_heap_bounded(gateway_bin):
     assert c["flows_tracked"] <= cap, c
     assert c["flows_created"] == arrived and c["flows_evicted"] == arrived - c["flows_tracked"], c
     assert end <= warm + 4096, f"gateway RssAnon {warm} kB -> {end} kB"
+
+
+@needs_netns
+@pytest.mark.netns
+@pytest.mark.parametrize("io", ["ring", "mmsg"])
+def test_no_frame_leaves_before_its_delay(gateway_bin, io):
+    n, delay_ms = 300, 5
+    bed = Bed(gateway_bin, "d" + io[0], ["--rate", "100mbit", "--delay", f"{delay_ms}ms", "--io", io])
+    try:
+        cap = _py_bg(bed.topo.receiver(0), STAMP_CAPTURE, str(n), "20")
+        _py(bed.topo.sender(0), STAMPED, str(n), timeout=60)
+        out, _ = cap.communicate(timeout=30)
+        bed.stop()
+    finally:
+        bed.close()
+    got = json.loads(out.strip().splitlines()[-1])
+    assert [i for i, _ in got] == list(range(n)), "all frames, in order"
+    # 134-byte frames at 100 Mb/s: 10.7 us of serialization on top.
+    early = [(i, d / 1e3) for i, d in got if d < delay_ms * 1_000_000 + 10_000]
+    assert not early, f"frames out before {delay_ms} ms + serialization (index, us): {early[:10]}"

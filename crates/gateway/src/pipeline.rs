@@ -99,41 +99,35 @@ impl WindowHook for NoController {
     }
 }
 
-/// The bytes of a frame as the pipeline holds them: `Vec<u8>` in tests and
-/// the socket I/O; the ring I/O lends the receive-ring slot itself.
-pub trait FrameBuf: AsRef<[u8]> + AsMut<[u8]> {}
-impl<T: AsRef<[u8]> + AsMut<[u8]>> FrameBuf for T {}
-
 /// A frame waiting in a queue.
-struct Queued<F> {
-    data: F,
+struct Queued {
+    data: Vec<u8>,
     arrival: Time,
     /// Where its TCP header is, if it is a well-formed TCP/IPv4 segment.
     tcp: Option<TcpLocation>,
 }
 
-struct Link<F> {
+struct Link {
     cfg: LinkConfig,
-    fifo: Fifo<Queued<F>>,
+    fifo: Fifo<Queued>,
     /// The departure clock: the link is transmitting until then.
     busy_until: Time,
     /// Frames in flight on the wire: (release time, frame), in release
     /// order (release = end of serialization + constant delay, so FIFO).
-    line: VecDeque<(Time, F)>,
+    line: VecDeque<(Time, Vec<u8>)>,
     rng: Rng,
 }
 
-impl<F> Link<F> {
+impl Link {
     /// When the head of the queue starts transmitting, if there is one.
     fn head_start(&self) -> Option<Time> {
         self.fifo.iter().next().map(|q| q.arrival.max(self.busy_until))
     }
 }
 
-/// The whole bridge: two directions and an optional controller; frames are
-/// held as `F`.
-pub struct Pipeline<H: WindowHook, F: FrameBuf = Vec<u8>> {
-    links: [Link<F>; 2],
+/// The whole bridge: two directions and an optional controller.
+pub struct Pipeline<H: WindowHook> {
+    links: [Link; 2],
     hook: Option<H>,
     stats: Stats,
     /// Frames longer than this are passed untouched (not parsed).
@@ -145,10 +139,10 @@ pub struct Pipeline<H: WindowHook, F: FrameBuf = Vec<u8>> {
 /// Ethernet II with one VLAN tag at a 1500-byte MTU.
 pub const DEFAULT_MAX_FRAME: usize = 1518;
 
-impl<H: WindowHook, F: FrameBuf> Pipeline<H, F> {
+impl<H: WindowHook> Pipeline<H> {
     /// `seed` drives the loss and RED draws (one derived stream per
     /// direction, STYLE.md convention 3).
-    pub fn new(a_to_b: LinkConfig, b_to_a: LinkConfig, hook: Option<H>, seed: u64) -> Pipeline<H, F> {
+    pub fn new(a_to_b: LinkConfig, b_to_a: LinkConfig, hook: Option<H>, seed: u64) -> Pipeline<H> {
         let mk = |cfg: LinkConfig, stream| Link {
             fifo: Fifo::new(cfg.discipline.clone()),
             cfg,
@@ -205,8 +199,8 @@ impl<H: WindowHook, F: FrameBuf> Pipeline<H, F> {
     }
 
     /// A frame arrived on the ingress of `dir` at `now`.
-    pub fn on_frame(&mut self, now: Time, dir: Dir, data: F) {
-        let len = data.as_ref().len();
+    pub fn on_frame(&mut self, now: Time, dir: Dir, data: Vec<u8>) {
+        let len = data.len();
         let mut tcp = None;
         {
             let max = self.max_frame;
@@ -215,7 +209,7 @@ impl<H: WindowHook, F: FrameBuf> Pipeline<H, F> {
             if len > max {
                 st.oversize += 1;
             } else {
-                match frame::classify(data.as_ref()) {
+                match frame::classify(&data) {
                     Class::Tcp(loc) => {
                         st.tcp += 1;
                         tcp = Some(loc);
@@ -263,7 +257,7 @@ impl<H: WindowHook, F: FrameBuf> Pipeline<H, F> {
     /// Advances both directions to `now`: starts every transmission due by
     /// then and hands every frame whose release time has come to `out`, in
     /// order per direction.
-    pub fn poll(&mut self, now: Time, out: &mut impl FnMut(Dir, F)) {
+    pub fn poll(&mut self, now: Time, out: &mut impl FnMut(Dir, Vec<u8>)) {
         for dir in [Dir::AtoB, Dir::BtoA] {
             self.serve(now, dir);
             let link = &mut self.links[dir.index()];
@@ -275,7 +269,7 @@ impl<H: WindowHook, F: FrameBuf> Pipeline<H, F> {
                 }
                 let (_, f) = link.line.pop_front().unwrap();
                 n += 1;
-                bytes += f.as_ref().len() as u64;
+                bytes += f.len() as u64;
                 out(dir, f);
             }
             let st = self.dir_stats(dir);
@@ -312,7 +306,7 @@ impl<H: WindowHook, F: FrameBuf> Pipeline<H, F> {
                                 // raised window is the one harm a gateway
                                 // must never do.
                                 if w < loc.view.window {
-                                    frame::rewrite_window(q.data.as_mut(), loc, w);
+                                    frame::rewrite_window(&mut q.data, loc, w);
                                     self.stats.b_to_a.rewritten += 1;
                                 }
                             }

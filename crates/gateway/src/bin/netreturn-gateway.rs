@@ -5,7 +5,6 @@ use netreturn_control::WindowGateway;
 use netreturn_gateway::cli::{Args, USAGE};
 use netreturn_gateway::control;
 use netreturn_gateway::pipeline::{LinkConfig, NoController, Pipeline};
-use netreturn_gateway::sys::Frame;
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -48,9 +47,9 @@ fn run(args: &Args) -> Result<(), String> {
     control::gateway_config(args)?;
     match args.controller.as_str() {
         "none" => {
-            let mut p: Pipeline<NoController, Frame> = Pipeline::new(ab, ba, None, args.seed);
+            let mut p: Pipeline<NoController> = Pipeline::new(ab, ba, None, args.seed);
             p.set_max_frame(args.max_frame);
-            let extra = |_: &Pipeline<NoController, Frame>| vec![("controller", "\"none\"".to_string())];
+            let extra = |_: &Pipeline<NoController>| vec![("controller", "\"none\"".to_string())];
             let j = netreturn_gateway::sys::run(args, &mut p, &extra).map_err(|e| e.to_string())?;
             println!("{j}");
             Ok(())
@@ -58,10 +57,10 @@ fn run(args: &Args) -> Result<(), String> {
         _ => {
             let cfg = control::gateway_config(args)?.expect("not none");
             let gw = WindowGateway::new(cfg);
-            let mut p: Pipeline<WindowGateway, Frame> = Pipeline::new(ab, ba, Some(gw), args.seed);
+            let mut p = Pipeline::new(ab, ba, Some(gw), args.seed);
             p.set_max_frame(args.max_frame);
             let name = format!("\"{}\"", args.controller);
-            let extra = move |p: &Pipeline<WindowGateway, Frame>| {
+            let extra = move |p: &Pipeline<WindowGateway>| {
                 vec![
                     ("controller", name.clone()),
                     ("controller_stats", p.hook().map_or("{}".into(), control::stats_json)),

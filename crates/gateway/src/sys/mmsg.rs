@@ -7,7 +7,7 @@
 
 use super::ring::copy_frame;
 use super::socket::{set_buffer, setsockopt_int, PacketSocket, PACKET_OUTGOING, SOL_PACKET};
-use super::{Frame, Pool, Port};
+use super::{Pool, Port};
 use std::io;
 use std::os::fd::RawFd;
 
@@ -61,7 +61,7 @@ pub struct MmsgPort {
     addrs: Vec<libc::sockaddr_ll>,
     ctls: Vec<[u64; CMSG_BUF / 8]>,
     hdrs: Vec<libc::mmsghdr>,
-    out: Vec<Frame>,
+    out: Vec<Vec<u8>>,
     batch: usize,
 }
 
@@ -92,7 +92,7 @@ impl MmsgPort {
 }
 
 impl Port for MmsgPort {
-    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Frame, Option<u64>)) -> io::Result<usize> {
+    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Vec<u8>, Option<u64>)) -> io::Result<usize> {
         let n = max.min(self.bufs.len());
         self.iovs.clear();
         self.hdrs.clear();
@@ -127,12 +127,12 @@ impl Port for MmsgPort {
             let len = (self.hdrs[i].msg_len as usize).min(RX_BUF);
             let mut v = pool.get(len + 4);
             copy_frame(&mut v, &self.bufs[i][..len], vlan_of(&self.hdrs[i].msg_hdr));
-            f(Frame::Owned(v), None);
+            f(v, None);
         }
         Ok(r as usize)
     }
 
-    fn send(&mut self, frame: Frame, _: &mut Pool) {
+    fn send(&mut self, frame: Vec<u8>, _: &mut Pool) {
         self.out.push(frame);
     }
 
@@ -146,8 +146,7 @@ impl Port for MmsgPort {
             iovs.clear();
             hdrs.clear();
             for f in &self.out[i..end] {
-                let b = f.as_ref();
-                iovs.push(libc::iovec { iov_base: b.as_ptr() as *mut _, iov_len: b.len() });
+                iovs.push(libc::iovec { iov_base: f.as_ptr() as *mut _, iov_len: f.len() });
             }
             for iov in iovs.iter_mut() {
                 let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
@@ -171,7 +170,7 @@ impl Port for MmsgPort {
             }
         }
         for f in self.out.drain(..) {
-            pool.recycle(f);
+            pool.put(f);
         }
         failed
     }

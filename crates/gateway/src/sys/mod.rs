@@ -11,12 +11,14 @@
 //!   (`PACKET_IGNORE_OUTGOING`: a bridge must not read back its own output),
 //!   and bypass the interface's qdisc (`PACKET_QDISC_BYPASS`: the emulated
 //!   queue is ours; a qdisc would be a second, hidden one).
-//! * A frame in the pipeline is a [`Frame`]: with the ring port, the receive
-//!   ring's slot itself, lent to the pipeline until the frame leaves (one
-//!   copy in user space: slot to transmit slot); when slots are held too long
-//!   (a long delay line) or the frame needs a VLAN tag put back, a buffer of
-//!   the [`Pool`]. Nothing is allocated per frame once the pool has grown to
-//!   the number of frames in flight.
+//! * Frames live in buffers of a [`Pool`], recycled (last in, first out,
+//!   so the buffer a frame is copied into is still in cache): nothing is
+//!   allocated per frame once the pool has grown to the number of frames in
+//!   flight. A frame is copied out of the receive ring at once, not lent to
+//!   the pipeline in its slot: the kernel fills slots strictly in order and
+//!   stops at one still in use, so a frame held by a long delay line would
+//!   block the ring (and profiles showed the copy from a just-written slot
+//!   costs the same cache misses wherever it goes).
 //! * Arrival times are the kernel's receive times where the port has them
 //!   (the ring's per-frame timestamp): a frame that arrived while the loop
 //!   slept is not delayed by the wake-up on top of the emulated delay.
@@ -52,31 +54,6 @@ const POOL_CAP: usize = 2048;
 /// Buffers kept for reuse, at most.
 const POOL_MAX: usize = 16384;
 
-/// A frame inside the bridge: a receive-ring slot lent by the kernel, or a
-/// buffer of the pool.
-pub enum Frame {
-    Slot(ring::Slot),
-    Owned(Vec<u8>),
-}
-
-impl AsRef<[u8]> for Frame {
-    fn as_ref(&self) -> &[u8] {
-        match self {
-            Frame::Slot(s) => s.as_ref(),
-            Frame::Owned(v) => v,
-        }
-    }
-}
-
-impl AsMut<[u8]> for Frame {
-    fn as_mut(&mut self) -> &mut [u8] {
-        match self {
-            Frame::Slot(s) => s.as_mut(),
-            Frame::Owned(v) => v,
-        }
-    }
-}
-
 /// Recycled frame buffers.
 #[derive(Default)]
 pub struct Pool {
@@ -100,13 +77,6 @@ impl Pool {
             self.bufs.push(v);
         }
     }
-
-    /// Done with `f`: a buffer comes back to the pool, a slot to the kernel.
-    pub fn recycle(&mut self, f: Frame) {
-        if let Frame::Owned(v) = f {
-            self.put(v);
-        }
-    }
 }
 
 /// One interface, as the loop sees it.
@@ -114,10 +84,10 @@ pub trait Port {
     /// Reads up to `max` frames without blocking, handed to `f` in arrival
     /// order with the `CLOCK_REALTIME` nanoseconds at which the kernel
     /// received each, when the port knows it; returns how many were read.
-    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Frame, Option<u64>)) -> io::Result<usize>;
-    /// Queues `frame` for transmission (in order); it is recycled into
+    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Vec<u8>, Option<u64>)) -> io::Result<usize>;
+    /// Queues `frame` for transmission (in order); its buffer goes back to
     /// `pool` once copied out.
-    fn send(&mut self, frame: Frame, pool: &mut Pool);
+    fn send(&mut self, frame: Vec<u8>, pool: &mut Pool);
     /// Hands queued frames to the kernel; returns how many the kernel
     /// refused (dropped: counted as tx errors).
     fn flush(&mut self, pool: &mut Pool) -> u64;
@@ -241,12 +211,12 @@ fn write_stats_file(path: &str, json: &str) {
 }
 
 /// Extra fields of the JSON counters, computed from the pipeline.
-pub type Extra<H> = dyn Fn(&Pipeline<H, Frame>) -> Vec<(&'static str, String)>;
+pub type Extra<H> = dyn Fn(&Pipeline<H>) -> Vec<(&'static str, String)>;
 
 /// Runs the bridge until SIGINT/SIGTERM or `args.duration`; returns the
 /// final counters as JSON. `extra` adds fields to every JSON dump (the
 /// controller's own statistics, say).
-pub fn run<H: WindowHook>(args: &Args, pipe: &mut Pipeline<H, Frame>, extra: &Extra<H>) -> io::Result<String> {
+pub fn run<H: WindowHook>(args: &Args, pipe: &mut Pipeline<H>, extra: &Extra<H>) -> io::Result<String> {
     if args.io == Io::Ring {
         let open = |i: &str| ring::RingPort::open(i, args.max_frame, args.ring_frames, args.tx_ring_frames);
         match open(&args.iface_a).and_then(|a| Ok([a, open(&args.iface_b)?])) {
@@ -262,7 +232,7 @@ pub fn run<H: WindowHook>(args: &Args, pipe: &mut Pipeline<H, Frame>, extra: &Ex
 /// frames arrive there, B -> A frames leave there), `ports[1]` is B.
 fn run_ports<H: WindowHook, P: Port>(
     args: &Args,
-    pipe: &mut Pipeline<H, Frame>,
+    pipe: &mut Pipeline<H>,
     extra: &Extra<H>,
     mut ports: [P; 2],
 ) -> io::Result<String> {
@@ -293,13 +263,13 @@ fn run_ports<H: WindowHook, P: Port>(
         Dir::AtoB => 1,
         Dir::BtoA => 0,
     };
-    let collect_losses = |pipe: &mut Pipeline<H, Frame>, ports: &mut [P; 2]| {
+    let collect_losses = |pipe: &mut Pipeline<H>, ports: &mut [P; 2]| {
         for (p, dir) in ports.iter_mut().zip(INGRESS) {
             let (truncated, dropped) = p.take_rx_losses();
             pipe.count_rx_losses(dir, truncated, dropped);
         }
     };
-    let json = |p: &Pipeline<H, Frame>| p.stats().to_json(&extra(p));
+    let json = |p: &Pipeline<H>| p.stats().to_json(&extra(p));
 
     while !STOP.load(Ordering::Relaxed) {
         let now = monotonic_now();
@@ -392,4 +362,31 @@ fn arm(tfd: RawFd, at: Option<Time>) {
     };
     // SAFETY: valid itimerspec.
     unsafe { libc::timerfd_settime(tfd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrival_times_come_from_the_kernel_stamp_within_floor_and_present() {
+        let c = ClockMap::new();
+        let off = c.real_minus_mono.expect("an undisturbed sample in 100 tries");
+        let now = monotonic_now();
+        let real = |t: Time| (t.nanos() as i128 + off) as u64;
+        let floor = now.saturating_sub(Time::from_millis(5));
+        // Received 1 ms ago: that time (within the offset's precision).
+        let a = c.arrival(Some(real(now.saturating_sub(Time::from_millis(1)))), now, floor);
+        let want = now.saturating_sub(Time::from_millis(1));
+        assert!(a.nanos().abs_diff(want.nanos()) < 50_000, "{a:?} vs {want:?}");
+        // Before the floor: the floor (times never go back).
+        assert_eq!(c.arrival(Some(real(now.saturating_sub(Time::from_secs(1)))), now, floor), floor);
+        // In the future (a clock step): no later than the present.
+        let f = c.arrival(Some(real(now + Time::from_secs(10))), now, floor);
+        assert!(f >= now && f <= monotonic_now());
+        // Unknown: read now, never before the call.
+        let before = monotonic_now();
+        let u = c.arrival(None, now, floor);
+        assert!(u >= before && u <= monotonic_now());
+    }
 }

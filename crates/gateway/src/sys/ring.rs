@@ -5,14 +5,10 @@
 //!   The kernel writes each frame into the next free slot (in the softirq
 //!   of whoever transmitted it into the veth) and flips the slot's status
 //!   to `TP_STATUS_USER`; the bridge reads slots in ring order. No
-//!   `recvmmsg`, no socket queue, no per-frame `msghdr`. The slot itself is
-//!   lent to the pipeline ([`Slot`]) and handed back to the kernel when the
-//!   frame has been copied into a transmit slot or dropped, so a frame is
-//!   copied once in user space. The kernel fills slots in ring order and
-//!   stops (drops) at a slot still lent out, so a frame is copied into a
-//!   pool buffer instead when the oldest lent slot is more than half the
-//!   ring behind (frames held by a long delay line, say): the ring keeps
-//!   half its slots free for arrivals. `TPACKET_V2` rather than V3: V3
+//!   `recvmmsg`, no socket queue, no per-frame `msghdr`; each frame is
+//!   copied into a pooled buffer and its slot handed back at once. The
+//!   slot's header also carries the time the kernel received the frame,
+//!   which becomes its arrival time. `TPACKET_V2` rather than V3: V3
 //!   hands over whole blocks, which the kernel closes only when full or when
 //!   its retire timer fires (milliseconds), a latency a link emulator cannot
 //!   have; V2 hands over each frame the moment it is written.
@@ -44,12 +40,10 @@
 use super::socket::{set_buffer, setsockopt, setsockopt_int, PacketSocket};
 use super::socket::{PACKET_COPY_THRESH, PACKET_LOSS, PACKET_OUTGOING, PACKET_RX_RING, PACKET_TX_RING};
 use super::socket::{PACKET_VERSION, PACKET_VNET_HDR, SOL_PACKET};
-use super::{Frame, Pool, Port};
-use std::cell::Cell;
+use super::{Pool, Port};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const TPACKET_V2: libc::c_int = 1;
@@ -196,62 +190,14 @@ pub fn copy_frame(dst: &mut Vec<u8>, data: &[u8], vlan: Option<(u16, u16)>) {
     }
 }
 
-/// A receive ring, shared by the port and the slots it lends out.
-struct RxRing {
-    // Field order: unmapped before the socket is closed.
-    ring: Ring,
-    sock: PacketSocket,
-    /// Slots lent to the pipeline.
-    lent: Box<[Cell<bool>]>,
-}
-
-/// A receive-ring slot lent to the pipeline: its frame, readable and
-/// writable in place; dropping it hands the slot back to the kernel.
-pub struct Slot {
-    rx: Rc<RxRing>,
-    index: u32,
-    mac: u32,
-    len: u32,
-}
-
-impl Slot {
-    fn data(&self) -> *mut u8 {
-        // SAFETY: mac + len lies within the slot (checked before lending).
-        unsafe { self.rx.ring.slot(self.index as usize).add(self.mac as usize) }
-    }
-}
-
-impl AsRef<[u8]> for Slot {
-    fn as_ref(&self) -> &[u8] {
-        // SAFETY: the slot is ours (status TP_STATUS_USER) until dropped.
-        unsafe { std::slice::from_raw_parts(self.data(), self.len as usize) }
-    }
-}
-
-impl AsMut<[u8]> for Slot {
-    fn as_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above; one Slot per slot, so the borrow is unique.
-        unsafe { std::slice::from_raw_parts_mut(self.data(), self.len as usize) }
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let i = self.index as usize;
-        self.rx.lent[i].set(false);
-        self.rx.ring.status(i).store(TP_STATUS_KERNEL, Ordering::Release);
-    }
-}
-
 /// One interface through a receive ring and a transmit ring.
 pub struct RingPort {
-    rx: Rc<RxRing>,
+    // Field order: each ring is unmapped before its socket is closed.
+    rx: Ring,
+    rx_sock: PacketSocket,
     rx_next: usize,
-    /// Oldest slot that may still be lent out (all slots from here to
-    /// `rx_next` are, or were, lent or read).
-    rx_oldest: usize,
-    tx_sock: PacketSocket,
     tx: Ring,
+    tx_sock: PacketSocket,
     /// Next slot we write.
     tx_next: usize,
     /// Oldest slot we marked for sending that the kernel may not have
@@ -259,7 +205,7 @@ pub struct RingPort {
     tx_kernel: usize,
     tx_unsent: usize,
     /// Frames waiting for a free slot, in order.
-    overflow: VecDeque<Frame>,
+    overflow: VecDeque<Vec<u8>>,
     /// A whole oversize frame (`TP_STATUS_COPY`).
     big: Vec<u8>,
     truncated: u64,
@@ -282,7 +228,7 @@ impl RingPort {
         // Frames too big for a slot: a full copy on the socket queue.
         setsockopt_int(fd, SOL_PACKET, PACKET_COPY_THRESH, 1)?;
         set_buffer(fd, false, 8 << 20);
-        let rx_ring = Ring::new(fd, PACKET_RX_RING, geo)?;
+        let rx = Ring::new(fd, PACKET_RX_RING, geo)?;
         // Oversize frames (which do not fit a transmit slot) leave through
         // this socket's plain send path.
         rx_sock.bypass_qdisc();
@@ -298,13 +244,12 @@ impl RingPort {
         set_buffer(fd, true, 32 << 20);
         let tx = Ring::new(fd, PACKET_TX_RING, Geometry::new(max_frame, tx_frames))?;
         tx_sock.bind(false)?;
-        let lent = (0..geo.frame_nr).map(|_| Cell::new(false)).collect();
         Ok(RingPort {
-            rx: Rc::new(RxRing { ring: rx_ring, sock: rx_sock, lent }),
+            rx,
+            rx_sock,
             rx_next: 0,
-            rx_oldest: 0,
-            tx_sock,
             tx,
+            tx_sock,
             tx_next: 0,
             tx_kernel: 0,
             tx_unsent: 0,
@@ -407,7 +352,7 @@ impl RingPort {
         if frame.len() > self.tx.geo.tx_capacity() {
             // Rare (offload aggregates): after what is in the ring.
             self.kick();
-            if self.rx.sock.send_one(frame).is_err() {
+            if self.rx_sock.send_one(frame).is_err() {
                 self.refused += 1;
             }
             return true;
@@ -417,27 +362,15 @@ impl RingPort {
 }
 
 impl Port for RingPort {
-    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Frame, Option<u64>)) -> io::Result<usize> {
-        let nr = self.rx.ring.geo.frame_nr;
+    fn recv(&mut self, max: usize, pool: &mut Pool, f: &mut impl FnMut(Vec<u8>, Option<u64>)) -> io::Result<usize> {
         let mut n = 0;
         while n < max {
             let i = self.rx_next;
-            let status = self.rx.ring.status(i).load(Ordering::Acquire);
-            // A slot still lent out is not a new frame: the kernel has
-            // caught up with the oldest frame the pipeline holds (and drops
-            // what arrives until it is handed back).
-            if status & TP_STATUS_USER == 0 || self.rx.lent[i].get() {
+            let status = self.rx.status(i).load(Ordering::Acquire);
+            if status & TP_STATUS_USER == 0 {
                 break;
             }
-            // The oldest slot still lent out: how far behind it is decides
-            // whether this frame may stay in its slot too.
-            while self.rx_oldest != i && !self.rx.lent[self.rx_oldest].get() {
-                self.rx_oldest = if self.rx_oldest + 1 == nr { 0 } else { self.rx_oldest + 1 };
-            }
-            let behind = (i + nr - self.rx_oldest) % nr;
-            self.rx_next = if i + 1 == nr { 0 } else { i + 1 };
-            n += 1;
-            let p = self.rx.ring.slot(i);
+            let p = self.rx.slot(i);
             // SAFETY: the slot belongs to us until its status is set back
             // to TP_STATUS_KERNEL; the kernel wrote the header, the
             // sockaddr_ll right after it, and tp_mac + tp_snaplen bytes.
@@ -450,48 +383,45 @@ impl Port for RingPort {
                 let tpid = if status & TP_STATUS_VLAN_TPID_VALID != 0 { h.tp_vlan_tpid } else { 0x8100 };
                 (tpid, h.tp_vlan_tci)
             });
-            let whole = status & TP_STATUS_COPY == 0 && snap == len && mac + snap <= self.rx.ring.geo.frame_size;
             if pkttype == PACKET_OUTGOING {
                 // Not ours to forward (filtered by PACKET_IGNORE_OUTGOING
                 // already on Linux >= 4.20).
-            } else if whole && vlan.is_none() && behind < nr / 2 {
-                self.rx.lent[i].set(true);
-                f(Frame::Slot(Slot { rx: self.rx.clone(), index: i as u32, mac: mac as u32, len: len as u32 }), at);
-                continue;
-            } else if whole {
-                // SAFETY: checked to lie within the slot.
-                let data = unsafe { std::slice::from_raw_parts(p.add(mac), snap) };
-                let mut v = pool.get(snap + 4);
-                copy_frame(&mut v, data, vlan);
-                f(Frame::Owned(v), at);
             } else if status & TP_STATUS_COPY != 0 {
                 // SAFETY: valid buffer.
                 let r = unsafe {
-                    libc::recv(self.rx.sock.raw(), self.big.as_mut_ptr() as *mut _, self.big.len(), libc::MSG_DONTWAIT)
+                    libc::recv(self.rx_sock.raw(), self.big.as_mut_ptr() as *mut _, self.big.len(), libc::MSG_DONTWAIT)
                 };
                 if r as usize == len {
                     let mut v = pool.get(len + 4);
                     copy_frame(&mut v, &self.big[..len], vlan);
-                    f(Frame::Owned(v), at);
+                    f(v, at);
                 } else {
                     self.truncated += 1;
                 }
-            } else {
+            } else if snap < len || mac + snap > self.rx.geo.frame_size {
                 self.truncated += 1;
+            } else {
+                // SAFETY: checked to lie within the slot.
+                let data = unsafe { std::slice::from_raw_parts(p.add(mac), snap) };
+                let mut v = pool.get(snap + 4);
+                copy_frame(&mut v, data, vlan);
+                f(v, at);
             }
-            self.rx.ring.status(i).store(TP_STATUS_KERNEL, Ordering::Release);
+            self.rx.status(i).store(TP_STATUS_KERNEL, Ordering::Release);
+            self.rx_next = if i + 1 == self.rx.geo.frame_nr { 0 } else { i + 1 };
+            n += 1;
         }
         Ok(n)
     }
 
-    fn send(&mut self, frame: Frame, pool: &mut Pool) {
-        if self.overflow.is_empty() && self.place(frame.as_ref()) {
-            pool.recycle(frame);
+    fn send(&mut self, frame: Vec<u8>, pool: &mut Pool) {
+        if self.overflow.is_empty() && self.place(&frame) {
+            pool.put(frame);
         } else if self.overflow.len() < OVERFLOW_MAX {
             self.overflow.push_back(frame);
         } else {
             self.refused += 1;
-            pool.recycle(frame);
+            pool.put(frame);
         }
     }
 
@@ -499,8 +429,8 @@ impl Port for RingPort {
         self.kick();
         if !self.overflow.is_empty() {
             while let Some(f) = self.overflow.pop_front() {
-                if self.place(f.as_ref()) {
-                    pool.recycle(f);
+                if self.place(&f) {
+                    pool.put(f);
                 } else {
                     self.overflow.push_front(f);
                     break;
@@ -516,11 +446,11 @@ impl Port for RingPort {
     }
 
     fn take_rx_losses(&mut self) -> (u64, u64) {
-        (std::mem::take(&mut self.truncated), self.rx.sock.take_drops())
+        (std::mem::take(&mut self.truncated), self.rx_sock.take_drops())
     }
 
     fn poll_fd(&self) -> RawFd {
-        self.rx.sock.raw()
+        self.rx_sock.raw()
     }
 }
 
