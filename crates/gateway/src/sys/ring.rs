@@ -60,6 +60,8 @@ const HDR2: usize = 32;
 /// `struct virtio_net_hdr`.
 const VNET_HDR: usize = 10;
 const ETH_HLEN: usize = 14;
+/// Memory of one ring, at most.
+pub const MAX_RING_BYTES: usize = 32 << 20;
 /// Frames waiting for a free transmit slot, at most; beyond, dropped.
 const OVERFLOW_MAX: usize = 8192;
 
@@ -99,10 +101,12 @@ pub struct Geometry {
 impl Geometry {
     /// Slots large enough for `max_frame` bytes plus the ring's own headers
     /// (at most 96 bytes in front of a received frame), `frames` of them
-    /// (rounded up to whole blocks).
+    /// (rounded up to whole blocks), but no more than [`MAX_RING_BYTES`] in
+    /// all (jumbo frames get fewer slots).
     pub fn new(max_frame: usize, frames: usize) -> Geometry {
         let frame_size = (max_frame + 128).next_power_of_two().max(2048);
         let per = 16;
+        let frames = frames.min(MAX_RING_BYTES / frame_size);
         let frame_nr = frames.max(per).div_ceil(per) * per;
         Geometry { frame_size, frame_nr, frames_per_block: per }
     }
@@ -471,6 +475,7 @@ mod tests {
         let j = Geometry::new(9018, 10);
         assert_eq!((j.frame_size, j.frame_nr), (16384, 16));
         assert!(j.tx_capacity() >= 9018);
+        assert_eq!(Geometry::new(9018, 4096).bytes(), MAX_RING_BYTES);
         assert_eq!(Geometry::new(65536 + 64, 16).tx_capacity(), 65535);
     }
 
