@@ -23,22 +23,8 @@ import sys
 from pathlib import Path
 
 from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
+from ..cli import _kv, _sweep as _sweep_arg
 from .runner import RunConfig, find_gateway, run
-
-
-def _kv(text: str) -> tuple[str, str]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    k, v = text.split("=", 1)
-    return k.strip(), v.strip()
-
-
-def _sweep_arg(text: str) -> tuple[str, list[str]]:
-    k, v = _kv(text)
-    vals = [x.strip() for x in v.split(",") if x.strip()]
-    if not vals:
-        raise argparse.ArgumentTypeError(f"--sweep {k}= needs at least one value")
-    return k, vals
 
 
 def _list(text: str) -> list[str]:
