@@ -191,7 +191,7 @@ def test_quick_reproduction_writes_the_report_and_resumes_without_rerunning(tmp_
 def test_runs_from_another_simulator_build_are_set_aside(tmp_path, capsys):
     out = tmp_path / "rep"
     argv = ["reproduce", "ewt", "--quick", "--scenarios", "2", "--methods", "ewt", "--seeds", "1",
-            "--set", "file_bytes=100kB", "--max-flows", "2", "--no-sensitivity", "--out", str(out), "-q"]
+            "--set", "file_bytes=100kB", "--max-flows", "2", "--sensitivity", "off", "--out", str(out), "-q"]
     assert cli.main(argv) == 0
     n = _count_runs(out)
     (out / "manifest.json").write_text(json.dumps({"native_build": "0000000000000000"}))
