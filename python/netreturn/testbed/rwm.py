@@ -269,7 +269,7 @@ def _pick(raw: list[dict], n: int, rtt: float, setting: str) -> dict | None:
     return rs[0] if rs else None
 
 
-def plot_throughput(raw: list[dict], path: Path, rtt_ms: float = 60.0) -> Path | None:
+def plot_throughput(raw: list[dict], path: Path, rtt_ms: float = 60.0, bin_s: float = 0.5) -> Path | None:
     """Per-flow throughput over time of four simultaneous downloads, no
     control against exact-BDP RWM (paper Fig. 4, first repetition)."""
     plt = _plt()
@@ -283,10 +283,14 @@ def plot_throughput(raw: list[dict], path: Path, rtt_ms: float = 60.0) -> Path |
         return None
     fig, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 3.6), squeeze=False, sharey=True)
     for ax, (s, r) in zip(axes[0], runs):
-        dt = r["series"].get("throughput_interval_s") or 0.1
+        dt0 = r["series"].get("throughput_interval_s") or 0.1
+        m = max(1, round(bin_s / dt0))  # coarser bins: reads arrive in bursts
+        dt = dt0 * m
         for k, ser in enumerate(r["series"]["throughput_mbps"]):
             t0 = r["flows"]["start_s"][k] or 0.0
-            ax.plot([t0 + dt * (i + 1) for i in range(len(ser))], ser, linewidth=0.9, label=f"flow {k}")
+            ys = [sum(ser[i:i + m]) / len(ser[i:i + m]) for i in range(0, len(ser), m)]
+            ax.plot([t0 + dt0 * min(i + m, len(ser)) for i in range(0, len(ser), m)], ys, linewidth=0.9,
+                    label=f"flow {k}", drawstyle="steps-pre")
         ax.set_title(f"{'no control' if s == 'none' else 'RWM, exact BDP'} (RTT {rtt:.0f} ms, rep {r['rep']})", fontsize=10)
         ax.set_xlabel("time (s)")
         ax.set_ylabel(f"throughput (Mb/s, {dt:g} s bins)")
