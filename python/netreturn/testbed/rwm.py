@@ -161,6 +161,11 @@ def rtt_table(raw: list[dict]):
     return pd.DataFrame(rows)
 
 
+def _pct(x: float) -> str:
+    r = round(x)
+    return f"{r:+d} %" if r else "0 %"
+
+
 def paper_table(fct, rtt, paper: dict | None):
     """Our figures next to the paper's claims (SPEC.md 5.4)."""
     import pandas as pd
@@ -177,9 +182,9 @@ def paper_table(fct, rtt, paper: dict | None):
         ex = exact.loc[exact.median_improvement_pct.idxmax()] if len(exact) else None
         rows.append({"claim": f"median FCT improvement, {n} download{'s' if n > 1 else ''} (up to)",
                      "paper": f"{claims.get(name)} %",
-                     "testbed": f"{best.median_improvement_pct:.0f} % ({best.setting}, {best.rtt_ms:.0f} ms)"
-                                + (f"; exact BDP {ex.median_improvement_pct:.0f} % ({ex.rtt_ms:.0f} ms)" if ex is not None else "")})
-        per = ", ".join(f"{r.rtt_ms:.0f} ms {r.median_improvement_pct:+.0f} %" for _, r in exact.iterrows())
+                     "testbed": f"{_pct(best.median_improvement_pct)} ({best.setting}, {best.rtt_ms:.0f} ms)"
+                                + (f"; exact BDP {_pct(ex.median_improvement_pct)} ({ex.rtt_ms:.0f} ms)" if ex is not None else "")})
+        per = ", ".join(f"{r.rtt_ms:.0f} ms {_pct(r.median_improvement_pct)}" for _, r in exact.iterrows())
         if per:
             rows.append({"claim": f"  exact BDP per RTT, {n} download{'s' if n > 1 else ''}", "paper": "-", "testbed": per})
     for t in paper.get("table1", []):
@@ -200,7 +205,7 @@ def paper_table(fct, rtt, paper: dict | None):
         sl = four.groupby("setting").slowest_improvement_pct.median()
         rows.append({"claim": "slowest of four: median improvement over none (median over RTTs)",
                      "paper": "RWM better at every RTT (Fig. 5)",
-                     "testbed": ", ".join(f"{s} {sl[s]:+.0f} %" for s in SETTINGS if s in sl and s != "none")})
+                     "testbed": ", ".join(f"{s} {_pct(sl[s])}" for s in SETTINGS if s in sl and s != "none")})
     return pd.DataFrame(rows)
 
 
