@@ -53,7 +53,7 @@ def calibrate(
             res = run_many(specs, jobs=jobs, out=out, progress=False)
             if progress:
                 print(f"  {param}={n:>3}: seeds {seed_list[0]}..{seed_list[-1]}")
-            return [r["summary"][metric] for r in res]
+            return [math.nan if r["summary"].get(metric) is None else r["summary"][metric] for r in res]
 
         search = search_levels(loss_at, targets, min_flows=start, max_flows=max_flows, max_seeds=seeds)
         return [(LEVEL_NAMES.get(t, f"{t}%"), t, n, search.mean(n)[0] if n is not None else float("nan"))
@@ -93,8 +93,9 @@ class LevelSearch:
     is first run with ``first_seeds`` seeds; if the 95 % CI of the mean
     already lies wholly above or below ``L``, that decides it, otherwise
     ``first_seeds`` more are added, up to ``max_seeds``, where the mean
-    decides (as in :func:`calibrate`). ``exact=True`` always runs ``max_seeds``. Decisions
-    use seeds 1..k only, so a rerun over stored runs repeats the same probes.
+    decides (as in :func:`calibrate`). ``exact=True`` always runs
+    ``max_seeds``. Decisions use seeds 1..k only, so a rerun over stored runs
+    repeats the same probes.
 
     The search is driven from outside: :meth:`wanted` names the counts that
     need (more) seeds, :meth:`add` takes their losses, until :meth:`wanted`
