@@ -298,7 +298,9 @@ class Bed:
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(0.3)
         if self.gw.poll() is not None:
-            raise AssertionError(f"gateway exited: {self.gw.stderr.read()}")
+            _, err = self.gw.communicate()
+            self.topo.destroy()
+            raise AssertionError(f"gateway exited: {err}")
 
     def stop(self) -> dict:
         """Stops the gateway; its final counters."""
