@@ -342,6 +342,12 @@ fn run_ports<H: WindowHook, P: Port>(
                 // SAFETY: reading the expiration count clears readiness.
                 unsafe { libc::read(tfd.as_raw_fd(), buf.as_mut_ptr() as *mut _, 8) };
                 armed = None;
+            } else if e.events & libc::EPOLLERR as u32 != 0 {
+                // The interface went down or away (a ring port never sees
+                // the error in a receive call): stop, as recvmmsg would.
+                if let Some(err) = socket::take_error(ports[e.u64 as usize].poll_fd()) {
+                    return Err(err);
+                }
             }
         }
     }

@@ -49,6 +49,17 @@ pub fn set_buffer(fd: RawFd, send: bool, bytes: libc::c_int) {
     }
 }
 
+/// The pending error of a socket (`SO_ERROR`, which clears it), if any.
+pub fn take_error(fd: RawFd) -> Option<io::Error> {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: buffer of the advertised size.
+    let r = unsafe {
+        libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut v as *mut _ as *mut libc::c_void, &mut len)
+    };
+    (r == 0 && v != 0).then(|| io::Error::from_raw_os_error(v))
+}
+
 /// The interface index of `ifname`.
 pub fn ifindex(ifname: &str) -> io::Result<i32> {
     let cname = CString::new(ifname).map_err(|_| io::Error::other("bad interface name"))?;
