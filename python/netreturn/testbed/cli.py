@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
 from ..cli import _kv, _sweep as _sweep_arg
+from .bench import MODES
 from .runner import RunConfig, find_gateway, run
 
 
@@ -69,7 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--seconds", type=float, default=5.0)
     b.add_argument("--streams", type=int, default=1)
     b.add_argument("--pings", type=int, default=200)
-    b.add_argument("--mode", action="append", default=None, choices=["kernel", "gateway", "gateway+rwm"])
+    b.add_argument("--mode", action="append", default=None, choices=list(MODES),
+                   help="modes to run (repeatable; default: all, side by side)")
+    b.add_argument("--repeat", type=int, default=3, help="interleaved trials per mode; the table shows the best and the spread")
     b.add_argument("--gateway-bin", default=None)
     b.add_argument("--no-pin", action="store_true", help="do not pin the gateway / steer host receive (RPS)")
     sw = sub.add_parser("sweep", help="repetitions of a scenario file (a sweep), with resume")
@@ -143,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import bench, format_table
 
         try:
-            rows = bench(a.out, a.seconds, a.streams, a.pings, a.mode, a.gateway_bin, pin=not a.no_pin)
+            rows = bench(a.out, a.seconds, a.streams, a.pings, a.mode, a.gateway_bin, pin=not a.no_pin,
+                         repeat=max(1, a.repeat))
         except TestbedError as e:
             print(f"netreturn testbed: {e}", file=sys.stderr)
             return 1
