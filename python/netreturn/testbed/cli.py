@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
-from ..cli import _kv, _sweep as _sweep_arg
+from ..cli import _kv, _positive, _sweep as _sweep_arg
 from .bench import MODES
 from .runner import RunConfig, find_gateway, run
 
@@ -33,16 +33,6 @@ def _list(text: str) -> list[str]:
     if not vals:
         raise argparse.ArgumentTypeError("expected a comma-separated list")
     return vals
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
-    return n
 
 
 def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
