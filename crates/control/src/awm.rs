@@ -286,6 +286,22 @@ mod tests {
         Bottleneck { buffer_bytes: b, link_rate: c, default_mss: 960 }
     }
 
+    /// A 1000-byte enqueue leaving `backlog` bytes queued.
+    fn enqueued(backlog: u64) -> QueueEvent {
+        QueueEvent { kind: QueueEventKind::Enqueue, size: 1000, backlog_bytes: backlog, backlog_packets: 1 }
+    }
+
+    /// A flow with MSS 960 and receiver window `wr`.
+    fn flow(wr: u64) -> FlowInfo {
+        FlowInfo {
+            key: FlowKey { src: 1, dst: 2, sport: 1, dport: 2, proto: FlowKey::TCP },
+            rtt: None,
+            mss: 960,
+            class: 0,
+            wr,
+        }
+    }
+
     #[test]
     fn beta_is_the_critical_damping_gain_of_the_fluid_model() {
         // T = 50 kB, C = 10 Mb/s = 1.25 MB/s, D = 200 ms: R = 0.24 s.
@@ -300,24 +316,12 @@ mod tests {
             AwmConfig { initial_swnd: Some(20_000), beta: Some(0.0), ..AwmConfig::default() },
             link(100_000, Rate::mbps(10)),
         );
-        let ev = |q| QueueEvent {
-            kind: QueueEventKind::Enqueue,
-            size: 1000,
-            backlog_bytes: q,
-            backlog_packets: 1,
-        };
-        let flow = FlowInfo {
-            key: FlowKey { src: 1, dst: 2, sport: 1, dport: 2, proto: FlowKey::TCP },
-            rtt: None,
-            mss: 960,
-            class: 0,
-            wr: 0,
-        };
+        let flow = flow(0);
         for _ in 0..4 {
             awm.on_flow_start(Time::ZERO, &flow);
         }
-        awm.on_queue(Time::ZERO, &ev(0));
-        awm.on_queue(Time::ZERO, &ev(4_000));
+        awm.on_queue(Time::ZERO, &enqueued(0));
+        awm.on_queue(Time::ZERO, &enqueued(4_000));
         // DQ = (0 - 4000) / 4 (seed 002 eq. 2).
         assert_eq!(awm.swnd(), 19_000);
     }
@@ -328,22 +332,10 @@ mod tests {
             AwmConfig { mtu: Some(1000), ..AwmConfig::default() },
             link(100_000, Rate::mbps(10)),
         );
-        let ev = |q| QueueEvent {
-            kind: QueueEventKind::Enqueue,
-            size: 1000,
-            backlog_bytes: q,
-            backlog_packets: 1,
-        };
-        awm.on_queue(Time::ZERO, &ev(0));
-        awm.on_queue(Time::from_secs(10), &ev(100_000));
+        awm.on_queue(Time::ZERO, &enqueued(0));
+        awm.on_queue(Time::from_secs(10), &enqueued(100_000));
         assert_eq!(awm.swnd(), 1000);
-        let flow = FlowInfo {
-            key: FlowKey { src: 1, dst: 2, sport: 1, dport: 2, proto: FlowKey::TCP },
-            rtt: None,
-            mss: 960,
-            class: 0,
-            wr: 50_000,
-        };
+        let flow = flow(50_000);
         assert_eq!(awm.floor(&flow), 1000);
         let awm = Awm::new(AwmConfig::default(), link(100_000, Rate::mbps(10)));
         assert_eq!(awm.floor(&flow), 1000, "MSS + 40");
@@ -360,38 +352,26 @@ mod tests {
             ..AwmConfig::default()
         };
         let mut awm = Awm::new(cfg, link(100_000, Rate::mbps(10)));
-        let ev = |q| QueueEvent {
-            kind: QueueEventKind::Enqueue,
-            size: 1000,
-            backlog_bytes: q,
-            backlog_packets: 1,
-        };
-        let flow = FlowInfo {
-            key: FlowKey { src: 1, dst: 2, sport: 1, dport: 2, proto: FlowKey::TCP },
-            rtt: None,
-            mss: 960,
-            class: 0,
-            wr: 0,
-        };
+        let flow = flow(0);
         let t = Time::from_millis;
-        awm.on_queue(t(0), &ev(0));
+        awm.on_queue(t(0), &enqueued(0));
         awm.on_flow_start(t(0), &flow);
         awm.on_flow_start(t(0), &flow);
         let n0 = awm.n();
         // The queue grows: swnd falls, the estimate N * swnd_{k-1} / swnd_k
         // rises, but N in eq. 1 is frozen.
         for (i, q) in (1..=20).map(|i| (i, i * 1000)) {
-            awm.on_queue(t(i), &ev(q));
+            awm.on_queue(t(i), &enqueued(q));
         }
         assert_eq!(awm.n(), n0);
         assert!(awm.n_estimate > n0);
         // The queue drains: swnd rises, the estimate decreases: N is raised
         // gradually (time constant one design RTT), not in one step.
-        awm.on_queue(t(21), &ev(19_000));
+        awm.on_queue(t(21), &enqueued(19_000));
         let raised = awm.n();
         assert!(raised > n0 && raised < awm.n_estimate, "{n0} {raised} {}", awm.n_estimate);
         for i in 22..2000 {
-            awm.on_queue(t(i), &ev(19_000));
+            awm.on_queue(t(i), &enqueued(19_000));
         }
         assert!((awm.n() - awm.n_estimate).abs() < 1e-9);
     }
