@@ -5,6 +5,8 @@ for EWT scenario 2 with 31 flows under DropTail (the issue's anchor: ns-3
 3.44 needs 6.3 s and 2.3 M events for it), and the ns-3 run of the same
 scenario when the `ns3` package is installed. ``--sweep`` also times the
 full baseline sweep (2 scenarios x 3 queues x 3 levels x 30 seeds).
+``--gateways`` prices each window-rewriting gateway against DropTail alone on
+the same run (issue 3's budget: a gateway adds at most 10 % to a run).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 ANCHOR_NS3_WALL_S = 6.3
 ANCHOR_NS3_EVENTS = 2.3e6
 LEVELS = {"ewt/scenario1": [8, 17, 24], "ewt/scenario2": [13, 24, 31]}
+METHODS = ("droptail", "red", "ared", "ewa", "awm", "ewt")
 
 
 def _one_run_in_child(scenario: str, sets: dict, seed: int) -> dict:
@@ -82,6 +85,8 @@ def main(a) -> int:
           + (f"; vs ns-3 measured here: {ns3['wall_s'] / wall:,.0f}x" if ns3 and ns3.get("wall_s") else ""))
     print(f"peak memory: 31 flows {(child['maxrss_kb'] - idle) / 1024:.1f} MiB, 4 flows {(small['maxrss_kb'] - idle) / 1024:.1f} MiB "
           f"above an idle interpreter ({idle / 1024:.0f} MiB)")
+    if a.gateways:
+        gateway_cost(a.repeat)
     if a.sweep:
         specs = [
             RunSpec.make(sc, {"flows": n, "queue": q}, s)
@@ -94,3 +99,41 @@ def main(a) -> int:
         run_many(specs, out=None, progress=True)
         print(f"full baseline sweep: {len(specs)} runs in {time.perf_counter() - t0:.1f} s wall on all cores")
     return 0
+
+
+def gateway_cost(repeat: int, seeds: range = range(1, 4)) -> dict:
+    """What each method costs per run and per event, beside DropTail alone.
+
+    A gateway changes the traffic (fewer losses, other run lengths), so two
+    figures are printed: the wall time of the whole run, and the wall time per
+    event, which isolates the price of the gateway's own work (parsing the
+    ACK, computing and writing the window) from the change in traffic. Runs
+    are interleaved method by method and the best of ``repeat`` rounds is kept
+    per (method, seed), so a burst of load on a shared machine does not land
+    on one method only.
+    """
+    from . import _native
+
+    path = str(_path("ewt/scenario2"))
+    best: dict = {}
+    for _ in range(repeat):
+        for q in METHODS:
+            for s in seeds:
+                t0 = time.perf_counter()
+                r = _native.run(path, s, [("flows", "31"), ("queue", q)])
+                wall = time.perf_counter() - t0
+                key = (q, s)
+                if key not in best or wall < best[key][0]:
+                    best[key] = (wall, r["summary"]["events"])
+    table = {}
+    for q in METHODS:
+        wall = sum(best[(q, s)][0] for s in seeds)
+        events = sum(best[(q, s)][1] for s in seeds)
+        table[q] = {"wall_s": wall / len(seeds), "events": events / len(seeds), "ns_per_event": wall / events * 1e9}
+    base = table["droptail"]
+    print(f"\nCost of each method, EWT scenario 2, 31 flows, seeds {seeds.start}-{seeds.stop - 1} (best of {repeat})")
+    print(f"{'method':10}{'wall/run (s)':>14}{'events/run':>12}{'ns/event':>10}{'run vs DT':>11}{'event vs DT':>13}")
+    for q, t in table.items():
+        print(f"{q:10}{t['wall_s']:>14.4f}{t['events']:>12,.0f}{t['ns_per_event']:>10.1f}"
+              f"{t['wall_s'] / base['wall_s'] - 1:>+11.1%}{t['ns_per_event'] / base['ns_per_event'] - 1:>+13.1%}")
+    return table

@@ -200,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=_positive, default=3)
     b.add_argument("--no-ns3", action="store_true", help="skip the ns-3 reference run")
     b.add_argument("--sweep", action="store_true", help="also time the full baseline sweep (540 runs)")
+    b.add_argument("--gateways", action="store_true",
+                   help="also price each method (RED, ARED, EWA, AWM, EWT) against DropTail alone")
     b.set_defaults(func=cmd_bench)
 
     v = sub.add_parser("validate", help="EWT scenario 2 in ns-3 3.44 and in netreturn, side by side per metric")

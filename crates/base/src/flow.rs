@@ -1,12 +1,22 @@
 /// The 5-tuple of a packet, as the gateway sees it. Addresses are IPv4 in
 /// host byte order (the simulator numbers its hosts in the same space).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FlowKey {
     pub src: u32,
     pub dst: u32,
     pub sport: u16,
     pub dport: u16,
     pub proto: u8,
+}
+
+/// Hashed as two words (addresses; ports and protocol) rather than five
+/// fields: a flow lookup is on the per-packet path of every gateway. The
+/// packing is injective, so it agrees with the derived `Eq`.
+impl std::hash::Hash for FlowKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64((self.src as u64) << 32 | self.dst as u64);
+        h.write_u64((self.sport as u64) << 24 | (self.dport as u64) << 8 | self.proto as u64);
+    }
 }
 
 impl FlowKey {

@@ -50,9 +50,12 @@ impl Ewt {
         }
         // Ba = B - U (seed 000 eq. 9).
         let ba = self.buffer.saturating_sub(self.occupancy);
-        // Wewt = Ba / B * Wr (seed 000 eq. 10), in integers, u128 so that
-        // Ba * Wr cannot overflow for 1 GiB windows and large buffers.
-        Some((ba as u128 * wr as u128 / self.buffer as u128) as u64)
+        // Wewt = Ba / B * Wr (seed 000 eq. 10), in integers; in u128 only if
+        // Ba * Wr overflows u64 (1 GiB windows and buffers beyond 16 GiB).
+        Some(match ba.checked_mul(wr) {
+            Some(p) => p / self.buffer,
+            None => (ba as u128 * wr as u128 / self.buffer as u128) as u64,
+        })
     }
 }
 

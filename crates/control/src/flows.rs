@@ -3,6 +3,15 @@
 //! (half-open and synchronized flows), so that lookup, touch, expiry of the
 //! idlest flow and eviction are all O(1) and the per-packet path allocates
 //! nothing.
+//!
+//! Recency is kept to a granularity `g`: a touch moves a flow to the front
+//! of its list only if it was put there `g` or more ago, and otherwise only
+//! records the time. The lists stay ordered by the time each flow was put at
+//! the front, and every flow was seen less than `g` after that time, so the
+//! tail is the idlest flow to within `g`, and a check of the tail alone finds
+//! every flow idle for `T` no later than `T + g`. With `g` a small fraction
+//! of the idle timeout, most packets of a busy flow cost one comparison
+//! instead of four list-pointer updates.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -65,16 +74,32 @@ impl Hasher for FxHasher {
 
 pub type FxBuildHasher = BuildHasherDefault<FxHasher>;
 
-/// The key under which both directions of a connection are stored: the
-/// smaller of the key and its reverse.
-pub fn canonical(key: FlowKey) -> FlowKey {
-    key.min(key.reversed())
+/// The key under which both directions of a connection are stored (the
+/// smaller of the key and its reverse), and which endpoint of it sent a
+/// packet with `key`: 0 for the canonical source, 1 for the other.
+///
+/// `key <= key.reversed()` in `FlowKey`'s field order exactly when
+/// `(src, sport) <= (dst, dport)`, which one comparison of packed words
+/// decides.
+#[inline]
+pub fn canonical_side(key: FlowKey) -> (FlowKey, usize) {
+    let near = (key.src as u64) << 16 | key.sport as u64;
+    let far = (key.dst as u64) << 16 | key.dport as u64;
+    if near <= far {
+        (key, 0)
+    } else {
+        (key.reversed(), 1)
+    }
 }
 
-/// Which endpoint of the canonical key sent a packet with `key`: 0 for the
-/// canonical source, 1 for the other.
+/// The canonical key of `key`'s connection (see `canonical_side`).
+pub fn canonical(key: FlowKey) -> FlowKey {
+    canonical_side(key).0
+}
+
+/// Which endpoint of the canonical key sent `key` (see `canonical_side`).
 pub fn side_of(key: FlowKey) -> usize {
-    (key != canonical(key)) as usize
+    canonical_side(key).1
 }
 
 /// What the gateway remembers of one connection.
@@ -170,6 +195,8 @@ struct Slot {
     prev: u32,
     next: u32,
     list: ListId,
+    /// When the flow was last put at the front of `list`.
+    linked_at: Time,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -188,10 +215,13 @@ pub struct FlowTable {
     free: Vec<u32>,
     lists: [List; 2],
     len: usize,
+    /// `g`: recency granularity (module documentation).
+    granularity: Time,
 }
 
 impl FlowTable {
-    pub fn new(expected: usize) -> FlowTable {
+    /// A table sized for `expected` flows, keeping recency to `granularity`.
+    pub fn new(expected: usize, granularity: Time) -> FlowTable {
         // Reserve up front (bounded, so a huge max_flows does not allocate
         // gigabytes before any flow exists); growth is amortised per new
         // flow, never per packet.
@@ -202,6 +232,7 @@ impl FlowTable {
             free: Vec::new(),
             lists: [List { head: NIL, tail: NIL }; 2],
             len: 0,
+            granularity,
         }
     }
 
@@ -265,17 +296,21 @@ impl FlowTable {
     /// Marks the flow as the most recently active of `list` (moving it there
     /// if needed).
     pub fn touch(&mut self, idx: u32, now: Time, list: ListId) {
-        self.unlink(idx);
-        self.push_front(idx, list);
-        let f = self.get_mut(idx);
-        f.last_seen = f.last_seen.max(now);
+        let granularity = self.granularity;
+        let s = self.slot(idx);
+        s.flow.last_seen = s.flow.last_seen.max(now);
+        if s.list != list || now >= s.linked_at + granularity {
+            s.linked_at = now;
+            self.unlink(idx);
+            self.push_front(idx, list);
+        }
     }
 
     /// Inserts a flow whose key is not in the table. The caller keeps the
     /// table within its bound.
     pub fn insert(&mut self, flow: Flow, list: ListId) -> u32 {
         debug_assert!(!self.map.contains_key(&flow.key));
-        let slot = Slot { flow, prev: NIL, next: NIL, list };
+        let slot = Slot { flow, prev: NIL, next: NIL, list, linked_at: flow.last_seen };
         let idx = match self.free.pop() {
             Some(i) => {
                 self.slots[i as usize] = Some(slot);
@@ -324,8 +359,25 @@ mod tests {
     }
 
     #[test]
+    fn the_canonical_key_is_the_smaller_of_the_key_and_its_reverse() {
+        let mut rng = netreturn_base::Rng::new(7);
+        for _ in 0..10_000 {
+            // Few distinct values, so that ties on the addresses are common.
+            let k = FlowKey {
+                src: rng.below(3) as u32,
+                dst: rng.below(3) as u32,
+                sport: rng.below(3) as u16,
+                dport: rng.below(3) as u16,
+                proto: FlowKey::TCP,
+            };
+            assert_eq!(canonical(k), k.min(k.reversed()), "{k:?}");
+            assert_eq!(side_of(k), (k != k.min(k.reversed())) as usize, "{k:?}");
+        }
+    }
+
+    #[test]
     fn the_oldest_flow_is_the_least_recently_touched() {
-        let mut t = FlowTable::new(4);
+        let mut t = FlowTable::new(4, Time::ZERO);
         let a = t.insert(Flow::new(key(1), 0, Time(1), 0), ListId::Synchronized);
         let b = t.insert(Flow::new(key(2), 0, Time(2), 0), ListId::Synchronized);
         let c = t.insert(Flow::new(key(3), 0, Time(3), 0), ListId::HalfOpen);
@@ -341,6 +393,22 @@ mod tests {
         // The freed slot is reused.
         let d = t.insert(Flow::new(key(4), 0, Time(6), 0), ListId::HalfOpen);
         assert_eq!(d, b);
+    }
+
+    #[test]
+    fn a_touch_within_the_granularity_keeps_the_order_and_records_the_time() {
+        let mut t = FlowTable::new(4, Time(10));
+        let a = t.insert(Flow::new(key(1), 0, Time(0), 0), ListId::Synchronized);
+        let b = t.insert(Flow::new(key(2), 0, Time(5), 0), ListId::Synchronized);
+        t.touch(a, Time(9), ListId::Synchronized);
+        assert_eq!(t.oldest(ListId::Synchronized), Some(a));
+        assert_eq!(t.get(a).last_seen, Time(9));
+        t.touch(a, Time(10), ListId::Synchronized);
+        assert_eq!(t.oldest(ListId::Synchronized), Some(b));
+        // A change of list always moves the flow.
+        let c = t.insert(Flow::new(key(3), 0, Time(11), 0), ListId::HalfOpen);
+        t.touch(c, Time(12), ListId::Synchronized);
+        assert_eq!(t.oldest(ListId::HalfOpen), None);
     }
 
     #[test]
