@@ -36,3 +36,14 @@ def test_udp_cross_traffic_is_measured(small):
     # 13.35 Mb/s of UDP crosses the 45 Mb/s bottleneck: its goodput shows in the UDP table.
     assert 0 <= row["udp_loss_pct"] < 50
     assert 50 < row["udp_efficiency_pct"] <= 100
+
+
+def test_the_ewa_parameters_of_a_scenario_reach_the_gateway(small):
+    """`ewa_alpha` is EWA's initial alpha: a larger one lets larger windows
+    through at flow start, so the queue fills higher."""
+    path = str(resolve("ewt/scenario2"))
+    sets = [(k, str(v)) for k, v in small.items() if k != "queue"] + [("queue", "ewa")]
+    low = _native.run(path, 3, sets + [("ewa_alpha", "256")])["summary"]
+    high = _native.run(path, 3, sets + [("ewa_alpha", "8192")])["summary"]
+    assert low["acks_rewritten"] > 0 and high["acks_rewritten"] > 0
+    assert high["queue_max_bytes"] > low["queue_max_bytes"]
