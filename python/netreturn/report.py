@@ -49,6 +49,22 @@ def summarize(df, group_keys: Sequence[str]):
     return pd.DataFrame(rows)
 
 
+def ci_table(header: Sequence[str], metrics, cells) -> str:
+    """A plain-text table of mean ± 95 % CI, one row per ``(name, label)`` of
+    ``metrics``; ``cells(name)`` gives that row's ``(mean, ci95)`` per column
+    after the first, or None where there is no value. Rows without any value
+    are left out."""
+    lines = [list(header)]
+    for name, label in metrics:
+        vals = [c if c is not None and not math.isnan(c[0]) else None for c in cells(name)]
+        if any(v is not None for v in vals):
+            lines.append([label] + [fmt_ci(*v) if v is not None else "-" for v in vals])
+    widths = [max(len(r[i]) for r in lines) for i in range(len(header))]
+    out = ["  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)) for r in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
 def table_text(summary, group_keys: Sequence[str], metrics=METRICS) -> str:
     """A plain-text table: one row per metric, one column per group."""
     if group_keys:
@@ -56,28 +72,15 @@ def table_text(summary, group_keys: Sequence[str], metrics=METRICS) -> str:
     else:
         groups = [{}]
     header = ["metric"] + [group_label(g, group_keys) if g else "mean ± 95% CI" for g in groups]
-    lines = [header]
-    for name, label in metrics:
-        row = [label]
-        present = False
+
+    def cells(name):
         for g in groups:
             sel = summary[summary["metric"] == name]
             for k, v in g.items():
                 sel = sel[sel[k] == v]
-            if len(sel) and not math.isnan(sel["mean"].iloc[0]):
-                present = True
-                row.append(fmt_ci(sel["mean"].iloc[0], sel["ci95"].iloc[0]))
-            else:
-                row.append("-")
-        if present:
-            lines.append(row)
-    widths = [max(len(r[i]) for r in lines) for i in range(len(header))]
-    out = []
-    for j, r in enumerate(lines):
-        out.append("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
-        if j == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+            yield (sel["mean"].iloc[0], sel["ci95"].iloc[0]) if len(sel) else None
+
+    return ci_table(header, metrics, cells)
 
 
 def _plt():

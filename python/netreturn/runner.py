@@ -54,14 +54,14 @@ class RunSpec:
         return dict(self.overrides)
 
 
-def _clean(x: Any) -> Any:
+def json_safe(x: Any) -> Any:
     """JSON has no NaN/inf: store them as None."""
     if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
         return None
     if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_clean(v) for v in x]
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
     return x
 
 
@@ -86,20 +86,25 @@ def execute(spec: RunSpec) -> dict:
     if not spec.keep_series:
         r.pop("queue_series", None)
         r.pop("traces", None)
-    return _clean(r)
+    return json_safe(r)
 
 
 class Store:
-    """Finished runs on disk, one JSON file each, written atomically."""
+    """Finished runs on disk, one JSON file each, written atomically.
+
+    A spec is anything with a ``key()`` naming the run (``RunSpec`` here,
+    the testbed's ``TbSpec``); a run kept without the time series a spec
+    asks for (``keep_series``) counts as missing.
+    """
 
     def __init__(self, out: str | Path):
         self.dir = Path(out) / "runs"
         self.dir.mkdir(parents=True, exist_ok=True)
 
-    def path(self, spec: RunSpec) -> Path:
+    def path(self, spec: Any) -> Path:
         return self.dir / f"{spec.key()}.json"
 
-    def get(self, spec: RunSpec) -> dict | None:
+    def get(self, spec: Any) -> dict | None:
         p = self.path(spec)
         if not p.is_file():
             return None
@@ -107,14 +112,14 @@ class Store:
             r = json.loads(p.read_text())
         except json.JSONDecodeError:
             return None  # a torn file from a crash: run again
-        if spec.keep_series and "queue_series" not in r:
+        if getattr(spec, "keep_series", False) and "queue_series" not in r:
             return None
         return r
 
-    def put(self, spec: RunSpec, result: dict) -> None:
+    def put(self, spec: Any, result: dict) -> None:
         p = self.path(spec)
         tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(result))
+        tmp.write_text(json.dumps(json_safe(result)))
         os.replace(tmp, p)
 
 

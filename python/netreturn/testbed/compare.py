@@ -89,31 +89,20 @@ def side_by_side(sim_runs, tb_runs, group_keys: Sequence[str], metrics=METRICS):
 
 
 def table_text(long, metrics=METRICS) -> str:
-    from ..stats import fmt_ci
+    from ..report import ci_table
 
     if long.empty:
         return "(no runs)"
     groups = list(dict.fromkeys(long["group"]))
     worlds = ["sim", "testbed"]
-    header = ["metric"] + [f"{g} {w}" for g in groups for w in worlds]
-    lines = [header]
-    for col, label in metrics:
-        row = [label]
-        present = False
+
+    def cells(col):
         for g in groups:
             for w in worlds:
                 sel = long[(long.group == g) & (long.world == w) & (long.metric == col)]
-                if len(sel) and not math.isnan(sel["mean"].iloc[0]):
-                    present = True
-                    row.append(fmt_ci(sel["mean"].iloc[0], sel["ci95"].iloc[0]))
-                else:
-                    row.append("-")
-        if present:
-            lines.append(row)
-    w = [max(len(r[i]) for r in lines) for i in range(len(header))]
-    out = ["  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)) for r in lines]
-    out.insert(1, "  ".join("-" * x for x in w))
-    return "\n".join(out)
+                yield (sel["mean"].iloc[0], sel["ci95"].iloc[0]) if len(sel) else None
+
+    return ci_table(["metric"] + [f"{g} {w}" for g in groups for w in worlds], metrics, cells)
 
 
 def plot(long, path: Path, title: str, metrics=METRICS) -> Path:

@@ -23,10 +23,11 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..runner import Store
 from .netns import TestbedError
 from .runner import RunConfig, run as run_once
 from .scenario import Plan, plan as make_plan, resolve
@@ -100,42 +101,6 @@ class Options:
     retries: int = 1
     timeout: float | None = None
     raw_dir: Path | None = None
-
-
-class Store:
-    """Finished runs on disk, one JSON file each, written atomically."""
-
-    def __init__(self, out: str | Path):
-        self.dir = Path(out) / "runs"
-        self.dir.mkdir(parents=True, exist_ok=True)
-
-    def path(self, spec: TbSpec) -> Path:
-        return self.dir / f"{spec.key()}.json"
-
-    def get(self, spec: TbSpec) -> dict | None:
-        p = self.path(spec)
-        if not p.is_file():
-            return None
-        try:
-            return json.loads(p.read_text())
-        except json.JSONDecodeError:
-            return None  # a torn file from a crash: run again
-
-    def put(self, spec: TbSpec, result: dict) -> None:
-        p = self.path(spec)
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(_clean(result)))
-        os.replace(tmp, p)
-
-
-def _clean(x: Any) -> Any:
-    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-        return None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    return x
 
 
 # -- statistics of one run ----------------------------------------------------
