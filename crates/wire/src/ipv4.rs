@@ -43,46 +43,21 @@ pub const OPT_NGWA_LEN: usize = 6;
 const OPT_EOL: u8 = 0;
 const OPT_NOP: u8 = 1;
 
-/// A zero-copy view of an IPv4 packet.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A zero-copy view of an IPv4 packet.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Checks everything later getters rely on: version 4, `IHL >= 5`, the
-    /// header within the buffer, and `header_len <= total_len <= buffer`.
-    /// A buffer longer than `total_len` is accepted: Ethernet pads short
-    /// frames to 60 bytes (use [`Packet::payload`], which stops at
-    /// `total_len`).
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Packet { buffer };
-        let len = p.buffer.as_ref().len();
-        if len < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
-        if p.version() != 4 || p.header_len() < HEADER_LEN {
+    /// Everything later getters rely on: version 4, `IHL >= 5`, the header
+    /// within the buffer, and `header_len <= total_len <= buffer`. A buffer
+    /// longer than `total_len` is accepted: Ethernet pads short frames to 60
+    /// bytes (use [`Packet::payload`], which stops at `total_len`).
+    fn check(&self, len: usize) -> Result<()> {
+        if self.version() != 4 {
             return Err(Error::Malformed);
         }
-        if p.header_len() > len {
-            return Err(Error::Truncated);
-        }
-        let total = p.total_len() as usize;
-        if total < p.header_len() {
-            return Err(Error::Malformed);
-        }
-        if total > len {
-            return Err(Error::Truncated);
-        }
-        Ok(p)
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
+        crate::declared_len(self.header_len(), HEADER_LEN, len)?;
+        crate::declared_len(self.total_len() as usize, self.header_len(), len)
     }
 
     pub fn version(&self) -> u8 {

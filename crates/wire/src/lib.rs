@@ -19,6 +19,56 @@
 //!
 //! Nothing here allocates or does I/O.
 
+/// Declares `Packet<T>`, a module's zero-copy view over a buffer, with
+/// `new_unchecked`, `into_inner` and `new_checked`: the fixed header
+/// (`HEADER_LEN`) must fit in the buffer, then the module's own
+/// `fn check(&self, buffer_len: usize) -> Result<()>` validates what the
+/// header declares.
+macro_rules! packet_view {
+    ($(#[$doc:meta])*) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct Packet<T: AsRef<[u8]>> {
+            buffer: T,
+        }
+
+        impl<T: AsRef<[u8]>> Packet<T> {
+            /// A view without checks: getters may panic on a short buffer.
+            pub const fn new_unchecked(buffer: T) -> Packet<T> {
+                Packet { buffer }
+            }
+
+            /// A view of untrusted bytes: after this succeeds every getter
+            /// is in bounds (see `check` for what is validated).
+            pub fn new_checked(buffer: T) -> $crate::Result<Packet<T>> {
+                let p = Packet { buffer };
+                let len = p.buffer.as_ref().len();
+                if len < HEADER_LEN {
+                    return Err($crate::Error::Truncated);
+                }
+                p.check(len)?;
+                Ok(p)
+            }
+
+            pub fn into_inner(self) -> T {
+                self.buffer
+            }
+        }
+    };
+}
+
+/// A length a header declares: at least `min` (else the header is
+/// malformed) and within the buffer's `len` (else it is truncated).
+pub(crate) fn declared_len(declared: usize, min: usize, len: usize) -> Result<()> {
+    if declared < min {
+        Err(Error::Malformed)
+    } else if declared > len {
+        Err(Error::Truncated)
+    } else {
+        Ok(())
+    }
+}
+
 pub mod checksum;
 pub mod ethernet;
 pub mod frame;

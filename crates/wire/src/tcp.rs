@@ -2,7 +2,7 @@
 //! window scale and timestamps, RFC 2018 SACK).
 
 use crate::checksum;
-use crate::{get_u16, get_u32, set_u16, set_u32, Error, Result};
+use crate::{get_u16, get_u32, set_u16, set_u32, Result};
 use netreturn_base::TcpFlags;
 
 mod field {
@@ -32,36 +32,15 @@ pub mod kind {
     pub const TIMESTAMPS: u8 = 8;
 }
 
-/// A zero-copy view of a TCP segment (header and payload).
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A zero-copy view of a TCP segment (header and payload).
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Checks that the fixed header fits, that the data offset is at least 5
-    /// words, and that the header it declares fits in the buffer.
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Packet { buffer };
-        let len = p.buffer.as_ref().len();
-        if len < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
-        if p.header_len() < HEADER_LEN {
-            return Err(Error::Malformed);
-        }
-        if p.header_len() > len {
-            return Err(Error::Truncated);
-        }
-        Ok(p)
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
+    /// The data offset is at least 5 words and the header it declares fits
+    /// in the buffer.
+    fn check(&self, len: usize) -> Result<()> {
+        crate::declared_len(self.header_len(), HEADER_LEN, len)
     }
 
     pub fn src_port(&self) -> u16 {

@@ -1,7 +1,7 @@
 //! UDP headers (RFC 768).
 
 use crate::checksum;
-use crate::{get_u16, set_u16, Error, Result};
+use crate::{get_u16, set_u16, Result};
 
 mod field {
     pub const SRC_PORT: usize = 0;
@@ -12,31 +12,14 @@ mod field {
 
 pub const HEADER_LEN: usize = 8;
 
-/// A zero-copy view of a UDP datagram.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A zero-copy view of a UDP datagram.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-    /// Checks `8 <= length field <= buffer length`.
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Packet { buffer };
-        let len = p.buffer.as_ref().len();
-        if len < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
-        let l = p.len() as usize;
-        if l < HEADER_LEN {
-            return Err(Error::Malformed);
-        }
-        if l > len {
-            return Err(Error::Truncated);
-        }
-        Ok(p)
+    /// `8 <= length field <= buffer length`.
+    fn check(&self, len: usize) -> Result<()> {
+        crate::declared_len(self.len() as usize, HEADER_LEN, len)
     }
     pub fn src_port(&self) -> u16 {
         get_u16(self.buffer.as_ref(), field::SRC_PORT)
@@ -94,6 +77,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
 
     #[test]
     fn checksum_round_trips_and_zero_means_none() {

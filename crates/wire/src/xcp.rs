@@ -48,26 +48,17 @@ pub enum Format {
     Unknown(u8),
 }
 
-/// A zero-copy view of an XCP shim header and what follows it.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A zero-copy view of an XCP shim header and what follows it.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-    /// Checks the length byte (16) and the version.
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Packet { buffer };
-        if p.buffer.as_ref().len() < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
-        if p.buffer.as_ref()[field::LENGTH] as usize != HEADER_LEN || p.version() != VERSION {
+    /// The length byte (16) and the version.
+    fn check(&self, _len: usize) -> Result<()> {
+        if self.buffer.as_ref()[field::LENGTH] as usize != HEADER_LEN || self.version() != VERSION {
             return Err(Error::Malformed);
         }
-        Ok(p)
+        Ok(())
     }
     pub fn next_header(&self) -> u8 {
         self.buffer.as_ref()[field::NEXT_PROTO]
