@@ -27,6 +27,13 @@ the device queue under it cut to 1 packet.
 Trace sinks (PacketSink Rx, TCP Tx/Retransmission, bottleneck PhyTxEnd) and
 the stop test are C++ compiled by cling at run time (``cppyy.cppdef``): a
 Python callback per packet would dominate the run time.
+
+Diagnostics (script options): ``--starts`` (given start times), ``--trace K``
+(cwnd/ssthresh of the first K flows), ``--log-flow F --log-out PATH`` (a
+packet-level log of flow F in the format of ``netreturn-sim --log-flow``),
+and ``--prr`` (ns-3's PRR as shipped, or repaired: ns-3 3.44's
+``TcpPrrRecovery`` double-counts SACKed bytes and overflows a uint32 product,
+see ``NetreturnPrr`` below and docs/validation.md).
 """
 
 from __future__ import annotations
@@ -59,6 +66,14 @@ MTU = 1600
 # IP packet of a full data segment: 20 (IP) + 20 (TCP) + 12 (timestamps) + 1458.
 FULL_PACKET = 20 + 20 + 12 + SEGMENT
 PPP_HEADER = 2
+# --prr: ns-3's PRR as shipped, or NetreturnPrr with switches (64-bit
+# product, one SMSS added per dupACK, one DoRecovery per ACK, PRR-SSRB,
+# RecoverFS = FlightSize).
+PRR_MODES = {
+    "wide": (True, True, False, False, False),           # only the uint32 overflow fixed
+    "wide-nobonus": (True, False, False, False, False),  # and no SMSS added per dupACK (still CRB, 2 calls, pipe)
+    "rfc6937": (True, False, True, True, True),          # RFC 6937 PRR-SSRB, DeliveredData and RecoverFS as there
+}
 
 
 def available() -> bool:
@@ -129,6 +144,11 @@ _CPP = r"""
 #include "ns3/applications-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
+#include "ns3/ppp-header.h"
+#include "ns3/tcp-option-sack.h"
+#include <fstream>
+#include <iomanip>
+#include <sstream>
 #include <vector>
 
 namespace netreturn_ns3 {
@@ -242,9 +262,262 @@ void ConnectSink(uint32_t i, Ptr<Application> app) {
     app->TraceConnectWithoutContext("Rx", MakeBoundCallback(&SinkRx, i));
 }
 
+
+// ---- Packet log of one TCP flow (--log-flow): the lines of our simulator's
+// `netreturn-sim --log-flow` (crates/sim/src/world.rs, PacketLog), so the two
+// can be diffed: segments the sender sends, drops on any queue, data arriving
+// at the receiver, ACKs arriving at the sender, RTO expiries, and the
+// sender's state after each event. Sequence numbers are ns-3's relative ones
+// (ISN 0, data byte k is k + 1), equal to our offsets.
+struct PacketLog {
+    int32_t flow = -1;
+    double from = 0, to = 1e18;
+    Ipv4Address sender, receiver;
+    std::vector<std::string> lines;
+    uint32_t highTx = 0;  // one past the highest data byte sent so far
+    uint32_t cwnd = 0, ssth = 0, nxt = 0, max = 0, rwnd = 0;
+    int cong = 0;
+    Ptr<TcpSocketBase> sock;
+};
+static PacketLog L;
+
+static bool LogOn() {
+    double t = Simulator::Now().GetSeconds();
+    return L.flow >= 0 && t >= L.from && t <= L.to;
+}
+static void LogLine(const std::string& s) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(6) << Simulator::Now().GetSeconds() << " " << s;
+    L.lines.push_back(o.str());
+}
+static std::string SackStr(const TcpHeader& h) {
+    std::ostringstream o;
+    o << "[";
+    Ptr<const TcpOption> opt = h.GetOption(TcpOption::SACK);
+    if (opt) {
+        Ptr<const TcpOptionSack> s = DynamicCast<const TcpOptionSack>(opt);
+        bool first = true;
+        for (auto& b : s->GetSackList()) {
+            o << (first ? "" : ",") << b.first.GetValue() << "-" << b.second.GetValue();
+            first = false;
+        }
+    }
+    o << "]";
+    return o.str();
+}
+// A TCP segment of the logged flow as a field, like our `describe_segment`.
+static std::string SegStr(bool fromSender, const TcpHeader& h, uint32_t len, bool retx) {
+    std::ostringstream o;
+    if (fromSender) {
+        o << "data " << h.GetSequenceNumber().GetValue() << "+" << len << (retx ? " R" : "");
+        if (h.GetFlags() & TcpHeader::SYN) o << " SYN";
+        if (h.GetFlags() & TcpHeader::FIN) o << " FIN";
+    } else {
+        o << "ack " << h.GetAckNumber().GetValue() << " win=" << h.GetWindowSize() << " sack=" << SackStr(h);
+    }
+    return o.str();
+}
+static const char* CongName(int c) {
+    static const char* n[] = {"open", "disorder", "cwr", "recovery", "loss"};
+    return (c >= 0 && c < 5) ? n[c] : "?";
+}
+static void LogState() {
+    if (!LogOn() || !L.sock) return;
+    Ptr<TcpTxBuffer> b = L.sock->GetTxBuffer();
+    std::ostringstream o;
+    o << "state una=" << b->HeadSequence().GetValue() << " nxt=" << L.nxt << " max=" << L.max
+      << " cwnd=" << L.cwnd << " ssth=" << L.ssth << " pipe=" << b->BytesInFlight()
+      << " cong=" << CongName(L.cong) << " sacked=" << b->GetSacked() << " lost=" << b->GetLost()
+      << " retrans=" << b->GetRetransmitsCount() << " rwnd=" << L.rwnd;
+    LogLine(o.str());
+}
+static void LogTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+    uint32_t len = p->GetSize();
+    uint32_t end = h.GetSequenceNumber().GetValue() + len;
+    bool retx = len > 0 && h.GetSequenceNumber().GetValue() < L.highTx;
+    if (end > L.highTx) L.highTx = end;
+    if (LogOn()) LogLine("send " + SegStr(true, h, len, retx));
+}
+static void LogRx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+    if (!LogOn()) return;
+    LogLine("recv " + SegStr(false, h, p->GetSize(), false));
+    Simulator::ScheduleNow(&LogState);  // after the ACK is processed and data sent
+}
+static void LogCwnd(uint32_t, uint32_t v) { L.cwnd = v; }
+static void LogSsth(uint32_t, uint32_t v) { L.ssth = v; }
+static void LogRwnd(uint32_t, uint32_t v) { L.rwnd = v; }
+static void LogNxt(SequenceNumber32, SequenceNumber32 v) { L.nxt = v.GetValue(); }
+static void LogMax(SequenceNumber32, SequenceNumber32 v) { L.max = v.GetValue(); }
+static void LogCong(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
+    if (LogOn() && now == TcpSocketState::CA_LOSS && L.cong != TcpSocketState::CA_LOSS) {
+        LogLine("timer side 0");
+        Simulator::ScheduleNow(&LogState);
+    }
+    L.cong = now;
+}
+// An IPv4 packet of the logged flow (either direction), by its header.
+static void LogIp(const char* what, const Ipv4Header& ip, Ptr<Packet> rest, const std::string& where) {
+    if (ip.GetProtocol() != 6) return;
+    bool fromSender = ip.GetSource() == L.sender && ip.GetDestination() == L.receiver;
+    bool toSender = ip.GetSource() == L.receiver && ip.GetDestination() == L.sender;
+    if (!fromSender && !toSender) return;
+    TcpHeader h;
+    rest->RemoveHeader(h);
+    uint32_t len = rest->GetSize();
+    std::string line = std::string(what) + " " + SegStr(fromSender, h, len, false);
+    if (!where.empty()) line += " at " + where;
+    LogLine(line);
+}
+static void LogQdiscDrop(std::string where, Ptr<const QueueDiscItem> item) {
+    if (!LogOn()) return;
+    Ptr<const Ipv4QueueDiscItem> ipi = DynamicCast<const Ipv4QueueDiscItem>(item);
+    if (!ipi) return;
+    LogIp("drop", ipi->GetHeader(), ipi->GetPacket()->Copy(), where);
+}
+static void LogDevDrop(std::string where, Ptr<const Packet> p) {
+    if (!LogOn()) return;
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp;
+    c->RemoveHeader(ppp);
+    if (ppp.GetProtocol() != 0x0021) return;  // IPv4
+    Ipv4Header ip;
+    c->RemoveHeader(ip);
+    LogIp("drop", ip, c, where);
+}
+static void LogIpRx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t) {
+    if (!LogOn()) return;
+    Ptr<Packet> c = p->Copy();
+    Ipv4Header ip;
+    c->RemoveHeader(ip);
+    if (ip.GetDestination() != L.receiver) return;
+    LogIp("recv", ip, c, "");
+}
+
+void LogFlow(int32_t flow, double from, double to, Ipv4Address sender, Ipv4Address receiver, Ptr<Node> rnode) {
+    L = PacketLog();
+    L.flow = flow; L.from = from; L.to = to; L.sender = sender; L.receiver = receiver;
+    rnode->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext("Rx", MakeCallback(&LogIpRx));
+}
+// Drops anywhere: every point-to-point device queue, and a queue disc.
+void LogDeviceDrops(Ptr<NetDevice> dev, std::string where) {
+    Ptr<PointToPointNetDevice> p = DynamicCast<PointToPointNetDevice>(dev);
+    p->GetQueue()->TraceConnectWithoutContext("Drop", MakeBoundCallback(&LogDevDrop, where));
+}
+void LogQueueDiscDrops(Ptr<QueueDisc> q, std::string where) {
+    q->TraceConnectWithoutContext("Drop", MakeBoundCallback(&LogQdiscDrop, where));
+}
+static void LogHookSocket(Ptr<Socket> s) {
+    L.sock = DynamicCast<TcpSocketBase>(s);
+    s->TraceConnectWithoutContext("Tx", MakeCallback(&LogTx));
+    s->TraceConnectWithoutContext("Rx", MakeCallback(&LogRx));
+    s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&LogCwnd));
+    s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LogSsth));
+    s->TraceConnectWithoutContext("RWND", MakeCallback(&LogRwnd));
+    s->TraceConnectWithoutContext("NextTxSequence", MakeCallback(&LogNxt));
+    s->TraceConnectWithoutContext("HighestSequence", MakeCallback(&LogMax));
+    s->TraceConnectWithoutContext("CongState", MakeCallback(&LogCong));
+}
+uint32_t LogWrite(std::string path) {
+    std::ofstream f(path);
+    for (auto& l : L.lines) f << l << "\n";
+    return L.lines.size();
+}
+
+
+// ---- PRR variants (--prr). ns-3 3.44's TcpPrrRecovery (tcp-prr-recovery.cc)
+// departs from RFC 6937 in three ways that matter for large windows with SACK
+// (docs/validation.md, "Why the first flow"):
+//  1. `m_prrDelivered * tcb->m_ssThresh` is a uint32_t product (TracedValue
+//     arithmetic keeps the type) and wraps once it reaches 2^32, e.g. after
+//     16.5 kB delivered with ssthresh 259 kB: the proportional part then
+//     yields a near-random, mostly negative sndcnt and the sender stalls.
+//  2. Every duplicate ACK adds one SMSS to DeliveredData although, with SACK,
+//     the SACKed bytes are already counted (rate ops): twice RFC 6937's rate.
+//  3. An ACK that both SACKs new data and advances SND.UNA in recovery is fed
+//     to DoRecovery twice (TcpSocketBase::DupAck, then the partial-ACK branch
+//     of ProcessAck), counting its DeliveredData twice.
+// It also takes RecoverFS = pipe where RFC 6937 says FlightSize (snd.nxt -
+// snd.una), and uses PRR-CRB (+1 SMSS only on a "safe" ACK) where RFC 6937
+// section 3 recommends PRR-SSRB. ns-3-dev fixed 1-2 and RecoverFS after 3.48
+// (issues #1282, #1350, #1351). NetreturnPrr is ns-3 3.44's code with a
+// switch for each.
+struct PrrMode { bool wide = false; bool bonus = true; bool once = false; bool ssrb = false; bool flight = false; };
+static PrrMode PM;
+static bool PrrCustom = false;
+
+class NetreturnPrr : public TcpRecoveryOps {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnPrr")
+                                .SetParent<TcpRecoveryOps>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<NetreturnPrr>();
+        return tid;
+    }
+    NetreturnPrr() {}
+    NetreturnPrr(const NetreturnPrr& o)
+        : TcpRecoveryOps(o), m_prrDelivered(o.m_prrDelivered), m_prrOut(o.m_prrOut),
+          m_recoveryFlightSize(o.m_recoveryFlightSize), m_lastCall(o.m_lastCall) {}
+    std::string GetName() const override { return "NetreturnPrr"; }
+    void EnterRecovery(Ptr<TcpSocketState> tcb, uint32_t, uint32_t unAckDataCount, uint32_t deliveredBytes) override {
+        m_prrOut = 0;
+        m_prrDelivered = 0;
+        // ns-3: RFC 6675 pipe before recovery; RFC 6937: FlightSize.
+        m_recoveryFlightSize = PM.flight ? unAckDataCount : tcb->m_bytesInFlight.Get();
+        m_lastCall = Time(-1);
+        DoRecovery(tcb, deliveredBytes, true);
+    }
+    void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t deliveredBytes, bool isDupAck) override {
+        if (PM.once && !isDupAck && Simulator::Now() == m_lastCall) {
+            return;  // the same ACK's DeliveredData, already counted by DupAck
+        }
+        m_lastCall = Simulator::Now();
+        if (PM.bonus && isDupAck && m_prrDelivered < m_recoveryFlightSize) {
+            deliveredBytes += tcb->m_segmentSize;
+        }
+        if (deliveredBytes == 0) {
+            return;
+        }
+        m_prrDelivered += deliveredBytes;
+        int64_t sendCount;
+        uint32_t ssThresh = tcb->m_ssThresh.Get();
+        uint32_t inFlight = tcb->m_bytesInFlight.Get();
+        if (inFlight > ssThresh) {
+            double num = PM.wide ? (double) m_prrDelivered * ssThresh
+                                 : (double) (uint32_t) (m_prrDelivered * ssThresh);
+            sendCount = (int64_t) std::ceil(num / m_recoveryFlightSize) - (int64_t) m_prrOut;
+        } else {
+            int64_t limit = std::max<int64_t>((int64_t) m_prrDelivered - m_prrOut, deliveredBytes);
+            if (PM.ssrb || tcb->m_isRetransDataAcked) {
+                limit += tcb->m_segmentSize;
+            }
+            sendCount = std::min<int64_t>(limit, (int64_t) ssThresh - inFlight);
+        }
+        sendCount = std::max<int64_t>(sendCount, m_prrOut > 0 ? 0 : tcb->m_segmentSize);
+        tcb->m_cWnd = inFlight + (uint32_t) sendCount;
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+    void ExitRecovery(Ptr<TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
+    void UpdateBytesSent(uint32_t bytesSent) override { m_prrOut += bytesSent; }
+    Ptr<TcpRecoveryOps> Fork() override { return CopyObject<NetreturnPrr>(this); }
+
+  private:
+    uint32_t m_prrDelivered{0};
+    uint32_t m_prrOut{0};
+    uint32_t m_recoveryFlightSize{0};
+    Time m_lastCall{Time(-1)};
+};
+
+void SetPrrMode(bool wide, bool bonus, bool once, bool ssrb, bool flight) {
+    PrrCustom = true;
+    PM.wide = wide; PM.bonus = bonus; PM.once = once; PM.ssrb = ssrb; PM.flight = flight;
+}
+
 static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
     Ptr<Socket> s = app->GetSocket();
     if (!s) return;
+    if (PrrCustom) DynamicCast<TcpSocketBase>(s)->SetRecoveryAlgorithm(CreateObject<NetreturnPrr>());
+    if ((int32_t) i == L.flow) LogHookSocket(s);
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));
@@ -295,7 +568,9 @@ def _mean(xs: list[float]) -> float:
 
 def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, stop_s: float,
               flowmon: bool = True, fixed_starts: Optional[list[float]] = None,
-              trace: int = 0) -> dict[str, Any]:
+              trace: int = 0, log_flow: Optional[int] = None,
+              log_window: tuple[float, float] = (0.0, 1e18), log_out: Optional[str] = None,
+              prr: str = "ns3") -> dict[str, Any]:
     t_setup = time.perf_counter()
     from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
     import cppyy  # noqa: PLC0415
@@ -368,14 +643,17 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     tch_none = ns.TrafficControlHelper()
     access, receivers = p2p(ACCESS_RATE, ACCESS_DELAY, "100p"), p2p(RECEIVER_RATE, RECEIVER_DELAY, "100p")
     left_if, right_if = [], []
+    named_devs = []  # (device, interface name as our simulator names it)
     for i in range(flows):
         d = access.Install(left.Get(i), r1)
+        named_devs += [(d.Get(0), f"left{i}->R1"), (d.Get(1), f"R1->left{i}")]
         addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
         left_if.append(addr.Assign(d))
         # Assign() installed FqCoDel on both ends: remove it, so the device's
         # own 100-packet DropTail queue is the queue.
         tch_none.Uninstall(d)
         d = receivers.Install(r2, right.Get(i))
+        named_devs += [(d.Get(0), f"R2->right{i}"), (d.Get(1), f"right{i}->R2")]
         addr.SetBase(ns.Ipv4Address(f"10.3.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
         right_if.append(addr.Assign(d))
         tch_none.Uninstall(d)
@@ -398,9 +676,20 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     if n_qdiscs != 1:
         raise RuntimeError(f"expected one queue disc (R1's bottleneck egress), found {n_qdiscs}")
     cpp.Reset(flows, file_bytes)
+    if prr != "ns3":
+        # (wide, dupACK bonus, one DoRecovery per ACK, SSRB, FlightSize): see NetreturnPrr.
+        cpp.SetPrrMode(*PRR_MODES[prr])
     cpp.TraceFlows(min(trace, flows))
     cpp.ConnectBottleneck(bn.Get(0))
     cpp.ConnectQueueDisc(qdiscs.Get(0))
+    if log_flow is not None:
+        if not 0 <= log_flow < flows:
+            raise ValueError(f"--log-flow {log_flow}: there are {flows} flows")
+        cpp.LogFlow(int(log_flow), float(log_window[0]), float(log_window[1]),
+                    left_if[log_flow].GetAddress(0), right_if[log_flow].GetAddress(1), right.Get(log_flow))
+        for dev, name in named_devs + [(bn.Get(0), "R1->R2"), (bn.Get(1), "R2->R1")]:
+            cpp.LogDeviceDrops(dev, name)
+        cpp.LogQueueDiscDrops(qdiscs.Get(0), "R1->R2")
 
     # ---- Applications.
     start = ns.CreateObject[ns.UniformRandomVariable]()
@@ -483,6 +772,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     out: dict[str, Any] = {
         "simulator": "ns-3 3.44 (PyPI ns3==3.44.post0, cppyy bindings)",
+        "prr": prr,
         "flows": flows, "queue": queue, "seed": seed, "file_bytes": file_bytes, "udp": udp,
         "tcp_flows": flows,
         "flows_completed": len(fcts),
@@ -556,6 +846,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         out["udp_packets_lost"] = ulost
     else:
         out["tcp_loss_pct"] = out["udp_loss_pct"] = math.nan
+    if log_flow is not None and log_out:
+        out["log_lines"] = int(cpp.LogWrite(log_out))
     ns.Simulator.Destroy()
     return out
 
@@ -573,12 +865,31 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="comma-separated start times in s, one per flow, instead of uniform [1, 8] s draws")
     ap.add_argument("--trace", type=int, default=0, metavar="K",
                     help="record cwnd and ssthresh of the first K flows at every change (per_flow[i]['trace'])")
+    ap.add_argument("--log-flow", type=int, default=None, metavar="F",
+                    help="packet-level log of flow F (segments sent, drops, arrivals, RTOs, sender state), "
+                         "in the format of netreturn-sim --log-flow")
+    ap.add_argument("--log-window", default=None, metavar="T0,T1", help="log only between T0 and T1 s")
+    ap.add_argument("--log-out", default=None, metavar="PATH", help="file for the --log-flow lines")
+    ap.add_argument("--prr", choices=["ns3", *PRR_MODES], default="ns3",
+                    help="PRR: ns-3 3.44's TcpPrrRecovery (default), 'wide' = the same without its uint32 "
+                         "overflow, 'wide-nobonus' = also without the SMSS it adds per dupACK, "
+                         "'rfc6937' = RFC 6937 PRR-SSRB (see NetreturnPrr in this file)")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
     if starts is not None and len(starts) != a.flows:
         ap.error(f"--starts gives {len(starts)} times for {a.flows} flows")
-    out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, not a.no_udp, a.stop, not a.no_flowmon, starts, a.trace)
+    window = (0.0, 1e18)
+    if a.log_window:
+        try:
+            t0, t1 = (float(x) for x in a.log_window.split(","))
+        except ValueError:
+            ap.error("--log-window needs T0,T1 in seconds")
+        window = (t0, t1)
+    if a.log_flow is not None and not a.log_out:
+        ap.error("--log-flow needs --log-out PATH")
+    out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, not a.no_udp, a.stop, not a.no_flowmon, starts, a.trace,
+                    a.log_flow, window, a.log_out, a.prr)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

@@ -33,3 +33,30 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
     w.run();
     Ok(metrics::collect(&w, seed))
 }
+
+/// [`run`], also logging every packet event of TCP flow `flow` between
+/// `from` and `to` (see [`world::PacketLog`]); returns the log lines.
+pub fn run_logged(
+    scenario: &Scenario,
+    seed: u64,
+    flow: u32,
+    from: netreturn_base::Time,
+    to: netreturn_base::Time,
+) -> Result<(RunResult, Vec<String>), ScenarioError> {
+    let mut w = world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError {
+        file: scenario.name.clone(),
+        field,
+        message,
+    })?;
+    if flow as usize >= w.tcp.len() {
+        return Err(ScenarioError {
+            file: scenario.name.clone(),
+            field: "log flow".into(),
+            message: format!("flow {flow} does not exist; there are {} TCP flows", w.tcp.len()),
+        });
+    }
+    w.packet_log = Some(world::PacketLog { flow, from, to, lines: vec![] });
+    w.run();
+    let lines = w.packet_log.take().map(|l| l.lines).unwrap_or_default();
+    Ok((metrics::collect(&w, seed), lines))
+}

@@ -187,6 +187,20 @@ pub struct World {
     pub dropped: u64,
     pub first_start: Time,
     pub warmup: Time,
+    /// Packet-level log of one TCP flow (debugging; off unless asked).
+    pub packet_log: Option<PacketLog>,
+}
+
+/// A line per event of one TCP flow inside a time window: segments sent by
+/// either end, drops, arrivals, timer expiries, and the sender's state
+/// after each. Sequence numbers are offsets from the sender's ISN (data
+/// byte k is k + 1, as in ns-3's relative sequence numbers).
+#[derive(Clone, Debug, Default)]
+pub struct PacketLog {
+    pub flow: u32,
+    pub from: Time,
+    pub to: Time,
+    pub lines: Vec<String>,
 }
 
 fn ip_of(node: u32) -> u32 {
@@ -318,6 +332,7 @@ impl World {
             dropped: 0,
             first_start: Time::MAX,
             warmup: s.run.warmup.map(|w| w.0).unwrap_or(Time::ZERO),
+            packet_log: None,
             topo,
         };
 
@@ -457,6 +472,32 @@ impl World {
         self.pool.live
     }
 
+    /// Whether events of TCP flow `flow` are logged now.
+    fn logging(&self, flow: u32) -> bool {
+        self.packet_log.as_ref().is_some_and(|l| l.flow == flow && self.now >= l.from && self.now <= l.to)
+    }
+
+    /// A segment of flow `p.flow` as a log field: direction, then the data
+    /// range or the ACK with its SACK blocks, relative to the sender's ISN.
+    fn describe_segment(&self, flow: u32, dir: u8, seg: &Segment) -> String {
+        let iss = self.tcp[flow as usize].conns[0].iss();
+        let rel = |x: u32| x.wrapping_sub(iss);
+        if dir == 0 {
+            let rx = if seg.retransmission { " R" } else { "" };
+            format!("data {}+{}{}", rel(seg.seq), seg.len, rx)
+        } else {
+            let sacks: Vec<String> = seg.opts.sack.as_slice().iter().map(|&(l, r)| format!("{}-{}", rel(l), rel(r))).collect();
+            format!("ack {} win={} sack=[{}]", rel(seg.ack), seg.window, sacks.join(","))
+        }
+    }
+
+    fn log(&mut self, line: String) {
+        let t = self.now.secs_f64();
+        if let Some(l) = self.packet_log.as_mut() {
+            l.lines.push(format!("{t:.6} {line}"));
+        }
+    }
+
     fn view(&self, p: &Packet) -> TcpView {
         let key = self.tcp[p.flow as usize].key;
         TcpView {
@@ -526,7 +567,7 @@ impl World {
             gw.on_queue(now, &ev);
         }
         if res.is_err() {
-            self.drop_packet(pi);
+            self.drop_packet(pi, out);
             return;
         }
         iface.account_backlog(now);
@@ -537,8 +578,12 @@ impl World {
         }
     }
 
-    fn drop_packet(&mut self, pi: u32) {
+    fn drop_packet(&mut self, pi: u32, iface: u32) {
         let p = self.pool.slots[pi as usize];
+        if !p.udp && self.logging(p.flow) {
+            let line = format!("drop {} at {}", self.describe_segment(p.flow, p.dir, &p.seg), self.ifaces[iface as usize].spec.name);
+            self.log(line);
+        }
         self.pool.release(pi);
         self.dropped += 1;
         self.counts(&p).lost += 1;
@@ -559,7 +604,7 @@ impl World {
         let iface = &mut self.ifaces[i as usize];
         if iface.rng.bernoulli(iface.spec.loss) {
             iface.stats.loss_drops += 1;
-            self.drop_packet(pi);
+            self.drop_packet(pi, i);
         } else {
             // Departures are serialized and the delay is fixed, so arrivals
             // over one interface are scheduled in time order: a FIFO lane.
@@ -614,6 +659,16 @@ impl World {
         let f = &self.tcp[flow as usize];
         let (from, to) = if side == 0 { (f.src, f.dst) } else { (f.dst, f.src) };
         let mut out = std::mem::take(&mut self.out);
+        if self.logging(flow) {
+            for seg in &out {
+                let line = format!("send {}", self.describe_segment(flow, side, seg));
+                self.log(line);
+            }
+            if side == 0 {
+                let line = format!("state {}", self.tcp[flow as usize].conns[0].describe());
+                self.log(line);
+            }
+        }
         for seg in out.drain(..) {
             let size = IP_HEADER + seg.header_len() + seg.len;
             let pi = self.pool.alloc(Packet { dst: to, flow, dir: side, udp: false, size, seg });
@@ -645,6 +700,10 @@ impl World {
         }
         f.sched[side as usize] = None;
         if f.conns[side as usize].next_timer().is_some_and(|t| t <= now) {
+            if self.logging(flow) {
+                self.log(format!("timer side {side}"));
+            }
+            let f = &mut self.tcp[flow as usize];
             f.conns[side as usize].on_timer(now, &mut self.out);
         }
         self.emit_segments(flow, side);
@@ -653,6 +712,10 @@ impl World {
     fn tcp_receive(&mut self, p: Packet) {
         let side = 1 - p.dir;
         let now = self.now;
+        if self.logging(p.flow) {
+            let line = format!("recv {}", self.describe_segment(p.flow, p.dir, &p.seg));
+            self.log(line);
+        }
         let f = &mut self.tcp[p.flow as usize];
         if f.stop.is_some_and(|s| now >= s) {
             return;

@@ -205,3 +205,30 @@ fn an_overloaded_droptail_link_matches_a_reference_fifo_model() {
     assert_eq!(w.udp[0].packets.received, sent - drops);
     assert!(drops > 550 && drops < 650, "about half dropped: {drops}");
 }
+
+#[test]
+fn the_packet_log_records_one_flow_and_leaves_the_run_unchanged() {
+    use netreturn_base::Time;
+    let s = dumbbell(8, "droptail", UDP);
+    let plain = run(&s, 3).unwrap();
+    let (logged, lines) = netreturn_sim::run_logged(&s, 3, 2, Time::ZERO, Time::MAX).unwrap();
+    for ((k, a), (_, b)) in plain.summary.iter().zip(&logged.summary) {
+        assert_eq!(a.to_bits(), b.to_bits(), "{k} changed by logging");
+    }
+    let has = |what: &str| lines.iter().any(|l| l.contains(what));
+    // The first data segment (byte 1, ns-3's relative numbering), the ACKs
+    // coming back, the sender's state, and the drops this load causes.
+    assert!(has("send data 1+1458"), "first segment missing");
+    assert!(has("recv ack "), "no ACK arrival");
+    assert!(has("state una="), "no sender state");
+    let drops = lines.iter().filter(|l| l.contains(" drop ")).count() as u64;
+    assert!(drops > 0, "this load drops some of flow 2's packets");
+    assert_eq!(drops, logged.flows[2].packets_lost, "every drop of flow 2 is logged");
+    // Times are non-decreasing.
+    let t: Vec<f64> = lines.iter().map(|l| l.split(' ').next().unwrap().parse().unwrap()).collect();
+    assert!(t.windows(2).all(|w| w[0] <= w[1]));
+    // A window keeps only the lines inside it.
+    let (_, some) = netreturn_sim::run_logged(&s, 3, 2, Time::from_millis(500), Time::from_millis(600)).unwrap();
+    assert!(!some.is_empty() && some.len() < lines.len());
+    assert!(netreturn_sim::run_logged(&s, 3, 99, Time::ZERO, Time::MAX).is_err(), "no flow 99");
+}

@@ -242,6 +242,32 @@ impl Connection {
         }
     }
 
+    /// The sender's state in one line, sequence numbers as offsets from the
+    /// ISN (so data byte k is k + 1, like ns-3's relative numbers), for
+    /// packet logs: `una nxt max high_rxt cwnd ssthresh pipe rec rto sack`.
+    pub fn describe(&self) -> String {
+        let sacks: Vec<String> = self.board.sacked.ranges().iter().map(|(l, r)| format!("{l}-{r}")).collect();
+        format!(
+            "una={} nxt={} max={} hrxt={} cwnd={} ssth={} pipe={} rec={} recover={} rto={:.3} sack=[{}]",
+            self.snd_una,
+            self.snd_nxt,
+            self.snd_max,
+            self.high_rxt,
+            self.cc.window(&self.win),
+            self.win.ssthresh.min(1 << 40),
+            self.in_flight(),
+            self.in_recovery as u8,
+            self.recover,
+            self.rtt.rto().secs_f64(),
+            sacks.join(",")
+        )
+    }
+
+    /// The initial send sequence number (for logs of wire sequence numbers).
+    pub fn iss(&self) -> u32 {
+        self.iss
+    }
+
     /// Earliest pending deadline (retransmission or delayed ACK).
     pub fn next_timer(&self) -> Option<Time> {
         match (self.rto_at, self.delack_at) {

@@ -1,9 +1,16 @@
 //! A thin command-line runner of one simulation, for benchmarks and
 //! debugging without Python: `netreturn-sim SCENARIO [--seed S]
-//! [--set NAME=VALUE]... [--repeat N]`. Prints the summary metrics and the
-//! wall time, events per second and packets per second.
+//! [--set NAME=VALUE]... [--repeat N] [--per-flow] [--log-flow F
+//! [--log-window T0,T1] [--log-out PATH]]`. Prints the summary metrics and
+//! the wall time, events per second and packets per second; `--per-flow`
+//! adds one line per TCP flow (start, FCT, goodput, recoveries, timeouts);
+//! `--log-flow F` writes a packet-level log of TCP flow F (every segment
+//! sent, dropped or received, timer expiries, and the sender's state after
+//! each event; see `world::PacketLog`) to PATH (default: standard error).
 
-use netreturn_sim::{run, Scenario};
+use netreturn_base::Time;
+use netreturn_sim::{run, run_logged, Scenario};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -14,6 +21,10 @@ fn main() -> ExitCode {
     let mut seed = 1u64;
     let mut repeat = 1u32;
     let mut sets = vec![];
+    let mut per_flow = false;
+    let mut log_flow: Option<u32> = None;
+    let mut log_window = (Time::ZERO, Time::MAX);
+    let mut log_out: Option<String> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -24,6 +35,17 @@ fn main() -> ExitCode {
                 let (k, v) = kv.split_once('=').unwrap_or_else(|| usage("--set needs NAME=VALUE"));
                 sets.push((k.to_string(), v.to_string()));
             }
+            "--per-flow" => per_flow = true,
+            "--log-flow" => log_flow = Some(it.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage("--log-flow needs a flow index"))),
+            "--log-window" => {
+                let w = it.next().and_then(|s| s.split_once(','));
+                let secs = |x: &str| x.trim().parse::<f64>().ok().filter(|v| *v >= 0.0).map(Time::from_secs_f64);
+                log_window = match w.and_then(|(a, b)| Some((secs(a)?, secs(b)?))) {
+                    Some(v) => v,
+                    None => usage("--log-window needs T0,T1 in seconds"),
+                };
+            }
+            "--log-out" => log_out = Some(it.next().cloned().unwrap_or_else(|| usage("--log-out needs a path"))),
             "-h" | "--help" => usage(""),
             p if path.is_none() => path = Some(p.to_string()),
             other => usage(&format!("unexpected argument {other:?}")),
@@ -39,9 +61,17 @@ fn main() -> ExitCode {
     };
     let mut best = f64::INFINITY;
     let mut last = None;
+    let mut log = vec![];
     for _ in 0..repeat {
         let t0 = Instant::now();
-        let r = match run(&scenario, seed) {
+        let r = match log_flow {
+            Some(f) => run_logged(&scenario, seed, f, log_window.0, log_window.1).map(|(r, l)| {
+                log = l;
+                r
+            }),
+            None => run(&scenario, seed),
+        };
+        let r = match r {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("netreturn-sim: error: {e}");
@@ -59,6 +89,26 @@ fn main() -> ExitCode {
     println!("{:>20} {best:.6}", "wall_s");
     println!("{:>20} {:.0}", "events_per_s", r.events as f64 / best);
     println!("{:>20} {:.0}", "packet_hops_per_s", packets as f64 / best);
+    if per_flow {
+        println!("flow start_s fct_s goodput_mbps sent_B retx_B recoveries timeouts");
+        for f in &r.flows {
+            println!(
+                "{} {:.9} {:.6} {:.4} {} {} {} {}",
+                f.flow, f.start_s, f.fct_s, f.goodput_mbps, f.bytes_sent, f.bytes_retransmitted, f.fast_retransmits, f.timeouts
+            );
+        }
+    }
+    if log_flow.is_some() {
+        let text = log.join("\n") + "\n";
+        let res = match &log_out {
+            Some(p) => std::fs::write(p, text),
+            None => std::io::stderr().write_all(text.as_bytes()),
+        };
+        if let Err(e) = res {
+            eprintln!("netreturn-sim: error: writing the log: {e}");
+            return ExitCode::from(2);
+        }
+    }
     ExitCode::SUCCESS
 }
 
@@ -66,6 +116,9 @@ fn usage(msg: &str) -> ! {
     if !msg.is_empty() {
         eprintln!("netreturn-sim: error: {msg}");
     }
-    eprintln!("usage: netreturn-sim SCENARIO [--seed S] [--set NAME=VALUE]... [--repeat N]");
+    eprintln!(
+        "usage: netreturn-sim SCENARIO [--seed S] [--set NAME=VALUE]... [--repeat N] [--per-flow]\n\
+         \x20                    [--log-flow F [--log-window T0,T1] [--log-out PATH]]"
+    );
     std::process::exit(2)
 }
