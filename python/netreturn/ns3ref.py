@@ -439,8 +439,8 @@ uint32_t LogWrite(std::string path) {
 // It also takes RecoverFS = pipe where RFC 6937 says FlightSize (snd.nxt -
 // snd.una), and uses PRR-CRB (+1 SMSS only on a "safe" ACK) where RFC 6937
 // section 3 recommends PRR-SSRB. ns-3-dev fixed 1-2 and RecoverFS after 3.48
-// (issues #1282, #1350, #1351). NetreturnPrr is ns-3 3.44's code with a
-// switch for each.
+// (issues #1282, #1350, #1351). NetreturnPrr is our own TcpRecoveryOps that
+// behaves as ns-3 3.44's PRR by default and has a switch for each departure.
 struct PrrMode { bool wide = false; bool bonus = true; bool once = false; bool ssrb = false; bool flight = false; };
 static PrrMode PM;
 static bool PrrCustom = false;
