@@ -94,6 +94,7 @@ def run_ns3(
     *,
     flowmon: bool = True,
     timeout_s: Optional[float] = None,
+    prr: str = "ns3",
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -103,11 +104,15 @@ def run_ns3(
     ``sim_time_s``, ``wall_s`` (wall time of ``Simulator::Run()`` only),
     ``events`` (``Simulator::GetEventCount()``), plus ``setup_s`` and
     ``process_wall_s`` and per-flow lists. ``flowmon=False`` drops the
-    FlowMonitor (no loss ratios then) to time ns-3 alone.
+    FlowMonitor (no loss ratios then) to time ns-3 alone. ``prr`` is ns-3's
+    PRR as shipped (``"ns3"``) or repaired (a key of ``PRR_MODES``, e.g.
+    ``"rfc6937"``; docs/validation.md).
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in ("droptail", "red"):
         raise ValueError(f"queue must be 'droptail' or 'red', not {queue!r}")
+    if prr != "ns3" and prr not in PRR_MODES:
+        raise ValueError(f"prr must be 'ns3' or one of {', '.join(PRR_MODES)}, not {prr!r}")
     cmd = [
         sys.executable,
         os.path.abspath(__file__),
@@ -122,6 +127,8 @@ def run_ns3(
         cmd.append("--no-udp")
     if not flowmon:
         cmd.append("--no-flowmon")
+    if prr != "ns3":
+        cmd += ["--prr", prr]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0

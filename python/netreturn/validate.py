@@ -52,12 +52,14 @@ def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | No
     return abs(m1 - m2) <= math.hypot(h1, h2)
 
 
-def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool) -> list[dict]:
+def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
+              prr: str = "ns3") -> list[dict]:
     from . import ns3ref
 
     d = out / "ns3"
     d.mkdir(parents=True, exist_ok=True)
-    path = lambda s: d / f"flows{flows}_{queue}_seed{s}.json"
+    tag = "" if prr == "ns3" else f"_prr-{prr}"
+    path = lambda s: d / f"flows{flows}_{queue}{tag}_seed{s}.json"
     todo = [s for s in seeds if not path(s).exists()]
     if todo:
         if not ns3ref.available():
@@ -69,7 +71,7 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
             bar = tqdm(total=len(todo), desc="ns-3 runs", unit="run")
         # Each ns-3 run is its own process (ns3ref.run_ns3); threads only wait.
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s): s for s in todo}
+            futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr): s for s in todo}
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)
@@ -93,8 +95,8 @@ def compare(ns3: list[dict], ours: list[dict]) -> list[dict]:
     return rows
 
 
-def table(rows: list[dict]) -> str:
-    head = f"{'metric':32}{'ns-3 3.44':>22}{'netreturn':>22}  verdict"
+def table(rows: list[dict], ns3_label: str = "ns-3 3.44") -> str:
+    head = f"{'metric':32}{ns3_label:>22}{'netreturn':>22}  verdict"
     lines = [head, "-" * len(head)]
     for r in rows:
         v = {True: "agree", False: "DIFFER", None: "-"}[r["agree"]]
@@ -108,9 +110,11 @@ def main(a) -> int:
     seeds = list(range(1, a.seeds + 1))
     out = a.out or Path("results") / "validate"
     out.mkdir(parents=True, exist_ok=True)
-    print(f"EWT scenario 2, {a.flows} flows, {a.queue}, seeds 1..{a.seeds}: ns-3 3.44 vs netreturn")
+    prr = getattr(a, "ns3_prr", "ns3")
+    label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
+    print(f"EWT scenario 2, {a.flows} flows, {a.queue}, seeds 1..{a.seeds}: {label} vs netreturn")
     try:
-        ns3 = _ns3_runs(a.flows, a.queue, seeds, out, a.jobs or 2, not a.quiet)
+        ns3 = _ns3_runs(a.flows, a.queue, seeds, out, a.jobs or 2, not a.quiet, prr)
     except RuntimeError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
@@ -118,7 +122,7 @@ def main(a) -> int:
               out=out / "netreturn", progress=not a.quiet)
     ours = res.runs.to_dict("records")
     rows = compare(ns3, ours)
-    text = table(rows)
+    text = table(rows, label)
     print()
     print(text)
     wall3 = sum(r.get("wall_s", 0.0) for r in ns3)
