@@ -98,12 +98,21 @@ pub struct Iface {
 }
 
 impl Iface {
+    /// Closes the interval since the last change of the backlog and starts
+    /// one with the backlog as it is now.
     fn account_backlog(&mut self, now: Time) {
         let s = &mut self.stats;
-        let dt = now.saturating_sub(s.last_change).nanos() as f64;
-        let q = s.last_backlog as f64;
-        s.q_int += q * dt;
-        s.q2_int += q * q * dt;
+        // An empty queue or an empty interval adds +0.0, which leaves the
+        // (non-negative) integrals unchanged bit for bit: skip the float
+        // work. That is the common case: most links idle most of the time
+        // (enqueue at an empty queue), and a packet meeting an idle link is
+        // enqueued and dequeued at the same instant.
+        if s.last_backlog > 0 && now > s.last_change {
+            let dt = (now - s.last_change).nanos() as f64;
+            let q = s.last_backlog as f64;
+            s.q_int += q * dt;
+            s.q2_int += q * q * dt;
+        }
         s.last_change = now;
         s.last_backlog = self.queue.backlog().bytes;
         s.max_backlog = s.max_backlog.max(s.last_backlog);
