@@ -100,7 +100,7 @@ pub struct Iface {
 impl Iface {
     /// Closes the interval since the last change of the backlog and starts
     /// one with the backlog as it is now.
-    fn account_backlog(&mut self, now: Time) {
+    fn account_backlog(&mut self, now: Time, backlog_bytes: u64) {
         let s = &mut self.stats;
         // An empty queue or an empty interval adds +0.0, which leaves the
         // (non-negative) integrals unchanged bit for bit: skip the float
@@ -114,8 +114,18 @@ impl Iface {
             s.q2_int += q * q * dt;
         }
         s.last_change = now;
-        s.last_backlog = self.queue.backlog().bytes;
+        s.last_backlog = backlog_bytes;
         s.max_backlog = s.max_backlog.max(s.last_backlog);
+    }
+
+    /// Books a packet's leaving the queue at `at` (its transmission starts).
+    fn departed(&mut self, at: Time, ev: &QueueEvent) {
+        if let Some(gw) = self.gateway.as_mut() {
+            gw.on_queue(at, ev);
+        }
+        self.account_backlog(at, ev.backlog_bytes);
+        self.stats.tx_bytes += ev.size as u64;
+        self.stats.tx_packets += 1;
     }
 }
 
@@ -453,7 +463,8 @@ impl World {
         }
         for i in 0..self.ifaces.len() {
             self.drain(i as u32);
-            self.ifaces[i].account_backlog(self.now);
+            let backlog = self.ifaces[i].queue.backlog().bytes;
+            self.ifaces[i].account_backlog(self.now, backlog);
         }
     }
 
@@ -523,26 +534,30 @@ impl World {
         }
         let iface = &mut self.ifaces[out as usize];
         let start = now.max(iface.busy_until);
-        let res = iface.queue.enqueue(now, start, size, &mut iface.rng);
-        let ev: QueueEvent = match res {
-            Ok(ev) => ev,
-            Err((_, _, ev)) => {
+        let res = if start == now {
+            // An idle link: the packet leaves the queue as it enters.
+            iface.queue.pass(now, size, &mut iface.rng).map(|(enq, deq)| (enq, Some(deq)))
+        } else {
+            iface.queue.enqueue(now, start, size, &mut iface.rng).map(|enq| (enq, None)).map_err(|(_, why, ev)| (why, ev))
+        };
+        let (ev, departure) = match res {
+            Ok(evs) => evs,
+            Err((_, ev)) => {
                 iface.stats.queue_drops += 1;
-                ev
+                if let Some(gw) = iface.gateway.as_mut() {
+                    gw.on_queue(now, &ev);
+                }
+                self.drop_packet(pi);
+                return;
             }
         };
         if let Some(gw) = iface.gateway.as_mut() {
             gw.on_queue(now, &ev);
         }
-        if res.is_err() {
-            self.drop_packet(pi);
-            return;
-        }
-        iface.account_backlog(now);
+        iface.account_backlog(now, ev.backlog_bytes);
         self.transmit(out, pi, start);
-        if start == now {
-            // An idle link: the packet leaves the queue at once.
-            self.drain(out);
+        if let Some(deq) = departure {
+            self.ifaces[out as usize].departed(now, &deq);
         }
     }
 
@@ -585,13 +600,8 @@ impl World {
             if start > now {
                 break;
             }
-            let (_, size, ev) = iface.queue.dequeue(start).expect("front exists");
-            if let Some(gw) = iface.gateway.as_mut() {
-                gw.on_queue(start, &ev);
-            }
-            iface.account_backlog(start);
-            iface.stats.tx_bytes += size as u64;
-            iface.stats.tx_packets += 1;
+            let (_, _, ev) = iface.queue.dequeue(start).expect("front exists");
+            iface.departed(start, &ev);
         }
     }
 
