@@ -118,6 +118,27 @@ impl Iface {
         s.max_backlog = s.max_backlog.max(s.last_backlog);
     }
 
+    /// [`World::drain`]. Before most enqueues there is nothing to take out
+    /// (the head has not started yet, or the queue is empty): that check
+    /// is inlined, the loop is not.
+    #[inline]
+    fn drain(&mut self, now: Time) {
+        if self.queue.front().is_some_and(|&start| start <= now) {
+            self.drain_started(now);
+        }
+    }
+
+    #[inline(never)]
+    fn drain_started(&mut self, now: Time) {
+        while let Some(&start) = self.queue.front() {
+            if start > now {
+                break;
+            }
+            let (_, _, ev) = self.queue.dequeue(start).expect("front exists");
+            self.departed(start, &ev);
+        }
+    }
+
     /// Books a packet's leaving the queue at `at` (its transmission starts).
     fn departed(&mut self, at: Time, ev: &QueueEvent) {
         if let Some(gw) = self.gateway.as_mut() {
@@ -594,15 +615,7 @@ impl World {
     /// Takes out of interface `i`'s queue, at their start times, the packets
     /// whose transmission has started by now: the queue as it is at `now`.
     fn drain(&mut self, i: u32) {
-        let now = self.now;
-        let iface = &mut self.ifaces[i as usize];
-        while let Some(&start) = iface.queue.front() {
-            if start > now {
-                break;
-            }
-            let (_, _, ev) = iface.queue.dequeue(start).expect("front exists");
-            iface.departed(start, &ev);
-        }
+        self.ifaces[i as usize].drain(self.now);
     }
 
     fn arrive(&mut self, i: u32, pi: u32) {
