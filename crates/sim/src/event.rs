@@ -1,21 +1,23 @@
-//! The event queue: a binary heap ordered by `(time, sequence)`, so events
-//! at the same instant run in the order they were scheduled and a run is
+//! The event queue: events pop in `(time, sequence)` order, so events at
+//! the same instant run in the order they were scheduled and a run is
 //! deterministic.
 //!
 //! Most events are packet arrivals, and the arrivals scheduled by one
 //! interface come in time order (departures are serialized, the propagation
 //! delay is constant). Such events go to a per-interface FIFO "lane" and only
-//! each lane's head sits in the heap: the heap stays small (pops are
+//! each lane's head sits in a heap: the heap stays small (pops are
 //! cheaper) and the pop order is unchanged, because every later entry of a
 //! lane has a time no earlier and a sequence number strictly larger than its
 //! head's, so it can never be the global minimum while the head is pending.
 //!
-//! Timers and application starts lie far ahead (a TCP connection always has
-//! a retransmission deadline pending, hundreds of milliseconds out) and
-//! rarely fire, yet in one heap with the packet events they would make up
-//! most of it (~47 of ~60 entries in EWT scenario 2 with 31 flows) and
-//! deepen every sift. They go to a second heap; `pop` takes the smaller of
-//! the two heads, so the order is still exactly `(time, sequence)`.
+//! The lane heads have that heap to themselves; all other events (timers,
+//! application starts, UDP ticks, samples) go to a second heap, and `pop`
+//! takes the earlier of the two tops, so the order is still exactly
+//! `(time, sequence)`. Most pops are lane heads replaced by their lane's
+//! next arrival, and they sift through a heap of a handful of entries
+//! (~8 in EWT scenario 2 with 31 flows), where in one heap for all events
+//! TCP timers alone (every connection always has a retransmission deadline
+//! pending, far ahead, rarely firing) made up ~47 of ~60 entries.
 
 use netreturn_base::Time;
 use std::cmp::Ordering;
@@ -38,14 +40,7 @@ pub enum Event {
     Sample,
 }
 
-impl Event {
-    /// Whether the event goes to the heap of far-ahead events.
-    fn is_far(&self) -> bool {
-        matches!(self, Event::Timer(_) | Event::Start(_))
-    }
-}
-
-/// `lane` value of an event scheduled directly in a heap.
+/// `lane` value of an event scheduled outside lanes.
 const NO_LANE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
@@ -96,14 +91,14 @@ struct Lane {
 
 #[derive(Default)]
 pub struct EventQueue {
-    /// Lane heads and the other near events.
-    heap: BinaryHeap<Entry>,
-    /// Timers and application starts ([`Event::is_far`]).
-    far: BinaryHeap<Entry>,
+    /// The head of every non-empty lane.
+    heads: BinaryHeap<Entry>,
+    /// The events scheduled outside lanes.
+    others: BinaryHeap<Entry>,
     lanes: Vec<Lane>,
     seq: u64,
     popped: u64,
-    /// Events waiting in lanes (not in the heap).
+    /// Events waiting in lanes (not in a heap).
     in_lanes: usize,
 }
 
@@ -114,12 +109,7 @@ impl EventQueue {
 
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.seq += 1;
-        let e = Entry::new(time, self.seq, event, NO_LANE);
-        if event.is_far() {
-            self.far.push(e);
-        } else {
-            self.heap.push(e);
-        }
+        self.others.push(Entry::new(time, self.seq, event, NO_LANE));
     }
 
     /// Schedules `event` in FIFO `lane`. The caller promises that the events
@@ -139,46 +129,43 @@ impl EventQueue {
             self.in_lanes += 1;
         } else {
             l.head_in_heap = true;
-            self.heap.push(e);
+            self.heads.push(e);
         }
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
         // `Entry`'s order is reversed: the greater entry is the earlier one.
-        if let Some(f) = self.far.peek() {
-            if self.heap.peek().is_none_or(|n| f > n) {
-                let e = self.far.pop().expect("peeked");
-                self.popped += 1;
-                return Some((e.time(), e.event));
-            }
-        }
-        let mut top = self.heap.peek_mut()?;
-        let e = *top;
-        let next = if e.lane != NO_LANE {
-            let l = &mut self.lanes[e.lane as usize];
-            let next = l.waiting.pop_front();
-            l.head_in_heap = next.is_some();
-            next
-        } else {
-            None
+        let lane_first = match (self.heads.peek(), self.others.peek()) {
+            (Some(h), o) => o.is_none_or(|o| h > o),
+            (None, Some(_)) => false,
+            (None, None) => return None,
         };
-        match next {
-            // The lane's next event replaces its head in place: one sift
-            // down instead of a pop and a push.
-            Some(n) => {
-                self.in_lanes -= 1;
-                *top = n;
+        let e = if lane_first {
+            let mut head = self.heads.peek_mut().expect("peeked");
+            let e = *head;
+            let l = &mut self.lanes[e.lane as usize];
+            match l.waiting.pop_front() {
+                // The lane's next event replaces its head in place: one sift
+                // down instead of a pop and a push.
+                Some(next) => {
+                    self.in_lanes -= 1;
+                    *head = next;
+                }
+                None => {
+                    l.head_in_heap = false;
+                    PeekMut::pop(head);
+                }
             }
-            None => {
-                PeekMut::pop(top);
-            }
-        }
+            e
+        } else {
+            self.others.pop().expect("peeked")
+        };
         self.popped += 1;
         Some((e.time(), e.event))
     }
 
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().max(self.far.peek()).map(|e| e.time())
+        self.heads.peek().max(self.others.peek()).map(|e| e.time())
     }
 
     /// Events processed so far.
@@ -187,17 +174,17 @@ impl EventQueue {
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() + self.far.len() + self.in_lanes
+        self.heads.len() + self.others.len() + self.in_lanes
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.far.is_empty()
+        self.heads.is_empty() && self.others.is_empty()
     }
 
     /// Pending events (for end-of-run accounting), in no particular order.
     pub fn pending(&self) -> impl Iterator<Item = Event> + '_ {
         let waiting = self.lanes.iter().flat_map(|l| l.waiting.iter());
-        self.heap.iter().chain(&self.far).chain(waiting).map(|e| e.event)
+        self.heads.iter().chain(&self.others).chain(waiting).map(|e| e.event)
     }
 }
 
