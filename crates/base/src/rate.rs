@@ -30,10 +30,18 @@ impl Rate {
 
     /// Serialization time of `bytes` at this rate, rounded up to the next
     /// nanosecond so a link never transmits faster than its rate.
+    ///
+    /// Called for every packet on every hop. The bit-nanoseconds fit in 64
+    /// bits for any packet (up to ~2.3 GB), and a 64-bit division is one
+    /// instruction where a 128-bit one is a library call; the wide path
+    /// remains for the rest.
     pub fn tx_time(self, bytes: u64) -> Time {
         debug_assert!(self.0 > 0, "zero rate has no serialization time");
         let bits = bytes as u128 * 8 * 1_000_000_000;
-        Time(bits.div_ceil(self.0 as u128) as u64)
+        match u64::try_from(bits) {
+            Ok(b) => Time(b.div_ceil(self.0)),
+            Err(_) => Time(bits.div_ceil(self.0 as u128) as u64),
+        }
     }
 
     /// Bytes carried at this rate during `dt` (bandwidth-delay product when
@@ -59,6 +67,9 @@ mod tests {
         assert_eq!(Rate::mbps(100).tx_time(1500), Time::from_micros(120));
         // 1 B at 3 b/s = 8/3 s, rounded up.
         assert_eq!(Rate::bps(3).tx_time(1), Time(2_666_666_667));
+        // Past 64 bits of bit-nanoseconds (the 128-bit path): 4 GB at
+        // 1 Tb/s = 32 ms.
+        assert_eq!(Rate::mbps(1_000_000).tx_time(4_000_000_000), Time::from_millis(32));
     }
 
     #[test]

@@ -98,15 +98,55 @@ pub struct Iface {
 }
 
 impl Iface {
-    fn account_backlog(&mut self, now: Time) {
+    /// Closes the interval since the last change of the backlog and starts
+    /// one with the backlog as it is now.
+    fn account_backlog(&mut self, now: Time, backlog_bytes: u64) {
         let s = &mut self.stats;
-        let dt = now.saturating_sub(s.last_change).nanos() as f64;
-        let q = s.last_backlog as f64;
-        s.q_int += q * dt;
-        s.q2_int += q * q * dt;
+        // An empty queue or an empty interval adds +0.0, which leaves the
+        // (non-negative) integrals unchanged bit for bit: skip the float
+        // work. That is the common case: most links idle most of the time
+        // (enqueue at an empty queue), and a packet meeting an idle link is
+        // enqueued and dequeued at the same instant.
+        if s.last_backlog > 0 && now > s.last_change {
+            let dt = (now - s.last_change).nanos() as f64;
+            let q = s.last_backlog as f64;
+            s.q_int += q * dt;
+            s.q2_int += q * q * dt;
+        }
         s.last_change = now;
-        s.last_backlog = self.queue.backlog().bytes;
+        s.last_backlog = backlog_bytes;
         s.max_backlog = s.max_backlog.max(s.last_backlog);
+    }
+
+    /// [`World::drain`]. Before most enqueues there is nothing to take out
+    /// (the head has not started yet, or the queue is empty): that check
+    /// is inlined, the loop is not.
+    #[inline]
+    fn drain(&mut self, now: Time) {
+        if self.queue.front().is_some_and(|&start| start <= now) {
+            self.drain_started(now);
+        }
+    }
+
+    #[inline(never)]
+    fn drain_started(&mut self, now: Time) {
+        while let Some(&start) = self.queue.front() {
+            if start > now {
+                break;
+            }
+            let (_, _, ev) = self.queue.dequeue(start).expect("front exists");
+            self.departed(start, &ev);
+        }
+    }
+
+    /// Books a packet's leaving the queue at `at` (its transmission starts).
+    fn departed(&mut self, at: Time, ev: &QueueEvent) {
+        if let Some(gw) = self.gateway.as_mut() {
+            gw.on_queue(at, ev);
+        }
+        self.account_backlog(at, ev.backlog_bytes);
+        self.stats.tx_bytes += ev.size as u64;
+        self.stats.tx_packets += 1;
     }
 }
 
@@ -459,7 +499,8 @@ impl World {
         }
         for i in 0..self.ifaces.len() {
             self.drain(i as u32);
-            self.ifaces[i].account_backlog(self.now);
+            let backlog = self.ifaces[i].queue.backlog().bytes;
+            self.ifaces[i].account_backlog(self.now, backlog);
         }
     }
 
@@ -555,26 +596,30 @@ impl World {
         }
         let iface = &mut self.ifaces[out as usize];
         let start = now.max(iface.busy_until);
-        let res = iface.queue.enqueue(now, start, size, &mut iface.rng);
-        let ev: QueueEvent = match res {
-            Ok(ev) => ev,
-            Err((_, _, ev)) => {
+        let res = if start == now {
+            // An idle link: the packet leaves the queue as it enters.
+            iface.queue.pass(now, size, &mut iface.rng).map(|(enq, deq)| (enq, Some(deq)))
+        } else {
+            iface.queue.enqueue(now, start, size, &mut iface.rng).map(|enq| (enq, None)).map_err(|(_, why, ev)| (why, ev))
+        };
+        let (ev, departure) = match res {
+            Ok(evs) => evs,
+            Err((_, ev)) => {
                 iface.stats.queue_drops += 1;
-                ev
+                if let Some(gw) = iface.gateway.as_mut() {
+                    gw.on_queue(now, &ev);
+                }
+                self.drop_packet(pi, out);
+                return;
             }
         };
         if let Some(gw) = iface.gateway.as_mut() {
             gw.on_queue(now, &ev);
         }
-        if res.is_err() {
-            self.drop_packet(pi, out);
-            return;
-        }
-        iface.account_backlog(now);
+        iface.account_backlog(now, ev.backlog_bytes);
         self.transmit(out, pi, start);
-        if start == now {
-            // An idle link: the packet leaves the queue at once.
-            self.drain(out);
+        if let Some(deq) = departure {
+            self.ifaces[out as usize].departed(now, &deq);
         }
     }
 
@@ -615,20 +660,7 @@ impl World {
     /// Takes out of interface `i`'s queue, at their start times, the packets
     /// whose transmission has started by now: the queue as it is at `now`.
     fn drain(&mut self, i: u32) {
-        let now = self.now;
-        let iface = &mut self.ifaces[i as usize];
-        while let Some(&start) = iface.queue.front() {
-            if start > now {
-                break;
-            }
-            let (_, size, ev) = iface.queue.dequeue(start).expect("front exists");
-            if let Some(gw) = iface.gateway.as_mut() {
-                gw.on_queue(start, &ev);
-            }
-            iface.account_backlog(start);
-            iface.stats.tx_bytes += size as u64;
-            iface.stats.tx_packets += 1;
-        }
+        self.ifaces[i as usize].drain(self.now);
     }
 
     fn arrive(&mut self, i: u32, pi: u32) {
