@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", help="benchmark the simulator (and ns-3 side by side when installed)")
-    b.add_argument("--repeat", type=_positive, default=3)
+    b.add_argument("--repeat", type=_positive, default=15, help="runs of the benchmark case (best and median shown)")
     b.add_argument("--no-ns3", action="store_true", help="skip the ns-3 reference run")
     b.add_argument("--sweep", action="store_true", help="also time the full baseline sweep (540 runs)")
     b.add_argument("--gateways", action="store_true",
