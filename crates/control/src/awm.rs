@@ -47,7 +47,15 @@ use crate::view::QueueEvent;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NEstimator {
     /// The number of active flows in the gateway's flow table (what the EWT
-    /// paper used in simulation).
+    /// paper used in simulation). When it changes, `swnd` is rescaled so
+    /// that `N swnd` is unchanged: seed 002 eq. 5 (`N_{k-1} swnd_{k-1} =
+    /// N_k swnd_k`, the aggregate window `C R` of the steady state) applied
+    /// to a change of `N` the gateway knows. Without it `swnd` winds up
+    /// while few flows are active (the DT term grows it by `beta / N` per
+    /// second over an empty queue) and, with many flows later, comes down at
+    /// `beta / N` too slowly ever to bind: in EWT scenario 2 it stayed near
+    /// 110 kB with 31 flows (fair share ~10 kB) and AWM lost as much as
+    /// DropTail (docs/reproduce.md, "AWM's N").
     #[default]
     Oracle,
     /// seed 002 §2.2: `N_k = N_{k-1} swnd_{k-1} / swnd_k` (eq. 6), frozen
@@ -246,7 +254,11 @@ impl WindowController for Awm {
     }
 
     fn on_flow_start(&mut self, _now: Time, _flow: &FlowInfo) {
+        let before = self.n();
         self.active += 1;
+        if self.cfg.n_estimator == NEstimator::Oracle {
+            self.swnd = (self.swnd * before / self.n()).clamp(self.mtu, self.max_swnd);
+        }
         // seed 002 §2.2: while new sources are in slow start, N in (1) is
         // kept equal to the number of sources active before they started.
         if self.cfg.n_estimator == NEstimator::Adaptive && self.active > 1 {
@@ -255,7 +267,11 @@ impl WindowController for Awm {
     }
 
     fn on_flow_end(&mut self, _now: Time, _flow: &FlowInfo) {
+        let before = self.n();
         self.active = self.active.saturating_sub(1);
+        if self.cfg.n_estimator == NEstimator::Oracle {
+            self.swnd = (self.swnd * before / self.n()).clamp(self.mtu, self.max_swnd);
+        }
     }
 
     /// seed 002 §2.1: "if its awnd value is greater than the last updated
@@ -320,10 +336,37 @@ mod tests {
         for _ in 0..4 {
             awm.on_flow_start(Time::ZERO, &flow);
         }
+        // N swnd kept as N goes 1 -> 4 (eq. 5): 20 000 / 4.
+        assert_eq!(awm.swnd(), 5_000);
         awm.on_queue(Time::ZERO, &enqueued(0));
         awm.on_queue(Time::ZERO, &enqueued(4_000));
         // DQ = (0 - 4000) / 4 (seed 002 eq. 2).
-        assert_eq!(awm.swnd(), 19_000);
+        assert_eq!(awm.swnd(), 4_000);
+    }
+
+    #[test]
+    fn a_change_in_the_oracle_n_keeps_n_times_swnd_as_eq_5_says() {
+        let mut awm = Awm::new(
+            AwmConfig { initial_swnd: Some(30_000), beta: Some(0.0), ..AwmConfig::default() },
+            link(100_000, Rate::mbps(10)),
+        );
+        let flow = flow(0);
+        awm.on_flow_start(Time::ZERO, &flow);
+        assert_eq!(awm.swnd(), 30_000);
+        awm.on_flow_start(Time::ZERO, &flow);
+        awm.on_flow_start(Time::ZERO, &flow);
+        assert_eq!(awm.swnd(), 10_000);
+        awm.on_flow_end(Time::ZERO, &flow);
+        assert_eq!(awm.swnd(), 15_000);
+        // The adaptive estimator learns N from swnd instead (eq. 6): a flow
+        // start leaves swnd alone.
+        let mut adaptive = Awm::new(
+            AwmConfig { initial_swnd: Some(30_000), n_estimator: NEstimator::Adaptive, ..AwmConfig::default() },
+            link(100_000, Rate::mbps(10)),
+        );
+        adaptive.on_flow_start(Time::ZERO, &flow);
+        adaptive.on_flow_start(Time::ZERO, &flow);
+        assert_eq!(adaptive.swnd(), 30_000);
     }
 
     #[test]

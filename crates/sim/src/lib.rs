@@ -26,7 +26,7 @@ pub use scenario::{Scenario, ScenarioError};
 /// Simulates `scenario` with master seed `seed`.
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
     let mut w = world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError {
-        file: scenario.name.clone(),
+        file: scenario.origin(),
         field,
         message,
     })?;
@@ -44,13 +44,13 @@ pub fn run_logged(
     to: netreturn_base::Time,
 ) -> Result<(RunResult, Vec<String>), ScenarioError> {
     let mut w = world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError {
-        file: scenario.name.clone(),
+        file: scenario.origin(),
         field,
         message,
     })?;
     if flow as usize >= w.tcp.len() {
         return Err(ScenarioError {
-            file: scenario.name.clone(),
+            file: scenario.origin(),
             field: "log flow".into(),
             message: format!("flow {flow} does not exist; there are {} TCP flows", w.tcp.len()),
         });

@@ -35,6 +35,9 @@ impl std::error::Error for ScenarioError {}
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
+    /// The file it was read from (for error messages); empty if built in code.
+    #[serde(skip)]
+    pub file: String,
     #[serde(default)]
     pub description: String,
     /// Where in the papers this experiment comes from.
@@ -454,6 +457,11 @@ pub fn parse_override(value: &str) -> toml::Value {
 }
 
 impl Scenario {
+    /// How errors found after parsing name the scenario: its file if known.
+    pub fn origin(&self) -> String {
+        if self.file.is_empty() { self.name.clone() } else { self.file.clone() }
+    }
+
     /// Loads a scenario from TOML text; `file` names it in errors.
     pub fn from_toml(text: &str, file: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
         let err = |field: &str, message: String| ScenarioError { file: file.to_string(), field: field.to_string(), message };
@@ -517,6 +525,8 @@ impl Scenario {
             err(&field, e.into_inner().to_string())
         })?;
         scenario.validate().map_err(|(f, m)| err(&f, m))?;
+        let mut scenario = scenario;
+        scenario.file = file.to_string();
         Ok(scenario)
     }
 
