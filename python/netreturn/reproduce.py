@@ -1522,10 +1522,14 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                        "EWA's paper could not be found: our parameters are a documented choice, and EWA's loss depends "
                        "mostly on its initial alpha (`--set ewa_alpha=4096` gives 0.12-0.14 % TCP loss at the medium and "
                        "heavy levels of scenario 2, the paper's order; ours, 1024, gives almost none; docs/reproduce.md, "
-                       "\"EWA's parameters\"). AWM follows seed 002 with the oracle N and beta for critical damping "
-                       "(`crates/control/src/awm.rs`); its drops in scenario 2 are all at the bottleneck and spread over "
-                       "the whole run, not only at flow starts (`netreturn-sim ... --set queue=awm --log-flow F`); "
-                       "why its queue still reaches B there is not pinned down.")
+                       "\"EWA's parameters\"). AWM follows seed 002 with the oracle N (SPEC.md 2.3) and beta for "
+                       "critical damping (`crates/control/src/awm.rs`); when N changes, swnd is rescaled to keep "
+                       "N · swnd (seed 002 eq. 5). Without that rescaling swnd wound up to ~110 kB while the first "
+                       "flows ran over an empty queue and, once 31 flows were active (fair share ~10 kB), never came "
+                       "down far enough to bind: AWM then lost as much as DropTail (1.05 % TCP at the heavy level of "
+                       "scenario 2). seed 002's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) gives "
+                       "0 / 0.024 / 0.075 % there, against the paper's 0 / 0 / 0.04 % (docs/reproduce.md, "
+                       "\"AWM's N\").")
     # Capacity.
     if gains["cases"]:
         pb = paper["capacity"]["gain_over_best_competitor_pct"]
