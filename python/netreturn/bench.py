@@ -18,6 +18,9 @@ import time
 
 ANCHOR_NS3_WALL_S = 6.3
 ANCHOR_NS3_EVENTS = 2.3e6
+# Issue 2's second anchor: a million packets take htsim 0.4 s and ns-3 30 s.
+ANCHOR_HTSIM_S_PER_MPKT = 0.4
+ANCHOR_NS3_S_PER_MPKT = 30.0
 LEVELS = {"ewt/scenario1": [8, 17, 24], "ewt/scenario2": [13, 24, 31]}
 METHODS = ("droptail", "red", "ared", "ewa", "awm", "ewt")
 
@@ -82,6 +85,9 @@ def main(a) -> int:
     row("events / s", events / wall, ANCHOR_NS3_EVENTS / ANCHOR_NS3_WALL_S,
         ns3 and ns3.get("events") and ns3["events"] / ns3["wall_s"])
     row("packet hops / s", hops / wall, None, None)
+    print(f"a million packet hops (one packet crossing one link): netreturn {wall / hops * 1e6:.3f} s; "
+          f"htsim {ANCHOR_HTSIM_S_PER_MPKT} s, "
+          f"ns-3 {ANCHOR_NS3_S_PER_MPKT:.0f} s (the issue's anchors)")
     row("simulated time (s)", r["summary"]["sim_time_s"], None, ns3 and ns3.get("sim_time_s"))
     print(f"speed-up vs ns-3 anchor: {ANCHOR_NS3_WALL_S / wall:,.0f}x (median run {ANCHOR_NS3_WALL_S / median:,.0f}x)"
           + (f"; vs ns-3 measured here: {ns3['wall_s'] / wall:,.0f}x" if ns3 and ns3.get("wall_s") else ""))
