@@ -86,6 +86,8 @@ pub struct Connection {
     win: Window,
     cc: Cc,
     dupacks: u32,
+    /// cwnd limited the last data segment sent (see `cc::Ack::cwnd_limited`).
+    cwnd_limited: bool,
     in_recovery: bool,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint.
     recover: u64,
@@ -145,6 +147,7 @@ impl Connection {
             },
             cc: Cc::new(cfg.cc, cfg.abc_limit),
             dupacks: 0,
+            cwnd_limited: false,
             in_recovery: false,
             recover: 0,
             high_rxt: 0,
@@ -636,6 +639,7 @@ impl Connection {
                     srtt: self.rtt.srtt(),
                     snd_una: self.snd_una,
                     snd_max: self.snd_max,
+                    cwnd_limited: self.cwnd_limited,
                 };
                 self.cc.on_ack(now, &mut self.win, &info);
             }
@@ -973,6 +977,9 @@ impl Connection {
     /// Puts `[off, off + len)` (and the FIN) on the wire.
     fn emit(&mut self, now: Time, off: u64, len: u64, fin: bool, out: &mut Vec<Segment>) {
         let retransmission = off < self.snd_max;
+        // ns-3 SendDataPacket: cwnd limits the sender if less than one SMSS
+        // of it is left once this segment is in flight.
+        self.cwnd_limited = self.win.cwnd < self.in_flight() + len + self.mss;
         let mut seg = self.header(now, off);
         seg.len = len as u32;
         if fin {

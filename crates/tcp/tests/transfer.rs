@@ -284,3 +284,25 @@ fn bulk_transfer_speed() {
     let segs = p.client.stats().segments_received + p.server.stats().segments_received;
     println!("{segs} segment events in {el:.2} s: {:.1} M/s; {:?}", segs as f64 / el / 1e6, p.client.stats());
 }
+
+#[test]
+fn a_sender_held_by_the_receive_window_does_not_grow_cwnd_beyond_it() {
+    // ns-3 m_isCwndLimited / Linux tcp_is_cwnd_limited: cwnd grows only
+    // while it limits the sender. A 16 kB receive buffer on a path that
+    // could carry far more keeps every flight at 16 kB; without the rule
+    // slow start would take cwnd to megabytes over 1 MB of ACKs.
+    for cc in [CcKind::Cubic(Default::default()), CcKind::NewReno] {
+        let client = cfg(cc, true);
+        let server = TcpConfig { rcv_buf: 16_000, ..client };
+        let mut p = Pair::with_links(
+            &client,
+            &server,
+            Link::new(Time::from_millis(20), 100_000_000, 1 << 20),
+            Link::new(Time::from_millis(20), 100_000_000, 1 << 20),
+        );
+        assert!(p.transfer(1_000_000, Time::from_secs(60)), "{cc:?}");
+        let probe = p.client.probe();
+        assert!(probe.cwnd <= 16_000 + 2 * 1000, "{cc:?}: cwnd {} with a 16 kB window", probe.cwnd);
+        assert!(probe.cwnd >= 10_000, "{cc:?}: cwnd {} fell below the initial window", probe.cwnd);
+    }
+}

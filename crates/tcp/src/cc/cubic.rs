@@ -239,6 +239,11 @@ impl CongestionControl for Cubic {
                 }
             }
         }
+        // ns-3 TcpCubic::IncreaseWindow: no growth unless cwnd limited (the
+        // delay samples above are taken regardless, as ns-3's PktsAcked).
+        if !ack.cwnd_limited {
+            return;
+        }
         if w.in_slow_start() {
             if self.cfg.hystart && ack.snd_una > self.end_seq {
                 self.hystart_reset(now, ack.snd_max);
@@ -304,7 +309,7 @@ mod tests {
     }
 
     fn ack(acked: u64) -> Ack {
-        Ack { acked, rtt: None, srtt: None, snd_una: 0, snd_max: 0 }
+        Ack { acked, rtt: None, srtt: None, snd_una: 0, snd_max: 0, cwnd_limited: true }
     }
 
     #[test]
@@ -408,7 +413,7 @@ mod tests {
         let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
         let mut now = Time::from_secs(1);
         let mut una = 1;
-        let mut a = Ack { acked: MSS, rtt: Some(Time::from_millis(100)), srtt: None, snd_una: una, snd_max: 20_000 };
+        let mut a = Ack { acked: MSS, rtt: Some(Time::from_millis(100)), srtt: None, snd_una: una, snd_max: 20_000, cwnd_limited: true };
         for _ in 0..10 {
             una += MSS;
             now += Time::from_millis(10);

@@ -42,6 +42,13 @@ pub struct Ack {
     /// Cumulative ACK point and highest sequence sent (unwrapped offsets).
     pub snd_una: u64,
     pub snd_max: u64,
+    /// Whether cwnd limited the last send (`cwnd < in flight + SMSS` after
+    /// it, ns-3's `m_isCwndLimited`, a simple Linux `tcp_is_cwnd_limited`).
+    /// A window that did not limit the sender is not grown: a flow held by
+    /// the receiver's window (a window-rewriting gateway) keeps a cwnd near
+    /// what it uses instead of one that grows without bound in slow start
+    /// and bursts when the advertised window opens.
+    pub cwnd_limited: bool,
 }
 
 /// Events a congestion control reacts to. Every method has a default so an

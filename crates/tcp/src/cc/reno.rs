@@ -46,6 +46,10 @@ pub fn congestion_avoidance(w: &mut Window) {
 
 impl CongestionControl for Reno {
     fn on_ack(&mut self, _now: Time, w: &mut Window, ack: &Ack) {
+        // Linux tcp_reno_cong_avoid: no growth unless cwnd limited.
+        if !ack.cwnd_limited {
+            return;
+        }
         let mut left = ack.acked;
         if w.in_slow_start() {
             left = slow_start(w, left, self.abc_limit);
@@ -68,7 +72,7 @@ mod tests {
     fn round(cc: &mut Reno, w: &mut Window) {
         let segs = w.cwnd / w.mss;
         for _ in 0..segs {
-            let ack = Ack { acked: w.mss, rtt: None, srtt: None, snd_una: 0, snd_max: 0 };
+            let ack = Ack { acked: w.mss, rtt: None, srtt: None, snd_una: 0, snd_max: 0, cwnd_limited: true };
             cc.on_ack(Time::ZERO, w, &ack);
         }
     }
@@ -95,7 +99,7 @@ mod tests {
     fn byte_counting_limits_a_stretch_ack_to_l_segments() {
         let mss = 1000;
         let mut w = Window { cwnd: 10 * mss, ssthresh: u64::MAX, mss };
-        let ack = Ack { acked: 5 * mss, rtt: None, srtt: None, snd_una: 0, snd_max: 0 };
+        let ack = Ack { acked: 5 * mss, rtt: None, srtt: None, snd_una: 0, snd_max: 0, cwnd_limited: true };
         Reno::new(2, true).on_ack(Time::ZERO, &mut w, &ack);
         assert_eq!(w.cwnd, 12 * mss, "RFC 3465 L = 2");
     }
