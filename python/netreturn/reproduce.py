@@ -1527,8 +1527,8 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                        "N · swnd (seed 002 eq. 5). Without that rescaling swnd wound up to ~110 kB while the first "
                        "flows ran over an empty queue and, once 31 flows were active (fair share ~10 kB), never came "
                        "down far enough to bind: AWM then lost as much as DropTail (1.05 % TCP at the heavy level of "
-                       "scenario 2). seed 002's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) gives "
-                       "0 / 0.024 / 0.075 % there, against the paper's 0 / 0 / 0.04 % (docs/reproduce.md, "
+                       "scenario 2, build ebb64d3). seed 002's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) "
+                       "gave 0 / 0.024 / 0.075 % there, against the paper's 0 / 0 / 0.04 % (docs/reproduce.md, "
                        "\"AWM's N\").")
     # Capacity.
     if gains["cases"]:
