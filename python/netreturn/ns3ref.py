@@ -232,8 +232,21 @@ static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState:
 }
 
 // Bottleneck queue disc backlog (bytes), integrated over time.
+static std::vector<double> qBins;  // time integral of the backlog per 1-s bin
+static void QBin(double t0, double t1, double v) {
+    while (t0 < t1) {
+        size_t b = (size_t)t0;
+        double e = std::min(t1, (double)(b + 1));
+        if (qBins.size() <= b) qBins.resize(b + 1, 0.0);
+        qBins[b] += v * (e - t0);
+        t0 = e;
+    }
+}
+double QueueBin(uint32_t b) { return b < qBins.size() ? qBins[b] : 0.0; }
+uint32_t QueueBins() { return qBins.size(); }
 static void QBytes(uint32_t oldV, uint32_t newV) {
     double t = Simulator::Now().GetSeconds();
+    QBin(S.qLast, t, oldV);
     S.qInt += oldV * (t - S.qLast);
     S.qLast = t;
     S.qCur = newV;
@@ -802,6 +815,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
         "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
         "queue_max_bytes": int(cpp.QueueMax()),
+        # Mean backlog per 1-s bin (the last bin closes at the last change).
+        "queue_1s_bins": [float(cpp.QueueBin(b)) for b in range(int(cpp.QueueBins()))],
         "per_flow": per_flow,
     }
     qd = qdiscs.Get(0)
@@ -835,8 +850,13 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         classifier = ns.DynamicCast[ns.Ipv4FlowClassifier](classifier)
         stats = monitor.GetFlowStats()
         trecv = tlost = urecv = ulost = usent = 0
+        src_index = {str(left_if[i].GetAddress(0)): i for i in range(flows)}
         for fid, fs in stats:
-            proto = classifier.FindFlow(fid).protocol
+            tup = classifier.FindFlow(fid)
+            proto = tup.protocol
+            if proto == 6 and str(tup.sourceAddress) in src_index:
+                # Data direction of TCP flow i: packets lost (drops anywhere).
+                per_flow[src_index[str(tup.sourceAddress)]]["packets_lost"] = int(fs.lostPackets)
             if proto == 6:
                 trecv += fs.rxPackets
                 tlost += fs.lostPackets
