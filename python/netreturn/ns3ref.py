@@ -70,9 +70,12 @@ PPP_HEADER = 2
 # product, one SMSS added per dupACK, one DoRecovery per ACK, PRR-SSRB,
 # RecoverFS = FlightSize).
 PRR_MODES = {
-    "wide": (True, True, False, False, False),           # only the uint32 overflow fixed
-    "wide-nobonus": (True, False, False, False, False),  # and no SMSS added per dupACK (still CRB, 2 calls, pipe)
-    "rfc6937": (True, False, True, True, True),          # RFC 6937 PRR-SSRB, DeliveredData and RecoverFS as there
+    "wide": (True, True, False, False, False, False),           # only the uint32 overflow fixed
+    "wide-nobonus": (True, False, False, False, False, False),  # and no SMSS added per dupACK (still CRB, 2 calls, pipe)
+    "rfc6937": (True, False, True, True, True, False),          # RFC 6937 PRR-SSRB, DeliveredData and RecoverFS as there
+    # rfc6937 and no CUBIC increase on the ACK that ends recovery (ns-3 passes
+    # it the whole cumulative ACK: cwnd = ssthresh + 1 MSS at every exit).
+    "rfc6937-noexit": (True, False, True, True, True, True),
 }
 
 
@@ -461,7 +464,7 @@ uint32_t LogWrite(std::string path) {
 // section 3 recommends PRR-SSRB. ns-3-dev fixed 1-2 and RecoverFS after 3.48
 // (issues #1282, #1350, #1351). NetreturnPrr is our own TcpRecoveryOps that
 // behaves as ns-3 3.44's PRR by default and has a switch for each departure.
-struct PrrMode { bool wide = false; bool bonus = true; bool once = false; bool ssrb = false; bool flight = false; };
+struct PrrMode { bool wide = false; bool bonus = true; bool once = false; bool ssrb = false; bool flight = false; bool noexit = false; };
 static PrrMode PM;
 static bool PrrCustom = false;
 
@@ -517,7 +520,13 @@ class NetreturnPrr : public TcpRecoveryOps {
         tcb->m_cWnd = inFlight + (uint32_t) sendCount;
         tcb->m_cWndInfl = tcb->m_cWnd;
     }
-    void ExitRecovery(Ptr<TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
+    void ExitRecovery(Ptr<TcpSocketState> tcb) override {
+        tcb->m_cWndInfl = tcb->m_cWnd;
+        // noexit: TcpSocketBase calls IncreaseWindow right after this with the
+        // whole cumulative ACK (data SACKed during recovery included); TcpCubic
+        // skips it when not cwnd-limited (re-evaluated at the next send).
+        if (PM.noexit) tcb->m_isCwndLimited = false;
+    }
     void UpdateBytesSent(uint32_t bytesSent) override { m_prrOut += bytesSent; }
     Ptr<TcpRecoveryOps> Fork() override { return CopyObject<NetreturnPrr>(this); }
 
@@ -528,9 +537,9 @@ class NetreturnPrr : public TcpRecoveryOps {
     Time m_lastCall{Time(-1)};
 };
 
-void SetPrrMode(bool wide, bool bonus, bool once, bool ssrb, bool flight) {
+void SetPrrMode(bool wide, bool bonus, bool once, bool ssrb, bool flight, bool noexit) {
     PrrCustom = true;
-    PM.wide = wide; PM.bonus = bonus; PM.once = once; PM.ssrb = ssrb; PM.flight = flight;
+    PM.wide = wide; PM.bonus = bonus; PM.once = once; PM.ssrb = ssrb; PM.flight = flight; PM.noexit = noexit;
 }
 
 static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
