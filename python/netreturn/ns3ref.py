@@ -70,9 +70,12 @@ PPP_HEADER = 2
 # product, one SMSS added per dupACK, one DoRecovery per ACK, PRR-SSRB,
 # RecoverFS = FlightSize).
 PRR_MODES = {
-    "wide": (True, True, False, False, False),           # only the uint32 overflow fixed
-    "wide-nobonus": (True, False, False, False, False),  # and no SMSS added per dupACK (still CRB, 2 calls, pipe)
-    "rfc6937": (True, False, True, True, True),          # RFC 6937 PRR-SSRB, DeliveredData and RecoverFS as there
+    "wide": (True, True, False, False, False, False),           # only the uint32 overflow fixed
+    "wide-nobonus": (True, False, False, False, False, False),  # and no SMSS added per dupACK (still CRB, 2 calls, pipe)
+    "rfc6937": (True, False, True, True, True, False),          # RFC 6937 PRR-SSRB, DeliveredData and RecoverFS as there
+    # rfc6937 and no CUBIC increase on the ACK that ends recovery (ns-3 passes
+    # it the whole cumulative ACK: cwnd = ssthresh + 1 MSS at every exit).
+    "rfc6937-noexit": (True, False, True, True, True, True),
 }
 
 
@@ -232,8 +235,21 @@ static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState:
 }
 
 // Bottleneck queue disc backlog (bytes), integrated over time.
+static std::vector<double> qBins;  // time integral of the backlog per 1-s bin
+static void QBin(double t0, double t1, double v) {
+    while (t0 < t1) {
+        size_t b = (size_t)t0;
+        double e = std::min(t1, (double)(b + 1));
+        if (qBins.size() <= b) qBins.resize(b + 1, 0.0);
+        qBins[b] += v * (e - t0);
+        t0 = e;
+    }
+}
+double QueueBin(uint32_t b) { return b < qBins.size() ? qBins[b] : 0.0; }
+uint32_t QueueBins() { return qBins.size(); }
 static void QBytes(uint32_t oldV, uint32_t newV) {
     double t = Simulator::Now().GetSeconds();
+    QBin(S.qLast, t, oldV);
     S.qInt += oldV * (t - S.qLast);
     S.qLast = t;
     S.qCur = newV;
@@ -448,7 +464,7 @@ uint32_t LogWrite(std::string path) {
 // section 3 recommends PRR-SSRB. ns-3-dev fixed 1-2 and RecoverFS after 3.48
 // (issues #1282, #1350, #1351). NetreturnPrr is our own TcpRecoveryOps that
 // behaves as ns-3 3.44's PRR by default and has a switch for each departure.
-struct PrrMode { bool wide = false; bool bonus = true; bool once = false; bool ssrb = false; bool flight = false; };
+struct PrrMode { bool wide = false; bool bonus = true; bool once = false; bool ssrb = false; bool flight = false; bool noexit = false; };
 static PrrMode PM;
 static bool PrrCustom = false;
 
@@ -504,7 +520,13 @@ class NetreturnPrr : public TcpRecoveryOps {
         tcb->m_cWnd = inFlight + (uint32_t) sendCount;
         tcb->m_cWndInfl = tcb->m_cWnd;
     }
-    void ExitRecovery(Ptr<TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
+    void ExitRecovery(Ptr<TcpSocketState> tcb) override {
+        tcb->m_cWndInfl = tcb->m_cWnd;
+        // noexit: TcpSocketBase calls IncreaseWindow right after this with the
+        // whole cumulative ACK (data SACKed during recovery included); TcpCubic
+        // skips it when not cwnd-limited (re-evaluated at the next send).
+        if (PM.noexit) tcb->m_isCwndLimited = false;
+    }
     void UpdateBytesSent(uint32_t bytesSent) override { m_prrOut += bytesSent; }
     Ptr<TcpRecoveryOps> Fork() override { return CopyObject<NetreturnPrr>(this); }
 
@@ -515,9 +537,9 @@ class NetreturnPrr : public TcpRecoveryOps {
     Time m_lastCall{Time(-1)};
 };
 
-void SetPrrMode(bool wide, bool bonus, bool once, bool ssrb, bool flight) {
+void SetPrrMode(bool wide, bool bonus, bool once, bool ssrb, bool flight, bool noexit) {
     PrrCustom = true;
-    PM.wide = wide; PM.bonus = bonus; PM.once = once; PM.ssrb = ssrb; PM.flight = flight;
+    PM.wide = wide; PM.bonus = bonus; PM.once = once; PM.ssrb = ssrb; PM.flight = flight; PM.noexit = noexit;
 }
 
 static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
@@ -802,6 +824,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
         "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
         "queue_max_bytes": int(cpp.QueueMax()),
+        # Mean backlog per 1-s bin (the last bin closes at the last change).
+        "queue_1s_bins": [float(cpp.QueueBin(b)) for b in range(int(cpp.QueueBins()))],
         "per_flow": per_flow,
     }
     qd = qdiscs.Get(0)
@@ -835,8 +859,13 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         classifier = ns.DynamicCast[ns.Ipv4FlowClassifier](classifier)
         stats = monitor.GetFlowStats()
         trecv = tlost = urecv = ulost = usent = 0
+        src_index = {str(left_if[i].GetAddress(0)): i for i in range(flows)}
         for fid, fs in stats:
-            proto = classifier.FindFlow(fid).protocol
+            tup = classifier.FindFlow(fid)
+            proto = tup.protocol
+            if proto == 6 and str(tup.sourceAddress) in src_index:
+                # Data direction of TCP flow i: packets lost (drops anywhere).
+                per_flow[src_index[str(tup.sourceAddress)]]["packets_lost"] = int(fs.lostPackets)
             if proto == 6:
                 trecv += fs.rxPackets
                 tlost += fs.lostPackets

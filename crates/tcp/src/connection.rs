@@ -793,9 +793,12 @@ impl Connection {
         self.in_recovery = false;
         self.dupacks = 0;
         // RFC 6582 section 3.2 step 1 / RFC 6675 section 5.1: recovery
-        // point to the highest sequence sent, and clear the scoreboard.
+        // point to the highest sequence sent. The SACK scoreboard is kept
+        // (RFC 6675 section 5.1 and Errata 1610; ns-3 3.44 `ReTxTimeout`:
+        // `SetSentListLost(resetSack = !sack)`; Linux `tcp_enter_loss`): our
+        // receiver never reneges, and the receiver reports only its 3 most
+        // recent blocks, so a cleared board resends data it holds.
         self.recover = self.snd_max;
-        self.board.sacked.clear();
         // Go-back-N from snd_una with slow start.
         self.snd_nxt = self.snd_una;
         self.high_rxt = self.snd_una;
@@ -854,7 +857,12 @@ impl Connection {
         } else {
             return false;
         };
-        let flight = off - self.snd_una;
+        let mut flight = off - self.snd_una;
+        if self.sack_ok && !self.in_recovery && self.snd_una < self.recover {
+            // After a timeout (ns-3 CA_LOSS): SACKed bytes are not in
+            // flight (RFC 6675 pipe; ns-3 `BytesInFlight`).
+            flight -= self.board.sacked.bytes_in(self.snd_una, off);
+        }
         let mut cwnd = self.cc.window(&self.win);
         if self.cfg.limited_transmit && !self.in_recovery && self.dupacks < self.cfg.dupack_threshold {
             // RFC 3042: up to two extra segments on the first two dupACKs.
@@ -1087,6 +1095,49 @@ mod tests {
         assert_eq!(out[0].ack, c.iss.wrapping_add(5001));
         assert_eq!(out[0].opts.sack.len, 0);
         assert_eq!(s.stats().bytes_delivered, 5000);
+    }
+
+    #[test]
+    fn after_a_timeout_data_the_receiver_sacked_is_not_sent_again() {
+        // RFC 6675 section 5.1 (Errata 1610), ns-3 3.44 (`ReTxTimeout` keeps
+        // the SACK scoreboard) and Linux: after an RTO the sender goes back
+        // to SND.UNA but skips what the receiver SACKed before the timeout,
+        // which the receiver no longer reports (3 blocks, most recent first).
+        let cfg = TcpConfig { mss: 1000, ..Default::default() };
+        let (mut c, mut s) = established(&cfg);
+        let ms = Time::from_millis;
+        let mut sent = Vec::new();
+        c.send(ms(0), 10_000, &mut sent);
+        assert_eq!(sent.len(), 10);
+        // The odd segments arrive, the even ones are lost.
+        let mut acks = Vec::new();
+        for k in [1, 3, 5, 7, 9] {
+            s.on_segment(ms(40), &sent[k], &mut acks);
+        }
+        assert_eq!(acks.len(), 5);
+        let mut lost = Vec::new();
+        for a in &acks {
+            c.on_segment(ms(80), a, &mut lost);
+        }
+        // Fast recovery starts; its retransmissions are lost as well. Then
+        // the retransmission timer expires: segment 0 again.
+        let t = c.next_timer().expect("RTO armed");
+        let mut rtx = Vec::new();
+        c.on_timer(t, &mut rtx);
+        assert_eq!(rtx.len(), 1);
+        assert_eq!(rtx[0].seq, c.iss.wrapping_add(1));
+        let mut ack = Vec::new();
+        s.on_segment(t + ms(40), &rtx[0], &mut ack);
+        assert_eq!(ack.len(), 1);
+        assert_eq!(ack[0].ack, c.iss.wrapping_add(2001));
+        // Segments 9, 7 and 5 reported; segment 3 not any more.
+        assert_eq!(ack[0].opts.sack.len, 3);
+        let mut out = Vec::new();
+        c.on_segment(t + ms(80), &ack[0], &mut out);
+        let segs: Vec<u32> = out.iter().map(|g| g.seq.wrapping_sub(c.iss.wrapping_add(1)) / 1000).collect();
+        assert_eq!(segs.first(), Some(&2), "the next hole first: {segs:?}");
+        assert!(segs.iter().all(|k| k % 2 == 0), "nothing the receiver holds: {segs:?}");
+        assert!(segs.len() >= 2, "slow start sends 2 holes: {segs:?}");
     }
 
     #[test]

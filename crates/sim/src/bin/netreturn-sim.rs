@@ -90,11 +90,24 @@ fn main() -> ExitCode {
     println!("{:>20} {:.0}", "events_per_s", r.events as f64 / best);
     println!("{:>20} {:.0}", "packet_hops_per_s", packets as f64 / best);
     if per_flow {
-        println!("flow start_s fct_s goodput_mbps sent_B retx_B recoveries timeouts");
+        // Bottleneck queue, mean of the samples in each 1-s bin (bytes).
+        let (ts, qs) = &r.queue_series;
+        let mut bins: Vec<(f64, u32)> = vec![];
+        for (t, q) in ts.iter().zip(qs) {
+            let b = *t as usize;
+            if bins.len() <= b {
+                bins.resize(b + 1, (0.0, 0));
+            }
+            bins[b].0 += q;
+            bins[b].1 += 1;
+        }
+        let bins: Vec<String> = bins.iter().map(|(s, n)| format!("{:.0}", s / (*n).max(1) as f64)).collect();
+        println!("queue_1s_bins {}", bins.join(","));
+        println!("flow start_s fct_s goodput_mbps sent_B retx_B recoveries timeouts lost");
         for f in &r.flows {
             println!(
-                "{} {:.9} {:.6} {:.4} {} {} {} {}",
-                f.flow, f.start_s, f.fct_s, f.goodput_mbps, f.bytes_sent, f.bytes_retransmitted, f.fast_retransmits, f.timeouts
+                "{} {:.9} {:.6} {:.4} {} {} {} {} {}",
+                f.flow, f.start_s, f.fct_s, f.goodput_mbps, f.bytes_sent, f.bytes_retransmitted, f.fast_retransmits, f.timeouts, f.packets_lost
             );
         }
     }
