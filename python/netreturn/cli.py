@@ -208,7 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--flows", type=_positive, default=31)
     v.add_argument("--queue", choices=["droptail", "red"], default="droptail")
     v.add_argument("--seeds", type=_positive, default=5)
-    v.add_argument("--ns3-prr", choices=["ns3", "wide", "wide-nobonus", "rfc6937"], default="ns3",
+    from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
+
+    v.add_argument("--ns3-prr", choices=["ns3", *PRR_MODES], default="ns3",
                    help="ns-3's PRR as shipped (default) or repaired: rfc6937 removes the three departures from "
                         "RFC 6937 that ns-3 3.44 has (docs/validation.md)")
     _add_common(v)
