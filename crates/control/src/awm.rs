@@ -191,6 +191,17 @@ impl Awm {
         self.target as u64
     }
 
+    /// The number of active flows changed: with the oracle, `N` is that
+    /// number and `swnd` is rescaled so that `N swnd` is kept (seed 002
+    /// eq. 5; see [`NEstimator::Oracle`]).
+    fn set_active(&mut self, active: u32) {
+        let before = self.n();
+        self.active = active;
+        if self.cfg.n_estimator == NEstimator::Oracle {
+            self.swnd = (self.swnd * before / self.n()).clamp(self.mtu, self.max_swnd);
+        }
+    }
+
     /// seed 002 §2.2: eq. 6 and the freeze / gradual raise of `N`.
     fn update_n(&mut self, prev_swnd: f64, delta: f64) {
         // N_k = N_{k-1} swnd_{k-1} / swnd_k (seed 002 eq. 6), continuously.
@@ -254,11 +265,7 @@ impl WindowController for Awm {
     }
 
     fn on_flow_start(&mut self, _now: Time, _flow: &FlowInfo) {
-        let before = self.n();
-        self.active += 1;
-        if self.cfg.n_estimator == NEstimator::Oracle {
-            self.swnd = (self.swnd * before / self.n()).clamp(self.mtu, self.max_swnd);
-        }
+        self.set_active(self.active + 1);
         // seed 002 §2.2: while new sources are in slow start, N in (1) is
         // kept equal to the number of sources active before they started.
         if self.cfg.n_estimator == NEstimator::Adaptive && self.active > 1 {
@@ -267,11 +274,7 @@ impl WindowController for Awm {
     }
 
     fn on_flow_end(&mut self, _now: Time, _flow: &FlowInfo) {
-        let before = self.n();
-        self.active = self.active.saturating_sub(1);
-        if self.cfg.n_estimator == NEstimator::Oracle {
-            self.swnd = (self.swnd * before / self.n()).clamp(self.mtu, self.max_swnd);
-        }
+        self.set_active(self.active.saturating_sub(1));
     }
 
     /// seed 002 §2.1: "if its awnd value is greater than the last updated
