@@ -766,6 +766,17 @@ def _plt():
     return plt()
 
 
+def _save_figure(plt, fig, ax, path: Path, title: str, ylabel: str, ncol: int) -> Path:
+    """Labels, legend and the PNG, the same for every figure of the report."""
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, ncol=ncol)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 COLORS = {"droptail": "#4c72b0", "red": "#dd8452", "ared": "#55a868", "ewa": "#c44e52", "awm": "#8172b3", "ewt": "#937860"}
 
 
@@ -792,13 +803,7 @@ def plot_levels(table: Table, sc: str, cs: str, metric: str, label: str, methods
     ticks = [f"{lv}\n({table.flows(sc, cs, lv)} flows)" for lv in LEVELS]
     ax.set_xticks(range(len(LEVELS)))
     ax.set_xticklabels(ticks, fontsize=8)
-    ax.set_ylabel(label)
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, ncol=4 if paper_vals else 3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save_figure(plt, fig, ax, path, title, label, 4 if paper_vals else 3)
 
 
 def plot_capacity(rows: list[dict], sc: str, methods: Sequence[str], path: Path, title: str, max_flows: int,
@@ -822,13 +827,7 @@ def plot_capacity(rows: list[dict], sc: str, methods: Sequence[str], path: Path,
     ax.axhline(max_flows + 1, color="grey", linestyle=":", linewidth=0.8)
     ax.set_xticks(range(len(LEVELS)))
     ax.set_xticklabels([f"{lv}\n({t} % loss)" for lv, t in zip(LEVELS, (0.1, 0.5, 1))], fontsize=8)
-    ax.set_ylabel("flows at the loss level")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, ncol=4)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save_figure(plt, fig, ax, path, title, "flows at the loss level", 4)
 
 
 def plot_loss_curves(searches: dict[tuple[str, str], LevelSearch], sc: str, methods: Sequence[str], path: Path,
@@ -849,13 +848,7 @@ def plot_loss_curves(searches: dict[tuple[str, str], LevelSearch], sc: str, meth
     ax.set_xscale("log", base=2)
     ax.set_yscale("symlog", linthresh=0.05)
     ax.set_xlabel("flows")
-    ax.set_ylabel("mean TCP loss (%)")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, ncol=3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save_figure(plt, fig, ax, path, title, "mean TCP loss (%)", 3)
 
 
 def _series_stats(values: Sequence[float]) -> tuple[float, float, float]:
