@@ -101,6 +101,12 @@ pub struct Connection {
     /// Karn timing without timestamps: (end offset of the timed segment, sent at).
     rtt_timing: Option<(u64, Time)>,
     rto_at: Option<Time>,
+    /// Persist timer (RFC 9293 section 3.8.6.1): armed while nothing is
+    /// outstanding and the peer's window admits none of the waiting data.
+    persist_at: Option<Time>,
+    /// Window probes sent since the window last admitted data (Linux
+    /// `icsk_probes_out`): the persist interval doubles with each.
+    persist_backoff: u32,
 
     // Receive side, offsets from `irs`.
     rcv_nxt: u64,
@@ -158,6 +164,8 @@ impl Connection {
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity),
             rtt_timing: None,
             rto_at: None,
+            persist_at: None,
+            persist_backoff: 0,
             rcv_nxt: 0,
             ooo: OooQueue::default(),
             rcv_fin: None,
@@ -271,12 +279,9 @@ impl Connection {
         self.iss
     }
 
-    /// Earliest pending deadline (retransmission or delayed ACK).
+    /// Earliest pending deadline (retransmission, persist or delayed ACK).
     pub fn next_timer(&self) -> Option<Time> {
-        match (self.rto_at, self.delack_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_at, self.persist_at, self.delack_at].into_iter().flatten().min()
     }
 
     /// Fires whatever timers are due at `now`; early calls do nothing.
@@ -289,6 +294,10 @@ impl Connection {
             self.rto_at = None;
             self.on_rto(now, out);
         }
+        if self.persist_at.is_some_and(|t| now >= t) {
+            self.persist_at = None;
+            self.on_persist(now, out);
+        }
     }
 
     /// Processes one arriving segment.
@@ -297,6 +306,7 @@ impl Connection {
         if seg.flags.rst() {
             self.state = State::Closed;
             self.rto_at = None;
+            self.persist_at = None;
             self.delack_at = None;
             return;
         }
@@ -492,9 +502,25 @@ impl Connection {
     fn process_data(&mut self, start: u64, seg: &Segment) -> AckDue {
         let fin = seg.flags.fin();
         if seg.len == 0 && !fin {
-            return AckDue::No;
+            // RFC 9293 section 3.10.7.4: an unacceptable segment is answered
+            // with an ACK. The one a sender makes on purpose sits just below
+            // RCV.NXT: a zero-window probe (Linux `tcp_xmit_probe_skb`).
+            return if start < self.rcv_nxt { AckDue::Now } else { AckDue::No };
         }
         let end = start + seg.len as u64;
+        if start > self.rcv_nxt && start >= self.adv_edge {
+            // RFC 9293 section 3.10.7.4, Linux `tcp_data_queue`: data that
+            // starts beyond the right edge we advertised is not acceptable;
+            // drop it and ACK. Out-of-order data we hold therefore lies
+            // inside the advertised window, which never shrinks, so it can
+            // never fill the buffer ahead of a hole at RCV.NXT and close the
+            // window (the stall of issue 9). A segment at RCV.NXT is always
+            // accepted: the application reads at once, so in-order data
+            // needs no buffer space and Linux's pruning of the out-of-order
+            // queue (`tcp_prune_ofo_queue`) has nothing to make room for.
+            self.stats.beyond_window_received += 1;
+            return AckDue::Now;
+        }
         let mut due = AckDue::No;
         if seg.len > 0 {
             if end <= self.rcv_nxt {
@@ -571,13 +597,23 @@ impl Connection {
         }
         if ack > self.snd_una {
             self.on_new_ack(now, ack, sacked_before, seg, out);
-        } else if seg.len == 0
-            && !seg.flags.fin()
-            && !window_changed
-            && self.snd_max > self.snd_una
-        {
-            // RFC 5681 section 2: a duplicate ACK.
-            self.on_dupack(now, sacked_before, out);
+        } else if seg.len == 0 && !seg.flags.fin() && self.snd_max > self.snd_una {
+            let duplicate = if self.sack_ok {
+                // RFC 6675 section 2 (DupAck, conditions a-e): an ACK that
+                // carries new SACK information, whatever its window (as ns-3
+                // `ProcessAck` and Linux count SACKed segments). A gateway
+                // that rewrites windows changes the window of nearly every
+                // ACK, and RFC 5681's rule would hide the losses from us.
+                self.board.sacked.bytes() > sacked_before
+            } else {
+                // RFC 5681 section 2: the window must be unchanged too, so a
+                // window-rewriting gateway hides dupACKs from a non-SACK
+                // sender (docs/tcp.md, "Duplicate ACKs behind a gateway").
+                !window_changed
+            };
+            if duplicate {
+                self.on_dupack(now, sacked_before, out);
+            }
         }
     }
 
@@ -833,10 +869,29 @@ impl Connection {
                 break;
             }
         }
+        self.check_persist(now);
+    }
+
+    /// Whether the peer's window admits `[off, off + len)`: new data must
+    /// end inside it (RFC 9293 section 3.8.6, Linux `tcp_snd_wnd_test`); a
+    /// retransmission must start inside it, and the one at SND.UNA goes out
+    /// whatever the window, serving as a window probe (Linux
+    /// `tcp_retransmit_skb`). The right edge is SND.UNA + SND.WND; it is
+    /// never compared with what is in flight, which after a timeout leaves
+    /// out SACKed bytes and would let the sender run past the receiver's
+    /// buffer.
+    fn window_admits(&self, off: u64, len: u64) -> bool {
+        let edge = self.snd_una + self.rwnd;
+        if off < self.snd_max {
+            off == self.snd_una || off < edge
+        } else {
+            off + len <= edge
+        }
     }
 
     /// Outside SACK recovery: the next byte at `snd_nxt` (new data, or
-    /// go-back-N after a timeout), limited by `min(cwnd, rwnd) - in_flight`.
+    /// go-back-N after a timeout), limited by cwnd on what is in flight and
+    /// by the peer's window on the right edge.
     fn send_one(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
         let regoing = self.snd_nxt < self.snd_max;
         if regoing && self.sack_ok {
@@ -868,13 +923,17 @@ impl Connection {
             // RFC 3042: up to two extra segments on the first two dupACKs.
             cwnd = cwnd.saturating_add(self.dupacks as u64 * self.mss);
         }
-        let wnd = cwnd.min(self.rwnd);
-        if len > 0 && flight + len > wnd {
-            if flight == 0 && wnd > 0 {
-                // Nothing in flight and a window smaller than the segment:
-                // send what fits rather than stall (no persist timer).
-                len = wnd;
-            } else {
+        if len > 0 {
+            if flight + len > cwnd {
+                if flight > 0 {
+                    return false;
+                }
+                // Nothing in flight and a cwnd below one segment: send what
+                // it allows (cwnd never stops an empty pipe).
+                len = cwnd.max(1);
+            }
+            if !self.window_admits(off, len) {
+                // The persist timer takes over if nothing is outstanding.
                 return false;
             }
         }
@@ -882,6 +941,54 @@ impl Connection {
         self.emit(now, off, len, fin, out);
         self.snd_nxt = off + len + fin as u64;
         true
+    }
+
+    /// Arms the persist timer when nothing is outstanding and data waits
+    /// that the peer's window does not admit (RFC 9293 section 3.8.6.1,
+    /// Linux `tcp_check_probe_timer`); disarms it otherwise. With data
+    /// outstanding the retransmission timer guards the connection, and its
+    /// retransmission at SND.UNA probes the window.
+    fn check_persist(&mut self, now: Time) {
+        let waiting = self.snd_nxt < self.app_end;
+        if waiting && self.snd_una == self.snd_max && self.rto_at.is_none() {
+            if self.persist_at.is_none() {
+                self.persist_at = Some(now + self.persist_interval());
+            }
+        } else {
+            self.persist_at = None;
+            self.persist_backoff = 0;
+        }
+    }
+
+    /// Linux `tcp_probe0_when`: the RTO, doubled for every probe already
+    /// sent, at most the maximum RTO.
+    fn persist_interval(&self) -> Time {
+        let shift = self.persist_backoff.min(32);
+        Time(self.rtt.rto().0.saturating_mul(1u64 << shift)).min(self.cfg.max_rto)
+    }
+
+    /// The persist timer fired (Linux `tcp_probe_timer` / `tcp_write_wakeup`).
+    /// If the window admits part of the next segment, that part goes out
+    /// (and the retransmission timer takes over); if it is closed, a probe
+    /// with SEG.SEQ = SND.UNA - 1 and no data makes the receiver answer with
+    /// its window. ns-3 3.44 (`PersistTimeout`) and RFC 9293 probe with one
+    /// byte of new data instead; both elicit the same ACK.
+    fn on_persist(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.stats.window_probes += 1;
+        let off = self.snd_nxt;
+        let edge = self.snd_una + self.rwnd;
+        if off < self.app_end && off < edge {
+            let len = (edge - off).min(self.mss).min(self.app_end - off);
+            let fin = self.fin_at(off, len);
+            self.emit(now, off, len, fin, out);
+            self.snd_nxt = off + len + fin as u64;
+        } else {
+            let probe = self.header(now, self.snd_una.saturating_sub(1));
+            self.stats.segments_sent += 1;
+            out.push(probe);
+            self.persist_backoff += 1;
+        }
+        self.check_persist(now);
     }
 
     /// In SACK recovery: RFC 6675 section 5 step (C), NextSeg while
@@ -893,7 +1000,7 @@ impl Connection {
         }
         let avail = self.win.cwnd - pipe;
         let Some((off, len, fin, retransmit)) = self.next_seg() else { return false };
-        if len > avail {
+        if len > avail || (retransmit && !self.window_admits(off, len)) {
             return false;
         }
         self.emit(now, off, len, fin, out);
@@ -1170,5 +1277,227 @@ mod tests {
         // rcv_nxt moved 1000 B right with 1000 B still held: free = 9000,
         // and the old edge is also 9000 away.
         assert_eq!(out.last().unwrap().window, 9_000);
+    }
+    /// Drives `c`'s segments through `s` and back until both are quiet,
+    /// at `step` per hop; returns the time reached.
+    fn exchange(c: &mut Connection, s: &mut Connection, mut t: Time, mut segs: Vec<Segment>, step: Time) -> Time {
+        let mut to_server = true;
+        while !segs.is_empty() {
+            t = t + step;
+            let mut next = Vec::new();
+            for g in &segs {
+                if to_server {
+                    s.on_segment(t, g, &mut next);
+                } else {
+                    c.on_segment(t, g, &mut next);
+                }
+            }
+            segs = next;
+            to_server = !to_server;
+        }
+        t
+    }
+
+    #[test]
+    fn data_beyond_the_advertised_right_edge_is_dropped_and_acknowledged() {
+        // RFC 9293 section 3.10.7.4: the receiver advertised 10 000 B, so a
+        // segment starting at byte 10 000 or later is not acceptable.
+        let cfg = TcpConfig { mss: 1000, rcv_buf: 10_000, window_scaling: false, ..Default::default() };
+        let (c, mut s) = established(&cfg);
+        let mut out = Vec::new();
+        s.on_segment(Time::from_millis(1), &data(&c, 10), &mut out);
+        assert_eq!(out.len(), 1, "answered at once");
+        assert_eq!(out[0].ack, c.iss.wrapping_add(1), "nothing accepted");
+        assert_eq!(out[0].opts.sack.len, 0, "not held as out-of-order data");
+        assert_eq!(s.stats().beyond_window_received, 1);
+        // The last segment inside the window is held.
+        out.clear();
+        s.on_segment(Time::from_millis(2), &data(&c, 9), &mut out);
+        assert_eq!(out[0].opts.sack.len, 1);
+        assert_eq!(s.ooo.held.bytes(), 1000);
+    }
+
+    #[test]
+    fn a_sender_never_sends_new_data_past_snd_una_plus_the_window_after_a_timeout() {
+        // Issue 9: after a timeout, SACKed bytes leave the flight size, and
+        // the sender used to compare that flight size with min(cwnd, rwnd),
+        // running 1.24 MB past SND.UNA into a 1 MB receive buffer. The
+        // right edge is SND.UNA + SND.WND whatever is SACKed.
+        let cfg = TcpConfig { mss: 1000, rcv_buf: 8_000, window_scaling: false, ..Default::default() };
+        let (mut c, mut s) = established(&cfg);
+        let ms = Time::from_millis;
+        let mut sent = Vec::new();
+        c.send(ms(0), 100_000, &mut sent);
+        assert_eq!(sent.len(), 8, "the window admits 8 segments");
+        // Segment 0 is lost; 1..8 arrive and are SACKed.
+        let mut acks = Vec::new();
+        for g in &sent[1..] {
+            s.on_segment(ms(10), g, &mut acks);
+        }
+        // Only the first two dupACKs reach the sender; then a timeout.
+        let mut more = Vec::new();
+        for a in &acks[..2] {
+            c.on_segment(ms(20), a, &mut more);
+        }
+        let t = c.next_timer().unwrap();
+        let mut rtx = Vec::new();
+        c.on_timer(t, &mut rtx);
+        // The last ACK (all 7 segments SACKed) arrives after the timeout.
+        c.on_segment(t + ms(1), acks.last().unwrap(), &mut rtx);
+        let edge = c.snd_una + c.rwnd;
+        for g in rtx.iter().chain(&more) {
+            let off = g.seq.wrapping_sub(c.iss) as u64;
+            assert!(off + g.len as u64 <= edge.max(off + 1), "segment at {off} past the edge {edge}");
+        }
+        assert!(c.snd_max <= 1 + 8_000, "snd_max {} beyond the receive buffer", c.snd_max);
+    }
+
+    #[test]
+    fn a_zero_window_is_probed_by_the_persist_timer_until_it_opens() {
+        // RFC 9293 section 3.8.6.1, Linux tcp_probe_timer: with nothing
+        // outstanding and a closed window, the sender probes with
+        // SEG.SEQ = SND.UNA - 1 at RTO, 2 RTO, ...; the receiver answers each
+        // probe with an ACK carrying its window, and the data flows again.
+        let cfg = TcpConfig { mss: 1000, window_scaling: false, ..Default::default() };
+        let (mut c, mut s) = established(&cfg);
+        let ms = Time::from_millis;
+        // The peer closes its window (a real receiver whose application
+        // stopped reading; our simulated receivers never do).
+        let zero = Segment {
+            seq: s.iss.wrapping_add(1),
+            ack: c.iss.wrapping_add(1),
+            flags: TcpFlags::ACK,
+            window: 0,
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        c.on_segment(ms(1), &zero, &mut out);
+        c.send(ms(2), 5_000, &mut out);
+        assert!(out.is_empty(), "nothing goes into a closed window");
+        let first = c.next_timer().expect("persist timer armed");
+        assert_eq!(first, ms(2) + c.rtt.rto());
+        c.on_timer(first, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].seq.wrapping_sub(c.iss), out[0].len), (0, 0), "probe below SND.UNA, no data");
+        assert_eq!(c.next_timer(), Some(first + Time(c.rtt.rto().0 * 2)), "backed off");
+        // The receiver answers the probe with its (open) window.
+        let mut answer = Vec::new();
+        s.on_segment(first + ms(1), &out[0], &mut answer);
+        assert_eq!(answer.len(), 1, "a probe is always answered");
+        assert!(answer[0].window > 0);
+        let mut data_out = Vec::new();
+        c.on_segment(first + ms(2), &answer[0], &mut data_out);
+        assert_eq!(data_out.len(), 5, "the window opened: all 5000 B go");
+        assert_eq!(c.stats().window_probes, 1);
+        exchange(&mut c, &mut s, first + ms(2), data_out, ms(1));
+        assert_eq!(s.stats().bytes_delivered, 5_000);
+    }
+
+    #[test]
+    fn the_segment_at_snd_una_is_retransmitted_into_a_closed_window() {
+        // Linux tcp_retransmit_skb: the retransmission at SND.UNA goes out
+        // whatever the window and serves as a zero-window probe. Without it
+        // the timeout of issue 9 sent nothing for 600 s.
+        let cfg = TcpConfig { mss: 1000, window_scaling: false, ..Default::default() };
+        let (mut c, s) = established(&cfg);
+        let ms = Time::from_millis;
+        let mut sent = Vec::new();
+        c.send(ms(0), 3_000, &mut sent);
+        assert_eq!(sent.len(), 3);
+        // An ACK for nothing new closes the window.
+        let zero = Segment {
+            seq: s.iss.wrapping_add(1),
+            ack: c.iss.wrapping_add(1),
+            flags: TcpFlags::ACK,
+            window: 0,
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        c.on_segment(ms(5), &zero, &mut out);
+        let t = c.next_timer().unwrap();
+        c.on_timer(t, &mut out);
+        assert_eq!(out.len(), 1, "one retransmission at SND.UNA");
+        assert_eq!(out[0].seq, c.iss.wrapping_add(1));
+        assert_eq!(out[0].len, 1000);
+    }
+
+    #[test]
+    fn sack_dupacks_count_whatever_the_window_says() {
+        // RFC 6675 section 2: an ACK carrying new SACK information is a
+        // duplicate whatever its window. A window-rewriting gateway changes
+        // the window of nearly every ACK; three such ACKs must still start
+        // fast recovery.
+        let cfg = TcpConfig { mss: 1000, rcv_buf: 1 << 20, ..Default::default() };
+        let (mut c, mut s) = established(&cfg);
+        let ms = Time::from_millis;
+        let mut sent = Vec::new();
+        c.send(ms(0), 10_000, &mut sent);
+        let mut acks = Vec::new();
+        for g in &sent[1..5] {
+            s.on_segment(ms(10), g, &mut acks);
+        }
+        assert_eq!(acks.len(), 4);
+        let mut out = Vec::new();
+        for (k, a) in acks.iter_mut().enumerate() {
+            a.window -= 100 * (k as u16 + 1); // as a gateway lowering it
+            c.on_segment(ms(20), a, &mut out);
+        }
+        assert_eq!(c.stats().fast_retransmits, 1);
+        assert!(out.iter().any(|g| g.retransmission && g.seq == c.iss.wrapping_add(1)));
+    }
+
+    #[test]
+    fn an_ack_without_new_sack_information_is_not_a_duplicate() {
+        // RFC 6675 section 2 condition (e): repeating what the scoreboard
+        // already holds says nothing about a new arrival.
+        let cfg = TcpConfig { mss: 1000, rcv_buf: 1 << 20, ..Default::default() };
+        let (mut c, mut s) = established(&cfg);
+        let ms = Time::from_millis;
+        let mut sent = Vec::new();
+        c.send(ms(0), 10_000, &mut sent);
+        let mut acks = Vec::new();
+        s.on_segment(ms(10), &sent[1], &mut acks);
+        let mut out = Vec::new();
+        for _ in 0..5 {
+            c.on_segment(ms(20), &acks[0], &mut out);
+        }
+        assert_eq!(c.stats().dupacks_received, 1);
+        assert_eq!(c.stats().fast_retransmits, 0);
+    }
+
+    #[test]
+    fn without_sack_a_changed_window_hides_a_duplicate_ack() {
+        // RFC 5681 section 2 (the strict definition, kept without SACK): an
+        // ACK whose window differs from the previous one is not a duplicate.
+        // Behind a window-rewriting gateway this blinds fast retransmit
+        // (docs/tcp.md, "Duplicate ACKs behind a gateway").
+        let cfg = TcpConfig { mss: 1000, sack: false, rcv_buf: 1 << 20, ..Default::default() };
+        let (mut c, mut s) = established(&cfg);
+        let ms = Time::from_millis;
+        let mut sent = Vec::new();
+        c.send(ms(0), 10_000, &mut sent);
+        let mut acks = Vec::new();
+        for g in &sent[1..5] {
+            s.on_segment(ms(10), g, &mut acks);
+        }
+        let mut out = Vec::new();
+        for (k, a) in acks.iter().enumerate() {
+            let mut a = *a;
+            a.window -= 100 * (k as u16 + 1);
+            c.on_segment(ms(20), &a, &mut out);
+        }
+        assert_eq!(c.stats().fast_retransmits, 0);
+        // The same ACKs with an unchanged window trigger it.
+        let (mut c, mut s) = established(&cfg);
+        let mut sent = Vec::new();
+        c.send(ms(0), 10_000, &mut sent);
+        let mut acks = Vec::new();
+        for g in &sent[1..5] {
+            s.on_segment(ms(10), g, &mut acks);
+        }
+        for a in &acks {
+            c.on_segment(ms(20), a, &mut out);
+        }
+        assert_eq!(c.stats().fast_retransmits, 1);
     }
 }
