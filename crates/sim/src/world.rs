@@ -150,8 +150,8 @@ impl Iface {
     }
 }
 
-/// Per-flow packet counters (both directions) for the loss ratio (seed 000
-/// eq. 13).
+/// Per-flow packet counters for the loss ratios (seed 000 eq. 13); a TCP
+/// flow keeps one per direction.
 #[derive(Clone, Debug, Default)]
 pub struct PacketCounts {
     pub sent: u64,
@@ -172,7 +172,9 @@ pub struct TcpFlow {
     pub stop: Option<Time>,
     pub started: bool,
     pub done_at: Option<Time>,
-    pub packets: PacketCounts,
+    /// [data direction (client to server, as ns-3's FlowMonitor counts a
+    /// flow), ACK direction].
+    pub packets: [PacketCounts; 2],
 }
 
 pub struct UdpFlow {
@@ -419,7 +421,7 @@ impl World {
                             stop,
                             started: false,
                             done_at: None,
-                            packets: PacketCounts::default(),
+                            packets: Default::default(),
                         });
                         if bytes.is_some() {
                             w.finite_left += 1;
@@ -557,7 +559,7 @@ impl World {
         if p.udp {
             &mut self.udp[p.flow as usize].packets
         } else {
-            &mut self.tcp[p.flow as usize].packets
+            &mut self.tcp[p.flow as usize].packets[p.dir as usize]
         }
     }
 
@@ -705,7 +707,7 @@ impl World {
             let size = IP_HEADER + seg.header_len() + seg.len;
             let pi = self.pool.alloc(Packet { dst: to, flow, dir: side, udp: false, size, seg });
             self.created += 1;
-            self.tcp[flow as usize].packets.sent += 1;
+            self.tcp[flow as usize].packets[side as usize].sent += 1;
             self.at_node(from, pi);
         }
         self.out = out;
