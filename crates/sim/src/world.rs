@@ -704,7 +704,7 @@ impl World {
             }
         }
         for seg in out.drain(..) {
-            let size = IP_HEADER + seg.header_len() + seg.len;
+            let size = IP_HEADER + seg.inband.wire_len() + seg.header_len() + seg.len;
             let pi = self.pool.alloc(Packet { dst: to, flow, dir: side, udp: false, size, seg });
             self.created += 1;
             self.tcp[flow as usize].packets[side as usize].sent += 1;

@@ -20,6 +20,9 @@ pub struct TcpStats {
     /// Sender: payload bytes cumulatively acknowledged.
     pub bytes_acked: u64,
     pub dupacks_received: u64,
+    /// Times DupThresh duplicate ACKs in a row arrived, whether or not the
+    /// congestion control retransmits on them (seed 001 Fig. 6).
+    pub triple_dupacks: u64,
     /// Pure ACKs sent.
     pub acks_sent: u64,
     pub segments_received: u64,

@@ -25,10 +25,14 @@ impl Connection {
             self.snd_wl1 = seq_off;
             self.snd_wl2 = ack;
         }
+        let in_recovery = self.in_recovery;
+        let una_before = self.snd_una;
+        let mut rtt = None;
+        let mut duplicate = false;
         if ack > self.snd_una {
-            self.on_new_ack(now, ack, sacked_before, seg, out);
+            rtt = self.on_new_ack(now, ack, sacked_before, seg, out);
         } else if seg.len == 0 && !seg.flags.fin() && self.snd_max > self.snd_una {
-            let duplicate = if self.sack_ok {
+            let is_dup = if self.sack_ok {
                 // RFC 6675 section 2 (DupAck, conditions a-e): an ACK that
                 // carries new SACK information, whatever its window (as ns-3
                 // `ProcessAck` and Linux count SACKed segments). A gateway
@@ -41,13 +45,35 @@ impl Connection {
                 // sender (docs/tcp.md, "Duplicate ACKs behind a gateway").
                 !window_changed
             };
+            duplicate = is_dup;
             if duplicate {
                 self.on_dupack(now, sacked_before, out);
             }
         }
+        let acked = self.snd_una - una_before;
+        let ev = AckEvent {
+            acked,
+            // RFC 6937 DeliveredData (SACKed bytes below the new SND.UNA
+            // were trimmed from the board, so they count once, in `acked`).
+            delivered: (acked + self.board.sacked.bytes()).saturating_sub(sacked_before),
+            rtt,
+            timestamps: seg.opts.timestamps,
+            duplicate,
+            in_recovery,
+            inband: seg.inband,
+        };
+        self.cc.on_ack_event(now, &mut self.win, &ev);
     }
 
-    pub(super) fn on_new_ack(&mut self, now: Time, ack: u64, sacked_before: u64, seg: &Segment, out: &mut Vec<Segment>) {
+    /// A cumulative ACK for new data; returns the RTT sample it gave.
+    pub(super) fn on_new_ack(
+        &mut self,
+        now: Time,
+        ack: u64,
+        sacked_before: u64,
+        seg: &Segment,
+        out: &mut Vec<Segment>,
+    ) -> Option<Time> {
         let old_una = self.snd_una;
         let acked = ack - old_una;
         let data_acked = ack.min(self.app_end).saturating_sub(old_una.max(1));
@@ -124,5 +150,6 @@ impl Connection {
                 s => s,
             };
         }
+        sample
     }
 }

@@ -7,9 +7,9 @@
 //! the 32-bit space without any comparison in the machine having to care
 //! (RFC 9293 section 3.4 arithmetic, done once).
 
-use netreturn_base::{TcpFlags, Time};
+use netreturn_base::{InBand, TcpFlags, Time, XcpFields};
 
-use crate::cc::{Ack, Cc, CongestionControl, Window};
+use crate::cc::{Ack, AckEvent, Cc, CongestionControl, Window};
 use crate::config::{Recovery, TcpConfig};
 use crate::rtt::RttEstimator;
 use crate::sack::{OooQueue, Scoreboard};
@@ -125,6 +125,8 @@ pub struct Connection {
     adv_edge: u64,
     delack_at: Option<Time>,
     unacked_segs: u32,
+    /// XCP feedback of the data received since our last ACK, to echo.
+    xcp_echo: Option<i32>,
 
     stats: TcpStats,
 }
@@ -181,6 +183,7 @@ impl Connection {
             adv_edge: 0,
             delack_at: None,
             unacked_segs: 0,
+            xcp_echo: None,
             stats: TcpStats::default(),
         }
     }
@@ -456,6 +459,7 @@ impl Connection {
             opts,
             len: 0,
             retransmission,
+            inband: InBand::None,
         };
         if server {
             self.last_ack_sent = self.rcv_nxt;

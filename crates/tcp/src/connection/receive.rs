@@ -38,6 +38,11 @@ impl Connection {
             self.stats.beyond_window_received += 1;
             return AckDue::Now;
         }
+        if let InBand::Xcp(x) = seg.inband {
+            if !x.ack && seg.len > 0 {
+                self.xcp_echo = Some(self.xcp_echo.unwrap_or(0).saturating_add(x.feedback));
+            }
+        }
         let mut due = AckDue::No;
         if seg.len > 0 {
             if end <= self.rcv_nxt {

@@ -7,6 +7,12 @@ impl Connection {
     pub(super) fn on_dupack(&mut self, now: Time, sacked_before: u64, out: &mut Vec<Segment>) {
         self.stats.dupacks_received += 1;
         self.dupacks += 1;
+        if self.dupacks == self.cfg.dupack_threshold {
+            // Counted whether or not fast retransmit follows (seed 001's
+            // triple-duplicate-ACK events, which RFC 793 TCP also receives).
+            self.stats.triple_dupacks += 1;
+        }
+        self.cc.on_dupack(now, &mut self.win, self.dupacks);
         if !self.cc.fast_retransmit() {
             return;
         }
@@ -63,6 +69,7 @@ impl Connection {
             // RFC 6582 section 3.2 step 2: cwnd = ssthresh + 3 SMSS.
             self.win.cwnd = self.win.ssthresh + self.cfg.dupack_threshold as u64 * self.mss;
         }
+        self.cc.on_recovery_enter(now, &mut self.win);
     }
 
     pub(super) fn exit_recovery(&mut self, now: Time) {

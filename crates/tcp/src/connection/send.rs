@@ -160,6 +160,13 @@ impl Connection {
             }
         }
         let window = self.window_field();
+        let inband = match self.xcp_echo.take() {
+            // XCP section 3.1: the receiver copies the feedback its data
+            // arrived with into the ACK (summed over the segments a delayed
+            // ACK covers, so none is lost).
+            Some(feedback) => InBand::Xcp(XcpFields { feedback, ack: true, ..Default::default() }),
+            None => InBand::None,
+        };
         self.last_ack_sent = self.rcv_nxt;
         self.delack_at = None;
         self.unacked_segs = 0;
@@ -171,6 +178,7 @@ impl Connection {
             opts,
             len: 0,
             retransmission: false,
+            inband,
         }
     }
 
@@ -192,6 +200,9 @@ impl Connection {
         self.cwnd_limited = self.win.cwnd < self.in_flight() + len + self.mss;
         let mut seg = self.header(now, off);
         seg.len = len as u32;
+        if len > 0 {
+            self.cc.on_send(now, &self.win, self.rtt.srtt(), &mut seg.inband);
+        }
         if fin {
             seg.flags = seg.flags | TcpFlags::FIN;
         }

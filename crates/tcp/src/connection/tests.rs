@@ -372,3 +372,51 @@ fn without_sack_a_changed_window_hides_a_duplicate_ack() {
     }
     assert_eq!(c.stats().fast_retransmits, 1);
 }
+
+#[test]
+fn standard_tcp_counts_triple_dupacks_it_does_not_act_on() {
+    // Seed 001 Table 2 reports triple-dupACK events for RFC 793 TCP (4001
+    // of them), which has no fast retransmit: they are counted on arrival.
+    use crate::config::CcKind;
+    let cfg = TcpConfig { mss: 1000, cc: CcKind::None, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    let mut acks = Vec::new();
+    for g in &sent[1..8] {
+        s.on_segment(ms(10), g, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(20), a, &mut out);
+    }
+    assert_eq!(c.stats().dupacks_received, 7);
+    assert_eq!(c.stats().triple_dupacks, 1, "one run of three, counted once");
+    assert_eq!(c.stats().fast_retransmits, 0);
+    assert!(out.iter().all(|g| !g.retransmission));
+}
+
+#[test]
+fn the_receiver_echoes_the_xcp_feedback_its_data_arrived_with() {
+    // XCP section 3.1: the receiver copies H_feedback into its ACK; a
+    // delayed ACK covering two segments echoes the sum of both.
+    let cfg = TcpConfig { mss: 1000, ..Default::default() };
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    let with = |k: u64, feedback: i32| {
+        let mut g = data(&c, k);
+        g.inband = InBand::Xcp(XcpFields { cwnd: 10_000, rtt_us: 50_000, feedback, ack: false });
+        g
+    };
+    s.on_segment(Time::from_millis(1), &with(0, 300), &mut out);
+    assert!(out.is_empty(), "delayed");
+    s.on_segment(Time::from_millis(2), &with(1, -100), &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].inband, InBand::Xcp(XcpFields { feedback: 200, ack: true, ..Default::default() }));
+    // The next ACK echoes nothing it did not receive.
+    out.clear();
+    s.on_segment(Time::from_millis(3), &data(&c, 2), &mut out);
+    s.on_timer(Time::from_millis(300), &mut out);
+    assert_eq!(out[0].inband, InBand::None);
+}
