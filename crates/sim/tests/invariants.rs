@@ -267,3 +267,72 @@ fn data_loss_counts_the_data_direction_and_packet_loss_both() {
     assert!(d > all, "data {d} % vs all {all} %");
     assert_eq!(r.get("flows_incomplete"), Some(0.0));
 }
+
+/// A stage that runs `inner` and records, for each data segment it sees
+/// leave, the in-band value it arrived with and the one it left with.
+struct Recording<S> {
+    inner: S,
+    seen: std::rc::Rc<std::cell::RefCell<Vec<(netreturn_base::InBand, u32)>>>,
+}
+
+impl<S: netreturn_control::ForwardStage> netreturn_control::ForwardStage for Recording<S> {
+    fn on_dequeue(&mut self, at: netreturn_base::Time, p: &mut netreturn_control::ForwardPacket<'_>, q: &netreturn_control::QueueState) {
+        let before = p.inband.as_deref().copied();
+        self.inner.on_dequeue(at, p, q);
+        if let (Some(m), Some(b), Some(netreturn_base::InBand::Ngwa(v))) = (p.tcp, before, p.inband.as_deref()) {
+            if m.payload_len > 0 {
+                self.seen.borrow_mut().push((b, *v));
+            }
+        }
+    }
+}
+
+#[test]
+fn ngwa_routers_on_a_chain_leave_a_value_that_never_grows_along_the_path() {
+    use netreturn_base::InBand;
+    use netreturn_control::ngwa::{NgwaRouter, NgwaRouterConfig};
+    use std::{cell::RefCell, rc::Rc};
+    let text = r#"
+        name = "chain"
+        [tcp]
+        segment_size = 1000
+        [topology]
+        kind = "chain"
+        hops = 3
+        link = { rate = "10Mbps", delay = "5ms", buffer = "60kB" }
+        overrides = { "1" = { rate = "2Mbps", delay = "5ms", buffer = "30kB" } }
+        access = { rate = "100Mbps", delay = "1ms" }
+        end_hosts = 2
+        [[traffic]]
+        kind = "tcp-file"
+        from = "src"
+        to = "dst"
+        count = 2
+        bytes = "300kB"
+        [run]
+        stop = "30s"
+    "#;
+    let s = Scenario::from_toml(text, "chain.toml", &[]).unwrap();
+    let mut w = World::new(&s, 1).unwrap();
+    let hops = ["R0->R1", "R1->R2", "R2->R3"];
+    let seen: Vec<Rc<RefCell<Vec<(InBand, u32)>>>> = hops.iter().map(|_| Default::default()).collect();
+    for (h, log) in hops.iter().zip(&seen) {
+        let inner = NgwaRouter::new(NgwaRouterConfig { flow_division: true, ..Default::default() });
+        w.attach_stage(h, Box::new(Recording { inner, seen: log.clone() })).unwrap();
+    }
+    w.run();
+    assert_eq!(w.created, w.delivered + w.dropped + w.in_flight(), "packets conserved");
+    assert_eq!(w.tcp.iter().filter(|f| f.done_at.is_some()).count(), 2);
+    let (first, mid, last) = (seen[0].borrow(), seen[1].borrow(), seen[2].borrow());
+    assert!(first.len() > 300, "data segments were marked: {}", first.len());
+    // The first router inserts the option; later ones only ever lower it.
+    assert!(first.iter().all(|(b, _)| *b == InBand::None));
+    for (b, a) in mid.iter().chain(last.iter()) {
+        let InBand::Ngwa(b) = *b else { panic!("the option was lost on the way: {b:?}") };
+        assert!(*a <= b, "a router raised the value {b} to {a}");
+    }
+    // The bottleneck's share (0.98 x at most 30 kB over 2 flows) shows up
+    // downstream of it, where the 60 kB queues alone would leave more.
+    assert!(last.iter().all(|&(_, v)| v <= 29_400));
+    assert!(mid.iter().any(|&(_, v)| v < 14_700));
+}
