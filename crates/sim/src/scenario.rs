@@ -136,6 +136,11 @@ pub struct TcpSpec {
     pub snd_buf: SizeQ,
     #[serde(default = "yes")]
     pub sack: bool,
+    /// Without SACK, a duplicate ACK must carry the window of the previous
+    /// ACK (RFC 5681 section 2); `false` counts it whatever its window, as
+    /// ns-3 does (docs/tcp.md, "Duplicate ACKs behind a gateway").
+    #[serde(default = "yes")]
+    pub dupack_same_window: bool,
     #[serde(default = "yes")]
     pub timestamps: bool,
     #[serde(default = "yes")]

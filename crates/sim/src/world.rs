@@ -281,6 +281,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         rcv_buf: t.rcv_buf.0.bytes(t.segment_size),
         snd_buf: t.snd_buf.0.bytes(t.segment_size),
         sack: t.sack,
+        dupack_same_window: t.dupack_same_window,
         timestamps: t.timestamps,
         window_scaling: t.window_scaling,
         delayed_ack_count: t.delayed_ack_count,

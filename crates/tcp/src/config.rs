@@ -44,6 +44,7 @@ pub enum Recovery {
 /// | `cc` | `Cubic(CubicConfig::default())` | congestion control |
 /// | `recovery` | `Prr` | cwnd during SACK loss recovery |
 /// | `sack` | on | offer SACK-permitted (RFC 2018) |
+/// | `dupack_same_window` | on | without SACK, a dupACK must repeat the previous window (RFC 5681 section 2); off, any window (ns-3) |
 /// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
 /// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |
 /// | `rcv_buf` | 131072 B | receive buffer; advertised window = `rcv_buf` - out-of-order bytes |
@@ -66,6 +67,7 @@ pub struct TcpConfig {
     pub cc: CcKind,
     pub recovery: Recovery,
     pub sack: bool,
+    pub dupack_same_window: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
     pub rcv_buf: u64,
@@ -91,6 +93,7 @@ impl Default for TcpConfig {
             cc: CcKind::Cubic(CubicConfig::default()),
             recovery: Recovery::Prr,
             sack: true,
+            dupack_same_window: true,
             timestamps: true,
             window_scaling: true,
             rcv_buf: 131_072,

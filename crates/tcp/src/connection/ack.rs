@@ -43,7 +43,7 @@ impl Connection {
                 // RFC 5681 section 2: the window must be unchanged too, so a
                 // window-rewriting gateway hides dupACKs from a non-SACK
                 // sender (docs/tcp.md, "Duplicate ACKs behind a gateway").
-                !window_changed
+                !window_changed || !self.cfg.dupack_same_window
             };
             duplicate = is_dup;
             if duplicate {
