@@ -29,7 +29,25 @@ pub struct Topology {
     pub groups: BTreeMap<String, Vec<u32>>,
     /// The interface whose queue is the scenario's headline bottleneck.
     pub bottleneck: Option<u32>,
-    /// `next_hop[src * n + dst]`: egress interface from `src` toward `dst`.
+    routes: Routes,
+}
+
+/// Static routes, stored so they stay small and cache-friendly with
+/// thousands of hosts. A *stub* is a node with one link (a host on its
+/// access link): from a stub the only way out is its one interface, and a
+/// stub is reached through its one neighbour. Only the other (core) nodes
+/// get a table, `core x core`; a dumbbell of 3100 pairs keeps 4 entries
+/// instead of 38 million.
+#[derive(Clone, Debug, Default)]
+struct Routes {
+    /// Per node: its single egress interface if it is a stub, else NO_ROUTE.
+    only_out: Vec<u32>,
+    /// Per stub: (its neighbour, the neighbour's interface to it).
+    parent: Vec<(u32, u32)>,
+    /// Per node: its index among core nodes, NO_ROUTE for a stub.
+    core: Vec<u32>,
+    ncore: usize,
+    /// `next_hop[core(src) * ncore + core(dst)]`.
     next_hop: Vec<u32>,
 }
 
@@ -196,40 +214,105 @@ impl Topology {
                 }
             }
         }
-        let mut topo = Topology { nodes: b.nodes, ifaces: b.ifaces, groups: b.groups, bottleneck, next_hop: vec![] };
+        let mut topo = Topology { nodes: b.nodes, ifaces: b.ifaces, groups: b.groups, bottleneck, routes: Routes::default() };
         topo.compute_routes();
         Ok(topo)
     }
 
-    /// Shortest paths by hop count (BFS from every destination over reversed
-    /// edges); ties go to the lowest interface index, so routes are
-    /// deterministic.
+    /// Shortest paths by hop count (BFS from every core destination over
+    /// reversed edges); ties go to the lowest interface index, so routes are
+    /// deterministic. Stubs take no part in the search: a path between two
+    /// other nodes never passes through a node with one link, and a stub's
+    /// routes follow from its neighbour's, so the result is the one a search
+    /// over every node gives (`compact_routes_equal_a_full_search`).
     fn compute_routes(&mut self) {
         let n = self.nodes.len();
+        let mut out: Vec<Vec<u32>> = vec![vec![]; n];
         let mut into: Vec<Vec<u32>> = vec![vec![]; n];
         for (i, f) in self.ifaces.iter().enumerate() {
+            out[f.from as usize].push(i as u32);
             into[f.to as usize].push(i as u32);
         }
-        self.next_hop = vec![NO_ROUTE; n * n];
+        let mut r = Routes {
+            only_out: vec![NO_ROUTE; n],
+            parent: vec![(NO_ROUTE, NO_ROUTE); n],
+            core: vec![NO_ROUTE; n],
+            ..Routes::default()
+        };
+        for v in 0..n {
+            if let ([o], [i]) = (out[v].as_slice(), into[v].as_slice()) {
+                let nb = self.ifaces[*o as usize].to;
+                if self.ifaces[*i as usize].from == nb && nb as usize != v {
+                    r.only_out[v] = *o;
+                    r.parent[v] = (nb, *i);
+                    continue;
+                }
+            }
+            r.core[v] = r.ncore as u32;
+            r.ncore += 1;
+        }
+        let nc = r.ncore;
+        r.next_hop = vec![NO_ROUTE; nc * nc];
+        let mut dist = vec![u32::MAX; n];
         for dst in 0..n {
-            let mut dist = vec![u32::MAX; n];
+            if r.core[dst] == NO_ROUTE {
+                continue;
+            }
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[dst] = 0;
+            let cd = r.core[dst] as usize;
             let mut q = VecDeque::from([dst]);
             while let Some(v) = q.pop_front() {
                 for &i in &into[v] {
                     let u = self.ifaces[i as usize].from as usize;
-                    if dist[u] == u32::MAX {
+                    if dist[u] == u32::MAX && r.core[u] != NO_ROUTE {
                         dist[u] = dist[v] + 1;
-                        self.next_hop[u * n + dst] = i;
+                        r.next_hop[r.core[u] as usize * nc + cd] = i;
                         q.push_back(u);
                     }
                 }
             }
         }
+        self.routes = r;
     }
 
+    /// The interface `from` sends a packet for `to` on (NO_ROUTE when
+    /// `from == to`, or when `from` is not a stub and cannot reach `to`).
+    #[inline]
     pub fn route(&self, from: u32, to: u32) -> u32 {
-        self.next_hop[from as usize * self.nodes.len() + to as usize]
+        let r = &self.routes;
+        if from == to {
+            return NO_ROUTE;
+        }
+        let o = r.only_out[from as usize];
+        if o != NO_ROUTE {
+            return o;
+        }
+        let mut t = to;
+        if r.core[to as usize] == NO_ROUTE {
+            let (p, down) = r.parent[to as usize];
+            if p == from {
+                return down;
+            }
+            t = p;
+        }
+        r.next_hop[r.core[from as usize] as usize * r.ncore + r.core[t as usize] as usize]
+    }
+
+    /// Whether packets from `from` reach `to`, hop by hop.
+    pub fn reachable(&self, from: u32, to: u32) -> bool {
+        let mut at = from;
+        for _ in 0..self.nodes.len() {
+            if at == to {
+                return true;
+            }
+            let i = self.route(at, to);
+            if i == NO_ROUTE {
+                return false;
+            }
+            at = self.ifaces[i as usize].to;
+        }
+        at == to
     }
 
     /// Hosts named by a group (`left`) or a single node name (`left0`).

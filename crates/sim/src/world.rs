@@ -403,7 +403,7 @@ impl World {
             let (srcs, dsts) = (lookup(from, "from")?, lookup(to, "to")?);
             for k in 0..count as usize {
                 let (src, dst) = (srcs[k % srcs.len()], dsts[k % dsts.len()]);
-                if w.topo.route(src, dst) == NO_ROUTE {
+                if !w.topo.reachable(src, dst) {
                     return Err((format!("traffic[{ti}]"), format!("no route from {} to {}", w.topo.nodes[src as usize], w.topo.nodes[dst as usize])));
                 }
                 match t {
