@@ -59,6 +59,11 @@ pub struct Scenario {
     /// The paper's own numbers, free-form, for reports.
     #[serde(default)]
     pub paper: Option<toml::Value>,
+    /// The file as read, with parameters substituted (quantities as
+    /// written): what the Python testbed maps onto namespaces, so that it
+    /// reads the file through this loader rather than its own.
+    #[serde(skip)]
+    pub document: toml::Table,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -459,6 +464,10 @@ impl Scenario {
         }
         let mut root = toml::Value::Table(doc);
         substitute(&mut root, &params, "").map_err(|(f, m)| err(&f, m))?;
+        let document = match &root {
+            toml::Value::Table(t) => t.clone(),
+            _ => unreachable!("a TOML document is a table"),
+        };
         // `kind = "dumbbell"` tables become `{ dumbbell = { ... } }`, which
         // serde reads as an externally tagged enum and, unlike an internally
         // tagged one, with the full path of any error inside.
@@ -491,6 +500,7 @@ impl Scenario {
         scenario.validate().map_err(|(f, m)| err(&f, m))?;
         let mut scenario = scenario;
         scenario.file = file.to_string();
+        scenario.document = document;
         Ok(scenario)
     }
 
