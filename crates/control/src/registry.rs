@@ -144,11 +144,11 @@ macro_rules! controllers {
 
 // The one list of window controllers. Adding one is one line here.
 controllers! {
-    Ewt, ewt = "ewt", "EWT", "Early Window Tailoring (seed 000 Algorithm 1)", needs_rate: false, ewt::Ewt(EwtConfig);
-    Ewa, ewa = "ewa", "EWA", "Early Window Adaptation (seed 000 eqs. 2-4)", needs_rate: false, ewa::Ewa(EwaConfig);
-    Awm, awm = "awm", "AWM", "Active Window Management (seed 002 eq. 1)", needs_rate: true, awm::Awm(AwmConfig);
-    SapLaw, sap_law = "sap-law", "SAP-LAW", "SAP-LAW (seed 004)", needs_rate: true, saplaw::SapLaw(SapLawConfig);
-    Rwm, rwm = "rwm", "RWM", "Receive Window Modification (seed 003)", needs_rate: true, rwm::Rwm(RwmConfig);
+    Ewt, ewt = "ewt", "EWT", "Early Window Tailoring (seed 000 §4, Algorithm 1)", needs_rate: false, ewt::Ewt(EwtConfig);
+    Ewa, ewa = "ewa", "EWA", "Explicit Window Adaptation (Kalampoukas et al. 1998; seed 000 §3.1, eqs. 2-3)", needs_rate: false, ewa::Ewa(EwaConfig);
+    Awm, awm = "awm", "AWM", "Active Window Management (seed 002 §2)", needs_rate: true, awm::Awm(AwmConfig);
+    SapLaw, sap_law = "sap-law", "SAP-LAW", "Smart Access Point with Limited Advertised Window (seed 000 §3.2, eq. 5)", needs_rate: true, saplaw::SapLaw(SapLawConfig);
+    Rwm, rwm = "rwm", "RWM", "Receive Window Modulation (seed 003 §III, Algorithm 1)", needs_rate: true, rwm::Rwm(RwmConfig);
 }
 
 impl WindowController for Controller {
