@@ -225,9 +225,8 @@ impl ConfigLink {
     pub fn load(path: &str, sets: &[(String, String)]) -> Result<ConfigLink, String> {
         let s = Scenario::from_file(std::path::Path::new(path), sets).map_err(|e| e.to_string())?;
         let err = |field: &str, m: &str| format!("{path}: field `{field}`: {m}");
-        let (at, link): (&str, &LinkSpec) = match &s.topology {
-            TopologySpec::Dumbbell { bottleneck, .. } => ("topology.bottleneck", bottleneck),
-            TopologySpec::MultiRtt { bottleneck, .. } => ("topology.bottleneck", bottleneck),
+        let link: &LinkSpec = match &s.topology {
+            TopologySpec::Dumbbell { bottleneck, .. } | TopologySpec::MultiRtt { bottleneck, .. } => bottleneck,
             _ => {
                 return Err(err(
                     "topology.kind",
@@ -235,13 +234,13 @@ impl ConfigLink {
                 ))
             }
         };
-        ConfigLink::from_link(link).map_err(|(f, m)| err(&format!("{at}.{f}"), &m))
+        Ok(ConfigLink::from_link(link))
     }
 
     /// The gateway's reading of one scenario link.
     /// Like the simulator, a `red` table is read only by RED and ARED, so
     /// that one file can sweep `queue`.
-    pub fn from_link(l: &LinkSpec) -> Result<ConfigLink, (String, String)> {
+    pub fn from_link(l: &LinkSpec) -> ConfigLink {
         let delay = match (l.delay, l.rtt) {
             (Some(d), _) => d.0,
             (None, Some(r)) => Time::from_nanos(r.0.nanos() / 2),
@@ -251,14 +250,14 @@ impl ConfigLink {
             Method::Queue(q) => (q, None),
             Method::Window(c) => (QueueKind::DropTail, Some(c)),
         };
-        Ok(ConfigLink {
+        ConfigLink {
             rate: l.rate.0,
             delay,
             loss: l.loss,
             queue: QueueSpec { kind: queue_kind, limit: size_limit(l.buffer.0), red: l.red.clone() },
             controller,
             gateway: l.gateway.clone().unwrap_or_default(),
-        })
+        }
     }
 }
 
