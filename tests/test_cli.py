@@ -30,6 +30,19 @@ def test_an_unknown_parameter_lists_the_known_ones(capsys):
     assert "params.flow" in err and "flows" in err and "file_bytes" in err
 
 
+def test_list_shows_every_mechanism_of_the_registry_with_its_keys(capsys):
+    from netreturn import _native
+
+    rc, out, _ = run_cli(capsys, "list")
+    assert rc == 0
+    m = _native.mechanisms()
+    for c in m["controllers"]:
+        assert f"gateway.{c['name']} = {{ {', '.join(c['keys'])} }}" in out
+    for q in m["queues"] + m["congestion_controls"]:
+        assert f"    {q['name']:<10} {q['title']}" in out
+    assert "gateway.ewa = { alpha, w_up, w_down" in out and "sap-law" in out
+
+
 def test_a_missing_scenario_file_is_an_error_not_a_traceback(capsys):
     rc, _, err = run_cli(capsys, "run", "no/such/scenario.toml")
     assert rc == 2 and "no such scenario" in err

@@ -1,8 +1,23 @@
-from typing import Any
+from typing import Any, Literal
 
 __version__: str
 
 class NativeScenarioError(ValueError): ...
 
-def load_scenario(path: str, overrides: list[tuple[str, str]] = ...) -> dict[str, Any]: ...
+def load_scenario(path: str, overrides: list[tuple[str, str]] = ...) -> dict[str, Any]:
+    """Validates a scenario; returns {name, description, reference, params,
+    seeds, paper, file, document}: ``document`` is the file with its
+    parameters substituted, as the simulator's loader read it."""
+
 def run(path: str, seed: int, overrides: list[tuple[str, str]] = ...) -> dict[str, Any]: ...
+def mechanisms() -> dict[str, list[dict[str, Any]]]:
+    """The registry: ``queues``, ``controllers`` (name, title, paper, keys,
+    needs_rate) and ``congestion_controls`` (name, title)."""
+
+def parse_time(v: str | int | float) -> float:
+    """Seconds, through the one unit parser (crates/base/src/units.rs)."""
+
+def parse_rate(v: str | int | float) -> int:
+    """Bits per second."""
+
+def parse_size(v: str | int | float) -> tuple[Literal["bytes", "packets"], int]: ...

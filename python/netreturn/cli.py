@@ -129,6 +129,19 @@ def cmd_list(a: argparse.Namespace) -> int:
             print(f"{s}\n    {info['name']}  [{params}]")
         except ScenarioError as e:
             print(f"{s}\n    invalid: {e}")
+    # The mechanisms, from the registry (crates/control, crates/tcp).
+    from . import _native
+
+    m = _native.mechanisms()
+    print("\nqueue = (link queue methods; docs/mechanisms.md)")
+    for q in m["queues"]:
+        keys = f"  red = {{ {', '.join(q['keys'])} }}" if q["keys"] else ""
+        print(f"    {q['name']:<10} {q['title']}{keys}")
+    for c in m["controllers"]:
+        print(f"    {c['name']:<10} {c['title']}  gateway.{c['name']} = {{ {', '.join(c['keys'])} }}")
+    print("tcp.cc =")
+    for c in m["congestion_controls"]:
+        print(f"    {c['name']:<10} {c['title']}")
     return 0
 
 

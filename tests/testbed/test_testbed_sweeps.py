@@ -48,7 +48,8 @@ def test_dumbbell_maps_onto_a_wan_emulator_and_a_bottleneck_gateway():
     path, bott = p.hops
     assert (path.controller, path.delay, path.rate) == ("none", "42000us", "400mbit")  # (2 + 80 + 2) / 2 ms
     assert (bott.rate, bott.delay, bott.queue, bott.controller) == ("45mbit", "0us", "droptail,bytes=97000", "ewt")
-    assert bott.ctl == ["st=29000"]
+    # The scenario's own key and value: the gateway reads them with the same parser.
+    assert bott.ctl == ['st="29kB"']
     assert p.senders == p.receivers == 4 and len(p.flows) == 4
     starts = [f.start for f in p.flow_plan(1)]
     assert all(0 <= s <= 1 for s in starts) and starts == [f.start for f in p.flow_plan(1)] != [f.start for f in p.flow_plan(2)]
@@ -75,6 +76,18 @@ def test_a_field_the_testbed_cannot_run_exits_2_naming_file_field_and_allowed(tm
     assert tb_main(["rwm", "--settings", "bdp,half", "--out", str(tmp_path / "o")]) == 2
     assert "none, bdp-10%, bdp, bdp+10%" in capsys.readouterr().err
     assert not (tmp_path / "o" / "runs").exists() or not any((tmp_path / "o" / "runs").iterdir())
+
+
+def test_the_testbed_reads_units_and_controller_keys_through_the_simulators_loader(tmp_path):
+    # Once the testbed had its own parser: "-5k" was refused here but 0 bytes on the gateway.
+    bad = tmp_path / "neg.toml"
+    bad.write_text(DUMBBELL.read_text().replace('st = "29kB"', 'st = "-5k"'))
+    with pytest.raises(ValueError) as e:
+        scenario.plan(str(bad), {"queue": "ewt"})
+    assert e.value.field == "topology.bottleneck.gateway.ewt.st" and "negative" in str(e.value)
+    assert scenario.parse_size("100p") == ("packets", 100.0)
+    assert scenario.parse_rate("100mbit") == 100e6
+    assert scenario.controllers() == ["ewt", "ewa", "awm", "sap-law", "rwm"]
 
 
 def test_a_field_the_simulator_rejects_is_reported_with_its_path(tmp_path, capsys):

@@ -38,13 +38,15 @@
 //! safe side: the loop is then over-damped and still converges.
 //! [`AwmConfig::beta`] overrides the derivation.
 
-use netreturn_base::Time;
+use netreturn_base::{Size, Time};
+use serde::Deserialize;
 
 use crate::controller::{Bottleneck, FlowInfo, WindowController};
 use crate::view::QueueEvent;
 
 /// How AWM learns `N`, the number of active flows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum NEstimator {
     /// The number of active flows in the gateway's flow table (what the EWT
     /// paper used in simulation). When it changes, `swnd` is rescaled so
@@ -65,11 +67,12 @@ pub enum NEstimator {
 }
 
 /// AWM settings.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct AwmConfig {
     /// `T`, the target queue in bytes; `None` = half the buffer (seed 002
     /// §3: "AWM target = half the buffer").
-    pub target: Option<u64>,
+    pub target: Option<Size>,
     /// `beta` in bytes per second; `None` = `T / (4 R)` with
     /// `R = design_rtt + T / C` (critical damping, see the module docs).
     pub beta: Option<f64>,
@@ -77,15 +80,16 @@ pub struct AwmConfig {
     /// the paper scenarios (seed 002: 80 ms one way = 160 ms; seed 000
     /// scenario 2: 84 ms) on the over-damped side.
     pub design_rtt: Time,
+    #[serde(rename = "estimator")]
     pub n_estimator: NEstimator,
     /// The MTU floor (seed 002 eq. 1); `None` = the flow's MSS + 40.
     pub mtu: Option<u32>,
     /// `swnd_0`; `None` = 10 MTU, the initial window of RFC 6928, so AWM
     /// does not hold a starting flow below what TCP would send anyway.
-    pub initial_swnd: Option<u64>,
+    pub initial_swnd: Option<Size>,
     /// Upper bound on `swnd` (anti wind-up while the queue stays empty
     /// because the flows are not window-limited); `None` = `B + 4 C R`.
-    pub max_swnd: Option<u64>,
+    pub max_swnd: Option<Size>,
 }
 
 impl Default for AwmConfig {
@@ -141,15 +145,15 @@ pub struct Awm {
 impl Awm {
     pub fn new(cfg: AwmConfig, link: Bottleneck) -> Awm {
         let b = link.buffer_bytes.max(1) as f64;
-        let target = cfg.target.map(|t| t as f64).unwrap_or(b / 2.0).max(1.0);
+        let target = cfg.target.map(|t| t.bytes(link.mtu()) as f64).unwrap_or(b / 2.0).max(1.0);
         let c = link.link_rate.bytes_per_sec_f64().max(1.0);
         let design_rtt = cfg.design_rtt.secs_f64().max(1e-6);
         // beta = T / (4 R), R = D + T / C: critical damping (module docs).
         let r = design_rtt + target / c;
         let beta = cfg.beta.unwrap_or(target / (4.0 * r));
         let mtu = cfg.mtu.unwrap_or(link.default_mss + 40) as f64;
-        let max_swnd = cfg.max_swnd.map(|m| m as f64).unwrap_or(b + 4.0 * c * r).max(mtu);
-        let swnd = cfg.initial_swnd.map(|s| s as f64).unwrap_or(10.0 * mtu).clamp(mtu, max_swnd);
+        let max_swnd = cfg.max_swnd.map(|m| m.bytes(link.mtu()) as f64).unwrap_or(b + 4.0 * c * r).max(mtu);
+        let swnd = cfg.initial_swnd.map(|s| s.bytes(link.mtu()) as f64).unwrap_or(10.0 * mtu).clamp(mtu, max_swnd);
         // seed 002 eq. 5: N * swnd is the invariant C * R of the steady
         // state, so eq. 6 keeps N_k swnd_k = N_0 swnd_0 and only the initial
         // product anchors the estimate to the real N. We start it at the
@@ -332,7 +336,7 @@ mod tests {
     #[test]
     fn a_growing_queue_lowers_swnd_by_the_growth_over_n() {
         let mut awm = Awm::new(
-            AwmConfig { initial_swnd: Some(20_000), beta: Some(0.0), ..AwmConfig::default() },
+            AwmConfig { initial_swnd: Some(Size::Bytes(20_000)), beta: Some(0.0), ..AwmConfig::default() },
             link(100_000, Rate::mbps(10)),
         );
         let flow = flow(0);
@@ -350,7 +354,7 @@ mod tests {
     #[test]
     fn a_change_in_the_oracle_n_keeps_n_times_swnd_as_eq_5_says() {
         let mut awm = Awm::new(
-            AwmConfig { initial_swnd: Some(30_000), beta: Some(0.0), ..AwmConfig::default() },
+            AwmConfig { initial_swnd: Some(Size::Bytes(30_000)), beta: Some(0.0), ..AwmConfig::default() },
             link(100_000, Rate::mbps(10)),
         );
         let flow = flow(0);
@@ -364,7 +368,7 @@ mod tests {
         // The adaptive estimator learns N from swnd instead (eq. 6): a flow
         // start leaves swnd alone.
         let mut adaptive = Awm::new(
-            AwmConfig { initial_swnd: Some(30_000), n_estimator: NEstimator::Adaptive, ..AwmConfig::default() },
+            AwmConfig { initial_swnd: Some(Size::Bytes(30_000)), n_estimator: NEstimator::Adaptive, ..AwmConfig::default() },
             link(100_000, Rate::mbps(10)),
         );
         adaptive.on_flow_start(Time::ZERO, &flow);

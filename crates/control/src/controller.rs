@@ -1,5 +1,6 @@
-//! The window-controller interface shared by EWT, EWA, AWM, SAP-LAW and RWM,
-//! and the closed enum that dispatches to them.
+//! The window-controller interface shared by EWT, EWA, AWM, SAP-LAW and RWM.
+//! The closed enum that dispatches to them is generated from the list in
+//! [`crate::registry`].
 //!
 //! A controller only *computes* a window. The rules every window-rewriting
 //! gateway obeys (SPEC.md section 1: never raise, the MSS / MTU floor, window
@@ -9,12 +10,9 @@
 
 use netreturn_base::{FlowKey, Rate, Time};
 
-use crate::awm::{Awm, AwmConfig};
-use crate::ewa::{Ewa, EwaConfig};
-use crate::ewt::{Ewt, EwtConfig};
-use crate::rwm::{Rwm, RwmConfig};
-use crate::saplaw::{SapLaw, SapLawConfig};
 use crate::view::QueueEvent;
+
+pub use crate::registry::{Controller, ControllerConfig, ControllerKind};
 
 /// What the gateway knows of the link it guards; fixed for a controller's
 /// lifetime.
@@ -26,6 +24,14 @@ pub struct Bottleneck {
     pub link_rate: Rate,
     /// MSS assumed for flows whose handshake carried no MSS option.
     pub default_mss: u32,
+}
+
+impl Bottleneck {
+    /// The packet size a size given in packets ("20p") counts: an MTU of
+    /// `default_mss + 40` (IPv4 and TCP headers without options).
+    pub fn mtu(&self) -> u32 {
+        self.default_mss + 40
+    }
 }
 
 /// What a controller learns about the flow of one ACK.
@@ -78,91 +84,5 @@ pub trait WindowController {
     /// rule 4): one MSS by default.
     fn floor(&self, flow: &FlowInfo) -> u64 {
         flow.mss as u64
-    }
-}
-
-/// Which controller a gateway runs, with its settings.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ControllerConfig {
-    Ewt(EwtConfig),
-    Ewa(EwaConfig),
-    Awm(AwmConfig),
-    SapLaw(SapLawConfig),
-    Rwm(RwmConfig),
-}
-
-impl Default for ControllerConfig {
-    fn default() -> ControllerConfig {
-        ControllerConfig::Ewt(EwtConfig::default())
-    }
-}
-
-/// The closed set of controllers (STYLE.md: a config enum rather than trait
-/// objects, so the per-ACK path is a `match`, not a virtual call).
-#[derive(Clone, Debug)]
-pub enum Controller {
-    Ewt(Ewt),
-    Ewa(Ewa),
-    Awm(Awm),
-    SapLaw(SapLaw),
-    Rwm(Rwm),
-}
-
-macro_rules! dispatch {
-    ($self:expr, $c:ident => $e:expr) => {
-        match $self {
-            Controller::Ewt($c) => $e,
-            Controller::Ewa($c) => $e,
-            Controller::Awm($c) => $e,
-            Controller::SapLaw($c) => $e,
-            Controller::Rwm($c) => $e,
-        }
-    };
-}
-
-impl Controller {
-    pub fn new(cfg: &ControllerConfig, link: Bottleneck) -> Controller {
-        match cfg {
-            ControllerConfig::Ewt(c) => Controller::Ewt(Ewt::new(c.clone(), link)),
-            ControllerConfig::Ewa(c) => Controller::Ewa(Ewa::new(c.clone(), link)),
-            ControllerConfig::Awm(c) => Controller::Awm(Awm::new(c.clone(), link)),
-            ControllerConfig::SapLaw(c) => Controller::SapLaw(SapLaw::new(c.clone(), link)),
-            ControllerConfig::Rwm(c) => Controller::Rwm(Rwm::new(c.clone(), link)),
-        }
-    }
-
-    /// A short name for traces and reports.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Controller::Ewt(_) => "EWT",
-            Controller::Ewa(_) => "EWA",
-            Controller::Awm(_) => "AWM",
-            Controller::SapLaw(_) => "SAP-LAW",
-            Controller::Rwm(_) => "RWM",
-        }
-    }
-}
-
-impl WindowController for Controller {
-    fn on_queue(&mut self, now: Time, ev: &QueueEvent) {
-        dispatch!(self, c => c.on_queue(now, ev))
-    }
-    fn on_data_other(&mut self, now: Time, bytes: u32) {
-        dispatch!(self, c => c.on_data_other(now, bytes))
-    }
-    fn on_flow_start(&mut self, now: Time, flow: &FlowInfo) {
-        dispatch!(self, c => c.on_flow_start(now, flow))
-    }
-    fn on_flow_end(&mut self, now: Time, flow: &FlowInfo) {
-        dispatch!(self, c => c.on_flow_end(now, flow))
-    }
-    fn classify(&self, key: &FlowKey) -> u16 {
-        dispatch!(self, c => c.classify(key))
-    }
-    fn window(&mut self, now: Time, flow: &FlowInfo) -> Option<u64> {
-        dispatch!(self, c => c.window(now, flow))
-    }
-    fn floor(&self, flow: &FlowInfo) -> u64 {
-        dispatch!(self, c => c.floor(flow))
     }
 }

@@ -33,16 +33,19 @@
 //! `Qavg` is updated at each arrival to the queue (an accepted or a refused
 //! packet), as RED does, which is how eq. 3's "Q(t)" is sampled here.
 
-use netreturn_base::Time;
+use netreturn_base::{Size, Time};
+use serde::Deserialize;
 
 use crate::controller::{Bottleneck, FlowInfo, WindowController};
 use crate::view::{QueueEvent, QueueEventKind};
 
 /// EWA settings. See the module documentation for where the defaults come
 /// from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct EwaConfig {
     /// Initial `alpha`, bytes per bit of `log2(Be)`.
+    #[serde(rename = "alpha")]
     pub initial_alpha: f64,
     /// `Wup`: increase of `alpha` per interval when `Qavg < Tl`.
     pub w_up: f64,
@@ -50,10 +53,12 @@ pub struct EwaConfig {
     pub w_down: f64,
     /// `T`: the adaptation interval.
     pub interval: Time,
-    /// `Tl` in bytes; `None` = `B / 4`.
-    pub low_threshold: Option<u64>,
-    /// `Th` in bytes; `None` = `B / 2`.
-    pub high_threshold: Option<u64>,
+    /// `Tl`; `None` = `B / 4`.
+    #[serde(rename = "low")]
+    pub low_threshold: Option<Size>,
+    /// `Th`; `None` = `B / 2`.
+    #[serde(rename = "high")]
+    pub high_threshold: Option<Size>,
     /// `g`, the weight of the occupancy average (seed 000 eq. 3: 1/128).
     pub gain: f64,
     /// Bounds kept on `alpha` so that it neither goes negative (which would
@@ -99,8 +104,8 @@ pub struct Ewa {
 impl Ewa {
     pub fn new(cfg: EwaConfig, link: Bottleneck) -> Ewa {
         let buffer = link.buffer_bytes.max(1);
-        let low = cfg.low_threshold.unwrap_or(buffer / 4) as f64;
-        let high = cfg.high_threshold.unwrap_or(buffer / 2) as f64;
+        let low = cfg.low_threshold.map(|s| s.bytes(link.mtu())).unwrap_or(buffer / 4) as f64;
+        let high = cfg.high_threshold.map(|s| s.bytes(link.mtu())).unwrap_or(buffer / 2) as f64;
         let alpha = cfg.initial_alpha.clamp(cfg.min_alpha, cfg.max_alpha);
         Ewa { cfg, buffer, low, high, alpha, occupancy: 0, average: 0.0, next_adapt: None }
     }

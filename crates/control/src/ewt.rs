@@ -4,17 +4,21 @@
 //! bytes, its window is scaled by the free fraction of the buffer:
 //! `Wewt = (B - U) / B * Wr`. No per-flow state.
 
-use netreturn_base::Time;
+use netreturn_base::{Size, Time};
+use serde::Deserialize;
 
 use crate::controller::{Bottleneck, FlowInfo, WindowController};
 use crate::view::QueueEvent;
 
-/// EWT settings.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// EWT settings; in scenario files `gateway.ewt = { st = "29kB" }`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct EwtConfig {
     /// `St`, the start-up threshold in bytes. `None` = the paper's ratio,
     /// `St = B * 29 / 97` (seed 000 Table 3: B = 97 kB, St = 29 kB).
-    pub start_threshold: Option<u64>,
+    /// Packets count as MTU-sized (MSS + 40 bytes).
+    #[serde(rename = "st")]
+    pub start_threshold: Option<Size>,
 }
 
 /// EWT state: only the last seen occupancy of the watched queue.
@@ -32,7 +36,7 @@ impl Ewt {
     pub fn new(cfg: EwtConfig, link: Bottleneck) -> Ewt {
         let buffer = link.buffer_bytes.max(1);
         // seed 000 Table 3: St = 29 kB for B = 97 kB.
-        let start = cfg.start_threshold.unwrap_or(buffer * 29 / 97);
+        let start = cfg.start_threshold.map(|s| s.bytes(link.mtu())).unwrap_or(buffer * 29 / 97);
         Ewt { buffer, start, occupancy: 0 }
     }
 
@@ -108,7 +112,7 @@ mod tests {
     #[test]
     fn table_1_of_the_ewt_paper_holds_through_the_gateway() {
         let mut cfg = GatewayConfig::new(
-            ControllerConfig::Ewt(EwtConfig { start_threshold: Some(30 * KB) }),
+            ControllerConfig::Ewt(EwtConfig { start_threshold: Some(Size::Bytes(30 * KB)) }),
             100 * KB,
             Rate::mbps(4),
         );

@@ -488,7 +488,7 @@ mod tests {
     /// EWT with the queue 90 % full: every known ACK is lowered to 10 %.
     fn ewt_gateway() -> WindowGateway {
         let cfg = GatewayConfig::new(
-            ControllerConfig::Ewt(EwtConfig { start_threshold: Some(0) }),
+            ControllerConfig::Ewt(EwtConfig { start_threshold: Some(netreturn_base::Size::Bytes(0)) }),
             100_000,
             Rate::mbps(10),
         );
@@ -521,7 +521,7 @@ mod tests {
     #[test]
     fn an_assumed_scale_lets_the_gateway_rewrite_mid_stream_flows() {
         let mut cfg = GatewayConfig::new(
-            ControllerConfig::Ewt(EwtConfig { start_threshold: Some(0) }),
+            ControllerConfig::Ewt(EwtConfig { start_threshold: Some(netreturn_base::Size::Bytes(0)) }),
             100_000,
             Rate::mbps(10),
         );
@@ -642,7 +642,7 @@ mod tests {
     #[test]
     fn a_syn_flood_evicts_half_open_flows_but_not_established_ones() {
         let mut cfg = GatewayConfig::new(
-            ControllerConfig::Ewt(EwtConfig { start_threshold: Some(0) }),
+            ControllerConfig::Ewt(EwtConfig { start_threshold: Some(netreturn_base::Size::Bytes(0)) }),
             100_000,
             Rate::mbps(10),
         );
@@ -667,7 +667,7 @@ mod tests {
     #[test]
     fn awm_floors_at_one_mtu_through_the_gateway() {
         let cfg = GatewayConfig::new(
-            ControllerConfig::Awm(AwmConfig { initial_swnd: Some(1), ..AwmConfig::default() }),
+            ControllerConfig::Awm(AwmConfig { initial_swnd: Some(netreturn_base::Size::Bytes(1)), ..AwmConfig::default() }),
             100_000,
             Rate::mbps(10),
         );
@@ -718,18 +718,16 @@ mod tests {
             ]
         }
 
+        /// Every controller of the registry at its defaults (a new one is
+        /// covered without touching this test), plus variants.
         fn controller() -> impl Strategy<Value = ControllerConfig> {
-            prop_oneof![
-                Just(ControllerConfig::Ewt(EwtConfig::default())),
-                Just(ControllerConfig::Ewa(crate::ewa::EwaConfig::default())),
-                Just(ControllerConfig::Awm(AwmConfig::default())),
-                Just(ControllerConfig::Awm(AwmConfig {
-                    n_estimator: crate::awm::NEstimator::Adaptive,
-                    ..AwmConfig::default()
-                })),
-                Just(ControllerConfig::SapLaw(crate::saplaw::SapLawConfig::default())),
-                Just(ControllerConfig::Rwm(RwmConfig { delta: -0.1, ..RwmConfig::default() })),
-            ]
+            let variants = [
+                ControllerConfig::Awm(AwmConfig { n_estimator: crate::awm::NEstimator::Adaptive, ..AwmConfig::default() }),
+                ControllerConfig::Rwm(RwmConfig { delta: -0.1, ..RwmConfig::default() }),
+            ];
+            let all: Vec<ControllerConfig> =
+                crate::ControllerKind::ALL.iter().map(|k| k.default_config()).chain(variants).collect();
+            prop::sample::select(all)
         }
 
         proptest! {

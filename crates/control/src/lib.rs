@@ -10,7 +10,8 @@
 //! * [`gateway`]: the window-rewriting gateway (SPEC.md section 1): it learns
 //!   window scales from handshakes, asks its controller for a window and
 //!   enforces the common rules (never raise, floor, leave unknown flows alone).
-//! * one module per controller: [`ewt`], [`ewa`], [`awm`], [`saplaw`], [`rwm`].
+//! * one module per controller: [`ewt`], [`ewa`], [`awm`], [`saplaw`], [`rwm`],
+//!   each declared once in [`registry`], the list everything else reads.
 //! * [`stage`]: router stages that rewrite the in-band fields of forward
 //!   packets; [`ngwa`] is NGWA's router rule.
 
@@ -22,12 +23,14 @@ pub mod flows;
 pub mod gateway;
 pub mod ngwa;
 pub mod queue;
+pub mod registry;
 pub mod rwm;
 pub mod saplaw;
 pub mod stage;
 pub mod view;
 
-pub use controller::{Bottleneck, Controller, ControllerConfig, FlowInfo, WindowController};
+pub use controller::{Bottleneck, FlowInfo, WindowController};
+pub use registry::{Controller, ControllerConfig, ControllerKind, GatewayParams, Method, QueueKind};
 pub use gateway::{GatewayConfig, GatewayStats, WindowGateway};
 pub use stage::{ForwardPacket, ForwardStage, QueueState, TcpMeta};
 pub use view::{QueueEvent, QueueEventKind, TcpView};

@@ -15,12 +15,15 @@
 use std::ops::RangeInclusive;
 
 use netreturn_base::{FlowKey, Time};
+use serde::{Deserialize, Deserializer};
 
 use crate::controller::{Bottleneck, FlowInfo, WindowController};
 
 /// A traffic class (seed 003 §III: "classes can be defined by the user based
 /// on the application port").
-#[derive(Clone, Debug, PartialEq)]
+/// In scenario files `{ ports = [lo, hi], share = 0.5 }`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(try_from = "ClassSpec")]
 pub struct TrafficClass {
     /// Port ranges; a flow belongs to the class if either of its ports lies
     /// in one of them. Classes are tried in order; the first match wins.
@@ -30,14 +33,49 @@ pub struct TrafficClass {
 }
 
 /// RWM settings.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RwmConfig {
     pub classes: Vec<TrafficClass>,
     /// `P` of the default class, for flows no class matches.
+    #[serde(rename = "share")]
     pub default_share: f64,
     /// `delta`: the window is `BDP_f * (1 + delta)`; the paper studies
     /// -0.1, 0 and +0.1 (seed 003 §IV).
+    #[serde(deserialize_with = "delta_in_range")]
     pub delta: f64,
+}
+
+/// A traffic class as written: one port range and its share.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClassSpec {
+    ports: [u16; 2],
+    share: f64,
+}
+
+impl TryFrom<ClassSpec> for TrafficClass {
+    type Error = String;
+    fn try_from(c: ClassSpec) -> Result<TrafficClass, String> {
+        let [lo, hi] = c.ports;
+        if lo > hi {
+            return Err(format!("ports: expected [lo, hi] with lo <= hi, got [{lo}, {hi}]"));
+        }
+        if !(0.0..=1.0).contains(&c.share) {
+            return Err(format!("share: {} is not a fraction in [0, 1]", c.share));
+        }
+        Ok(TrafficClass { ports: vec![lo..=hi], share: c.share })
+    }
+}
+
+/// `delta` beyond [-0.99, 10] is a typo, not an experiment: -1 would pin
+/// every window to the floor.
+fn delta_in_range<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let delta = f64::deserialize(d)?;
+    if !(-0.99..=10.0).contains(&delta) {
+        return Err(serde::de::Error::custom(format!("{delta} is outside [-0.99, 10] (the paper uses -0.1, 0, 0.1)")));
+    }
+    Ok(delta)
 }
 
 impl Default for RwmConfig {

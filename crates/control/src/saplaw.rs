@@ -19,13 +19,16 @@
 //! experiments.
 
 use netreturn_base::Time;
+use serde::Deserialize;
 
 use crate::controller::{Bottleneck, FlowInfo, WindowController};
 
 /// SAP-LAW settings.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SapLawConfig {
     /// `tau`, time constant of the UDP rate average.
+    #[serde(rename = "udp_time_constant")]
     pub udp_rate_time_constant: Time,
 }
 

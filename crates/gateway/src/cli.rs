@@ -1,8 +1,18 @@
 //! Command line of `netreturn-gateway` (hand-written: a dozen flags do not
 //! justify a parser dependency and its build time).
+//!
+//! The link and controller settings have one vocabulary, the scenario
+//! files' (docs/scenarios.md): `--config FILE` reads a scenario's bottleneck
+//! link with the simulator's own loader, and the flags `--rate`, `--delay`,
+//! `--queue`, `--loss`, `--controller` and `--ctl` are shorthands for the
+//! same keys, parsed by the same code (`netreturn_base::units`,
+//! `netreturn_control::registry`).
 
-use netreturn_base::{Rate, Time};
-use netreturn_control::queue::{AdaptiveRed, AdaptiveRedConfig, Discipline, DropTail, Limit, Red, RedConfig};
+use netreturn_base::units::{parse_rate, parse_size, parse_time};
+use netreturn_base::{Rate, Size, Time};
+use netreturn_control::queue::{Discipline, Limit, RedParams};
+use netreturn_control::{ControllerKind, GatewayParams, Method, QueueKind};
+use netreturn_sim::scenario::{LinkSpec, Scenario, TopologySpec};
 
 pub const USAGE: &str = "\
 netreturn-gateway: transparent layer-2 bridge with link emulation and window control
@@ -11,19 +21,27 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
 
   --a IFACE            interface on the data senders' side (data flows A -> B)
   --b IFACE            interface on the receivers' side (ACKs flow B -> A)
-  --rate RATE          line rate A -> B, e.g. 100mbit, 1gbit, 2.5g (default: unlimited)
+  --config FILE        a scenario file (docs/scenarios.md): its bottleneck link's
+                       rate, delay, queue, buffer, red, loss and gateway tables
+                       set both directions and the controller (the reverse
+                       direction: same rate, delay and buffer, DropTail)
+  --set NAME=VALUE     override a [params] entry of --config (repeatable)
+  --rate RATE          line rate A -> B, e.g. 100mbit, 45Mbps, 1Gbit (default: unlimited)
   --rate-ba RATE       line rate B -> A (default: same as --rate)
   --delay TIME         one-way delay A -> B, e.g. 10ms, 250us (default 0)
   --delay-ba TIME      one-way delay B -> A (default: same as --delay)
-  --queue SPEC         A -> B queue: droptail,bytes=N | droptail,packets=N |
-                       red,bytes=N[,min=N,max=N,wq=X,maxp=X] | ared,bytes=N[,...]
-                       (default droptail,packets=1000)
+  --queue SPEC         A -> B queue: droptail,bytes=SIZE | droptail,packets=N |
+                       red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B]
+                       | ared,bytes=SIZE[,...] (min, max, wq, maxp: short
+                       forms of the red keys; default droptail,packets=1000)
   --queue-ba SPEC      B -> A queue (default droptail,packets=1000)
   --loss P             Bernoulli loss probability A -> B (default 0)
   --loss-ba P          Bernoulli loss probability B -> A (default 0)
-  --controller NAME    none | ewt | ewa | awm | saplaw | rwm (default none:
+  --controller NAME    none | ewt | ewa | awm | sap-law | rwm (default none:
                        link emulator mode)
-  --ctl KEY=VALUE      controller parameter (repeatable; see docs/gateway.md)
+  --ctl KEY=VALUE      controller parameter: a key of the scenario's
+                       gateway.<controller> table (docs/mechanisms.md), or
+                       assume_wscale, buffer, capacity, max_flows, idle_timeout
   --mss BYTES          default MSS for flows whose SYN had none (default 1460)
   --seed N             master seed for loss and RED draws (default 1)
   --stats-file PATH    rewrite the JSON counters there every second
@@ -55,8 +73,16 @@ pub struct Args {
     pub queue_ba: QueueSpec,
     pub loss: f64,
     pub loss_ba: f64,
-    pub controller: String,
-    pub ctl: Vec<(String, String)>,
+    /// The window controller, `None` for link-emulator mode.
+    pub controller: Option<ControllerKind>,
+    /// The controllers' parameters, as a scenario's `gateway` table.
+    pub gateway: GatewayParams,
+    /// Gateway-only settings (`--ctl buffer= capacity= max_flows=
+    /// idle_timeout=`): `B` and `C` when not the queue's and the rate.
+    pub ctl_buffer: Option<Size>,
+    pub ctl_capacity: Option<Rate>,
+    pub max_flows: Option<usize>,
+    pub idle_timeout: Option<Time>,
     pub mss: u32,
     pub seed: u64,
     pub stats_file: Option<String>,
@@ -79,120 +105,160 @@ pub enum Io {
     Mmsg,
 }
 
-/// A queue discipline as written on the command line.
+/// One direction's queue: a discipline, its limit, its `red` table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueSpec {
-    pub kind: String,
+    pub kind: QueueKind,
     pub limit: Limit,
-    pub params: Vec<(String, String)>,
+    pub red: Option<RedParams>,
 }
 
+/// Short names of the `red` keys accepted by `--queue` (older spelling).
+const RED_SHORT: &[(&str, &str)] = &[("min", "min_th"), ("max", "max_th"), ("wq", "w_q"), ("maxp", "max_p")];
+
 impl QueueSpec {
+    /// `red,bytes=100kB,min_th=10kB,...`: the discipline, its limit and its
+    /// `red` keys, each value read as in a scenario file.
     pub fn parse(s: &str) -> Result<QueueSpec, String> {
         let mut parts = s.split(',');
-        let kind = parts.next().unwrap_or("").to_string();
-        if !["droptail", "red", "ared"].contains(&kind.as_str()) {
-            return Err(format!("unknown queue '{kind}' (droptail, red, ared)"));
-        }
+        let name = parts.next().unwrap_or("");
+        let kind = QueueKind::ALL.iter().copied().find(|q| q.name() == name).ok_or_else(|| {
+            let names: Vec<&str> = QueueKind::ALL.iter().map(|q| q.name()).collect();
+            format!("--queue: unknown queue {name:?}; allowed: {}", names.join(", "))
+        })?;
         let mut limit = None;
-        let mut params = Vec::new();
+        let mut red = toml::Table::new();
         for p in parts {
-            let (k, v) = p.split_once('=').ok_or_else(|| format!("queue parameter '{p}' is not KEY=VALUE"))?;
+            let (k, v) = p.split_once('=').ok_or_else(|| format!("--queue: {p:?} is not KEY=VALUE"))?;
             match k {
-                "bytes" => limit = Some(Limit::Bytes(parse_size(v)?)),
-                "packets" => limit = Some(Limit::Packets(v.parse().map_err(|_| format!("bad packets '{v}'"))?)),
-                "min" | "max" | "wq" | "maxp" | "gentle" => params.push((k.to_string(), v.to_string())),
-                _ => return Err(format!("unknown queue parameter '{k}'")),
+                "bytes" => limit = Some(size_limit(parse_size(v).map_err(|e| format!("--queue bytes: {e}"))?)),
+                "packets" => {
+                    let n: u32 = v.parse().map_err(|_| format!("--queue packets: {v:?} is not a whole number of packets"))?;
+                    limit = Some(Limit::Packets(n));
+                }
+                _ => {
+                    let key = RED_SHORT.iter().find(|(s, _)| *s == k).map_or(k, |(_, long)| long);
+                    red.insert(key.to_string(), netreturn_sim::scenario::parse_override(v));
+                }
             }
         }
-        let limit = limit.ok_or_else(|| format!("queue '{s}' needs bytes=N or packets=N"))?;
-        Ok(QueueSpec { kind, limit, params })
+        let limit = limit.ok_or_else(|| format!("--queue {s:?} needs bytes=SIZE or packets=N"))?;
+        if limit.bytes(1500) == 0 {
+            return Err(format!("--queue {s:?}: the limit must be larger than zero"));
+        }
+        let red = if red.is_empty() {
+            None
+        } else {
+            if kind == QueueKind::DropTail {
+                return Err(format!("--queue {s:?}: droptail takes no red keys; allowed: bytes, packets"));
+            }
+            Some(toml::Value::Table(red).try_into::<RedParams>().map_err(|e| format!("--queue {s:?}: {}", e.message()))?)
+        };
+        Ok(QueueSpec { kind, limit, red })
     }
 
     /// The discipline, given the egress rate (RED's idle decay needs the
     /// transmission time of a typical packet) and the typical packet size.
     pub fn discipline(&self, rate: Option<Rate>, mean_packet: u32) -> Result<Discipline, String> {
-        if self.kind == "droptail" {
-            return Ok(Discipline::DropTail(DropTail::new(self.limit)));
-        }
-        let b = self.limit.bytes(mean_packet);
         // Without a rate there is no idle decay to model; 1 Gb/s stands in.
         let idle = rate.unwrap_or(Rate::mbps(1000)).tx_time(mean_packet as u64);
-        let mut red = RedConfig::linux_like(b, mean_packet, idle);
-        red.limit = self.limit;
-        for (k, v) in &self.params {
-            let f = || v.parse::<f64>().map_err(|_| format!("bad {k} '{v}'"));
-            match k.as_str() {
-                "min" => red.min_th = parse_size(v)?,
-                "max" => red.max_th = parse_size(v)?,
-                "wq" => red.w_q = f()?,
-                "maxp" => red.max_p = f()?,
-                "gentle" => red.gentle = v == "1" || v == "true",
-                _ => unreachable!(),
+        Ok(self.kind.discipline(self.limit, mean_packet, idle, self.red.as_ref()))
+    }
+}
+
+fn size_limit(s: Size) -> Limit {
+    match s {
+        Size::Bytes(b) => Limit::Bytes(b),
+        Size::Packets(p) => Limit::Packets(p),
+    }
+}
+
+/// Keys of `--ctl` that belong to the real gateway rather than to a
+/// controller's table.
+const GATEWAY_ONLY: &[&str] = &["buffer", "capacity", "max_flows", "idle_timeout"];
+
+/// `gateway.<controller>` from `--ctl KEY=VALUE` pairs, read by the same
+/// serde types as a scenario's table.
+fn gateway_from_ctl(kind: ControllerKind, ctl: &[(String, String)]) -> Result<GatewayParams, String> {
+    let mut sub = toml::Table::new();
+    let mut top = toml::Table::new();
+    for (k, v) in ctl {
+        let v = netreturn_sim::scenario::parse_override(v);
+        if k == "assume_wscale" {
+            top.insert(k.clone(), v);
+        } else {
+            sub.insert(k.clone(), v);
+        }
+    }
+    top.insert(kind.name().to_string(), toml::Value::Table(sub));
+    toml::Value::Table(top).try_into::<GatewayParams>().map_err(|e| {
+        let mut allowed: Vec<&str> = kind.keys().to_vec();
+        allowed.extend(["assume_wscale"].iter().chain(GATEWAY_ONLY));
+        format!("--ctl: {} (controller {}; allowed keys: {})", e.message(), kind.name(), allowed.join(", "))
+    })
+}
+
+/// A controller name: `none` or one of the registry's.
+fn parse_controller(v: &str) -> Result<Option<ControllerKind>, String> {
+    if v == "none" {
+        return Ok(None);
+    }
+    ControllerKind::ALL.iter().copied().find(|k| k.name() == v).map(Some).ok_or_else(|| {
+        let names: Vec<&str> = ControllerKind::ALL.iter().map(|k| k.name()).collect();
+        format!("--controller: unknown controller {v:?}; allowed: none, {}", names.join(", "))
+    })
+}
+
+/// What `--config FILE` sets: the scenario's bottleneck link, read with the
+/// simulator's loader. Errors name the file and the field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigLink {
+    pub rate: Rate,
+    pub delay: Time,
+    pub loss: f64,
+    pub queue: QueueSpec,
+    pub controller: Option<ControllerKind>,
+    pub gateway: GatewayParams,
+}
+
+impl ConfigLink {
+    pub fn load(path: &str, sets: &[(String, String)]) -> Result<ConfigLink, String> {
+        let s = Scenario::from_file(std::path::Path::new(path), sets).map_err(|e| e.to_string())?;
+        let err = |field: &str, m: &str| format!("{path}: field `{field}`: {m}");
+        let link: &LinkSpec = match &s.topology {
+            TopologySpec::Dumbbell { bottleneck, .. } | TopologySpec::MultiRtt { bottleneck, .. } => bottleneck,
+            _ => {
+                return Err(err(
+                    "topology.kind",
+                    "the gateway runs one link, a topology's bottleneck; allowed: dumbbell, multi-rtt",
+                ))
             }
-        }
-        Ok(match self.kind.as_str() {
-            "red" => Discipline::Red(Red::new(red)),
-            _ => Discipline::AdaptiveRed(AdaptiveRed::new(AdaptiveRedConfig::recommended(red))),
-        })
+        };
+        Ok(ConfigLink::from_link(link))
     }
-}
 
-/// `1500`, `100k`, `100kB`, `1.5M`, `2MB` (decimal multiples), bytes.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim().trim_end_matches(['B', 'b']);
-    let (num, mul) = split_suffix(t);
-    let n: f64 = num.parse().map_err(|_| format!("bad size '{s}'"))?;
-    Ok((n * mul) as u64)
-}
-
-fn split_suffix(t: &str) -> (&str, f64) {
-    match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        None => (t, 1.0),
-        Some((i, _)) => {
-            let m = match t[i..].chars().next().unwrap().to_ascii_lowercase() {
-                'k' => 1e3,
-                'm' => 1e6,
-                'g' => 1e9,
-                't' => 1e12,
-                _ => f64::NAN,
-            };
-            (&t[..i], m)
+    /// The gateway's reading of one scenario link.
+    /// Like the simulator, a `red` table is read only by RED and ARED, so
+    /// that one file can sweep `queue`.
+    pub fn from_link(l: &LinkSpec) -> ConfigLink {
+        let delay = match (l.delay, l.rtt) {
+            (Some(d), _) => d.0,
+            (None, Some(r)) => Time::from_nanos(r.0.nanos() / 2),
+            (None, None) => Time::ZERO,
+        };
+        let (queue_kind, controller) = match l.queue {
+            Method::Queue(q) => (q, None),
+            Method::Window(c) => (QueueKind::DropTail, Some(c)),
+        };
+        ConfigLink {
+            rate: l.rate.0,
+            delay,
+            loss: l.loss,
+            queue: QueueSpec { kind: queue_kind, limit: size_limit(l.buffer.0), red: l.red.clone() },
+            controller,
+            gateway: l.gateway.clone().unwrap_or_default(),
         }
     }
-}
-
-/// `100mbit`, `1gbit`, `2.5g`, `500kbps`, `1000000` (bits per second).
-pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let t = s.trim().to_ascii_lowercase();
-    let t = t.trim_end_matches("bit").trim_end_matches("bps").trim_end_matches("b/s");
-    let (num, mul) = split_suffix(t);
-    let n: f64 = num.parse().map_err(|_| format!("bad rate '{s}'"))?;
-    if !(n * mul).is_finite() || n <= 0.0 {
-        return Err(format!("bad rate '{s}'"));
-    }
-    Ok(Rate::bps((n * mul).round() as u64))
-}
-
-/// `10ms`, `250us`, `1.5s`, `0`, `100ns`.
-pub fn parse_time(s: &str) -> Result<Time, String> {
-    let t = s.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ns") {
-        (n, 1e-9)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e-6)
-    } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    let n: f64 = num.parse().map_err(|_| format!("bad time '{s}'"))?;
-    if n < 0.0 || !n.is_finite() {
-        return Err(format!("bad time '{s}'"));
-    }
-    Ok(Time::from_secs_f64(n * scale))
 }
 
 impl Args {
@@ -208,8 +274,12 @@ impl Args {
             queue_ba: QueueSpec::parse("droptail,packets=1000").unwrap(),
             loss: 0.0,
             loss_ba: 0.0,
-            controller: "none".into(),
-            ctl: Vec::new(),
+            controller: None,
+            gateway: GatewayParams::default(),
+            ctl_buffer: None,
+            ctl_capacity: None,
+            max_flows: None,
+            idle_timeout: None,
             mss: 1460,
             seed: 1,
             stats_file: None,
@@ -222,34 +292,52 @@ impl Args {
             ring_frames: 4096,
             tx_ring_frames: 512,
         };
-        let (mut rate_ba, mut delay_ba) = (None, None);
+        let (mut rate_ba, mut delay_ba, mut queue_ba) = (None, None, None);
+        let (mut config, mut sets, mut ctl) = (None, Vec::new(), Vec::new());
+        // Flags that are shorthands for keys of a --config file.
+        let mut link_flags: Vec<&str> = Vec::new();
         let mut it = argv.iter();
         while let Some(flag) = it.next() {
             if flag == "-h" || flag == "--help" {
                 return Err(String::new());
             }
             let mut val = || it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
+            if ["--rate", "--delay", "--queue", "--loss", "--controller"].contains(&flag.as_str()) {
+                link_flags.push(flag);
+            }
             match flag.as_str() {
+                "--config" => config = Some(val()?),
+                "--set" => {
+                    let v = val()?;
+                    let (k, x) = v.split_once('=').ok_or_else(|| format!("--set {v:?} is not NAME=VALUE"))?;
+                    sets.push((k.to_string(), x.to_string()));
+                }
                 "--a" => a.iface_a = val()?,
                 "--b" => a.iface_b = val()?,
-                "--rate" => a.rate = Some(parse_rate(&val()?)?),
-                "--rate-ba" => rate_ba = Some(parse_rate(&val()?)?),
-                "--delay" => a.delay = parse_time(&val()?)?,
-                "--delay-ba" => delay_ba = Some(parse_time(&val()?)?),
+                "--rate" => a.rate = Some(unit(flag, parse_rate(&val()?))?),
+                "--rate-ba" => rate_ba = Some(unit(flag, parse_rate(&val()?))?),
+                "--delay" => a.delay = unit(flag, parse_time(&val()?))?,
+                "--delay-ba" => delay_ba = Some(unit(flag, parse_time(&val()?))?),
                 "--queue" => a.queue = QueueSpec::parse(&val()?)?,
-                "--queue-ba" => a.queue_ba = QueueSpec::parse(&val()?)?,
+                "--queue-ba" => queue_ba = Some(QueueSpec::parse(&val()?)?),
                 "--loss" => a.loss = parse_prob(&val()?)?,
                 "--loss-ba" => a.loss_ba = parse_prob(&val()?)?,
-                "--controller" => a.controller = val()?.to_ascii_lowercase(),
+                "--controller" => a.controller = parse_controller(&val()?.to_ascii_lowercase())?,
                 "--ctl" => {
                     let v = val()?;
-                    let (k, x) = v.split_once('=').ok_or_else(|| format!("--ctl '{v}' is not KEY=VALUE"))?;
-                    a.ctl.push((k.to_string(), x.to_string()));
+                    let (k, x) = v.split_once('=').ok_or_else(|| format!("--ctl {v:?} is not KEY=VALUE"))?;
+                    match k {
+                        "buffer" => a.ctl_buffer = Some(unit("--ctl buffer", parse_size(x))?),
+                        "capacity" => a.ctl_capacity = Some(unit("--ctl capacity", parse_rate(x))?),
+                        "max_flows" => a.max_flows = Some(x.parse().map_err(|_| format!("--ctl max_flows: {x:?} is not a count"))?),
+                        "idle_timeout" => a.idle_timeout = Some(unit("--ctl idle_timeout", parse_time(x))?),
+                        _ => ctl.push((k.to_string(), x.to_string())),
+                    }
                 }
                 "--mss" => a.mss = val()?.parse().map_err(|_| "bad --mss".to_string())?,
                 "--seed" => a.seed = val()?.parse().map_err(|_| "bad --seed".to_string())?,
                 "--stats-file" => a.stats_file = Some(val()?),
-                "--duration" => a.duration = Some(parse_time(&val()?)?),
+                "--duration" => a.duration = Some(unit(flag, parse_time(&val()?))?),
                 "--max-frame" => a.max_frame = val()?.parse().map_err(|_| "bad --max-frame".to_string())?,
                 "--spin-us" => a.spin = Time::from_micros(val()?.parse().map_err(|_| "bad --spin-us".to_string())?),
                 "--idle-spin-us" => {
@@ -277,10 +365,46 @@ impl Args {
         if a.iface_a.is_empty() || a.iface_b.is_empty() {
             return Err("--a and --b are required".into());
         }
+        if let Some(path) = &config {
+            if let Some(f) = link_flags.first() {
+                return Err(format!("{f} sets a key of --config {path}; change the file (or --set its [params]) instead"));
+            }
+            let c = ConfigLink::load(path, &sets)?;
+            a.rate = Some(c.rate);
+            a.delay = c.delay;
+            a.loss = c.loss;
+            // The simulator's reverse direction: same rate, delay and
+            // buffer, under DropTail.
+            a.queue_ba = QueueSpec { kind: QueueKind::DropTail, limit: c.queue.limit, red: None };
+            a.queue = c.queue;
+            a.controller = c.controller;
+            a.gateway = c.gateway;
+        } else if !sets.is_empty() {
+            return Err("--set overrides the [params] of a --config file; there is none".into());
+        }
+        match a.controller {
+            Some(kind) if config.is_none() => a.gateway = gateway_from_ctl(kind, &ctl)?,
+            Some(kind) => {
+                // --ctl keys on top of the file's table: refused, one place for each value.
+                if let Some((k, _)) = ctl.first() {
+                    return Err(format!("--ctl {k}= sets gateway.{}.{k} of --config; change the file instead", kind.name()));
+                }
+            }
+            None if !ctl.is_empty() => return Err(format!("--ctl {}: no --controller to take it", ctl[0].0)),
+            None => {}
+        }
         a.rate_ba = rate_ba.or(a.rate);
         a.delay_ba = delay_ba.unwrap_or(a.delay);
+        if let Some(q) = queue_ba {
+            a.queue_ba = q;
+        }
         Ok(a)
     }
+}
+
+/// A unit parser's error, prefixed with the flag it came from.
+fn unit<T>(flag: &str, r: Result<T, String>) -> Result<T, String> {
+    r.map_err(|e| format!("{flag}: {e}"))
 }
 
 fn parse_prob(s: &str) -> Result<f64, String> {
@@ -300,14 +424,36 @@ mod tests {
     }
 
     #[test]
-    fn units_parse() {
-        assert_eq!(parse_rate("100mbit"), Ok(Rate::mbps(100)));
-        assert_eq!(parse_rate("2.5g"), Ok(Rate::bps(2_500_000_000)));
-        assert_eq!(parse_rate("1Gbit"), Ok(Rate::mbps(1000)));
-        assert_eq!(parse_time("10ms"), Ok(Time::from_millis(10)));
-        assert_eq!(parse_time("250us"), Ok(Time::from_micros(250)));
-        assert_eq!(parse_size("97kB"), Ok(97_000));
-        assert!(parse_rate("fast").is_err());
+    fn gateway_sizes_mean_what_they_mean_in_scenario_files() {
+        // Once "100p" was 0 bytes here and "97KiB" 97000.
+        assert_eq!(QueueSpec::parse("droptail,bytes=100p").unwrap().limit, Limit::Packets(100));
+        assert_eq!(QueueSpec::parse("droptail,bytes=97KiB").unwrap().limit, Limit::Bytes(97 * 1024));
+        assert!(QueueSpec::parse("droptail,bytes=-5k").is_err());
+        assert!(QueueSpec::parse("droptail,bytes=29q").unwrap_err().contains("allowed: B, kB"));
+        let a = args("--a x --b y --rate 2.5Gbps --delay 250us").unwrap();
+        assert_eq!((a.rate, a.delay), (Some(Rate::bps(2_500_000_000)), Time::from_micros(250)));
+    }
+
+    #[test]
+    fn ctl_keys_are_the_scenario_keys_and_unknown_ones_list_the_allowed() {
+        let a = args("--a x --b y --controller ewa --ctl w_up=32 --ctl low=20p").unwrap();
+        let netreturn_control::ControllerConfig::Ewa(c) = a.gateway.config(ControllerKind::Ewa) else { panic!() };
+        assert_eq!((c.w_up, c.low_threshold), (32.0, Some(Size::Packets(20))));
+        let e = args("--a x --b y --controller ewa --ctl wup=32").unwrap_err();
+        assert!(e.contains("wup") && e.contains("w_up"), "{e}");
+        let e = args("--a x --b y --controller ewt --ctl st=-5k").unwrap_err();
+        assert!(e.contains("must not be negative"), "{e}");
+        let e = args("--a x --b y --controller saplaw").unwrap_err();
+        assert!(e.contains("sap-law"), "{e}");
+    }
+
+    #[test]
+    fn red_keys_read_through_the_scenario_table() {
+        let q = QueueSpec::parse("red,bytes=100kB,min=10kB,max_th=30kB,wq=0.004,gentle=true").unwrap();
+        let r = q.red.unwrap();
+        assert_eq!((r.min_th, r.max_th), (Some(Size::Bytes(10_000)), Some(Size::Bytes(30_000))));
+        assert_eq!((r.w_q, r.gentle), (Some(0.004), Some(true)));
+        assert!(QueueSpec::parse("red,bytes=1M,maxq=3").unwrap_err().contains("max_p"));
     }
 
     #[test]

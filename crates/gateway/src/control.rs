@@ -2,15 +2,10 @@
 //! gateway shared with the simulator) into the pipeline, and builds its
 //! configuration from the command line. No controller logic lives here.
 
-use crate::cli::{parse_rate, parse_size, parse_time, Args};
+use crate::cli::Args;
 use crate::pipeline::WindowHook;
 use netreturn_base::{Rate, Time};
-use netreturn_control::awm::{AwmConfig, NEstimator};
-use netreturn_control::ewa::EwaConfig;
-use netreturn_control::ewt::EwtConfig;
-use netreturn_control::rwm::{RwmConfig, TrafficClass};
-use netreturn_control::saplaw::SapLawConfig;
-use netreturn_control::{ControllerConfig, GatewayConfig, QueueEvent, TcpView, WindowGateway};
+use netreturn_control::{GatewayConfig, QueueEvent, TcpView, WindowGateway};
 
 impl WindowHook for WindowGateway {
     fn on_data(&mut self, now: Time, seg: &TcpView) {
@@ -27,101 +22,37 @@ impl WindowHook for WindowGateway {
     }
 }
 
-fn num<T: std::str::FromStr>(k: &str, v: &str) -> Result<T, String> {
-    v.parse().map_err(|_| format!("--ctl {k}: bad value '{v}'"))
-}
-
-/// The gateway configuration for `--controller NAME --ctl K=V ...`, or
-/// `None` for `--controller none`.
+/// The gateway configuration for the controller of `args` (from
+/// `--config` or `--controller` / `--ctl`), or `None` without one.
 ///
 /// `B` is the A -> B queue's limit (a packet limit counts 1500-byte
-/// packets) unless `--ctl buffer=SIZE`; `C` is `--rate` unless
-/// `--ctl capacity=RATE` (RWM, SAP-LAW and AWM need one of them).
+/// packets) unless `--ctl buffer=SIZE`; `C` is the rate unless
+/// `--ctl capacity=RATE` (the controllers that need `C` say so in the
+/// registry).
 pub fn gateway_config(args: &Args) -> Result<Option<GatewayConfig>, String> {
-    let name = args.controller.as_str();
-    if name == "none" {
+    let Some(kind) = args.controller else {
         return Ok(None);
-    }
-    let mut buffer = args.queue.limit.bytes(1500);
-    let mut capacity = args.rate;
-    let mut ewt = EwtConfig::default();
-    let mut ewa = EwaConfig::default();
-    let mut awm = AwmConfig::default();
-    let mut sap = SapLawConfig::default();
-    let mut rwm = RwmConfig::default();
-    let (mut assume_wscale, mut max_flows, mut idle) = (None, None, None);
-    for (k, v) in &args.ctl {
-        let k = k.as_str();
-        match (name, k) {
-            (_, "buffer") => buffer = parse_size(v)?,
-            (_, "capacity") => capacity = Some(parse_rate(v)?),
-            (_, "assume_wscale") => assume_wscale = Some(num::<u8>(k, v)?.min(14)),
-            (_, "max_flows") => max_flows = Some(num(k, v)?),
-            (_, "idle_timeout") => idle = Some(parse_time(v)?),
-            ("ewt", "st") => ewt.start_threshold = Some(parse_size(v)?),
-            ("ewa", "alpha") => ewa.initial_alpha = num(k, v)?,
-            ("ewa", "wup") => ewa.w_up = num(k, v)?,
-            ("ewa", "wdown") => ewa.w_down = num(k, v)?,
-            ("ewa", "interval") => ewa.interval = parse_time(v)?,
-            ("ewa", "tl") => ewa.low_threshold = Some(parse_size(v)?),
-            ("ewa", "th") => ewa.high_threshold = Some(parse_size(v)?),
-            ("ewa", "gain") => ewa.gain = num(k, v)?,
-            ("awm", "target") => awm.target = Some(parse_size(v)?),
-            ("awm", "beta") => awm.beta = Some(num(k, v)?),
-            ("awm", "design_rtt") => awm.design_rtt = parse_time(v)?,
-            ("awm", "n") => {
-                awm.n_estimator = match v.as_str() {
-                    "oracle" => NEstimator::Oracle,
-                    "adaptive" => NEstimator::Adaptive,
-                    _ => return Err(format!("--ctl n: oracle or adaptive, not '{v}'")),
-                }
-            }
-            ("awm", "mtu") => awm.mtu = Some(num(k, v)?),
-            ("awm", "initial_swnd") => awm.initial_swnd = Some(parse_size(v)?),
-            ("awm", "max_swnd") => awm.max_swnd = Some(parse_size(v)?),
-            ("saplaw", "tau") => sap.udp_rate_time_constant = parse_time(v)?,
-            ("rwm", "delta") => rwm.delta = num(k, v)?,
-            ("rwm", "share") => rwm.default_share = num(k, v)?,
-            ("rwm", "class") => rwm.classes.push(parse_class(v)?),
-            _ => return Err(format!("--ctl {k} is not a parameter of {name} (see docs/gateway.md)")),
-        }
-    }
-    let needs_rate = matches!(name, "rwm" | "saplaw" | "awm");
-    let link_rate = match capacity {
+    };
+    let buffer = match args.ctl_buffer {
+        Some(b) => b.bytes(1500),
+        None => args.queue.limit.bytes(1500),
+    };
+    let link_rate = match args.ctl_capacity.or(args.rate) {
         Some(r) => r,
-        None if needs_rate => return Err(format!("{name} needs the link capacity: --rate or --ctl capacity=RATE")),
-        // EWT and EWA do not use C; 1 Gb/s stands in.
+        None if kind.needs_rate() => {
+            return Err(format!("{} needs the link capacity: --rate or --ctl capacity=RATE", kind.name()))
+        }
+        // The others do not use C; 1 Gb/s stands in.
         None => Rate::mbps(1000),
     };
-    let controller = match name {
-        "ewt" => ControllerConfig::Ewt(ewt),
-        "ewa" => ControllerConfig::Ewa(ewa),
-        "awm" => ControllerConfig::Awm(awm),
-        "saplaw" => ControllerConfig::SapLaw(sap),
-        "rwm" => ControllerConfig::Rwm(rwm),
-        other => return Err(format!("unknown controller '{other}' (none, ewt, ewa, awm, saplaw, rwm)")),
-    };
-    let mut cfg = GatewayConfig::new(controller, buffer, link_rate);
-    cfg.default_mss = args.mss;
-    cfg.assume_wscale = assume_wscale;
-    if let Some(m) = max_flows {
+    let mut cfg = args.gateway.gateway_config(kind, buffer, link_rate, args.mss);
+    if let Some(m) = args.max_flows {
         cfg.max_flows = m;
     }
-    if let Some(t) = idle {
+    if let Some(t) = args.idle_timeout {
         cfg.idle_timeout = t;
     }
     Ok(Some(cfg))
-}
-
-/// `80+443+8000-8999:0.5`: port ranges joined by `+`, then the share.
-fn parse_class(v: &str) -> Result<TrafficClass, String> {
-    let (ports, share) = v.rsplit_once(':').ok_or_else(|| format!("--ctl class='{v}': PORTS:SHARE"))?;
-    let mut ranges = Vec::new();
-    for p in ports.split('+') {
-        let (lo, hi) = p.split_once('-').unwrap_or((p, p));
-        ranges.push(num::<u16>("class", lo)?..=num::<u16>("class", hi)?);
-    }
-    Ok(TrafficClass { ports: ranges, share: num("class", share)? })
 }
 
 /// The controller's counters as a JSON object (added to the gateway's).
@@ -153,6 +84,9 @@ pub fn stats_json(g: &WindowGateway) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use netreturn_base::Size;
+    use netreturn_control::ewt::EwtConfig;
+    use netreturn_control::ControllerConfig;
 
     fn args(s: &str) -> Args {
         Args::parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>()).unwrap()
@@ -160,24 +94,25 @@ mod tests {
 
     #[test]
     fn buffer_and_capacity_come_from_the_link() {
-        let c = gateway_config(&args("--a x --b y --rate 100mbit --queue droptail,bytes=97k --controller ewt --ctl st=29k"))
+        let c = gateway_config(&args("--a x --b y --rate 100mbit --queue droptail,bytes=97k --controller ewt --ctl st=29k --ctl assume_wscale=7"))
             .unwrap()
             .unwrap();
         assert_eq!(c.buffer_bytes, 97_000);
         assert_eq!(c.link_rate, Rate::mbps(100));
-        assert_eq!(c.controller, ControllerConfig::Ewt(EwtConfig { start_threshold: Some(29_000) }));
+        assert_eq!(c.controller, ControllerConfig::Ewt(EwtConfig { start_threshold: Some(Size::Bytes(29_000)) }));
+        assert_eq!(c.assume_wscale, Some(7));
     }
 
     #[test]
     fn rwm_without_a_capacity_is_refused_and_classes_parse() {
         assert!(gateway_config(&args("--a x --b y --controller rwm")).is_err());
-        let c = gateway_config(&args("--a x --b y --controller rwm --ctl capacity=1gbit --ctl class=80+443:0.7 --ctl delta=0.1"))
+        let c = gateway_config(&args("--a x --b y --controller rwm --ctl capacity=1gbit --ctl classes=[{ports=[80,443],share=0.7}] --ctl delta=0.1"))
             .unwrap()
             .unwrap();
         let ControllerConfig::Rwm(r) = c.controller else { panic!() };
-        assert_eq!(r.classes[0].ports, vec![80..=80, 443..=443]);
+        assert_eq!(r.classes[0].ports, vec![80..=443]);
         assert_eq!((r.classes[0].share, r.delta), (0.7, 0.1));
-        assert!(gateway_config(&args("--a x --b y --controller ewt --ctl delta=1")).is_err());
+        assert!(Args::parse(&["--a", "x", "--b", "y", "--controller", "ewt", "--ctl", "delta=1"].map(String::from)).is_err());
         assert!(gateway_config(&args("--a x --b y")).unwrap().is_none());
     }
 }

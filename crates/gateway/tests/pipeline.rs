@@ -262,7 +262,7 @@ fn ewt_in_the_pipeline_lowers_acks_when_the_data_queue_is_above_st() {
     use netreturn_control::ewt::EwtConfig;
     use netreturn_control::{ControllerConfig, GatewayConfig, WindowGateway};
     let cfg = GatewayConfig::new(
-        ControllerConfig::Ewt(EwtConfig { start_threshold: Some(29_000) }),
+        ControllerConfig::Ewt(EwtConfig { start_threshold: Some(netreturn_base::Size::Bytes(29_000)) }),
         97_000,
         Rate::mbps(10),
     );

@@ -1,6 +1,10 @@
 //! Python bindings: convert scenarios in and results out; nothing else.
 
+use netreturn_base::units;
+use netreturn_base::Size;
+use netreturn_control::{ControllerKind, QueueKind};
 use netreturn_sim::metrics::RunResult;
+use netreturn_tcp::CcName;
 use netreturn_sim::{Scenario, ScenarioError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -67,6 +71,83 @@ fn load_scenario(py: Python<'_>, path: &str, overrides: Vec<(String, String)>) -
         Some(p) => d.set_item("paper", toml_to_py(py, p)?)?,
         None => d.set_item("paper", py.None())?,
     }
+    d.set_item("file", &s.file)?;
+    d.set_item("document", toml_to_py(py, &toml::Value::Table(s.document.clone()))?)?;
+    Ok(d.into_any().unbind())
+}
+
+/// Seconds from a time as scenario files write it ("80ms", 1.5).
+#[pyfunction]
+fn parse_time(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<f64> {
+    Ok(quantity::<units::TimeQ>(py, v)?.0.secs_f64())
+}
+
+/// Bits per second from a rate ("45Mbps", 1e6).
+#[pyfunction]
+fn parse_rate(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    Ok(quantity::<units::RateQ>(py, v)?.0.bits_per_sec())
+}
+
+/// `("bytes", n)` or `("packets", n)` from a size ("97kB", "100p", 1500).
+#[pyfunction]
+fn parse_size(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<(&'static str, u64)> {
+    Ok(match quantity::<units::SizeQ>(py, v)?.0 {
+        Size::Bytes(b) => ("bytes", b),
+        Size::Packets(p) => ("packets", p as u64),
+    })
+}
+
+/// A Python str / int / float through the one unit parser
+/// (`netreturn_base::units`), as a scenario value would go.
+fn quantity<T: for<'de> serde::Deserialize<'de>>(_py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<T> {
+    let value = if v.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyValueError::new_err(format!("{v} is not a quantity")));
+    } else if let Ok(i) = v.extract::<i64>() {
+        toml::Value::Integer(i)
+    } else if let Ok(f) = v.extract::<f64>() {
+        toml::Value::Float(f)
+    } else if let Ok(s) = v.extract::<String>() {
+        toml::Value::String(s)
+    } else {
+        return Err(PyValueError::new_err(format!("{v} is not a quantity")));
+    };
+    value.try_into::<T>().map_err(|e| PyValueError::new_err(e.message().to_string()))
+}
+
+/// The registry: every queue discipline, window controller and congestion
+/// control, with its name, its keys and where it comes from.
+#[pyfunction]
+fn mechanisms(py: Python<'_>) -> PyResult<PyObject> {
+    let d = PyDict::new(py);
+    let queues = PyList::empty(py);
+    for &q in QueueKind::ALL {
+        let x = PyDict::new(py);
+        x.set_item("name", q.name())?;
+        x.set_item("title", q.title())?;
+        x.set_item("paper", q.paper())?;
+        x.set_item("keys", q.keys().to_vec())?;
+        queues.append(x)?;
+    }
+    d.set_item("queues", queues)?;
+    let ctls = PyList::empty(py);
+    for &c in ControllerKind::ALL {
+        let x = PyDict::new(py);
+        x.set_item("name", c.name())?;
+        x.set_item("title", c.title())?;
+        x.set_item("paper", c.paper())?;
+        x.set_item("keys", c.keys().to_vec())?;
+        x.set_item("needs_rate", c.needs_rate())?;
+        ctls.append(x)?;
+    }
+    d.set_item("controllers", ctls)?;
+    let ccs = PyList::empty(py);
+    for &(_, name, what) in CcName::ALL {
+        let x = PyDict::new(py);
+        x.set_item("name", name)?;
+        x.set_item("title", what)?;
+        ccs.append(x)?;
+    }
+    d.set_item("congestion_controls", ccs)?;
     Ok(d.into_any().unbind())
 }
 
@@ -182,5 +263,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NativeScenarioError", m.py().get_type::<NativeScenarioError>())?;
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(mechanisms, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_time, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     Ok(())
 }

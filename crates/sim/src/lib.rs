@@ -17,7 +17,7 @@ pub mod metrics;
 pub mod pcap;
 pub mod scenario;
 pub mod topology;
-pub mod units;
+pub use netreturn_base::units;
 pub mod world;
 
 pub use metrics::RunResult;

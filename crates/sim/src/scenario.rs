@@ -6,6 +6,9 @@
 //! the file, the field and what is allowed.
 
 use crate::units::{RateQ, Size, SizeQ, TimeQ};
+pub use netreturn_control::queue::RedParams as RedSpec;
+pub use netreturn_control::{GatewayParams, Method as QueueMethod};
+pub use netreturn_tcp::CcName;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -56,6 +59,11 @@ pub struct Scenario {
     /// The paper's own numbers, free-form, for reports.
     #[serde(default)]
     pub paper: Option<toml::Value>,
+    /// The file as read, with parameters substituted (quantities as
+    /// written): what the Python testbed maps onto namespaces, so that it
+    /// reads the file through this loader rather than its own.
+    #[serde(skip)]
+    pub document: toml::Table,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -107,16 +115,6 @@ impl Default for RunSpec {
             warmup: None,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum CcName {
-    /// "Standard TCP" (RFC 793): no congestion window.
-    None,
-    Reno,
-    NewReno,
-    Cubic,
 }
 
 /// TCP settings for every endpoint of the scenario. Defaults are ns-3
@@ -209,25 +207,6 @@ impl Default for TcpSpec {
     }
 }
 
-/// What manages a link's egress queue. The last five put a window-rewriting
-/// gateway over a DropTail queue, as the papers run them (SPEC.md 2.x).
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum QueueMethod {
-    Droptail,
-    Red,
-    Ared,
-    Ewt,
-    Ewa,
-    Awm,
-    SapLaw,
-    Rwm,
-}
-
-impl QueueMethod {
-    pub const ALL: [&'static str; 8] = ["droptail", "red", "ared", "ewt", "ewa", "awm", "sap-law", "rwm"];
-}
-
 /// One direction of a point-to-point link (the other direction gets the same
 /// rate, delay and buffer under DropTail, unless the builder says otherwise).
 #[derive(Debug, Clone, Deserialize)]
@@ -249,31 +228,21 @@ pub struct LinkSpec {
     /// Bernoulli loss probability per packet on this link (lossy / wireless).
     #[serde(default)]
     pub loss: f64,
-    /// Gateway parameters (read when `queue` names a gateway).
+    /// Gateway parameters (read when `queue` names a gateway):
+    /// `{ ewt = { st = "29kB" }, awm = { ... }, assume_wscale = 7 }`.
     #[serde(default)]
-    pub gateway: Option<toml::Value>,
+    pub gateway: Option<GatewayParams>,
     /// RED parameters overriding the Linux-like preset.
     #[serde(default)]
     pub red: Option<RedSpec>,
 }
 
 fn default_method() -> QueueMethod {
-    QueueMethod::Droptail
+    QueueMethod::Queue(netreturn_control::QueueKind::DropTail)
 }
 fn default_buffer() -> SizeQ {
     // ns-3's default device queue.
     SizeQ(Size::Packets(100))
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RedSpec {
-    pub min_th: Option<SizeQ>,
-    pub max_th: Option<SizeQ>,
-    pub w_q: Option<f64>,
-    pub max_p: Option<f64>,
-    pub gentle: Option<bool>,
-    pub byte_mode: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -500,6 +469,10 @@ impl Scenario {
         }
         let mut root = toml::Value::Table(doc);
         substitute(&mut root, &params, "").map_err(|(f, m)| err(&f, m))?;
+        let document = match &root {
+            toml::Value::Table(t) => t.clone(),
+            _ => unreachable!("a TOML document is a table"),
+        };
         // `kind = "dumbbell"` tables become `{ dumbbell = { ... } }`, which
         // serde reads as an externally tagged enum and, unlike an internally
         // tagged one, with the full path of any error inside.
@@ -532,6 +505,7 @@ impl Scenario {
         scenario.validate().map_err(|(f, m)| err(&f, m))?;
         let mut scenario = scenario;
         scenario.file = file.to_string();
+        scenario.document = document;
         Ok(scenario)
     }
 
@@ -637,7 +611,7 @@ mod tests {
         match &s.topology {
             TopologySpec::Dumbbell { pairs, bottleneck, .. } => {
                 assert_eq!(*pairs, 31);
-                assert_eq!(bottleneck.queue, QueueMethod::Red);
+                assert_eq!(bottleneck.queue, QueueMethod::Queue(netreturn_control::QueueKind::Red));
             }
             _ => panic!("not a dumbbell"),
         }
@@ -682,5 +656,51 @@ mod tests {
     fn syntax_errors_give_the_line() {
         let e = Scenario::from_toml("name = \"x\"\n[topology\n", "x.toml", &[]).unwrap_err();
         assert!(e.message.contains("line 2"), "{e}");
+    }
+
+    fn with_gateway(table: &str) -> Result<Scenario, ScenarioError> {
+        let text = MINI.replace("buffer = \"97kB\" }", &format!("buffer = \"97kB\", gateway = {table} }}"));
+        Scenario::from_toml(&text, "g.toml", &[("queue".into(), "ewt".into())])
+    }
+
+    #[test]
+    fn an_unknown_controller_key_names_its_field_and_the_allowed_keys() {
+        let e = with_gateway("{ ewa = { wup = 3.0 } }").unwrap_err();
+        assert_eq!(e.field, "topology.bottleneck.gateway.ewa.wup", "{e}");
+        assert!(e.message.contains("wup") && e.message.contains("w_up"), "{e}");
+        let e = with_gateway("{ saplaw = {} }").unwrap_err();
+        assert!(e.message.contains("sap-law") && e.message.contains("assume_wscale"), "{e}");
+    }
+
+    #[test]
+    fn a_negative_or_garbage_controller_size_is_an_error_not_zero() {
+        for bad in ["\"-5k\"", "\"29q\"", "-3"] {
+            let e = with_gateway(&format!("{{ ewt = {{ st = {bad} }} }}")).unwrap_err();
+            assert_eq!(e.field, "topology.bottleneck.gateway.ewt.st", "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn controller_sizes_in_packets_count_the_mtu() {
+        let s = with_gateway("{ ewt = { st = \"20p\" }, assume_wscale = 7 }").unwrap();
+        let TopologySpec::Dumbbell { bottleneck, .. } = &s.topology else { panic!() };
+        let g = bottleneck.gateway.as_ref().unwrap();
+        assert_eq!(g.ewt.as_ref().unwrap().start_threshold, Some(Size::Packets(20)));
+        let cfg = g.gateway_config(netreturn_control::ControllerKind::Ewt, 97_000, netreturn_base::Rate::mbps(45), 1458);
+        let ctl = netreturn_control::Controller::new(&cfg.controller, netreturn_control::Bottleneck {
+            buffer_bytes: 97_000,
+            link_rate: cfg.link_rate,
+            default_mss: cfg.default_mss,
+        });
+        let netreturn_control::Controller::Ewt(ewt) = ctl else { panic!() };
+        assert_eq!(ewt.start_threshold(), 20 * 1498);
+        assert_eq!(cfg.assume_wscale, Some(7));
+    }
+
+    #[test]
+    fn an_out_of_range_rwm_delta_is_refused_at_its_field() {
+        let e = with_gateway("{ rwm = { delta = -1.0 } }").unwrap_err();
+        assert_eq!(e.field, "topology.bottleneck.gateway.rwm.delta");
+        assert!(e.message.contains("[-0.99, 10]"), "{e}");
     }
 }

@@ -16,7 +16,7 @@ pub struct IfaceSpec {
     pub loss: f64,
     pub method: QueueMethod,
     pub buffer: crate::units::Size,
-    pub gateway: Option<toml::Value>,
+    pub gateway: Option<netreturn_control::GatewayParams>,
     pub red: Option<crate::scenario::RedSpec>,
 }
 
@@ -100,7 +100,7 @@ impl Builder {
             name: format!("{}->{}", self.nodes[b as usize], self.nodes[a as usize]),
             from: b,
             to: a,
-            method: QueueMethod::Droptail,
+            method: QueueMethod::Queue(netreturn_control::QueueKind::DropTail),
             gateway: None,
             red: None,
             ..fwd.clone()
@@ -174,7 +174,7 @@ impl Topology {
                         rate: *access_rate,
                         delay: Some(crate::units::TimeQ(one_way)),
                         rtt: None,
-                        queue: QueueMethod::Droptail,
+                        queue: QueueMethod::Queue(netreturn_control::QueueKind::DropTail),
                         buffer: crate::units::SizeQ(crate::units::Size::Packets(1000)),
                         loss: 0.0,
                         gateway: None,
@@ -199,7 +199,7 @@ impl Topology {
                     };
                     let (x, y) = (find(&l.from, "from")?, find(&l.to, "to")?);
                     let id = b.link(x, y, &l.spec);
-                    if l.spec.queue != QueueMethod::Droptail && bottleneck.is_none() {
+                    if l.spec.queue != QueueMethod::Queue(netreturn_control::QueueKind::DropTail) && bottleneck.is_none() {
                         bottleneck = Some(id);
                     }
                 }

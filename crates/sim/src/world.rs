@@ -9,7 +9,7 @@ use crate::topology::{IfaceSpec, Topology, NO_ROUTE};
 use crate::units::Size;
 use netreturn_base::{FlowKey, Rate, Rng, Time};
 use netreturn_control::gateway::WindowGateway;
-use netreturn_control::queue::{AdaptiveRed, AdaptiveRedConfig, Discipline, DropTail, Fifo, Limit, Red, RedConfig};
+use netreturn_control::queue::{Fifo, Limit};
 use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, TcpMeta, TcpView};
 use netreturn_tcp::{CcKind, Connection, Segment, TcpConfig};
 
@@ -308,28 +308,12 @@ impl World {
                 Size::Packets(p) => Limit::Packets(p),
             };
             let idle = f.rate.tx_time(mtu as u64);
-            let red_cfg = || {
-                let mut c = RedConfig::linux_like(capacity_bytes, mtu, idle);
-                c.limit = limit;
-                if let Some(r) = &f.red {
-                    if let Some(v) = r.min_th {
-                        c.min_th = v.0.bytes(mtu);
-                    }
-                    if let Some(v) = r.max_th {
-                        c.max_th = v.0.bytes(mtu);
-                    }
-                    c.w_q = r.w_q.unwrap_or(c.w_q);
-                    c.max_p = r.max_p.unwrap_or(c.max_p);
-                    c.gentle = r.gentle.unwrap_or(c.gentle);
-                    c.byte_mode = r.byte_mode.unwrap_or(c.byte_mode);
-                }
-                c
+            // A window controller runs over a DropTail queue.
+            let kind = match f.method {
+                QueueMethod::Queue(q) => q,
+                QueueMethod::Window(_) => netreturn_control::QueueKind::DropTail,
             };
-            let discipline = match f.method {
-                QueueMethod::Red => Discipline::Red(Red::new(red_cfg())),
-                QueueMethod::Ared => Discipline::AdaptiveRed(AdaptiveRed::new(AdaptiveRedConfig::recommended(red_cfg()))),
-                _ => Discipline::DropTail(DropTail::new(limit)),
-            };
+            let discipline = kind.discipline(limit, mtu, idle, f.red.as_ref());
             let gateway = build_gateway(f, capacity_bytes, s.tcp.segment_size)
                 .map_err(|m| (format!("topology ({})", f.name), m))?
                 .map(Box::new);

@@ -22,6 +22,33 @@ pub enum CcKind {
     Cubic(CubicConfig),
 }
 
+/// The congestion controls by name: the list scenario files, the testbed
+/// and `netreturn list` read (`tcp.cc = "cubic"`). Adding one is a variant
+/// here, its row in [`CcName::ALL`] and a file under `src/cc/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcName {
+    /// "Standard TCP" (RFC 793): no congestion window.
+    None,
+    Reno,
+    NewReno,
+    Cubic,
+}
+
+impl CcName {
+    /// Every congestion control, with its name and what it is.
+    pub const ALL: &'static [(CcName, &'static str, &'static str)] = &[
+        (CcName::None, "none", "no congestion window: the receiver window alone (RFC 793)"),
+        (CcName::Reno, "reno", "RFC 5681, a partial ACK ends fast recovery"),
+        (CcName::NewReno, "newreno", "RFC 5681 + RFC 6582"),
+        (CcName::Cubic, "cubic", "RFC 9438 with ns-3's HyStart"),
+    ];
+
+    pub fn name(self) -> &'static str {
+        CcName::ALL.iter().find(|(c, _, _)| *c == self).map(|(_, n, _)| *n).unwrap_or("?")
+    }
+}
+
 /// How cwnd evolves during fast recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recovery {

@@ -49,7 +49,7 @@ MODES: dict[str, list[str] | None] = {
     "gateway+awm": ["--controller", "awm", "--ctl", "capacity=10gbit"],
     # SAP-LAW and RWM write C x RTT_handshake (x share / flows): with a
     # handshake RTT of about 0.1 ms, 100 Gb/s gives about 1.2 MB.
-    "gateway+saplaw": ["--controller", "saplaw", "--ctl", "capacity=100gbit"],
+    "gateway+saplaw": ["--controller", "sap-law", "--ctl", "capacity=100gbit"],
     "gateway+rwm": ["--controller", "rwm", "--ctl", "capacity=100gbit"],
 }
 

@@ -88,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, required=True, help="output directory (CSV, JSON)")
     r.add_argument("--mode", choices=["gateway", "kernel"], default="gateway",
                    help="gateway: netreturn-gateway bridges; kernel: a Linux bridge (baseline)")
-    r.add_argument("--controller", default="none", help="none|ewt|ewa|awm|saplaw|rwm")
+    r.add_argument("--controller", default="none", help="none|ewt|ewa|awm|sap-law|rwm (the registry: netreturn list)")
     r.add_argument("--ctl", action="append", default=[], metavar="KEY=VALUE")
     r.add_argument("--rate", default="100mbit", help="bottleneck rate (gateway mode)")
     r.add_argument("--delay", default="5ms", help="one-way delay per direction (gateway mode)")

@@ -359,7 +359,7 @@ def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = 
     rtt.to_csv(out / "rtt_table.csv", index=False)
     if paper is None:
         try:
-            paper = make_plan(SCENARIO, {}, simulator_check=False).paper
+            paper = make_plan(SCENARIO, {}).paper
         except Exception:
             paper = None
     pap = paper_table(fct, rtt, paper)

@@ -229,7 +229,7 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
 
 def execute(spec: TbSpec, opts: Options) -> dict:
     """Runs one testbed experiment; returns its record (what runs/*.json holds)."""
-    pl = make_plan(spec.scenario, dict(spec.overrides), simulator_check=False)
+    pl = make_plan(spec.scenario, dict(spec.overrides))
     fplan = pl.flow_plan(spec.rep)
     base = opts.raw_dir or Path(tempfile.gettempdir())
     base.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,8 @@
 //! Gummadi & Shenker 2001), byte-based averages.
 
 use super::{Backlog, DropReason, Limit, Verdict};
-use netreturn_base::{Rng, Time};
+use netreturn_base::{Rng, Size, Time};
+use serde::Deserialize;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedConfig {
@@ -45,6 +46,36 @@ impl RedConfig {
             mean_packet,
             idle_packet_time,
         }
+    }
+}
+
+/// A link's `red` table: overrides of the Linux-like preset, read by RED and
+/// Adaptive RED. Thresholds in packets count `mean_packet` bytes each.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedParams {
+    pub min_th: Option<Size>,
+    pub max_th: Option<Size>,
+    pub w_q: Option<f64>,
+    pub max_p: Option<f64>,
+    pub gentle: Option<bool>,
+    pub byte_mode: Option<bool>,
+}
+
+impl RedParams {
+    /// `base` with the keys this table sets.
+    pub fn apply(&self, mut c: RedConfig) -> RedConfig {
+        if let Some(v) = self.min_th {
+            c.min_th = v.bytes(c.mean_packet);
+        }
+        if let Some(v) = self.max_th {
+            c.max_th = v.bytes(c.mean_packet);
+        }
+        c.w_q = self.w_q.unwrap_or(c.w_q);
+        c.max_p = self.max_p.unwrap_or(c.max_p);
+        c.gentle = self.gentle.unwrap_or(c.gentle);
+        c.byte_mode = self.byte_mode.unwrap_or(c.byte_mode);
+        c
     }
 }
 

@@ -19,6 +19,12 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // Settings are checked before any socket opens; a bad one is a usage
+    // error (exit status 2), like a bad scenario file in the simulator.
+    if let Err(e) = control::gateway_config(&args) {
+        eprintln!("netreturn-gateway: {e}");
+        std::process::exit(2);
+    }
     if let Err(e) = run(&args) {
         eprintln!("netreturn-gateway: {e}");
         std::process::exit(1);
@@ -43,10 +49,8 @@ fn links(args: &Args) -> Result<(LinkConfig, LinkConfig), String> {
 
 fn run(args: &Args) -> Result<(), String> {
     let (ab, ba) = links(args)?;
-    // Validate the controller settings before opening any socket.
-    control::gateway_config(args)?;
-    match args.controller.as_str() {
-        "none" => {
+    match args.controller {
+        None => {
             let mut p: Pipeline<NoController> = Pipeline::new(ab, ba, None, args.seed);
             p.set_max_frame(args.max_frame);
             let extra = |_: &Pipeline<NoController>| vec![("controller", "\"none\"".to_string())];
@@ -54,12 +58,12 @@ fn run(args: &Args) -> Result<(), String> {
             println!("{j}");
             Ok(())
         }
-        _ => {
-            let cfg = control::gateway_config(args)?.expect("not none");
+        Some(kind) => {
+            let cfg = control::gateway_config(args)?.expect("a controller");
             let gw = WindowGateway::new(cfg);
             let mut p = Pipeline::new(ab, ba, Some(gw), args.seed);
             p.set_max_frame(args.max_frame);
-            let name = format!("\"{}\"", args.controller);
+            let name = format!("\"{}\"", kind.name());
             let extra = move |p: &Pipeline<WindowGateway>| {
                 vec![
                     ("controller", name.clone()),
