@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from . import report
-from .runner import RunSpec, run_many, summaries
+from .runner import RunSpec, flow_rows, run_many, run_rows
 from .scenarios import DEFAULT_SCENARIO, load
 
 
@@ -25,31 +25,36 @@ class Results:
     group_keys: list[str]
     raw: list[dict]
 
+    def run_rows(self) -> list[dict]:
+        """One dict per run (what :attr:`runs` holds, without pandas)."""
+        return run_rows(self.raw)
+
+    def summary_rows(self) -> list[dict]:
+        """Mean, CI and n per metric per group (what :attr:`summary` holds, without pandas)."""
+        return report.summary_rows(self.run_rows(), self.group_keys)
+
     @property
     def runs(self):
         """One row per run: swept parameters, seed and every summary metric."""
-        return summaries(self.raw)
+        import pandas as pd
+
+        return pd.DataFrame(self.run_rows())
 
     @property
     def flows(self):
         """One row per TCP flow per run."""
         import pandas as pd
 
-        frames = []
-        for r in self.raw:
-            f = pd.DataFrame(r["flows"])
-            for k in self.group_keys:
-                f.insert(0, k, r["params"].get(k))
-            f.insert(0, "seed", r["seed"])
-            frames.append(f)
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        return pd.DataFrame(flow_rows(self.raw, self.group_keys))
 
     @property
     def summary(self):
-        return report.summarize(self.runs, self.group_keys)
+        import pandas as pd
+
+        return pd.DataFrame(self.summary_rows())
 
     def table(self) -> str:
-        return report.table_text(self.summary, self.group_keys)
+        return report.table_text(self.summary_rows(), self.group_keys)
 
 
 def expand(sweep: Mapping[str, Sequence[Any]] | None) -> list[dict]:

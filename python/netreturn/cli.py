@@ -48,6 +48,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def cmd_run(a: argparse.Namespace) -> int:
     from .api import run
+    from .runner import flow_rows
 
     scenario = a.scenario or DEFAULT_SCENARIO
     sweep = dict(a.sweep) if a.sweep else (DEFAULT_SWEEP if a.scenario is None else {})
@@ -64,43 +65,40 @@ def cmd_run(a: argparse.Namespace) -> int:
     if sweep:
         print("  sweep: " + "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in sweep.items()))
     print(f"  seeds: {a.seed if a.seed is not None else f'1..{seeds}'}  ->  {out}/")
-    res = run(scenario, set=sets, sweep=sweep, seeds=seeds, seed=a.seed, jobs=a.jobs, out=out,
-              progress=not a.quiet, backend=a.backend, scheduler=a.scheduler)
-    runs = res.runs
-    runs.to_csv(out / "runs.csv", index=False)
-    res.flows.to_csv(out / "flows.csv", index=False)
-    summary = res.summary
-    summary.to_csv(out / "summary.csv", index=False)
-    print()
-    print(res.table())
-    wall = runs["wall_s"].sum()
-    print(f"\n{len(runs)} runs, {runs['events'].sum():.3g} events, {wall:.2f} s of simulation CPU time")
-    if not a.no_plots:
-        paths = _plots(res, out, info)
-        print("plots: " + ", ".join(str(p) for p in paths))
+    from . import figures, report
+
+    # The figures are drawn by a child process that imports matplotlib while
+    # the simulations run; the table does not wait for them.
+    worker = figures.FigureWorker() if not a.no_plots else None
+    try:
+        if worker:
+            worker.start()
+        res = run(scenario, set=sets, sweep=sweep, seeds=seeds, seed=a.seed, jobs=a.jobs, out=out,
+                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler)
+        rows = res.run_rows()
+        summary = report.summary_rows(rows, res.group_keys)
+        if worker:
+            worker.submit({**figures.job(res, out, info["name"]), "summary": summary})
+        print()
+        print(report.table_text(summary, res.group_keys))
+        wall = sum(r["wall_s"] or 0 for r in rows)
+        events = int(sum(r.get("events") or 0 for r in rows))
+        print(f"\n{len(rows)} runs, {events:,} events, {wall:.2f} s of simulation CPU time")
+        report.write_csv(out / "runs.csv", rows)
+        report.write_csv(out / "summary.csv", summary)
+        report.write_csv(out / "flows.csv", flow_rows(res.raw, res.group_keys))
+        if worker:
+            try:
+                paths = worker.wait()
+            except RuntimeError as e:
+                print(f"netreturn: the figures could not be drawn: {e}", file=sys.stderr)
+                return 1
+            print("plots: " + ", ".join(str(p) for p in paths))
+    finally:
+        if worker:
+            worker.close()
     print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}")
     return 0
-
-
-def _plots(res, out: Path, info: dict) -> list[Path]:
-    from . import report
-
-    keys = res.group_keys
-    series, traces = {}, {}
-    for r in res.raw:
-        if "queue_series" not in r:
-            continue
-        label = report.group_label(r["params"], keys)
-        if r["queue_series"]["time_s"]:
-            series[label] = r["queue_series"]
-        if r.get("traces"):
-            traces[label] = r["traces"][0]
-    paths = [report.plot_metrics(res.summary, keys, out / "metrics.png", f"{info['name']}: mean and 95 % CI")]
-    if series:
-        paths.append(report.plot_queues(series, None, out / "queue.png", f"{info['name']}: bottleneck queue (first seed)"))
-    if traces:
-        paths.append(report.plot_windows(traces, out / "window.png", f"{info['name']}: effective window of one flow"))
-    return paths
 
 
 def cmd_calibrate(a: argparse.Namespace) -> int:
