@@ -140,3 +140,9 @@ def test_a_failed_figure_process_still_leaves_the_table_and_says_why(tmp_path, c
     assert "mean ± 95% CI" in text and (tmp_path / "summary.csv").is_file()
     assert "figures could not be drawn" in err and "no display for you" in err
     assert "Traceback" not in err
+
+
+def test_the_default_experiment_compares_queue_disciplines_with_window_rewriting_gateways():
+    assert cli.DEFAULT_SWEEP == {"queue": ["droptail", "red", "ewa", "awm", "ewt"]}
+    a = cli.build_parser().parse_args(["run"])
+    assert a.scenario is None and a.sweep == []  # so cmd_run falls back to the default sweep

@@ -10,7 +10,9 @@ from typing import Sequence
 
 from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve
 
-DEFAULT_SWEEP = {"queue": ["droptail", "red", "ared"]}
+# The default experiment shows what the project is about: the window-rewriting
+# gateways (EWA, AWM, EWT) against the queue disciplines (DropTail, RED).
+DEFAULT_SWEEP = {"queue": ["droptail", "red", "ewa", "awm", "ewt"]}
 
 
 def _kv(text: str) -> tuple[str, str]:
@@ -153,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="run a scenario over seeds and print mean ± 95 %% CI per metric")
-    r.add_argument("scenario", nargs="?", help=f"scenario file or name (default: {DEFAULT_SCENARIO} swept over droptail, red, ared)")
+    r.add_argument("scenario", nargs="?", help=f"scenario file or name (default: {DEFAULT_SCENARIO} swept over {', '.join(DEFAULT_SWEEP['queue'])})")
     r.add_argument("--sweep", type=_sweep, action="append", default=[], metavar="NAME=V1,V2",
                    help="compare values of a parameter (repeatable: cartesian product)")
     g = r.add_mutually_exclusive_group()
