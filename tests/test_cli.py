@@ -142,7 +142,21 @@ def test_a_failed_figure_process_still_leaves_the_table_and_says_why(tmp_path, c
     assert "Traceback" not in err
 
 
-def test_the_default_experiment_compares_queue_disciplines_with_window_rewriting_gateways():
-    assert cli.DEFAULT_SWEEP == {"queue": ["droptail", "red", "ewa", "awm", "ewt"]}
-    a = cli.build_parser().parse_args(["run"])
-    assert a.scenario is None and a.sweep == []  # so cmd_run falls back to the default sweep
+def test_the_default_experiment_compares_queue_disciplines_with_window_rewriting_gateways(tmp_path, monkeypatch, capsys):
+    import netreturn.api
+
+    asked = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(scenario, **kw):
+        asked.update(kw, scenario=scenario)
+        raise Stop
+
+    monkeypatch.setattr(netreturn.api, "run", fake_run)
+    with pytest.raises(Stop):
+        cli.main(["run", "--no-plots", "--out", str(tmp_path), "-q"])
+    assert asked["scenario"] == "ewt/scenario2.toml"
+    assert asked["sweep"] == {"queue": ["droptail", "red", "ewa", "awm", "ewt"]}
+    assert "sweep: queue in {droptail, red, ewa, awm, ewt}" in capsys.readouterr().out
