@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from .cluster import BackendError
 from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve
 
 # The default experiment shows what the project is about: the window-rewriting
@@ -236,6 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return a.func(a)
     except ScenarioError as e:
+        print(f"netreturn: error: {e}", file=sys.stderr)
+        return 2
+    except BackendError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

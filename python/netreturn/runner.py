@@ -4,7 +4,8 @@ disk as they finish so an interrupted sweep resumes where it stopped.
 Each run is identified by (scenario file contents, overrides, seed); its
 result is one JSON file under ``<out>/runs/``. Runs already on disk are not
 run again. For sweeps that outgrow one machine, ``backend="dask"`` hands the
-same tasks to a Dask distributed cluster (``pip install netreturn[dask]``).
+same tasks to a Dask distributed cluster (``cluster.py``); their results come
+back into the same store.
 """
 
 from __future__ import annotations
@@ -192,13 +193,9 @@ def run_many(
     with (nullcontext(bar) if bar is not None else Progress(len(specs), progress)) as bar:
         bar.advance(len(specs) - len(todo))
         if todo and backend == "dask":
-            from dask.distributed import Client, as_completed as dask_completed
+            from . import cluster
 
-            with Client(scheduler) if scheduler else Client(processes=True, n_workers=jobs, threads_per_worker=1) as client:
-                futs = {client.submit(execute, specs[i], pure=False): i for i in todo}
-                for fut in dask_completed(futs):
-                    done(futs[fut], fut.result())
-                    bar.advance()
+            cluster.run(specs, todo, jobs, scheduler, done, bar)
         elif jobs == 1 or len(todo) <= 1:
             for i in todo:
                 done(i, execute(specs[i]))
