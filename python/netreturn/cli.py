@@ -181,7 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_calibrate)
 
     rp = sub.add_parser("reproduce", help="reproduce a paper's evaluation and write a report beside its numbers")
-    rp.add_argument("paper", choices=["ewt"], help="which paper (ewt: seed 000, both scenarios, six methods)")
+    from .reproduce import PAPERS  # a table only; a paper's module is imported when it runs
+
+    rp.add_argument("paper", choices=list(PAPERS),
+                    help="which paper (" + "; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items()) + ")")
     rp.add_argument("--seeds", type=_positive, default=None, help="seeds per cell (default 30; 3 with --quick)")
     rp.add_argument("--quick", action="store_true", help="smoke test: 3 seeds, capacity search up to 32 flows")
     rp.add_argument("--methods", default=None, help="comma-separated subset of droptail,red,ared,ewa,awm,ewt")
