@@ -160,3 +160,22 @@ def test_the_default_experiment_compares_queue_disciplines_with_window_rewriting
     assert asked["scenario"] == "ewt/scenario2.toml"
     assert asked["sweep"] == {"queue": ["droptail", "red", "ewa", "awm", "ewt"]}
     assert "sweep: queue in {droptail, red, ewa, awm, ewt}" in capsys.readouterr().out
+
+
+def test_the_figure_process_draws_each_job_as_it_comes_and_lists_them_in_a_fixed_order(tmp_path, small):
+    """The time series are sent before the summary (as soon as the first
+    seeds are in): both are drawn, and listed metrics, queue, window."""
+    import netreturn
+    from netreturn import figures, report
+
+    res = netreturn.run("ewt/scenario2", set=small, sweep={"queue": ["droptail", "ewt"]}, seeds=2, jobs=1)
+    w = figures.FigureWorker().start()
+    try:
+        w.submit(figures.series_job(res.raw, res.group_keys, tmp_path, "small"))
+        w.submit(figures.summary_job(report.summary_rows(res.run_rows(), res.group_keys), res.group_keys, tmp_path, "small"))
+        paths = w.wait()
+    finally:
+        w.close()
+    assert [p.name for p in paths] == ["metrics.png", "queue.png", "window.png"]
+    assert all(p.stat().st_size > 5000 for p in paths)
+    assert not list(tmp_path.glob(".figures-*.json"))  # the job files are cleaned up

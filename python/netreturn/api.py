@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import report
 from .runner import RunSpec, flow_rows, run_many, run_rows
@@ -78,9 +78,12 @@ def run(
     backend: str = "local",
     scheduler: str | None = None,
     keep_series_seed: int | None = None,
+    on_result: Callable[[RunSpec, dict], None] | None = None,
 ) -> Results:
     """Runs ``scenario`` over ``seeds`` seeds (1..n) or one ``seed``, for each
-    combination of ``sweep`` values on top of ``set`` overrides."""
+    combination of ``sweep`` values on top of ``set`` overrides.
+    ``on_result(spec, result)``: called as each run that was not stored
+    yet finishes."""
     base = dict(set or {})
     combos = expand(sweep)
     info = None
@@ -95,5 +98,6 @@ def run(
         for c in combos
         for s in seed_list
     ]
-    raw = run_many(specs, jobs=jobs, out=out, progress=progress, backend=backend, scheduler=scheduler)
+    raw = run_many(specs, jobs=jobs, out=out, progress=progress, backend=backend, scheduler=scheduler,
+                   on_result=on_result)
     return Results(info, list(sweep or {}), raw)

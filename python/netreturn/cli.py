@@ -50,7 +50,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from .api import run
+    from .api import expand as api_expand, run
     from .runner import flow_rows
 
     scenario = a.scenario or DEFAULT_SCENARIO
@@ -71,17 +71,30 @@ def cmd_run(a: argparse.Namespace) -> int:
     from . import figures, report
 
     # The figures are drawn by a child process that imports matplotlib while
-    # the simulations run; the table does not wait for them.
+    # the simulations run: the time series as soon as each group's first
+    # seed is in, the bar charts after the table is printed.
     worker = figures.FigureWorker() if not a.no_plots else None
+    keys, name = list(sweep), info["name"]
+    groups = len(api_expand(sweep))
+    series: list[dict] = []
+
+    def on_result(spec, r: dict) -> None:
+        if worker and "queue_series" in r:
+            series.append(r)
+            if len(series) == groups:
+                worker.submit(figures.series_job(series, keys, out, name))
+
     try:
         if worker:
             worker.start()
         res = run(scenario, set=sets, sweep=sweep, seeds=seeds, seed=a.seed, jobs=a.jobs, out=out,
-                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler)
+                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result)
         rows = res.run_rows()
         summary = report.summary_rows(rows, res.group_keys)
         if worker:
-            worker.submit({**figures.job(res, out, info["name"]), "summary": summary})
+            if len(series) < groups:  # some came from the run store
+                worker.submit(figures.series_job(res.raw, keys, out, name))
+            worker.submit(figures.summary_job(summary, keys, out, name))
         print()
         print(report.table_text(summary, res.group_keys))
         wall = sum(r["wall_s"] or 0 for r in rows)

@@ -3,9 +3,12 @@
 Importing matplotlib and drawing three figures costs more CPU time than a
 short sweep's simulations. So that the table is not held back, ``run``
 starts this child before the simulations: it imports matplotlib while they
-run (on another core when there is one), then waits for one line on its
-standard input, the path of a JSON job, and draws. The parent prints the
-table meanwhile and only waits for the child at the very end.
+run (on another core when there is one). Jobs come as lines on its standard
+input, each the path of a JSON file: the time series (queue, window) as soon
+as every group's first seed is in, so those figures are drawn while the
+other seeds run; the summary (bar charts) when all runs are done. The
+parent prints the table meanwhile and only waits for the child at the very
+end; at the end of its input the child prints the paths it drew.
 
 ``python -m netreturn.figures`` is the child; :class:`FigureWorker` is the
 parent's handle on it; :func:`draw` does the drawing (also callable in the
@@ -19,18 +22,19 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Sequence
+
+# The order the figures are listed in, whatever order they were drawn in.
+ORDER = ["metrics.png", "queue.png", "window.png"]
 
 
-def job(res: Any, out: Path, name: str) -> dict:
-    """What the figures of a :class:`~netreturn.api.Results` need, as JSON:
-    the summary rows, and seed 1's queue series and first flow's window
-    trace per group."""
+def series_job(results: Iterable[dict], keys: Sequence[str], out: Path, name: str) -> dict:
+    """The time-series figures' job: per group, the queue series of the run
+    that kept it and its first flow's window trace."""
     from .report import group_label
 
-    keys = res.group_keys
     series, traces = {}, {}
-    for r in res.raw:
+    for r in results:
         if "queue_series" not in r:
             continue
         label = group_label(r["params"], keys)
@@ -38,35 +42,42 @@ def job(res: Any, out: Path, name: str) -> dict:
             series[label] = r["queue_series"]
         if r.get("traces"):
             traces[label] = r["traces"][0]
-    return {"out": str(out), "name": name, "keys": keys, "summary": res.summary_rows(),
-            "series": series, "traces": traces}
+    return {"out": str(out), "name": name, "series": series, "traces": traces}
+
+
+def summary_job(summary: list[dict], keys: Sequence[str], out: Path, name: str) -> dict:
+    """The bar charts' job: the summary rows (mean, CI per metric and group)."""
+    return {"out": str(out), "name": name, "keys": list(keys), "summary": summary}
 
 
 def draw(job: dict) -> list[str]:
-    """Draws ``metrics.png`` and, when there are time series, ``queue.png``
-    and ``window.png`` into ``job["out"]``; returns their paths."""
+    """Draws what ``job`` holds into ``job["out"]``: ``metrics.png`` from a
+    summary, ``queue.png`` and ``window.png`` from time series; returns
+    their paths."""
     from . import report
 
-    out, name, keys = Path(job["out"]), job["name"], job["keys"]
-    paths = [report.plot_metrics(job["summary"], keys, out / "metrics.png", f"{name}: mean and 95 % CI")]
-    if job["series"]:
+    out, name = Path(job["out"]), job["name"]
+    paths = []
+    if "summary" in job:
+        paths.append(report.plot_metrics(job["summary"], job["keys"], out / "metrics.png", f"{name}: mean and 95 % CI"))
+    if job.get("series"):
         paths.append(report.plot_queues(job["series"], None, out / "queue.png", f"{name}: bottleneck queue (first seed)"))
-    if job["traces"]:
+    if job.get("traces"):
         paths.append(report.plot_windows(job["traces"], out / "window.png", f"{name}: effective window of one flow"))
     return [str(p) for p in paths]
 
 
 class FigureWorker:
-    """A child process that draws one job's figures.
+    """A child process that draws figures as their data comes in.
 
     ``start()`` as early as possible (it imports matplotlib in the
-    background); ``submit(job)`` when the data is there; ``wait()`` for the
-    paths. ``close()`` ends a child that was never given a job.
+    background); ``submit(job)`` for each job; ``wait()`` for the paths.
+    ``close()`` ends a child that is still running (after an error).
     """
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None
-        self._job_file: Path | None = None
+        self._files: list[Path] = []
 
     def start(self) -> "FigureWorker":
         self._proc = subprocess.Popen([sys.executable, "-m", "netreturn.figures"], stdin=subprocess.PIPE,
@@ -76,26 +87,34 @@ class FigureWorker:
     def submit(self, job: dict) -> None:
         # Through a file: a job with time series is larger than a pipe's
         # buffer, and the child may still be importing.
-        self._job_file = Path(job["out"]) / ".figures.json"
-        self._job_file.write_text(json.dumps(job))
         if self._proc is None:
             self.start()
-        assert self._proc is not None and self._proc.stdin is not None
+        assert self._proc is not None
+        f = Path(job["out"]) / f".figures-{len(self._files)}.json"
+        f.write_text(json.dumps(job))
+        self._files.append(f)
+        if self._proc.stdin is None:
+            return
         try:
-            self._proc.stdin.write(f"{self._job_file}\n")
-            self._proc.stdin.close()
+            self._proc.stdin.write(f"{f}\n")
+            self._proc.stdin.flush()
         except BrokenPipeError:
-            pass  # the child is gone already: wait() reports why
-        self._proc.stdin = None  # so that communicate() does not touch it
+            self._proc.stdin = None  # the child is gone already: wait() reports why
 
     def wait(self) -> list[Path]:
         """The figures' paths; RuntimeError with the child's message if it failed."""
         assert self._proc is not None
+        if self._proc.stdin is not None:
+            try:
+                self._proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            self._proc.stdin = None  # so that communicate() does not touch it
         out, err = self._proc.communicate()
         rc = self._proc.returncode
         self._proc = None
-        if self._job_file is not None:
-            self._job_file.unlink(missing_ok=True)
+        for f in self._files:
+            f.unlink(missing_ok=True)
         if rc != 0:
             lines = [x for x in err.strip().splitlines() if x.strip()]
             raise RuntimeError(lines[-1] if lines else f"the figure process exited with status {rc}")
@@ -106,6 +125,8 @@ class FigureWorker:
             self._proc.kill()
             self._proc.communicate()
             self._proc = None
+        for f in self._files:
+            f.unlink(missing_ok=True)
 
     def __enter__(self) -> "FigureWorker":
         return self.start()
@@ -140,10 +161,11 @@ def main() -> int:
     except OSError:
         pass
     _warm_up(_plt())  # while the parent's simulations run
-    line = sys.stdin.readline().strip()
-    if not line:
-        return 0  # the parent needed no figures after all
-    paths = draw(json.loads(Path(line).read_text()))
+    paths: list[str] = []
+    for line in sys.stdin:
+        if line.strip():
+            paths += draw(json.loads(Path(line.strip()).read_text()))
+    paths.sort(key=lambda p: ORDER.index(Path(p).name) if Path(p).name in ORDER else len(ORDER))
     print(json.dumps(paths))
     return 0
 
