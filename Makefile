@@ -8,7 +8,8 @@ PIP ?= $(PY) -m pip
 install:
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
-# The default experiment: EWT scenario 2, DropTail vs RED vs ARED, 30 seeds.
+# The default experiment: EWT scenario 2, DropTail and RED against the
+# window-rewriting gateways EWA, AWM and EWT, 30 seeds.
 demo: install
 	netreturn run
 

@@ -47,3 +47,19 @@ def test_the_ewa_parameters_of_a_scenario_reach_the_gateway(small):
     high = _native.run(path, 3, sets + [("ewa_alpha", "8192")])["summary"]
     assert low["acks_rewritten"] > 0 and high["acks_rewritten"] > 0
     assert high["queue_max_bytes"] > low["queue_max_bytes"]
+
+
+def test_results_are_made_json_safe_in_one_pass_without_losing_values():
+    """NaN and infinities become None wherever they are (JSON has neither);
+    lists of finite numbers are kept as they are."""
+    from netreturn.runner import json_safe
+
+    nan, inf = float("nan"), float("inf")
+    r = {"summary": {"a": nan, "b": 1.5, "c": 3}, "flows": {"fct_s": [1.0, nan, 2.0], "n": [1, 2, True],
+                                                         "src": ["left0", None], "x": [inf, -inf]},
+         "nested": [[1.0, nan], (2, 3)], "big": [10**400, 1.0]}
+    s = json_safe(r)
+    assert s == {"summary": {"a": None, "b": 1.5, "c": 3}, "flows": {"fct_s": [1.0, None, 2.0], "n": [1, 2, True],
+                                                                   "src": ["left0", None], "x": [None, None]},
+                 "nested": [[1.0, None], [2, 3]], "big": [10**400, 1.0]}
+    json.dumps(s, allow_nan=False)

@@ -2,6 +2,7 @@
 resumable sweeps."""
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -102,3 +103,92 @@ def test_an_interrupted_sweep_resumes_without_rerunning_finished_runs(tmp_path, 
     assert [r["seed"] for r in results] == [1, 2, 3]
     again = json.loads((tmp_path / "runs" / f"{lost.key()}.json").read_text())
     assert again["summary"]["fct_mean_s"] == results[1]["summary"]["fct_mean_s"]
+
+
+def test_run_prints_its_table_without_importing_pandas_or_matplotlib(tmp_path, small):
+    """The table is plain Python; the figures are drawn by a child process."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom netreturn import cli\n"
+            f"rc = cli.main(['run', 'ewt/scenario2', '--set', 'flows={small['flows']}', "
+            f"'--set', 'file_bytes={small['file_bytes']}', '--seed', '1', '--out', {str(tmp_path)!r}, '-q'])\n"
+            "print('imported:', sorted(m for m in ('pandas', 'matplotlib', 'numpy') if m in sys.modules))\n"
+            "sys.exit(rc)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "imported: []" in p.stdout
+    assert "mean ± 95% CI" in p.stdout and "plots:" in p.stdout
+    assert (tmp_path / "metrics.png").stat().st_size > 5000
+
+
+def test_the_table_shows_readable_units_not_exponents(tmp_path, capsys, small):
+    rc, text, _ = run_cli(capsys, "run", "ewt/scenario2", "--set", f"flows={small['flows']}",
+                          "--set", f"file_bytes={small['file_bytes']}", "--seeds", "2", "--jobs", "1",
+                          "--no-plots", "--out", str(tmp_path), "-q")
+    assert rc == 0
+    table = text[text.index("metric"):text.index(" runs, ")]
+    assert "mean queue (kB)" in table and "mean RTT (ms)" in table and "goodput (Mb/s)" in table
+    assert not re.search(r"\de[+-]\d", table), table
+    queue_kb = float(re.search(r"mean queue \(kB\)\s+([\d.]+)", table).group(1))
+    queue_b = pd.read_csv(tmp_path / "summary.csv").query("metric == 'queue_mean_bytes'")["mean"].iloc[0]
+    assert queue_kb == pytest.approx(queue_b / 1000, rel=0.01)  # summary.csv keeps bytes
+
+
+def test_a_failed_figure_process_still_leaves_the_table_and_says_why(tmp_path, capsys, small, monkeypatch):
+    import subprocess
+    import sys
+
+    from netreturn import figures
+
+    def broken_start(self):
+        self._proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit('no display for you')"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return self
+
+    monkeypatch.setattr(figures.FigureWorker, "start", broken_start)
+    rc, text, err = run_cli(capsys, "run", "ewt/scenario2", "--set", f"flows={small['flows']}",
+                            "--set", f"file_bytes={small['file_bytes']}", "--seed", "1", "--out", str(tmp_path), "-q")
+    assert rc == 1
+    assert "mean ± 95% CI" in text and (tmp_path / "summary.csv").is_file()
+    assert "figures could not be drawn" in err and "no display for you" in err
+    assert "Traceback" not in err
+
+
+def test_the_default_experiment_compares_queue_disciplines_with_window_rewriting_gateways(tmp_path, monkeypatch, capsys):
+    import netreturn.api
+
+    asked = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(scenario, **kw):
+        asked.update(kw, scenario=scenario)
+        raise Stop
+
+    monkeypatch.setattr(netreturn.api, "run", fake_run)
+    with pytest.raises(Stop):
+        cli.main(["run", "--no-plots", "--out", str(tmp_path), "-q"])
+    assert asked["scenario"] == "ewt/scenario2.toml"
+    assert asked["sweep"] == {"queue": ["droptail", "red", "ewa", "awm", "ewt"]}
+    assert "sweep: queue in {droptail, red, ewa, awm, ewt}" in capsys.readouterr().out
+
+
+def test_the_figure_process_draws_each_job_as_it_comes_and_lists_them_in_a_fixed_order(tmp_path, small):
+    """The time series are sent before the summary (as soon as the first
+    seeds are in): both are drawn, and listed metrics, queue, window."""
+    import netreturn
+    from netreturn import figures, report
+
+    res = netreturn.run("ewt/scenario2", set=small, sweep={"queue": ["droptail", "ewt"]}, seeds=2, jobs=1)
+    w = figures.FigureWorker().start()
+    try:
+        w.submit(figures.series_job(res.raw, res.group_keys, tmp_path, "small"))
+        w.submit(figures.summary_job(report.summary_rows(res.run_rows(), res.group_keys), res.group_keys, tmp_path, "small"))
+        paths = w.wait()
+    finally:
+        w.close()
+    assert [p.name for p in paths] == ["metrics.png", "queue.png", "window.png"]
+    assert all(p.stat().st_size > 5000 for p in paths)
+    assert not list(tmp_path.glob(".figures-*.json"))  # the job files are cleaned up

@@ -12,10 +12,10 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import report
-from .runner import RunSpec, run_many, summaries
+from .runner import RunSpec, flow_rows, run_many, run_rows
 from .scenarios import DEFAULT_SCENARIO, load
 
 
@@ -25,31 +25,36 @@ class Results:
     group_keys: list[str]
     raw: list[dict]
 
+    def run_rows(self) -> list[dict]:
+        """One dict per run (what :attr:`runs` holds, without pandas)."""
+        return run_rows(self.raw)
+
+    def summary_rows(self) -> list[dict]:
+        """Mean, CI and n per metric per group (what :attr:`summary` holds, without pandas)."""
+        return report.summary_rows(self.run_rows(), self.group_keys)
+
     @property
     def runs(self):
         """One row per run: swept parameters, seed and every summary metric."""
-        return summaries(self.raw)
+        import pandas as pd
+
+        return pd.DataFrame(self.run_rows())
 
     @property
     def flows(self):
         """One row per TCP flow per run."""
         import pandas as pd
 
-        frames = []
-        for r in self.raw:
-            f = pd.DataFrame(r["flows"])
-            for k in self.group_keys:
-                f.insert(0, k, r["params"].get(k))
-            f.insert(0, "seed", r["seed"])
-            frames.append(f)
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        return pd.DataFrame(flow_rows(self.raw, self.group_keys))
 
     @property
     def summary(self):
-        return report.summarize(self.runs, self.group_keys)
+        import pandas as pd
+
+        return pd.DataFrame(self.summary_rows())
 
     def table(self) -> str:
-        return report.table_text(self.summary, self.group_keys)
+        return report.table_text(self.summary_rows(), self.group_keys)
 
 
 def expand(sweep: Mapping[str, Sequence[Any]] | None) -> list[dict]:
@@ -73,9 +78,12 @@ def run(
     backend: str = "local",
     scheduler: str | None = None,
     keep_series_seed: int | None = None,
+    on_result: Callable[[RunSpec, dict], None] | None = None,
 ) -> Results:
     """Runs ``scenario`` over ``seeds`` seeds (1..n) or one ``seed``, for each
-    combination of ``sweep`` values on top of ``set`` overrides."""
+    combination of ``sweep`` values on top of ``set`` overrides.
+    ``on_result(spec, result)``: called as each run that was not stored
+    yet finishes."""
     base = dict(set or {})
     combos = expand(sweep)
     info = None
@@ -90,5 +98,6 @@ def run(
         for c in combos
         for s in seed_list
     ]
-    raw = run_many(specs, jobs=jobs, out=out, progress=progress, backend=backend, scheduler=scheduler)
+    raw = run_many(specs, jobs=jobs, out=out, progress=progress, backend=backend, scheduler=scheduler,
+                   on_result=on_result)
     return Results(info, list(sweep or {}), raw)

@@ -120,7 +120,7 @@ def gateway_cost(repeat: int, seeds: range = range(1, 4)) -> dict:
     on one method only.
     """
     from . import _native
-    from .reproduce import METHODS  # the EWT paper's six methods
+    from .reproduce.ewt import METHODS  # the EWT paper's six methods
 
     path = str(_path("ewt/scenario2"))
     best: dict = {}

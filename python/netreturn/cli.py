@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from .cluster import BackendError
 from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve
 
-DEFAULT_SWEEP = {"queue": ["droptail", "red", "ared"]}
+# The default experiment shows what the project is about: the window-rewriting
+# gateways (EWA, AWM, EWT) against the queue disciplines (DropTail, RED).
+DEFAULT_SWEEP = {"queue": ["droptail", "red", "ewa", "awm", "ewt"]}
 
 
 def _kv(text: str) -> tuple[str, str]:
@@ -47,7 +50,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from .api import run
+    from .api import expand as api_expand, run
+    from .runner import flow_rows
 
     scenario = a.scenario or DEFAULT_SCENARIO
     sweep = dict(a.sweep) if a.sweep else (DEFAULT_SWEEP if a.scenario is None else {})
@@ -64,43 +68,53 @@ def cmd_run(a: argparse.Namespace) -> int:
     if sweep:
         print("  sweep: " + "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in sweep.items()))
     print(f"  seeds: {a.seed if a.seed is not None else f'1..{seeds}'}  ->  {out}/")
-    res = run(scenario, set=sets, sweep=sweep, seeds=seeds, seed=a.seed, jobs=a.jobs, out=out,
-              progress=not a.quiet, backend=a.backend, scheduler=a.scheduler)
-    runs = res.runs
-    runs.to_csv(out / "runs.csv", index=False)
-    res.flows.to_csv(out / "flows.csv", index=False)
-    summary = res.summary
-    summary.to_csv(out / "summary.csv", index=False)
-    print()
-    print(res.table())
-    wall = runs["wall_s"].sum()
-    print(f"\n{len(runs)} runs, {runs['events'].sum():.3g} events, {wall:.2f} s of simulation CPU time")
-    if not a.no_plots:
-        paths = _plots(res, out, info)
-        print("plots: " + ", ".join(str(p) for p in paths))
+    from . import figures, report
+
+    # The figures are drawn by a child process that imports matplotlib while
+    # the simulations run: the time series as soon as each group's first
+    # seed is in, the bar charts after the table is printed.
+    worker = figures.FigureWorker() if not a.no_plots else None
+    keys, name = list(sweep), info["name"]
+    groups = len(api_expand(sweep))
+    series: list[dict] = []
+
+    def on_result(spec, r: dict) -> None:
+        if worker and "queue_series" in r:
+            series.append(r)
+            if len(series) == groups:
+                worker.submit(figures.series_job(series, keys, out, name))
+
+    try:
+        if worker:
+            worker.start()
+        res = run(scenario, set=sets, sweep=sweep, seeds=seeds, seed=a.seed, jobs=a.jobs, out=out,
+                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result)
+        rows = res.run_rows()
+        summary = report.summary_rows(rows, res.group_keys)
+        if worker:
+            if len(series) < groups:  # some came from the run store
+                worker.submit(figures.series_job(res.raw, keys, out, name))
+            worker.submit(figures.summary_job(summary, keys, out, name))
+        print()
+        print(report.table_text(summary, res.group_keys))
+        wall = sum(r["wall_s"] or 0 for r in rows)
+        events = int(sum(r.get("events") or 0 for r in rows))
+        print(f"\n{len(rows)} runs, {events:,} events, {wall:.2f} s of simulation CPU time")
+        report.write_csv(out / "runs.csv", rows)
+        report.write_csv(out / "summary.csv", summary)
+        report.write_csv(out / "flows.csv", flow_rows(res.raw, res.group_keys))
+        if worker:
+            try:
+                paths = worker.wait()
+            except RuntimeError as e:
+                print(f"netreturn: the figures could not be drawn: {e}", file=sys.stderr)
+                return 1
+            print("plots: " + ", ".join(str(p) for p in paths))
+    finally:
+        if worker:
+            worker.close()
     print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}")
     return 0
-
-
-def _plots(res, out: Path, info: dict) -> list[Path]:
-    from . import report
-
-    keys = res.group_keys
-    series, traces = {}, {}
-    for r in res.raw:
-        if "queue_series" not in r:
-            continue
-        label = report.group_label(r["params"], keys)
-        if r["queue_series"]["time_s"]:
-            series[label] = r["queue_series"]
-        if r.get("traces"):
-            traces[label] = r["traces"][0]
-    paths = [report.plot_metrics(res.summary, keys, out / "metrics.png", f"{info['name']}: mean and 95 % CI")]
-    if series:
-        paths.append(report.plot_queues(series, None, out / "queue.png", f"{info['name']}: bottleneck queue (first seed)"))
-    if traces:
-        paths.append(report.plot_windows(traces, out / "window.png", f"{info['name']}: effective window of one flow"))
-    return paths
 
 
 def cmd_calibrate(a: argparse.Namespace) -> int:
@@ -168,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="run a scenario over seeds and print mean ± 95 %% CI per metric")
-    r.add_argument("scenario", nargs="?", help=f"scenario file or name (default: {DEFAULT_SCENARIO} swept over droptail, red, ared)")
+    r.add_argument("scenario", nargs="?", help=f"scenario file or name (default: {DEFAULT_SCENARIO} swept over {', '.join(DEFAULT_SWEEP['queue'])})")
     r.add_argument("--sweep", type=_sweep, action="append", default=[], metavar="NAME=V1,V2",
                    help="compare values of a parameter (repeatable: cartesian product)")
     g = r.add_mutually_exclusive_group()
@@ -193,7 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_calibrate)
 
     rp = sub.add_parser("reproduce", help="reproduce a paper's evaluation and write a report beside its numbers")
-    rp.add_argument("paper", choices=["ewt"], help="which paper (ewt: seed 000, both scenarios, six methods)")
+    from .reproduce import PAPERS  # a table only; a paper's module is imported when it runs
+
+    rp.add_argument("paper", choices=list(PAPERS),
+                    help="which paper (" + "; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items()) + ")")
     rp.add_argument("--seeds", type=_positive, default=None, help="seeds per cell (default 30; 3 with --quick)")
     rp.add_argument("--quick", action="store_true", help="smoke test: 3 seeds, capacity search up to 32 flows")
     rp.add_argument("--methods", default=None, help="comma-separated subset of droptail,red,ared,ewa,awm,ewt")
@@ -249,6 +266,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return a.func(a)
     except ScenarioError as e:
+        print(f"netreturn: error: {e}", file=sys.stderr)
+        return 2
+    except BackendError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -4,7 +4,8 @@ disk as they finish so an interrupted sweep resumes where it stopped.
 Each run is identified by (scenario file contents, overrides, seed); its
 result is one JSON file under ``<out>/runs/``. Runs already on disk are not
 run again. For sweeps that outgrow one machine, ``backend="dask"`` hands the
-same tasks to a Dask distributed cluster (``pip install netreturn[dask]``).
+same tasks to a Dask distributed cluster (``cluster.py``); their results come
+back into the same store.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import math
 import os
 import time
 from contextlib import nullcontext
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -55,12 +55,19 @@ class RunSpec:
 
 
 def json_safe(x: Any) -> Any:
-    """JSON has no NaN/inf: store them as None."""
-    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-        return None
+    """JSON has no NaN/inf: store them as None. A list of finite numbers
+    (the per-flow columns and time series, most of a result) is checked in
+    one pass at C speed instead of element by element."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
     if isinstance(x, dict):
         return {k: json_safe(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
+        try:
+            if all(map(math.isfinite, x)):
+                return list(x)
+        except (TypeError, OverflowError):  # strings, None, nested lists, huge ints
+            pass
         return [json_safe(v) for v in x]
     return x
 
@@ -119,7 +126,11 @@ class Store:
     def put(self, spec: Any, result: dict) -> None:
         p = self.path(spec)
         tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(json_safe(result)))
+        try:  # results of execute() are JSON-safe already: no second walk
+            text = json.dumps(result, allow_nan=False)
+        except ValueError:
+            text = json.dumps(json_safe(result))
+        tmp.write_text(text)
         os.replace(tmp, p)
 
 
@@ -182,18 +193,16 @@ def run_many(
     with (nullcontext(bar) if bar is not None else Progress(len(specs), progress)) as bar:
         bar.advance(len(specs) - len(todo))
         if todo and backend == "dask":
-            from dask.distributed import Client, as_completed as dask_completed
+            from . import cluster
 
-            with Client(scheduler) if scheduler else Client(processes=True, n_workers=jobs, threads_per_worker=1) as client:
-                futs = {client.submit(execute, specs[i], pure=False): i for i in todo}
-                for fut in dask_completed(futs):
-                    done(futs[fut], fut.result())
-                    bar.advance()
+            cluster.run(specs, todo, jobs, scheduler, done, bar)
         elif jobs == 1 or len(todo) <= 1:
             for i in todo:
                 done(i, execute(specs[i]))
                 bar.advance()
         else:
+            from concurrent.futures import ProcessPoolExecutor, as_completed  # 40 ms: only when needed
+
             with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
                 futs = {pool.submit(execute, specs[i]): i for i in todo}
                 try:
@@ -207,12 +216,25 @@ def run_many(
     return [r for r in results if r is not None]
 
 
+def run_rows(results: Iterable[dict]) -> list[dict]:
+    """One dict per run: seed, parameters and headline metrics."""
+    return [{"seed": r["seed"], **r.get("params", {}), **r["summary"], "wall_s": r.get("wall_s")} for r in results]
+
+
+def flow_rows(results: Iterable[dict], group_keys: Sequence[str]) -> list[dict]:
+    """One dict per TCP flow per run: seed, the swept parameters, the flow's metrics."""
+    rows = []
+    for r in results:
+        f = r["flows"]
+        cols = list(f)
+        head = {"seed": r["seed"], **{k: r["params"].get(k) for k in group_keys}}
+        n = len(f[cols[0]]) if cols else 0
+        rows.extend({**head, **{c: f[c][i] for c in cols}} for i in range(n))
+    return rows
+
+
 def summaries(results: Iterable[dict]):
     """One row per run: parameters, seed and headline metrics (a DataFrame)."""
     import pandas as pd
 
-    rows = []
-    for r in results:
-        row = {"seed": r["seed"], **r.get("params", {}), **r["summary"], "wall_s": r.get("wall_s")}
-        rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(run_rows(results))

@@ -2,6 +2,7 @@
 in network namespaces.
 
     netreturn testbed check
+    netreturn testbed quickstart                       (builds the gateway if needed; without and with EWT)
     netreturn testbed run --controller rwm --rate 100mbit --delay 10ms --flows 4 --out DIR
     netreturn testbed sweep testbed/dumbbell4 --sweep queue=droptail,ewt --reps 10 --out DIR
     netreturn testbed rwm --reps 10 --out DIR          (the RWM paper's experiment, SPEC 5.4)
@@ -53,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("check", help="say whether the testbed can run here")
+    from . import quickstart
+
+    quickstart.add_parser(sub)
     c = sub.add_parser("cleanup", help="remove namespaces left by a killed run")
     c.add_argument("--prefix", default="nrtb")
     b = sub.add_parser("bench", help="kernel bridge vs gateway vs gateway+controller")
@@ -113,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     a = _parser().parse_args(argv)
     if a.cmd in ("sweep", "rwm", "compare"):
         return _sweeps(a)
+    if a.cmd == "quickstart":
+        from . import quickstart
+
+        return quickstart.main(a)
     if a.cmd == "check":
         miss = missing_requirements()
         print("congestion controls:", " ".join(available_cc()) or "?")

@@ -1,0 +1,115 @@
+"""The figures every reproduction draws: grouped bars per level (the
+papers' bar charts), flow capacity per method and level, and the loss
+against the count that the capacity search ran."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+from .paper import Paper
+
+
+def _plt():
+    from ..report import _plt as plt
+
+    return plt()
+
+
+def save_figure(plt, fig, ax, path: Path, title: str, ylabel: str, ncol: int) -> Path:
+    """Labels, legend and the PNG, the same for every figure of a report."""
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, ncol=ncol)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_levels(table, paper: Paper, sc: str, cs: str, metric: str, label: str, methods: Sequence[str], path: Path,
+                title: str, paper_vals: dict | None = None) -> Path:
+    """Grouped bars like the EWT paper's Figs. 5-15: x = level, one bar per
+    method, 95 % CI error bars; the paper's value as a marker when known."""
+    plt = _plt()
+    levels = paper.levels
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    width = 0.8 / max(1, len(methods))
+    for j, m in enumerate(methods):
+        xs, ys, es = [], [], []
+        for i, lv in enumerate(levels):
+            mu, h, _ = table.get(sc, cs, lv, m, metric)
+            xs.append(i + (j - (len(methods) - 1) / 2) * width)
+            ys.append(mu)
+            es.append(0 if math.isnan(h) else h)
+        ax.bar(xs, ys, width * 0.95, yerr=es, capsize=2, label=paper.labels[m], color=paper.colors.get(m))
+        if paper_vals:
+            px = [x for x, lv in zip(xs, levels) if (m, lv) in paper_vals]
+            py = [paper_vals[(m, lv)] for lv in levels if (m, lv) in paper_vals]
+            ax.scatter(px, py, marker="_", s=120, color="black", zorder=5,
+                       label="paper" if j == 0 else None)
+    ticks = [f"{lv}\n({table.flows(sc, cs, lv)} flows)" for lv in levels]
+    ax.set_xticks(range(len(levels)))
+    ax.set_xticklabels(ticks, fontsize=8)
+    return save_figure(plt, fig, ax, path, title, label, 4 if paper_vals else 3)
+
+
+def plot_capacity(rows: list[dict], paper: Paper, sc: str, methods: Sequence[str], path: Path, title: str,
+                  max_flows: int, paper_baseline: dict | None = None, paper_label: str = "paper") -> Path:
+    """Flow count per method and level (the EWT paper's Figs. 16-17)."""
+    plt = _plt()
+    levels = paper.levels
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    width = 0.8 / max(1, len(methods))
+    by = {(r["method"], r["level"]): r for r in rows if r["scenario"] == sc}
+    for j, m in enumerate(methods):
+        xs = [i + (j - (len(methods) - 1) / 2) * width for i in range(len(levels))]
+        ys = [by[(m, lv)]["bound"] if (m, lv) in by else 0 for lv in levels]
+        bars = ax.bar(xs, ys, width * 0.95, label=paper.labels[m], color=paper.colors.get(m))
+        for b, lv in zip(bars, levels):
+            if (m, lv) in by and by[(m, lv)]["censored"]:
+                b.set_hatch("//")
+    if paper_baseline:
+        ax.scatter([i - (len(methods) - 1) / 2 * width for i in range(len(levels))],
+                   [paper_baseline[lv] for lv in levels], marker="_", s=150, color="black", zorder=5,
+                   label=paper_label)
+    ax.axhline(max_flows + 1, color="grey", linestyle=":", linewidth=0.8)
+    ax.set_xticks(range(len(levels)))
+    ax.set_xticklabels([f"{lv}\n({paper.loss_target(lv):g} % loss)" for lv in levels], fontsize=8)
+    return save_figure(plt, fig, ax, path, title, "flows at the loss level", 4)
+
+
+def plot_loss_curves(searches: dict, paper: Paper, sc: str, methods: Sequence[str], path: Path, title: str) -> Path:
+    """Mean loss against the flow count at every count the search ran."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for m in methods:
+        s = searches.get((sc, m))
+        if s is None:
+            continue
+        ns = sorted(s.values)
+        st = [s.mean(n) for n in ns]
+        ax.errorbar(ns, [x[0] for x in st], yerr=[0 if math.isnan(x[1]) else x[1] for x in st], marker="o",
+                    markersize=3, linewidth=0.8, capsize=2, label=paper.labels[m], color=paper.colors.get(m))
+    for lv in paper.levels:
+        ax.axhline(paper.loss_target(lv), color="grey", linestyle=":", linewidth=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("symlog", linthresh=0.05)
+    ax.set_xlabel("flows")
+    return save_figure(plt, fig, ax, path, title, "mean TCP loss (%)", 3)
+
+
+def series_stats(values: Sequence[float]) -> tuple[float, float, float]:
+    """Mean, standard deviation and minimum of a time series."""
+    xs = [float(v) for v in values]
+    if not xs:
+        return math.nan, math.nan, math.nan
+    m = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+    return m, sd, min(xs)
+
+
+def after(t: Sequence[float], v: Sequence[float], t0: float) -> list[float]:
+    """The values from time ``t0`` on."""
+    return [y for x, y in zip(t, v) if x >= t0]

@@ -1,0 +1,113 @@
+"""``netreturn testbed quickstart``: the real gateway in one command.
+
+Builds ``netreturn-gateway`` if it is not there yet, then runs real Linux
+TCP between two network namespaces through it twice, as a plain link
+emulator and with a window controller (EWT by default), on EWT scenario 2's
+bottleneck: 45 Mb/s, 80 ms RTT, a 97 kB DropTail buffer, four CUBIC
+downloads of 5 MB. Prints one table, the two runs side by side, and leaves
+each run's CSV and JSON files under ``--out``. Needs root, iproute2 and
+ethtool (docs/gateway.md, "Quick start").
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from .netns import TestbedError, missing_requirements
+from .runner import RunConfig, find_gateway, run
+
+REPO = Path(__file__).resolve().parents[3]
+CONTROLLERS = ["ewt", "ewa", "awm", "saplaw", "rwm"]
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    q = sub.add_parser("quickstart", help="build the gateway if needed; two namespaces, with and without a controller")
+    q.add_argument("--controller", choices=CONTROLLERS, default="ewt", help="the controller to compare (default ewt)")
+    q.add_argument("--flows", type=int, default=4)
+    q.add_argument("--bytes", type=int, default=5_000_000, dest="nbytes", help="bytes per download (default 5 MB)")
+    q.add_argument("--rate", default="45mbit")
+    q.add_argument("--delay", default="40ms", help="one-way delay per direction (default 40ms: an 80 ms RTT)")
+    q.add_argument("--buffer", type=int, default=97_000, help="bottleneck buffer in bytes (default 97000)")
+    q.add_argument("--out", type=Path, default=Path("results/testbed-quickstart"))
+    q.add_argument("--gateway-bin", default=None)
+    q.add_argument("--no-build", action="store_true", help="do not run cargo when the gateway binary is missing")
+    return q
+
+
+def ensure_gateway(explicit: str | None, build: bool) -> str:
+    """The gateway binary; built with cargo (release) in this checkout when missing."""
+    try:
+        return find_gateway(explicit)
+    except TestbedError:
+        if explicit or not build:
+            raise
+    cargo = shutil.which("cargo")
+    if cargo is None or not (REPO / "Cargo.toml").is_file():
+        raise TestbedError("netreturn-gateway not found and no cargo and checkout to build it: "
+                           "install Rust (rustup) or set NETRETURN_GATEWAY")
+    print(f"building netreturn-gateway in {REPO} (cargo build --release -p netreturn-gateway) ...", flush=True)
+    r = subprocess.run([cargo, "build", "--release", "-p", "netreturn-gateway"], cwd=REPO)
+    if r.returncode != 0:
+        raise TestbedError("cargo build --release -p netreturn-gateway failed")
+    return find_gateway(None)
+
+
+def rows(summary: dict) -> dict[str, str]:
+    """The quick start's table column of one run."""
+    g = summary.get("gateway") or {}
+    fct = [x for x in summary.get("fct_s", []) if x is not None]
+    good = [x for x in summary.get("goodput_mbps", []) if x is not None]
+    rtt = summary.get("rtt_ms_mean")
+    wnd = summary.get("snd_wnd_median")
+    return {
+        "flows completed": f"{len(fct)} / {summary.get('flows')}",
+        "mean FCT (s)": f"{statistics.mean(fct):.2f}" if fct else "-",
+        "total goodput (Mb/s)": f"{sum(good):.1f}" if good else "-",
+        "mean RTT seen by the senders (ms)": f"{rtt:.0f}" if rtt is not None else "-",
+        "median window the senders see (kB)": f"{wnd / 1000:.0f}" if wnd is not None else "-",
+        "segments retransmitted": str(summary.get("sender_retrans_segs", "-")),
+        "packets dropped at the gateway": str((g.get("dropped_queue") or 0) + (g.get("dropped_loss") or 0)),
+        "ACK windows rewritten": str(g.get("rewritten", 0)),
+        "checksum errors at the receivers": str(summary.get("receiver_in_csum_errors", "-")),
+    }
+
+
+def table(cols: dict[str, dict[str, str]]) -> str:
+    names = list(next(iter(cols.values())))
+    head = ["", *cols]
+    body = [[n, *(c[n] for c in cols.values())] for n in names]
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+    fmt = lambda r: "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))  # noqa: E731
+    return "\n".join([fmt(head), "  ".join("-" * w for w in widths), *(fmt(r) for r in body)])
+
+
+def main(a: argparse.Namespace) -> int:
+    miss = missing_requirements()
+    if miss:
+        print("netreturn testbed quickstart: cannot run: " + "; ".join(miss), file=sys.stderr)
+        return 2
+    try:
+        gw = ensure_gateway(a.gateway_bin, not a.no_build)
+        print(f"gateway: {gw}")
+        print(f"two namespaces, {a.flows} CUBIC downloads of {a.nbytes / 1e6:g} MB through {a.rate}, "
+              f"{a.delay} each way, {a.buffer / 1000:g} kB DropTail buffer; no controller, then {a.controller}")
+        cols = {}
+        for ctl in ("none", a.controller):
+            cfg = RunConfig(out=a.out / ctl, flows=a.flows, nbytes=a.nbytes, controller=ctl, rate=a.rate,
+                            delay=a.delay, queue=f"droptail,bytes={a.buffer}", gateway_bin=gw)
+            cols[ctl] = rows(run(cfg))
+    except TestbedError as e:
+        print(f"netreturn testbed: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("netreturn testbed: interrupted; everything created was removed", file=sys.stderr)
+        return 130
+    print()
+    print(table(cols))
+    print(f"\nfiles: {a.out}/none/, {a.out}/{a.controller}/ (flows.csv, rtt.csv, throughput.csv, summary.json)")
+    return 0

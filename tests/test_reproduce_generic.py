@@ -1,0 +1,106 @@
+"""The shared machinery of `netreturn reproduce`: a paper that brings only
+its data file gets its grid, capacity search, calibration, tables and
+claim checks."""
+
+import pytest
+
+from netreturn.reproduce import claims, grid
+from netreturn.reproduce.paper import Paper
+from netreturn.reproduce.store import Bar, Options, Runs, check_build
+from netreturn.reproduce.text import Report
+
+TINY = '''
+title = "A tiny paper"
+seed_file = "none.txt"
+methods = ["droptail", "ewt"]
+levels = ["mild", "heavy"]
+
+[loss_target]
+mild = 0.1
+heavy = 1.0
+
+[counts.scenario2]
+mild = 2
+heavy = 3
+
+[[claims]]
+source = "Fig. 1"
+scenario = "scenario2"
+levels = ["mild", "heavy"]
+text = "EWT loses less than DropTail."
+metric = "tcp_loss_pct"
+check = "better"
+sense = "min"
+method = "ewt"
+others = ["droptail"]
+
+[run]
+heading = "A tiny paper, reproduced"
+sections = "section 1"
+method_param = "queue"
+count_param = "flows"
+proposed = "ewt"
+baseline = "droptail"
+counts = "counts"
+bottleneck = "R1->R2"
+
+[run.scenarios.scenario2]
+file = "ewt/scenario2.toml"
+
+[run.labels]
+droptail = "DropTail"
+ewt = "EWT"
+
+[[run.metrics]]
+column = "tcp_loss_pct"
+label = "TCP loss ratio (%)"
+better = "min"
+scenarios = ["scenario2"]
+'''
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    p = tmp_path / "tiny.toml"
+    p.write_text(TINY)
+    return Paper.load("tiny", p)
+
+
+def test_a_paper_that_brings_only_its_data_gets_grid_capacity_calibration_and_claims(tmp_path, tiny):
+    opts = Options(out=tmp_path / "out", seeds=2, max_flows=4, first_seeds=2, jobs=1, progress=False,
+                   sets={"file_bytes": "150kB"}).resolve(tiny)
+    assert opts.methods == ["droptail", "ewt"] and opts.scenarios == ["scenario2"]
+    check_build(opts)
+    runs = Runs(opts, Bar(False), tiny)
+    ev = grid.Evaluation(runs, opts, tiny)
+    runs.drain()
+    table = ev.table()
+    for lv, n in (("mild", 2), ("heavy", 3)):
+        assert table.flows("scenario2", "paper", lv) == n
+        for m in tiny.methods:
+            assert table.get("scenario2", "paper", lv, m, "tcp_loss_pct")[2] == 2  # both seeds
+    # The baseline's capacity is the calibration; its grid ran at those counts.
+    assert set(ev.calibrated["scenario2"]) == {"mild", "heavy"}
+    assert {g.countset for g in table.groups} >= {"paper"}
+    rows = grid.capacity_rows(ev.capacity.searches, tiny)
+    assert {(r["method"], r["level"]) for r in rows} == {(m, lv) for m in tiny.methods for lv in tiny.levels}
+    claim_rows, _ = claims.check_all(tiny, table, opts.scenarios, opts.methods, ["paper"])
+    assert len(claim_rows) == 1 and claim_rows[0]["result"]["paper"][0] in {"yes", "no", "tie", "partly"}
+    assert all(p.suffix == ".json" for p in (opts.out / "runs").iterdir()) and runs.executed > 0
+
+    doc = Report(tiny, opts)
+    doc.header(runs, "build")
+    assert doc.lines[0] == "# A tiny paper, reproduced"
+    assert "netreturn reproduce tiny" in "\n".join(doc.lines)
+
+
+def test_a_paper_file_without_a_label_for_a_method_is_refused(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text(TINY.replace('ewt = "EWT"\n', ""))
+    with pytest.raises(ValueError, match="no label for 'ewt'"):
+        Paper.load("bad", p)
+
+
+def test_unknown_methods_of_a_paper_are_refused_with_the_allowed_ones(tiny):
+    with pytest.raises(ValueError, match="allowed: droptail, ewt"):
+        Options(methods=["red"]).resolve(tiny)
