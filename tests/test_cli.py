@@ -78,7 +78,7 @@ def test_run_prints_a_ci_table_and_writes_tables_and_plots(tmp_path, capsys, sma
     assert (fct["n"] == 3).all() and (fct["mean"] > 0).all()
     runs = pd.read_csv(out / "runs.csv")
     assert len(runs) == 6
-    for col in ["tcp_loss_pct", "udp_loss_pct", "goodput_mean_mbps", "fct_mean_s", "jain_goodput",
+    for col in ["tcp_data_loss_pct", "udp_loss_pct", "goodput_mean_mbps", "fct_mean_s", "jain_goodput",
                 "tcp_efficiency_pct", "udp_efficiency_pct", "utilization", "robustness_index"]:
         assert col in runs.columns
     flows = pd.read_csv(out / "flows.csv")
@@ -192,3 +192,24 @@ def test_the_figure_process_draws_each_job_as_it_comes_and_lists_them_in_a_fixed
     assert [p.name for p in paths] == ["metrics.png", "queue.png", "window.png"]
     assert all(p.stat().st_size > 5000 for p in paths)
     assert not list(tmp_path.glob(".figures-*.json"))  # the job files are cleaned up
+
+
+def test_a_run_with_an_unfinished_transfer_is_kept_and_named_in_a_warning(tmp_path, capsys):
+    # Transfers too large to finish by the 600 s stop time:
+    # the run stays in the tables (FCT missing), and a warning names the run
+    # and the flows (issue 9: no silent stall).
+    rc, out, err = run_cli(capsys, "run", "ewt/scenario2", "--set", "flows=3", "--seed", "2",
+                           "--out", str(tmp_path), "--no-plots", "-q", "--set", "file_bytes=5GB")
+    assert rc == 0
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert len(runs) == 1 and runs["flows_incomplete"].iloc[0] == 3
+    assert "WARNING: seed 2: 3 transfer(s) unfinished" in err
+    assert "flow 0 (" in err and "B delivered" in err
+    flows = pd.read_csv(tmp_path / "flows.csv")
+    assert flows["fct_s"].isna().all()
+
+
+def test_a_run_whose_transfers_all_finish_warns_of_nothing(tmp_path, capsys):
+    rc, _, err = run_cli(capsys, "run", "ewt/scenario2", "--set", "flows=2", "--seed", "1",
+                         "--out", str(tmp_path), "--no-plots", "-q", "--set", "file_bytes=200kB")
+    assert rc == 0 and "WARNING" not in err

@@ -56,10 +56,10 @@ def test_small_droptail_run_delivers_every_file(small_run):
     for f in r["per_flow"]:
         assert f["bytes_delivered"] >= 300_000
         assert f["fct_s"] > 300_000 * 8 / 45e6 + 0.084
-    for k in ("tcp_loss_pct", "udp_loss_pct", "goodput_mean_mbps", "fct_mean_s",
+    for k in ("tcp_packet_loss_pct", "udp_loss_pct", "goodput_mean_mbps", "fct_mean_s",
               "jain_goodput", "tcp_efficiency_pct", "utilization"):
         assert not math.isnan(r[k]), k
-    assert 0 <= r["tcp_loss_pct"] < 100 and 0 <= r["udp_loss_pct"] < 100
+    assert 0 <= r["tcp_packet_loss_pct"] < 100 and 0 <= r["udp_loss_pct"] < 100
     assert 0 < r["utilization"] <= 1.0
     assert 0 < r["jain_goodput"] <= 1.0
     assert 0 < r["tcp_efficiency_pct"] <= 100

@@ -28,7 +28,7 @@ source = "Fig. 1"
 scenario = "scenario2"
 levels = ["mild", "heavy"]
 text = "EWT loses less than DropTail."
-metric = "tcp_loss_pct"
+metric = "tcp_data_loss_pct"
 check = "better"
 sense = "min"
 method = "ewt"
@@ -52,7 +52,7 @@ droptail = "DropTail"
 ewt = "EWT"
 
 [[run.metrics]]
-column = "tcp_loss_pct"
+column = "tcp_data_loss_pct"
 label = "TCP loss ratio (%)"
 better = "min"
 scenarios = ["scenario2"]
@@ -78,7 +78,7 @@ def test_a_paper_that_brings_only_its_data_gets_grid_capacity_calibration_and_cl
     for lv, n in (("mild", 2), ("heavy", 3)):
         assert table.flows("scenario2", "paper", lv) == n
         for m in tiny.methods:
-            assert table.get("scenario2", "paper", lv, m, "tcp_loss_pct")[2] == 2  # both seeds
+            assert table.get("scenario2", "paper", lv, m, "tcp_data_loss_pct")[2] == 2  # both seeds
     # The baseline's capacity is the calibration; its grid ran at those counts.
     assert set(ev.calibrated["scenario2"]) == {"mild", "heavy"}
     assert {g.countset for g in table.groups} >= {"paper"}

@@ -15,12 +15,12 @@ def test_agree_uses_the_combined_confidence_intervals():
 
 
 def test_compare_summarizes_each_simulator_over_its_seeds():
-    ns3 = [{"tcp_loss_pct": x, "timeouts": 50} for x in (1.8, 1.9, 2.0)]
-    ours = [{"tcp_loss_pct": x, "timeouts": 400} for x in (9.9, 10.0, 10.1)]
+    ns3 = [{"tcp_packet_loss_pct": x, "timeouts": 50} for x in (1.8, 1.9, 2.0)]
+    ours = [{"tcp_packet_loss_pct": x, "timeouts": 400} for x in (9.9, 10.0, 10.1)]
     rows = {r["metric"]: r for r in compare(ns3, ours)}
-    assert math.isclose(rows["tcp_loss_pct"]["ns3"][0], 1.9)
-    assert math.isclose(rows["tcp_loss_pct"]["netreturn"][0], 10.0)
-    assert rows["tcp_loss_pct"]["agree"] is False
+    assert math.isclose(rows["tcp_packet_loss_pct"]["ns3"][0], 1.9)
+    assert math.isclose(rows["tcp_packet_loss_pct"]["netreturn"][0], 10.0)
+    assert rows["tcp_packet_loss_pct"]["agree"] is False
     # Metrics missing on both sides have no verdict rather than a false one.
     assert rows["fct_mean_s"]["agree"] is None
     text = table(list(rows.values()))

@@ -7,6 +7,10 @@ scenario when the `ns3` package is installed. ``--sweep`` also times the
 full baseline sweep (2 scenarios x 3 queues x 3 levels x 30 seeds).
 ``--gateways`` prices each window-rewriting gateway against DropTail alone on
 the same run (issue 3's budget: a gateway adds at most 10 % to a run).
+``--scale`` runs scenario 2 at 1x, 10x and 100x (flows, bottleneck rate,
+buffer and UDP rate multiplied; access links at 10 Gb/s), each in a fresh
+process: wall time, events, packet hops per second, ns per packet hop, peak
+memory, and the cost per hop against 1x.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ def _one_run_in_child(scenario: str, sets: dict, seed: int) -> dict:
     code = (
         "import json,resource,time,netreturn._native as n;"
         f"t=time.perf_counter();r=n.run({str(_path(scenario))!r},{seed},{list(sets.items())!r});w=time.perf_counter()-t;"
-        "print(json.dumps({'wall_s':w,'events':r['summary']['events'],"
+        "print(json.dumps({'wall_s':w,'events':r['summary']['events'],'incomplete':r['summary'].get('flows_incomplete',0),"
         "'hops':sum(r['ifaces']['tx_packets']),'maxrss_kb':resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
@@ -45,6 +49,10 @@ def _path(scenario: str):
 def main(a) -> int:
     from . import _native
     from .runner import RunSpec, run_many
+
+    if getattr(a, "scale", False):
+        scale(ns3=not a.no_ns3)
+        return 0
 
     scenario, sets, seed = "ewt/scenario2", {"flows": "31", "queue": "droptail"}, 1
     # Peak memory of an idle interpreter with the module loaded, to subtract.
@@ -106,6 +114,40 @@ def main(a) -> int:
         run_many(specs, out=None, progress=True)
         print(f"full baseline sweep: {len(specs)} runs in {time.perf_counter() - t0:.1f} s wall on all cores")
     return 0
+
+
+# (flows, bottleneck rate, buffer, UDP rate) of scenario 2 times 1, 10, 100.
+SCALES = {1: ("31", "45Mbps", "97kB", "13.35Mbps"), 10: ("310", "450Mbps", "970kB", "133.5Mbps"),
+          100: ("3100", "4.5Gbps", "9.7MB", "1335Mbps")}
+
+
+def scale(factors=(1, 10, 100), seed: int = 1, ns3: bool = True) -> list[dict]:
+    """The scale benchmark: ``scenarios/bench/scaled.toml`` at each factor,
+    one fresh process per run so its peak memory is its own."""
+    rows = []
+    print(f"{'scale':>6}{'flows':>7}{'bottleneck':>12}{'wall s':>9}{'events':>13}{'hops/s':>12}"
+          f"{'ns/hop':>9}{'vs 1x':>7}{'peak MiB':>10}{'unfinished':>11}")
+    base = None
+    for k in factors:
+        flows, rate, buf, udp = SCALES[k]
+        sets = {"flows": flows, "bottleneck_rate": rate, "buffer": buf, "udp_rate": udp, "access_rate": "10Gbps"}
+        r = _one_run_in_child("bench/scaled", sets, seed)
+        ns_hop = r["wall_s"] / r["hops"] * 1e9
+        base = base or ns_hop
+        rows.append({"scale": k, **r, "ns_per_hop": ns_hop})
+        print(f"{k:>5}x{flows:>7}{rate:>12}{r['wall_s']:>9.2f}{r['events']:>13,.0f}{r['hops'] / r['wall_s']:>12,.0f}"
+              f"{ns_hop:>9.0f}{ns_hop / base:>7.2f}{r['maxrss_kb'] / 1024:>10.0f}{r.get('incomplete', 0):>11.0f}")
+    if ns3:
+        try:
+            from . import ns3ref
+
+            if ns3ref.available():
+                n = ns3ref.run_ns3(flows=31, queue="droptail", seed=seed)
+                print(f"ns-3 3.44 at 1x (31 flows, measured now): {n['wall_s']:.2f} s, {n.get('events', 0):,.0f} events; "
+                      f"netreturn is {n['wall_s'] / rows[0]['wall_s']:,.0f}x faster")
+        except Exception as e:  # optional reference
+            print(f"(ns-3 reference run failed: {e})")
+    return rows
 
 
 def gateway_cost(repeat: int, seeds: range = range(1, 4)) -> dict:

@@ -31,7 +31,7 @@ def calibrate(
     out: str | Path | None = None,
     progress: bool = True,
     start: int = 1,
-    metric: str = "tcp_loss_pct",
+    metric: str = "tcp_data_loss_pct",
     strategy: str = "scan",
 ) -> list[tuple[str, float, int | None, float]]:
     """Returns (level name, target %, smallest count reaching it or None,

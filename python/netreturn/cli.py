@@ -51,7 +51,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def cmd_run(a: argparse.Namespace) -> int:
     from .api import expand as api_expand, run
-    from .runner import flow_rows
+    from .runner import flow_rows, incomplete_runs
 
     scenario = a.scenario or DEFAULT_SCENARIO
     sweep = dict(a.sweep) if a.sweep else (DEFAULT_SWEEP if a.scenario is None else {})
@@ -100,6 +100,12 @@ def cmd_run(a: argparse.Namespace) -> int:
         wall = sum(r["wall_s"] or 0 for r in rows)
         events = int(sum(r.get("events") or 0 for r in rows))
         print(f"\n{len(rows)} runs, {events:,} events, {wall:.2f} s of simulation CPU time")
+        stalled = incomplete_runs(res.raw, res.group_keys)
+        for line in stalled:
+            print(f"netreturn: WARNING: {line}", file=sys.stderr)
+        if stalled:
+            print(f"netreturn: WARNING: {len(stalled)} run(s) kept with unfinished transfers (FCT NaN in flows.csv)",
+                  file=sys.stderr)
         report.write_csv(out / "runs.csv", rows)
         report.write_csv(out / "summary.csv", summary)
         report.write_csv(out / "flows.csv", flow_rows(res.raw, res.group_keys))
@@ -232,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sweep", action="store_true", help="also time the full baseline sweep (540 runs)")
     b.add_argument("--gateways", action="store_true",
                    help="also price each method (RED, ARED, EWA, AWM, EWT) against DropTail alone")
+    b.add_argument("--scale", action="store_true",
+                   help="scenario 2 at 1x, 10x and 100x flows and rates: cost per packet hop and peak memory")
     b.set_defaults(func=cmd_bench)
 
     v = sub.add_parser("validate", help="EWT scenario 2 in ns-3 3.44 and in netreturn, side by side per metric")

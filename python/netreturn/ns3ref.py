@@ -101,7 +101,7 @@ def run_ns3(
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
-    Keys follow our summary metric names: ``tcp_loss_pct``, ``udp_loss_pct``,
+    Keys follow our summary metric names: ``tcp_packet_loss_pct``, ``udp_loss_pct``,
     ``goodput_mean_mbps``, ``fct_mean_s``, ``fct_max_s``, ``jain_goodput``,
     ``tcp_efficiency_pct``, ``utilization``, ``flows_completed``,
     ``sim_time_s``, ``wall_s`` (wall time of ``Simulator::Run()`` only),
@@ -818,8 +818,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "wall_s": wall,
         "setup_s": setup_s,
         "events": events,
-        # Entries into fast recovery (our "triple_dupacks") and RTO expiries.
-        "triple_dupacks": recoveries,
+        # Entries into fast recovery (our "fast_recoveries") and RTO expiries.
+        "fast_recoveries": recoveries,
         "timeouts": rtos,
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
         "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
@@ -873,7 +873,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
                 urecv += fs.rxPackets
                 ulost += fs.lostPackets
                 usent += fs.txPackets
-        out["tcp_loss_pct"] = tlost / (trecv + tlost) * 100 if trecv + tlost else 0.0
+        out["tcp_packet_loss_pct"] = tlost / (trecv + tlost) * 100 if trecv + tlost else 0.0
         out["udp_loss_pct"] = (ulost / (urecv + ulost) * 100 if urecv + ulost else 0.0) if udp else math.nan
         out["udp_efficiency_pct"] = (urecv / usent * 100 if usent else 100.0) if udp else math.nan
         out["tcp_packets_received"] = trecv
@@ -881,7 +881,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         out["udp_packets_received"] = urecv
         out["udp_packets_lost"] = ulost
     else:
-        out["tcp_loss_pct"] = out["udp_loss_pct"] = math.nan
+        out["tcp_packet_loss_pct"] = out["udp_loss_pct"] = math.nan
     if log_flow is not None and log_out:
         out["log_lines"] = int(cpp.LogWrite(log_out))
     ns.Simulator.Destroy()

@@ -233,6 +233,27 @@ def flow_rows(results: Iterable[dict], group_keys: Sequence[str]) -> list[dict]:
     return rows
 
 
+def incomplete_runs(results: Iterable[dict], group_keys: Sequence[str] = ()) -> list[str]:
+    """One line per run in which a finite transfer did not finish: a stalled
+    connection, or a stop time too early. Such runs stay in the data as they
+    are (their FCT is NaN); this only says so, naming the run and the flows."""
+    lines = []
+    for r in results:
+        if not r.get("summary", {}).get("flows_incomplete"):
+            continue
+        f = r["flows"]
+        fct = f.get("fct_s", [])
+        late = [i for i, x in enumerate(fct) if x != x]
+        what = ", ".join(f"flow {f['flow'][i]} ({f['bytes_delivered'][i]:,} B delivered)" for i in late[:8])
+        if len(late) > 8:
+            what += f" and {len(late) - 8} more"
+        params = ", ".join(f"{k}={r['params'].get(k)}" for k in group_keys)
+        run = (params + ", " if params else "") + f"seed {r['seed']}"
+        lines.append(f"{run}: {int(r['summary']['flows_incomplete'])} transfer(s) unfinished at "
+                     f"{r['summary'].get('sim_time_s', float('nan')):.1f} s: {what}")
+    return lines
+
+
 def summaries(results: Iterable[dict]):
     """One row per run: parameters, seed and headline metrics (a DataFrame)."""
     import pandas as pd

@@ -27,7 +27,7 @@ from .stats import fmt_ci, mean_ci
 
 #: (metric, label) compared; names are our summary names, which ns3ref uses too.
 METRICS = [
-    ("tcp_loss_pct", "TCP loss ratio (%)"),
+    ("tcp_packet_loss_pct", "TCP loss ratio (%)"),
     ("udp_loss_pct", "UDP loss ratio (%)"),
     ("goodput_mean_mbps", "goodput, mean per flow (Mb/s)"),
     ("fct_mean_s", "FCT, mean (s)"),
@@ -37,7 +37,7 @@ METRICS = [
     ("udp_efficiency_pct", "UDP efficiency (%)"),
     ("utilization", "bottleneck utilization"),
     ("queue_mean_bytes", "queue, time mean (B)"),
-    ("triple_dupacks", "fast recoveries"),
+    ("fast_recoveries", "fast recoveries"),
     ("timeouts", "RTO expiries"),
     ("sim_time_s", "simulated time (s)"),
 ]

@@ -304,7 +304,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         // Data segments only (seed 000 eq. 13; ns-3 FlowMonitor's forward flows).
         ("tcp_data_loss_pct", loss_ratio_pct(drecv, dlost)),
         // Every TCP packet, ACKs included.
-        ("tcp_loss_pct", loss_ratio_pct(trecv, tlost)),
+        ("tcp_packet_loss_pct", loss_ratio_pct(trecv, tlost)),
         ("udp_loss_pct", if w.udp.is_empty() { nan } else { loss_ratio_pct(urecv, ulost) }),
         ("goodput_mean_mbps", mean(&goodputs)),
         ("fct_mean_s", mean(&fcts)),

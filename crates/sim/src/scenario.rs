@@ -235,6 +235,27 @@ pub struct LinkSpec {
     /// RED parameters overriding the Linux-like preset.
     #[serde(default)]
     pub red: Option<RedSpec>,
+    /// The other direction's queue (b -> a): by default DropTail with the
+    /// same buffer. Any queue discipline or gateway may run there too, e.g.
+    /// AWM on both directions of a link carrying flows both ways (seed 002,
+    /// footnote 1): `reverse = { queue = "awm" }`.
+    #[serde(default)]
+    pub reverse: Option<ReverseSpec>,
+}
+
+/// The queue of a link's reverse direction; what is left out is as the
+/// default (DropTail, the forward direction's buffer).
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ReverseSpec {
+    #[serde(default)]
+    pub queue: Option<QueueMethod>,
+    #[serde(default)]
+    pub buffer: Option<SizeQ>,
+    #[serde(default)]
+    pub gateway: Option<GatewayParams>,
+    #[serde(default)]
+    pub red: Option<RedSpec>,
 }
 
 fn default_method() -> QueueMethod {
@@ -390,13 +411,23 @@ fn untag(v: &mut toml::Value, at: &str, kinds: &[&str], tags: &mut Vec<(String, 
     Ok(())
 }
 
-/// Replaces every string `"{name}"` with the parameter's value.
-fn substitute(v: &mut toml::Value, params: &BTreeMap<String, toml::Value>, path: &str) -> Result<(), (String, String)> {
+/// Replaces every string `"{name}"` with the parameter's value, noting in
+/// `seen` which field took which parameter (so an error in the field can
+/// name the parameter the user set).
+fn substitute(
+    v: &mut toml::Value,
+    params: &BTreeMap<String, toml::Value>,
+    path: &str,
+    seen: &mut Vec<(String, String)>,
+) -> Result<(), (String, String)> {
     match v {
         toml::Value::String(s) => {
             if let Some(name) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
                 match params.get(name) {
-                    Some(p) => *v = p.clone(),
+                    Some(p) => {
+                        seen.push((path.to_string(), name.to_string()));
+                        *v = p.clone()
+                    }
                     None => {
                         let known: Vec<&str> = params.keys().map(|k| k.as_str()).collect();
                         return Err((path.to_string(), format!("unknown parameter {{{name}}}; declared in [params]: {}", known.join(", "))));
@@ -406,13 +437,13 @@ fn substitute(v: &mut toml::Value, params: &BTreeMap<String, toml::Value>, path:
         }
         toml::Value::Array(a) => {
             for (i, x) in a.iter_mut().enumerate() {
-                substitute(x, params, &format!("{path}[{i}]"))?;
+                substitute(x, params, &format!("{path}[{i}]"), seen)?;
             }
         }
         toml::Value::Table(t) => {
             for (k, x) in t.iter_mut() {
                 let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                substitute(x, params, &p)?;
+                substitute(x, params, &p, seen)?;
             }
         }
         _ => {}
@@ -468,7 +499,24 @@ impl Scenario {
             params.insert(name.clone(), new);
         }
         let mut root = toml::Value::Table(doc);
-        substitute(&mut root, &params, "").map_err(|(f, m)| err(&f, m))?;
+        let mut seen = vec![];
+        substitute(&mut root, &params, "", &mut seen).map_err(|(f, m)| err(&f, m))?;
+        // An error in a field that took a parameter names the parameter as
+        // the user set it (`--set flows=-3`), not only the resolved field.
+        let provenance = |field: &str| -> String {
+            let hit = seen.iter().find(|(at, _)| field == at || field.starts_with(&format!("{at}.")) || field.starts_with(&format!("{at}[")));
+            match hit {
+                Some((_, name)) => match overrides.iter().rev().find(|(k, _)| k == name) {
+                    Some((_, v)) => format!(" (from --set {name}={v})"),
+                    None => format!(" (from params.{name} = {})", params[name]),
+                },
+                None => String::new(),
+            }
+        };
+        let err = |field: &str, message: String| {
+            let from = provenance(field);
+            ScenarioError { file: file.to_string(), field: field.to_string(), message: message + &from }
+        };
         let document = match &root {
             toml::Value::Table(t) => t.clone(),
             _ => unreachable!("a TOML document is a table"),
@@ -623,6 +671,20 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.starts_with("mini.toml: field `topology.bottleneck.queue`"), "{msg}");
         assert!(msg.contains("droptail") && msg.contains("ared"), "{msg}");
+    }
+
+    #[test]
+    fn a_bad_value_from_a_set_parameter_names_the_parameter_as_the_user_set_it() {
+        // Issue 11: `--set flows=-3` used to name only `topology.pairs`.
+        let e = Scenario::from_toml(MINI, "mini.toml", &[("flows".into(), "-3".into())]).unwrap_err();
+        assert_eq!(e.field, "topology.pairs");
+        assert!(e.message.ends_with("(from --set flows=-3)"), "{}", e.message);
+        // A default taken from [params] is named as such.
+        let text = MINI.replace("flows = 4", "flows = -4");
+        let e = Scenario::from_toml(&text, "mini.toml", &[]).unwrap_err();
+        assert!(e.message.ends_with("(from params.flows = -4)"), "{}", e.message);
+        let e = Scenario::from_toml(MINI, "mini.toml", &[("queue".into(), "fifo".into())]).unwrap_err();
+        assert!(e.message.ends_with("(from --set queue=fifo)"), "{}", e.message);
     }
 
     #[test]

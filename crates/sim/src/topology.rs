@@ -77,7 +77,8 @@ impl Builder {
     }
 
     /// A duplex link: `spec` applies to a -> b; b -> a gets the same rate,
-    /// delay, loss and buffer under plain DropTail (the ACK direction).
+    /// delay, loss and buffer under plain DropTail (the ACK direction),
+    /// unless `spec.reverse` gives it a queue of its own.
     fn link(&mut self, a: u32, b: u32, spec: &LinkSpec) -> u32 {
         let delay = match (spec.delay, spec.rtt) {
             (Some(d), _) => d.0,
@@ -96,13 +97,15 @@ impl Builder {
             gateway: spec.gateway.clone(),
             red: spec.red.clone(),
         };
+        let r = spec.reverse.clone().unwrap_or_default();
         let rev = IfaceSpec {
             name: format!("{}->{}", self.nodes[b as usize], self.nodes[a as usize]),
             from: b,
             to: a,
-            method: QueueMethod::Queue(netreturn_control::QueueKind::DropTail),
-            gateway: None,
-            red: None,
+            method: r.queue.unwrap_or(QueueMethod::Queue(netreturn_control::QueueKind::DropTail)),
+            buffer: r.buffer.map_or(fwd.buffer, |b| b.0),
+            gateway: r.gateway,
+            red: r.red,
             ..fwd.clone()
         };
         self.ifaces.push(fwd);
@@ -179,6 +182,7 @@ impl Topology {
                         loss: 0.0,
                         gateway: None,
                         red: None,
+                        reverse: None,
                     };
                     let s = b.node(&format!("left{i}"), Some("left"));
                     b.link(s, r1, &acc);

@@ -6,7 +6,11 @@ use netreturn_sim::world::World;
 use netreturn_sim::{run, Scenario};
 
 fn dumbbell(flows: u32, queue: &str, extra: &str) -> Scenario {
-    let text = format!(
+    Scenario::from_toml(&dumbbell_text(flows, queue, extra), "test.toml", &[]).expect("test scenario is valid")
+}
+
+fn dumbbell_text(flows: u32, queue: &str, extra: &str) -> String {
+    format!(
         r#"
         name = "test dumbbell"
         [params]
@@ -32,8 +36,7 @@ fn dumbbell(flows: u32, queue: &str, extra: &str) -> Scenario {
         start = {{ uniform = ["0s", "1s"] }}
         {extra}
         "#
-    );
-    Scenario::from_toml(&text, "test.toml", &[]).expect("test scenario is valid")
+    )
 }
 
 const UDP: &str = r#"
@@ -263,7 +266,7 @@ fn data_loss_counts_the_data_direction_and_packet_loss_both() {
     let r = run(&s, 3).unwrap();
     let data_lost: u64 = r.flows.iter().map(|f| f.packets_lost).sum();
     assert!(data_lost > 0);
-    let (d, all) = (r.get("tcp_data_loss_pct").unwrap(), r.get("tcp_loss_pct").unwrap());
+    let (d, all) = (r.get("tcp_data_loss_pct").unwrap(), r.get("tcp_packet_loss_pct").unwrap());
     assert!(d > all, "data {d} % vs all {all} %");
     assert_eq!(r.get("flows_incomplete"), Some(0.0));
 }
@@ -335,4 +338,39 @@ fn ngwa_routers_on_a_chain_leave_a_value_that_never_grows_along_the_path() {
     // downstream of it, where the 60 kB queues alone would leave more.
     assert!(last.iter().all(|&(_, v)| v <= 29_400));
     assert!(mid.iter().any(|&(_, v)| v < 14_700));
+}
+
+#[test]
+fn a_gateway_on_each_direction_rewrites_the_acks_of_the_flows_filling_it() {
+    // Seed 002 footnote 1: flows each way, AWM on both directions of the
+    // bottleneck. Each direction's controller watches its own queue and
+    // rewrites the ACKs travelling the other way (SPEC.md section 1 rule 5).
+    let extra = r#"
+        [[traffic]]
+        kind = "tcp-file"
+        from = "right"
+        to = "left"
+        count = "{flows}"
+        bytes = "400kB"
+        start = { uniform = ["0s", "1s"] }
+    "#;
+    let text = dumbbell_text(8, "awm", extra).replace(
+        r#"queue = "{queue}", buffer = "60kB" }"#,
+        r#"queue = "{queue}", buffer = "60kB", reverse = { queue = "awm" } }"#,
+    );
+    let s = Scenario::from_toml(&text, "both.toml", &[]).unwrap();
+    let mut w = World::new(&s, 2).unwrap();
+    w.run();
+    let at = |name: &str| w.ifaces.iter().find(|f| f.spec.name == name).unwrap();
+    let (fwd, rev) = (at("R1->R2"), at("R2->R1"));
+    assert!(fwd.gateway.is_some() && rev.gateway.is_some());
+    assert!(fwd.stats.acks_rewritten > 100, "forward AWM rewrote {}", fwd.stats.acks_rewritten);
+    assert!(rev.stats.acks_rewritten > 100, "reverse AWM rewrote {}", rev.stats.acks_rewritten);
+    assert_eq!(w.tcp.iter().filter(|f| f.done_at.is_some()).count(), 16, "every transfer both ways completes");
+    // Without the reverse gateway, the reverse queue is DropTail and
+    // nothing is rewritten there.
+    let plain = dumbbell(8, "awm", extra);
+    let mut w = World::new(&plain, 2).unwrap();
+    w.run();
+    assert_eq!(w.ifaces.iter().find(|f| f.spec.name == "R2->R1").unwrap().stats.acks_rewritten, 0);
 }

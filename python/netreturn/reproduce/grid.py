@@ -63,7 +63,7 @@ class Capacity:
     moment the previous probe's runs are in, so no search waits for another."""
 
     def __init__(self, runs: Runs, opts: Options, paper: Paper, variants: dict | None = None,
-                 phase: str = "capacity search", on_done=None, metric: str = "tcp_loss_pct"):
+                 phase: str = "capacity search", on_done=None, metric: str = "tcp_data_loss_pct"):
         self.runs, self.phase, self.on_done, self.variants, self.metric = runs, phase, on_done, variants, metric
         targets = [paper.loss_target(lv) for lv in paper.levels]
         self.searches: dict[tuple[str, str], LevelSearch] = {}

@@ -184,6 +184,9 @@ class Runs:
         self._prio: dict[str, int] = {}  # pending key -> its best priority
         self._pool = None
         self._keep = paper.keep
+        # Runs in which a finite transfer did not finish, by run key: kept
+        # in the data as they are, and listed in the report.
+        self.incomplete: dict[str, str] = {}
 
     def spec(self, scenario: str, count: int, method: str, seed: int, keep_series: bool = False,
              variant: tuple[str, dict] | None = None) -> RunSpec:
@@ -292,6 +295,12 @@ class Runs:
         """What the report needs of a run: the kept summary columns, drops at
         the bottleneck and elsewhere, and the time series when asked for."""
         summ = dict(r["summary"])
+        if summ.get("flows_incomplete"):
+            from ..runner import incomplete_runs
+
+            keys = sorted(r.get("params", {}))
+            for line in incomplete_runs([r], keys):
+                self.incomplete[f"{r.get('params')}|{r['seed']}"] = line
         f = r.get("ifaces") or {}
         bottleneck = self.paper.run.get("bottleneck")
         if f.get("iface") and bottleneck:

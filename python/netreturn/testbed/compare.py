@@ -34,7 +34,7 @@ METRICS: list[tuple[str, str]] = [
     ("jain_goodput", "Jain fairness (goodput)"),
     ("utilization", "bottleneck utilization"),
     ("tcp_efficiency_pct", "TCP efficiency (%)"),
-    ("tcp_loss_pct", "loss ratio (%)"),
+    ("tcp_data_loss_pct", "loss ratio (%)"),
     ("queue_drops", "bottleneck drops (packets)"),
     ("retransmitted_kB", "retransmitted (kB)"),
     ("rtt_mean_ms", "mean RTT (ms)"),
