@@ -248,6 +248,17 @@ impl Connection {
         self.snd_una >= self.app_end
     }
 
+    /// Sender: bytes handed over and not yet acknowledged (what ns-3's
+    /// TcpTxBuffer holds against `SndBufSize`).
+    pub fn send_buffered(&self) -> u64 {
+        self.app_end.saturating_sub(self.snd_una.max(1))
+    }
+
+    /// The settings this endpoint runs with.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+
     pub fn stats(&self) -> &TcpStats {
         &self.stats
     }
