@@ -57,3 +57,11 @@ def batch_means(series: Sequence[float], batches: int = 30) -> list[float]:
     if n == 0:
         return []
     return [sum(series[i * n:(i + 1) * n]) / n for i in range(batches)]
+
+
+def batch_means_ci(series: Sequence[float], batches: int = 30) -> tuple[float, float, int]:
+    """Mean and 95 % CI half-width of one long run by the batch-means method
+    (seed 001 section 3.2: 30 batches): the batch means are treated as
+    independent observations, so the half-width is
+    t_{0.975, batches-1} * s_batch / sqrt(batches)."""
+    return mean_ci(batch_means(series, batches))

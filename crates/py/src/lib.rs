@@ -235,6 +235,7 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         x.set_item("effective", t.effective.clone())?;
         x.set_item("ssthresh", t.ssthresh.clone())?;
         x.set_item("rtt_ms", t.rtt_ms.clone())?;
+        x.set_item("delivered", t.delivered.clone())?;
         traces.append(x)?;
     }
     d.set_item("traces", traces)?;

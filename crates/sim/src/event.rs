@@ -36,6 +36,8 @@ pub enum Event {
     Start(u32),
     /// UDP source `0` sends its next packet.
     UdpTick(u32),
+    /// Rate-limited TCP application `0` writes its next chunk.
+    AppTick(u32),
     /// Periodic sampling of queues and traced flows.
     Sample,
 }

@@ -14,6 +14,7 @@
 pub mod event;
 mod gateways;
 pub mod metrics;
+pub mod ngwa;
 pub mod pcap;
 pub mod scenario;
 pub mod topology;

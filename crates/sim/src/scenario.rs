@@ -56,6 +56,9 @@ pub struct Scenario {
     pub topology: TopologySpec,
     #[serde(default)]
     pub traffic: Vec<TrafficSpec>,
+    /// NGWA's modes, end hosts and marking routers (seed 001; `crate::ngwa`).
+    #[serde(default)]
+    pub ngwa: Option<crate::ngwa::NgwaSpec>,
     /// The paper's own numbers, free-form, for reports.
     #[serde(default)]
     pub paper: Option<toml::Value>,
@@ -350,6 +353,27 @@ pub enum TrafficSpec {
         #[serde(default = "default_port")]
         port: u16,
     },
+    /// An application-rate-limited TCP source: writes of `packet` bytes at
+    /// `rate` into the connection's send buffer, a write that does not fit
+    /// being lost to the application, as ns-3's OnOffApplication over TCP
+    /// sending continuously (seed 001 section 3). At `stop` the application
+    /// closes the connection: the FIN follows the data already written.
+    TcpRate {
+        from: String,
+        to: String,
+        #[serde(default = "one")]
+        count: u32,
+        rate: RateQ,
+        /// Bytes per write (ns-3 OnOffApplication's PacketSize, 512).
+        #[serde(default = "default_app_packet")]
+        packet: u32,
+        #[serde(default)]
+        start: Dist,
+        #[serde(default)]
+        stop: Option<TimeQ>,
+        #[serde(default = "default_port")]
+        port: u16,
+    },
     /// Constant-bit-rate UDP.
     UdpCbr {
         from: String,
@@ -388,12 +412,15 @@ fn one() -> u32 {
 fn default_port() -> u16 {
     80
 }
+fn default_app_packet() -> u32 {
+    512
+}
 fn default_udp_packet() -> u32 {
     1400
 }
 
 const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "multi-rtt", "graph"];
-const TRAFFIC_KINDS: &[&str] = &["tcp-file", "tcp-bulk", "udp-cbr", "udp-on-off"];
+const TRAFFIC_KINDS: &[&str] = &["tcp-file", "tcp-bulk", "tcp-rate", "udp-cbr", "udp-on-off"];
 
 /// Turns `{ kind = "k", rest.. }` into `{ k = { rest.. } }`.
 fn untag(v: &mut toml::Value, at: &str, kinds: &[&str], tags: &mut Vec<(String, String)>) -> Result<(), (String, String)> {
@@ -605,11 +632,14 @@ impl Scenario {
                 }
             }
         }
+        if let Some(n) = &self.ngwa {
+            n.validate()?;
+        }
         if self.tcp.segment_size < 64 || self.tcp.segment_size > 65_000 {
             return Err(("tcp.segment_size".into(), format!("{} is outside 64..=65000 bytes", self.tcp.segment_size)));
         }
         for (i, t) in self.traffic.iter().enumerate() {
-            if let TrafficSpec::UdpCbr { packet, .. } | TrafficSpec::UdpOnOff { packet, .. } = t {
+            if let TrafficSpec::UdpCbr { packet, .. } | TrafficSpec::UdpOnOff { packet, .. } | TrafficSpec::TcpRate { packet, .. } = t {
                 if *packet == 0 || *packet > 65_000 {
                     return Err((format!("traffic[{i}].packet"), "must be between 1 and 65000 bytes".into()));
                 }

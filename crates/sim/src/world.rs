@@ -180,6 +180,9 @@ pub struct TcpFlow {
     /// [data direction (client to server, as ns-3's FlowMonitor counts a
     /// flow), ACK direction].
     pub packets: [PacketCounts; 2],
+    /// An application-rate-limited source ([`TrafficSpec::TcpRate`]):
+    /// (rate, bytes per write); it closes the connection at `stop`.
+    pub app: Option<(Rate, u32)>,
 }
 
 pub struct UdpFlow {
@@ -209,6 +212,9 @@ pub struct FlowTrace {
     pub effective: Vec<f64>,
     pub ssthresh: Vec<f64>,
     pub rtt_ms: Vec<f64>,
+    /// Payload bytes delivered to the receiving application so far (per-flow
+    /// rate by batch means, seed 001 section 3.2).
+    pub delivered: Vec<f64>,
 }
 
 pub struct World {
@@ -344,7 +350,10 @@ impl World {
             None => topo.bottleneck,
         };
 
-        let cfg = tcp_config(s);
+        let mut cfg = tcp_config(s);
+        if let Some(n) = &s.ngwa {
+            n.apply_to_tcp(&mut cfg, s.tcp.segment_size);
+        }
         let mut w = World {
             now: Time::ZERO,
             ifaces,
@@ -375,6 +384,7 @@ impl World {
             let (from, to, count) = match t {
                 TrafficSpec::TcpFile { from, to, count, .. }
                 | TrafficSpec::TcpBulk { from, to, count, .. }
+                | TrafficSpec::TcpRate { from, to, count, .. }
                 | TrafficSpec::UdpCbr { from, to, count, .. }
                 | TrafficSpec::UdpOnOff { from, to, count, .. } => (from, to, *count),
             };
@@ -391,10 +401,11 @@ impl World {
                     return Err((format!("traffic[{ti}]"), format!("no route from {} to {}", w.topo.nodes[src as usize], w.topo.nodes[dst as usize])));
                 }
                 match t {
-                    TrafficSpec::TcpFile { start, port, .. } | TrafficSpec::TcpBulk { start, port, .. } => {
-                        let (bytes, stop) = match t {
-                            TrafficSpec::TcpFile { bytes: b, .. } => (Some(b.0.bytes(s.tcp.segment_size)), None),
-                            TrafficSpec::TcpBulk { stop, .. } => (None, stop.map(|x| x.0)),
+                    TrafficSpec::TcpFile { start, port, .. } | TrafficSpec::TcpBulk { start, port, .. } | TrafficSpec::TcpRate { start, port, .. } => {
+                        let (bytes, stop, app) = match t {
+                            TrafficSpec::TcpFile { bytes: b, .. } => (Some(b.0.bytes(s.tcp.segment_size)), None, None),
+                            TrafficSpec::TcpBulk { stop, .. } => (None, stop.map(|x| x.0), None),
+                            TrafficSpec::TcpRate { stop, rate, packet, .. } => (None, stop.map(|x| x.0), Some((rate.0, *packet))),
                             _ => unreachable!(),
                         };
                         let id = w.tcp.len() as u32;
@@ -414,6 +425,7 @@ impl World {
                             started: false,
                             done_at: None,
                             packets: Default::default(),
+                            app,
                         });
                         if bytes.is_some() {
                             w.finite_left += 1;
@@ -467,6 +479,9 @@ impl World {
         if w.first_start == Time::MAX {
             w.first_start = Time::ZERO;
         }
+        if let Some(n) = &s.ngwa {
+            crate::ngwa::attach_routers(n, &mut w)?;
+        }
         w.events.schedule(Time::ZERO, Event::Sample);
         Ok(w)
     }
@@ -485,6 +500,7 @@ impl World {
                 Event::Timer(e) => self.timer(e),
                 Event::Start(a) => self.start_app(a),
                 Event::UdpTick(u) => self.udp_tick(u),
+                Event::AppTick(a) => self.app_tick(a),
                 Event::Sample => self.sample(),
             }
             if self.has_finite && self.finite_left == 0 {
@@ -826,7 +842,9 @@ impl World {
             self.log(line);
         }
         let f = &mut self.tcp[p.flow as usize];
-        if f.stop.is_some_and(|s| now >= s) {
+        // A bulk flow vanishes at its stop time; a rate-limited one closes
+        // instead (`app_tick`) and lives on until its FIN is through.
+        if f.app.is_none() && f.stop.is_some_and(|s| now >= s) {
             return;
         }
         f.conns[side as usize].on_segment(now, &p.seg, &mut self.out);
@@ -848,6 +866,11 @@ impl World {
             let f = &mut self.tcp[a as usize];
             f.started = true;
             f.conns[0].open(now, &mut self.out);
+            if f.app.is_some() {
+                self.emit_segments(a, 0);
+                self.app_tick(a);
+                return;
+            }
             let bytes = f.bytes.unwrap_or(u64::MAX / 4);
             f.conns[0].send(now, bytes, &mut self.out);
             if f.bytes.is_some() {
@@ -861,6 +884,30 @@ impl World {
             }
             self.udp_tick(a - ntcp);
         }
+    }
+
+    /// The next write of a rate-limited TCP application (ns-3's
+    /// OnOffApplication, always on): `packet` bytes every `packet / rate`.
+    /// ns-3's `TcpSocketBase::Send` refuses a write that does not fit the
+    /// send buffer, and the application does not retry it. At its stop time
+    /// the application closes the connection.
+    fn app_tick(&mut self, fi: u32) {
+        let now = self.now;
+        let f = &mut self.tcp[fi as usize];
+        let (rate, packet) = f.app.expect("app ticks only for rate-limited flows");
+        if f.stop.is_some_and(|s| now >= s) {
+            f.conns[0].close(now, &mut self.out);
+            self.emit_segments(fi, 0);
+            return;
+        }
+        let c = &mut f.conns[0];
+        if c.send_buffered() + packet as u64 <= c.config().snd_buf {
+            c.send(now, packet as u64, &mut self.out);
+        }
+        let next = now + rate.tx_time(packet as u64);
+        let next = f.stop.map_or(next, |s| next.min(s));
+        self.events.schedule(next, Event::AppTick(fi));
+        self.emit_segments(fi, 0);
     }
 
     fn udp_tick(&mut self, ui: u32) {
@@ -907,6 +954,7 @@ impl World {
             tr.effective.push(p.effective_window as f64);
             tr.ssthresh.push(p.ssthresh.min(1 << 40) as f64);
             tr.rtt_ms.push(p.last_rtt.map(|r| r.millis_f64()).unwrap_or(f64::NAN));
+            tr.delivered.push(f.conns[1].stats().bytes_delivered as f64);
         }
         for f in &self.tcp {
             if f.started && f.done_at.is_none() && f.start >= self.warmup {

@@ -4,6 +4,7 @@
 use netreturn_base::Time;
 
 use crate::cc::cubic::CubicConfig;
+use crate::ngwa::NgwaConfig;
 
 /// Which congestion control a connection runs. A closed enum (smoltcp
 /// style): adding an algorithm means adding a variant and a file under
@@ -88,6 +89,7 @@ pub enum Recovery {
 /// | `max_rto` | 60 s | RFC 6298 (2.5) |
 /// | `clock_granularity` | 1 ms | G in RFC 6298 |
 /// | `ts_tick` | 1 ms | timestamp clock tick (ns-3 and Linux use 1 ms) |
+/// | `ngwa` | `None` | NGWA end host (seed 001): receiver rule eq. 2 / eq. 4, segments shortened by the option |
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpConfig {
     pub mss: u32,
@@ -111,6 +113,7 @@ pub struct TcpConfig {
     pub max_rto: Time,
     pub clock_granularity: Time,
     pub ts_tick: Time,
+    pub ngwa: Option<NgwaConfig>,
 }
 
 impl Default for TcpConfig {
@@ -137,6 +140,7 @@ impl Default for TcpConfig {
             max_rto: Time::from_secs(60),
             clock_granularity: Time::from_millis(1),
             ts_tick: Time::from_millis(1),
+            ngwa: None,
         }
     }
 }
@@ -150,5 +154,15 @@ impl TcpConfig {
             s += 1;
         }
         s
+    }
+
+    /// Payload bytes of a full segment we send for a peer MSS `peer`: the
+    /// smaller of the two, shortened for NGWA by the option's bytes, so a
+    /// router inserting it never pushes a full segment over the MTU (seed 001
+    /// section 4.2).
+    pub fn send_mss(&self, peer: u32) -> u64 {
+        let m = self.mss.min(peer) as u64;
+        let less = self.ngwa.map(|n| n.option_bytes as u64).unwrap_or(0);
+        m.saturating_sub(less).max(1)
     }
 }

@@ -22,6 +22,7 @@
 pub mod cc;
 pub mod config;
 pub mod connection;
+pub mod ngwa;
 pub mod rtt;
 pub mod sack;
 pub mod segment;
@@ -30,5 +31,6 @@ pub mod stats;
 pub use cc::cubic::CubicConfig;
 pub use config::{CcKind, CcName, Recovery, TcpConfig};
 pub use connection::{Connection, State};
+pub use ngwa::{NgwaConfig, NgwaReceiver};
 pub use segment::{Options, SackBlocks, Segment, MAX_SACK_BLOCKS};
 pub use stats::{Probe, TcpStats};

@@ -11,6 +11,7 @@ use netreturn_base::{InBand, TcpFlags, Time, XcpFields};
 
 use crate::cc::{Ack, AckEvent, Cc, CongestionControl, Window};
 use crate::config::{Recovery, TcpConfig};
+use crate::ngwa::NgwaReceiver;
 use crate::rtt::RttEstimator;
 use crate::sack::{OooQueue, Scoreboard};
 use crate::segment::{Options, Segment};
@@ -127,13 +128,15 @@ pub struct Connection {
     unacked_segs: u32,
     /// XCP feedback of the data received since our last ACK, to echo.
     xcp_echo: Option<i32>,
+    /// NGWA's remembered `Wngwa` (seed 001 section 2), if `cfg.ngwa` is set.
+    ngwa: NgwaReceiver,
 
     stats: TcpStats,
 }
 
 impl Connection {
     fn new(cfg: &TcpConfig, iss: u32, state: State) -> Connection {
-        let mss = cfg.mss.max(1) as u64;
+        let mss = cfg.send_mss(u32::MAX);
         Connection {
             cfg: *cfg,
             state,
@@ -184,6 +187,7 @@ impl Connection {
             delack_at: None,
             unacked_segs: 0,
             xcp_echo: None,
+            ngwa: NgwaReceiver::default(),
             stats: TcpStats::default(),
         }
     }
@@ -242,6 +246,17 @@ impl Connection {
     /// Sender: everything handed to [`Connection::send`] is cumulatively ACKed.
     pub fn all_data_acked(&self) -> bool {
         self.snd_una >= self.app_end
+    }
+
+    /// Sender: bytes handed over and not yet acknowledged (what ns-3's
+    /// TcpTxBuffer holds against `SndBufSize`).
+    pub fn send_buffered(&self) -> u64 {
+        self.app_end.saturating_sub(self.snd_una.max(1))
+    }
+
+    /// The settings this endpoint runs with.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
     }
 
     pub fn stats(&self) -> &TcpStats {
@@ -405,7 +420,7 @@ impl Connection {
     pub(super) fn negotiate(&mut self, syn: &Segment) {
         let peer = &syn.opts;
         // RFC 9293 section 3.7.1: 536 when the peer sends no MSS option.
-        self.mss = (self.cfg.mss as u64).min(peer.mss.unwrap_or(536) as u64).max(1);
+        self.mss = self.cfg.send_mss(peer.mss.unwrap_or(536) as u32);
         self.win.mss = self.mss;
         self.ws_ok = self.cfg.window_scaling && peer.wscale.is_some();
         match peer.wscale {

@@ -4,11 +4,16 @@
 use super::*;
 
 impl Connection {
-    /// Our window field: `rcv_buf` minus out-of-order bytes held, never
-    /// moving the right edge left (RFC 9293 section 3.8.6.2.2), scaled down
-    /// by our shift and so rounded down (RFC 7323 section 2.3).
+    /// Our window field: `rcv_buf` minus out-of-order bytes held (for an
+    /// NGWA receiver `min(Wb, Wmax, Wngwa)`, seed 001 eq. 2), never moving
+    /// the right edge left (RFC 9293 section 3.8.6.2.2; how the two meet:
+    /// `crate::ngwa`), scaled down by our shift and so rounded down (RFC
+    /// 7323 section 2.3).
     pub(super) fn window_field(&mut self) -> u16 {
-        let free = self.cfg.rcv_buf.saturating_sub(self.ooo.held.bytes());
+        let mut free = self.cfg.rcv_buf.saturating_sub(self.ooo.held.bytes());
+        if let Some(n) = &self.cfg.ngwa {
+            free = self.ngwa.advertise(n, free, self.mss);
+        }
         let keep = self.adv_edge.saturating_sub(self.rcv_nxt);
         let field = (free.max(keep) >> self.rcv_shift).min(u16::MAX as u64);
         self.adv_edge = self.adv_edge.max(self.rcv_nxt + (field << self.rcv_shift));
@@ -23,6 +28,14 @@ impl Connection {
             // with an ACK. The one a sender makes on purpose sits just below
             // RCV.NXT: a zero-window probe (Linux `tcp_xmit_probe_skb`).
             return if start < self.rcv_nxt { AckDue::Now } else { AckDue::No };
+        }
+        if let (Some(n), InBand::Ngwa(v)) = (&self.cfg.ngwa, seg.inband) {
+            // Seed 001 section 2: the receiver keeps the value its data
+            // arrived with (ACKs flowing the other way carry one too, for
+            // the other direction's receiver; they are not data here).
+            if seg.len > 0 {
+                self.ngwa.on_value(n, v);
+            }
         }
         let end = start + seg.len as u64;
         if start > self.rcv_nxt && start >= self.adv_edge {

@@ -420,3 +420,60 @@ fn the_receiver_echoes_the_xcp_feedback_its_data_arrived_with() {
     s.on_timer(Time::from_millis(300), &mut out);
     assert_eq!(out[0].inband, InBand::None);
 }
+
+/// NGWA receivers (seed 001 section 2): data segment `k` carrying `Wngwa`.
+fn ngwa_data(c: &Connection, k: u64, wngwa: u32) -> Segment {
+    Segment { inband: InBand::Ngwa(wngwa), ..data(c, k) }
+}
+
+#[test]
+fn an_ngwa_receiver_advertises_the_least_of_buffer_wmax_and_wngwa() {
+    // Seed 001 eq. 2: Wa = min(Wb, Wmax, Wngwa).
+    let ngwa = crate::ngwa::NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 };
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 100_000, window_scaling: false, ngwa: Some(ngwa), ..Default::default() };
+    let (c, mut s) = established(&cfg);
+    assert_eq!(s.mss, 992, "seed 001 section 4.2: the segment shortened by the option");
+    let mut out = Vec::new();
+    s.on_segment(Time::from_millis(1), &ngwa_data(&c, 0, 40_000), &mut out);
+    s.on_segment(Time::from_millis(2), &ngwa_data(&c, 1, 40_000), &mut out);
+    // The handshake offered min(65535, 100000); the edge stays there, so
+    // the window falls only as data arrives: 65535 - 1984 bytes received.
+    assert_eq!(out.last().unwrap().window, 65_535 - 2 * 992);
+    // Once RCV.NXT has caught up with Wngwa's edge, Wngwa rules.
+    let mut k = 2;
+    while s.adv_edge - s.rcv_nxt > 40_000 {
+        out.clear();
+        s.on_segment(Time::from_millis(2 + k), &ngwa_data(&c, k, 40_000), &mut out);
+        k += 1;
+    }
+    out.clear();
+    s.on_segment(Time::from_millis(100), &ngwa_data(&c, k, 40_000), &mut out);
+    s.on_segment(Time::from_millis(101), &ngwa_data(&c, k + 1, 40_000), &mut out);
+    assert_eq!(out.last().unwrap().window, 40_000);
+    // A larger value raises it, up to Wmax.
+    out.clear();
+    s.on_segment(Time::from_millis(102), &ngwa_data(&c, k + 2, 90_000), &mut out);
+    s.on_segment(Time::from_millis(103), &ngwa_data(&c, k + 3, 90_000), &mut out);
+    assert_eq!(out.last().unwrap().window, 64_000);
+}
+
+#[test]
+fn a_falling_wngwa_never_moves_the_advertised_right_edge_left() {
+    // RFC 9293 section 3.8.6.2.2 against seed 001 eq. 2: the window falls
+    // by the data received, never by taking back offered space.
+    let ngwa = crate::ngwa::NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 };
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 64_000, window_scaling: false, ngwa: Some(ngwa), ..Default::default() };
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    let mut edge = 0u64;
+    for k in 0..90u64 {
+        let w = if k < 10 { 60_000 } else { 2_000 };
+        s.on_segment(Time::from_millis(1 + k), &ngwa_data(&c, k, w), &mut out);
+        for a in out.drain(..) {
+            let right = (a.ack.wrapping_sub(c.iss) as u64) + a.window as u64;
+            assert!(right >= edge, "edge moved left at segment {k}");
+            edge = right;
+        }
+    }
+    assert_eq!(s.window_field(), 2_000, "the edge reached, Wngwa rules");
+}
