@@ -213,3 +213,23 @@ def test_a_run_whose_transfers_all_finish_warns_of_nothing(tmp_path, capsys):
     rc, _, err = run_cli(capsys, "run", "ewt/scenario2", "--set", "flows=2", "--seed", "1",
                          "--out", str(tmp_path), "--no-plots", "-q", "--set", "file_bytes=200kB")
     assert rc == 0 and "WARNING" not in err
+
+
+def test_a_scenario_too_large_for_the_machine_is_refused_naming_the_set_parameter(capsys):
+    rc, _, err = run_cli(capsys, "run", "ewt/scenario2", "--set", "flows=100000000", "--seed", "1", "--no-plots")
+    assert rc == 2
+    assert "traffic[0].count" in err and "(from --set flows=100000000)" in err and "MB" in err
+    assert "Traceback" not in err
+
+
+def test_a_run_that_outgrows_the_memory_limit_stops_and_the_sweep_keeps_the_others(tmp_path, capsys, monkeypatch):
+    # A 2 GB buffer fed 55 Mb/s more UDP than the bottleneck carries grows
+    # without bound; the 97 kB run of the same sweep finishes and is kept.
+    monkeypatch.setenv("NETRETURN_MAX_MEMORY", "17MB")
+    rc, _, err = run_cli(capsys, "run", "ewt/scenario2", "--set", "flows=1", "--set", "udp_rate=100Mbps",
+                         "--sweep", "buffer=97kB,2GB", "--seed", "1", "--jobs", "1", "--no-plots", "-q",
+                         "--out", str(tmp_path))
+    assert rc == 2
+    assert "1 run(s) of the sweep stopped" in err and "stopped at t =" in err and "17 MB limit" in err
+    kept = list((tmp_path / "runs").glob("*.json"))
+    assert len(kept) == 1, kept

@@ -190,6 +190,7 @@ def run_many(
 
     if backend not in ("local", "dask"):
         raise ScenarioError(f"unknown backend {backend!r}; allowed: local, dask")
+    failed: list[ScenarioError] = []
     with (nullcontext(bar) if bar is not None else Progress(len(specs), progress)) as bar:
         bar.advance(len(specs) - len(todo))
         if todo and backend == "dask":
@@ -198,7 +199,12 @@ def run_many(
             cluster.run(specs, todo, jobs, scheduler, done, bar)
         elif jobs == 1 or len(todo) <= 1:
             for i in todo:
-                done(i, execute(specs[i]))
+                try:
+                    done(i, execute(specs[i]))
+                except ScenarioError as e:
+                    if i == todo[0] or not _is_run_failure(e):
+                        raise
+                    failed.append(e)
                 bar.advance()
         else:
             from concurrent.futures import ProcessPoolExecutor, as_completed  # 40 ms: only when needed
@@ -207,13 +213,28 @@ def run_many(
                 futs = {pool.submit(execute, specs[i]): i for i in todo}
                 try:
                     for fut in as_completed(futs):
-                        done(futs[fut], fut.result())
+                        try:
+                            done(futs[fut], fut.result())
+                        except ScenarioError as e:
+                            if not _is_run_failure(e):
+                                raise
+                            failed.append(e)
                         bar.advance()
                 except BaseException:
                     for f in futs:
                         f.cancel()
                     raise
+    if failed:
+        # The other runs finished and are kept (in ``out``: a rerun resumes).
+        raise ScenarioError(f"{len(failed)} run(s) of the sweep stopped; the other {len(todo) - len(failed)} "
+                            "finished and were kept:\n  " + "\n  ".join(str(e) for e in failed))
     return [r for r in results if r is not None]
+
+
+def _is_run_failure(e: ScenarioError) -> bool:
+    """A run that stopped on its own (the memory guard), rather than a
+    scenario error every run of the sweep would hit."""
+    return "stopped at t =" in str(e)
 
 
 def run_rows(results: Iterable[dict]) -> list[dict]:
@@ -243,7 +264,7 @@ def incomplete_runs(results: Iterable[dict], group_keys: Sequence[str] = ()) -> 
             continue
         f = r["flows"]
         fct = f.get("fct_s", [])
-        late = [i for i, x in enumerate(fct) if x != x]
+        late = [i for i, x in enumerate(fct) if x is None or x != x]
         what = ", ".join(f"flow {f['flow'][i]} ({f['bytes_delivered'][i]:,} B delivered)" for i in late[:8])
         if len(late) > 8:
             what += f" and {len(late) - 8} more"

@@ -13,6 +13,7 @@
 
 pub mod event;
 mod gateways;
+pub mod memory;
 pub mod metrics;
 pub mod ngwa;
 pub mod pcap;
@@ -25,13 +26,33 @@ pub use metrics::RunResult;
 pub use scenario::{Scenario, ScenarioError};
 
 /// Simulates `scenario` with master seed `seed`.
+///
+/// Refuses (before building anything) a scenario whose memory estimate
+/// exceeds the memory limit, and stops a run that grows past it; the limit
+/// is `NETRETURN_MAX_MEMORY` (a size such as "8GB") if set, else what the
+/// machine has available (see [`memory::limit`]).
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
+    let limit = memory::limit();
     let mut w = world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError {
         file: scenario.origin(),
         field,
         message,
     })?;
+    w.memory_limit = limit;
     w.run();
+    if let Some(used) = w.over_memory {
+        return Err(ScenarioError {
+            file: scenario.origin(),
+            field: String::new(),
+            message: format!(
+                "seed {seed}: stopped at t = {:.1} s: the run holds {} MB, past the {} MB limit ({})",
+                w.now.secs_f64(),
+                used / 1_000_000,
+                limit.unwrap_or(0) / 1_000_000,
+                memory::LIMIT_SOURCE
+            ),
+        });
+    }
     Ok(metrics::collect(&w, seed))
 }
 

@@ -67,6 +67,10 @@ pub struct Scenario {
     /// reads the file through this loader rather than its own.
     #[serde(skip)]
     pub document: toml::Table,
+    /// Which field took which parameter, and how the user set it: (field,
+    /// " (from --set flows=3100)"), for errors found after loading.
+    #[serde(skip)]
+    pub provenance: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -489,6 +493,11 @@ pub fn parse_override(value: &str) -> toml::Value {
 }
 
 impl Scenario {
+    /// " (from --set NAME=VALUE)" if `field` took a parameter, else "".
+    pub fn source_of(&self, field: &str) -> &str {
+        self.provenance.iter().find(|(at, _)| at == field).map_or("", |(_, n)| n.as_str())
+    }
+
     /// How errors found after parsing name the scenario: its file if known.
     pub fn origin(&self) -> String {
         if self.file.is_empty() { self.name.clone() } else { self.file.clone() }
@@ -531,6 +540,7 @@ impl Scenario {
         // An error in a field that took a parameter names the parameter as
         // the user set it (`--set flows=-3`), not only the resolved field.
         let provenance = |field: &str| -> String {
+            // (a field inside a substituted table counts as the table's)
             let hit = seen.iter().find(|(at, _)| field == at || field.starts_with(&format!("{at}.")) || field.starts_with(&format!("{at}[")));
             match hit {
                 Some((_, name)) => match overrides.iter().rev().find(|(k, _)| k == name) {
@@ -581,6 +591,7 @@ impl Scenario {
         let mut scenario = scenario;
         scenario.file = file.to_string();
         scenario.document = document;
+        scenario.provenance = seen.iter().map(|(at, _)| (at.clone(), provenance(at))).collect();
         Ok(scenario)
     }
 

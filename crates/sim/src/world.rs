@@ -235,6 +235,10 @@ pub struct World {
     pub queue_series: (Vec<f64>, Vec<f64>),
     pub traces: Vec<FlowTrace>,
     pub rtt_samples_ms: Vec<f64>,
+    /// Stop the run if its memory grows past this many bytes (checked at
+    /// every sample); [`World::over_memory`] then holds what was in use.
+    pub memory_limit: Option<u64>,
+    pub over_memory: Option<u64>,
     pub created: u64,
     pub delivered: u64,
     pub dropped: u64,
@@ -304,6 +308,8 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
 
 impl World {
     pub fn new(s: &Scenario, seed: u64) -> Result<World, (String, String)> {
+        // Refuse what would not fit before allocating any of it.
+        crate::memory::check(s, crate::memory::limit()).map_err(|e| (e.field, e.message))?;
         let topo = Topology::build(&s.topology)?;
         let mtu = s.tcp.segment_size + IP_HEADER + 20 + 12;
         let mut ifaces = Vec::with_capacity(topo.ifaces.len());
@@ -370,6 +376,8 @@ impl World {
             queue_series: (vec![], vec![]),
             traces: vec![],
             rtt_samples_ms: vec![],
+            memory_limit: None,
+            over_memory: None,
             created: 0,
             delivered: 0,
             dropped: 0,
@@ -503,7 +511,7 @@ impl World {
                 Event::AppTick(a) => self.app_tick(a),
                 Event::Sample => self.sample(),
             }
-            if self.has_finite && self.finite_left == 0 {
+            if self.has_finite && self.finite_left == 0 || self.over_memory.is_some() {
                 break;
             }
         }
@@ -512,6 +520,18 @@ impl World {
             let backlog = self.ifaces[i].queue.backlog().bytes;
             self.ifaces[i].account_backlog(self.now, backlog);
         }
+    }
+
+    /// What the run's growing parts hold, bytes: packets, pending events,
+    /// connections, and the recorded samples.
+    pub fn memory_in_use(&self) -> u64 {
+        let series: usize = self.traces.iter().map(|t| t.time_s.capacity() * 6).sum::<usize>()
+            + self.queue_series.0.capacity() * 2
+            + self.rtt_samples_ms.capacity();
+        (self.pool.slots.capacity() * std::mem::size_of::<Packet>()
+            + self.events.len() * 32
+            + self.tcp.capacity() * std::mem::size_of::<TcpFlow>()
+            + series * 8) as u64
     }
 
     pub fn events_processed(&self) -> u64 {
@@ -958,9 +978,15 @@ impl World {
         }
         for f in &self.tcp {
             if f.started && f.done_at.is_none() && f.start >= self.warmup {
-                if let Some(r) = f.conns[0].probe().last_rtt {
+                if let Some(r) = f.conns[0].last_rtt() {
                     self.rtt_samples_ms.push(r.millis_f64());
                 }
+            }
+        }
+        if let Some(limit) = self.memory_limit {
+            let used = self.memory_in_use();
+            if used > limit {
+                self.over_memory = Some(used);
             }
         }
         self.events.schedule(self.now + self.sample_interval, Event::Sample);

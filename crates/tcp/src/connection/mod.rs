@@ -263,6 +263,12 @@ impl Connection {
         &self.stats
     }
 
+    /// The latest RTT sample (what [`Connection::probe`] reports, without
+    /// computing the rest of the probe).
+    pub fn last_rtt(&self) -> Option<Time> {
+        self.rtt.last()
+    }
+
     pub fn probe(&self) -> Probe {
         let cwnd = self.cc.window(&self.win);
         Probe {
