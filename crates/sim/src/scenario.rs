@@ -269,6 +269,27 @@ pub struct RedSpec {
     pub max_p: Option<f64>,
     pub gentle: Option<bool>,
     pub byte_mode: Option<bool>,
+    /// Adaptive RED's schedule (`queue = "ared"` only): "floyd2001" (the
+    /// default) or "ns3" (ns-3 3.44's ARED, for validation).
+    pub ared_mode: Option<AredModeSpec>,
+}
+
+/// `red.ared_mode`: see `netreturn_control::queue::AredMode`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AredModeSpec {
+    #[default]
+    Floyd2001,
+    Ns3,
+}
+
+impl From<AredModeSpec> for netreturn_control::queue::AredMode {
+    fn from(m: AredModeSpec) -> Self {
+        match m {
+            AredModeSpec::Floyd2001 => Self::Floyd2001,
+            AredModeSpec::Ns3 => Self::Ns3,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

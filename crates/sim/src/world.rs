@@ -319,7 +319,10 @@ impl World {
             };
             let discipline = match f.method {
                 QueueMethod::Red => Discipline::Red(Red::new(red_cfg())),
-                QueueMethod::Ared => Discipline::AdaptiveRed(AdaptiveRed::new(AdaptiveRedConfig::recommended(red_cfg()))),
+                QueueMethod::Ared => Discipline::AdaptiveRed(AdaptiveRed::new(
+                    AdaptiveRedConfig::recommended(red_cfg())
+                        .with_mode(f.red.as_ref().and_then(|r| r.ared_mode).unwrap_or_default().into()),
+                )),
                 _ => Discipline::DropTail(DropTail::new(limit)),
             };
             let gateway = build_gateway(f, capacity_bytes, s.tcp.segment_size)

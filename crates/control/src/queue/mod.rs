@@ -10,7 +10,7 @@ mod droptail;
 mod red;
 
 pub use droptail::DropTail;
-pub use red::{AdaptiveRed, AdaptiveRedConfig, Red, RedConfig};
+pub use red::{AdaptiveRed, AdaptiveRedConfig, AredMode, Red, RedConfig};
 
 use crate::view::{QueueEvent, QueueEventKind};
 use netreturn_base::{Rng, Time};
