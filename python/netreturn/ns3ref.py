@@ -46,15 +46,13 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 __all__ = ["available", "run_ns3", "main"]
 
 
-@dataclass(frozen=True)
-class Dumbbell:
+class Dumbbell(NamedTuple):
     """One EWT dumbbell (SPEC.md 5.1): link rates and one-way delays."""
 
     access_rate: str
