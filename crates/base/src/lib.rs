@@ -6,11 +6,13 @@
 //! caller owns and seeded.
 
 mod flow;
+mod inband;
 mod rate;
 mod rng;
 mod time;
 
 pub use flow::{FlowKey, TcpFlags};
+pub use inband::{InBand, XcpFields};
 pub use rate::Rate;
 pub use rng::Rng;
 pub use time::Time;

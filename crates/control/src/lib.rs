@@ -11,6 +11,8 @@
 //!   window scales from handshakes, asks its controller for a window and
 //!   enforces the common rules (never raise, floor, leave unknown flows alone).
 //! * one module per controller: [`ewt`], [`ewa`], [`awm`], [`saplaw`], [`rwm`].
+//! * [`stage`]: router stages that rewrite the in-band fields of forward
+//!   packets; [`ngwa`] is NGWA's router rule.
 
 pub mod awm;
 pub mod controller;
@@ -18,11 +20,14 @@ pub mod ewa;
 pub mod ewt;
 pub mod flows;
 pub mod gateway;
+pub mod ngwa;
 pub mod queue;
 pub mod rwm;
 pub mod saplaw;
+pub mod stage;
 pub mod view;
 
 pub use controller::{Bottleneck, Controller, ControllerConfig, FlowInfo, WindowController};
 pub use gateway::{GatewayConfig, GatewayStats, WindowGateway};
+pub use stage::{ForwardPacket, ForwardStage, QueueState, TcpMeta};
 pub use view::{QueueEvent, QueueEventKind, TcpView};

@@ -109,7 +109,9 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         ("bytes_retransmitted", &|x| o!(x.bytes_retransmitted)),
         ("packets_lost", &|x| o!(x.packets_lost)),
         ("loss_pct", &|x| o!(x.loss_pct)),
+        ("acks_lost", &|x| o!(x.acks_lost)),
         ("fast_retransmits", &|x| o!(x.fast_retransmits)),
+        ("triple_dupacks", &|x| o!(x.triple_dupacks)),
         ("timeouts", &|x| o!(x.timeouts)),
     ])?;
     d.set_item("flows", flows)?;

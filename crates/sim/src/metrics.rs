@@ -138,9 +138,16 @@ pub struct FlowRow {
     pub bytes_delivered: u64,
     pub bytes_sent: u64,
     pub bytes_retransmitted: u64,
+    /// Packets of the data direction lost (segments, SYN and FIN included,
+    /// as ns-3's FlowMonitor counts the forward flow).
     pub packets_lost: u64,
+    /// Loss ratio of the data direction (seed 000 eq. 13 speaks of segments).
     pub loss_pct: f64,
+    /// Packets of the ACK direction lost.
+    pub acks_lost: u64,
     pub fast_retransmits: u64,
+    /// DupThresh duplicate ACKs in a row, with or without fast retransmit.
+    pub triple_dupacks: u64,
     pub timeouts: u64,
 }
 
@@ -219,9 +226,11 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
             bytes_delivered: delivered,
             bytes_sent: st.bytes_sent,
             bytes_retransmitted: st.bytes_retransmitted,
-            packets_lost: f.packets.lost,
-            loss_pct: loss_ratio_pct(f.packets.received, f.packets.lost),
+            packets_lost: f.packets[0].lost,
+            loss_pct: loss_ratio_pct(f.packets[0].received, f.packets[0].lost),
+            acks_lost: f.packets[1].lost,
             fast_retransmits: st.fast_retransmits,
+            triple_dupacks: st.triple_dupacks,
             timeouts: st.timeouts,
         });
     }
@@ -269,10 +278,12 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
     let goodputs: Vec<f64> = measured.iter().map(|r| r.goodput_mbps).collect();
     let fcts: Vec<f64> = measured.iter().map(|r| r.fct_s).filter(|x| !x.is_nan()).collect();
     let effs: Vec<f64> = measured.iter().map(|r| r.efficiency_pct).collect();
-    let (mut trecv, mut tlost) = (0, 0);
+    let (mut trecv, mut tlost, mut drecv, mut dlost) = (0, 0, 0, 0);
     for f in &w.tcp {
-        trecv += f.packets.received;
-        tlost += f.packets.lost;
+        trecv += f.packets[0].received + f.packets[1].received;
+        tlost += f.packets[0].lost + f.packets[1].lost;
+        drecv += f.packets[0].received;
+        dlost += f.packets[0].lost;
     }
     let (mut urecv, mut ulost) = (0, 0);
     for u in &w.udp {
@@ -287,6 +298,12 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
     let summary = vec![
         ("tcp_flows", flows.len() as f64),
         ("flows_completed", flows.iter().filter(|r| !r.fct_s.is_nan()).count() as f64),
+        // Finite transfers that started and did not finish by the end of
+        // the run: a stalled connection, or a stop time too early.
+        ("flows_incomplete", w.tcp.iter().filter(|f| f.bytes.is_some() && f.started && f.done_at.is_none()).count() as f64),
+        // Data segments only (seed 000 eq. 13; ns-3 FlowMonitor's forward flows).
+        ("tcp_data_loss_pct", loss_ratio_pct(drecv, dlost)),
+        // Every TCP packet, ACKs included.
         ("tcp_loss_pct", loss_ratio_pct(trecv, tlost)),
         ("udp_loss_pct", if w.udp.is_empty() { nan } else { loss_ratio_pct(urecv, ulost) }),
         ("goodput_mean_mbps", mean(&goodputs)),
@@ -302,7 +319,11 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         ("queue_max_bytes", mon.map(|m| m.queue_max_bytes as f64).unwrap_or(nan)),
         ("queue_drops", mon.map(|m| m.queue_drops as f64).unwrap_or(nan)),
         ("lost_packets", w.dropped as f64),
-        ("triple_dupacks", flows.iter().map(|r| r.fast_retransmits).sum::<u64>() as f64),
+        // Entries into fast recovery (ns-3's CA_RECOVERY).
+        ("fast_recoveries", flows.iter().map(|r| r.fast_retransmits).sum::<u64>() as f64),
+        // Triple-duplicate-ACK events as the senders received them, counted
+        // even by TCP without fast retransmit (seed 001 Fig. 6, Table 2).
+        ("triple_dupacks", flows.iter().map(|r| r.triple_dupacks).sum::<u64>() as f64),
         ("timeouts", flows.iter().map(|r| r.timeouts).sum::<u64>() as f64),
         ("acks_rewritten", mon.map(|m| m.acks_rewritten as f64).unwrap_or(nan)),
         ("rtt_mean_ms", mean(rtt)),

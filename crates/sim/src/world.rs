@@ -10,7 +10,7 @@ use crate::units::Size;
 use netreturn_base::{FlowKey, Rate, Rng, Time};
 use netreturn_control::gateway::WindowGateway;
 use netreturn_control::queue::{AdaptiveRed, AdaptiveRedConfig, Discipline, DropTail, Fifo, Limit, Red, RedConfig};
-use netreturn_control::{QueueEvent, TcpView};
+use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, TcpMeta, TcpView};
 use netreturn_tcp::{CcKind, Connection, Segment, TcpConfig};
 
 /// IPv4 + TCP headers without options, and IPv4 + UDP.
@@ -91,6 +91,11 @@ pub struct Iface {
     /// End of the last transmission scheduled.
     busy_until: Time,
     pub gateway: Option<Box<WindowGateway>>,
+    /// A router stage rewriting forward packets' in-band fields (NGWA,
+    /// XCP), with the ids of the packets in the queue, in order, so it sees
+    /// each one leave. Runs without a stage pay one `is_none` per enqueue.
+    pub stage: Option<Box<dyn ForwardStage>>,
+    staged: std::collections::VecDeque<u32>,
     rng: Rng,
     pub stats: IfaceStats,
     /// Capture of the packets this interface transmits, when requested.
@@ -150,8 +155,8 @@ impl Iface {
     }
 }
 
-/// Per-flow packet counters (both directions) for the loss ratio (seed 000
-/// eq. 13).
+/// Per-flow packet counters for the loss ratios (seed 000 eq. 13); a TCP
+/// flow keeps one per direction.
 #[derive(Clone, Debug, Default)]
 pub struct PacketCounts {
     pub sent: u64,
@@ -172,7 +177,9 @@ pub struct TcpFlow {
     pub stop: Option<Time>,
     pub started: bool,
     pub done_at: Option<Time>,
-    pub packets: PacketCounts,
+    /// [data direction (client to server, as ns-3's FlowMonitor counts a
+    /// flow), ACK direction].
+    pub packets: [PacketCounts; 2],
 }
 
 pub struct UdpFlow {
@@ -335,6 +342,8 @@ impl World {
                 capacity_bytes,
                 busy_until: Time::ZERO,
                 gateway,
+                stage: None,
+                staged: Default::default(),
                 rng: Rng::derive(seed, 1_000_000 + i as u64),
                 stats: IfaceStats::default(),
                 pcap: None,
@@ -422,7 +431,7 @@ impl World {
                             stop,
                             started: false,
                             done_at: None,
-                            packets: PacketCounts::default(),
+                            packets: Default::default(),
                         });
                         if bytes.is_some() {
                             w.finite_left += 1;
@@ -560,7 +569,7 @@ impl World {
         if p.udp {
             &mut self.udp[p.flow as usize].packets
         } else {
-            &mut self.tcp[p.flow as usize].packets
+            &mut self.tcp[p.flow as usize].packets[p.dir as usize]
         }
     }
 
@@ -597,6 +606,9 @@ impl World {
                 None => gw.on_data_other(now, size),
             }
         }
+        if self.ifaces[out as usize].stage.is_some() {
+            self.stage_call(out, pi, None);
+        }
         let iface = &mut self.ifaces[out as usize];
         let start = now.max(iface.busy_until);
         let res = if start == now {
@@ -620,10 +632,64 @@ impl World {
             gw.on_queue(now, &ev);
         }
         iface.account_backlog(now, ev.backlog_bytes);
+        let staged = iface.stage.is_some();
+        if staged && departure.is_none() {
+            iface.staged.push_back(pi);
+        }
         self.transmit(out, pi, start);
         if let Some(deq) = departure {
             self.ifaces[out as usize].departed(now, &deq);
+            if staged {
+                self.stage_call(out, pi, Some(now));
+            }
         }
+    }
+
+    /// Hands packet `pi` to interface `i`'s stage: offered to the queue
+    /// (`departure` None) or leaving it at `departure`. A stage that changes
+    /// the in-band fields' wire length changes the packet's size from the
+    /// next hop on (this hop's transmission time is already fixed).
+    fn stage_call(&mut self, i: u32, pi: u32, departure: Option<Time>) {
+        let World { ifaces, pool, tcp, now, .. } = self;
+        let iface = &mut ifaces[i as usize];
+        let Some(stage) = iface.stage.as_mut() else { return };
+        let p = &mut pool.slots[pi as usize];
+        let queue = QueueState {
+            backlog_bytes: iface.queue.backlog().bytes,
+            capacity_bytes: iface.capacity_bytes,
+            rate: iface.spec.rate,
+        };
+        let before = p.seg.inband.wire_len();
+        let meta = (!p.udp).then(|| {
+            let key = tcp[p.flow as usize].key;
+            TcpMeta {
+                key: if p.dir == 0 { key } else { key.reversed() },
+                syn: p.seg.flags.syn(),
+                fin: p.seg.flags.fin(),
+                rst: p.seg.flags.rst(),
+                payload_len: p.seg.len,
+            }
+        });
+        let mut fp = ForwardPacket { tcp: meta, size: p.size, inband: (!p.udp).then_some(&mut p.seg.inband) };
+        match departure {
+            None => stage.on_enqueue(*now, &mut fp, &queue),
+            Some(at) => stage.on_dequeue(at, &mut fp, &queue),
+        }
+        let after = p.seg.inband.wire_len();
+        p.size = p.size + after - before;
+    }
+
+    /// Attaches a router stage to the interface named `iface` ("R1->R2").
+    pub fn attach_stage(&mut self, iface: &str, stage: Box<dyn ForwardStage>) -> Result<(), String> {
+        let i = self.topo.iface_by_name(iface).ok_or_else(|| format!("no interface {iface:?}"))?;
+        self.ifaces[i as usize].stage = Some(stage);
+        Ok(())
+    }
+
+    /// The stage of interface `iface`, to read its state after a run.
+    pub fn stage(&self, iface: &str) -> Option<&dyn ForwardStage> {
+        let i = self.topo.iface_by_name(iface)?;
+        self.ifaces[i as usize].stage.as_deref()
     }
 
     fn drop_packet(&mut self, pi: u32, iface: u32) {
@@ -663,10 +729,36 @@ impl World {
     /// Takes out of interface `i`'s queue, at their start times, the packets
     /// whose transmission has started by now: the queue as it is at `now`.
     fn drain(&mut self, i: u32) {
-        self.ifaces[i as usize].drain(self.now);
+        if self.ifaces[i as usize].stage.is_none() {
+            self.ifaces[i as usize].drain(self.now);
+        } else {
+            self.drain_staged(i);
+        }
+    }
+
+    /// [`World::drain`] for an interface with a stage: each packet leaving
+    /// is handed to the stage at its start time, in order.
+    #[inline(never)]
+    fn drain_staged(&mut self, i: u32) {
+        let now = self.now;
+        loop {
+            let iface = &mut self.ifaces[i as usize];
+            let Some(&start) = iface.queue.front() else { break };
+            if start > now {
+                break;
+            }
+            let (_, _, ev) = iface.queue.dequeue(start).expect("front exists");
+            iface.departed(start, &ev);
+            let pi = iface.staged.pop_front().expect("a staged id per queued packet");
+            self.stage_call(i, pi, Some(start));
+        }
     }
 
     fn arrive(&mut self, i: u32, pi: u32) {
+        if self.ifaces[i as usize].stage.is_some() {
+            // The stage sees the packet leave before it arrives.
+            self.drain(i);
+        }
         let now = self.now;
         let node = self.ifaces[i as usize].spec.to;
         // A gateway on this node's interface back toward the sender sees the
@@ -705,10 +797,10 @@ impl World {
             }
         }
         for seg in out.drain(..) {
-            let size = IP_HEADER + seg.header_len() + seg.len;
+            let size = IP_HEADER + seg.inband.wire_len() + seg.header_len() + seg.len;
             let pi = self.pool.alloc(Packet { dst: to, flow, dir: side, udp: false, size, seg });
             self.created += 1;
-            self.tcp[flow as usize].packets.sent += 1;
+            self.tcp[flow as usize].packets[side as usize].sent += 1;
             self.at_node(from, pi);
         }
         self.out = out;

@@ -14,8 +14,10 @@
 //! Known differences from ns-3 3.44: without SACK, ns-3 emulates a SACK
 //! scoreboard from dupACKs and runs PRR on it; here a non-SACK connection
 //! uses RFC 6582 cwnd inflation whatever [`Recovery`] says. There is no
-//! persist timer (the simulated application reads instantly, so the window
-//! does not close) and no TIME-WAIT timer.
+//! TIME-WAIT timer. Receive-window edge cases follow Linux where ns-3 and
+//! Linux differ (docs/tcp.md, "Receive window"): out-of-window data is
+//! dropped, the segment at SND.UNA is retransmitted into any window, and a
+//! closed window is probed below SND.UNA by the persist timer.
 
 pub mod cc;
 pub mod config;

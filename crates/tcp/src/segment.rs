@@ -1,7 +1,7 @@
 //! The simulator's TCP segment: header fields as plain values, no payload
 //! bytes (only their count), so moving a segment costs a few words.
 
-use netreturn_base::TcpFlags;
+use netreturn_base::{InBand, TcpFlags};
 
 /// Up to four SACK blocks (RFC 2018); with timestamps at most three fit.
 pub const MAX_SACK_BLOCKS: usize = 4;
@@ -75,6 +75,9 @@ pub struct Segment {
     /// the wire; the simulator uses it for the efficiency metric (seed 000
     /// eq. 11) and the gateway ignores it.
     pub retransmission: bool,
+    /// In-band fields of the IP packet carrying the segment (NGWA option,
+    /// XCP header); they add [`InBand::wire_len`] bytes to the packet.
+    pub inband: InBand,
 }
 
 impl Segment {

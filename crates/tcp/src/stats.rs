@@ -20,6 +20,9 @@ pub struct TcpStats {
     /// Sender: payload bytes cumulatively acknowledged.
     pub bytes_acked: u64,
     pub dupacks_received: u64,
+    /// Times DupThresh duplicate ACKs in a row arrived, whether or not the
+    /// congestion control retransmits on them (seed 001 Fig. 6).
+    pub triple_dupacks: u64,
     /// Pure ACKs sent.
     pub acks_sent: u64,
     pub segments_received: u64,
@@ -27,6 +30,12 @@ pub struct TcpStats {
     pub out_of_order_received: u64,
     /// Data segments carrying nothing new.
     pub duplicates_received: u64,
+    /// Data segments dropped because they began beyond the right edge of
+    /// the window we advertised (RFC 9293 section 3.10.7.4).
+    pub beyond_window_received: u64,
+    /// Persist-timer expiries: zero-window probes, or segments sent into a
+    /// window smaller than the next one (RFC 9293 section 3.8.6.1).
+    pub window_probes: u64,
     pub rtt_samples: u64,
 }
 

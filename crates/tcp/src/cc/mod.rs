@@ -10,7 +10,7 @@ pub mod cubic;
 pub mod none;
 pub mod reno;
 
-use netreturn_base::Time;
+use netreturn_base::{InBand, Time};
 
 use crate::config::CcKind;
 
@@ -51,8 +51,33 @@ pub struct Ack {
     pub cwnd_limited: bool,
 }
 
+/// What any arriving ACK told the sender: every ACK of the connection,
+/// duplicates and ACKs during recovery included (what Westwood+'s and
+/// SARBE's bandwidth estimators sample).
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent {
+    /// Bytes newly acknowledged cumulatively (0 for a duplicate).
+    pub acked: u64,
+    /// RFC 6937 DeliveredData: the change in SND.UNA plus the newly SACKed
+    /// bytes.
+    pub delivered: u64,
+    /// The RTT sample this ACK gave, if any.
+    pub rtt: Option<Time>,
+    /// (TSval, TSecr) the ACK carried (RFC 7323): TSval is the receiver's
+    /// clock when it sent the ACK.
+    pub timestamps: Option<(u32, u32)>,
+    /// The ACK counted as a duplicate (RFC 6675 section 2 with SACK, RFC
+    /// 5681 section 2 without).
+    pub duplicate: bool,
+    /// The sender was in fast recovery when the ACK arrived.
+    pub in_recovery: bool,
+    /// In-band fields the ACK carried (the XCP feedback echoed).
+    pub inband: InBand,
+}
+
 /// Events a congestion control reacts to. Every method has a default so an
-/// algorithm writes only what it changes.
+/// algorithm writes only what it changes: adding one means one file under
+/// `src/cc/`, one variant of [`Cc`] and of [`CcKind`](crate::CcKind).
 pub trait CongestionControl {
     /// The window the sender may have in flight (before the receiver's
     /// window is applied).
@@ -77,6 +102,22 @@ pub trait CongestionControl {
 
     /// Fast recovery ended with cwnd set to ssthresh.
     fn on_recovery_exit(&mut self, _now: Time, _w: &mut Window) {}
+
+    /// Every arriving ACK, after the connection has processed it (new
+    /// ACKs, duplicates, ACKs in recovery).
+    fn on_ack_event(&mut self, _now: Time, _w: &mut Window, _ev: &AckEvent) {}
+
+    /// A duplicate ACK arrived; `count` is the number in a row (before
+    /// loss recovery decides anything on it).
+    fn on_dupack(&mut self, _now: Time, _w: &mut Window, _count: u32) {}
+
+    /// Fast recovery began, with ssthresh from [`Self::ssthresh_after_loss`]
+    /// and cwnd set by the recovery algorithm.
+    fn on_recovery_enter(&mut self, _now: Time, _w: &mut Window) {}
+
+    /// A data segment is about to be sent: the place to fill in-band
+    /// fields (the XCP sender's congestion header).
+    fn on_send(&mut self, _now: Time, _w: &Window, _srtt: Option<Time>, _inband: &mut InBand) {}
 
     /// Whether three dupACKs trigger fast retransmit / fast recovery.
     fn fast_retransmit(&self) -> bool {
@@ -140,5 +181,17 @@ impl CongestionControl for Cc {
     }
     fn partial_ack_ends_recovery(&self) -> bool {
         dispatch!(self, c => c.partial_ack_ends_recovery())
+    }
+    fn on_ack_event(&mut self, now: Time, w: &mut Window, ev: &AckEvent) {
+        dispatch!(self, c => c.on_ack_event(now, w, ev))
+    }
+    fn on_dupack(&mut self, now: Time, w: &mut Window, count: u32) {
+        dispatch!(self, c => c.on_dupack(now, w, count))
+    }
+    fn on_recovery_enter(&mut self, now: Time, w: &mut Window) {
+        dispatch!(self, c => c.on_recovery_enter(now, w))
+    }
+    fn on_send(&mut self, now: Time, w: &Window, srtt: Option<Time>, inband: &mut InBand) {
+        dispatch!(self, c => c.on_send(now, w, srtt, inband))
     }
 }

@@ -31,6 +31,11 @@ pub struct Link {
     pub loss: Option<LossRule>,
     /// Like `loss`, for pure ACKs (no payload, no SYN or FIN), indexed apart.
     pub ack_loss: Option<LossRule>,
+    /// Changes a segment as it enters the link (a middlebox, e.g. a
+    /// gateway lowering the window of ACKs).
+    pub rewrite: Option<Box<dyn FnMut(&mut Segment)>>,
+    /// Sees every segment that enters the link, after `rewrite`.
+    pub observe: Option<Box<dyn FnMut(&Segment)>>,
     pub dropped: u64,
     pub overflowed: u64,
 }
@@ -49,12 +54,20 @@ impl Link {
             ack_index: 0,
             loss: None,
             ack_loss: None,
+            rewrite: None,
+            observe: None,
             dropped: 0,
             overflowed: 0,
         }
     }
 
-    fn send(&mut self, now: Time, seg: Segment) {
+    fn send(&mut self, now: Time, mut seg: Segment) {
+        if let Some(f) = self.rewrite.as_mut() {
+            f(&mut seg);
+        }
+        if let Some(f) = self.observe.as_mut() {
+            f(&seg);
+        }
         while let Some(&(t, b)) = self.queue.front() {
             if t > now {
                 break;

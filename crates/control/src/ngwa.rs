@@ -1,0 +1,209 @@
+//! NGWA's router rule (seed 001 section 2, Linux implementation section
+//! 4.1; SPEC.md 2.6): every router writes the free space of its egress queue
+//! into an IPv4 option of the TCP packets it forwards, unless the packet
+//! already carries a smaller value, so the packet reaches the receiver
+//! carrying the path minimum.
+//!
+//! The rule runs when a packet leaves the queue, as the paper's Linux qdisc
+//! does ("the NGWA is called by the function dequeue").
+
+use std::collections::HashMap;
+
+use netreturn_base::{FlowKey, InBand, Time};
+
+use crate::flows::{canonical, FxBuildHasher};
+use crate::stage::{ForwardPacket, ForwardStage, QueueState, TcpMeta};
+
+/// Settings of one NGWA router.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NgwaRouterConfig {
+    /// FD: divide the free bytes among the active connections (seed 001
+    /// eq. 3); off, the whole free space is written.
+    pub flow_division: bool,
+    /// A connection silent this long is forgotten (the paper removes
+    /// connections on FIN / RST only; an idle timeout, as RWM's, keeps a
+    /// lost FIN from counting a connection for ever).
+    pub idle_timeout: Time,
+    /// Bound on the connection list; a full list forgets its least
+    /// recently active connection.
+    pub max_flows: usize,
+}
+
+impl Default for NgwaRouterConfig {
+    fn default() -> NgwaRouterConfig {
+        NgwaRouterConfig { flow_division: false, idle_timeout: Time::from_secs(300), max_flows: 65_536 }
+    }
+}
+
+/// What a router did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NgwaStats {
+    /// TCP packets that left without an option and were given one.
+    pub inserted: u64,
+    /// Packets whose carried value was lowered here.
+    pub lowered: u64,
+    /// Packets whose carried value was already at most ours.
+    pub kept: u64,
+}
+
+/// One NGWA router on one egress interface.
+#[derive(Clone, Debug)]
+pub struct NgwaRouter {
+    cfg: NgwaRouterConfig,
+    /// Active connections (`nf`), by canonical key, with their last activity.
+    flows: HashMap<FlowKey, Time, FxBuildHasher>,
+    next_sweep: Time,
+    pub stats: NgwaStats,
+}
+
+impl NgwaRouter {
+    pub fn new(cfg: NgwaRouterConfig) -> NgwaRouter {
+        NgwaRouter { cfg, flows: HashMap::default(), next_sweep: Time::ZERO, stats: NgwaStats::default() }
+    }
+
+    /// `nf`: connections registered by a SYN and not yet ended.
+    pub fn active_flows(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// `W_node` for the queue as it is: `0.98 * Br / nf` with FD (seed 001
+    /// eq. 3; the 2 % leave room for ACKs), else `Br`.
+    pub fn w_node(&self, queue: &QueueState) -> u32 {
+        let br = queue.free_bytes();
+        let w = if self.cfg.flow_division {
+            (0.98 * br as f64 / self.flows.len().max(1) as f64) as u64
+        } else {
+            br
+        };
+        w.min(u32::MAX as u64) as u32
+    }
+
+    /// Seed 001 section 4.1 "Division by Flows": a SYN registers a
+    /// connection, FIN or RST removes it; other packets refresh it.
+    fn track(&mut self, now: Time, m: &TcpMeta) {
+        if !self.cfg.flow_division {
+            return;
+        }
+        let key = canonical(m.key);
+        if m.fin || m.rst {
+            self.flows.remove(&key);
+        } else if m.syn {
+            if !self.flows.contains_key(&key) && self.flows.len() >= self.cfg.max_flows {
+                if let Some((&old, _)) = self.flows.iter().min_by_key(|(k, t)| (**t, **k)) {
+                    self.flows.remove(&old);
+                }
+            }
+            self.flows.insert(key, now);
+        } else if let Some(t) = self.flows.get_mut(&key) {
+            *t = now;
+        }
+        if now >= self.next_sweep {
+            let idle = self.cfg.idle_timeout;
+            self.flows.retain(|_, t| now.saturating_sub(*t) < idle);
+            self.next_sweep = now + Time(idle.0 / 64).max(Time::from_millis(1));
+        }
+    }
+}
+
+impl ForwardStage for NgwaRouter {
+    fn on_dequeue(&mut self, at: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
+        let Some(meta) = pkt.tcp else { return };
+        self.track(at, &meta);
+        let w = self.w_node(queue);
+        let Some(ib) = pkt.inband.as_deref_mut() else { return };
+        // Seed 001 section 2: if W_packet > W_node then W_packet = W_node;
+        // a packet without the option gets one.
+        match *ib {
+            InBand::None => {
+                *ib = InBand::Ngwa(w);
+                self.stats.inserted += 1;
+            }
+            InBand::Ngwa(v) if v > w => {
+                *ib = InBand::Ngwa(w);
+                self.stats.lowered += 1;
+            }
+            InBand::Ngwa(_) => self.stats.kept += 1,
+            // Another scheme's fields: not ours to touch.
+            InBand::Xcp(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netreturn_base::Rate;
+
+    fn q(backlog: u64) -> QueueState {
+        QueueState { backlog_bytes: backlog, capacity_bytes: 97_000, rate: Rate::mbps(10) }
+    }
+
+    fn meta(sport: u16, syn: bool, fin: bool) -> TcpMeta {
+        TcpMeta { key: FlowKey { src: 1, dst: 2, sport, dport: 80, proto: FlowKey::TCP }, syn, fin, rst: false, payload_len: 1000 }
+    }
+
+    fn forward(r: &mut NgwaRouter, now: Time, m: TcpMeta, ib: &mut InBand, queue: &QueueState) {
+        let mut p = ForwardPacket { tcp: Some(m), size: 1040, inband: Some(ib) };
+        r.on_dequeue(now, &mut p, queue);
+    }
+
+    #[test]
+    fn a_chain_of_routers_leaves_the_path_minimum_in_the_packet() {
+        // Three routers with 60, 20 and 45 kB free: the packet arrives
+        // carrying 20 kB whatever the order it meets them in.
+        let free = [60_000u64, 20_000, 45_000];
+        for order in [[0, 1, 2], [2, 1, 0], [1, 0, 2]] {
+            let mut routers: Vec<NgwaRouter> = (0..3).map(|_| NgwaRouter::new(NgwaRouterConfig::default())).collect();
+            let mut ib = InBand::None;
+            for &i in &order {
+                forward(&mut routers[i], Time::ZERO, meta(1, false, false), &mut ib, &q(97_000 - free[i]));
+            }
+            assert_eq!(ib, InBand::Ngwa(20_000), "order {order:?}");
+        }
+    }
+
+    #[test]
+    fn flow_division_shares_98_percent_of_the_free_bytes_among_the_connections_seen() {
+        // Seed 001 eq. 3: Wngwa = 0.98 Br / nf.
+        let mut r = NgwaRouter::new(NgwaRouterConfig { flow_division: true, ..Default::default() });
+        let t = Time::from_millis;
+        for sport in 1..=4 {
+            let mut ib = InBand::None;
+            forward(&mut r, t(sport as u64), meta(sport, true, false), &mut ib, &q(47_000));
+        }
+        assert_eq!(r.active_flows(), 4);
+        let mut ib = InBand::None;
+        forward(&mut r, t(10), meta(1, false, false), &mut ib, &q(47_000));
+        assert_eq!(ib, InBand::Ngwa(12_250), "0.98 * 50000 / 4");
+        // A FIN ends a connection: three share now.
+        forward(&mut r, t(11), meta(2, false, true), &mut InBand::None, &q(47_000));
+        assert_eq!(r.active_flows(), 3);
+        let mut ib = InBand::None;
+        forward(&mut r, t(12), meta(1, false, false), &mut ib, &q(47_000));
+        assert_eq!(ib, InBand::Ngwa(16_333));
+    }
+
+    #[test]
+    fn idle_connections_expire_and_the_list_is_bounded() {
+        let cfg = NgwaRouterConfig { flow_division: true, idle_timeout: Time::from_secs(10), max_flows: 3 };
+        let mut r = NgwaRouter::new(cfg);
+        for sport in 1..=5 {
+            forward(&mut r, Time::from_secs(sport as u64), meta(sport, true, false), &mut InBand::None, &q(0));
+        }
+        assert_eq!(r.active_flows(), 3, "bounded");
+        forward(&mut r, Time::from_secs(30), meta(9, false, false), &mut InBand::None, &q(0));
+        assert_eq!(r.active_flows(), 0, "all silent for more than 10 s");
+    }
+
+    #[test]
+    fn a_value_already_below_ours_is_kept_and_other_traffic_is_untouched() {
+        let mut r = NgwaRouter::new(NgwaRouterConfig::default());
+        let mut ib = InBand::Ngwa(5_000);
+        forward(&mut r, Time::ZERO, meta(1, false, false), &mut ib, &q(0));
+        assert_eq!(ib, InBand::Ngwa(5_000));
+        assert_eq!(r.stats.kept, 1);
+        let mut udp = ForwardPacket { tcp: None, size: 1028, inband: None };
+        r.on_dequeue(Time::ZERO, &mut udp, &q(0));
+        assert_eq!(r.stats, NgwaStats { inserted: 0, lowered: 0, kept: 1 });
+    }
+}

@@ -1,0 +1,155 @@
+//! Sender: processing an arriving ACK (RFC 9293 section 3.10.7.4, RFC
+//! 5681, RFC 6675 section 2), and the congestion control's per-ACK hooks.
+
+use super::*;
+
+impl Connection {
+    pub(super) fn process_ack(&mut self, now: Time, seq_off: u64, seg: &Segment, out: &mut Vec<Segment>) {
+        let ack = unwrap_seq(seg.ack, self.iss, self.snd_una);
+        if ack > self.snd_max || ack < self.snd_una {
+            return;
+        }
+        let sacked_before = self.board.sacked.bytes();
+        if self.sack_ok {
+            for &(l, r) in seg.opts.sack.as_slice() {
+                let l = unwrap_seq(l, self.iss, self.snd_una).max(ack);
+                let r = unwrap_seq(r, self.iss, self.snd_una).min(self.snd_max);
+                self.board.sacked.insert(l, r);
+            }
+        }
+        // Window update, RFC 9293 section 3.10.7.4 (SND.WL1 / SND.WL2).
+        let wnd = (seg.window as u64) << self.snd_shift;
+        let window_changed = wnd != self.rwnd;
+        if seq_off > self.snd_wl1 || (seq_off == self.snd_wl1 && ack >= self.snd_wl2) {
+            self.rwnd = wnd;
+            self.snd_wl1 = seq_off;
+            self.snd_wl2 = ack;
+        }
+        let in_recovery = self.in_recovery;
+        let una_before = self.snd_una;
+        let mut rtt = None;
+        let mut duplicate = false;
+        if ack > self.snd_una {
+            rtt = self.on_new_ack(now, ack, sacked_before, seg, out);
+        } else if seg.len == 0 && !seg.flags.fin() && self.snd_max > self.snd_una {
+            let is_dup = if self.sack_ok {
+                // RFC 6675 section 2 (DupAck, conditions a-e): an ACK that
+                // carries new SACK information, whatever its window (as ns-3
+                // `ProcessAck` and Linux count SACKed segments). A gateway
+                // that rewrites windows changes the window of nearly every
+                // ACK, and RFC 5681's rule would hide the losses from us.
+                self.board.sacked.bytes() > sacked_before
+            } else {
+                // RFC 5681 section 2: the window must be unchanged too, so a
+                // window-rewriting gateway hides dupACKs from a non-SACK
+                // sender (docs/tcp.md, "Duplicate ACKs behind a gateway").
+                !window_changed
+            };
+            duplicate = is_dup;
+            if duplicate {
+                self.on_dupack(now, sacked_before, out);
+            }
+        }
+        let acked = self.snd_una - una_before;
+        let ev = AckEvent {
+            acked,
+            // RFC 6937 DeliveredData (SACKed bytes below the new SND.UNA
+            // were trimmed from the board, so they count once, in `acked`).
+            delivered: (acked + self.board.sacked.bytes()).saturating_sub(sacked_before),
+            rtt,
+            timestamps: seg.opts.timestamps,
+            duplicate,
+            in_recovery,
+            inband: seg.inband,
+        };
+        self.cc.on_ack_event(now, &mut self.win, &ev);
+    }
+
+    /// A cumulative ACK for new data; returns the RTT sample it gave.
+    pub(super) fn on_new_ack(
+        &mut self,
+        now: Time,
+        ack: u64,
+        sacked_before: u64,
+        seg: &Segment,
+        out: &mut Vec<Segment>,
+    ) -> Option<Time> {
+        let old_una = self.snd_una;
+        let acked = ack - old_una;
+        let data_acked = ack.min(self.app_end).saturating_sub(old_una.max(1));
+        self.stats.bytes_acked += data_acked;
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.high_rxt = self.high_rxt.max(ack);
+        self.board.sacked.trim_below(ack);
+        // RFC 6937 DeliveredData = change in snd.una + change in SACKed bytes.
+        let delivered = (acked + self.board.sacked.bytes()).saturating_sub(sacked_before);
+
+        // RTT: RFC 7323 section 4 (RTTM) with timestamps, else Karn's
+        // algorithm on one timed segment (RFC 6298 section 3).
+        let sample = if self.ts_ok {
+            seg.opts.timestamps.and_then(|(_, ecr)| self.ts_elapsed(now, ecr))
+        } else {
+            match self.rtt_timing {
+                Some((end, sent)) if ack >= end => {
+                    self.rtt_timing = None;
+                    Some(now.saturating_sub(sent))
+                }
+                _ => None,
+            }
+        };
+        if let Some(r) = sample {
+            self.rtt.sample(r);
+            self.stats.rtt_samples += 1;
+        }
+
+        if self.in_recovery {
+            if ack >= self.recover {
+                self.exit_recovery(now);
+            } else if self.sack_ok {
+                self.prr_update(delivered);
+            } else if self.cc.partial_ack_ends_recovery() {
+                // Reno (RFC 5681 section 3.2 step 6): any new ACK ends recovery.
+                self.exit_recovery(now);
+            } else {
+                // RFC 6582 section 3.2 step 5, partial ACK: retransmit the
+                // first unacknowledged segment, deflate cwnd by the amount
+                // acknowledged and add back one SMSS if that was >= SMSS.
+                self.retransmit_head(now, out);
+                let mut cwnd = self.win.cwnd.saturating_sub(acked);
+                if acked >= self.mss {
+                    cwnd += self.mss;
+                }
+                self.win.cwnd = cwnd.max(self.mss);
+            }
+        } else {
+            self.dupacks = 0;
+            if old_una > 0 && data_acked > 0 {
+                let info = Ack {
+                    acked: data_acked,
+                    rtt: sample,
+                    srtt: self.rtt.srtt(),
+                    snd_una: self.snd_una,
+                    snd_max: self.snd_max,
+                    cwnd_limited: self.cwnd_limited,
+                };
+                self.cc.on_ack(now, &mut self.win, &info);
+            }
+        }
+
+        // RFC 6298 (5.2) stop the timer when all is acknowledged, (5.3)
+        // restart it otherwise.
+        self.rto_at = (self.snd_una < self.snd_max).then(|| now + self.rtt.rto());
+
+        if self.fin_queued && !self.fin_acked && self.snd_una > self.app_end {
+            self.fin_acked = true;
+            self.state = match self.state {
+                State::FinWait1 => State::FinWait2,
+                State::Closing => State::TimeWait,
+                State::LastAck => State::Closed,
+                s => s,
+            };
+        }
+        sample
+    }
+}

@@ -1,0 +1,497 @@
+//! The TCP state machine of one endpoint.
+//!
+//! Sequence numbers are kept internally as unwrapped 64-bit offsets from the
+//! initial sequence number of their direction (offset 0 is the SYN, payload
+//! byte k is offset k + 1, the FIN follows the last byte). Wire values are
+//! converted at the edge with [`unwrap_seq`], so a long bulk flow may wrap
+//! the 32-bit space without any comparison in the machine having to care
+//! (RFC 9293 section 3.4 arithmetic, done once).
+
+use netreturn_base::{InBand, TcpFlags, Time, XcpFields};
+
+use crate::cc::{Ack, AckEvent, Cc, CongestionControl, Window};
+use crate::config::{Recovery, TcpConfig};
+use crate::rtt::RttEstimator;
+use crate::sack::{OooQueue, Scoreboard};
+use crate::segment::{Options, Segment};
+use crate::stats::{Probe, TcpStats};
+
+mod ack;
+mod receive;
+mod recovery;
+mod send;
+mod timer;
+
+/// RFC 9293 connection states (TIME-WAIT has no 2 MSL timer here: the
+/// simulator forgets connections it no longer drives).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    Listen,
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+/// Streams longer than this are treated as infinite (keeps offsets far from
+/// overflow in every sum).
+const MAX_STREAM: u64 = 1 << 62;
+
+/// The offset of wire sequence number `seq` in the direction whose initial
+/// number is `isn`, taking the candidate closest to `near`.
+fn unwrap_seq(seq: u32, isn: u32, near: u64) -> u64 {
+    let rel = seq.wrapping_sub(isn);
+    let d = rel.wrapping_sub(near as u32) as i32 as i64;
+    (near as i64 + d).max(0) as u64
+}
+
+/// How soon received data must be acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AckDue {
+    No,
+    Delayed,
+    Now,
+}
+
+/// One TCP endpoint: sender and receiver of one connection.
+#[derive(Clone, Debug)]
+pub struct Connection {
+    cfg: TcpConfig,
+    state: State,
+    iss: u32,
+    irs: u32,
+
+    // Negotiated in the handshake.
+    mss: u64,
+    sack_ok: bool,
+    ts_ok: bool,
+    /// Both ends offered window scaling.
+    ws_ok: bool,
+    /// Shift applied to the peer's window field (its wscale).
+    snd_shift: u8,
+    /// Shift applied to our window field.
+    rcv_shift: u8,
+
+    // Send side, offsets from `iss`.
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// One past the last byte the application handed over (FIN offset).
+    app_end: u64,
+    fin_queued: bool,
+    fin_acked: bool,
+    rwnd: u64,
+    snd_wl1: u64,
+    snd_wl2: u64,
+    win: Window,
+    cc: Cc,
+    dupacks: u32,
+    /// cwnd limited the last data segment sent (see `cc::Ack::cwnd_limited`).
+    cwnd_limited: bool,
+    in_recovery: bool,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint.
+    recover: u64,
+    /// RFC 6675 HighRxt, one past the highest retransmitted byte.
+    high_rxt: u64,
+    board: Scoreboard,
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    rtt: RttEstimator,
+    /// Karn timing without timestamps: (end offset of the timed segment, sent at).
+    rtt_timing: Option<(u64, Time)>,
+    rto_at: Option<Time>,
+    /// Persist timer (RFC 9293 section 3.8.6.1): armed while nothing is
+    /// outstanding and the peer's window admits none of the waiting data.
+    persist_at: Option<Time>,
+    /// Window probes sent since the window last admitted data (Linux
+    /// `icsk_probes_out`): the persist interval doubles with each.
+    persist_backoff: u32,
+
+    // Receive side, offsets from `irs`.
+    rcv_nxt: u64,
+    ooo: OooQueue,
+    rcv_fin: Option<u64>,
+    fin_received: bool,
+    ts_recent: u32,
+    last_ack_sent: u64,
+    /// Right edge of the window advertised so far (it never shrinks).
+    adv_edge: u64,
+    delack_at: Option<Time>,
+    unacked_segs: u32,
+    /// XCP feedback of the data received since our last ACK, to echo.
+    xcp_echo: Option<i32>,
+
+    stats: TcpStats,
+}
+
+impl Connection {
+    fn new(cfg: &TcpConfig, iss: u32, state: State) -> Connection {
+        let mss = cfg.mss.max(1) as u64;
+        Connection {
+            cfg: *cfg,
+            state,
+            iss,
+            irs: 0,
+            mss,
+            sack_ok: false,
+            ts_ok: false,
+            ws_ok: false,
+            snd_shift: 0,
+            rcv_shift: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            app_end: 1,
+            fin_queued: false,
+            fin_acked: false,
+            rwnd: 0,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            win: Window {
+                cwnd: cfg.initial_cwnd as u64 * mss,
+                ssthresh: cfg.initial_ssthresh,
+                mss,
+            },
+            cc: Cc::new(cfg.cc, cfg.abc_limit),
+            dupacks: 0,
+            cwnd_limited: false,
+            in_recovery: false,
+            recover: 0,
+            high_rxt: 0,
+            board: Scoreboard::default(),
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity),
+            rtt_timing: None,
+            rto_at: None,
+            persist_at: None,
+            persist_backoff: 0,
+            rcv_nxt: 0,
+            ooo: OooQueue::default(),
+            rcv_fin: None,
+            fin_received: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            adv_edge: 0,
+            delack_at: None,
+            unacked_segs: 0,
+            xcp_echo: None,
+            stats: TcpStats::default(),
+        }
+    }
+
+    /// An active opener; [`Connection::open`] sends its SYN.
+    pub fn client(cfg: &TcpConfig, iss: u32) -> Connection {
+        Connection::new(cfg, iss, State::Closed)
+    }
+
+    /// A passive opener in LISTEN, answering the first SYN it receives.
+    pub fn server(cfg: &TcpConfig, iss: u32) -> Connection {
+        Connection::new(cfg, iss, State::Listen)
+    }
+
+    /// Sends the SYN (client only; ignored in any other state).
+    pub fn open(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if self.state == State::Closed {
+            self.state = State::SynSent;
+            self.send_syn(now, false, out);
+        }
+    }
+
+    /// The application hands `bytes` more bytes to send. May be called before
+    /// the handshake completes; huge values mean an endless bulk transfer.
+    pub fn send(&mut self, now: Time, bytes: u64, out: &mut Vec<Segment>) {
+        if self.fin_queued {
+            return;
+        }
+        self.app_end = self.app_end.saturating_add(bytes).min(MAX_STREAM);
+        self.transmit(now, out);
+    }
+
+    /// Sends a FIN after all queued data.
+    pub fn close(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if self.fin_queued {
+            return;
+        }
+        self.fin_queued = true;
+        self.state = match self.state {
+            State::Established => State::FinWait1,
+            State::CloseWait => State::LastAck,
+            s => s,
+        };
+        self.transmit(now, out);
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The handshake has completed (any synchronized state).
+    pub fn is_established(&self) -> bool {
+        self.synchronized()
+    }
+
+    /// Sender: everything handed to [`Connection::send`] is cumulatively ACKed.
+    pub fn all_data_acked(&self) -> bool {
+        self.snd_una >= self.app_end
+    }
+
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+
+    pub fn probe(&self) -> Probe {
+        let cwnd = self.cc.window(&self.win);
+        Probe {
+            cwnd,
+            ssthresh: self.win.ssthresh,
+            rwnd: self.rwnd,
+            effective_window: cwnd.min(self.rwnd),
+            in_flight: self.in_flight(),
+            srtt: self.rtt.srtt(),
+            last_rtt: self.rtt.last(),
+            rto: self.rtt.rto(),
+        }
+    }
+
+    /// The sender's state in one line, sequence numbers as offsets from the
+    /// ISN (so data byte k is k + 1, like ns-3's relative numbers), for
+    /// packet logs: `una nxt max high_rxt cwnd ssthresh pipe rec rto sack`.
+    pub fn describe(&self) -> String {
+        let sacks: Vec<String> = self.board.sacked.ranges().iter().map(|(l, r)| format!("{l}-{r}")).collect();
+        format!(
+            "una={} nxt={} max={} hrxt={} cwnd={} ssth={} pipe={} rec={} recover={} rto={:.3} sack=[{}]",
+            self.snd_una,
+            self.snd_nxt,
+            self.snd_max,
+            self.high_rxt,
+            self.cc.window(&self.win),
+            self.win.ssthresh.min(1 << 40),
+            self.in_flight(),
+            self.in_recovery as u8,
+            self.recover,
+            self.rtt.rto().secs_f64(),
+            sacks.join(",")
+        )
+    }
+
+    /// The initial send sequence number (for logs of wire sequence numbers).
+    pub fn iss(&self) -> u32 {
+        self.iss
+    }
+
+    /// Earliest pending deadline (retransmission, persist or delayed ACK).
+    pub fn next_timer(&self) -> Option<Time> {
+        [self.rto_at, self.persist_at, self.delack_at].into_iter().flatten().min()
+    }
+
+    /// Fires whatever timers are due at `now`; early calls do nothing.
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if self.delack_at.is_some_and(|t| now >= t) {
+            self.delack_at = None;
+            self.send_ack(now, out);
+        }
+        if self.rto_at.is_some_and(|t| now >= t) {
+            self.rto_at = None;
+            self.on_rto(now, out);
+        }
+        if self.persist_at.is_some_and(|t| now >= t) {
+            self.persist_at = None;
+            self.on_persist(now, out);
+        }
+    }
+
+    /// Processes one arriving segment.
+    pub fn on_segment(&mut self, now: Time, seg: &Segment, out: &mut Vec<Segment>) {
+        self.stats.segments_received += 1;
+        if seg.flags.rst() {
+            self.state = State::Closed;
+            self.rto_at = None;
+            self.persist_at = None;
+            self.delack_at = None;
+            return;
+        }
+        match self.state {
+            State::Closed => return,
+            State::Listen => {
+                if seg.flags.syn() && !seg.flags.ack() {
+                    self.irs = seg.seq;
+                    self.rcv_nxt = 1;
+                    self.negotiate(seg);
+                    self.state = State::SynReceived;
+                    self.send_syn(now, false, out);
+                }
+                return;
+            }
+            State::SynSent => {
+                if seg.flags.syn() && seg.flags.ack() && seg.ack == self.iss.wrapping_add(1) {
+                    self.irs = seg.seq;
+                    self.rcv_nxt = 1;
+                    self.negotiate(seg);
+                    self.establish();
+                    self.process_ack(now, 0, seg, out);
+                    // RFC 7323 section 2.2: the SYN's window is never scaled.
+                    self.rwnd = seg.window as u64;
+                    let sent = self.stats.segments_sent;
+                    self.transmit(now, out);
+                    if self.stats.segments_sent == sent {
+                        self.send_ack(now, out);
+                    }
+                }
+                return;
+            }
+            State::SynReceived => {
+                if seg.flags.syn() && !seg.flags.ack() {
+                    // Our SYN-ACK was lost and the peer repeats its SYN.
+                    self.send_syn(now, true, out);
+                    return;
+                }
+                if !seg.flags.ack() || seg.ack != self.iss.wrapping_add(1) {
+                    return;
+                }
+                self.establish();
+            }
+            _ => {}
+        }
+        if seg.flags.syn() {
+            // A repeated SYN-ACK: our handshake ACK was lost.
+            self.send_ack(now, out);
+            return;
+        }
+
+        let seq_off = unwrap_seq(seg.seq, self.irs, self.rcv_nxt);
+        if self.ts_ok {
+            if let Some((tsval, _)) = seg.opts.timestamps {
+                // RFC 7323 section 4.3 (ts_recent update rule).
+                if seq_off <= self.last_ack_sent && tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                    self.ts_recent = tsval;
+                }
+            }
+        }
+        if seg.flags.ack() {
+            self.process_ack(now, seq_off, seg, out);
+        }
+        let due = self.process_data(seq_off, seg);
+        let sent = self.stats.segments_sent;
+        self.transmit(now, out);
+        if self.stats.segments_sent == sent {
+            match due {
+                AckDue::Now => self.send_ack(now, out),
+                AckDue::Delayed if self.delack_at.is_none() => {
+                    self.delack_at = Some(now + self.cfg.delayed_ack_timeout);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------
+    // Handshake
+
+    pub(super) fn synchronized(&self) -> bool {
+        !matches!(self.state, State::Closed | State::Listen | State::SynSent | State::SynReceived)
+    }
+
+    /// Options are on only if both ends offered them (RFC 7323 sections 1.3
+    /// and 2.2, RFC 2018 section 2).
+    pub(super) fn negotiate(&mut self, syn: &Segment) {
+        let peer = &syn.opts;
+        // RFC 9293 section 3.7.1: 536 when the peer sends no MSS option.
+        self.mss = (self.cfg.mss as u64).min(peer.mss.unwrap_or(536) as u64).max(1);
+        self.win.mss = self.mss;
+        self.ws_ok = self.cfg.window_scaling && peer.wscale.is_some();
+        match peer.wscale {
+            Some(s) if self.cfg.window_scaling => {
+                self.snd_shift = s.min(14);
+                self.rcv_shift = self.cfg.wscale_shift();
+            }
+            _ => {
+                self.snd_shift = 0;
+                self.rcv_shift = 0;
+            }
+        }
+        self.sack_ok = self.cfg.sack && peer.sack_permitted;
+        self.ts_ok = self.cfg.timestamps && peer.timestamps.is_some();
+        if let Some((tsval, _)) = peer.timestamps {
+            self.ts_recent = tsval;
+        }
+        self.rwnd = syn.window as u64;
+    }
+
+    pub(super) fn establish(&mut self) {
+        self.state = if self.fin_queued { State::FinWait1 } else { State::Established };
+        // RFC 6928 initial window, in negotiated segments.
+        self.win.cwnd = self.cfg.initial_cwnd as u64 * self.mss;
+    }
+
+    pub(super) fn send_syn(&mut self, now: Time, retransmission: bool, out: &mut Vec<Segment>) {
+        let server = self.state == State::SynReceived;
+        let mut opts = Options {
+            mss: Some(self.cfg.mss.min(u16::MAX as u32) as u16),
+            ..Default::default()
+        };
+        if server {
+            // Answer only what the client offered.
+            if self.ws_ok {
+                opts.wscale = Some(self.rcv_shift);
+            }
+            opts.sack_permitted = self.sack_ok;
+            opts.timestamps = self.ts_ok.then(|| (self.ts_val(now), self.ts_recent));
+        } else {
+            opts.wscale = self.cfg.window_scaling.then(|| self.cfg.wscale_shift());
+            opts.sack_permitted = self.cfg.sack;
+            opts.timestamps = self.cfg.timestamps.then(|| (self.ts_val(now), 0));
+        }
+        let seg = Segment {
+            seq: self.iss,
+            ack: if server { self.irs.wrapping_add(1) } else { 0 },
+            flags: if server { TcpFlags::SYN | TcpFlags::ACK } else { TcpFlags::SYN },
+            // RFC 7323 section 2.2: the window in a SYN is never scaled.
+            window: self.cfg.rcv_buf.min(u16::MAX as u64) as u16,
+            opts,
+            len: 0,
+            retransmission,
+            inband: InBand::None,
+        };
+        if server {
+            self.last_ack_sent = self.rcv_nxt;
+            self.adv_edge = self.rcv_nxt + seg.window as u64;
+        }
+        self.stats.segments_sent += 1;
+        if retransmission {
+            self.stats.segments_retransmitted += 1;
+        }
+        self.snd_nxt = 1;
+        self.snd_max = 1;
+        // Karn: a repeated SYN gives no RTT sample.
+        self.rtt_timing = (!retransmission && !self.cfg.timestamps).then_some((1, now));
+        self.rto_at = Some(now + self.rtt.rto());
+        out.push(seg);
+    }
+
+    // ---------------------------------------------------------------
+    // Timestamps (RFC 7323)
+
+    pub(super) fn ts_val(&self, now: Time) -> u32 {
+        (now.0 / self.cfg.ts_tick.0.max(1)) as u32
+    }
+
+    /// Time since the TSval `ecr` was current, like ns-3's
+    /// `ElapsedTimeFromTsValue` (exact `now` minus the tick-rounded send time).
+    pub(super) fn ts_elapsed(&self, now: Time, ecr: u32) -> Option<Time> {
+        let tick = self.cfg.ts_tick.0.max(1);
+        let ticks = (self.ts_val(now).wrapping_sub(ecr)) as u64;
+        (ticks < 1 << 31).then(|| Time(ticks * tick + now.0 % tick))
+    }
+}
+
+#[cfg(test)]
+mod tests;

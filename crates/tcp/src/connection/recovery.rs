@@ -1,0 +1,177 @@
+//! Loss recovery: duplicate ACKs, fast retransmit and fast recovery
+//! (RFC 5681, RFC 6582 without SACK, RFC 6675 with SACK, PRR per RFC 6937).
+
+use super::*;
+
+impl Connection {
+    pub(super) fn on_dupack(&mut self, now: Time, sacked_before: u64, out: &mut Vec<Segment>) {
+        self.stats.dupacks_received += 1;
+        self.dupacks += 1;
+        if self.dupacks == self.cfg.dupack_threshold {
+            // Counted whether or not fast retransmit follows (seed 001's
+            // triple-duplicate-ACK events, which RFC 793 TCP also receives).
+            self.stats.triple_dupacks += 1;
+        }
+        self.cc.on_dupack(now, &mut self.win, self.dupacks);
+        if !self.cc.fast_retransmit() {
+            return;
+        }
+        if self.in_recovery {
+            if self.sack_ok {
+                let delivered = self.board.sacked.bytes().saturating_sub(sacked_before);
+                self.prr_update(delivered);
+            } else {
+                // RFC 6582 section 3.2 step 4 (RFC 5681 step 4): inflate.
+                self.win.cwnd += self.mss;
+            }
+            return;
+        }
+        let dt = self.cfg.dupack_threshold;
+        // RFC 6675 section 5: DupThresh dupACKs, or IsLost(HighACK + 1).
+        let lost = self.dupacks >= dt
+            || (self.sack_ok && self.board.is_lost(self.snd_una, self.mss, dt));
+        // RFC 6582 section 3.2 step 2 / RFC 6675 section 5.1: no new recovery
+        // until the ACK passes the previous recovery point.
+        if lost && self.snd_una >= self.recover {
+            let delivered = self.board.sacked.bytes().saturating_sub(sacked_before);
+            self.enter_recovery(now, delivered, out);
+        }
+    }
+
+    pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Vec<Segment>) {
+        self.stats.fast_retransmits += 1;
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        let flight = self.snd_max - self.snd_una;
+        self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight);
+        self.high_rxt = self.snd_una;
+        if self.sack_ok {
+            // RFC 6937: RecoverFS = snd.nxt - snd.una.
+            self.recover_fs = flight;
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            // RFC 6675 section 5 step (4.3): retransmit the first
+            // un-SACKed segment regardless of cwnd.
+            let (gap, gap_end) = self.board.sacked.next_gap(self.snd_una);
+            let len = self.mss.min(gap_end - gap).min(self.app_end.saturating_sub(gap));
+            let fin = self.fin_at(gap, len);
+            if len > 0 || fin {
+                self.emit(now, gap, len, fin, out);
+                self.high_rxt = gap + len;
+            }
+            match self.cfg.recovery {
+                // RFC 6675 section 5 step (4.2): cwnd = ssthresh.
+                Recovery::Classic => self.win.cwnd = self.win.ssthresh,
+                Recovery::Prr => self.prr_update(delivered),
+            }
+        } else {
+            self.retransmit_head(now, out);
+            // RFC 6582 section 3.2 step 2: cwnd = ssthresh + 3 SMSS.
+            self.win.cwnd = self.win.ssthresh + self.cfg.dupack_threshold as u64 * self.mss;
+        }
+        self.cc.on_recovery_enter(now, &mut self.win);
+    }
+
+    pub(super) fn exit_recovery(&mut self, now: Time) {
+        self.in_recovery = false;
+        self.dupacks = 0;
+        // RFC 6937 section 3 / RFC 6582 section 3.2 step 6: cwnd = ssthresh
+        // at the end of recovery.
+        self.win.cwnd = self.win.ssthresh.max(self.mss);
+        self.cc.on_recovery_exit(now, &mut self.win);
+    }
+
+    /// PRR (RFC 6937 section 3, PRR-SSRB), run on every ACK in recovery.
+    pub(super) fn prr_update(&mut self, delivered: u64) {
+        if self.cfg.recovery != Recovery::Prr {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let pipe = self.pipe();
+        let ssthresh = self.win.ssthresh;
+        let sndcnt: i128 = if pipe > ssthresh {
+            // Proportional part: sndcnt = CEIL(prr_delivered * ssthresh /
+            // RecoverFS) - prr_out.
+            let num = self.prr_delivered as u128 * ssthresh as u128;
+            num.div_ceil(self.recover_fs.max(1) as u128) as i128 - self.prr_out as i128
+        } else {
+            // Slow-start reduction bound: limit = MAX(prr_delivered -
+            // prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe, limit).
+            let limit = (self.prr_delivered as i128 - self.prr_out as i128).max(delivered as i128)
+                + self.mss as i128;
+            ((ssthresh - pipe) as i128).min(limit)
+        };
+        self.win.cwnd = pipe + sndcnt.max(0) as u64;
+    }
+
+    pub(super) fn pipe(&self) -> u64 {
+        self.board.pipe(self.snd_una, self.snd_max, self.high_rxt, self.mss, self.cfg.dupack_threshold)
+    }
+
+    pub(super) fn in_flight(&self) -> u64 {
+        if self.in_recovery && self.sack_ok {
+            self.pipe()
+        } else {
+            self.snd_nxt - self.snd_una
+        }
+    }
+
+    /// In SACK recovery: RFC 6675 section 5 step (C), NextSeg while
+    /// `cwnd - pipe` allows a segment (cwnd set by PRR or = ssthresh).
+    pub(super) fn send_one_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+        let pipe = self.pipe();
+        if pipe >= self.win.cwnd {
+            return false;
+        }
+        let avail = self.win.cwnd - pipe;
+        let Some((off, len, fin, retransmit)) = self.next_seg() else { return false };
+        if len > avail || (retransmit && !self.window_admits(off, len)) {
+            return false;
+        }
+        self.emit(now, off, len, fin, out);
+        if retransmit {
+            self.high_rxt = self.high_rxt.max(off + len);
+        } else {
+            self.snd_nxt = off + len + fin as u64;
+        }
+        true
+    }
+
+    /// RFC 6675 section 4, NextSeg(): (offset, length, FIN, is retransmission).
+    pub(super) fn next_seg(&self) -> Option<(u64, u64, bool, bool)> {
+        let dt = self.cfg.dupack_threshold;
+        let (gap, gap_end) = self.board.sacked.next_gap(self.high_rxt.max(self.snd_una));
+        let gap_len = |limit: u64| self.mss.min(gap_end.min(limit) - gap);
+        // Rule 1: the first lost, not yet retransmitted byte.
+        let lost_end = self.board.lost_below(self.mss, dt);
+        if gap < lost_end {
+            return Some((gap, gap_len(lost_end), false, true));
+        }
+        // Rule 2: new data the receiver window allows.
+        if self.snd_nxt < self.app_end {
+            let len = (self.app_end - self.snd_nxt).min(self.mss);
+            if self.snd_nxt + len <= self.snd_una + self.rwnd {
+                return Some((self.snd_nxt, len, self.fin_at(self.snd_nxt, len), false));
+            }
+        } else if self.fin_queued && self.snd_nxt == self.app_end {
+            return Some((self.snd_nxt, 0, true, false));
+        }
+        // Rule 3: a not-yet-lost hole below the highest SACKed byte.
+        let high = self.board.high_sacked();
+        if gap < high {
+            return Some((gap, gap_len(high), false, true));
+        }
+        None
+    }
+
+    /// Resends the segment at `snd_una` (fast retransmit, NewReno partial ACK).
+    pub(super) fn retransmit_head(&mut self, now: Time, out: &mut Vec<Segment>) {
+        let off = self.snd_una;
+        let len = self.mss.min(self.app_end.saturating_sub(off)).min(self.snd_max - off);
+        let fin = self.fin_at(off, len) && self.snd_max > self.app_end;
+        if len > 0 || fin {
+            self.emit(now, off, len, fin, out);
+            self.high_rxt = self.high_rxt.max(off + len);
+        }
+    }
+}

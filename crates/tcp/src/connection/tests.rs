@@ -1,0 +1,422 @@
+//! Unit tests of one connection, driven segment by segment.
+
+use super::*;
+
+/// A client and a server after a hand-driven handshake at t = 0.
+fn established(cfg: &TcpConfig) -> (Connection, Connection) {
+    let mut c = Connection::client(cfg, 1000);
+    let mut s = Connection::server(cfg, 5000);
+    let mut out = Vec::new();
+    c.open(Time::ZERO, &mut out);
+    let syn = out.pop().unwrap();
+    s.on_segment(Time::ZERO, &syn, &mut out);
+    let syn_ack = out.pop().unwrap();
+    c.on_segment(Time::ZERO, &syn_ack, &mut out);
+    let ack = out.pop().unwrap();
+    s.on_segment(Time::ZERO, &ack, &mut out);
+    assert!(c.is_established() && s.is_established() && out.is_empty());
+    (c, s)
+}
+
+/// The data segment carrying stream bytes `[k*mss, (k+1)*mss)` from `c`.
+fn data(c: &Connection, k: u64) -> Segment {
+    Segment {
+        seq: c.iss.wrapping_add(1 + (k * c.mss) as u32),
+        ack: c.irs.wrapping_add(1),
+        flags: TcpFlags::ACK,
+        window: 1000,
+        len: c.mss as u32,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn unwrap_seq_picks_the_offset_nearest_the_reference() {
+    assert_eq!(unwrap_seq(10, 5, 0), 5);
+    // Past the 2^32 wrap: offset 2^32 + 3 from isn 0.
+    assert_eq!(unwrap_seq(3, 0, (1 << 32) - 10), (1 << 32) + 3);
+    // Slightly behind the reference stays behind it.
+    assert_eq!(unwrap_seq(u32::MAX, 0, 1 << 32), (1 << 32) - 1);
+}
+
+#[test]
+fn delayed_ack_is_sent_every_second_segment_or_after_200_ms() {
+    // RFC 5681 section 4.2 / ns-3 DelAckCount = 2, DelAckTimeout = 200 ms.
+    let cfg = TcpConfig { mss: 1000, ..Default::default() };
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    let ms = Time::from_millis;
+    s.on_segment(ms(10), &data(&c, 0), &mut out);
+    assert!(out.is_empty(), "first segment: ACK delayed");
+    assert_eq!(s.next_timer(), Some(ms(210)));
+    s.on_segment(ms(20), &data(&c, 1), &mut out);
+    assert_eq!(out.len(), 1, "second full segment: ACK now");
+    assert_eq!(out[0].ack, c.iss.wrapping_add(2001));
+    assert_eq!(s.next_timer(), None);
+    out.clear();
+    s.on_segment(ms(30), &data(&c, 2), &mut out);
+    s.on_timer(ms(229), &mut out);
+    assert!(out.is_empty(), "early timer call does nothing");
+    s.on_timer(ms(230), &mut out);
+    assert_eq!(out.len(), 1, "200 ms later the delayed ACK goes out");
+    assert_eq!(out[0].ack, c.iss.wrapping_add(3001));
+    out.clear();
+    // Out of order (segment 4 before 3): immediate ACK with a SACK block.
+    s.on_segment(ms(300), &data(&c, 4), &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].ack, c.iss.wrapping_add(3001));
+    let b = c.iss.wrapping_add(4001);
+    assert_eq!(out[0].opts.sack.as_slice(), &[(b, b.wrapping_add(1000))]);
+    out.clear();
+    // Filling the hole: immediate ACK for both.
+    s.on_segment(ms(310), &data(&c, 3), &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].ack, c.iss.wrapping_add(5001));
+    assert_eq!(out[0].opts.sack.len, 0);
+    assert_eq!(s.stats().bytes_delivered, 5000);
+}
+
+#[test]
+fn after_a_timeout_data_the_receiver_sacked_is_not_sent_again() {
+    // RFC 6675 section 5.1 (Errata 1610), ns-3 3.44 (`ReTxTimeout` keeps
+    // the SACK scoreboard) and Linux: after an RTO the sender goes back
+    // to SND.UNA but skips what the receiver SACKed before the timeout,
+    // which the receiver no longer reports (3 blocks, most recent first).
+    let cfg = TcpConfig { mss: 1000, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    // The odd segments arrive, the even ones are lost.
+    let mut acks = Vec::new();
+    for k in [1, 3, 5, 7, 9] {
+        s.on_segment(ms(40), &sent[k], &mut acks);
+    }
+    assert_eq!(acks.len(), 5);
+    let mut lost = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(80), a, &mut lost);
+    }
+    // Fast recovery starts; its retransmissions are lost as well. Then
+    // the retransmission timer expires: segment 0 again.
+    let t = c.next_timer().expect("RTO armed");
+    let mut rtx = Vec::new();
+    c.on_timer(t, &mut rtx);
+    assert_eq!(rtx.len(), 1);
+    assert_eq!(rtx[0].seq, c.iss.wrapping_add(1));
+    let mut ack = Vec::new();
+    s.on_segment(t + ms(40), &rtx[0], &mut ack);
+    assert_eq!(ack.len(), 1);
+    assert_eq!(ack[0].ack, c.iss.wrapping_add(2001));
+    // Segments 9, 7 and 5 reported; segment 3 not any more.
+    assert_eq!(ack[0].opts.sack.len, 3);
+    let mut out = Vec::new();
+    c.on_segment(t + ms(80), &ack[0], &mut out);
+    let segs: Vec<u32> = out.iter().map(|g| g.seq.wrapping_sub(c.iss.wrapping_add(1)) / 1000).collect();
+    assert_eq!(segs.first(), Some(&2), "the next hole first: {segs:?}");
+    assert!(segs.iter().all(|k| k % 2 == 0), "nothing the receiver holds: {segs:?}");
+    assert!(segs.len() >= 2, "slow start sends 2 holes: {segs:?}");
+}
+
+#[test]
+fn window_field_shifted_back_never_exceeds_the_buffer() {
+    // RFC 7323 section 2.3: field << shift == window rounded down.
+    for buf in [1000u64, 65_535, 65_536, 131_072, 200_001, 1 << 20, 60_000_000] {
+        let cfg = TcpConfig { rcv_buf: buf, ..Default::default() };
+        let shift = cfg.wscale_shift();
+        assert!(buf >> shift <= 0xffff, "buf {buf} shift {shift}");
+        assert!(shift == 0 || buf >> (shift - 1) > 0xffff, "smallest shift for {buf}");
+        let (mut c, s) = established(&cfg);
+        let field = c.window_field() as u64;
+        assert_eq!(field << shift, (buf >> shift) << shift);
+        assert!(field << shift <= buf);
+        // The peer reads the same value back.
+        assert_eq!(s.snd_shift, shift);
+    }
+}
+
+#[test]
+fn advertised_window_shrinks_by_held_out_of_order_bytes_without_moving_the_edge_left() {
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 10_000, window_scaling: false, ..Default::default() };
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    s.on_segment(Time::from_millis(1), &data(&c, 2), &mut out);
+    // Right edge stays at rcv_nxt + 10000 although 1000 B are held.
+    assert_eq!(out[0].window, 10_000);
+    out.clear();
+    s.on_segment(Time::from_millis(2), &data(&c, 0), &mut out);
+    // rcv_nxt moved 1000 B right with 1000 B still held: free = 9000,
+    // and the old edge is also 9000 away.
+    assert_eq!(out.last().unwrap().window, 9_000);
+}
+/// Drives `c`'s segments through `s` and back until both are quiet,
+/// at `step` per hop; returns the time reached.
+fn exchange(c: &mut Connection, s: &mut Connection, mut t: Time, mut segs: Vec<Segment>, step: Time) -> Time {
+    let mut to_server = true;
+    while !segs.is_empty() {
+        t = t + step;
+        let mut next = Vec::new();
+        for g in &segs {
+            if to_server {
+                s.on_segment(t, g, &mut next);
+            } else {
+                c.on_segment(t, g, &mut next);
+            }
+        }
+        segs = next;
+        to_server = !to_server;
+    }
+    t
+}
+
+#[test]
+fn data_beyond_the_advertised_right_edge_is_dropped_and_acknowledged() {
+    // RFC 9293 section 3.10.7.4: the receiver advertised 10 000 B, so a
+    // segment starting at byte 10 000 or later is not acceptable.
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 10_000, window_scaling: false, ..Default::default() };
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    s.on_segment(Time::from_millis(1), &data(&c, 10), &mut out);
+    assert_eq!(out.len(), 1, "answered at once");
+    assert_eq!(out[0].ack, c.iss.wrapping_add(1), "nothing accepted");
+    assert_eq!(out[0].opts.sack.len, 0, "not held as out-of-order data");
+    assert_eq!(s.stats().beyond_window_received, 1);
+    // The last segment inside the window is held.
+    out.clear();
+    s.on_segment(Time::from_millis(2), &data(&c, 9), &mut out);
+    assert_eq!(out[0].opts.sack.len, 1);
+    assert_eq!(s.ooo.held.bytes(), 1000);
+}
+
+#[test]
+fn a_sender_never_sends_new_data_past_snd_una_plus_the_window_after_a_timeout() {
+    // Issue 9: after a timeout, SACKed bytes leave the flight size, and
+    // the sender used to compare that flight size with min(cwnd, rwnd),
+    // running 1.24 MB past SND.UNA into a 1 MB receive buffer. The
+    // right edge is SND.UNA + SND.WND whatever is SACKed.
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 8_000, window_scaling: false, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 100_000, &mut sent);
+    assert_eq!(sent.len(), 8, "the window admits 8 segments");
+    // Segment 0 is lost; 1..8 arrive and are SACKed.
+    let mut acks = Vec::new();
+    for g in &sent[1..] {
+        s.on_segment(ms(10), g, &mut acks);
+    }
+    // Only the first two dupACKs reach the sender; then a timeout.
+    let mut more = Vec::new();
+    for a in &acks[..2] {
+        c.on_segment(ms(20), a, &mut more);
+    }
+    let t = c.next_timer().unwrap();
+    let mut rtx = Vec::new();
+    c.on_timer(t, &mut rtx);
+    // The last ACK (all 7 segments SACKed) arrives after the timeout.
+    c.on_segment(t + ms(1), acks.last().unwrap(), &mut rtx);
+    let edge = c.snd_una + c.rwnd;
+    for g in rtx.iter().chain(&more) {
+        let off = g.seq.wrapping_sub(c.iss) as u64;
+        assert!(off + g.len as u64 <= edge.max(off + 1), "segment at {off} past the edge {edge}");
+    }
+    assert!(c.snd_max <= 1 + 8_000, "snd_max {} beyond the receive buffer", c.snd_max);
+}
+
+#[test]
+fn a_zero_window_is_probed_by_the_persist_timer_until_it_opens() {
+    // RFC 9293 section 3.8.6.1, Linux tcp_probe_timer: with nothing
+    // outstanding and a closed window, the sender probes with
+    // SEG.SEQ = SND.UNA - 1 at RTO, 2 RTO, ...; the receiver answers each
+    // probe with an ACK carrying its window, and the data flows again.
+    let cfg = TcpConfig { mss: 1000, window_scaling: false, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    // The peer closes its window (a real receiver whose application
+    // stopped reading; our simulated receivers never do).
+    let zero = Segment {
+        seq: s.iss.wrapping_add(1),
+        ack: c.iss.wrapping_add(1),
+        flags: TcpFlags::ACK,
+        window: 0,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    c.on_segment(ms(1), &zero, &mut out);
+    c.send(ms(2), 5_000, &mut out);
+    assert!(out.is_empty(), "nothing goes into a closed window");
+    let first = c.next_timer().expect("persist timer armed");
+    assert_eq!(first, ms(2) + c.rtt.rto());
+    c.on_timer(first, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].seq.wrapping_sub(c.iss), out[0].len), (0, 0), "probe below SND.UNA, no data");
+    assert_eq!(c.next_timer(), Some(first + Time(c.rtt.rto().0 * 2)), "backed off");
+    // The receiver answers the probe with its (open) window.
+    let mut answer = Vec::new();
+    s.on_segment(first + ms(1), &out[0], &mut answer);
+    assert_eq!(answer.len(), 1, "a probe is always answered");
+    assert!(answer[0].window > 0);
+    let mut data_out = Vec::new();
+    c.on_segment(first + ms(2), &answer[0], &mut data_out);
+    assert_eq!(data_out.len(), 5, "the window opened: all 5000 B go");
+    assert_eq!(c.stats().window_probes, 1);
+    exchange(&mut c, &mut s, first + ms(2), data_out, ms(1));
+    assert_eq!(s.stats().bytes_delivered, 5_000);
+}
+
+#[test]
+fn the_segment_at_snd_una_is_retransmitted_into_a_closed_window() {
+    // Linux tcp_retransmit_skb: the retransmission at SND.UNA goes out
+    // whatever the window and serves as a zero-window probe. Without it
+    // the timeout of issue 9 sent nothing for 600 s.
+    let cfg = TcpConfig { mss: 1000, window_scaling: false, ..Default::default() };
+    let (mut c, s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 3_000, &mut sent);
+    assert_eq!(sent.len(), 3);
+    // An ACK for nothing new closes the window.
+    let zero = Segment {
+        seq: s.iss.wrapping_add(1),
+        ack: c.iss.wrapping_add(1),
+        flags: TcpFlags::ACK,
+        window: 0,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    c.on_segment(ms(5), &zero, &mut out);
+    let t = c.next_timer().unwrap();
+    c.on_timer(t, &mut out);
+    assert_eq!(out.len(), 1, "one retransmission at SND.UNA");
+    assert_eq!(out[0].seq, c.iss.wrapping_add(1));
+    assert_eq!(out[0].len, 1000);
+}
+
+#[test]
+fn sack_dupacks_count_whatever_the_window_says() {
+    // RFC 6675 section 2: an ACK carrying new SACK information is a
+    // duplicate whatever its window. A window-rewriting gateway changes
+    // the window of nearly every ACK; three such ACKs must still start
+    // fast recovery.
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 1 << 20, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    let mut acks = Vec::new();
+    for g in &sent[1..5] {
+        s.on_segment(ms(10), g, &mut acks);
+    }
+    assert_eq!(acks.len(), 4);
+    let mut out = Vec::new();
+    for (k, a) in acks.iter_mut().enumerate() {
+        a.window -= 100 * (k as u16 + 1); // as a gateway lowering it
+        c.on_segment(ms(20), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert!(out.iter().any(|g| g.retransmission && g.seq == c.iss.wrapping_add(1)));
+}
+
+#[test]
+fn an_ack_without_new_sack_information_is_not_a_duplicate() {
+    // RFC 6675 section 2 condition (e): repeating what the scoreboard
+    // already holds says nothing about a new arrival.
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 1 << 20, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    let mut acks = Vec::new();
+    s.on_segment(ms(10), &sent[1], &mut acks);
+    let mut out = Vec::new();
+    for _ in 0..5 {
+        c.on_segment(ms(20), &acks[0], &mut out);
+    }
+    assert_eq!(c.stats().dupacks_received, 1);
+    assert_eq!(c.stats().fast_retransmits, 0);
+}
+
+#[test]
+fn without_sack_a_changed_window_hides_a_duplicate_ack() {
+    // RFC 5681 section 2 (the strict definition, kept without SACK): an
+    // ACK whose window differs from the previous one is not a duplicate.
+    // Behind a window-rewriting gateway this blinds fast retransmit
+    // (docs/tcp.md, "Duplicate ACKs behind a gateway").
+    let cfg = TcpConfig { mss: 1000, sack: false, rcv_buf: 1 << 20, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    let mut acks = Vec::new();
+    for g in &sent[1..5] {
+        s.on_segment(ms(10), g, &mut acks);
+    }
+    let mut out = Vec::new();
+    for (k, a) in acks.iter().enumerate() {
+        let mut a = *a;
+        a.window -= 100 * (k as u16 + 1);
+        c.on_segment(ms(20), &a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 0);
+    // The same ACKs with an unchanged window trigger it.
+    let (mut c, mut s) = established(&cfg);
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    let mut acks = Vec::new();
+    for g in &sent[1..5] {
+        s.on_segment(ms(10), g, &mut acks);
+    }
+    for a in &acks {
+        c.on_segment(ms(20), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 1);
+}
+
+#[test]
+fn standard_tcp_counts_triple_dupacks_it_does_not_act_on() {
+    // Seed 001 Table 2 reports triple-dupACK events for RFC 793 TCP (4001
+    // of them), which has no fast retransmit: they are counted on arrival.
+    use crate::config::CcKind;
+    let cfg = TcpConfig { mss: 1000, cc: CcKind::None, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    let mut acks = Vec::new();
+    for g in &sent[1..8] {
+        s.on_segment(ms(10), g, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(20), a, &mut out);
+    }
+    assert_eq!(c.stats().dupacks_received, 7);
+    assert_eq!(c.stats().triple_dupacks, 1, "one run of three, counted once");
+    assert_eq!(c.stats().fast_retransmits, 0);
+    assert!(out.iter().all(|g| !g.retransmission));
+}
+
+#[test]
+fn the_receiver_echoes_the_xcp_feedback_its_data_arrived_with() {
+    // XCP section 3.1: the receiver copies H_feedback into its ACK; a
+    // delayed ACK covering two segments echoes the sum of both.
+    let cfg = TcpConfig { mss: 1000, ..Default::default() };
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    let with = |k: u64, feedback: i32| {
+        let mut g = data(&c, k);
+        g.inband = InBand::Xcp(XcpFields { cwnd: 10_000, rtt_us: 50_000, feedback, ack: false });
+        g
+    };
+    s.on_segment(Time::from_millis(1), &with(0, 300), &mut out);
+    assert!(out.is_empty(), "delayed");
+    s.on_segment(Time::from_millis(2), &with(1, -100), &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].inband, InBand::Xcp(XcpFields { feedback: 200, ack: true, ..Default::default() }));
+    // The next ACK echoes nothing it did not receive.
+    out.clear();
+    s.on_segment(Time::from_millis(3), &data(&c, 2), &mut out);
+    s.on_timer(Time::from_millis(300), &mut out);
+    assert_eq!(out[0].inband, InBand::None);
+}

@@ -1,0 +1,48 @@
+//! The retransmission timer (RFC 6298, RFC 5681 section 3.1).
+
+use super::*;
+
+impl Connection {
+    pub(super) fn on_rto(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.stats.timeouts += 1;
+        match self.state {
+            State::SynSent | State::SynReceived => {
+                // RFC 6298 (5.5) applies to the SYN too.
+                self.rtt.back_off();
+                self.send_syn(now, true, out);
+                return;
+            }
+            _ => {}
+        }
+        if self.snd_una >= self.snd_max {
+            return;
+        }
+        if self.rtt.backoff() == 0 {
+            // RFC 5681 (4) on the first timeout of a series; repeated
+            // timeouts of the same data keep ssthresh (RFC 5681 section 3.1).
+            let flight = self.snd_max - self.snd_una;
+            self.win.ssthresh = self.cc.on_rto(now, &self.win, flight);
+        }
+        // RFC 5681 section 3.1: cwnd = LW = 1 SMSS.
+        self.win.cwnd = self.mss;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        // RFC 6582 section 3.2 step 1 / RFC 6675 section 5.1: recovery
+        // point to the highest sequence sent. The SACK scoreboard is kept
+        // (RFC 6675 section 5.1 and Errata 1610; ns-3 3.44 `ReTxTimeout`:
+        // `SetSentListLost(resetSack = !sack)`; Linux `tcp_enter_loss`): our
+        // receiver never reneges, and the receiver reports only its 3 most
+        // recent blocks, so a cleared board resends data it holds.
+        self.recover = self.snd_max;
+        // Go-back-N from snd_una with slow start.
+        self.snd_nxt = self.snd_una;
+        self.high_rxt = self.snd_una;
+        self.rtt_timing = None;
+        // RFC 6298 (5.5) back off, (5.6) restart the timer when sending.
+        self.rtt.back_off();
+        self.transmit(now, out);
+        if self.rto_at.is_none() {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+}
