@@ -1,8 +1,9 @@
-"""ns-3 3.44 reference run of EWT scenario 2 (SPEC.md 5.1), for validation.
+"""ns-3 3.44 reference runs of the EWT dumbbells (SPEC.md 5.1), for validation.
 
-This module builds the EWT paper's scenario-2 dumbbell in ns-3 3.44 (the PyPI
-package ``ns3==3.44.post0``, cppyy bindings) and reports the same headline
-metrics as our simulator, so the two can be compared side by side and timed.
+This module builds the EWT paper's scenario-1 and scenario-2 dumbbells in
+ns-3 3.44 (the PyPI package ``ns3==3.44.post0``, cppyy bindings) and reports
+the same headline metrics as our simulator, so the two can be compared side
+by side and timed.
 
 * ``run_ns3(...)`` runs ns-3 in a **subprocess** (this file executed as a
   script, ``python ns3ref.py ... --json``; ``python -m netreturn.ns3ref`` is
@@ -19,21 +20,23 @@ socket buffers 1 MB, point-to-point MTU 1600 (a 1458-byte segment with
 timestamps is a 1510-byte IP packet), no queue disc anywhere except R1's
 bottleneck egress (the device's own 100-packet DropTail queue is the queue on
 every other interface, FqCoDel removed), and on R1's bottleneck egress a
-FifoQueueDisc of 97 000 B (DropTail) or a RedQueueDisc (byte mode, MinTh =
-B/12, MaxTh = B/4, QW 0.002, LInterm 50, gentle off, wait off,
-MeanPktSize 1510 so ns-3's byte-mode scaling is 1 for full TCP segments) with
-the device queue under it cut to 1 packet.
+FifoQueueDisc of 97 000 B (DropTail, and under the EWT / AWM gateways) or a
+RedQueueDisc (byte mode, MinTh = B/12, MaxTh = B/4, QW 0.002, LInterm 50,
+gentle off, wait off, MeanPktSize 1510 so ns-3's byte-mode scaling is 1 for
+full TCP segments; ARED: ``ARED`` true, thresholds and QW automatic, gentle
+on) with the device queue under it cut to 1 packet. ``--aligned`` changes
+the few settings listed at ``ALIGNED_*``.
 
-Trace sinks (PacketSink Rx, TCP Tx/Retransmission, bottleneck PhyTxEnd) and
-the stop test are C++ compiled by cling at run time (``cppyy.cppdef``): a
-Python callback per packet would dominate the run time.
+The C++ (trace sinks and stop test, PRR variants, the EWT / AWM gateways) is
+in ``ns3cxx/*.cc`` beside this file, compiled by cling at run time
+(``cppyy.cppdef``): a Python callback per packet would dominate the run time.
 
 Diagnostics (script options): ``--starts`` (given start times), ``--trace K``
 (cwnd/ssthresh of the first K flows), ``--log-flow F --log-out PATH`` (a
 packet-level log of flow F in the format of ``netreturn-sim --log-flow``),
-and ``--prr`` (ns-3's PRR as shipped, or repaired: ns-3 3.44's
-``TcpPrrRecovery`` double-counts SACKed bytes and overflows a uint32 product,
-see ``NetreturnPrr`` below and docs/validation.md).
+and ``--prr`` (ns-3's PRR as shipped, repaired by switches, or ns-3-dev's
+repaired one backported, ``upstream``: see ``ns3cxx/prr.cc`` and
+docs/validation.md).
 """
 
 from __future__ import annotations
@@ -478,7 +481,9 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "wall_s": wall,
         "setup_s": setup_s,
         "events": events,
-        # Entries into fast recovery (our "triple_dupacks") and RTO expiries.
+        # Entries into fast recovery (our "fast_recoveries"; ns-3 has no
+        # separate count of DupThresh runs, so triple_dupacks is the same) and RTO expiries.
+        "fast_recoveries": recoveries,
         "triple_dupacks": recoveries,
         "timeouts": rtos,
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
@@ -522,7 +527,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         classifier = helper.GetClassifier()
         classifier = ns.DynamicCast[ns.Ipv4FlowClassifier](classifier)
         stats = monitor.GetFlowStats()
-        trecv = tlost = urecv = ulost = usent = drecv = dlost = 0
+        trecv = tlost = urecv = ulost = usent = drecv = dlost = ack_lost = 0
+        ack_drops: dict[int, int] = {}
         src_index = {str(left_if[i].GetAddress(0)): i for i in range(flows)}
         for fid, fs in stats:
             tup = classifier.FindFlow(fid)
@@ -535,6 +541,11 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
             if proto == 6:
                 trecv += fs.rxPackets
                 tlost += fs.lostPackets
+                if str(tup.sourceAddress) not in src_index:
+                    # ACK direction: drops FlowMonitor saw, by Ipv4FlowProbe::DropReason.
+                    ack_lost += fs.lostPackets
+                    for reason, n in enumerate(fs.packetsDropped):
+                        ack_drops[reason] = ack_drops.get(reason, 0) + int(n)
             elif proto == 17:
                 urecv += fs.rxPackets
                 ulost += fs.lostPackets
@@ -544,6 +555,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         out["tcp_data_loss_pct"] = dlost / (drecv + dlost) * 100 if drecv + dlost else 0.0
         out["udp_loss_pct"] = (ulost / (urecv + ulost) * 100 if urecv + ulost else 0.0) if udp else math.nan
         out["udp_efficiency_pct"] = (urecv / usent * 100 if usent else 100.0) if udp else math.nan
+        out["tcp_ack_packets_lost"] = ack_lost
+        out["tcp_ack_drops_by_reason"] = {str(k): v for k, v in sorted(ack_drops.items()) if v}
         out["tcp_packets_received"] = trecv
         out["tcp_packets_lost"] = tlost
         out["udp_packets_received"] = urecv

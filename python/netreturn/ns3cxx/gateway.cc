@@ -29,6 +29,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <vector>
 
 namespace netreturn_ns3 {
 using namespace ns3;
@@ -172,10 +173,26 @@ static void RewriteAck(Ptr<QueueDiscItem> item) {
     uint64_t field = std::max<uint64_t>(1, (nw + unit - 1) / unit);
     if (field >= tcp.GetWindowSize()) return;
     Ptr<Packet> p = item->GetPacket();
+    // Byte tags (FlowMonitor's Ipv4FlowProbeTag among them) belong to the
+    // bytes they were put on, and a header removed and added again is new
+    // bytes: a pure ACK would lose its tag and FlowMonitor count it lost.
+    // Keep every byte tag with its range (the header keeps its size).
+    std::vector<std::tuple<Tag*, uint32_t, uint32_t>> tags;
+    for (ByteTagIterator i = p->GetByteTagIterator(); i.HasNext();) {
+        ByteTagIterator::Item t = i.Next();
+        Tag* tag = dynamic_cast<Tag*>(t.GetTypeId().GetConstructor()());
+        t.GetTag(*tag);
+        tags.emplace_back(tag, t.GetStart(), t.GetEnd());
+    }
     TcpHeader h;
     p->RemoveHeader(h);
     h.SetWindowSize((uint16_t) field);
     p->AddHeader(h);
+    p->RemoveAllByteTags();
+    for (auto& [tag, start, end] : tags) {
+        p->AddByteTag(*tag, start, end);
+        delete tag;
+    }
     G.rewritten++;
 }
 
