@@ -89,7 +89,7 @@ def small_run():
     mod = _load()
     if not mod.available():
         pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
-    return mod.run_ns3(3, "droptail", seed=1, file_bytes=300_000, timeout_s=300)
+    return mod.run_ns3(3, "droptail", seed=1, file_bytes=300_000, timeout_s=900)
 
 
 def test_small_droptail_run_delivers_every_file(small_run):
@@ -123,7 +123,7 @@ def test_packet_log_and_repaired_prr(tmp_path):
     log = tmp_path / "flow0.log"
     cmd = [sys.executable, str(_PATH), "--flows", "3", "--file-bytes", "300000", "--starts", "1.0,1.1,1.2",
            "--prr", "rfc6937", "--log-flow", "0", "--log-out", str(log), "--json"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
     assert r["prr"] == "rfc6937" and r["flows_completed"] == 3
@@ -142,7 +142,7 @@ def test_the_ns3_gateways_rewrite_acks_with_upstream_prr(queue):
     mod = _load()
     if not mod.available():
         pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
-    r = mod.run_ns3(3, queue, seed=1, file_bytes=300_000, prr="upstream", timeout_s=300)
+    r = mod.run_ns3(3, queue, seed=1, file_bytes=300_000, prr="upstream", timeout_s=900)
     assert r["prr"] == "upstream" and r["flows_completed"] == 3
     assert r["queue_discs_installed"] == 1 + 3  # bottleneck FIFO + one ACK gateway per access device
     g = r["gateway"]
@@ -160,7 +160,7 @@ def test_scenario_1_with_ns3s_ared_runs_in_the_aligned_configuration():
     if not mod.available():
         pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
     r = mod.run_ns3(3, "ared", seed=1, file_bytes=200_000, scenario="ewt/scenario1", aligned=True,
-                    prr="upstream", timeout_s=300)
+                    prr="upstream", timeout_s=900)
     assert r["scenario"] == "ewt/scenario1" and r["aligned"] and r["flows_completed"] == 3
     q = r["queue_disc"]
     assert q["ARED"] is True and q["Gentle"] is True
