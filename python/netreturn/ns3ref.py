@@ -368,7 +368,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         rtt = AWM_DESIGN_RTT + target / c_bps
         mtu = SEGMENT + 40.0
         cpp.GatewaySetup(1 if queue == "ewt" else 2, qdiscs.Get(0), float(BUFFER_BYTES), float(EWT_ST),
-                         target, target / (4.0 * rtt), mtu, 10.0 * mtu, BUFFER_BYTES + 4.0 * c_bps * rtt)
+                         target, target / (4.0 * rtt), mtu, 10.0 * mtu, BUFFER_BYTES + 4.0 * c_bps * rtt,
+                         SEGMENT)  # MSS when the SYN has no MSS option (ns-3 sends none), as ours
     cpp.TraceFlows(min(trace, flows))
     cpp.ConnectBottleneck(bn.Get(0))
     cpp.ConnectQueueDisc(qdiscs.Get(0))

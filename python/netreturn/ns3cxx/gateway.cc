@@ -19,7 +19,9 @@
 //     alone; the field written is rounded up to the scale unit, never 0;
 //  3. checksum: ns-3 computes none unless ChecksumEnabled (off here);
 //  4. floor: one MSS (EWT) or one MTU = MSS + 40 (AWM), the MSS learned from
-//     the SYN's MSS option;
+//     the SYN's MSS option, else the configured segment size (ns-3 3.44 sends
+//     no MSS option: with RFC 9293's 536 the floor let ns-3's sender stall,
+//     see docs/validation.md, "The gateways in ns-3");
 //  6. non-TCP packets, SYNs and segments without ACK pass untouched.
 #include "ns3/core-module.h"
 #include "ns3/network-module.h"
@@ -41,6 +43,7 @@ struct GatewayState {
     int kind = 0;          // 0 none, 1 EWT, 2 AWM
     Ptr<QueueDisc> dataQueue;
     double buffer = 0;     // B, bytes
+    uint32_t defaultMss = 536;  // for handshakes without an MSS option
     double st = 0;         // EWT start threshold St, bytes
     // AWM (seed 002 eq. 1-3), oracle N (the flows the gateway sees active).
     double target = 0, beta = 0, mtu = 0, maxSwnd = 0, swnd = 0, lastQ = 0;
@@ -165,7 +168,7 @@ static void RewriteAck(Ptr<QueueDiscItem> item) {
     uint32_t shift = it->second;
     uint64_t wr = (uint64_t) tcp.GetWindowSize() << shift;
     auto m = G.mss.find(k);
-    uint64_t mss = m == G.mss.end() ? 536 : m->second;
+    uint64_t mss = m == G.mss.end() ? G.defaultMss : m->second;
     uint64_t floor = G.kind == 2 ? (uint64_t) G.mtu : mss;
     uint64_t computed = (uint64_t) std::max(0.0, Computed((double) wr));
     uint64_t nw = std::min(wr, std::max(computed, floor));
@@ -233,8 +236,9 @@ void GatewayRegister() { AckGatewayQueueDisc::GetTypeId(); }
 
 // kind 1 = EWT (st = St), 2 = AWM (target T, beta, mtu floor, initial swnd, upper bound).
 void GatewaySetup(int kind, Ptr<QueueDisc> dataQueue, double buffer, double st,
-                  double target, double beta, double mtu, double swnd0, double maxSwnd) {
+                  double target, double beta, double mtu, double swnd0, double maxSwnd, uint32_t defaultMss) {
     G = GatewayState();
+    G.defaultMss = defaultMss;
     G.kind = kind;
     G.dataQueue = dataQueue;
     G.buffer = buffer;
