@@ -24,4 +24,36 @@ def test_compare_summarizes_each_simulator_over_its_seeds():
     # Metrics missing on both sides have no verdict rather than a false one.
     assert rows["fct_mean_s"]["agree"] is None
     text = table(list(rows.values()))
-    assert "DIFFER" in text and "TCP loss ratio" in text
+    assert "DIFFER" in text and "TCP loss, data and ACKs" in text
+
+
+def test_validate_defaults_to_the_upstream_prr_and_offers_every_queue():
+    from netreturn.cli import build_parser
+
+    a = build_parser().parse_args(["validate"])
+    assert a.ns3_prr == "upstream" and a.scenario == "ewt/scenario2" and a.flows is None and not a.aligned
+    a = build_parser().parse_args(["validate", "--scenario", "ewt/scenario1", "--queue", "awm", "--aligned",
+                                   "--ns3-prr", "ns3"])
+    assert (a.scenario, a.queue, a.aligned, a.ns3_prr) == ("ewt/scenario1", "awm", True, "ns3")
+    for q in ("droptail", "red", "ared", "ewt", "awm"):
+        assert build_parser().parse_args(["validate", "--queue", q]).queue == q
+
+
+def test_aligned_validation_runs_our_aligned_scenario_files():
+    from netreturn.scenarios import load
+    from netreturn.validate import ours_scenario
+
+    assert ours_scenario("ewt/scenario2", False) == "ewt/scenario2"
+    assert ours_scenario("ewt/scenario1", True) == "validate/ewt-scenario1-aligned"
+    for n in (1, 2):
+        load(ours_scenario(f"ewt/scenario{n}", True), {"queue": "ared"})
+
+
+def test_loss_is_compared_on_data_segments_with_a_marked_fallback():
+    from netreturn.validate import METRICS, with_data_loss
+
+    assert METRICS[0][0] == "tcp_data_loss_pct"
+    assert with_data_loss({"tcp_data_loss_pct": 1.0, "tcp_packet_loss_pct": 2.0}) == {"tcp_data_loss_pct": 1.0,
+                                                                               "tcp_packet_loss_pct": 2.0}
+    old = with_data_loss({"tcp_packet_loss_pct": 2.0})
+    assert old["tcp_data_loss_pct"] == 2.0 and old["data_loss_fallback"] is True

@@ -242,15 +242,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scenario 2 at 1x, 10x and 100x flows and rates: cost per packet hop and peak memory")
     b.set_defaults(func=cmd_bench)
 
-    v = sub.add_parser("validate", help="EWT scenario 2 in ns-3 3.44 and in netreturn, side by side per metric")
-    v.add_argument("--flows", type=_positive, default=31)
-    v.add_argument("--queue", choices=["droptail", "red"], default="droptail")
-    v.add_argument("--seeds", type=_positive, default=5)
-    from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
+    v = sub.add_parser("validate", help="EWT scenario 1 or 2 in ns-3 3.44 and in netreturn, side by side per metric")
+    from .validate import add_arguments as validate_arguments  # ns-3 itself is not imported
 
-    v.add_argument("--ns3-prr", choices=["ns3", *PRR_MODES], default="ns3",
-                   help="ns-3's PRR as shipped (default) or repaired: rfc6937 removes the three departures from "
-                        "RFC 6937 that ns-3 3.44 has (docs/validation.md)")
+    validate_arguments(v)
     _add_common(v)
     v.set_defaults(func=cmd_validate)
 

@@ -1,8 +1,9 @@
-"""ns-3 3.44 reference run of EWT scenario 2 (SPEC.md 5.1), for validation.
+"""ns-3 3.44 reference runs of the EWT dumbbells (SPEC.md 5.1), for validation.
 
-This module builds the EWT paper's scenario-2 dumbbell in ns-3 3.44 (the PyPI
-package ``ns3==3.44.post0``, cppyy bindings) and reports the same headline
-metrics as our simulator, so the two can be compared side by side and timed.
+This module builds the EWT paper's scenario-1 and scenario-2 dumbbells in
+ns-3 3.44 (the PyPI package ``ns3==3.44.post0``, cppyy bindings) and reports
+the same headline metrics as our simulator, so the two can be compared side
+by side and timed.
 
 * ``run_ns3(...)`` runs ns-3 in a **subprocess** (this file executed as a
   script, ``python ns3ref.py ... --json``; ``python -m netreturn.ns3ref`` is
@@ -19,21 +20,23 @@ socket buffers 1 MB, point-to-point MTU 1600 (a 1458-byte segment with
 timestamps is a 1510-byte IP packet), no queue disc anywhere except R1's
 bottleneck egress (the device's own 100-packet DropTail queue is the queue on
 every other interface, FqCoDel removed), and on R1's bottleneck egress a
-FifoQueueDisc of 97 000 B (DropTail) or a RedQueueDisc (byte mode, MinTh =
-B/12, MaxTh = B/4, QW 0.002, LInterm 50, gentle off, wait off,
-MeanPktSize 1510 so ns-3's byte-mode scaling is 1 for full TCP segments) with
-the device queue under it cut to 1 packet.
+FifoQueueDisc of 97 000 B (DropTail, and under the EWT / AWM gateways) or a
+RedQueueDisc (byte mode, MinTh = B/12, MaxTh = B/4, QW 0.002, LInterm 50,
+gentle off, wait off, MeanPktSize 1510 so ns-3's byte-mode scaling is 1 for
+full TCP segments; ARED: ``ARED`` true, thresholds and QW automatic, gentle
+on) with the device queue under it cut to 1 packet. ``--aligned`` changes
+the few settings listed at ``ALIGNED_*``.
 
-Trace sinks (PacketSink Rx, TCP Tx/Retransmission, bottleneck PhyTxEnd) and
-the stop test are C++ compiled by cling at run time (``cppyy.cppdef``): a
-Python callback per packet would dominate the run time.
+The C++ (trace sinks and stop test, PRR variants, the EWT / AWM gateways) is
+in ``ns3cxx/*.cc`` beside this file, compiled by cling at run time
+(``cppyy.cppdef``): a Python callback per packet would dominate the run time.
 
 Diagnostics (script options): ``--starts`` (given start times), ``--trace K``
 (cwnd/ssthresh of the first K flows), ``--log-flow F --log-out PATH`` (a
 packet-level log of flow F in the format of ``netreturn-sim --log-flow``),
-and ``--prr`` (ns-3's PRR as shipped, or repaired: ns-3 3.44's
-``TcpPrrRecovery`` double-counts SACKed bytes and overflows a uint32 product,
-see ``NetreturnPrr`` below and docs/validation.md).
+and ``--prr`` (ns-3's PRR as shipped, repaired by switches, or ns-3-dev's
+repaired one backported, ``upstream``: see ``ns3cxx/prr.cc`` and
+docs/validation.md).
 """
 
 from __future__ import annotations
@@ -46,30 +49,73 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Optional
+from pathlib import Path
+from typing import Any, NamedTuple, Optional
 
 __all__ = ["available", "run_ns3", "main"]
 
-# Scenario 2 constants (scenarios/ewt/scenario2.toml).
-ACCESS_RATE = "100Mbps"
-ACCESS_DELAY = "1ms"  # 2 ms RTT
-BOTTLENECK_RATE_BPS = 45_000_000
-BOTTLENECK_DELAY = "40ms"  # 80 ms RTT
-RECEIVER_RATE = "100Mbps"
-RECEIVER_DELAY = "1ms"
+
+class Dumbbell(NamedTuple):
+    """One EWT dumbbell (SPEC.md 5.1): link rates and one-way delays."""
+
+    access_rate: str
+    access_delay: str
+    bottleneck_bps: int
+    bottleneck_delay: str
+    receiver_rate: str
+    receiver_delay: str
+    udp: bool  # the 13.35 Mb/s UDP CBR flow (scenario 2 only)
+    stop_s: float  # cap on simulated time ([run] stop of the scenario file)
+
+
+#: The scenarios built in ns-3, by our scenario names (scenarios/ewt/*.toml).
+SCENARIOS = {
+    # Table 5: access 100 Mb/s 2 ms RTT, bottleneck 45 Mb/s 80 ms RTT, receivers 100 Mb/s 2 ms RTT.
+    "ewt/scenario2": Dumbbell("100Mbps", "1ms", 45_000_000, "40ms", "100Mbps", "1ms", udp=True, stop_s=600.0),
+    # Table 4: every link 4 Mb/s; RTT 5 ms access, 360 ms bottleneck, 5 ms receivers.
+    "ewt/scenario1": Dumbbell("4Mbps", "2.5ms", 4_000_000, "180ms", "4Mbps", "2.5ms", udp=False, stop_s=3000.0),
+}
+#: Queue disciplines at R1's bottleneck egress; ewt and awm are gateways
+#: (ns3cxx/gateway.cc) over a DropTail FIFO of the same buffer.
+QUEUES = ("droptail", "red", "ared", "ewt", "awm")
 BUFFER_BYTES = 97_000
 SEGMENT = 1458
 SOCKET_BUF = 1_000_000
+DEVICE_QUEUE = "100p"
+# --aligned: ns-3's defaults where ours and ns-3's differ (docs/validation.md,
+# "Aligned configuration"): 1000-packet device queues on access and receiver
+# links, 1 MiB socket buffers, RED with ns-3's automatic thresholds, gentle on.
+ALIGNED_SOCKET_BUF = 1 << 20
+ALIGNED_DEVICE_QUEUE = "1000p"
+# EWT start threshold (seed 000 Table 3) and AWM's settings, the choices
+# documented in SPEC.md 2.3 and crates/control/src/awm.rs: target T = B/2,
+# beta = T / (4 R) with R = 200 ms + T / C (critical damping), floor one MTU =
+# MSS + 40, swnd_0 = 10 MTU, upper bound B + 4 C R.
+EWT_ST = BUFFER_BYTES * 29 // 97
+AWM_DESIGN_RTT = 0.2
 UDP_RATE = "13.35Mbps"
 UDP_PAYLOAD = 1400
 MTU = 1600
 # IP packet of a full data segment: 20 (IP) + 20 (TCP) + 12 (timestamps) + 1458.
 FULL_PACKET = 20 + 20 + 12 + SEGMENT
 PPP_HEADER = 2
+
+
+def red_auto_thresholds(bottleneck_bps: int, mean_packet: int = FULL_PACKET) -> tuple[float, float]:
+    """ns-3 3.44 RED's automatic thresholds in bytes (MinTh = MaxTh = 0, or
+    ARED): ``min = max(5, 0.005 s * C / 2)`` packets, ``max = 3 min``, C in
+    packets of ``mean_packet`` bytes per second (red-queue-disc.cc,
+    ``InitializeParams``)."""
+    ptc = bottleneck_bps / (8.0 * mean_packet)
+    lo = max(5.0, 0.005 * ptc / 2.0) * mean_packet
+    return lo, 3 * lo
 # --prr: ns-3's PRR as shipped, or NetreturnPrr with switches (64-bit
 # product, one SMSS added per dupACK, one DoRecovery per ACK, PRR-SSRB,
 # RecoverFS = FlightSize).
 PRR_MODES = {
+    # ns-3-dev's repaired TcpPrrRecovery (#1282, #1350, #1351) backported:
+    # UpstreamPrr in ns3cxx/prr.cc, not a switch combination of NetreturnPrr.
+    "upstream": None,
     "wide": (True, True, False, False, False, False),           # only the uint32 overflow fixed
     "wide-nobonus": (True, False, False, False, False, False),  # and no SMSS added per dupACK (still CRB, 2 calls, pipe)
     "rfc6937": (True, False, True, True, True, False),          # RFC 6937 PRR-SSRB, DeliveredData and RecoverFS as there
@@ -92,12 +138,14 @@ def run_ns3(
     queue: str = "droptail",
     seed: int = 1,
     file_bytes: int = 5_000_000,
-    udp: bool = True,
-    stop_s: float = 600.0,
+    udp: Optional[bool] = None,
+    stop_s: Optional[float] = None,
     *,
     flowmon: bool = True,
     timeout_s: Optional[float] = None,
     prr: str = "ns3",
+    scenario: str = "ewt/scenario2",
+    aligned: bool = False,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -109,13 +157,22 @@ def run_ns3(
     ``process_wall_s`` and per-flow lists. ``flowmon=False`` drops the
     FlowMonitor (no loss ratios then) to time ns-3 alone. ``prr`` is ns-3's
     PRR as shipped (``"ns3"``) or repaired (a key of ``PRR_MODES``, e.g.
-    ``"rfc6937"``; docs/validation.md).
+    ``"rfc6937"``, or ``"upstream"``, ns-3-dev's; docs/validation.md).
+    ``scenario`` is a key of ``SCENARIOS`` (``udp`` and ``stop_s`` default to
+    its own); ``aligned`` runs the aligned configuration (``ALIGNED_*``).
+    ``tcp_data_loss_pct`` is the loss of data segments alone (FlowMonitor's
+    sender-to-receiver flows), ``tcp_packet_loss_pct`` that of all TCP packets.
     Raises ``RuntimeError`` if the subprocess fails.
     """
-    if queue not in ("droptail", "red"):
-        raise ValueError(f"queue must be 'droptail' or 'red', not {queue!r}")
+    if queue not in QUEUES:
+        raise ValueError(f"queue must be one of {', '.join(QUEUES)}, not {queue!r}")
     if prr != "ns3" and prr not in PRR_MODES:
         raise ValueError(f"prr must be 'ns3' or one of {', '.join(PRR_MODES)}, not {prr!r}")
+    if scenario not in SCENARIOS:
+        raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, not {scenario!r}")
+    sc = SCENARIOS[scenario]
+    udp = sc.udp if udp is None else udp
+    stop_s = sc.stop_s if stop_s is None else stop_s
     cmd = [
         sys.executable,
         os.path.abspath(__file__),
@@ -124,8 +181,11 @@ def run_ns3(
         "--seed", str(int(seed)),
         "--file-bytes", str(int(file_bytes)),
         "--stop", repr(float(stop_s)),
+        "--scenario", scenario,
         "--json",
     ]
+    if aligned:
+        cmd.append("--aligned")
     if not udp:
         cmd.append("--no-udp")
     if not flowmon:
@@ -147,443 +207,15 @@ def run_ns3(
 # --------------------------------------------------------------------------
 # Everything below runs inside the subprocess.
 
-_CPP = r"""
-#include "ns3/core-module.h"
-#include "ns3/network-module.h"
-#include "ns3/internet-module.h"
-#include "ns3/applications-module.h"
-#include "ns3/point-to-point-module.h"
-#include "ns3/traffic-control-module.h"
-#include "ns3/ppp-header.h"
-#include "ns3/tcp-option-sack.h"
-#include <fstream>
-#include <iomanip>
-#include <sstream>
-#include <vector>
-
-namespace netreturn_ns3 {
-using namespace ns3;
-
-struct State {
-    std::vector<uint64_t> rx, tx, retx, recoveries, rtos;
-    double qLast = 0, qInt = 0;
-    uint32_t qMax = 0, qCur = 0;
-    std::vector<double> done;
-    uint64_t fileBytes = 0;
-    uint32_t remaining = 0;
-    uint64_t bnBytes = 0, bnPackets = 0;
-    uint32_t bnMax = 0;
-    double lastDone = -1;
-    // Window traces (time s, cwnd B, ssthresh B) of the first `traced` flows.
-    uint32_t traced = 0;
-    std::vector<std::vector<double>> cwT, cwV, ssV;
-};
-static State S;
-
-void Reset(uint32_t n, uint64_t fileBytes) {
-    S = State();
-    S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
-    S.recoveries.assign(n, 0); S.rtos.assign(n, 0);
-    S.done.assign(n, -1.0);
-    S.fileBytes = fileBytes;
-    S.remaining = n;
-}
-
-void TraceFlows(uint32_t k) {
-    S.traced = k;
-    S.cwT.assign(k, {}); S.cwV.assign(k, {}); S.ssV.assign(k, {});
-}
-
-static uint32_t lastSs(uint32_t i) { return S.ssV[i].empty() ? 0 : (uint32_t) S.ssV[i].back(); }
-static void Cwnd(uint32_t i, uint32_t, uint32_t v) {
-    S.cwT[i].push_back(Simulator::Now().GetSeconds()); S.cwV[i].push_back(v); S.ssV[i].push_back(lastSs(i));
-}
-static void Ssth(uint32_t i, uint32_t, uint32_t v) {
-    double c = S.cwV[i].empty() ? 0 : S.cwV[i].back();
-    S.cwT[i].push_back(Simulator::Now().GetSeconds()); S.cwV[i].push_back(c); S.ssV[i].push_back(v);
-}
-uint32_t TraceLen(uint32_t i) { return S.cwT[i].size(); }
-double TraceT(uint32_t i, uint32_t k) { return S.cwT[i][k]; }
-double TraceCwnd(uint32_t i, uint32_t k) { return S.cwV[i][k]; }
-double TraceSsthresh(uint32_t i, uint32_t k) { return S.ssV[i][k]; }
-
-static void SinkRx(uint32_t i, Ptr<const Packet> p, const Address&) {
-    S.rx[i] += p->GetSize();
-    if (S.done[i] < 0 && S.rx[i] >= S.fileBytes) {
-        S.done[i] = Simulator::Now().GetSeconds();
-        S.lastDone = S.done[i];
-        if (--S.remaining == 0) {
-            Simulator::Stop();  // every file delivered: end of the run
-        }
-    }
-}
-
-static void SockTx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>) {
-    S.tx[i] += p->GetSize();
-}
-
-static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
-                     const Address&, Ptr<const TcpSocketBase>) {
-    S.retx[i] += p->GetSize();
-}
-
-// Entries into fast recovery (3 dupACKs or SACK loss detection) and into
-// CA_LOSS (retransmission timeout).
-static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
-    if (now == TcpSocketState::CA_RECOVERY) S.recoveries[i]++;
-    if (now == TcpSocketState::CA_LOSS) S.rtos[i]++;
-}
-
-// Bottleneck queue disc backlog (bytes), integrated over time.
-static std::vector<double> qBins;  // time integral of the backlog per 1-s bin
-static void QBin(double t0, double t1, double v) {
-    while (t0 < t1) {
-        size_t b = (size_t)t0;
-        double e = std::min(t1, (double)(b + 1));
-        if (qBins.size() <= b) qBins.resize(b + 1, 0.0);
-        qBins[b] += v * (e - t0);
-        t0 = e;
-    }
-}
-double QueueBin(uint32_t b) { return b < qBins.size() ? qBins[b] : 0.0; }
-uint32_t QueueBins() { return qBins.size(); }
-static void QBytes(uint32_t oldV, uint32_t newV) {
-    double t = Simulator::Now().GetSeconds();
-    QBin(S.qLast, t, oldV);
-    S.qInt += oldV * (t - S.qLast);
-    S.qLast = t;
-    S.qCur = newV;
-    if (newV > S.qMax) S.qMax = newV;
-}
-
-void ConnectQueueDisc(Ptr<QueueDisc> q) {
-    q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QBytes));
-}
-
-static void BnTx(Ptr<const Packet> p) {
-    S.bnBytes += p->GetSize();
-    S.bnPackets += 1;
-    if (p->GetSize() > S.bnMax) S.bnMax = p->GetSize();
-}
-
-// Root queue discs installed over all devices of all nodes (expect 1: R1's
-// bottleneck egress), and the largest packet seen on the bottleneck.
-uint32_t CountQueueDiscs() {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < NodeList::GetNNodes(); i++) {
-        Ptr<Node> node = NodeList::GetNode(i);
-        Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
-        for (uint32_t d = 0; d < node->GetNDevices(); d++) {
-            if (tc && tc->GetRootQueueDiscOnDevice(node->GetDevice(d))) n++;
-        }
-    }
-    return n;
-}
-uint32_t BnMax() { return S.bnMax; }
-
-void ConnectSink(uint32_t i, Ptr<Application> app) {
-    app->TraceConnectWithoutContext("Rx", MakeBoundCallback(&SinkRx, i));
-}
+#: The harness's C++ (trace sinks, PRR variants, the EWT/AWM gateways), in the
+#: order cling compiles it; shipped in the package beside this file.
+CXX_DIR = Path(__file__).resolve().with_name("ns3cxx")
+CXX_FILES = ("prr.cc", "gateway.cc", "dumbbell.cc")
 
 
-// ---- Packet log of one TCP flow (--log-flow): the lines of our simulator's
-// `netreturn-sim --log-flow` (crates/sim/src/world.rs, PacketLog), so the two
-// can be diffed: segments the sender sends, drops on any queue, data arriving
-// at the receiver, ACKs arriving at the sender, RTO expiries, and the
-// sender's state after each event. Sequence numbers are ns-3's relative ones
-// (ISN 0, data byte k is k + 1), equal to our offsets.
-struct PacketLog {
-    int32_t flow = -1;
-    double from = 0, to = 1e18;
-    Ipv4Address sender, receiver;
-    std::vector<std::string> lines;
-    uint32_t highTx = 0;  // one past the highest data byte sent so far
-    uint32_t cwnd = 0, ssth = 0, nxt = 0, max = 0, rwnd = 0;
-    int cong = 0;
-    Ptr<TcpSocketBase> sock;
-};
-static PacketLog L;
-
-static bool LogOn() {
-    double t = Simulator::Now().GetSeconds();
-    return L.flow >= 0 && t >= L.from && t <= L.to;
-}
-static void LogLine(const std::string& s) {
-    std::ostringstream o;
-    o << std::fixed << std::setprecision(6) << Simulator::Now().GetSeconds() << " " << s;
-    L.lines.push_back(o.str());
-}
-static std::string SackStr(const TcpHeader& h) {
-    std::ostringstream o;
-    o << "[";
-    Ptr<const TcpOption> opt = h.GetOption(TcpOption::SACK);
-    if (opt) {
-        Ptr<const TcpOptionSack> s = DynamicCast<const TcpOptionSack>(opt);
-        bool first = true;
-        for (auto& b : s->GetSackList()) {
-            o << (first ? "" : ",") << b.first.GetValue() << "-" << b.second.GetValue();
-            first = false;
-        }
-    }
-    o << "]";
-    return o.str();
-}
-// A TCP segment of the logged flow as a field, like our `describe_segment`.
-static std::string SegStr(bool fromSender, const TcpHeader& h, uint32_t len, bool retx) {
-    std::ostringstream o;
-    if (fromSender) {
-        o << "data " << h.GetSequenceNumber().GetValue() << "+" << len << (retx ? " R" : "");
-        if (h.GetFlags() & TcpHeader::SYN) o << " SYN";
-        if (h.GetFlags() & TcpHeader::FIN) o << " FIN";
-    } else {
-        o << "ack " << h.GetAckNumber().GetValue() << " win=" << h.GetWindowSize() << " sack=" << SackStr(h);
-    }
-    return o.str();
-}
-static const char* CongName(int c) {
-    static const char* n[] = {"open", "disorder", "cwr", "recovery", "loss"};
-    return (c >= 0 && c < 5) ? n[c] : "?";
-}
-static void LogState() {
-    if (!LogOn() || !L.sock) return;
-    Ptr<TcpTxBuffer> b = L.sock->GetTxBuffer();
-    std::ostringstream o;
-    o << "state una=" << b->HeadSequence().GetValue() << " nxt=" << L.nxt << " max=" << L.max
-      << " cwnd=" << L.cwnd << " ssth=" << L.ssth << " pipe=" << b->BytesInFlight()
-      << " cong=" << CongName(L.cong) << " sacked=" << b->GetSacked() << " lost=" << b->GetLost()
-      << " retrans=" << b->GetRetransmitsCount() << " rwnd=" << L.rwnd;
-    LogLine(o.str());
-}
-static void LogTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
-    uint32_t len = p->GetSize();
-    uint32_t end = h.GetSequenceNumber().GetValue() + len;
-    bool retx = len > 0 && h.GetSequenceNumber().GetValue() < L.highTx;
-    if (end > L.highTx) L.highTx = end;
-    if (LogOn()) LogLine("send " + SegStr(true, h, len, retx));
-}
-static void LogRx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
-    if (!LogOn()) return;
-    LogLine("recv " + SegStr(false, h, p->GetSize(), false));
-    Simulator::ScheduleNow(&LogState);  // after the ACK is processed and data sent
-}
-static void LogCwnd(uint32_t, uint32_t v) { L.cwnd = v; }
-static void LogSsth(uint32_t, uint32_t v) { L.ssth = v; }
-static void LogRwnd(uint32_t, uint32_t v) { L.rwnd = v; }
-static void LogNxt(SequenceNumber32, SequenceNumber32 v) { L.nxt = v.GetValue(); }
-static void LogMax(SequenceNumber32, SequenceNumber32 v) { L.max = v.GetValue(); }
-static void LogCong(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
-    if (LogOn() && now == TcpSocketState::CA_LOSS && L.cong != TcpSocketState::CA_LOSS) {
-        LogLine("timer side 0");
-        Simulator::ScheduleNow(&LogState);
-    }
-    L.cong = now;
-}
-// An IPv4 packet of the logged flow (either direction), by its header.
-static void LogIp(const char* what, const Ipv4Header& ip, Ptr<Packet> rest, const std::string& where) {
-    if (ip.GetProtocol() != 6) return;
-    bool fromSender = ip.GetSource() == L.sender && ip.GetDestination() == L.receiver;
-    bool toSender = ip.GetSource() == L.receiver && ip.GetDestination() == L.sender;
-    if (!fromSender && !toSender) return;
-    TcpHeader h;
-    rest->RemoveHeader(h);
-    uint32_t len = rest->GetSize();
-    std::string line = std::string(what) + " " + SegStr(fromSender, h, len, false);
-    if (!where.empty()) line += " at " + where;
-    LogLine(line);
-}
-static void LogQdiscDrop(std::string where, Ptr<const QueueDiscItem> item) {
-    if (!LogOn()) return;
-    Ptr<const Ipv4QueueDiscItem> ipi = DynamicCast<const Ipv4QueueDiscItem>(item);
-    if (!ipi) return;
-    LogIp("drop", ipi->GetHeader(), ipi->GetPacket()->Copy(), where);
-}
-static void LogDevDrop(std::string where, Ptr<const Packet> p) {
-    if (!LogOn()) return;
-    Ptr<Packet> c = p->Copy();
-    PppHeader ppp;
-    c->RemoveHeader(ppp);
-    if (ppp.GetProtocol() != 0x0021) return;  // IPv4
-    Ipv4Header ip;
-    c->RemoveHeader(ip);
-    LogIp("drop", ip, c, where);
-}
-static void LogIpRx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t) {
-    if (!LogOn()) return;
-    Ptr<Packet> c = p->Copy();
-    Ipv4Header ip;
-    c->RemoveHeader(ip);
-    if (ip.GetDestination() != L.receiver) return;
-    LogIp("recv", ip, c, "");
-}
-
-void LogFlow(int32_t flow, double from, double to, Ipv4Address sender, Ipv4Address receiver, Ptr<Node> rnode) {
-    L = PacketLog();
-    L.flow = flow; L.from = from; L.to = to; L.sender = sender; L.receiver = receiver;
-    rnode->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext("Rx", MakeCallback(&LogIpRx));
-}
-// Drops anywhere: every point-to-point device queue, and a queue disc.
-void LogDeviceDrops(Ptr<NetDevice> dev, std::string where) {
-    Ptr<PointToPointNetDevice> p = DynamicCast<PointToPointNetDevice>(dev);
-    p->GetQueue()->TraceConnectWithoutContext("Drop", MakeBoundCallback(&LogDevDrop, where));
-}
-void LogQueueDiscDrops(Ptr<QueueDisc> q, std::string where) {
-    q->TraceConnectWithoutContext("Drop", MakeBoundCallback(&LogQdiscDrop, where));
-}
-static void LogHookSocket(Ptr<Socket> s) {
-    L.sock = DynamicCast<TcpSocketBase>(s);
-    s->TraceConnectWithoutContext("Tx", MakeCallback(&LogTx));
-    s->TraceConnectWithoutContext("Rx", MakeCallback(&LogRx));
-    s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&LogCwnd));
-    s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LogSsth));
-    s->TraceConnectWithoutContext("RWND", MakeCallback(&LogRwnd));
-    s->TraceConnectWithoutContext("NextTxSequence", MakeCallback(&LogNxt));
-    s->TraceConnectWithoutContext("HighestSequence", MakeCallback(&LogMax));
-    s->TraceConnectWithoutContext("CongState", MakeCallback(&LogCong));
-}
-uint32_t LogWrite(std::string path) {
-    std::ofstream f(path);
-    for (auto& l : L.lines) f << l << "\n";
-    return L.lines.size();
-}
-
-
-// ---- PRR variants (--prr). ns-3 3.44's TcpPrrRecovery (tcp-prr-recovery.cc)
-// departs from RFC 6937 in three ways that matter for large windows with SACK
-// (docs/validation.md, "Why the first flow"):
-//  1. `m_prrDelivered * tcb->m_ssThresh` is a uint32_t product (TracedValue
-//     arithmetic keeps the type) and wraps once it reaches 2^32, e.g. after
-//     16.5 kB delivered with ssthresh 259 kB: the proportional part then
-//     yields a near-random, mostly negative sndcnt and the sender stalls.
-//  2. Every duplicate ACK adds one SMSS to DeliveredData although, with SACK,
-//     the SACKed bytes are already counted (rate ops): twice RFC 6937's rate.
-//  3. An ACK that both SACKs new data and advances SND.UNA in recovery is fed
-//     to DoRecovery twice (TcpSocketBase::DupAck, then the partial-ACK branch
-//     of ProcessAck), counting its DeliveredData twice.
-// It also takes RecoverFS = pipe where RFC 6937 says FlightSize (snd.nxt -
-// snd.una), and uses PRR-CRB (+1 SMSS only on a "safe" ACK) where RFC 6937
-// section 3 recommends PRR-SSRB. ns-3-dev fixed 1-2 and RecoverFS after 3.48
-// (issues #1282, #1350, #1351). NetreturnPrr is our own TcpRecoveryOps that
-// behaves as ns-3 3.44's PRR by default and has a switch for each departure.
-struct PrrMode { bool wide = false; bool bonus = true; bool once = false; bool ssrb = false; bool flight = false; bool noexit = false; };
-static PrrMode PM;
-static bool PrrCustom = false;
-
-class NetreturnPrr : public TcpRecoveryOps {
-  public:
-    static TypeId GetTypeId() {
-        static TypeId tid = TypeId("ns3::NetreturnPrr")
-                                .SetParent<TcpRecoveryOps>()
-                                .SetGroupName("Internet")
-                                .AddConstructor<NetreturnPrr>();
-        return tid;
-    }
-    NetreturnPrr() {}
-    NetreturnPrr(const NetreturnPrr& o)
-        : TcpRecoveryOps(o), m_prrDelivered(o.m_prrDelivered), m_prrOut(o.m_prrOut),
-          m_recoveryFlightSize(o.m_recoveryFlightSize), m_lastCall(o.m_lastCall) {}
-    std::string GetName() const override { return "NetreturnPrr"; }
-    void EnterRecovery(Ptr<TcpSocketState> tcb, uint32_t, uint32_t unAckDataCount, uint32_t deliveredBytes) override {
-        m_prrOut = 0;
-        m_prrDelivered = 0;
-        // ns-3: RFC 6675 pipe before recovery; RFC 6937: FlightSize.
-        m_recoveryFlightSize = PM.flight ? unAckDataCount : tcb->m_bytesInFlight.Get();
-        m_lastCall = Time(-1);
-        DoRecovery(tcb, deliveredBytes, true);
-    }
-    void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t deliveredBytes, bool isDupAck) override {
-        if (PM.once && !isDupAck && Simulator::Now() == m_lastCall) {
-            return;  // the same ACK's DeliveredData, already counted by DupAck
-        }
-        m_lastCall = Simulator::Now();
-        if (PM.bonus && isDupAck && m_prrDelivered < m_recoveryFlightSize) {
-            deliveredBytes += tcb->m_segmentSize;
-        }
-        if (deliveredBytes == 0) {
-            return;
-        }
-        m_prrDelivered += deliveredBytes;
-        int64_t sendCount;
-        uint32_t ssThresh = tcb->m_ssThresh.Get();
-        uint32_t inFlight = tcb->m_bytesInFlight.Get();
-        if (inFlight > ssThresh) {
-            double num = PM.wide ? (double) m_prrDelivered * ssThresh
-                                 : (double) (uint32_t) (m_prrDelivered * ssThresh);
-            sendCount = (int64_t) std::ceil(num / m_recoveryFlightSize) - (int64_t) m_prrOut;
-        } else {
-            int64_t limit = std::max<int64_t>((int64_t) m_prrDelivered - m_prrOut, deliveredBytes);
-            if (PM.ssrb || tcb->m_isRetransDataAcked) {
-                limit += tcb->m_segmentSize;
-            }
-            sendCount = std::min<int64_t>(limit, (int64_t) ssThresh - inFlight);
-        }
-        sendCount = std::max<int64_t>(sendCount, m_prrOut > 0 ? 0 : tcb->m_segmentSize);
-        tcb->m_cWnd = inFlight + (uint32_t) sendCount;
-        tcb->m_cWndInfl = tcb->m_cWnd;
-    }
-    void ExitRecovery(Ptr<TcpSocketState> tcb) override {
-        tcb->m_cWndInfl = tcb->m_cWnd;
-        // noexit: TcpSocketBase calls IncreaseWindow right after this with the
-        // whole cumulative ACK (data SACKed during recovery included); TcpCubic
-        // skips it when not cwnd-limited (re-evaluated at the next send).
-        if (PM.noexit) tcb->m_isCwndLimited = false;
-    }
-    void UpdateBytesSent(uint32_t bytesSent) override { m_prrOut += bytesSent; }
-    Ptr<TcpRecoveryOps> Fork() override { return CopyObject<NetreturnPrr>(this); }
-
-  private:
-    uint32_t m_prrDelivered{0};
-    uint32_t m_prrOut{0};
-    uint32_t m_recoveryFlightSize{0};
-    Time m_lastCall{Time(-1)};
-};
-
-void SetPrrMode(bool wide, bool bonus, bool once, bool ssrb, bool flight, bool noexit) {
-    PrrCustom = true;
-    PM.wide = wide; PM.bonus = bonus; PM.once = once; PM.ssrb = ssrb; PM.flight = flight; PM.noexit = noexit;
-}
-
-static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
-    Ptr<Socket> s = app->GetSocket();
-    if (!s) return;
-    if (PrrCustom) DynamicCast<TcpSocketBase>(s)->SetRecoveryAlgorithm(CreateObject<NetreturnPrr>());
-    if ((int32_t) i == L.flow) LogHookSocket(s);
-    s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
-    s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
-    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));
-    if (i < S.traced) {
-        s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&Cwnd, i));
-        s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&Ssth, i));
-    }
-}
-
-// BulkSend creates its socket in StartApplication: hook it just after.
-void ScheduleHook(uint32_t i, Ptr<Application> app, double startS) {
-    Ptr<BulkSendApplication> b = DynamicCast<BulkSendApplication>(app);
-    Simulator::Schedule(Seconds(startS) + NanoSeconds(1), &HookSocket, i, b);
-}
-
-void SetDeviceQueue(Ptr<NetDevice> dev, std::string size) {
-    Ptr<PointToPointNetDevice> p = DynamicCast<PointToPointNetDevice>(dev);
-    p->GetQueue()->SetMaxSize(QueueSize(size));
-}
-
-void ConnectBottleneck(Ptr<NetDevice> dev) {
-    dev->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&BnTx));
-}
-
-uint64_t Rx(uint32_t i) { return S.rx[i]; }
-uint64_t Tx(uint32_t i) { return S.tx[i]; }
-uint64_t Retx(uint32_t i) { return S.retx[i]; }
-double Done(uint32_t i) { return S.done[i]; }
-uint64_t Recoveries(uint32_t i) { return S.recoveries[i]; }
-uint64_t Rtos(uint32_t i) { return S.rtos[i]; }
-double QueueIntegral(double now) { return S.qInt + S.qCur * (now - S.qLast); }
-uint32_t QueueMax() { return S.qMax; }
-uint64_t BnBytes() { return S.bnBytes; }
-uint64_t BnPackets() { return S.bnPackets; }
-uint32_t Remaining() { return S.remaining; }
-}
-"""
+def cxx_sources() -> list[Path]:
+    """Paths of the C++ files the harness compiles, in order (they must exist)."""
+    return [CXX_DIR / f for f in CXX_FILES]
 
 
 def _jain(xs: list[float]) -> float:
@@ -599,12 +231,17 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               flowmon: bool = True, fixed_starts: Optional[list[float]] = None,
               trace: int = 0, log_flow: Optional[int] = None,
               log_window: tuple[float, float] = (0.0, 1e18), log_out: Optional[str] = None,
-              prr: str = "ns3") -> dict[str, Any]:
+              prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False) -> dict[str, Any]:
     t_setup = time.perf_counter()
+    sc = SCENARIOS[scenario]
+    socket_buf = ALIGNED_SOCKET_BUF if aligned else SOCKET_BUF
+    device_queue = ALIGNED_DEVICE_QUEUE if aligned else DEVICE_QUEUE
     from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
     import cppyy  # noqa: PLC0415
 
-    cppyy.cppdef(_CPP)
+    for f in cxx_sources():
+        if not cppyy.cppdef(f.read_text()):
+            raise RuntimeError(f"cling could not compile {f}")
     cpp = cppyy.gbl.netreturn_ns3
 
     ns.RngSeedManager.SetSeed(1)
@@ -615,8 +252,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpCubic")))
     sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpPrrRecovery")))
     sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT))
-    sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUF))
-    sd("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(SOCKET_BUF))
+    sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(socket_buf))
+    sd("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(socket_buf))
     sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
     sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
     sd("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MilliSeconds(200)))
@@ -631,23 +268,28 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     # ---- Bottleneck queue disc (R1 -> R2): set by attribute defaults so the
     # helper needs no variadic template call through cppyy.
-    if queue == "droptail":
+    if queue in ("droptail", "ewt", "awm"):
         qd_type = "ns3::FifoQueueDisc"
         sd("ns3::FifoQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{BUFFER_BYTES}B")))
     else:
         qd_type = "ns3::RedQueueDisc"
+        ared = queue == "ared"
+        # RED: our Linux-like preset (B/12, B/4, gentle off); aligned: ns-3's
+        # automatic thresholds (MinTh = MaxTh = 0) and gentle on. ARED = true
+        # replaces thresholds and QW by automatic ones itself, gentle on.
+        auto = ared or aligned
         sd("ns3::RedQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{BUFFER_BYTES}B")))
-        sd("ns3::RedQueueDisc::MinTh", ns.DoubleValue(BUFFER_BYTES // 12))
-        sd("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(BUFFER_BYTES // 4))
+        sd("ns3::RedQueueDisc::MinTh", ns.DoubleValue(0 if auto else BUFFER_BYTES // 12))
+        sd("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(0 if auto else BUFFER_BYTES // 4))
         sd("ns3::RedQueueDisc::QW", ns.DoubleValue(0.002))
-        sd("ns3::RedQueueDisc::LInterm", ns.DoubleValue(50.0))  # max_p = 1/50
-        sd("ns3::RedQueueDisc::Gentle", ns.BooleanValue(False))
+        sd("ns3::RedQueueDisc::LInterm", ns.DoubleValue(50.0))  # max_p = 1/50 (ARED: its start)
+        sd("ns3::RedQueueDisc::Gentle", ns.BooleanValue(auto))
         sd("ns3::RedQueueDisc::Wait", ns.BooleanValue(False))
         sd("ns3::RedQueueDisc::UseHardDrop", ns.BooleanValue(True))
-        sd("ns3::RedQueueDisc::ARED", ns.BooleanValue(False))
+        sd("ns3::RedQueueDisc::ARED", ns.BooleanValue(ared))
         sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(FULL_PACKET))
-        sd("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(BOTTLENECK_RATE_BPS)))
-        sd("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Time(BOTTLENECK_DELAY)))
+        sd("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(sc.bottleneck_bps)))
+        sd("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Time(sc.bottleneck_delay)))
 
     # ---- Topology: left_i -- R1 == R2 -- right_i.
     left, right, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
@@ -670,7 +312,12 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     addr = ns.Ipv4AddressHelper()
     tch_none = ns.TrafficControlHelper()
-    access, receivers = p2p(ACCESS_RATE, ACCESS_DELAY, "100p"), p2p(RECEIVER_RATE, RECEIVER_DELAY, "100p")
+    access = p2p(sc.access_rate, sc.access_delay, device_queue)
+    receivers = p2p(sc.receiver_rate, sc.receiver_delay, device_queue)
+    gateway = queue in ("ewt", "awm")
+    cpp.GatewayRegister()
+    tch_gw = ns.TrafficControlHelper()
+    tch_gw.SetRootQueueDisc("ns3::NetreturnAckGatewayQueueDisc")
     left_if, right_if = [], []
     named_devs = []  # (device, interface name as our simulator names it)
     for i in range(flows):
@@ -681,6 +328,9 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # Assign() installed FqCoDel on both ends: remove it, so the device's
         # own 100-packet DropTail queue is the queue.
         tch_none.Uninstall(d)
+        if gateway:
+            # R1's egress towards the sender carries the ACKs the gateway rewrites.
+            tch_gw.Install(d.Get(1))
         d = receivers.Install(r2, right.Get(i))
         named_devs += [(d.Get(0), f"R2->right{i}"), (d.Get(1), f"right{i}->R2")]
         addr.SetBase(ns.Ipv4Address(f"10.3.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
@@ -690,7 +340,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     # Bottleneck: the queue disc holds the buffer; the device queue under it
     # is one packet (else 100 more packets would hide below the queue disc).
     # The reverse direction (R2 -> R1, ACKs) is a plain 100p device queue.
-    bn = p2p(f"{BOTTLENECK_RATE_BPS}bps", BOTTLENECK_DELAY, "100p").Install(r1, r2)
+    bn = p2p(f"{sc.bottleneck_bps}bps", sc.bottleneck_delay, device_queue).Install(r1, r2)
     cpp.SetDeviceQueue(bn.Get(0), "1p")
     tch_bn = ns.TrafficControlHelper()
     tch_bn.SetRootQueueDisc(qd_type)
@@ -702,12 +352,24 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     n_qdiscs = int(cpp.CountQueueDiscs())
-    if n_qdiscs != 1:
-        raise RuntimeError(f"expected one queue disc (R1's bottleneck egress), found {n_qdiscs}")
+    expected = 1 + (flows if gateway else 0)
+    if n_qdiscs != expected:
+        raise RuntimeError(f"expected {expected} queue discs (R1's bottleneck egress, and its access egresses "
+                           f"with a gateway), found {n_qdiscs}")
     cpp.Reset(flows, file_bytes)
-    if prr != "ns3":
+    if prr == "upstream":
+        cpp.SetPrrUpstream()
+    elif prr != "ns3":
         # (wide, dupACK bonus, one DoRecovery per ACK, SSRB, FlightSize): see NetreturnPrr.
         cpp.SetPrrMode(*PRR_MODES[prr])
+    if gateway:
+        c_bps = sc.bottleneck_bps / 8.0
+        target = BUFFER_BYTES / 2.0
+        rtt = AWM_DESIGN_RTT + target / c_bps
+        mtu = SEGMENT + 40.0
+        cpp.GatewaySetup(1 if queue == "ewt" else 2, qdiscs.Get(0), float(BUFFER_BYTES), float(EWT_ST),
+                         target, target / (4.0 * rtt), mtu, 10.0 * mtu, BUFFER_BYTES + 4.0 * c_bps * rtt,
+                         SEGMENT)  # MSS when the SYN has no MSS option (ns-3 sends none), as ours
     cpp.TraceFlows(min(trace, flows))
     cpp.ConnectBottleneck(bn.Get(0))
     cpp.ConnectQueueDisc(qdiscs.Get(0))
@@ -745,7 +407,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         cpp.ScheduleHook(i, bapp.Get(0), t)
 
     udp_port = 6000
-    if udp:
+    if udp and flows > 0:
         usink = ns.PacketSinkHelper("ns3::UdpSocketFactory",
                                     ns.InetSocketAddress(ns.Ipv4Address.GetAny(), udp_port).ConvertTo())
         usink.Install(right.Get(0)).Start(ns.Seconds(0.0))
@@ -802,6 +464,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     out: dict[str, Any] = {
         "simulator": "ns-3 3.44 (PyPI ns3==3.44.post0, cppyy bindings)",
         "prr": prr,
+        "scenario": scenario,
+        "aligned": aligned,
         "flows": flows, "queue": queue, "seed": seed, "file_bytes": file_bytes, "udp": udp,
         "tcp_flows": flows,
         "flows_completed": len(fcts),
@@ -812,7 +476,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "tcp_efficiency_pct": _mean(effs),
         # Span = first start (UDP at 0 s, else the first TCP start) to the end.
         "utilization": ((int(cpp.BnBytes()) - PPP_HEADER * int(cpp.BnPackets())) * 8
-                        / (BOTTLENECK_RATE_BPS * (now - (0.0 if udp else min(starts)))))
+                        / (sc.bottleneck_bps * (now - (0.0 if udp else min(starts)))))
         if now > 0 else math.nan,
         "sim_time_s": now,
         "wall_s": wall,
@@ -837,7 +501,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     qs = ns.QueueSizeValue()
     qd.GetAttribute("MaxSize", qs)
     attrs["MaxSize"] = str(qs.Get())
-    if queue == "red":
+    if queue in ("red", "ared"):
         for name in ("MinTh", "MaxTh", "QW", "LInterm"):
             v = ns.DoubleValue()
             qd.GetAttribute(name, v)
@@ -850,6 +514,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         qd.GetAttribute("MeanPktSize", v)
         attrs["MeanPktSize"] = int(v.Get())
     out["queue_disc"] = {"type": qd_type, **attrs}
+    if gateway:
+        out["gateway"] = {"acks": int(cpp.GatewayAcks()), "rewritten": int(cpp.GatewayRewritten()),
+                          "handshake_not_seen": int(cpp.GatewayUnknown()), "awm_events": int(cpp.GatewayAwmEvents()),
+                          "active_at_end": int(cpp.GatewayActive()), "swnd_at_end": float(cpp.GatewaySwnd())}
     out["flowmon"] = bool(flowmon)
     out["bottleneck_max_packet_bytes"] = int(cpp.BnMax()) - PPP_HEADER
 
@@ -858,7 +526,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         classifier = helper.GetClassifier()
         classifier = ns.DynamicCast[ns.Ipv4FlowClassifier](classifier)
         stats = monitor.GetFlowStats()
-        trecv = tlost = urecv = ulost = usent = 0
+        trecv = tlost = urecv = ulost = usent = drecv = dlost = ack_lost = 0
+        ack_drops: dict[int, int] = {}
         src_index = {str(left_if[i].GetAddress(0)): i for i in range(flows)}
         for fid, fs in stats:
             tup = classifier.FindFlow(fid)
@@ -866,22 +535,33 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
             if proto == 6 and str(tup.sourceAddress) in src_index:
                 # Data direction of TCP flow i: packets lost (drops anywhere).
                 per_flow[src_index[str(tup.sourceAddress)]]["packets_lost"] = int(fs.lostPackets)
+                drecv += fs.rxPackets
+                dlost += fs.lostPackets
             if proto == 6:
                 trecv += fs.rxPackets
                 tlost += fs.lostPackets
+                if str(tup.sourceAddress) not in src_index:
+                    # ACK direction: drops FlowMonitor saw, by Ipv4FlowProbe::DropReason.
+                    ack_lost += fs.lostPackets
+                    for reason, n in enumerate(fs.packetsDropped):
+                        ack_drops[reason] = ack_drops.get(reason, 0) + int(n)
             elif proto == 17:
                 urecv += fs.rxPackets
                 ulost += fs.lostPackets
                 usent += fs.txPackets
         out["tcp_packet_loss_pct"] = tlost / (trecv + tlost) * 100 if trecv + tlost else 0.0
+        # Data segments only (sender -> receiver flows), as our tcp_data_loss_pct.
+        out["tcp_data_loss_pct"] = dlost / (drecv + dlost) * 100 if drecv + dlost else 0.0
         out["udp_loss_pct"] = (ulost / (urecv + ulost) * 100 if urecv + ulost else 0.0) if udp else math.nan
         out["udp_efficiency_pct"] = (urecv / usent * 100 if usent else 100.0) if udp else math.nan
+        out["tcp_ack_packets_lost"] = ack_lost
+        out["tcp_ack_drops_by_reason"] = {str(k): v for k, v in sorted(ack_drops.items()) if v}
         out["tcp_packets_received"] = trecv
         out["tcp_packets_lost"] = tlost
         out["udp_packets_received"] = urecv
         out["udp_packets_lost"] = ulost
     else:
-        out["tcp_packet_loss_pct"] = out["udp_loss_pct"] = math.nan
+        out["tcp_packet_loss_pct"] = out["tcp_data_loss_pct"] = out["udp_loss_pct"] = math.nan
     if log_flow is not None and log_out:
         out["log_lines"] = int(cpp.LogWrite(log_out))
     ns.Simulator.Destroy()
@@ -891,10 +571,14 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="EWT scenario 2 in ns-3 3.44 (reference run)")
     ap.add_argument("--flows", type=int, default=31)
-    ap.add_argument("--queue", choices=["droptail", "red"], default="droptail")
+    ap.add_argument("--queue", choices=list(QUEUES), default="droptail")
+    ap.add_argument("--scenario", choices=list(SCENARIOS), default="ewt/scenario2")
+    ap.add_argument("--aligned", action="store_true",
+                    help="aligned configuration: 1000-packet device queues, 1 MiB socket buffers, "
+                         "RED with ns-3's automatic thresholds and gentle on")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--file-bytes", type=int, default=5_000_000)
-    ap.add_argument("--stop", type=float, default=600.0, help="cap on simulated time, s")
+    ap.add_argument("--stop", type=float, default=None, help="cap on simulated time, s (default: the scenario's)")
     ap.add_argument("--no-udp", action="store_true")
     ap.add_argument("--no-flowmon", action="store_true", help="no FlowMonitor (timing only; no loss ratios)")
     ap.add_argument("--starts", default=None,
@@ -909,7 +593,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--prr", choices=["ns3", *PRR_MODES], default="ns3",
                     help="PRR: ns-3 3.44's TcpPrrRecovery (default), 'wide' = the same without its uint32 "
                          "overflow, 'wide-nobonus' = also without the SMSS it adds per dupACK, "
-                         "'rfc6937' = RFC 6937 PRR-SSRB (see NetreturnPrr in this file)")
+                         "'rfc6937' = RFC 6937 PRR-SSRB, 'upstream' = ns-3-dev's repaired TcpPrrRecovery "
+                         "(ns3cxx/prr.cc)")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
@@ -924,8 +609,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         window = (t0, t1)
     if a.log_flow is not None and not a.log_out:
         ap.error("--log-flow needs --log-out PATH")
-    out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, not a.no_udp, a.stop, not a.no_flowmon, starts, a.trace,
-                    a.log_flow, window, a.log_out, a.prr)
+    sc = SCENARIOS[a.scenario]
+    stop = sc.stop_s if a.stop is None else a.stop
+    out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, sc.udp and not a.no_udp, stop, not a.no_flowmon, starts,
+                    a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

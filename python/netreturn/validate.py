@@ -1,9 +1,13 @@
 """``netreturn validate``: the same dumbbell in ns-3 3.44 and in netreturn,
 side by side per metric.
 
-EWT scenario 2 (``scenarios/ewt/scenario2.toml``) is built in ns-3 by
-:mod:`netreturn.ns3ref` (see ``docs/validation.md`` for every setting and
-the traps avoided) and run here over the same seeds; each seed is an
+EWT scenario 1 or 2 (``scenarios/ewt/scenario{1,2}.toml``), or their aligned
+versions (``scenarios/validate/*-aligned.toml``, ``--aligned``), is built in
+ns-3 by :mod:`netreturn.ns3ref` (see ``docs/validation.md`` for every setting
+and the traps avoided) and run here over the same seeds, with DropTail, RED,
+ARED (ns-3's, ``ared_mode = "ns3"`` in ours) or the EWT / AWM gateways (ns-3's
+own implementation in ``ns3cxx/gateway.cc``). ns-3 runs with ns-3-dev's
+repaired PRR (``--ns3-prr upstream``) unless told otherwise; each seed is an
 independent replication in both simulators (the two draw their start times
 from different generators, so runs are compared as samples, not one to
 one). For each metric the table gives mean ± 95 % CI over the seeds in both,
@@ -25,9 +29,12 @@ from pathlib import Path
 
 from .stats import fmt_ci, mean_ci
 
-#: (metric, label) compared; names are our summary names, which ns3ref uses too.
+#: (metric, label) compared; names are our summary names, which ns3ref uses
+#: too. Loss is compared on data segments: ns-3's FlowMonitor data-direction
+#: flows against our ``tcp_data_loss_pct`` (``tcp_packet_loss_pct`` counts ACKs too).
 METRICS = [
-    ("tcp_packet_loss_pct", "TCP loss ratio (%)"),
+    ("tcp_data_loss_pct", "TCP data loss ratio (%)"),
+    ("tcp_packet_loss_pct", "TCP loss, data and ACKs (%)"),
     ("udp_loss_pct", "UDP loss ratio (%)"),
     ("goodput_mean_mbps", "goodput, mean per flow (Mb/s)"),
     ("fct_mean_s", "FCT, mean (s)"),
@@ -43,6 +50,52 @@ METRICS = [
 ]
 
 
+#: Scenarios ns-3 can build, with the flow count of the paper's heavy level.
+SCENARIOS = {"ewt/scenario2": 31, "ewt/scenario1": 24}
+QUEUES = ("droptail", "red", "ared", "ewt", "awm")
+#: PRR of the ns-3 runs: ns-3-dev's repaired one by default.
+DEFAULT_PRR = "upstream"
+
+
+def ours_scenario(scenario: str, aligned: bool) -> str:
+    """Our scenario file for an ns-3 scenario: the same, or its aligned copy."""
+    return f"validate/{scenario.split('/')[-1].replace('scenario', 'ewt-scenario')}-aligned" if aligned else scenario
+
+
+def with_data_loss(run: dict) -> dict:
+    """A run of ours with ``tcp_data_loss_pct``; builds without that metric
+    fall back to ``tcp_packet_loss_pct`` (data and ACKs) and say so in
+    ``data_loss_fallback``."""
+    if not isinstance(run.get("tcp_data_loss_pct"), (int, float)) or math.isnan(run.get("tcp_data_loss_pct", math.nan)):
+        return {**run, "tcp_data_loss_pct": run.get("tcp_packet_loss_pct", math.nan), "data_loss_fallback": True}
+    return run
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return n
+
+
+def add_arguments(v) -> None:
+    """The options of ``netreturn validate`` (called by cli.build_parser)."""
+    from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
+
+    v.add_argument("--scenario", choices=list(SCENARIOS), default="ewt/scenario2")
+    v.add_argument("--flows", type=_positive, default=None, help="flows (default: the paper's heavy level, 31 / 24)")
+    v.add_argument("--queue", choices=list(QUEUES), default="droptail")
+    v.add_argument("--seeds", type=_positive, default=5)
+    v.add_argument("--aligned", action="store_true",
+                   help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
+                        "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
+    v.add_argument("--ns3-prr", choices=["ns3", *PRR_MODES], default=DEFAULT_PRR,
+                   help="ns-3's PRR: upstream (default) = ns-3-dev's repaired TcpPrrRecovery; ns3 = as shipped "
+                        "in 3.44; wide, wide-nobonus, rfc6937, rfc6937-noexit: see docs/validation.md")
+
+
 def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | None:
     """Whether two (mean, CI half-width, n) summaries agree within their
     spread; None when either lacks a CI (fewer than 2 finite values)."""
@@ -53,14 +106,17 @@ def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | No
 
 
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
-              prr: str = "ns3") -> list[dict]:
+              prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False) -> list[dict]:
     from . import ns3ref
 
     d = out / "ns3"
     d.mkdir(parents=True, exist_ok=True)
     tag = "" if prr == "ns3" else f"_prr-{prr}"
+    tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
+    tag += "_aligned" if aligned else ""
     path = lambda s: d / f"flows{flows}_{queue}{tag}_seed{s}.json"
-    todo = [s for s in seeds if not path(s).exists()]
+    # Runs cached before the data-loss metric existed are run again.
+    todo = [s for s in seeds if not path(s).exists() or "tcp_data_loss_pct" not in json.loads(path(s).read_text())]
     if todo:
         if not ns3ref.available():
             raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
@@ -71,7 +127,8 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
             bar = tqdm(total=len(todo), desc="ns-3 runs", unit="run")
         # Each ns-3 run is its own process (ns3ref.run_ns3); threads only wait.
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr): s for s in todo}
+            futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr, scenario=scenario,
+                                aligned=aligned): s for s in todo}
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)
@@ -82,7 +139,10 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
                     bar.update()
         if bar:
             bar.close()
-    return [json.loads(path(s).read_text()) for s in seeds]
+    runs = [json.loads(path(s).read_text()) for s in seeds]
+    for r in runs:  # cached before ns3ref named it: entries into CA_RECOVERY
+        r.setdefault("fast_recoveries", r.get("triple_dupacks", math.nan))
+    return runs
 
 
 def compare(ns3: list[dict], ours: list[dict]) -> list[dict]:
@@ -110,19 +170,29 @@ def main(a) -> int:
     seeds = list(range(1, a.seeds + 1))
     out = a.out or Path("results") / "validate"
     out.mkdir(parents=True, exist_ok=True)
-    prr = getattr(a, "ns3_prr", "ns3")
+    prr = getattr(a, "ns3_prr", DEFAULT_PRR)
+    scenario = getattr(a, "scenario", "ewt/scenario2")
+    aligned = bool(getattr(a, "aligned", False))
+    flows = a.flows or SCENARIOS[scenario]
     label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
-    print(f"EWT scenario 2, {a.flows} flows, {a.queue}, seeds 1..{a.seeds}: {label} vs netreturn")
+    mine = ours_scenario(scenario, aligned)
+    print(f"{scenario}{' aligned' if aligned else ''}, {flows} flows, {a.queue}, seeds 1..{a.seeds}: "
+          f"{label} vs netreturn ({mine})")
     try:
-        ns3 = _ns3_runs(a.flows, a.queue, seeds, out, a.jobs or 2, not a.quiet, prr)
+        ns3 = _ns3_runs(flows, a.queue, seeds, out, a.jobs or 2, not a.quiet, prr, scenario, aligned)
     except RuntimeError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
-    res = run("ewt/scenario2", set={"flows": a.flows, "queue": a.queue}, seeds=a.seeds, jobs=a.jobs,
-              out=out / "netreturn", progress=not a.quiet)
-    ours = res.runs.to_dict("records")
+    settings = {"flows": flows, "queue": a.queue}
+    if a.queue == "ared":
+        settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
+    res = run(mine, set=settings, seeds=a.seeds, jobs=a.jobs, out=out / "netreturn", progress=not a.quiet)
+    ours = [with_data_loss(r) for r in res.runs.to_dict("records")]
     rows = compare(ns3, ours)
     text = table(rows, label)
+    if any(r.get("data_loss_fallback") for r in ours):
+        text += ("\n(netreturn's TCP data loss: this build has no tcp_data_loss_pct; its tcp_packet_loss_pct, "
+                 "data and ACKs, is shown instead)")
     print()
     print(text)
     wall3 = sum(r.get("wall_s", 0.0) for r in ns3)

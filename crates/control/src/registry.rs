@@ -231,7 +231,9 @@ impl QueueKind {
         match self {
             QueueKind::DropTail => Discipline::DropTail(DropTail::new(limit)),
             QueueKind::Red => Discipline::Red(Red::new(red_cfg())),
-            QueueKind::Ared => Discipline::AdaptiveRed(AdaptiveRed::new(AdaptiveRedConfig::recommended(red_cfg()))),
+            QueueKind::Ared => Discipline::AdaptiveRed(AdaptiveRed::new(
+                AdaptiveRedConfig::recommended(red_cfg()).with_mode(red.and_then(|r| r.ared_mode).unwrap_or_default()),
+            )),
         }
     }
     /// The keys of the link's `red` table (RED and ARED read it).

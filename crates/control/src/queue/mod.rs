@@ -10,7 +10,7 @@ mod droptail;
 mod red;
 
 pub use droptail::DropTail;
-pub use red::{AdaptiveRed, AdaptiveRedConfig, Red, RedConfig, RedParams};
+pub use red::{AdaptiveRed, AdaptiveRedConfig, AredMode, Red, RedConfig, RedParams};
 
 use crate::view::{QueueEvent, QueueEventKind};
 use netreturn_base::{Rng, Time};

@@ -1,5 +1,6 @@
 //! Random Early Detection (Floyd & Jacobson 1993) and Adaptive RED (Floyd,
-//! Gummadi & Shenker 2001), byte-based averages.
+//! Gummadi & Shenker 2001), byte-based averages. Adaptive RED follows the
+//! paper by default; ns-3 3.44's variant is [`AredMode::Ns3`].
 
 use super::{Backlog, DropReason, Limit, Verdict};
 use netreturn_base::{Rng, Size, Time};
@@ -60,6 +61,9 @@ pub struct RedParams {
     pub max_p: Option<f64>,
     pub gentle: Option<bool>,
     pub byte_mode: Option<bool>,
+    /// Adaptive RED's schedule (`queue = "ared"` only): "floyd2001" (the
+    /// default) or "ns3" (ns-3 3.44's ARED, for validation).
+    pub ared_mode: Option<AredMode>,
 }
 
 impl RedParams {
@@ -144,6 +148,11 @@ impl Red {
 
     pub fn admit(&mut self, now: Time, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
         self.update_average(now, backlog);
+        self.decide(size, backlog, rng)
+    }
+
+    /// The drop decision on the average as it stands.
+    fn decide(&mut self, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
         let verdict = match self.base_probability() {
             Some(p) if p <= 0.0 => {
                 self.count = -1;
@@ -182,6 +191,47 @@ impl Red {
     }
 }
 
+/// How Adaptive RED steers `max_p` (scenario key `red.ared_mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AredMode {
+    /// Floyd, Gummadi & Shenker 2001, Fig. 2: every `interval` (0.5 s), if
+    /// the average is above the target band and `max_p <= 0.5`, `max_p +=
+    /// alpha` with `alpha = min(0.01, max_p / 4)`; if below and `max_p >=
+    /// 0.01`, `max_p *= beta` (0.9). The band is the middle of the
+    /// configured thresholds, `[min + 0.4 (max - min), min + 0.6 (max -
+    /// min)]` (the paper's automatic target). Thresholds and `w_q` stay as
+    /// configured.
+    #[default]
+    Floyd2001,
+    /// ns-3 3.44's `RedQueueDisc` with `ARED = true`, for validation against
+    /// it (src/traffic-control/model/red-queue-disc.cc, `InitializeParams`,
+    /// `Estimator`, `UpdateMaxP`):
+    /// * thresholds and weight replaced by automatic ones: `min_th =
+    ///   max(5, 0.005 s * C / 2)` packets of `mean_packet` bytes (`C` in
+    ///   packets/s, target delay 5 ms), `max_th = 3 min_th`, `w_q = 1 -
+    ///   exp(-1 / C)`; gentle on;
+    /// * `max_p` steered at an *arrival*, on the average just updated, when
+    ///   more than `interval` has passed since it last changed (a step that
+    ///   changes nothing does not restart the interval);
+    /// * `max_p` decreases only while above `bottom = min(0.01, 8
+    ///   mean_packet * 0.1 s / bit rate)` (ns-3's `Rtt` default 0.1 s; the
+    ///   formula multiplies by the RTT where 1/W would divide: 2.7e-5 at
+    ///   45 Mb/s, 3.0e-4 at 4 Mb/s), and increases only while below 0.5.
+    Ns3,
+}
+
+impl std::str::FromStr for AredMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<AredMode, String> {
+        match s {
+            "floyd2001" => Ok(AredMode::Floyd2001),
+            "ns3" => Ok(AredMode::Ns3),
+            _ => Err(format!("unknown ared_mode {s:?}; allowed: floyd2001, ns3")),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdaptiveRedConfig {
     pub red: RedConfig,
@@ -189,6 +239,7 @@ pub struct AdaptiveRedConfig {
     pub interval: Time,
     /// Multiplicative decrease factor of `max_p` (0.9).
     pub beta: f64,
+    pub mode: AredMode,
 }
 
 impl AdaptiveRedConfig {
@@ -201,25 +252,58 @@ impl AdaptiveRedConfig {
             red: RedConfig { gentle: true, ..red },
             interval: Time::from_millis(500),
             beta: 0.9,
+            mode: AredMode::Floyd2001,
         }
+    }
+
+    /// The same with `mode`; [`AredMode::Ns3`] replaces thresholds and
+    /// weight by ns-3's automatic ones.
+    pub fn with_mode(self, mode: AredMode) -> AdaptiveRedConfig {
+        let mut c = AdaptiveRedConfig { mode, ..self };
+        if mode == AredMode::Ns3 {
+            let tx = c.red.idle_packet_time.secs_f64();
+            // Link capacity in mean packets per second (ns-3 `m_ptc`).
+            let ptc = if tx > 0.0 { 1.0 / tx } else { f64::INFINITY };
+            let min_pkts = (0.005 * ptc / 2.0).max(5.0);
+            let mean = c.red.mean_packet as f64;
+            c.red.min_th = (min_pkts * mean) as u64;
+            c.red.max_th = (3.0 * min_pkts * mean) as u64;
+            c.red.w_q = if ptc.is_finite() { 1.0 - (-1.0 / ptc).exp() } else { c.red.w_q };
+            c.red.gentle = true;
+        }
+        c
     }
 }
 
-/// Adaptive RED: RED whose `max_p` is steered every `interval` so that the
-/// average stays in the middle of `[min_th, max_th]` (target
-/// `[min + 0.4 (max - min), min + 0.6 (max - min)]`), with `max_p` kept in
-/// [0.01, 0.5].
+/// Adaptive RED: RED whose `max_p` is steered so that the average stays in
+/// the middle of `[min_th, max_th]` (target `[min + 0.4 (max - min), min +
+/// 0.6 (max - min)]`), with `max_p` kept in about [0.01, 0.5]; see
+/// [`AredMode`] for the two schedules.
 #[derive(Clone, Debug)]
 pub struct AdaptiveRed {
     red: Red,
     interval: Time,
     beta: f64,
+    mode: AredMode,
+    /// Floyd 2001: the next periodic step. Ns3: `last_set + interval`.
     next_adapt: Time,
+    /// Ns3: the lower bound on `max_p`.
+    bottom: f64,
 }
 
 impl AdaptiveRed {
     pub fn new(cfg: AdaptiveRedConfig) -> AdaptiveRed {
-        AdaptiveRed { red: Red::new(cfg.red), interval: cfg.interval, beta: cfg.beta, next_adapt: cfg.interval }
+        // ns-3: bottom = min(0.01, 8 MeanPktSize Rtt / LinkBandwidth), Rtt 0.1 s.
+        let bottom = (cfg.red.idle_packet_time.secs_f64() * 0.1).min(0.01);
+        // Floyd 2001: first step after one interval; ns-3: LastSet = 0.
+        AdaptiveRed {
+            red: Red::new(cfg.red),
+            interval: cfg.interval,
+            beta: cfg.beta,
+            mode: cfg.mode,
+            next_adapt: cfg.interval,
+            bottom,
+        }
     }
 
     pub fn limit(&self) -> Limit {
@@ -231,13 +315,22 @@ impl AdaptiveRed {
     pub fn average(&self) -> f64 {
         self.red.avg
     }
+    pub fn config(&self) -> &RedConfig {
+        self.red.config()
+    }
+
+    /// The target band of the average, bytes.
+    fn band(&self) -> (f64, f64) {
+        let c = &self.red.cfg;
+        let (min, max) = (c.min_th as f64, c.max_th as f64);
+        (min + 0.4 * (max - min), min + 0.6 * (max - min))
+    }
 
     /// One adaptation step (Floyd, Gummadi & Shenker 2001, Fig. 2).
     fn adapt(&mut self) {
-        let c = &mut self.red.cfg;
-        let (min, max) = (c.min_th as f64, c.max_th as f64);
-        let (lo, hi) = (min + 0.4 * (max - min), min + 0.6 * (max - min));
+        let (lo, hi) = self.band();
         let avg = self.red.avg;
+        let c = &mut self.red.cfg;
         if avg > hi && c.max_p <= 0.5 {
             c.max_p += (c.max_p / 4.0).min(0.01);
         } else if avg < lo && c.max_p >= 0.01 {
@@ -245,15 +338,44 @@ impl AdaptiveRed {
         }
     }
 
-    pub fn admit(&mut self, now: Time, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
-        // The adaptation runs on a fixed period; applying the periods that
-        // elapsed since the last arrival here is equivalent, because the
-        // average only changes at arrivals.
-        while now >= self.next_adapt {
-            self.adapt();
-            self.next_adapt += self.interval;
+    /// ns-3 3.44 `RedQueueDisc::UpdateMaxP`; true if `max_p` changed.
+    fn adapt_ns3(&mut self) -> bool {
+        let (lo, hi) = self.band();
+        let avg = self.red.avg;
+        let c = &mut self.red.cfg;
+        if avg < lo && c.max_p > self.bottom {
+            c.max_p *= self.beta;
+            true
+        } else if avg > hi && c.max_p < 0.5 {
+            c.max_p += (c.max_p / 4.0).min(0.01);
+            true
+        } else {
+            false
         }
-        self.red.admit(now, size, backlog, rng)
+    }
+
+    pub fn admit(&mut self, now: Time, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
+        match self.mode {
+            AredMode::Floyd2001 => {
+                // The adaptation runs on a fixed period; applying the periods
+                // that elapsed since the last arrival here is equivalent,
+                // because the average only changes at arrivals.
+                while now >= self.next_adapt {
+                    self.adapt();
+                    self.next_adapt += self.interval;
+                }
+                self.red.admit(now, size, backlog, rng)
+            }
+            AredMode::Ns3 => {
+                // ns-3's Estimator: the average first, then (strictly after
+                // LastSet + Interval) UpdateMaxP on it, then the decision.
+                self.red.update_average(now, backlog);
+                if now > self.next_adapt && self.adapt_ns3() {
+                    self.next_adapt = now + self.interval;
+                }
+                self.red.decide(size, backlog, rng)
+            }
+        }
     }
 
     pub fn on_dequeue(&mut self, now: Time, after: Backlog) {
@@ -374,5 +496,80 @@ mod tests {
         }
         assert!(a.max_p() < raised);
         assert!(a.max_p() >= 0.01 * 0.9 - 1e-12, "max_p floor {}", a.max_p());
+    }
+
+    /// An ARED whose average is the instantaneous queue (w_q = 1), max_p 0.02.
+    fn ared(mode: AredMode) -> AdaptiveRed {
+        let mut c = cfg();
+        c.w_q = 1.0;
+        AdaptiveRed::new(AdaptiveRedConfig::recommended(c).with_mode(mode))
+    }
+
+    #[test]
+    fn after_an_interval_above_the_target_band_max_p_rises_by_alpha_and_below_it_falls_by_beta() {
+        // Floyd, Gummadi & Shenker 2001 Fig. 2. Band for min 8083, max 24250:
+        // [14549.8, 17783.2] B. alpha = min(0.01, max_p / 4).
+        let high = Backlog { bytes: 20_000, packets: 14 };
+        let low = Backlog { bytes: 10_000, packets: 7 };
+        let mut rng = Rng::new(6);
+        let mut a = ared(AredMode::Floyd2001);
+        a.admit(Time::from_millis(499), 1500, high, &mut rng);
+        assert_eq!(a.max_p(), 0.02, "no step before the first interval ends");
+        a.admit(Time::from_millis(500), 1500, high, &mut rng);
+        assert!((a.max_p() - 0.025).abs() < 1e-12, "0.02 + 0.02/4 = {}", a.max_p());
+        a.admit(Time::from_millis(1000), 1500, high, &mut rng);
+        assert!((a.max_p() - 0.03125).abs() < 1e-12, "0.025 + 0.025/4 = {}", a.max_p());
+        let mut b = ared(AredMode::Floyd2001);
+        b.admit(Time::from_millis(500), 1500, low, &mut rng);
+        assert!((b.max_p() - 0.018).abs() < 1e-12, "0.02 * 0.9 = {}", b.max_p());
+        // Inside the band nothing moves (the step at 0.5 s reads the average
+        // left by the arrival before it: the periodic timer of the paper).
+        let mut m = ared(AredMode::Floyd2001);
+        let mid = Backlog { bytes: 16_000, packets: 11 };
+        m.admit(Time::from_millis(1), 1500, mid, &mut rng);
+        m.admit(Time::from_millis(500), 1500, mid, &mut rng);
+        assert_eq!(m.max_p(), 0.02);
+    }
+
+    #[test]
+    fn floyd_2001_keeps_max_p_within_one_step_of_0_01_and_0_5() {
+        // Steps are taken while max_p <= 0.5 (up) or >= 0.01 (down), so the
+        // bounds can be passed by one step: (0.5, 0.51] and [0.009, 0.01).
+        let mut rng = Rng::new(7);
+        let mut a = ared(AredMode::Floyd2001);
+        for i in 0..400 {
+            a.admit(Time::from_millis(500 * i), 1500, Backlog { bytes: 20_000, packets: 14 }, &mut rng);
+        }
+        assert!(a.max_p() > 0.5 && a.max_p() <= 0.51, "{}", a.max_p());
+        for i in 400..1000 {
+            a.admit(Time::from_millis(500 * i), 1500, Backlog { bytes: 10_000, packets: 7 }, &mut rng);
+        }
+        assert!(a.max_p() >= 0.009 && a.max_p() < 0.01, "{}", a.max_p());
+    }
+
+    #[test]
+    fn ns3_mode_sets_ns3s_automatic_thresholds_and_lets_max_p_fall_to_its_bottom() {
+        // 45 Mb/s, 1510-byte mean packet: C = 3725.2 packets/s; min_th =
+        // max(5, 0.005 C / 2) = 9.31 packets = 14062.5 B; max_th = 3 min_th;
+        // w_q = 1 - exp(-1/C); bottom = 8 * 1510 * 0.1 / 45e6 = 2.684e-5.
+        let red = RedConfig::linux_like(97_000, 1510, Time::from_nanos(268_444));
+        let c = AdaptiveRedConfig::recommended(red).with_mode(AredMode::Ns3);
+        assert_eq!((c.red.min_th, c.red.max_th), (14_062, 42_187));
+        assert!((c.red.w_q - (1.0 - (-268_444e-9f64).exp())).abs() < 1e-12);
+        assert!(c.red.gentle);
+        let mut a = AdaptiveRed::new(c);
+        let mut rng = Rng::new(8);
+        let empty = Backlog { bytes: 0, packets: 1 };
+        // Arrivals every 0.3 s: a step at 0.6 s (> LastSet 0 + 0.5 s), the
+        // next one only at 1.2 s (> 0.6 + 0.5), not at 0.9 s.
+        for (t, expected) in [(300, 0.02), (600, 0.018), (900, 0.018), (1200, 0.0162)] {
+            a.admit(Time::from_millis(t), 1500, empty, &mut rng);
+            assert!((a.max_p() - expected).abs() < 1e-12, "t = {t} ms: {}", a.max_p());
+        }
+        for i in 5..2000 {
+            a.admit(Time::from_millis(600 * i), 1500, empty, &mut rng);
+        }
+        let bottom = 8.0 * 1510.0 * 0.1 / 45e6;
+        assert!(a.max_p() <= bottom && a.max_p() > 0.9 * bottom - 1e-15, "{} vs bottom {bottom}", a.max_p());
     }
 }

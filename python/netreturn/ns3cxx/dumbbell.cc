@@ -1,0 +1,345 @@
+// The EWT dumbbell in ns-3 3.44: trace sinks, the stop test, metrics and the
+// packet log of python/netreturn/ns3ref.py, compiled by cling at run time
+// (cppyy.cppdef) after prr.cc and gateway.cc. C++ rather than Python
+// callbacks: a Python call per packet would dominate the run time. Topology,
+// attributes and applications are built from Python (ns3ref._simulate).
+#include "ns3/core-module.h"
+#include "ns3/network-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/applications-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+#include "ns3/ppp-header.h"
+#include "ns3/tcp-option-sack.h"
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <vector>
+
+namespace netreturn_ns3 {
+using namespace ns3;
+
+struct State {
+    std::vector<uint64_t> rx, tx, retx, recoveries, rtos;
+    double qLast = 0, qInt = 0;
+    uint32_t qMax = 0, qCur = 0;
+    std::vector<double> done;
+    uint64_t fileBytes = 0;
+    uint32_t remaining = 0;
+    uint64_t bnBytes = 0, bnPackets = 0;
+    uint32_t bnMax = 0;
+    double lastDone = -1;
+    // Window traces (time s, cwnd B, ssthresh B) of the first `traced` flows.
+    uint32_t traced = 0;
+    std::vector<std::vector<double>> cwT, cwV, ssV;
+};
+static State S;
+
+void Reset(uint32_t n, uint64_t fileBytes) {
+    S = State();
+    S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
+    S.recoveries.assign(n, 0); S.rtos.assign(n, 0);
+    S.done.assign(n, -1.0);
+    S.fileBytes = fileBytes;
+    S.remaining = n;
+}
+
+void TraceFlows(uint32_t k) {
+    S.traced = k;
+    S.cwT.assign(k, {}); S.cwV.assign(k, {}); S.ssV.assign(k, {});
+}
+
+static uint32_t lastSs(uint32_t i) { return S.ssV[i].empty() ? 0 : (uint32_t) S.ssV[i].back(); }
+static void Cwnd(uint32_t i, uint32_t, uint32_t v) {
+    S.cwT[i].push_back(Simulator::Now().GetSeconds()); S.cwV[i].push_back(v); S.ssV[i].push_back(lastSs(i));
+}
+static void Ssth(uint32_t i, uint32_t, uint32_t v) {
+    double c = S.cwV[i].empty() ? 0 : S.cwV[i].back();
+    S.cwT[i].push_back(Simulator::Now().GetSeconds()); S.cwV[i].push_back(c); S.ssV[i].push_back(v);
+}
+uint32_t TraceLen(uint32_t i) { return S.cwT[i].size(); }
+double TraceT(uint32_t i, uint32_t k) { return S.cwT[i][k]; }
+double TraceCwnd(uint32_t i, uint32_t k) { return S.cwV[i][k]; }
+double TraceSsthresh(uint32_t i, uint32_t k) { return S.ssV[i][k]; }
+
+static void SinkRx(uint32_t i, Ptr<const Packet> p, const Address&) {
+    S.rx[i] += p->GetSize();
+    if (S.done[i] < 0 && S.rx[i] >= S.fileBytes) {
+        S.done[i] = Simulator::Now().GetSeconds();
+        S.lastDone = S.done[i];
+        if (--S.remaining == 0) {
+            Simulator::Stop();  // every file delivered: end of the run
+        }
+    }
+}
+
+static void SockTx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>) {
+    S.tx[i] += p->GetSize();
+}
+
+static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
+                     const Address&, Ptr<const TcpSocketBase>) {
+    S.retx[i] += p->GetSize();
+}
+
+// Entries into fast recovery (3 dupACKs or SACK loss detection) and into
+// CA_LOSS (retransmission timeout).
+static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
+    if (now == TcpSocketState::CA_RECOVERY) S.recoveries[i]++;
+    if (now == TcpSocketState::CA_LOSS) S.rtos[i]++;
+}
+
+// Bottleneck queue disc backlog (bytes), integrated over time.
+static std::vector<double> qBins;  // time integral of the backlog per 1-s bin
+static void QBin(double t0, double t1, double v) {
+    while (t0 < t1) {
+        size_t b = (size_t)t0;
+        double e = std::min(t1, (double)(b + 1));
+        if (qBins.size() <= b) qBins.resize(b + 1, 0.0);
+        qBins[b] += v * (e - t0);
+        t0 = e;
+    }
+}
+double QueueBin(uint32_t b) { return b < qBins.size() ? qBins[b] : 0.0; }
+uint32_t QueueBins() { return qBins.size(); }
+static void QBytes(uint32_t oldV, uint32_t newV) {
+    double t = Simulator::Now().GetSeconds();
+    QBin(S.qLast, t, oldV);
+    S.qInt += oldV * (t - S.qLast);
+    S.qLast = t;
+    S.qCur = newV;
+    if (newV > S.qMax) S.qMax = newV;
+}
+
+void ConnectQueueDisc(Ptr<QueueDisc> q) {
+    q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QBytes));
+}
+
+static void BnTx(Ptr<const Packet> p) {
+    S.bnBytes += p->GetSize();
+    S.bnPackets += 1;
+    if (p->GetSize() > S.bnMax) S.bnMax = p->GetSize();
+}
+
+// Root queue discs installed over all devices of all nodes (expect 1: R1's
+// bottleneck egress), and the largest packet seen on the bottleneck.
+uint32_t CountQueueDiscs() {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < NodeList::GetNNodes(); i++) {
+        Ptr<Node> node = NodeList::GetNode(i);
+        Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
+        for (uint32_t d = 0; d < node->GetNDevices(); d++) {
+            if (tc && tc->GetRootQueueDiscOnDevice(node->GetDevice(d))) n++;
+        }
+    }
+    return n;
+}
+uint32_t BnMax() { return S.bnMax; }
+
+void ConnectSink(uint32_t i, Ptr<Application> app) {
+    app->TraceConnectWithoutContext("Rx", MakeBoundCallback(&SinkRx, i));
+}
+
+
+// ---- Packet log of one TCP flow (--log-flow): the lines of our simulator's
+// `netreturn-sim --log-flow` (crates/sim/src/world.rs, PacketLog), so the two
+// can be diffed: segments the sender sends, drops on any queue, data arriving
+// at the receiver, ACKs arriving at the sender, RTO expiries, and the
+// sender's state after each event. Sequence numbers are ns-3's relative ones
+// (ISN 0, data byte k is k + 1), equal to our offsets.
+struct PacketLog {
+    int32_t flow = -1;
+    double from = 0, to = 1e18;
+    Ipv4Address sender, receiver;
+    std::vector<std::string> lines;
+    uint32_t highTx = 0;  // one past the highest data byte sent so far
+    uint32_t cwnd = 0, ssth = 0, nxt = 0, max = 0, rwnd = 0;
+    int cong = 0;
+    Ptr<TcpSocketBase> sock;
+};
+static PacketLog L;
+
+static bool LogOn() {
+    double t = Simulator::Now().GetSeconds();
+    return L.flow >= 0 && t >= L.from && t <= L.to;
+}
+static void LogLine(const std::string& s) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(6) << Simulator::Now().GetSeconds() << " " << s;
+    L.lines.push_back(o.str());
+}
+static std::string SackStr(const TcpHeader& h) {
+    std::ostringstream o;
+    o << "[";
+    Ptr<const TcpOption> opt = h.GetOption(TcpOption::SACK);
+    if (opt) {
+        Ptr<const TcpOptionSack> s = DynamicCast<const TcpOptionSack>(opt);
+        bool first = true;
+        for (auto& b : s->GetSackList()) {
+            o << (first ? "" : ",") << b.first.GetValue() << "-" << b.second.GetValue();
+            first = false;
+        }
+    }
+    o << "]";
+    return o.str();
+}
+// A TCP segment of the logged flow as a field, like our `describe_segment`.
+static std::string SegStr(bool fromSender, const TcpHeader& h, uint32_t len, bool retx) {
+    std::ostringstream o;
+    if (fromSender) {
+        o << "data " << h.GetSequenceNumber().GetValue() << "+" << len << (retx ? " R" : "");
+        if (h.GetFlags() & TcpHeader::SYN) o << " SYN";
+        if (h.GetFlags() & TcpHeader::FIN) o << " FIN";
+    } else {
+        o << "ack " << h.GetAckNumber().GetValue() << " win=" << h.GetWindowSize() << " sack=" << SackStr(h);
+    }
+    return o.str();
+}
+static const char* CongName(int c) {
+    static const char* n[] = {"open", "disorder", "cwr", "recovery", "loss"};
+    return (c >= 0 && c < 5) ? n[c] : "?";
+}
+static void LogState() {
+    if (!LogOn() || !L.sock) return;
+    Ptr<TcpTxBuffer> b = L.sock->GetTxBuffer();
+    std::ostringstream o;
+    o << "state una=" << b->HeadSequence().GetValue() << " nxt=" << L.nxt << " max=" << L.max
+      << " cwnd=" << L.cwnd << " ssth=" << L.ssth << " pipe=" << b->BytesInFlight()
+      << " cong=" << CongName(L.cong) << " sacked=" << b->GetSacked() << " lost=" << b->GetLost()
+      << " retrans=" << b->GetRetransmitsCount() << " rwnd=" << L.rwnd;
+    LogLine(o.str());
+}
+static void LogTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+    uint32_t len = p->GetSize();
+    uint32_t end = h.GetSequenceNumber().GetValue() + len;
+    bool retx = len > 0 && h.GetSequenceNumber().GetValue() < L.highTx;
+    if (end > L.highTx) L.highTx = end;
+    if (LogOn()) LogLine("send " + SegStr(true, h, len, retx));
+}
+static void LogRx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+    if (!LogOn()) return;
+    LogLine("recv " + SegStr(false, h, p->GetSize(), false));
+    Simulator::ScheduleNow(&LogState);  // after the ACK is processed and data sent
+}
+static void LogCwnd(uint32_t, uint32_t v) { L.cwnd = v; }
+static void LogSsth(uint32_t, uint32_t v) { L.ssth = v; }
+static void LogRwnd(uint32_t, uint32_t v) { L.rwnd = v; }
+static void LogNxt(SequenceNumber32, SequenceNumber32 v) { L.nxt = v.GetValue(); }
+static void LogMax(SequenceNumber32, SequenceNumber32 v) { L.max = v.GetValue(); }
+static void LogCong(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
+    if (LogOn() && now == TcpSocketState::CA_LOSS && L.cong != TcpSocketState::CA_LOSS) {
+        LogLine("timer side 0");
+        Simulator::ScheduleNow(&LogState);
+    }
+    L.cong = now;
+}
+// An IPv4 packet of the logged flow (either direction), by its header.
+static void LogIp(const char* what, const Ipv4Header& ip, Ptr<Packet> rest, const std::string& where) {
+    if (ip.GetProtocol() != 6) return;
+    bool fromSender = ip.GetSource() == L.sender && ip.GetDestination() == L.receiver;
+    bool toSender = ip.GetSource() == L.receiver && ip.GetDestination() == L.sender;
+    if (!fromSender && !toSender) return;
+    TcpHeader h;
+    rest->RemoveHeader(h);
+    uint32_t len = rest->GetSize();
+    std::string line = std::string(what) + " " + SegStr(fromSender, h, len, false);
+    if (!where.empty()) line += " at " + where;
+    LogLine(line);
+}
+static void LogQdiscDrop(std::string where, Ptr<const QueueDiscItem> item) {
+    if (!LogOn()) return;
+    Ptr<const Ipv4QueueDiscItem> ipi = DynamicCast<const Ipv4QueueDiscItem>(item);
+    if (!ipi) return;
+    LogIp("drop", ipi->GetHeader(), ipi->GetPacket()->Copy(), where);
+}
+static void LogDevDrop(std::string where, Ptr<const Packet> p) {
+    if (!LogOn()) return;
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp;
+    c->RemoveHeader(ppp);
+    if (ppp.GetProtocol() != 0x0021) return;  // IPv4
+    Ipv4Header ip;
+    c->RemoveHeader(ip);
+    LogIp("drop", ip, c, where);
+}
+static void LogIpRx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t) {
+    if (!LogOn()) return;
+    Ptr<Packet> c = p->Copy();
+    Ipv4Header ip;
+    c->RemoveHeader(ip);
+    if (ip.GetDestination() != L.receiver) return;
+    LogIp("recv", ip, c, "");
+}
+
+void LogFlow(int32_t flow, double from, double to, Ipv4Address sender, Ipv4Address receiver, Ptr<Node> rnode) {
+    L = PacketLog();
+    L.flow = flow; L.from = from; L.to = to; L.sender = sender; L.receiver = receiver;
+    rnode->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext("Rx", MakeCallback(&LogIpRx));
+}
+// Drops anywhere: every point-to-point device queue, and a queue disc.
+void LogDeviceDrops(Ptr<NetDevice> dev, std::string where) {
+    Ptr<PointToPointNetDevice> p = DynamicCast<PointToPointNetDevice>(dev);
+    p->GetQueue()->TraceConnectWithoutContext("Drop", MakeBoundCallback(&LogDevDrop, where));
+}
+void LogQueueDiscDrops(Ptr<QueueDisc> q, std::string where) {
+    q->TraceConnectWithoutContext("Drop", MakeBoundCallback(&LogQdiscDrop, where));
+}
+static void LogHookSocket(Ptr<Socket> s) {
+    L.sock = DynamicCast<TcpSocketBase>(s);
+    s->TraceConnectWithoutContext("Tx", MakeCallback(&LogTx));
+    s->TraceConnectWithoutContext("Rx", MakeCallback(&LogRx));
+    s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&LogCwnd));
+    s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LogSsth));
+    s->TraceConnectWithoutContext("RWND", MakeCallback(&LogRwnd));
+    s->TraceConnectWithoutContext("NextTxSequence", MakeCallback(&LogNxt));
+    s->TraceConnectWithoutContext("HighestSequence", MakeCallback(&LogMax));
+    s->TraceConnectWithoutContext("CongState", MakeCallback(&LogCong));
+}
+uint32_t LogWrite(std::string path) {
+    std::ofstream f(path);
+    for (auto& l : L.lines) f << l << "\n";
+    return L.lines.size();
+}
+
+
+static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
+    Ptr<Socket> s = app->GetSocket();
+    if (!s) return;
+    InstallPrr(DynamicCast<TcpSocketBase>(s));  // prr.cc: as shipped unless --prr says otherwise
+    if ((int32_t) i == L.flow) LogHookSocket(s);
+    s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
+    s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
+    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));
+    if (i < S.traced) {
+        s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&Cwnd, i));
+        s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&Ssth, i));
+    }
+}
+
+// BulkSend creates its socket in StartApplication: hook it just after.
+void ScheduleHook(uint32_t i, Ptr<Application> app, double startS) {
+    Ptr<BulkSendApplication> b = DynamicCast<BulkSendApplication>(app);
+    Simulator::Schedule(Seconds(startS) + NanoSeconds(1), &HookSocket, i, b);
+}
+
+void SetDeviceQueue(Ptr<NetDevice> dev, std::string size) {
+    Ptr<PointToPointNetDevice> p = DynamicCast<PointToPointNetDevice>(dev);
+    p->GetQueue()->SetMaxSize(QueueSize(size));
+}
+
+void ConnectBottleneck(Ptr<NetDevice> dev) {
+    dev->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&BnTx));
+}
+
+uint64_t Rx(uint32_t i) { return S.rx[i]; }
+uint64_t Tx(uint32_t i) { return S.tx[i]; }
+uint64_t Retx(uint32_t i) { return S.retx[i]; }
+double Done(uint32_t i) { return S.done[i]; }
+uint64_t Recoveries(uint32_t i) { return S.recoveries[i]; }
+uint64_t Rtos(uint32_t i) { return S.rtos[i]; }
+double QueueIntegral(double now) { return S.qInt + S.qCur * (now - S.qLast); }
+uint32_t QueueMax() { return S.qMax; }
+uint64_t BnBytes() { return S.bnBytes; }
+uint64_t BnPackets() { return S.bnPackets; }
+uint32_t Remaining() { return S.remaining; }
+}  // namespace netreturn_ns3
