@@ -4,6 +4,7 @@
 use netreturn_base::Time;
 
 use crate::cc::cubic::CubicConfig;
+use crate::cc::sarbe::SarbeConfig;
 
 /// Which congestion control a connection runs. A closed enum (smoltcp
 /// style): adding an algorithm means adding a variant and a file under
@@ -20,6 +21,11 @@ pub enum CcKind {
     NewReno,
     /// RFC 9438 with ns-3's HyStart.
     Cubic(CubicConfig),
+    /// Westwood+ (Mascolo et al.) as Linux `tcp_westwood` / ns-3 3.44
+    /// `TcpWestwoodPlus`, on NewReno.
+    WestwoodPlus,
+    /// SARBE + LDED (seed 004), on NewReno.
+    Sarbe(SarbeConfig),
 }
 
 /// How cwnd evolves during fast recovery.

@@ -420,3 +420,20 @@ fn the_receiver_echoes_the_xcp_feedback_its_data_arrived_with() {
     s.on_timer(Time::from_millis(300), &mut out);
     assert_eq!(out[0].inband, InBand::None);
 }
+
+#[test]
+fn sarbe_after_a_timeout_has_ssthresh_ocwnd_and_cwnd_one_segment() {
+    // Seed 004 section 3.2, pseudo-code B: "ssthresh = oCwnd; cwnd = 1;".
+    // Without an estimate yet oCwnd is its floor of two segments.
+    let cfg = TcpConfig { mss: 1000, cc: crate::CcKind::Sarbe(Default::default()), ..Default::default() };
+    let (mut c, _s) = established(&cfg);
+    let mut sent = Vec::new();
+    c.send(Time::ZERO, 100_000, &mut sent);
+    assert_eq!(c.probe().cwnd, 10_000);
+    let t = c.next_timer().unwrap();
+    let mut rtx = Vec::new();
+    c.on_timer(t, &mut rtx);
+    assert_eq!(c.probe().cwnd, 1000, "cwnd = 1 segment");
+    assert_eq!(c.probe().ssthresh, 2000, "ssthresh = oCwnd (floor: 2 segments)");
+    assert_eq!(rtx.len(), 1);
+}
