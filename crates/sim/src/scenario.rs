@@ -117,6 +117,11 @@ pub enum CcName {
     Reno,
     NewReno,
     Cubic,
+    /// Westwood+ (Linux `tcp_westwood`, ns-3 `TcpWestwoodPlus`).
+    #[serde(rename = "westwood+", alias = "westwoodplus")]
+    WestwoodPlus,
+    /// SARBE + LDED (seed 004).
+    Sarbe,
 }
 
 /// TCP settings for every endpoint of the scenario. Defaults are ns-3
@@ -244,12 +249,25 @@ pub struct LinkSpec {
     /// Bernoulli loss probability per packet on this link (lossy / wireless).
     #[serde(default)]
     pub loss: f64,
+    /// Which directions `loss` applies to: `both` (the default) or
+    /// `forward` only (the direction this spec describes: a wireless hop
+    /// that loses data packets and not the ACKs, seed 004).
+    #[serde(default)]
+    pub loss_direction: LossDirection,
     /// Gateway parameters (read when `queue` names a gateway).
     #[serde(default)]
     pub gateway: Option<toml::Value>,
     /// RED parameters overriding the Linux-like preset.
     #[serde(default)]
     pub red: Option<RedSpec>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LossDirection {
+    #[default]
+    Both,
+    Forward,
 }
 
 fn default_method() -> QueueMethod {
@@ -368,6 +386,10 @@ pub enum TrafficSpec {
         start: Dist,
         #[serde(default)]
         stop: Option<TimeQ>,
+        /// Rate changes: `[[time, rate], ...]` in time order; `rate` holds
+        /// before the first. A rate of 0 pauses the source.
+        #[serde(default)]
+        schedule: Vec<(TimeQ, RateQ)>,
     },
     /// UDP On/Off source: exponential on and off periods, `rate` while on.
     UdpOnOff {
