@@ -372,6 +372,10 @@ pub enum TrafficSpec {
         stop: Option<TimeQ>,
         #[serde(default = "default_port")]
         port: u16,
+        /// This traffic's congestion control instead of `[tcp] cc` (flows
+        /// of different controls sharing a link, seed 004 Fig. 5b).
+        #[serde(default)]
+        cc: Option<CcName>,
     },
     /// Constant-bit-rate UDP.
     UdpCbr {

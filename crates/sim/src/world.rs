@@ -426,6 +426,15 @@ impl World {
                         let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: *port, proto: FlowKey::TCP };
                         let iss = app_rng.next_u64() as u32;
                         let iss2 = app_rng.next_u64() as u32;
+                        let cfg = match t {
+                            // This traffic's own congestion control.
+                            TrafficSpec::TcpBulk { cc: Some(c), .. } => {
+                                let mut own = s.clone();
+                                own.tcp.cc = *c;
+                                tcp_config(&own)
+                            }
+                            _ => cfg,
+                        };
                         let start = draw(start, &mut app_rng);
                         w.tcp.push(TcpFlow {
                             key,

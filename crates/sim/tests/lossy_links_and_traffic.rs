@@ -177,3 +177,32 @@ fn a_reverse_ftp_runs_between_its_start_and_stop_times() {
     );
     assert!(rev.goodput_mbps > 0.6, "goodput {}", rev.goodput_mbps);
 }
+
+#[test]
+fn a_traffic_entry_may_name_its_own_congestion_control() {
+    let text = r#"
+        name = "mixed"
+        [tcp]
+        cc = "reno"
+        segment_size = 1000
+        [topology]
+        kind = "graph"
+        nodes = ["s", "d"]
+        links = [{ from = "s", to = "d", rate = "5Mbps", delay = "10ms", buffer = "50p" }]
+        [[traffic]]
+        kind = "tcp-bulk"
+        from = "s"
+        to = "d"
+        [[traffic]]
+        kind = "tcp-bulk"
+        from = "s"
+        to = "d"
+        cc = "westwoodplus"
+        [run]
+        stop = "5s"
+        trace_flows = [0, 1]
+    "#;
+    let w = world(text, 1);
+    assert!(w.traces[0].bwe_mbps.iter().all(|b| b.is_nan()), "Reno keeps no estimate");
+    assert!(w.traces[1].bwe_mbps.last().is_some_and(|b| *b > 0.0), "Westwood+ does");
+}
