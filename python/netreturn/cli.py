@@ -116,6 +116,10 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
+    if a.paper == "sarbe":
+        from .reproduce_sarbe import main as sarbe_main
+
+        return sarbe_main(a)
     from .reproduce import main as reproduce_main
 
     return reproduce_main(a)
@@ -180,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_calibrate)
 
     rp = sub.add_parser("reproduce", help="reproduce a paper's evaluation and write a report beside its numbers")
-    rp.add_argument("paper", choices=["ewt"], help="which paper (ewt: seed 000, both scenarios, six methods)")
+    rp.add_argument("paper", choices=["ewt", "sarbe"],
+                    help="which paper (ewt: seed 000, both scenarios, six methods; sarbe: seed 004)")
     rp.add_argument("--seeds", type=_positive, default=None, help="seeds per cell (default 30; 3 with --quick)")
     rp.add_argument("--quick", action="store_true", help="smoke test: 3 seeds, capacity search up to 32 flows")
     rp.add_argument("--methods", default=None, help="comma-separated subset of droptail,red,ared,ewa,awm,ewt")
