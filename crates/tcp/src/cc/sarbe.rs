@@ -73,9 +73,9 @@ impl Default for SarbeConfig {
 #[derive(Clone, Debug)]
 pub struct StabilityFilter {
     b: f64,
-    /// U_{k-N}..U_k, oldest first.
-    history: std::collections::VecDeque<f64>,
-    keep: usize,
+    /// U_{k-N}..U_k in a ring (N + 1 slots), `next` the slot to overwrite.
+    history: Vec<f64>,
+    next: usize,
     u: f64,
     last_sample: Option<f64>,
     estimate: f64,
@@ -85,8 +85,8 @@ impl StabilityFilter {
     pub fn new(b: f64, n: usize) -> StabilityFilter {
         StabilityFilter {
             b,
-            history: std::collections::VecDeque::with_capacity(n + 1),
-            keep: n + 1,
+            history: vec![0.0; n + 1],
+            next: 0,
             u: 0.0,
             last_sample: None,
             estimate: 0.0,
@@ -98,16 +98,14 @@ impl StabilityFilter {
         let Some(prev) = self.last_sample.replace(bw) else {
             // The first sample is the first estimate.
             self.estimate = bw;
-            self.history.push_back(0.0);
             return bw;
         };
         // U_k = b U_{k-1} + (1 - b) |Bw_k - Bw_{k-1}|  (eq. 3)
         self.u = self.b * self.u + (1.0 - self.b) * (bw - prev).abs();
-        if self.history.len() == self.keep {
-            self.history.pop_front();
-        }
-        self.history.push_back(self.u);
-        // Umax = max(U_{k-N}, ..., U_k)  (eq. 3)
+        self.history[self.next] = self.u;
+        self.next = if self.next + 1 == self.history.len() { 0 } else { self.next + 1 };
+        // Umax = max(U_{k-N}, ..., U_k)  (eq. 3); slots not yet written
+        // hold U_1 = 0 and never exceed a written U.
         let u_max = self.history.iter().copied().fold(0.0, f64::max);
         // a = U_k / Umax  (eq. 3)
         let a = if u_max > 0.0 { self.u / u_max } else { 0.0 };
@@ -192,12 +190,14 @@ impl Sarbe {
         if rtt.nanos() == 0 {
             return;
         }
-        let cwnd = w.cwnd as f64 / w.mss as f64;
-        let d = cwnd - cwnd * rtt_min.secs_f64() / rtt.secs_f64();
-        if d >= self.cfg.beta {
+        // D = cwnd (RTT - RTTmin) / RTT in segments, compared as
+        // cwnd (RTT - RTTmin) against threshold * RTT (no division).
+        let extra = (w.cwnd as f64 / w.mss as f64) * (rtt.nanos() - rtt_min.nanos()) as f64;
+        let rtt = rtt.nanos() as f64;
+        if extra >= self.cfg.beta * rtt {
             // D >= beta: the network is becoming congested.
             self.incipient = true;
-        } else if d <= self.cfg.alpha {
+        } else if extra <= self.cfg.alpha * rtt {
             // D <= alpha: more bandwidth is available.
             self.incipient = false;
         } // alpha < D < beta: the state of the last estimate is kept.
