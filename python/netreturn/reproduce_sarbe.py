@@ -213,9 +213,11 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
           "| others | SARBE flows | other flows | fair share (Mb/s) |", "|---|---|---|---|"]
     for o in ("reno", "westwood+"):
         rs = [r for r in res["friendliness"] if _p(r, "other") == o]
-        mine = [sum(f["goodput_mbps"] for f in r["flows"][:5]) / 5 for r in rs]
-        other = [sum(f["goodput_mbps"] for f in r["flows"][5:10]) / 5 for r in rs]
-        fair = [sum(f["goodput_mbps"] for f in r["flows"][:10]) / 10 for r in rs]
+        # Flows 0-4 are SARBE, 5-9 the others (the traffic order); the
+        # flows table is by columns.
+        mine = [sum(r["flows"]["goodput_mbps"][:5]) / 5 for r in rs]
+        other = [sum(r["flows"]["goodput_mbps"][5:10]) / 5 for r in rs]
+        fair = [sum(r["flows"]["goodput_mbps"][:10]) / 10 for r in rs]
         fs = sum(fair) / len(fair)
         L.append(f"| {LABEL[o]} | {fmt_ci(*mean_ci([m / f for m, f in zip(mine, fair)])[:2])} | "
                  f"{fmt_ci(*mean_ci([m / f for m, f in zip(other, fair)])[:2])} | {fs:.3f} |")

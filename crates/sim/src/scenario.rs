@@ -165,6 +165,11 @@ pub struct TcpSpec {
     pub fast_convergence: bool,
     #[serde(default = "yes")]
     pub tcp_friendliness: bool,
+    /// SARBE: give cwnd back its value at the loss when a recovery ends
+    /// (the pseudo-code's "keep cwnd"); false leaves cwnd = ssthresh = oCwnd
+    /// as an ns-2 NewReno agent's recovery exit would (docs/tcp.md).
+    #[serde(default = "yes")]
+    pub sarbe_restore_cwnd: bool,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]

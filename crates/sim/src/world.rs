@@ -277,7 +277,11 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         CcName::Reno => CcKind::Reno,
         CcName::NewReno => CcKind::NewReno,
         CcName::WestwoodPlus => CcKind::WestwoodPlus,
-        CcName::Sarbe => CcKind::Sarbe(netreturn_tcp::SarbeConfig { ts_tick: TcpConfig::default().ts_tick, ..Default::default() }),
+        CcName::Sarbe => CcKind::Sarbe(netreturn_tcp::SarbeConfig {
+            ts_tick: TcpConfig::default().ts_tick,
+            restore_cwnd_after_recovery: t.sarbe_restore_cwnd,
+            ..Default::default()
+        }),
         CcName::Cubic => CcKind::Cubic(netreturn_tcp::CubicConfig {
             hystart: t.hystart,
             fast_convergence: t.fast_convergence,

@@ -54,6 +54,13 @@ pub struct SarbeConfig {
     pub beta: f64,
     /// Tick of the receiver's timestamp clock (TcpConfig::ts_tick).
     pub ts_tick: Time,
+    /// At the end of a recovery, give cwnd back its value at the loss
+    /// (without incipient congestion) or `min(cwnd, ssthresh)` (with), as
+    /// the pseudo-code reads. Off: leave the recovery's `cwnd = ssthresh =
+    /// oCwnd` (RFC 6582 step 6), what an ns-2 NewReno agent running the
+    /// pseudo-code at its fast retransmit would do; the "kept" cwnd then
+    /// lasts only through the recovery.
+    pub restore_cwnd_after_recovery: bool,
 }
 
 impl Default for SarbeConfig {
@@ -64,6 +71,7 @@ impl Default for SarbeConfig {
             alpha: 1.0,
             beta: 3.0,
             ts_tick: Time::from_millis(1),
+            restore_cwnd_after_recovery: true,
         }
     }
 }
@@ -277,6 +285,9 @@ impl CongestionControl for Sarbe {
     }
 
     fn on_recovery_exit(&mut self, _now: Time, w: &mut Window) {
+        if !self.cfg.restore_cwnd_after_recovery {
+            return;
+        }
         w.cwnd = if self.loss_incipient {
             // "if (cwnd > ssthresh) cwnd = ssthresh;" (else cwnd is kept)
             self.loss_cwnd.min(w.ssthresh)
@@ -438,6 +449,22 @@ mod tests {
         w.cwnd = w.ssthresh; // the connection's exit
         cc.on_recovery_exit(Time::ZERO, &mut w);
         assert_eq!(w.cwnd, 80 * MSS);
+    }
+
+    #[test]
+    fn without_restoring_the_window_a_recovery_ends_at_ocwnd() {
+        let cfg = SarbeConfig { restore_cwnd_after_recovery: false, ..Default::default() };
+        let mut cc = Sarbe::new(cfg, 1);
+        cc.filter.update(500_000.0);
+        cc.rtt_min = Some(Time::from_millis(100));
+        let mut w = window(80, 200 * MSS);
+        w.ssthresh = cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd);
+        w.cwnd = w.ssthresh + 3 * MSS;
+        cc.on_recovery_enter(Time::ZERO, &mut w);
+        assert_eq!(w.cwnd, 83 * MSS, "kept through the recovery");
+        w.cwnd = w.ssthresh;
+        cc.on_recovery_exit(Time::ZERO, &mut w);
+        assert_eq!(w.cwnd, 50 * MSS, "RFC 6582 step 6: cwnd = ssthresh = oCwnd");
     }
 
     #[test]
