@@ -59,6 +59,14 @@ def _specs(quick: bool, seeds: int) -> dict[str, list[RunSpec]]:
                                                           "wireless_delay": d}, k)
                         for cc in ("reno", "westwood+", "sarbe") for (r, d) in WIRELESS[1:]
                         for k in range(1, seeds + 1)]
+    # The pseudo-code's kept cwnd against an ns-2 NewReno exit (cwnd = oCwnd).
+    s["restore"] = [RunSpec.make("sarbe/lossy_link", {"tcp": "sarbe", "loss": p, "restore_cwnd": False}, k)
+                    for p in losses for k in range(1, seeds + 1)]
+    # What each estimator says at 1 % loss, beside what the flow gets.
+    s["estimates"] = [RunSpec.make("sarbe/cwnd_traces", {"tcp": cc, "loss": 0.01, "ts_tick": tick}, 1, keep_series=True)
+                      for cc, tick in (("westwood+", "1ms"), ("sarbe", "1ms"), ("sarbe", "1us"))]
+    s["ack_compression"] += [RunSpec.make("sarbe/ack_compression", {"tcp": "sarbe", "ts_tick": "1us"}, 1,
+                                          keep_series=True)]
     s["fairness"] = [RunSpec.make("sarbe/fairness", {"tcp": cc, "loss": p}, k)
                      for cc in CCS for p in ([1e-2] if quick else FAIR_LOSSES) for k in range(1, seeds + 1)]
     s["friendliness"] = [RunSpec.make("sarbe/friendliness", {"tcp": "sarbe", "other": o}, k)
@@ -112,7 +120,9 @@ def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
         fig, ax = plt.subplots(figsize=(7, 3.5))
         for r in res[key]:
             tr = r["traces"][0]
-            ax.plot(tr["time_s"], [math.nan if b is None else b for b in tr["bwe_mbps"]], label=LABEL[_p(r, "tcp")])
+            tick = _p(r, "ts_tick")
+            ax.plot(tr["time_s"], [math.nan if b is None else b for b in tr["bwe_mbps"]],
+                    label=LABEL[_p(r, "tcp")] + (f" ({tick} ticks)" if tick else ""))
         q = res[key][0]["queue_series"]
         ax.plot(q["time_s"], [math.nan if a is None else a * PAYLOAD_SHARE for a in q["avail_mbps"]], "k:",
                 label="available (payload)")
@@ -190,14 +200,32 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
                 continue
             L.append(f"| {rt}, {d} | {g['reno']:.3f} | {g['westwood+']:.3f} | {g['sarbe']:.3f} | "
                      f"{(g['sarbe'] / g['reno'] - 1) * 100:+.0f} % | {(g['sarbe'] / g['westwood+'] - 1) * 100:+.0f} % |")
+    if res["restore"]:
+        rt = lossy_table(res["restore"])
+        L += ["", "## SARBE's kept cwnd: restored after recovery (ours) or ns-2 NewReno's exit at oCwnd", "",
+              "| loss % | restored (default) | cwnd = oCwnd at exit |", "|---|---|---|"]
+        for p in sorted({p for (_, p) in rt}):
+            L.append(f"| {p * 100:g} | {fmt_ci(*table[('sarbe', p)][:2])} | {fmt_ci(*rt[('sarbe', p)][:2])} |")
+    if res["estimates"]:
+        L += ["", "## Estimates at 1 % loss, one seed, 10-100 s (Mb/s of payload; link 5 Mb/s = 4.75 of payload)", "",
+              "| | TSval tick | mean estimate | goodput |", "|---|---|---|---|"]
+        for r in res["estimates"]:
+            tr = r["traces"][0]
+            xs = [b for t, b in zip(tr["time_s"], tr["bwe_mbps"]) if t >= 10 and b is not None]
+            L.append(f"| {LABEL[_p(r, 'tcp')]} | {_p(r, 'ts_tick')} | {sum(xs) / max(len(xs), 1):.3f} | "
+                     f"{r['summary']['goodput_mean_mbps']:.3f} |")
     L += ["", "## Fig. 2: estimate minus available bandwidth (Mb/s of payload)", "",
-          "| experiment | interval | Westwood+ mean / mean abs | SARBE mean / mean abs |", "|---|---|---|---|"]
+          "| experiment | interval | Westwood+ mean / mean abs | SARBE mean / mean abs | SARBE, 1 us ticks |",
+          "|---|---|---|---|---|"]
     for key, spans in (("tracking", [(0, 30)]), ("ack_compression", [(0, 30), (30, 120), (120, 150)])):
-        by_cc = {_p(r, "tcp"): r for r in res[key]}
+        by_cc = {(_p(r, "tcp"), _p(r, "ts_tick") or "1ms"): r for r in res[key]}
         for t0, t1 in spans:
             cells = []
-            for cc in ("westwood+", "sarbe"):
-                m, a = tracking_error(by_cc[cc], t0, t1)
+            for k in (("westwood+", "1ms"), ("sarbe", "1ms"), ("sarbe", "1us")):
+                if k not in by_cc:
+                    cells.append("-")
+                    continue
+                m, a = tracking_error(by_cc[k], t0, t1)
                 cells.append(f"{m:+.3f} / {a:.3f}")
             L.append(f"| {key} | {t0}-{t1} s | " + " | ".join(cells) + " |")
     L += ["", f"The paper: Westwood overestimates by more than {PAPER['westwood_overestimate_mbps']:g} Mb/s "

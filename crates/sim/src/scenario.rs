@@ -170,6 +170,14 @@ pub struct TcpSpec {
     /// as an ns-2 NewReno agent's recovery exit would (docs/tcp.md).
     #[serde(default = "yes")]
     pub sarbe_restore_cwnd: bool,
+    /// Tick of the timestamp clock (RFC 7323 TSval); SARBE's samples are
+    /// quantized to it. Default 1 ms (ns-3, Linux).
+    #[serde(default = "default_ts_tick")]
+    pub ts_tick: TimeQ,
+}
+
+fn default_ts_tick() -> TimeQ {
+    TimeQ(netreturn_base::Time::from_millis(1))
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]

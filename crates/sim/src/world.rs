@@ -278,7 +278,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         CcName::NewReno => CcKind::NewReno,
         CcName::WestwoodPlus => CcKind::WestwoodPlus,
         CcName::Sarbe => CcKind::Sarbe(netreturn_tcp::SarbeConfig {
-            ts_tick: TcpConfig::default().ts_tick,
+            ts_tick: t.ts_tick.0,
             restore_cwnd_after_recovery: t.sarbe_restore_cwnd,
             ..Default::default()
         }),
@@ -301,6 +301,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         delayed_ack_timeout: t.delayed_ack_timeout.0,
         min_rto: t.min_rto.0,
         initial_cwnd: t.initial_cwnd,
+        ts_tick: t.ts_tick.0,
         recovery: match t.recovery {
             crate::scenario::RecoveryName::Prr => netreturn_tcp::Recovery::Prr,
             crate::scenario::RecoveryName::Classic => netreturn_tcp::Recovery::Classic,
