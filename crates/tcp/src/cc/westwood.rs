@@ -46,8 +46,10 @@ pub struct DeliveredCount {
 
 impl DeliveredCount {
     pub fn count(&mut self, ev: &AckEvent, mss: u64) -> u64 {
-        if ev.delivered > ev.acked {
-            // SACK: newly SACKed bytes are reported exactly.
+        if ev.delivered != ev.acked {
+            // SACK: newly SACKed bytes count when SACKed (delivered >
+            // acked) and not again when SND.UNA passes them (delivered <
+            // acked); RFC 6937 DeliveredData is exact.
             return ev.delivered;
         }
         if ev.acked == 0 {
@@ -237,6 +239,18 @@ mod tests {
         // already counted.
         assert_eq!(c.count(&ack(4000, None), 1000), 2000);
         assert_eq!(c.count(&ack(2000, None), 1000), 2000);
+    }
+
+    #[test]
+    fn with_sack_bytes_count_once_when_sacked_and_not_again_when_cumulatively_acked() {
+        let mut c = DeliveredCount::default();
+        let sacked = AckEvent { delivered: 1000, duplicate: true, ..ack(0, None) };
+        assert_eq!(c.count(&sacked, 1000), 1000);
+        assert_eq!(c.count(&sacked, 1000), 1000);
+        // The retransmission fills the hole: SND.UNA moves 3000 B, of which
+        // 2000 were SACKed already.
+        let covering = AckEvent { delivered: 1000, ..ack(3000, None) };
+        assert_eq!(c.count(&covering, 1000), 1000);
     }
 
     #[test]
