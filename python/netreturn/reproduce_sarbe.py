@@ -35,6 +35,10 @@ LOSSES = [1e-5, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1]
 FAIR_LOSSES = [1e-4, 1e-3, 1e-2, 1e-1]
 # (rate, delay) of the wireless hop: ours first, then the sensitivity.
 WIRELESS = [("10Mbps", "1ms"), ("10Mbps", "10ms"), ("2Mbps", "1ms"), ("54Mbps", "1ms")]
+# A CBR schedule with 2-s steps (the sensitivity of Fig. 2a).
+FAST_RATES = ["1Mbps", "0.25Mbps", "1.25Mbps", 0, "0.75Mbps", "0.5Mbps", "1Mbps", 0, "1.25Mbps", "0.25Mbps", 0,
+              "0.75Mbps", 0, "1Mbps"]
+FAST_SCHEDULE = [[f"{2 * (k + 1)}s", r] for k, r in enumerate(FAST_RATES)]
 # What the paper states (section 4.1 and Fig. 2b).
 PAPER = {
     "gain_vs_reno_1pct": 0.766,
@@ -49,6 +53,9 @@ PAYLOAD_SHARE = 1000 / 1052
 def _specs(quick: bool, seeds: int) -> dict[str, list[RunSpec]]:
     s: dict[str, list[RunSpec]] = {}
     s["tracking"] = [RunSpec.make("sarbe/tracking", {"tcp": cc}, 1, keep_series=True) for cc in ("westwood+", "sarbe")]
+    # Sensitivity to the CBR schedule the paper does not give: 2-s steps.
+    s["tracking_fast"] = [RunSpec.make("sarbe/tracking", {"tcp": cc, "schedule": FAST_SCHEDULE}, 1, keep_series=True)
+                          for cc in ("westwood+", "sarbe")]
     s["ack_compression"] = [RunSpec.make("sarbe/ack_compression", {"tcp": cc}, 1, keep_series=True)
                             for cc in ("westwood+", "sarbe")]
     s["cwnd"] = [RunSpec.make("sarbe/cwnd_traces", {"tcp": cc}, 1, keep_series=True) for cc in CCS]
@@ -217,7 +224,7 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
     L += ["", "## Fig. 2: estimate minus available bandwidth (Mb/s of payload)", "",
           "| experiment | interval | Westwood+ mean / mean abs | SARBE mean / mean abs | SARBE, 1 us ticks |",
           "|---|---|---|---|---|"]
-    for key, spans in (("tracking", [(0, 30)]), ("ack_compression", [(0, 30), (30, 120), (120, 150)])):
+    for key, spans in (("tracking", [(0, 30)]), ("tracking_fast", [(0, 30)]), ("ack_compression", [(0, 30), (30, 120), (120, 150)])):
         by_cc = {(_p(r, "tcp"), _p(r, "ts_tick") or "1ms"): r for r in res[key]}
         for t0, t1 in spans:
             cells = []

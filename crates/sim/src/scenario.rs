@@ -522,6 +522,7 @@ impl Scenario {
                     | (toml::Value::Float(_), toml::Value::Float(_) | toml::Value::Integer(_))
                     | (toml::Value::Boolean(_), toml::Value::Boolean(_))
                     | (toml::Value::String(_), toml::Value::String(_))
+                    | (toml::Value::Array(_), toml::Value::Array(_))
             );
             if !compatible {
                 return Err(err(&format!("params.{name}"), format!("--set {name}={value}: expected {} like the default {old}", old.type_str())));
