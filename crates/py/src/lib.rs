@@ -224,6 +224,7 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     let q = PyDict::new(py);
     q.set_item("time_s", r.queue_series.0.clone())?;
     q.set_item("bytes", r.queue_series.1.clone())?;
+    q.set_item("avail_mbps", r.avail_mbps.clone())?;
     d.set_item("queue_series", q)?;
     let traces = PyList::empty(py);
     for t in &r.traces {
@@ -236,6 +237,7 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         x.set_item("ssthresh", t.ssthresh.clone())?;
         x.set_item("rtt_ms", t.rtt_ms.clone())?;
         x.set_item("delivered", t.delivered.clone())?;
+        x.set_item("bwe_mbps", t.bwe_mbps.clone())?;
         traces.append(x)?;
     }
     d.set_item("traces", traces)?;

@@ -189,6 +189,10 @@ pub struct RunResult {
     pub ifaces: Vec<IfaceRow>,
     /// Monitored queue occupancy: (time s, bytes).
     pub queue_series: (Vec<f64>, Vec<f64>),
+    /// Available bandwidth at the monitored interface at the times of
+    /// `queue_series` (Mb/s): its rate minus the cross traffic it carried,
+    /// see `World::avail_mbps`.
+    pub avail_mbps: Vec<f64>,
     pub traces: Vec<FlowTrace>,
     pub events: u64,
     /// pcap captures requested in `run.pcap`: (interface name, file bytes).
@@ -236,7 +240,8 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
     }
     let mut udp = vec![];
     for (i, u) in w.udp.iter().enumerate() {
-        let active = end.saturating_sub(u.start);
+        // A source that stops before the run ends is active until its stop.
+        let active = u.stop.unwrap_or(end).min(end).saturating_sub(u.start);
         udp.push(UdpRow {
             flow: i,
             src: node(u.src),
@@ -342,6 +347,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         udp,
         ifaces,
         queue_series: w.queue_series.clone(),
+        avail_mbps: w.avail_mbps.clone(),
         traces: w.traces.clone(),
         events: w.events_processed(),
         pcaps: w.ifaces.iter().filter_map(|f| f.pcap.as_ref().map(|p| (f.spec.name.clone(), p.bytes().to_vec()))).collect(),

@@ -170,6 +170,19 @@ pub struct TcpSpec {
     pub fast_convergence: bool,
     #[serde(default = "yes")]
     pub tcp_friendliness: bool,
+    /// SARBE: give cwnd back its value at the loss when a recovery ends
+    /// (the pseudo-code's "keep cwnd"); false leaves cwnd = ssthresh = oCwnd
+    /// as an ns-2 NewReno agent's recovery exit would (docs/tcp.md).
+    #[serde(default = "yes")]
+    pub sarbe_restore_cwnd: bool,
+    /// Tick of the timestamp clock (RFC 7323 TSval); SARBE's samples are
+    /// quantized to it. Default 1 ms (ns-3, Linux).
+    #[serde(default = "default_ts_tick")]
+    pub ts_tick: TimeQ,
+}
+
+fn default_ts_tick() -> TimeQ {
+    TimeQ(netreturn_base::Time::from_millis(1))
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -235,6 +248,11 @@ pub struct LinkSpec {
     /// Bernoulli loss probability per packet on this link (lossy / wireless).
     #[serde(default)]
     pub loss: f64,
+    /// Which directions `loss` applies to: `both` (the default) or
+    /// `forward` only (the direction this spec describes: a wireless hop
+    /// that loses data packets and not the ACKs, seed 004).
+    #[serde(default)]
+    pub loss_direction: LossDirection,
     /// Gateway parameters (read when `queue` names a gateway):
     /// `{ ewt = { st = "29kB" }, awm = { ... }, assume_wscale = 7 }`.
     #[serde(default)]
@@ -263,6 +281,14 @@ pub struct ReverseSpec {
     pub gateway: Option<GatewayParams>,
     #[serde(default)]
     pub red: Option<RedSpec>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LossDirection {
+    #[default]
+    Both,
+    Forward,
 }
 
 fn default_method() -> QueueMethod {
@@ -356,6 +382,10 @@ pub enum TrafficSpec {
         stop: Option<TimeQ>,
         #[serde(default = "default_port")]
         port: u16,
+        /// This traffic's congestion control instead of `[tcp] cc` (flows
+        /// of different controls sharing a link, seed 004 Fig. 5b).
+        #[serde(default)]
+        cc: Option<CcName>,
     },
     /// An application-rate-limited TCP source: writes of `packet` bytes at
     /// `rate` into the connection's send buffer, a write that does not fit
@@ -391,6 +421,10 @@ pub enum TrafficSpec {
         start: Dist,
         #[serde(default)]
         stop: Option<TimeQ>,
+        /// Rate changes: `[[time, rate], ...]` in time order; `rate` holds
+        /// before the first. A rate of 0 pauses the source.
+        #[serde(default)]
+        schedule: Vec<(TimeQ, RateQ)>,
     },
     /// UDP On/Off source: exponential on and off periods, `rate` while on.
     UdpOnOff {
@@ -524,6 +558,7 @@ impl Scenario {
                     | (toml::Value::Float(_), toml::Value::Float(_) | toml::Value::Integer(_))
                     | (toml::Value::Boolean(_), toml::Value::Boolean(_))
                     | (toml::Value::String(_), toml::Value::String(_))
+                    | (toml::Value::Array(_), toml::Value::Array(_))
             );
             if !compatible {
                 return Err(err(&format!("params.{name}"), format!("--set {name}={value}: expected {} like the default {old}", old.type_str())));

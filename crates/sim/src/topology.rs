@@ -1,7 +1,7 @@
 //! Nodes, point-to-point links and static shortest-path routing, built from
 //! a scenario's [`TopologySpec`].
 
-use crate::scenario::{LinkSpec, QueueMethod, TopologySpec};
+use crate::scenario::{LinkSpec, LossDirection, QueueMethod, TopologySpec};
 use netreturn_base::{Rate, Time};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -77,8 +77,9 @@ impl Builder {
     }
 
     /// A duplex link: `spec` applies to a -> b; b -> a gets the same rate,
-    /// delay, loss and buffer under plain DropTail (the ACK direction),
-    /// unless `spec.reverse` gives it a queue of its own.
+    /// delay and buffer under plain DropTail (the ACK direction) unless
+    /// `spec.reverse` gives it a queue of its own, and the same loss unless
+    /// `loss_direction = "forward"`.
     fn link(&mut self, a: u32, b: u32, spec: &LinkSpec) -> u32 {
         let delay = match (spec.delay, spec.rtt) {
             (Some(d), _) => d.0,
@@ -106,6 +107,10 @@ impl Builder {
             buffer: r.buffer.map_or(fwd.buffer, |b| b.0),
             gateway: r.gateway,
             red: r.red,
+            loss: match spec.loss_direction {
+                LossDirection::Both => spec.loss,
+                LossDirection::Forward => 0.0,
+            },
             ..fwd.clone()
         };
         self.ifaces.push(fwd);
@@ -180,6 +185,7 @@ impl Topology {
                         queue: QueueMethod::Queue(netreturn_control::QueueKind::DropTail),
                         buffer: crate::units::SizeQ(crate::units::Size::Packets(1000)),
                         loss: 0.0,
+                        loss_direction: LossDirection::Both,
                         gateway: None,
                         red: None,
                         reverse: None,

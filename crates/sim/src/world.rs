@@ -193,6 +193,8 @@ pub struct UdpFlow {
     pub packet: u32,
     pub start: Time,
     pub stop: Option<Time>,
+    /// CBR rate changes (time, rate), in time order.
+    pub schedule: Vec<(Time, Rate)>,
     /// (mean on, mean off) for On/Off sources.
     pub onoff: Option<(Time, Time)>,
     on_until: Time,
@@ -215,6 +217,9 @@ pub struct FlowTrace {
     /// Payload bytes delivered to the receiving application so far (per-flow
     /// rate by batch means, seed 001 section 3.2).
     pub delivered: Vec<f64>,
+    /// The sender's bandwidth estimate (Westwood+, SARBE), Mb/s; NaN for
+    /// controllers without one.
+    pub bwe_mbps: Vec<f64>,
 }
 
 pub struct World {
@@ -233,6 +238,14 @@ pub struct World {
     sample_interval: Time,
     pub monitor: Option<u32>,
     pub queue_series: (Vec<f64>, Vec<f64>),
+    /// Beside `queue_series`: the monitored interface's rate minus the
+    /// cross traffic it carried (every packet but those of the traced TCP
+    /// flows, headers included) in the sample interval ending then, Mb/s:
+    /// the bandwidth available to the traced flows (NaN at t = 0).
+    pub avail_mbps: Vec<f64>,
+    /// Bytes of cross traffic the monitored interface began to send since
+    /// the last sample.
+    cross_bytes: u64,
     pub traces: Vec<FlowTrace>,
     pub rtt_samples_ms: Vec<f64>,
     /// Stop the run if its memory grows past this many bytes (checked at
@@ -278,6 +291,12 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         CcName::None => CcKind::None,
         CcName::Reno => CcKind::Reno,
         CcName::NewReno => CcKind::NewReno,
+        CcName::WestwoodPlus => CcKind::WestwoodPlus,
+        CcName::Sarbe => CcKind::Sarbe(netreturn_tcp::SarbeConfig {
+            ts_tick: t.ts_tick.0,
+            restore_cwnd_after_recovery: t.sarbe_restore_cwnd,
+            ..Default::default()
+        }),
         CcName::Cubic => CcKind::Cubic(netreturn_tcp::CubicConfig {
             hystart: t.hystart,
             fast_convergence: t.fast_convergence,
@@ -298,6 +317,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         delayed_ack_timeout: t.delayed_ack_timeout.0,
         min_rto: t.min_rto.0,
         initial_cwnd: t.initial_cwnd,
+        ts_tick: t.ts_tick.0,
         recovery: match t.recovery {
             crate::scenario::RecoveryName::Prr => netreturn_tcp::Recovery::Prr,
             crate::scenario::RecoveryName::Classic => netreturn_tcp::Recovery::Classic,
@@ -374,6 +394,8 @@ impl World {
             sample_interval: s.run.sample_interval.0,
             monitor,
             queue_series: (vec![], vec![]),
+            avail_mbps: vec![],
+            cross_bytes: 0,
             traces: vec![],
             rtt_samples_ms: vec![],
             memory_limit: None,
@@ -420,6 +442,15 @@ impl World {
                         let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: *port, proto: FlowKey::TCP };
                         let iss = app_rng.next_u64() as u32;
                         let iss2 = app_rng.next_u64() as u32;
+                        let cfg = match t {
+                            // This traffic's own congestion control.
+                            TrafficSpec::TcpBulk { cc: Some(c), .. } => {
+                                let mut own = s.clone();
+                                own.tcp.cc = *c;
+                                tcp_config(&own)
+                            }
+                            _ => cfg,
+                        };
                         let start = draw(start, &mut app_rng);
                         w.tcp.push(TcpFlow {
                             key,
@@ -455,6 +486,10 @@ impl World {
                             packet: *packet,
                             start,
                             stop: stop.map(|x| x.0),
+                            schedule: match t {
+                                TrafficSpec::UdpCbr { schedule, .. } => schedule.iter().map(|(t, r)| (t.0, r.0)).collect(),
+                                _ => vec![],
+                            },
                             onoff,
                             on_until: Time::MAX,
                             rng: Rng::derive(seed, 2_000_000 + id as u64),
@@ -733,6 +768,12 @@ impl World {
             let key = if p.udp { self.udp[p.flow as usize].key } else { self.view(&p).key };
             self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, &p, key);
         }
+        if self.monitor == Some(i) {
+            let p = &self.pool.slots[pi as usize];
+            if p.udp || !self.traces.iter().any(|t| t.flow == p.flow as usize) {
+                self.cross_bytes += size as u64;
+            }
+        }
         let iface = &mut self.ifaces[i as usize];
         if iface.rng.bernoulli(iface.spec.loss) {
             iface.stats.loss_drops += 1;
@@ -936,7 +977,16 @@ impl World {
         if u.stop.is_some_and(|s| now >= s) {
             return;
         }
-        let gap = u.rate.tx_time(u.packet as u64);
+        // The CBR schedule: the last rate change at or before now.
+        let rate = u.schedule.iter().take_while(|(t, _)| *t <= now).last().map_or(u.rate, |&(_, r)| r);
+        if rate.0 == 0 {
+            // Paused until the next change of rate, if any.
+            if let Some(&(t, _)) = u.schedule.iter().find(|(t, _)| *t > now) {
+                self.events.schedule(t, Event::UdpTick(ui));
+            }
+            return;
+        }
+        let gap = rate.tx_time(u.packet as u64);
         if now >= u.on_until {
             // Off period, then a new on period (exponential both).
             let (on, off) = u.onoff.expect("on_until is set only for on/off sources");
@@ -961,6 +1011,9 @@ impl World {
             self.drain(m);
             self.queue_series.0.push(t);
             self.queue_series.1.push(self.ifaces[m as usize].queue.backlog().bytes as f64);
+            let cross = std::mem::take(&mut self.cross_bytes) as f64 * 8.0 / self.sample_interval.secs_f64();
+            let rate = self.ifaces[m as usize].spec.rate.0 as f64;
+            self.avail_mbps.push(if self.now > Time::ZERO { (rate - cross).max(0.0) / 1e6 } else { f64::NAN });
         }
         for tr in &mut self.traces {
             let f = &self.tcp[tr.flow];
@@ -975,6 +1028,7 @@ impl World {
             tr.ssthresh.push(p.ssthresh.min(1 << 40) as f64);
             tr.rtt_ms.push(p.last_rtt.map(|r| r.millis_f64()).unwrap_or(f64::NAN));
             tr.delivered.push(f.conns[1].stats().bytes_delivered as f64);
+            tr.bwe_mbps.push(f.conns[0].bandwidth_estimate().map_or(f64::NAN, |b| b * 8.0 / 1e6));
         }
         for f in &self.tcp {
             if f.started && f.done_at.is_none() && f.start >= self.warmup {

@@ -5,6 +5,7 @@ use netreturn_base::Time;
 
 use crate::cc::cubic::CubicConfig;
 use crate::ngwa::NgwaConfig;
+use crate::cc::sarbe::SarbeConfig;
 
 /// Which congestion control a connection runs. A closed enum (smoltcp
 /// style): adding an algorithm means adding a variant and a file under
@@ -21,6 +22,11 @@ pub enum CcKind {
     NewReno,
     /// RFC 9438 with ns-3's HyStart.
     Cubic(CubicConfig),
+    /// Westwood+ (Mascolo et al.) as Linux `tcp_westwood` / ns-3 3.44
+    /// `TcpWestwoodPlus`, on NewReno.
+    WestwoodPlus,
+    /// SARBE + LDED (seed 004), on NewReno.
+    Sarbe(SarbeConfig),
 }
 
 /// The congestion controls by name: the list scenario files, the testbed
@@ -34,6 +40,11 @@ pub enum CcName {
     Reno,
     NewReno,
     Cubic,
+    /// Westwood+ (Linux `tcp_westwood`, ns-3 `TcpWestwoodPlus`).
+    #[serde(rename = "westwood+", alias = "westwoodplus")]
+    WestwoodPlus,
+    /// SARBE + LDED (seed 004).
+    Sarbe,
 }
 
 impl CcName {
@@ -43,6 +54,8 @@ impl CcName {
         (CcName::Reno, "reno", "RFC 5681, a partial ACK ends fast recovery"),
         (CcName::NewReno, "newreno", "RFC 5681 + RFC 6582"),
         (CcName::Cubic, "cubic", "RFC 9438 with ns-3's HyStart"),
+        (CcName::WestwoodPlus, "westwood+", "Westwood+: ssthresh = bandwidth estimate x RTTmin on loss (Linux tcp_westwood)"),
+        (CcName::Sarbe, "sarbe", "SARBE + LDED (seed 004): receiver-timestamp bandwidth estimate, loss differentiation"),
     ];
 
     pub fn name(self) -> &'static str {

@@ -29,6 +29,7 @@ pub mod segment;
 pub mod stats;
 
 pub use cc::cubic::CubicConfig;
+pub use cc::sarbe::SarbeConfig;
 pub use config::{CcKind, CcName, Recovery, TcpConfig};
 pub use connection::{Connection, State};
 pub use ngwa::{NgwaConfig, NgwaReceiver};

@@ -16,8 +16,15 @@ use proptest::prelude::*;
 
 const ISS: u32 = 0x1234_5678;
 
-fn ccs() -> [CcKind; 4] {
-    [CcKind::None, CcKind::Reno, CcKind::NewReno, CcKind::Cubic(Default::default())]
+fn ccs() -> [CcKind; 6] {
+    [
+        CcKind::None,
+        CcKind::Reno,
+        CcKind::NewReno,
+        CcKind::Cubic(Default::default()),
+        CcKind::WestwoodPlus,
+        CcKind::Sarbe(Default::default()),
+    ]
 }
 
 /// A Bernoulli loss rule from its own seeded generator.
@@ -48,7 +55,7 @@ fn case() -> impl Strategy<Value = Case> {
         0.0..0.05f64,
         2_000u64..400_000,
         1u64..300_000,
-        0..4usize,
+        0..ccs().len(),
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
@@ -151,7 +158,7 @@ fn a_receive_buffer_full_of_out_of_order_data_never_closes_the_window_for_good()
     // transmission of many segments and a middlebox lowering windows
     // recreate the pressure; the transfer must complete.
     for sack in [true, false] {
-        for cc in 0..4 {
+        for cc in 0..ccs().len() {
             let c = Case {
                 seed: 3,
                 data_loss: 0.08,

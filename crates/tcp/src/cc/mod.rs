@@ -9,6 +9,8 @@
 pub mod cubic;
 pub mod none;
 pub mod reno;
+pub mod sarbe;
+pub mod westwood;
 
 use netreturn_base::{InBand, Time};
 
@@ -128,6 +130,12 @@ pub trait CongestionControl {
     fn partial_ack_ends_recovery(&self) -> bool {
         false
     }
+
+    /// The sender's estimate of its available bandwidth in bytes per
+    /// second, for controllers that keep one (Westwood+, SARBE); traced.
+    fn bandwidth_estimate(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// The closed set of controllers, dispatched by `match` (no boxing, no
@@ -137,6 +145,8 @@ pub enum Cc {
     None(none::NoCc),
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
+    WestwoodPlus(westwood::Westwood),
+    Sarbe(sarbe::Sarbe),
 }
 
 impl Cc {
@@ -146,6 +156,8 @@ impl Cc {
             CcKind::Reno => Cc::Reno(reno::Reno::new(abc_limit, false)),
             CcKind::NewReno => Cc::Reno(reno::Reno::new(abc_limit, true)),
             CcKind::Cubic(cfg) => Cc::Cubic(cubic::Cubic::new(cfg)),
+            CcKind::WestwoodPlus => Cc::WestwoodPlus(westwood::Westwood::new(abc_limit)),
+            CcKind::Sarbe(cfg) => Cc::Sarbe(sarbe::Sarbe::new(cfg, abc_limit)),
         }
     }
 }
@@ -156,6 +168,8 @@ macro_rules! dispatch {
             Cc::None($c) => $e,
             Cc::Reno($c) => $e,
             Cc::Cubic($c) => $e,
+            Cc::WestwoodPlus($c) => $e,
+            Cc::Sarbe($c) => $e,
         }
     };
 }
@@ -193,5 +207,8 @@ impl CongestionControl for Cc {
     }
     fn on_send(&mut self, now: Time, w: &Window, srtt: Option<Time>, inband: &mut InBand) {
         dispatch!(self, c => c.on_send(now, w, srtt, inband))
+    }
+    fn bandwidth_estimate(&self) -> Option<f64> {
+        dispatch!(self, c => c.bandwidth_estimate())
     }
 }

@@ -283,6 +283,12 @@ impl Connection {
         }
     }
 
+    /// The congestion control's bandwidth estimate in bytes per second
+    /// (Westwood+, SARBE), if it keeps one.
+    pub fn bandwidth_estimate(&self) -> Option<f64> {
+        self.cc.bandwidth_estimate()
+    }
+
     /// The sender's state in one line, sequence numbers as offsets from the
     /// ISN (so data byte k is k + 1, like ns-3's relative numbers), for
     /// packet logs: `una nxt max high_rxt cwnd ssthresh pipe rec rto sack`.

@@ -476,4 +476,19 @@ fn a_falling_wngwa_never_moves_the_advertised_right_edge_left() {
         }
     }
     assert_eq!(s.window_field(), 2_000, "the edge reached, Wngwa rules");
+#[test]
+fn sarbe_after_a_timeout_has_ssthresh_ocwnd_and_cwnd_one_segment() {
+    // Seed 004 section 3.2, pseudo-code B: "ssthresh = oCwnd; cwnd = 1;".
+    // Without an estimate yet oCwnd is its floor of two segments.
+    let cfg = TcpConfig { mss: 1000, cc: crate::CcKind::Sarbe(Default::default()), ..Default::default() };
+    let (mut c, _s) = established(&cfg);
+    let mut sent = Vec::new();
+    c.send(Time::ZERO, 100_000, &mut sent);
+    assert_eq!(c.probe().cwnd, 10_000);
+    let t = c.next_timer().unwrap();
+    let mut rtx = Vec::new();
+    c.on_timer(t, &mut rtx);
+    assert_eq!(c.probe().cwnd, 1000, "cwnd = 1 segment");
+    assert_eq!(c.probe().ssthresh, 2000, "ssthresh = oCwnd (floor: 2 segments)");
+    assert_eq!(rtx.len(), 1);
 }

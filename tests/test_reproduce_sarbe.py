@@ -1,0 +1,37 @@
+"""Seed 004's reproduction: the scenarios run and the report's arithmetic."""
+
+import math
+
+from netreturn import _native
+from netreturn.reproduce_sarbe import PAYLOAD_SHARE, lossy_table, tracking_error
+from netreturn.scenarios import resolve
+
+
+def test_every_sarbe_scenario_runs_with_every_new_congestion_control():
+    for name in ("lossy_link", "tracking", "ack_compression", "cwnd_traces", "fairness", "friendliness"):
+        for cc in ("westwood+", "sarbe"):
+            r = _native.run(str(resolve(f"sarbe/{name}")), 1, [("tcp", f'"{cc}"')])
+            assert r["summary"]["goodput_mean_mbps"] > 0, (name, cc)
+
+
+def test_the_traced_estimate_and_the_available_bandwidth_line_up():
+    r = _native.run(str(resolve("sarbe/tracking")), 1, [("tcp", '"sarbe"')])
+    q, tr = r["queue_series"], r["traces"][0]
+    assert len(q["avail_mbps"]) == len(q["time_s"])
+    assert all(not math.isnan(b) for t, b in zip(tr["time_s"], tr["bwe_mbps"]) if t > 1)
+    mean, mean_abs = tracking_error(r)
+    assert mean_abs < 0.5, mean_abs
+
+
+def test_tracking_error_compares_the_estimate_with_the_payload_share_of_the_available_bandwidth():
+    r = {"queue_series": {"time_s": [2.0, 3.0], "avail_mbps": [1.0, 1.0]},
+         "traces": [{"time_s": [2.0, 3.0], "bwe_mbps": [1.0, PAYLOAD_SHARE]}]}
+    mean, mean_abs = tracking_error(r)
+    assert math.isclose(mean, (1.0 - PAYLOAD_SHARE) / 2)
+    assert math.isclose(mean_abs, (1.0 - PAYLOAD_SHARE) / 2)
+
+
+def test_the_lossy_table_groups_runs_by_control_and_loss():
+    runs = [{"params": {"tcp": "sarbe", "loss": "0.01"}, "summary": {"goodput_mean_mbps": g}} for g in (1.0, 3.0)]
+    m, h, n = lossy_table(runs)[("sarbe", 0.01)]
+    assert (m, n) == (2.0, 2) and h > 0
