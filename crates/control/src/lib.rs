@@ -12,7 +12,7 @@
 //!   enforces the common rules (never raise, floor, leave unknown flows alone).
 //! * one module per controller: [`ewt`], [`ewa`], [`awm`], [`saplaw`], [`rwm`].
 //! * [`stage`]: router stages that rewrite the in-band fields of forward
-//!   packets; [`ngwa`] is NGWA's router rule.
+//!   packets; [`ngwa`] is NGWA's router rule, [`xcp`] XCP's router.
 
 pub mod awm;
 pub mod controller;
@@ -26,6 +26,7 @@ pub mod rwm;
 pub mod saplaw;
 pub mod stage;
 pub mod view;
+pub mod xcp;
 
 pub use controller::{Bottleneck, Controller, ControllerConfig, FlowInfo, WindowController};
 pub use gateway::{GatewayConfig, GatewayStats, WindowGateway};

@@ -4,6 +4,7 @@
 use netreturn_base::Time;
 
 use crate::cc::cubic::CubicConfig;
+use crate::cc::xcp::XcpConfig;
 
 /// Which congestion control a connection runs. A closed enum (smoltcp
 /// style): adding an algorithm means adding a variant and a file under
@@ -20,6 +21,9 @@ pub enum CcKind {
     NewReno,
     /// RFC 9438 with ns-3's HyStart.
     Cubic(CubicConfig),
+    /// XCP's sender (Katabi et al. 2002 section 3.1): the window follows
+    /// the routers' feedback; losses as NewReno.
+    Xcp(XcpConfig),
 }
 
 /// How cwnd evolves during fast recovery.

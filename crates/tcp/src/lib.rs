@@ -28,6 +28,7 @@ pub mod segment;
 pub mod stats;
 
 pub use cc::cubic::CubicConfig;
+pub use cc::xcp::XcpConfig;
 pub use config::{CcKind, Recovery, TcpConfig};
 pub use connection::{Connection, State};
 pub use segment::{Options, SackBlocks, Segment, MAX_SACK_BLOCKS};

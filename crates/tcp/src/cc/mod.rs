@@ -9,6 +9,7 @@
 pub mod cubic;
 pub mod none;
 pub mod reno;
+pub mod xcp;
 
 use netreturn_base::{InBand, Time};
 
@@ -137,6 +138,7 @@ pub enum Cc {
     None(none::NoCc),
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
+    Xcp(xcp::Xcp),
 }
 
 impl Cc {
@@ -146,6 +148,7 @@ impl Cc {
             CcKind::Reno => Cc::Reno(reno::Reno::new(abc_limit, false)),
             CcKind::NewReno => Cc::Reno(reno::Reno::new(abc_limit, true)),
             CcKind::Cubic(cfg) => Cc::Cubic(cubic::Cubic::new(cfg)),
+            CcKind::Xcp(cfg) => Cc::Xcp(xcp::Xcp::new(cfg)),
         }
     }
 }
@@ -156,6 +159,7 @@ macro_rules! dispatch {
             Cc::None($c) => $e,
             Cc::Reno($c) => $e,
             Cc::Cubic($c) => $e,
+            Cc::Xcp($c) => $e,
         }
     };
 }
