@@ -94,7 +94,7 @@ pub fn build_gateway(f: &IfaceSpec, capacity_bytes: u64, mss: u32) -> Result<Opt
     let name = QueueMethod::ALL[f.method as usize];
     let g = top.and_then(|t| t.get(name));
     let controller = match f.method {
-        QueueMethod::Droptail | QueueMethod::Red | QueueMethod::Ared => return Ok(None),
+        QueueMethod::Droptail | QueueMethod::Red | QueueMethod::Ared | QueueMethod::Xcp => return Ok(None),
         QueueMethod::Ewt => {
             let p = Params::new(g, "ewt", &["st"])?;
             ControllerConfig::Ewt(EwtConfig { start_threshold: p.bytes("st", mtu)?, ..EwtConfig::default() })

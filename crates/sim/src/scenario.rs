@@ -117,6 +117,8 @@ pub enum CcName {
     Reno,
     NewReno,
     Cubic,
+    /// XCP's sender (SPEC.md 2.7); needs XCP routers (`queue = "xcp"`).
+    Xcp,
 }
 
 /// TCP settings for every endpoint of the scenario. Defaults are ns-3
@@ -217,10 +219,13 @@ pub enum QueueMethod {
     Awm,
     SapLaw,
     Rwm,
+    /// XCP's router over DropTail, on both directions of the link; the
+    /// senders run XCP (`crate::xcp`).
+    Xcp,
 }
 
 impl QueueMethod {
-    pub const ALL: [&'static str; 8] = ["droptail", "red", "ared", "ewt", "ewa", "awm", "sap-law", "rwm"];
+    pub const ALL: [&'static str; 9] = ["droptail", "red", "ared", "ewt", "ewa", "awm", "sap-law", "rwm", "xcp"];
 }
 
 /// One direction of a point-to-point link (the other direction gets the same

@@ -274,6 +274,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
             tcp_friendliness: t.tcp_friendliness,
             ..Default::default()
         }),
+        CcName::Xcp => CcKind::Xcp(Default::default()),
     };
     TcpConfig {
         cc,
@@ -359,7 +360,8 @@ impl World {
             None => topo.bottleneck,
         };
 
-        let cfg = tcp_config(s);
+        let mut cfg = tcp_config(s);
+        crate::xcp::sender_cc(s, &topo, &mut cfg);
         let mut w = World {
             now: Time::ZERO,
             ifaces,
@@ -483,6 +485,7 @@ impl World {
             w.first_start = Time::ZERO;
         }
         w.events.schedule(Time::ZERO, Event::Sample);
+        crate::xcp::attach_routers(&mut w).map_err(|m| ("topology".to_string(), m))?;
         Ok(w)
     }
 
