@@ -19,6 +19,7 @@ pub mod pcap;
 pub mod scenario;
 pub mod topology;
 pub mod units;
+pub mod web;
 pub mod world;
 pub mod xcp;
 

@@ -180,6 +180,8 @@ pub struct TcpFlow {
     /// [data direction (client to server, as ns-3's FlowMonitor counts a
     /// flow), ACK direction].
     pub packets: [PacketCounts; 2],
+    /// A short web-like transfer (`tcp-web` traffic), reported apart.
+    pub web: bool,
 }
 
 pub struct UdpFlow {
@@ -297,6 +299,28 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
 }
 
 impl World {
+    /// Adds one finite TCP transfer (used by traffic generators outside
+    /// this file: [`crate::web`]).
+    pub(crate) fn push_transfer(&mut self, cfg: &TcpConfig, src: u32, dst: u32, bytes: u64, start: Time, port: u16, iss: (u32, u32), web: bool) {
+        let id = self.tcp.len() as u32;
+        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: port, proto: FlowKey::TCP };
+        self.tcp.push(TcpFlow {
+            key,
+            src,
+            dst,
+            conns: [Connection::client(cfg, iss.0), Connection::server(cfg, iss.1)],
+            sched: [None, None],
+            bytes: Some(bytes),
+            start,
+            stop: None,
+            started: false,
+            done_at: None,
+            packets: Default::default(),
+            web,
+        });
+        self.finite_left += 1;
+    }
+
     pub fn new(s: &Scenario, seed: u64) -> Result<World, (String, String)> {
         let topo = Topology::build(&s.topology)?;
         let mtu = s.tcp.segment_size + IP_HEADER + 20 + 12;
@@ -389,11 +413,16 @@ impl World {
 
         let mut app_rng = Rng::derive(seed, 7);
         for (ti, t) in s.traffic.iter().enumerate() {
+            if let TrafficSpec::TcpWeb { .. } = t {
+                crate::web::add_web_flows(&mut w, s, ti, &cfg, seed)?;
+                continue;
+            }
             let (from, to, count) = match t {
                 TrafficSpec::TcpFile { from, to, count, .. }
                 | TrafficSpec::TcpBulk { from, to, count, .. }
                 | TrafficSpec::UdpCbr { from, to, count, .. }
                 | TrafficSpec::UdpOnOff { from, to, count, .. } => (from, to, *count),
+                TrafficSpec::TcpWeb { .. } => unreachable!("handled above"),
             };
             let lookup = |sel: &str, field: &str| {
                 w.topo.hosts(sel).filter(|v| !v.is_empty()).ok_or_else(|| {
@@ -431,11 +460,13 @@ impl World {
                             started: false,
                             done_at: None,
                             packets: Default::default(),
+                            web: false,
                         });
                         if bytes.is_some() {
                             w.finite_left += 1;
                         }
                     }
+                    TrafficSpec::TcpWeb { .. } => unreachable!("handled above"),
                     TrafficSpec::UdpCbr { rate, packet, start, stop, .. } | TrafficSpec::UdpOnOff { rate, packet, start, stop, .. } => {
                         let onoff = match t {
                             TrafficSpec::UdpOnOff { on, off, .. } => Some((on.0, off.0)),
