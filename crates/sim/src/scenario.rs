@@ -429,7 +429,7 @@ fn default_udp_packet() -> u32 {
 }
 
 const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "multi-rtt", "graph"];
-const TRAFFIC_KINDS: &[&str] = &["tcp-file", "tcp-bulk", "udp-cbr", "udp-on-off"];
+const TRAFFIC_KINDS: &[&str] = &["tcp-file", "tcp-bulk", "tcp-web", "udp-cbr", "udp-on-off"];
 
 /// Turns `{ kind = "k", rest.. }` into `{ k = { rest.. } }`.
 fn untag(v: &mut toml::Value, at: &str, kinds: &[&str], tags: &mut Vec<(String, String)>) -> Result<(), (String, String)> {
