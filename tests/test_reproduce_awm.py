@@ -32,9 +32,11 @@ def test_a_short_fairness_reproduction_writes_its_tables_and_resumes(tmp_path):
     path = ra.reproduce(tmp_path, seeds=1, jobs=1, families=["fairness"], stop="3s", progress=False)
     text = path.read_text()
     assert "Table 1" in text and "| XCP | 1.0000 |" in text
-    rows = list(csv.DictReader((tmp_path / "fairness.csv").open()))
+    with (tmp_path / "fairness.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
     assert {(r["method"], r["step"]) for r in rows} == {(m, s) for m in ra.METHODS for s in ("0ms", "10ms")}
-    links = list(csv.DictReader((tmp_path / "links.csv").open()))
+    with (tmp_path / "links.csv").open() as fh:
+        links = list(csv.DictReader(fh))
     assert any(r["iface"] == "R1->R2" for r in links)
     kept = sorted(p.name for p in (tmp_path / "runs").iterdir())
     ra.reproduce(tmp_path, seeds=1, jobs=1, families=["fairness"], stop="3s", progress=False)

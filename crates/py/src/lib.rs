@@ -113,7 +113,7 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         ("fast_retransmits", &|x| o!(x.fast_retransmits)),
         ("triple_dupacks", &|x| o!(x.triple_dupacks)),
         ("timeouts", &|x| o!(x.timeouts)),
-        ("web", &|x| o!(x.web)),
+        ("web", &|x| pyo3::types::PyBool::new(py, x.web).to_owned().into_any().unbind()),
     ])?;
     d.set_item("flows", flows)?;
     let udp = columns::<UdpRow>(py, &r.udp, &[
