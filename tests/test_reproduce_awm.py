@@ -41,3 +41,13 @@ def test_a_short_fairness_reproduction_writes_its_tables_and_resumes(tmp_path):
     kept = sorted(p.name for p in (tmp_path / "runs").iterdir())
     ra.reproduce(tmp_path, seeds=1, jobs=1, families=["fairness"], stop="3s", progress=False)
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == kept, "a second run must reuse every stored run"
+
+
+def test_the_parking_lot_report_lists_every_forward_link_of_the_chain():
+    links = [{"iface": f"R{i}->R{i + 1}", "method": "xcp", "utilization": 0.9, "loss_pct": 0.0, "robustness_index": 1.0}
+             for i in range(9)]
+    links += [{"iface": "R1->R0", "method": "xcp", "utilization": 0.1, "loss_pct": 0.0, "robustness_index": 1.0},
+              {"iface": "src0->R0", "method": "xcp", "utilization": 0.1, "loss_pct": 0.0, "robustness_index": 1.0}]
+    lines = ra.chain_links(links, ["xcp"])
+    rows = [ln for ln in lines if ln.startswith("| R")]
+    assert [r.split(" | ")[0] for r in rows] == [f"| R{i}->R{i + 1}" for i in range(9)]

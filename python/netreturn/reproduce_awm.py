@@ -128,7 +128,23 @@ def _point_label(pt: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in pt.items() if k != "buffer" and k != "bottleneck_rtt") or "default"
 
 
-def family_section(family: str, rows: list[dict], methods: Sequence[str]) -> list[str]:
+_CHAIN_LINK = re.compile(r"^R(\d+)->R(\d+)$")
+
+
+def chain_links(links: list[dict], methods: Sequence[str]) -> list[str]:
+    """Seed 002 Fig. 5: every forward link of the chain, per method."""
+    fwd = sorted({r["iface"] for r in links if (m := _CHAIN_LINK.match(r["iface"])) and int(m[2]) == int(m[1]) + 1},
+                 key=lambda n: int(_CHAIN_LINK.match(n)[1]))
+    out = ["", "| link | method | utilization | loss (%) | robustness index |", "|---|---|---|---|---|"]
+    for name in fwd:
+        for m in methods:
+            sel = [r for r in links if r["iface"] == name and r["method"] == m]
+            if sel:
+                out.append(f"| {name} | {METHODS[m]} | " + " | ".join(_cell(sel, k) for k in ("utilization", "loss_pct", "robustness_index")) + " |")
+    return out
+
+
+def family_section(family: str, rows: list[dict], methods: Sequence[str], links: list[dict] | None = None) -> list[str]:
     title = FAMILIES[family][1]
     out = [f"## {family}: {title}", ""]
     p = paper(family)
@@ -157,6 +173,8 @@ def family_section(family: str, rows: list[dict], methods: Sequence[str]) -> lis
         out += web_changes(rows)
     if family == "fairness":
         out += fairness_table(rows, p)
+    if family == "parking-lot" and links:
+        out += chain_links(links, methods)
     out.append("")
     return out
 
@@ -195,14 +213,17 @@ def reproduce(out: str | Path, seeds: int = 5, jobs: int = 2, families: Sequence
     results = run_many([s for _, s in plan], jobs=jobs, out=out, progress=progress)
     by_family: dict[str, list[dict]] = {f: [] for f in fams}
     links: list[dict] = []
+    links_of: dict[str, list[dict]] = {f: [] for f in fams}
     for (tags, _), r in zip(plan, results):
         by_family[tags["family"]].append(summary_row(tags, r))
-        links += link_rows(tags, r)
+        rows = link_rows(tags, r)
+        links += rows
+        links_of[tags["family"]] += rows
     lines = ["# AWM vs XCP vs NC (seed 002 section 3), reproduced", "",
              f"Seeds per point: {seeds}; mean ± 95 % CI. Methods: AWM (NewReno over DropTail + AWM), NC (NewReno over DropTail), XCP.", ""]
     for f in fams:
         write_csv(out / f"{f}.csv", by_family[f])
-        lines += family_section(f, by_family[f], methods)
+        lines += family_section(f, by_family[f], methods, links_of[f])
     write_csv(out / "links.csv", links)
     costly = sorted((r for rs in by_family.values() for r in rs), key=lambda r: -(r["wall_s"] or 0))[:3]
     lines += ["## Cost", "", "| run | wall (s) | packet hops | ns per hop |", "|---|---|---|---|"]
