@@ -136,10 +136,6 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(a: argparse.Namespace) -> int:
-    if a.paper == "sarbe":
-        from .reproduce_sarbe import main as sarbe_main
-
-        return sarbe_main(a)
     from .reproduce import main as reproduce_main
 
     return reproduce_main(a)

@@ -167,5 +167,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+
+def run(a) -> int:
+    """``netreturn reproduce ...``: the command line's options mapped onto this
+    module's own."""
+    argv = []
+    if getattr(a, "out", None):
+        argv += ["--out", str(a.out)]
+    if getattr(a, "seeds", None):
+        argv += ["--seeds", str(a.seeds)]
+    elif getattr(a, "quick", False):
+        argv += ["--seeds", "3"]
+    if getattr(a, "jobs", None):
+        argv += ["--jobs", str(a.jobs)]
+    return main(argv)
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

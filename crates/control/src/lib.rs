@@ -13,7 +13,7 @@
 //! * one module per controller: [`ewt`], [`ewa`], [`awm`], [`saplaw`], [`rwm`],
 //!   each declared once in [`registry`], the list everything else reads.
 //! * [`stage`]: router stages that rewrite the in-band fields of forward
-//!   packets; [`ngwa`] is NGWA's router rule.
+//!   packets; [`ngwa`] is NGWA's router rule, [`xcp`] XCP's router.
 
 pub mod awm;
 pub mod controller;
@@ -28,9 +28,10 @@ pub mod rwm;
 pub mod saplaw;
 pub mod stage;
 pub mod view;
+pub mod xcp;
 
 pub use controller::{Bottleneck, FlowInfo, WindowController};
-pub use registry::{Controller, ControllerConfig, ControllerKind, GatewayParams, Method, QueueKind};
+pub use registry::{Controller, ControllerConfig, ControllerKind, GatewayParams, Method, QueueKind, StageKind};
 pub use gateway::{GatewayConfig, GatewayStats, WindowGateway};
 pub use stage::{ForwardPacket, ForwardStage, QueueState, TcpMeta};
 pub use view::{QueueEvent, QueueEventKind, TcpView};

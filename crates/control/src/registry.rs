@@ -245,24 +245,68 @@ impl QueueKind {
     }
 }
 
-/// What manages a link's egress queue: a discipline, or a window-rewriting
-/// gateway over a DropTail queue, as the papers run them (SPEC.md 2.x).
-/// Written as one name: `queue = "red"`, `queue = "ewt"`.
+/// Router stages that rewrite forward packets' in-band fields over a
+/// DropTail queue (`crate::stage`), chosen as a link's `queue`. NGWA's
+/// router is attached by its own `[ngwa]` table instead (its routers sit on
+/// every hop of the path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StageKind {
+    /// XCP's router on both directions of the link; the senders run XCP.
+    Xcp,
+}
+
+impl StageKind {
+    pub const ALL: &'static [StageKind] = &[StageKind::Xcp];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            StageKind::Xcp => "xcp",
+        }
+    }
+    pub const fn title(self) -> &'static str {
+        match self {
+            StageKind::Xcp => "XCP",
+        }
+    }
+    pub const fn paper(self) -> &'static str {
+        match self {
+            StageKind::Xcp => "Katabi, Handley & Rohrs 2002; the AWM paper's reference (SPEC.md 2.7)",
+        }
+    }
+}
+
+/// What manages a link's egress queue: a discipline, a window-rewriting
+/// gateway over a DropTail queue, as the papers run them (SPEC.md 2.x), or
+/// a router stage over a DropTail queue. Written as one name:
+/// `queue = "red"`, `queue = "ewt"`, `queue = "xcp"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
     Queue(QueueKind),
     Window(ControllerKind),
+    Stage(StageKind),
 }
 
 impl Method {
     /// Every method, disciplines first.
     pub fn all() -> impl Iterator<Item = Method> {
-        QueueKind::ALL.iter().map(|&q| Method::Queue(q)).chain(ControllerKind::ALL.iter().map(|&c| Method::Window(c)))
+        QueueKind::ALL
+            .iter()
+            .map(|&q| Method::Queue(q))
+            .chain(ControllerKind::ALL.iter().map(|&c| Method::Window(c)))
+            .chain(StageKind::ALL.iter().map(|&k| Method::Stage(k)))
     }
     pub fn name(self) -> &'static str {
         match self {
             Method::Queue(q) => q.name(),
             Method::Window(c) => c.name(),
+            Method::Stage(k) => k.name(),
+        }
+    }
+    /// The discipline of the queue under it.
+    pub fn queue(self) -> QueueKind {
+        match self {
+            Method::Queue(q) => q,
+            Method::Window(_) | Method::Stage(_) => QueueKind::DropTail,
         }
     }
     pub fn from_name(name: &str) -> Option<Method> {
@@ -276,7 +320,7 @@ impl Method {
     pub fn controller(self) -> Option<ControllerKind> {
         match self {
             Method::Window(c) => Some(c),
-            Method::Queue(_) => None,
+            Method::Queue(_) | Method::Stage(_) => None,
         }
     }
 }

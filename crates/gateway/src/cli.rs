@@ -234,6 +234,13 @@ impl ConfigLink {
                 ))
             }
         };
+        if let Method::Stage(k) = link.queue {
+            return Err(err(
+                "topology.bottleneck.queue",
+                &format!("the real gateway does not run {:?} yet (only its header codec exists); allowed: {}", k.name(),
+                    Method::all().filter(|m| !matches!(m, Method::Stage(_))).map(Method::name).collect::<Vec<_>>().join(", ")),
+            ));
+        }
         Ok(ConfigLink::from_link(link))
     }
 
@@ -246,9 +253,11 @@ impl ConfigLink {
             (None, Some(r)) => Time::from_nanos(r.0.nanos() / 2),
             (None, None) => Time::ZERO,
         };
+        // Router stages (XCP) are refused by `load` before this.
         let (queue_kind, controller) = match l.queue {
             Method::Queue(q) => (q, None),
             Method::Window(c) => (QueueKind::DropTail, Some(c)),
+            Method::Stage(_) => (QueueKind::DropTail, None),
         };
         ConfigLink {
             rate: l.rate.0,

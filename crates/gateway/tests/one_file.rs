@@ -64,7 +64,7 @@ fn the_simulator_and_the_gateway_read_one_file_the_same_way_for_every_method() {
         assert_eq!(a.loss, sim.spec.loss, "{m:?}");
         let expect_kind = match sim.spec.method {
             Method::Queue(q) => q,
-            Method::Window(_) => QueueKind::DropTail,
+            Method::Window(_) | Method::Stage(_) => QueueKind::DropTail,
         };
         assert_eq!(a.queue.kind, expect_kind, "{m:?}");
         assert_eq!(sim.spec.buffer, Size::Bytes(97_000));

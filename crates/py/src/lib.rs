@@ -194,6 +194,7 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         ("fast_retransmits", &|x| o!(x.fast_retransmits)),
         ("triple_dupacks", &|x| o!(x.triple_dupacks)),
         ("timeouts", &|x| o!(x.timeouts)),
+        ("web", &|x| pyo3::types::PyBool::new(py, x.web).to_owned().into_any().unbind()),
     ])?;
     d.set_item("flows", flows)?;
     let udp = columns::<UdpRow>(py, &r.udp, &[
@@ -219,6 +220,7 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         ("queue_max_bytes", &|x| o!(x.queue_max_bytes)),
         ("robustness_index", &|x| o!(x.robustness_index)),
         ("acks_rewritten", &|x| o!(x.acks_rewritten)),
+        ("loss_pct", &|x| o!(x.loss_pct)),
     ])?;
     d.set_item("ifaces", ifaces)?;
     let q = PyDict::new(py);

@@ -9,7 +9,8 @@
 //! Layout: [`event`] (the queue of events), [`topology`] (nodes, links,
 //! routes), [`world`] (the event loop: interfaces, TCP/UDP applications,
 //! gateways), [`metrics`] (definitions of SPEC.md section 4), [`scenario`]
-//! (the file format and its validation), [`units`] (quantities in files).
+//! (the file format and its validation), [`units`] (quantities in files),
+//! [`xcp`] (XCP's routers and senders in a scenario).
 
 pub mod event;
 mod gateways;
@@ -20,7 +21,9 @@ pub mod pcap;
 pub mod scenario;
 pub mod topology;
 pub use netreturn_base::units;
+pub mod web;
 pub mod world;
+pub mod xcp;
 
 pub use metrics::RunResult;
 pub use scenario::{Scenario, ScenarioError};

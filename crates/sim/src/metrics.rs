@@ -149,6 +149,8 @@ pub struct FlowRow {
     /// DupThresh duplicate ACKs in a row, with or without fast retransmit.
     pub triple_dupacks: u64,
     pub timeouts: u64,
+    /// A short web-like transfer (`tcp-web`), not a long-lived FTP flow.
+    pub web: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -176,6 +178,8 @@ pub struct IfaceRow {
     pub queue_max_bytes: u64,
     pub robustness_index: f64,
     pub acks_rewritten: u64,
+    /// Packets this interface's queue dropped, percent of those offered.
+    pub loss_pct: f64,
 }
 
 /// Everything a run produces.
@@ -236,6 +240,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
             fast_retransmits: st.fast_retransmits,
             triple_dupacks: st.triple_dupacks,
             timeouts: st.timeouts,
+            web: f.web,
         });
     }
     let mut udp = vec![];
@@ -276,6 +281,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
             queue_max_bytes: f.stats.max_backlog,
             robustness_index: robustness_index(qm, qs, f.capacity_bytes as f64),
             acks_rewritten: f.stats.acks_rewritten,
+            loss_pct: loss_ratio_pct(f.stats.tx_packets, f.stats.queue_drops),
         });
     }
 
@@ -300,7 +306,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
     let rtt = &w.rtt_samples_ms;
     let rtt_q = quantiles(rtt, &[0.25, 0.5, 0.75, 1.0]);
     let nan = f64::NAN;
-    let summary = vec![
+    let mut summary = vec![
         ("tcp_flows", flows.len() as f64),
         ("flows_completed", flows.iter().filter(|r| !r.fct_s.is_nan()).count() as f64),
         // Finite transfers that started and did not finish by the end of
@@ -340,6 +346,9 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         ("sim_time_s", end.secs_f64()),
         ("events", w.events_processed() as f64),
     ];
+    if w.tcp.iter().any(|f| f.web) {
+        summary.extend(web_and_ftp(&flows));
+    }
     RunResult {
         seed,
         summary,
@@ -352,6 +361,25 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         events: w.events_processed(),
         pcaps: w.ifaces.iter().filter_map(|f| f.pcap.as_ref().map(|p| (f.spec.name.clone(), p.bytes().to_vec()))).collect(),
     }
+}
+
+/// Seed 002 section 3.3's split of web mice from FTP flows: the mice's
+/// mean response time (their FCT, finished transfers only) and mean
+/// throughput (bytes over response time), the FTP flows' mean goodput.
+/// Only in runs with `tcp-web` traffic.
+pub fn web_and_ftp(flows: &[FlowRow]) -> Vec<(&'static str, f64)> {
+    let done: Vec<&FlowRow> = flows.iter().filter(|r| r.web && !r.fct_s.is_nan() && r.fct_s > 0.0).collect();
+    let resp: Vec<f64> = done.iter().map(|r| r.fct_s).collect();
+    let thr: Vec<f64> = done.iter().map(|r| r.bytes_delivered as f64 * 8.0 / r.fct_s / 1e6).collect();
+    let ftp: Vec<f64> = flows.iter().filter(|r| !r.web).map(|r| r.goodput_mbps).collect();
+    vec![
+        ("web_flows", flows.iter().filter(|r| r.web).count() as f64),
+        ("web_completed", done.len() as f64),
+        ("web_response_mean_s", mean(&resp)),
+        ("web_throughput_mean_mbps", mean(&thr)),
+        ("ftp_throughput_mean_mbps", mean(&ftp)),
+        ("jain_ftp", jain(&ftp)),
+    ]
 }
 
 #[cfg(test)]

@@ -408,6 +408,26 @@ pub enum TrafficSpec {
         #[serde(default = "default_port")]
         port: u16,
     },
+    /// Short web-like TCP transfers (the XCP paper's and seed 002's mice,
+    /// SPEC.md 2.7): arrivals a Poisson process of `rate` new flows per
+    /// second from `start` to `stop` (default: the run's stop), sizes
+    /// Pareto with mean `mean_size` (default 30 packets) and `shape`
+    /// (default 1.35). Arrival k goes from `from`[k] to `to`[k], cycling.
+    TcpWeb {
+        from: String,
+        to: String,
+        rate: f64,
+        #[serde(default = "default_web_size")]
+        mean_size: SizeQ,
+        #[serde(default = "default_web_shape")]
+        shape: f64,
+        #[serde(default)]
+        start: Option<TimeQ>,
+        #[serde(default)]
+        stop: Option<TimeQ>,
+        #[serde(default = "default_port")]
+        port: u16,
+    },
     /// Constant-bit-rate UDP.
     UdpCbr {
         from: String,
@@ -447,6 +467,12 @@ pub enum TrafficSpec {
 fn one() -> u32 {
     1
 }
+fn default_web_size() -> SizeQ {
+    SizeQ(Size::Packets(30))
+}
+fn default_web_shape() -> f64 {
+    1.35
+}
 fn default_port() -> u16 {
     80
 }
@@ -458,7 +484,7 @@ fn default_udp_packet() -> u32 {
 }
 
 const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "multi-rtt", "graph"];
-const TRAFFIC_KINDS: &[&str] = &["tcp-file", "tcp-bulk", "tcp-rate", "udp-cbr", "udp-on-off"];
+const TRAFFIC_KINDS: &[&str] = &["tcp-file", "tcp-bulk", "tcp-rate", "tcp-web", "udp-cbr", "udp-on-off"];
 
 /// Turns `{ kind = "k", rest.. }` into `{ k = { rest.. } }`.
 fn untag(v: &mut toml::Value, at: &str, kinds: &[&str], tags: &mut Vec<(String, String)>) -> Result<(), (String, String)> {

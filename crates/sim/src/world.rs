@@ -183,6 +183,8 @@ pub struct TcpFlow {
     /// An application-rate-limited source ([`TrafficSpec::TcpRate`]):
     /// (rate, bytes per write); it closes the connection at `stop`.
     pub app: Option<(Rate, u32)>,
+    /// A short web-like transfer (`tcp-web` traffic), reported apart.
+    pub web: bool,
 }
 
 pub struct UdpFlow {
@@ -303,6 +305,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
             tcp_friendliness: t.tcp_friendliness,
             ..Default::default()
         }),
+        CcName::Xcp => CcKind::Xcp(Default::default()),
     };
     TcpConfig {
         cc,
@@ -327,6 +330,29 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
 }
 
 impl World {
+    /// Adds one finite TCP transfer (used by traffic generators outside
+    /// this file: [`crate::web`]).
+    pub(crate) fn push_transfer(&mut self, cfg: &TcpConfig, src: u32, dst: u32, bytes: u64, start: Time, port: u16, iss: (u32, u32), web: bool) {
+        let id = self.tcp.len() as u32;
+        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: port, proto: FlowKey::TCP };
+        self.tcp.push(TcpFlow {
+            key,
+            src,
+            dst,
+            conns: [Connection::client(cfg, iss.0), Connection::server(cfg, iss.1)],
+            sched: [None, None],
+            bytes: Some(bytes),
+            start,
+            stop: None,
+            started: false,
+            done_at: None,
+            packets: Default::default(),
+            app: None,
+            web,
+        });
+        self.finite_left += 1;
+    }
+
     pub fn new(s: &Scenario, seed: u64) -> Result<World, (String, String)> {
         // Refuse what would not fit before allocating any of it.
         crate::memory::check(s, crate::memory::limit()).map_err(|e| (e.field, e.message))?;
@@ -343,7 +369,7 @@ impl World {
             // A window controller runs over a DropTail queue.
             let kind = match f.method {
                 QueueMethod::Queue(q) => q,
-                QueueMethod::Window(_) => netreturn_control::QueueKind::DropTail,
+                QueueMethod::Window(_) | QueueMethod::Stage(_) => netreturn_control::QueueKind::DropTail,
             };
             let discipline = kind.discipline(limit, mtu, idle, f.red.as_ref());
             let gateway = build_gateway(f, capacity_bytes, s.tcp.segment_size)
@@ -380,6 +406,7 @@ impl World {
         if let Some(n) = &s.ngwa {
             n.apply_to_tcp(&mut cfg, s.tcp.segment_size);
         }
+        crate::xcp::sender_cc(s, &topo, &mut cfg);
         let mut w = World {
             now: Time::ZERO,
             ifaces,
@@ -411,12 +438,17 @@ impl World {
 
         let mut app_rng = Rng::derive(seed, 7);
         for (ti, t) in s.traffic.iter().enumerate() {
+            if let TrafficSpec::TcpWeb { .. } = t {
+                crate::web::add_web_flows(&mut w, s, ti, &cfg, seed)?;
+                continue;
+            }
             let (from, to, count) = match t {
                 TrafficSpec::TcpFile { from, to, count, .. }
                 | TrafficSpec::TcpBulk { from, to, count, .. }
                 | TrafficSpec::TcpRate { from, to, count, .. }
                 | TrafficSpec::UdpCbr { from, to, count, .. }
                 | TrafficSpec::UdpOnOff { from, to, count, .. } => (from, to, *count),
+                TrafficSpec::TcpWeb { .. } => unreachable!("handled above"),
             };
             let lookup = |sel: &str, field: &str| {
                 w.topo.hosts(sel).filter(|v| !v.is_empty()).ok_or_else(|| {
@@ -465,11 +497,13 @@ impl World {
                             done_at: None,
                             packets: Default::default(),
                             app,
+                            web: false,
                         });
                         if bytes.is_some() {
                             w.finite_left += 1;
                         }
                     }
+                    TrafficSpec::TcpWeb { .. } => unreachable!("handled above"),
                     TrafficSpec::UdpCbr { rate, packet, start, stop, .. } | TrafficSpec::UdpOnOff { rate, packet, start, stop, .. } => {
                         let onoff = match t {
                             TrafficSpec::UdpOnOff { on, off, .. } => Some((on.0, off.0)),
@@ -526,6 +560,7 @@ impl World {
             crate::ngwa::attach_routers(n, &mut w)?;
         }
         w.events.schedule(Time::ZERO, Event::Sample);
+        crate::xcp::attach_routers(&mut w).map_err(|m| ("topology".to_string(), m))?;
         Ok(w)
     }
 

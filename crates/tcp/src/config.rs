@@ -6,6 +6,7 @@ use netreturn_base::Time;
 use crate::cc::cubic::CubicConfig;
 use crate::ngwa::NgwaConfig;
 use crate::cc::sarbe::SarbeConfig;
+use crate::cc::xcp::XcpConfig;
 
 /// Which congestion control a connection runs. A closed enum (smoltcp
 /// style): adding an algorithm means adding a variant and a file under
@@ -27,6 +28,9 @@ pub enum CcKind {
     WestwoodPlus,
     /// SARBE + LDED (seed 004), on NewReno.
     Sarbe(SarbeConfig),
+    /// XCP's sender (Katabi et al. 2002 section 3.1): the window follows
+    /// the routers' feedback; losses as NewReno.
+    Xcp(XcpConfig),
 }
 
 /// The congestion controls by name: the list scenario files, the testbed
@@ -45,6 +49,8 @@ pub enum CcName {
     WestwoodPlus,
     /// SARBE + LDED (seed 004).
     Sarbe,
+    /// XCP's sender (SPEC.md 2.7); needs XCP routers (`queue = "xcp"`).
+    Xcp,
 }
 
 impl CcName {
@@ -56,6 +62,7 @@ impl CcName {
         (CcName::Cubic, "cubic", "RFC 9438 with ns-3's HyStart"),
         (CcName::WestwoodPlus, "westwood+", "Westwood+: ssthresh = bandwidth estimate x RTTmin on loss (Linux tcp_westwood)"),
         (CcName::Sarbe, "sarbe", "SARBE + LDED (seed 004): receiver-timestamp bandwidth estimate, loss differentiation"),
+        (CcName::Xcp, "xcp", "XCP's sender (Katabi et al. 2002): cwnd follows the routers' feedback; needs queue = \"xcp\""),
     ];
 
     pub fn name(self) -> &'static str {

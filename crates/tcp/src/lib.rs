@@ -30,6 +30,7 @@ pub mod stats;
 
 pub use cc::cubic::CubicConfig;
 pub use cc::sarbe::SarbeConfig;
+pub use cc::xcp::XcpConfig;
 pub use config::{CcKind, CcName, Recovery, TcpConfig};
 pub use connection::{Connection, State};
 pub use ngwa::{NgwaConfig, NgwaReceiver};

@@ -26,6 +26,9 @@ import sys
 # name -> (module under netreturn.reproduce, what `netreturn reproduce --help` says of it)
 PAPERS: dict[str, tuple[str, str]] = {
     "ewt": (".ewt", "the EWT paper (seed 000): both scenarios, six methods"),
+    "ngwa": ("..reproduce_ngwa", "the NGWA paper (seed 001): window behaviour, rates, Table 2"),
+    "awm": ("..reproduce_awm", "the AWM paper (seed 002): AWM vs NC vs XCP, six families"),
+    "sarbe": ("..reproduce_sarbe", "the SARBE paper (seed 004): estimators, lossy link, fairness"),
 }
 
 
@@ -34,4 +37,7 @@ def main(a) -> int:
     if a.paper not in PAPERS:
         print(f"netreturn: error: no reproduction for {a.paper!r}; available: {', '.join(PAPERS)}", file=sys.stderr)
         return 2
-    return importlib.import_module(PAPERS[a.paper][0], __name__).main(a)
+    module = importlib.import_module(PAPERS[a.paper][0], __name__)
+    if hasattr(module, "run"):  # a module with its own command line takes the CLI's options through run(a)
+        return module.run(a)
+    return module.main(a)

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
     let mut repeat = 1u32;
     let mut sets = vec![];
     let mut per_flow = false;
+    let mut links = false;
     let mut log_flow: Option<u32> = None;
     let mut log_window = (Time::ZERO, Time::MAX);
     let mut log_out: Option<String> = None;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
                 sets.push((k.to_string(), v.to_string()));
             }
             "--per-flow" => per_flow = true,
+            "--links" => links = true,
             "--log-flow" => log_flow = Some(it.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage("--log-flow needs a flow index"))),
             "--log-window" => {
                 let w = it.next().and_then(|s| s.split_once(','));
@@ -111,6 +113,17 @@ fn main() -> ExitCode {
             );
         }
     }
+    if links {
+        // Every interface: utilization, queue loss, queue statistics and
+        // the robustness index (seed 002 section 3.5, parking lot).
+        println!("iface utilization loss_pct queue_mean_B queue_std_B robustness_index queue_drops");
+        for i in &r.ifaces {
+            println!(
+                "{} {:.6} {:.6} {:.1} {:.1} {:.6} {}",
+                i.name, i.utilization, i.loss_pct, i.queue_mean_bytes, i.queue_std_bytes, i.robustness_index, i.queue_drops
+            );
+        }
+    }
     if log_flow.is_some() {
         let text = log.join("\n") + "\n";
         let res = match &log_out {
@@ -130,7 +143,7 @@ fn usage(msg: &str) -> ! {
         eprintln!("netreturn-sim: error: {msg}");
     }
     eprintln!(
-        "usage: netreturn-sim SCENARIO [--seed S] [--set NAME=VALUE]... [--repeat N] [--per-flow]\n\
+        "usage: netreturn-sim SCENARIO [--seed S] [--set NAME=VALUE]... [--repeat N] [--per-flow] [--links]\n\
          \x20                    [--log-flow F [--log-window T0,T1] [--log-out PATH]]"
     );
     std::process::exit(2)

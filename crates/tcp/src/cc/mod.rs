@@ -11,6 +11,7 @@ pub mod none;
 pub mod reno;
 pub mod sarbe;
 pub mod westwood;
+pub mod xcp;
 
 use netreturn_base::{InBand, Time};
 
@@ -147,6 +148,7 @@ pub enum Cc {
     Cubic(cubic::Cubic),
     WestwoodPlus(westwood::Westwood),
     Sarbe(sarbe::Sarbe),
+    Xcp(xcp::Xcp),
 }
 
 impl Cc {
@@ -158,6 +160,7 @@ impl Cc {
             CcKind::Cubic(cfg) => Cc::Cubic(cubic::Cubic::new(cfg)),
             CcKind::WestwoodPlus => Cc::WestwoodPlus(westwood::Westwood::new(abc_limit)),
             CcKind::Sarbe(cfg) => Cc::Sarbe(sarbe::Sarbe::new(cfg, abc_limit)),
+            CcKind::Xcp(cfg) => Cc::Xcp(xcp::Xcp::new(cfg)),
         }
     }
 }
@@ -170,6 +173,7 @@ macro_rules! dispatch {
             Cc::Cubic($c) => $e,
             Cc::WestwoodPlus($c) => $e,
             Cc::Sarbe($c) => $e,
+            Cc::Xcp($c) => $e,
         }
     };
 }

@@ -1,0 +1,398 @@
+//! XCP's router (Katabi, Handley & Rohrs, "Congestion Control for High
+//! Bandwidth-Delay Product Networks", SIGCOMM 2002, section 3.5; SPEC.md
+//! 2.7), as a [`ForwardStage`] on one egress interface.
+//!
+//! Once per control interval `d`, the average RTT of the traffic (from the
+//! packets' `H_rtt`), the router computes:
+//! * the efficiency controller's aggregate feedback
+//!   `phi = alpha d S - beta Q` (XCP eq. 1), `S` the spare bandwidth
+//!   (capacity minus the input rate of the last interval), `Q` the persistent
+//!   queue (the smallest queue seen over the last interval);
+//! * the fairness controller's shuffled traffic
+//!   `h = max(0, gamma y - |phi|)` (XCP section 3.5, gamma = 0.1), `y` the
+//!   input traffic of an interval;
+//! * the coefficients `xi_p`, `xi_n` that spread `h + max(phi, 0)` as
+//!   positive and `h + max(-phi, 0)` as negative feedback over the packets
+//!   expected in the next interval.
+//!
+//! Each departing data packet then gets `H_i = p_i - n_i` with
+//! `p_i = xi_p rtt_i^2 s_i / cwnd_i` (equal throughput increase for every
+//! flow: AIMD's additive part) and `n_i = xi_n rtt_i s_i` (decrease
+//! proportional to throughput), and its `H_feedback` is lowered to `H_i` if
+//! that is smaller: the bottleneck of the path decides.
+//!
+//! Choices where the paper leaves room, written down:
+//! * Intervals end lazily at the first packet event after their end (a stage
+//!   has no timer); an interval in which nothing arrived is skipped.
+//! * The sums that size `xi_p`, `xi_n` are taken over the packets that
+//!   received feedback in the last interval and rescaled to the length of
+//!   the next one, so that over a next interval with the same traffic the
+//!   rate changes `H_i / rtt_i` add up to exactly `(h + phi+) / d` and
+//!   `(h + phi-) / d` (the paper's derivation).
+//! * A packet without an RTT estimate (`H_rtt = 0`) cannot be given its
+//!   share: its feedback is lowered to at most 0.
+//! * Feedback is written in whole bytes, rounded to nearest (the header
+//!   carries integers; ns-2 carries doubles).
+//! * ACKs carrying echoed feedback are counted in the input traffic (they
+//!   occupy the link) but never rewritten.
+
+use netreturn_base::{InBand, Time};
+
+use crate::stage::{ForwardPacket, ForwardStage, QueueState};
+
+/// Settings of one XCP router.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct XcpRouterConfig {
+    /// Efficiency controller gains (XCP section 3.5 and Theorem 1: stable for
+    /// `0 < alpha < pi / (4 sqrt 2)` and `beta = alpha^2 sqrt 2`).
+    pub alpha: f64,
+    pub beta: f64,
+    /// Fraction of the traffic shuffled every interval (XCP section 3.5).
+    pub gamma: f64,
+    /// Control interval used until the first RTT estimates arrive.
+    pub initial_interval: Time,
+    /// Bounds on the control interval.
+    pub min_interval: Time,
+    pub max_interval: Time,
+}
+
+impl Default for XcpRouterConfig {
+    fn default() -> XcpRouterConfig {
+        XcpRouterConfig {
+            alpha: 0.4,
+            beta: 0.226,
+            gamma: 0.1,
+            initial_interval: Time::from_millis(100),
+            min_interval: Time::from_millis(1),
+            max_interval: Time::from_secs(2),
+        }
+    }
+}
+
+impl XcpRouterConfig {
+    /// XCP Theorem 1 (section 4): the efficiency controller is stable for
+    /// any delay, capacity and number of sources if
+    /// `0 < alpha < pi / (4 sqrt 2)` and `beta = alpha^2 sqrt 2`.
+    /// The paper rounds beta (0.226 for 0.4^2 sqrt 2 = 0.2263), hence the
+    /// tolerance.
+    pub fn is_stable(&self) -> bool {
+        let sqrt2 = std::f64::consts::SQRT_2;
+        self.alpha > 0.0
+            && self.alpha < std::f64::consts::PI / (4.0 * sqrt2)
+            && (self.beta - self.alpha * self.alpha * sqrt2).abs() < 1e-3
+    }
+
+    /// XCP eq. 1: the aggregate feedback, bytes, for a control interval
+    /// `d`, spare bandwidth `spare` (bytes/s, negative when overloaded) and
+    /// persistent queue `queue` (bytes).
+    pub fn aggregate_feedback(&self, d: f64, spare: f64, queue: f64) -> f64 {
+        self.alpha * d * spare - self.beta * queue
+    }
+}
+
+/// What one control interval decided (for tests and traces).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct XcpInterval {
+    /// Control interval `d`, seconds.
+    pub d: f64,
+    /// Aggregate feedback `phi`, bytes (XCP eq. 1).
+    pub phi: f64,
+    /// Shuffled traffic `h`, bytes.
+    pub h: f64,
+    /// Per-packet coefficients.
+    pub xi_p: f64,
+    pub xi_n: f64,
+}
+
+/// Counters of one router.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct XcpStats {
+    pub intervals: u64,
+    /// Data packets whose feedback was lowered here.
+    pub lowered: u64,
+    /// Data packets whose feedback was already at most ours.
+    pub kept: u64,
+}
+
+/// XCP's router on one egress interface. No per-flow state: everything it
+/// knows of a flow arrives in the packet's header.
+#[derive(Clone, Debug)]
+pub struct XcpRouter {
+    cfg: XcpRouterConfig,
+    /// The running interval: its start and length.
+    start: Time,
+    d: Time,
+    /// Measured over the running interval.
+    input_bytes: u64,
+    min_queue: Option<u64>,
+    /// Over the packets given feedback: sum of `rtt s` (for `d`), of
+    /// `rtt s / cwnd` (for `xi_p`) and of `s` (for `xi_n`).
+    sum_rtt_s: f64,
+    sum_rtt_s_per_cwnd: f64,
+    sum_s: f64,
+    /// What the last interval decided, applied in the running one.
+    pub current: XcpInterval,
+    pub stats: XcpStats,
+}
+
+impl XcpRouter {
+    pub fn new(cfg: XcpRouterConfig) -> XcpRouter {
+        let d = cfg.initial_interval;
+        XcpRouter {
+            cfg,
+            start: Time::ZERO,
+            d,
+            input_bytes: 0,
+            min_queue: None,
+            sum_rtt_s: 0.0,
+            sum_rtt_s_per_cwnd: 0.0,
+            sum_s: 0.0,
+            current: XcpInterval { d: d.secs_f64(), ..Default::default() },
+            stats: XcpStats::default(),
+        }
+    }
+
+    /// Ends the running interval if `now` is past it, and computes the
+    /// next one's feedback from what it measured.
+    fn tick(&mut self, now: Time, queue: &QueueState) {
+        let end = self.start + self.d;
+        if now < end {
+            return;
+        }
+        let len = self.d.secs_f64();
+        let c = queue.rate.bytes_per_sec_f64();
+        // d: the average RTT of the traffic, weighted by bytes as the
+        // packets carry it (XCP section 3.5: "the average RTT").
+        let d_next = if self.sum_s > 0.0 {
+            Time::from_secs_f64(self.sum_rtt_s / self.sum_s).clamp(self.cfg.min_interval, self.cfg.max_interval)
+        } else {
+            self.d
+        };
+        let d = d_next.secs_f64();
+        // S: spare bandwidth, capacity minus input rate (bytes/s).
+        let y_rate = self.input_bytes as f64 / len;
+        let spare = c - y_rate;
+        // Q: the persistent queue, the minimum over the interval.
+        let q = self.min_queue.unwrap_or(queue.backlog_bytes) as f64;
+        // XCP eq. 1.
+        let phi = self.cfg.aggregate_feedback(d, spare, q);
+        // Fairness controller, shuffling: h = max(0, gamma y - |phi|), y the
+        // input traffic of one interval d.
+        let h = (self.cfg.gamma * y_rate * d - phi.abs()).max(0.0);
+        // The packets of the next interval, expected like the last ones:
+        // the sums rescaled from length `len` to `d`.
+        let scale = d / len;
+        let sum_p = self.sum_rtt_s_per_cwnd * scale;
+        let sum_n = self.sum_s * scale;
+        // xi_p = (h + max(phi, 0)) / (d sum(rtt_i s_i / cwnd_i)),
+        // xi_n = (h + max(-phi, 0)) / (d sum(s_i))   (XCP section 3.5).
+        let xi_p = if sum_p > 0.0 { (h + phi.max(0.0)) / (d * sum_p) } else { 0.0 };
+        let xi_n = if sum_n > 0.0 { (h + (-phi).max(0.0)) / (d * sum_n) } else { 0.0 };
+        self.current = XcpInterval { d, phi, h, xi_p, xi_n };
+        self.stats.intervals += 1;
+        // The next interval starts where this one ended, or now if the link
+        // was idle for longer than an interval.
+        self.start = if now >= end + d_next { now } else { end };
+        self.d = d_next;
+        self.input_bytes = 0;
+        self.min_queue = None;
+        self.sum_rtt_s = 0.0;
+        self.sum_rtt_s_per_cwnd = 0.0;
+        self.sum_s = 0.0;
+    }
+
+    fn see_queue(&mut self, backlog: u64) {
+        self.min_queue = Some(self.min_queue.map_or(backlog, |m| m.min(backlog)));
+    }
+
+    /// This router's feedback for a packet of `size` bytes from a flow with
+    /// `cwnd` bytes and an RTT of `rtt` seconds: `p_i - n_i`, bytes.
+    pub fn feedback(&self, size: f64, cwnd: f64, rtt: f64) -> f64 {
+        // p_i = xi_p rtt_i^2 s_i / cwnd_i,  n_i = xi_n rtt_i s_i (XCP 3.5).
+        let p = self.current.xi_p * rtt * rtt * size / cwnd;
+        let n = self.current.xi_n * rtt * size;
+        p - n
+    }
+}
+
+impl ForwardStage for XcpRouter {
+    fn on_enqueue(&mut self, now: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
+        self.tick(now, queue);
+        // y: every byte offered to the link, dropped or not.
+        self.input_bytes += pkt.size as u64;
+        self.see_queue(queue.backlog_bytes);
+    }
+
+    fn on_dequeue(&mut self, at: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
+        self.tick(at, queue);
+        self.see_queue(queue.backlog_bytes);
+        let Some(InBand::Xcp(x)) = pkt.inband.as_deref_mut() else { return };
+        let data = pkt.tcp.is_some_and(|t| t.payload_len > 0);
+        if x.ack || !data {
+            return;
+        }
+        let own = if x.rtt_us == 0 {
+            0
+        } else {
+            let s = pkt.size as f64;
+            let rtt = x.rtt_us as f64 * 1e-6;
+            let cwnd = (x.cwnd as f64).max(s);
+            self.sum_rtt_s += rtt * s;
+            self.sum_rtt_s_per_cwnd += rtt * s / cwnd;
+            self.sum_s += s;
+            self.feedback(s, cwnd, rtt).round().clamp(i32::MIN as f64, i32::MAX as f64) as i32
+        };
+        // Every router lowers H_feedback to its own value (XCP section 3.5).
+        if own < x.feedback {
+            x.feedback = own;
+            self.stats.lowered += 1;
+        } else {
+            self.stats.kept += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stage::TcpMeta;
+    use netreturn_base::{FlowKey, Rate, XcpFields};
+
+    fn queue(rate_mbps: u64, backlog: u64) -> QueueState {
+        QueueState { backlog_bytes: backlog, capacity_bytes: 1_000_000, rate: Rate::mbps(rate_mbps) }
+    }
+
+    fn meta(src: u32) -> TcpMeta {
+        TcpMeta { key: FlowKey { src, dst: 9, sport: 1, dport: 2, proto: FlowKey::TCP }, syn: false, fin: false, rst: false, payload_len: 960 }
+    }
+
+    /// Passes one data packet through the router; returns the feedback it
+    /// leaves with.
+    fn pass(r: &mut XcpRouter, at: Time, src: u32, cwnd: u32, rtt_us: u32, q: &QueueState) -> i32 {
+        let mut ib = InBand::Xcp(XcpFields { cwnd, rtt_us, feedback: i32::MAX, ack: false });
+        let mut p = ForwardPacket { tcp: Some(meta(src)), size: 1000, inband: Some(&mut ib) };
+        r.on_enqueue(at, &mut p, q);
+        r.on_dequeue(at, &mut p, q);
+        let InBand::Xcp(x) = ib else { unreachable!() };
+        x.feedback
+    }
+
+    /// One 100 ms interval of two flows with RTT 100 ms: A (cwnd 10 kB)
+    /// sends 10 packets, B (cwnd 20 kB) 20, evenly spread; returns the
+    /// feedback each flow collected.
+    fn interval(r: &mut XcpRouter, from: Time, q: &QueueState) -> (i64, i64) {
+        let (mut a, mut b) = (0i64, 0i64);
+        for k in 0..30u64 {
+            let at = from + Time::from_micros(k * 100_000 / 30);
+            if k % 3 == 0 {
+                a += pass(r, at, 1, 10_000, 100_000, q) as i64;
+            } else {
+                b += pass(r, at, 2, 20_000, 100_000, q) as i64;
+            }
+        }
+        (a, b)
+    }
+
+    #[test]
+    fn the_papers_gains_satisfy_the_stability_condition_and_larger_ones_do_not() {
+        // XCP Theorem 1: 0 < alpha < pi / (4 sqrt 2) = 0.555, beta = alpha^2 sqrt 2.
+        assert!(XcpRouterConfig::default().is_stable());
+        let too_fast = XcpRouterConfig { alpha: 0.6, beta: 0.6 * 0.6 * std::f64::consts::SQRT_2, ..Default::default() };
+        assert!(!too_fast.is_stable());
+        let wrong_beta = XcpRouterConfig { beta: 0.4, ..Default::default() };
+        assert!(!wrong_beta.is_stable());
+    }
+
+    /// A fluid model of the aggregate (XCP section 4): every interval the
+    /// input rate changes by phi / d, computed from what the router saw one
+    /// interval ago; the queue integrates the excess. Returns the largest
+    /// |rate error| over the last 20 intervals, relative to capacity.
+    fn fluid(cfg: &XcpRouterConfig, intervals: usize) -> f64 {
+        let (c, d) = (1e7, 0.1); // 10 MB/s, 100 ms
+        let (mut y, mut q) = (0.1 * c, 0.0f64);
+        let mut seen = (y, q);
+        let mut err = 0.0f64;
+        for k in 0..intervals {
+            let phi = cfg.aggregate_feedback(d, c - seen.0, seen.1);
+            seen = (y, q);
+            y = (y + phi / d).max(0.0);
+            q = (q + (y - c) * d).max(0.0);
+            if k + 20 >= intervals {
+                err = err.max((y - c).abs() / c);
+            }
+        }
+        err
+    }
+
+    #[test]
+    fn the_efficiency_controller_converges_to_capacity_with_the_papers_gains() {
+        // Guards eq. 1's signs and units: the aggregate settles at C with an
+        // empty queue; gains far outside Theorem 1's region oscillate.
+        assert!(fluid(&XcpRouterConfig::default(), 200) < 1e-3);
+        let unstable = XcpRouterConfig { alpha: 1.5, beta: 1.5 * 1.5 * std::f64::consts::SQRT_2, ..Default::default() };
+        assert!(fluid(&unstable, 200) > 0.1);
+    }
+
+    #[test]
+    fn feedback_over_an_interval_sums_to_phi_and_gives_every_flow_the_same_increase() {
+        // Hand-computed: C = 10 Mb/s = 1.25 MB/s, d = 100 ms, y = 30 kB per
+        // interval (300 kB/s), Q = 0: S = 950 kB/s,
+        // phi = 0.4 * 0.1 * 950_000 = 38_000 B; h = max(0, 3_000 - 38_000) = 0;
+        // sum(rtt s / cwnd) = 10 * 0.1 * 1000 / 10_000 + 20 * 0.1 * 1000 / 20_000 = 0.2 s,
+        // xi_p = 38_000 / (0.1 * 0.2) = 1.9e6; p_A = 1.9e6 * 0.01 * 1000 / 10_000
+        // = 1_900 B per packet (10 packets), p_B = 950 B (20 packets):
+        // each flow +19_000 B of window, together phi.
+        let q = queue(10, 0);
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        interval(&mut r, Time::ZERO, &q);
+        let (a, b) = interval(&mut r, Time::from_millis(100), &q);
+        assert!((r.current.d - 0.1).abs() < 1e-9);
+        assert!((r.current.phi - 38_000.0).abs() < 1e-6, "phi {}", r.current.phi);
+        assert_eq!(r.current.h, 0.0);
+        assert_eq!((a, b), (19_000, 19_000));
+    }
+
+    #[test]
+    fn a_persistent_queue_turns_the_feedback_negative_in_proportion_to_throughput() {
+        // Link exactly full (y = C d = 125 kB per 100 ms would need 125
+        // packets; here: C = 2.4 Mb/s = 300 kB/s = 30 kB per interval) and a
+        // standing queue of 10 kB: phi = -0.226 * 10_000 = -2_260 B,
+        // h = max(0, 0.1 * 30_000 - 2_260) = 740 B. Negative feedback is
+        // h + 2_260 = 3_000 B spread in proportion to bytes sent (A 1/3,
+        // B 2/3); positive h = 740 B equally: A 370 - 1_000, B 370 - 2_000.
+        let q = QueueState { backlog_bytes: 10_000, capacity_bytes: 100_000, rate: Rate::kbps(2_400) };
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        interval(&mut r, Time::ZERO, &q);
+        let (a, b) = interval(&mut r, Time::from_millis(100), &q);
+        assert!((r.current.phi + 2_260.0).abs() < 1e-6, "phi {}", r.current.phi);
+        assert!((r.current.h - 740.0).abs() < 1e-6, "h {}", r.current.h);
+        // Per packet, exactly: A (10 packets) 37 - 100, B (20) 18.5 - 100.
+        assert!((r.feedback(1000.0, 10_000.0, 0.1) + 63.0).abs() < 1e-9);
+        assert!((r.feedback(1000.0, 20_000.0, 0.1) + 81.5).abs() < 1e-9);
+        // In whole bytes on the wire: within half a byte per packet.
+        assert_eq!(a, -630);
+        assert!((b + 1_630).abs() <= 10, "B {b}");
+    }
+
+    #[test]
+    fn a_router_only_lowers_the_feedback_and_leaves_acks_alone() {
+        let q = queue(10, 0);
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        interval(&mut r, Time::ZERO, &q);
+        // Upstream already asked for less than we would give: kept.
+        let mut ib = InBand::Xcp(XcpFields { cwnd: 10_000, rtt_us: 100_000, feedback: -5, ack: false });
+        let mut p = ForwardPacket { tcp: Some(meta(1)), size: 1000, inband: Some(&mut ib) };
+        r.on_dequeue(Time::from_millis(100), &mut p, &q);
+        assert_eq!(ib, InBand::Xcp(XcpFields { cwnd: 10_000, rtt_us: 100_000, feedback: -5, ack: false }));
+        // An echoed ACK passes untouched whatever it says.
+        let echo = InBand::Xcp(XcpFields { feedback: 12_345, ack: true, ..Default::default() });
+        let mut ib = echo;
+        let mut m = meta(1);
+        m.payload_len = 0;
+        let mut p = ForwardPacket { tcp: Some(m), size: 52, inband: Some(&mut ib) };
+        r.on_dequeue(Time::from_millis(101), &mut p, &q);
+        assert_eq!(ib, echo);
+        // No RTT estimate yet: at most zero.
+        assert_eq!(pass(&mut r, Time::from_millis(102), 3, 10_000, 0, &q), 0);
+    }
+}

@@ -1,0 +1,271 @@
+"""The AWM paper's comparison (seed 002 section 3; SPEC.md 5.3): AWM, NC
+(NewReno over DropTail) and XCP in six families of experiments, each a
+scenario file under ``scenarios/awm/`` whose ``[paper]`` table holds the
+swept points and the paper's statements and numbers.
+
+    python -m netreturn.reproduce_awm --out results/awm --seeds 5 --jobs 2
+
+Runs are kept under ``<out>/runs/`` (an interrupted reproduction resumes);
+the output is one CSV per family (one row per run), ``links.csv`` (every
+interface of every run: utilization, loss, robustness index) and
+``report.md``, our numbers beside the paper's statements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import tomllib
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .runner import RunSpec, run_many
+from .scenarios import resolve
+from .stats import fmt_ci, mean_ci
+
+METHODS = {"awm": "AWM", "droptail": "NC", "xcp": "XCP"}
+
+# family -> (scenario, what it shows)
+FAMILIES = {
+    "capacity": ("awm/capacity", "Fig. 2(b): bottleneck capacity"),
+    "rtt": ("awm/rtt", "Fig. 3(a): round-trip propagation delay"),
+    "flows": ("awm/flows", "Fig. 3(b): number of flows each way"),
+    "web": ("awm/web", "Fig. 4: web mice on top of the FTP flows"),
+    "parking-lot": ("awm/parking-lot", "Fig. 5: nine-link parking lot"),
+    "fairness": ("awm/fairness", "Table 1: fairness"),
+}
+
+# Per-run columns of the family CSVs.
+METRICS = [
+    "utilization", "queue_drops", "lost_packets", "tcp_loss_pct", "queue_mean_bytes", "queue_std_bytes",
+    "robustness_index", "jain_goodput", "goodput_mean_mbps", "timeouts", "web_response_mean_s",
+    "web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "jain_ftp", "events", "wall_s",
+]
+
+_SIZE = re.compile(r"^\s*([0-9.]+)\s*(B|kB|MB|GB)\s*$")
+_UNIT = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}
+
+
+def size_bytes(text: str) -> float:
+    """ "1500kB" -> 1.5e6 (decimal prefixes, as the scenario files)."""
+    m = _SIZE.match(str(text))
+    if not m:
+        raise ValueError(f"not a size in bytes: {text!r}")
+    return float(m.group(1)) * _UNIT[m.group(2)]
+
+
+def paper(family: str) -> dict:
+    """The ``[paper]`` table of a family's scenario file."""
+    return tomllib.loads(resolve(FAMILIES[family][0]).read_text()).get("paper", {})
+
+
+def points(family: str) -> list[dict]:
+    """The swept points: the ``[paper].sweep`` lists zipped (parallel, not
+    a cartesian product: a buffer follows its rate)."""
+    sweep = paper(family).get("sweep", {})
+    if not sweep:
+        return [{}]
+    keys = list(sweep)
+    n = {len(v) for v in sweep.values()}
+    if len(n) != 1:
+        raise ValueError(f"{family}: [paper].sweep lists differ in length")
+    return [dict(zip(keys, vals)) for vals in zip(*(sweep[k] for k in keys))]
+
+
+def specs(family: str, seeds: int, methods: Sequence[str], stop: str | None) -> list[tuple[dict, RunSpec]]:
+    out = []
+    for pt in points(family):
+        for m in methods:
+            over = {**pt, "queue": m}
+            if stop:
+                over["stop"] = stop
+            for seed in range(1, seeds + 1):
+                out.append(({"family": family, **pt, "method": m, "seed": seed}, RunSpec.make(FAMILIES[family][0], over, seed)))
+    return out
+
+
+def summary_row(tags: dict, r: dict) -> dict:
+    s = r.get("summary", r)
+    row = dict(tags)
+    for k in METRICS:
+        v = r.get("wall_s") if k == "wall_s" else s.get(k)
+        row[k] = math.nan if v is None else v
+    buf = tags.get("buffer")
+    row["queue_std_norm"] = row["queue_std_bytes"] / size_bytes(buf) if buf else math.nan
+    hops = sum((r.get("ifaces") or {}).get("tx_packets") or [])
+    row["packet_hops"] = hops
+    row["ns_per_hop"] = row["wall_s"] / hops * 1e9 if hops else math.nan
+    return row
+
+
+def link_rows(tags: dict, r: dict) -> list[dict]:
+    f = r.get("ifaces") or {}
+    names = f.get("iface") or []
+    cols = ["utilization", "loss_pct", "queue_drops", "queue_mean_bytes", "queue_std_bytes", "robustness_index"]
+    return [{**tags, "iface": n, **{c: (f.get(c) or [math.nan] * len(names))[i] for c in cols}} for i, n in enumerate(names)]
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    if not rows:
+        return
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _cell(rows: Iterable[dict], key: str, digits: int = 3) -> str:
+    m, h, _ = mean_ci(r[key] for r in rows)
+    return fmt_ci(m, h, digits)
+
+
+def _point_label(pt: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in pt.items() if k != "buffer" and k != "bottleneck_rtt") or "default"
+
+
+_CHAIN_LINK = re.compile(r"^R(\d+)->R(\d+)$")
+
+
+def chain_links(links: list[dict], methods: Sequence[str]) -> list[str]:
+    """Seed 002 Fig. 5: every forward link of the chain, per method."""
+    fwd = sorted({r["iface"] for r in links if (m := _CHAIN_LINK.match(r["iface"])) and int(m[2]) == int(m[1]) + 1},
+                 key=lambda n: int(_CHAIN_LINK.match(n)[1]))
+    out = ["", "| link | method | utilization | loss (%) | robustness index |", "|---|---|---|---|---|"]
+    for name in fwd:
+        for m in methods:
+            sel = [r for r in links if r["iface"] == name and r["method"] == m]
+            if sel:
+                out.append(f"| {name} | {METHODS[m]} | " + " | ".join(_cell(sel, k) for k in ("utilization", "loss_pct", "robustness_index")) + " |")
+    return out
+
+
+def family_section(family: str, rows: list[dict], methods: Sequence[str], links: list[dict] | None = None) -> list[str]:
+    title = FAMILIES[family][1]
+    out = [f"## {family}: {title}", ""]
+    p = paper(family)
+    for s in p.get("statements", []):
+        out.append(f"- paper: {s}")
+    out.append("")
+    keys = ["utilization", "queue_drops", "tcp_loss_pct", "queue_std_norm", "robustness_index", "jain_goodput"]
+    if family == "web":
+        keys = ["utilization", "queue_drops", "web_response_mean_s", "web_throughput_mean_mbps", "ftp_throughput_mean_mbps"]
+    out.append("| point | method | " + " | ".join(keys) + " |")
+    out.append("|---|---|" + "---|" * len(keys))
+    for pt in points(family):
+        for m in methods:
+            sel = [r for r in rows if r["method"] == m and all(str(r.get(k)) == str(v) for k, v in pt.items())]
+            if sel:
+                out.append(f"| {_point_label(pt)} | {METHODS[m]} | " + " | ".join(_cell(sel, k) for k in keys) + " |")
+    out.append("")
+    # The statements, checked on our runs.
+    for m in ("awm", "xcp"):
+        sel = [r for r in rows if r["method"] == m]
+        if sel:
+            lossy = sum(1 for r in sel if r["queue_drops"] and r["queue_drops"] > 0)
+            umin = min(r["utilization"] for r in sel)
+            out.append(f"- ours, {METHODS[m]}: {lossy} of {len(sel)} runs dropped at the monitored bottleneck; lowest utilization {umin:.3f}")
+    if family == "web":
+        out += web_changes(rows)
+    if family == "fairness":
+        out += fairness_table(rows, p)
+    if family == "parking-lot" and links:
+        out += chain_links(links, methods)
+    out.append("")
+    return out
+
+
+def web_changes(rows: list[dict]) -> list[str]:
+    """Seed 002 Fig. 4(b)-(c): changes against NC at each arrival rate."""
+    out = ["", "| mice/s | method | response time vs NC | web throughput vs NC | FTP throughput vs NC |", "|---|---|---|---|---|"]
+    for pt in points("web"):
+        def mean_of(m: str, k: str) -> float:
+            return mean_ci(r[k] for r in rows if r["method"] == m and str(r.get("mice")) == str(pt["mice"]))[0]
+
+        for m in ("awm", "xcp"):
+            ch = [100 * (mean_of(m, k) / mean_of("droptail", k) - 1) for k in ("web_response_mean_s", "web_throughput_mean_mbps", "ftp_throughput_mean_mbps")]
+            out.append(f"| {pt['mice']} | {METHODS[m]} | " + " | ".join("-" if math.isnan(c) else f"{c:+.1f} %" for c in ch) + " |")
+    return out
+
+
+def fairness_table(rows: list[dict], p: dict) -> list[str]:
+    """Seed 002 Table 1, ours beside the paper's."""
+    ref = p.get("jain", {})
+    out = ["", "| method | case 1 (paper) | case 1 (ours) | case 2 (paper) | case 2 (ours) |", "|---|---|---|---|---|"]
+    for m, label in METHODS.items():
+        ours = [_cell([r for r in rows if r["method"] == m and str(r.get("step")) == step], "jain_goodput", 4) for step in ("0ms", "10ms")]
+        paper_v = ref.get(m, [math.nan, math.nan])
+        out.append(f"| {label} | {paper_v[0]:.4f} | {ours[0]} | {paper_v[1]:.4f} | {ours[1]} |")
+    return out
+
+
+def reproduce(out: str | Path, seeds: int = 5, jobs: int = 2, families: Sequence[str] | None = None,
+              methods: Sequence[str] = tuple(METHODS), stop: str | None = None, progress: bool = True) -> Path:
+    """Runs the families (all by default); returns the report's path."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fams = list(families or FAMILIES)
+    plan = [x for f in fams for x in specs(f, seeds, methods, stop)]
+    results = run_many([s for _, s in plan], jobs=jobs, out=out, progress=progress)
+    by_family: dict[str, list[dict]] = {f: [] for f in fams}
+    links: list[dict] = []
+    links_of: dict[str, list[dict]] = {f: [] for f in fams}
+    for (tags, _), r in zip(plan, results):
+        by_family[tags["family"]].append(summary_row(tags, r))
+        rows = link_rows(tags, r)
+        links += rows
+        links_of[tags["family"]] += rows
+    lines = ["# AWM vs XCP vs NC (seed 002 section 3), reproduced", "",
+             f"Seeds per point: {seeds}; mean ± 95 % CI. Methods: AWM (NewReno over DropTail + AWM), NC (NewReno over DropTail), XCP.", ""]
+    for f in fams:
+        write_csv(out / f"{f}.csv", by_family[f])
+        lines += family_section(f, by_family[f], methods, links_of[f])
+    write_csv(out / "links.csv", links)
+    costly = sorted((r for rs in by_family.values() for r in rs), key=lambda r: -(r["wall_s"] or 0))[:3]
+    lines += ["## Cost", "", "| run | wall (s) | packet hops | ns per hop |", "|---|---|---|---|"]
+    for r in costly:
+        tag = ", ".join(f"{k}={v}" for k, v in r.items() if k in ("family", "method", "seed") or k in (points(r["family"])[0] or {}))
+        lines.append(f"| {tag} | {r['wall_s']:.2f} | {r['packet_hops']} | {r['ns_per_hop']:.0f} |")
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m netreturn.reproduce_awm", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default="results/awm")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--family", action="append", choices=list(FAMILIES), help="run only these (repeatable)")
+    ap.add_argument("--method", action="append", choices=list(METHODS), help="run only these (repeatable)")
+    ap.add_argument("--stop", help="override every run's stop time (e.g. 20s, for a quick look)")
+    a = ap.parse_args(argv)
+    path = reproduce(a.out, a.seeds, a.jobs, a.family, a.method or list(METHODS), a.stop)
+    print(path.read_text())
+    return 0
+
+
+
+def run(a) -> int:
+    """``netreturn reproduce ...``: the command line's options mapped onto this
+    module's own."""
+    argv = []
+    if getattr(a, "out", None):
+        argv += ["--out", str(a.out)]
+    if getattr(a, "seeds", None):
+        argv += ["--seeds", str(a.seeds)]
+    elif getattr(a, "quick", False):
+        argv += ["--seeds", "3"]
+    if getattr(a, "jobs", None):
+        argv += ["--jobs", str(a.jobs)]
+    if getattr(a, "quick", False):
+        argv += ["--stop", "20s"]
+    return main(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
