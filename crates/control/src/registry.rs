@@ -399,7 +399,7 @@ mod tests {
         for m in Method::all() {
             assert_eq!(m.name().parse::<Method>(), Ok(m));
         }
-        assert_eq!(Method::all().count(), QueueKind::ALL.len() + ControllerKind::ALL.len());
+        assert_eq!(Method::all().count(), QueueKind::ALL.len() + ControllerKind::ALL.len() + StageKind::ALL.len());
     }
 
     #[test]

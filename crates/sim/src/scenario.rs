@@ -444,7 +444,7 @@ pub enum TrafficSpec {
         /// Rate changes: `[[time, rate], ...]` in time order; `rate` holds
         /// before the first. A rate of 0 pauses the source.
         #[serde(default)]
-        schedule: Vec<(TimeQ, RateQ)>,
+        schedule: Vec<(TimeQ, ScheduleRate)>,
     },
     /// UDP On/Off source: exponential on and off periods, `rate` while on.
     UdpOnOff {
@@ -500,6 +500,21 @@ fn untag(v: &mut toml::Value, at: &str, kinds: &[&str], tags: &mut Vec<(String, 
     t.insert(kind.clone(), toml::Value::Table(rest));
     tags.push((at.to_string(), kind));
     Ok(())
+}
+
+/// A rate in a CBR schedule: any rate, or 0 (a number) to pause the source.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScheduleRate(pub netreturn_base::Rate);
+
+impl<'de> Deserialize<'de> for ScheduleRate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = toml::Value::deserialize(d)?;
+        match v {
+            toml::Value::Integer(0) => Ok(ScheduleRate(netreturn_base::Rate(0))),
+            toml::Value::Float(f) if f == 0.0 => Ok(ScheduleRate(netreturn_base::Rate(0))),
+            v => RateQ::deserialize(v).map(|r| ScheduleRate(r.0)).map_err(serde::de::Error::custom),
+        }
+    }
 }
 
 /// Replaces every string `"{name}"` with the parameter's value, noting in

@@ -3,7 +3,7 @@
 //! fails when the table is stale; `NETRETURN_BLESS=1 cargo test -p
 //! netreturn-sim --test mechanisms_doc` rewrites it.
 
-use netreturn_control::{ControllerKind, QueueKind};
+use netreturn_control::{ControllerKind, QueueKind, StageKind};
 use netreturn_tcp::CcName;
 
 const BEGIN: &str = "<!-- BEGIN GENERATED: crates/sim/tests/mechanisms_doc.rs -->";
@@ -35,6 +35,9 @@ fn table() -> String {
             c.name(),
             keys(c.keys())
         ));
+    }
+    for &k in StageKind::ALL {
+        s.push_str(&format!("| `{}` | {} router stage over DropTail | {} | — |\n", k.name(), k.title(), k.paper()));
     }
     s.push_str("\n| `tcp.cc =` | congestion control |\n|---|---|\n");
     for &(_, name, what) in CcName::ALL {

@@ -476,6 +476,8 @@ fn a_falling_wngwa_never_moves_the_advertised_right_edge_left() {
         }
     }
     assert_eq!(s.window_field(), 2_000, "the edge reached, Wngwa rules");
+}
+
 #[test]
 fn sarbe_after_a_timeout_has_ssthresh_ocwnd_and_cwnd_one_segment() {
     // Seed 004 section 3.2, pseudo-code B: "ssthresh = oCwnd; cwnd = 1;".
