@@ -207,4 +207,4 @@ def test_unknown_methods_and_papers_are_errors_not_tracebacks(tmp_path, capsys):
     assert cli.main(["reproduce", "ewt", "--methods", "fifo", "--out", str(tmp_path), "-q"]) == 2
     assert "fifo" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        cli.main(["reproduce", "ngwa"])
+        cli.main(["reproduce", "pink"])

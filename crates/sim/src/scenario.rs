@@ -434,7 +434,7 @@ pub enum TrafficSpec {
         to: String,
         #[serde(default = "one")]
         count: u32,
-        rate: RateQ,
+        rate: CbrRate,
         #[serde(default = "default_udp_packet")]
         packet: u32,
         #[serde(default)]
@@ -444,7 +444,7 @@ pub enum TrafficSpec {
         /// Rate changes: `[[time, rate], ...]` in time order; `rate` holds
         /// before the first. A rate of 0 pauses the source.
         #[serde(default)]
-        schedule: Vec<(TimeQ, ScheduleRate)>,
+        schedule: Vec<(TimeQ, CbrRate)>,
     },
     /// UDP On/Off source: exponential on and off periods, `rate` while on.
     UdpOnOff {
@@ -452,7 +452,7 @@ pub enum TrafficSpec {
         to: String,
         #[serde(default = "one")]
         count: u32,
-        rate: RateQ,
+        rate: CbrRate,
         #[serde(default = "default_udp_packet")]
         packet: u32,
         on: TimeQ,
@@ -502,17 +502,18 @@ fn untag(v: &mut toml::Value, at: &str, kinds: &[&str], tags: &mut Vec<(String, 
     Ok(())
 }
 
-/// A rate in a CBR schedule: any rate, or 0 (a number) to pause the source.
+/// A UDP source's rate, in its schedule too: any rate, or 0 (a number)
+/// for a paused source.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ScheduleRate(pub netreturn_base::Rate);
+pub struct CbrRate(pub netreturn_base::Rate);
 
-impl<'de> Deserialize<'de> for ScheduleRate {
+impl<'de> Deserialize<'de> for CbrRate {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = toml::Value::deserialize(d)?;
         match v {
-            toml::Value::Integer(0) => Ok(ScheduleRate(netreturn_base::Rate(0))),
-            toml::Value::Float(f) if f == 0.0 => Ok(ScheduleRate(netreturn_base::Rate(0))),
-            v => RateQ::deserialize(v).map(|r| ScheduleRate(r.0)).map_err(serde::de::Error::custom),
+            toml::Value::Integer(0) => Ok(CbrRate(netreturn_base::Rate(0))),
+            toml::Value::Float(f) if f == 0.0 => Ok(CbrRate(netreturn_base::Rate(0))),
+            v => RateQ::deserialize(v).map(|r| CbrRate(r.0)).map_err(serde::de::Error::custom),
         }
     }
 }
