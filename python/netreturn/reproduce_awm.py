@@ -21,6 +21,7 @@ import tomllib
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from . import _native
 from .runner import RunSpec, run_many
 from .scenarios import resolve
 from .stats import fmt_ci, mean_ci
@@ -44,16 +45,19 @@ METRICS = [
     "web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "jain_ftp", "events", "wall_s",
 ]
 
-_SIZE = re.compile(r"^\s*([0-9.]+)\s*(B|kB|MB|GB)\s*$")
-_UNIT = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}
+
+
+# `netreturn reproduce` passes --out/--seeds/--jobs to main(); --quick adds these.
+OWN_COMMAND_LINE = True
+QUICK_ARGV = ("--stop", "20s")
 
 
 def size_bytes(text: str) -> float:
-    """ "1500kB" -> 1.5e6 (decimal prefixes, as the scenario files)."""
-    m = _SIZE.match(str(text))
-    if not m:
-        raise ValueError(f"not a size in bytes: {text!r}")
-    return float(m.group(1)) * _UNIT[m.group(2)]
+    """A buffer size in bytes, read by the one unit parser (netreturn_base)."""
+    kind, n = _native.parse_size(text)
+    if kind != "bytes":
+        raise ValueError(f"buffer {text!r} is in packets; the normalized queue needs bytes")
+    return float(n)
 
 
 def paper(family: str) -> dict:
@@ -248,23 +252,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(path.read_text())
     return 0
 
-
-
-def run(a) -> int:
-    """``netreturn reproduce ...``: the command line's options mapped onto this
-    module's own."""
-    argv = []
-    if getattr(a, "out", None):
-        argv += ["--out", str(a.out)]
-    if getattr(a, "seeds", None):
-        argv += ["--seeds", str(a.seeds)]
-    elif getattr(a, "quick", False):
-        argv += ["--seeds", "3"]
-    if getattr(a, "jobs", None):
-        argv += ["--jobs", str(a.jobs)]
-    if getattr(a, "quick", False):
-        argv += ["--stop", "20s"]
-    return main(argv)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,11 @@ ROWS = [("RFC 793", "rfc793", {"ngwa_mode": 0, "tcp": "none"}), ("NewReno", "new
 CALIBRATION = ["1.2Mbps", "1.5Mbps", "1.8Mbps", "2.0Mbps", "2.2Mbps"]
 
 
+# `netreturn reproduce` passes --out/--seeds/--jobs to main(); --quick adds these.
+OWN_COMMAND_LINE = True
+QUICK_ARGV = ()
+
+
 def _run(scenario: str, seed: int, overrides: dict) -> dict:
     ov = [(k, str(v)) for k, v in overrides.items()]
     return _native.run(str(resolve(scenario)), seed, ov)
@@ -166,21 +171,6 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(doc))
     return 0
 
-
-
-def run(a) -> int:
-    """``netreturn reproduce ...``: the command line's options mapped onto this
-    module's own."""
-    argv = []
-    if getattr(a, "out", None):
-        argv += ["--out", str(a.out)]
-    if getattr(a, "seeds", None):
-        argv += ["--seeds", str(a.seeds)]
-    elif getattr(a, "quick", False):
-        argv += ["--seeds", "3"]
-    if getattr(a, "jobs", None):
-        argv += ["--jobs", str(a.jobs)]
-    return main(argv)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,23 @@ def main(a) -> int:
         print(f"netreturn: error: no reproduction for {a.paper!r}; available: {', '.join(PAPERS)}", file=sys.stderr)
         return 2
     module = importlib.import_module(PAPERS[a.paper][0], __name__)
-    if hasattr(module, "run"):  # a module with its own command line takes the CLI's options through run(a)
-        return module.run(a)
+    if getattr(module, "OWN_COMMAND_LINE", False):
+        # A module with its own command line (`python -m ...`) gets the
+        # options it shares with this one as arguments.
+        return module.main(shared_argv(a) + list(getattr(module, "QUICK_ARGV", ()) if getattr(a, "quick", False) else ()))
     return module.main(a)
+
+
+def shared_argv(a) -> list[str]:
+    """``--out``, ``--seeds`` (3 with ``--quick``) and ``--jobs`` of the
+    ``netreturn reproduce`` namespace, as arguments."""
+    argv: list[str] = []
+    if getattr(a, "out", None):
+        argv += ["--out", str(a.out)]
+    if getattr(a, "seeds", None):
+        argv += ["--seeds", str(a.seeds)]
+    elif getattr(a, "quick", False):
+        argv += ["--seeds", "3"]
+    if getattr(a, "jobs", None):
+        argv += ["--jobs", str(a.jobs)]
+    return argv
