@@ -19,7 +19,7 @@ METRICS: list[tuple[str, str]] = [
     ("fct_mean_s", "mean FCT (s)"),
     ("goodput_mean_mbps", "mean goodput (Mb/s)"),
     ("jain_goodput", "Jain fairness (goodput)"),
-    ("tcp_data_loss_pct", "TCP loss ratio (%)"),
+    ("tcp_data_loss_pct", "TCP loss, data segments (%)"),
     ("udp_loss_pct", "UDP loss ratio (%)"),
     ("udp_efficiency_pct", "UDP efficiency (%)"),
     ("utilization", "bottleneck utilization"),
