@@ -1,0 +1,282 @@
+//! Building a world from a scenario: interfaces, queues, gateways,
+//! applications, and the TCP settings every endpoint shares.
+
+use super::*;
+
+pub fn tcp_config(s: &Scenario) -> TcpConfig {
+    let t = &s.tcp;
+    let cc = match t.cc {
+        CcName::None => CcKind::None,
+        CcName::Reno => CcKind::Reno,
+        CcName::NewReno => CcKind::NewReno,
+        CcName::WestwoodPlus => CcKind::WestwoodPlus,
+        CcName::Sarbe => CcKind::Sarbe(netreturn_tcp::SarbeConfig {
+            ts_tick: t.ts_tick.0,
+            restore_cwnd_after_recovery: t.sarbe_restore_cwnd,
+            ..Default::default()
+        }),
+        CcName::Cubic => CcKind::Cubic(netreturn_tcp::CubicConfig {
+            hystart: t.hystart,
+            fast_convergence: t.fast_convergence,
+            tcp_friendliness: t.tcp_friendliness,
+            ..Default::default()
+        }),
+        CcName::Xcp => CcKind::Xcp(Default::default()),
+    };
+    TcpConfig {
+        cc,
+        mss: t.segment_size,
+        rcv_buf: t.rcv_buf.0.bytes(t.segment_size),
+        snd_buf: t.snd_buf.0.bytes(t.segment_size),
+        sack: t.sack,
+        dupack_same_window: t.dupack_same_window,
+        timestamps: t.timestamps,
+        window_scaling: t.window_scaling,
+        delayed_ack_count: t.delayed_ack_count,
+        delayed_ack_timeout: t.delayed_ack_timeout.0,
+        min_rto: t.min_rto.0,
+        initial_cwnd: t.initial_cwnd,
+        ts_tick: t.ts_tick.0,
+        recovery: match t.recovery {
+            crate::scenario::RecoveryName::Prr => netreturn_tcp::Recovery::Prr,
+            crate::scenario::RecoveryName::Classic => netreturn_tcp::Recovery::Classic,
+        },
+        ..TcpConfig::default()
+    }
+}
+
+impl World {
+    /// Adds one finite TCP transfer (used by traffic generators outside
+    /// this file: [`crate::web`]).
+    pub(crate) fn push_transfer(&mut self, cfg: &TcpConfig, src: u32, dst: u32, bytes: u64, start: Time, port: u16, iss: (u32, u32), web: bool) {
+        let id = self.tcp.len() as u32;
+        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: port, proto: FlowKey::TCP };
+        self.tcp.push(TcpFlow {
+            key,
+            src,
+            dst,
+            conns: [Connection::client(cfg, iss.0), Connection::server(cfg, iss.1)],
+            sched: [None, None],
+            bytes: Some(bytes),
+            start,
+            stop: None,
+            started: false,
+            done_at: None,
+            packets: Default::default(),
+            app: None,
+            web,
+        });
+        self.finite_left += 1;
+    }
+
+    pub fn new(s: &Scenario, seed: u64) -> Result<World, (String, String)> {
+        // Refuse what would not fit before allocating any of it.
+        crate::memory::check(s, crate::memory::limit()).map_err(|e| (e.field, e.message))?;
+        let topo = Topology::build(&s.topology)?;
+        let mtu = s.tcp.segment_size + IP_HEADER + 20 + 12;
+        let mut ifaces = Vec::with_capacity(topo.ifaces.len());
+        for (i, f) in topo.ifaces.iter().enumerate() {
+            let capacity_bytes = f.buffer.bytes(mtu);
+            let limit = match f.buffer {
+                Size::Bytes(b) => Limit::Bytes(b),
+                Size::Packets(p) => Limit::Packets(p),
+            };
+            let idle = f.rate.tx_time(mtu as u64);
+            // A window controller runs over a DropTail queue.
+            let kind = match f.method {
+                QueueMethod::Queue(q) => q,
+                QueueMethod::Window(_) | QueueMethod::Stage(_) => netreturn_control::QueueKind::DropTail,
+            };
+            let discipline = kind.discipline(limit, mtu, idle, f.red.as_ref());
+            let gateway = build_gateway(f, capacity_bytes, s.tcp.segment_size)
+                .map_err(|m| (format!("topology ({})", f.name), m))?
+                .map(Box::new);
+            ifaces.push(Iface {
+                spec: f.clone(),
+                reverse: (i ^ 1) as u32,
+                queue: Fifo::new(discipline),
+                capacity_bytes,
+                busy_until: Time::ZERO,
+                gateway,
+                stage: None,
+                staged: Default::default(),
+                rng: Rng::derive(seed, 1_000_000 + i as u64),
+                stats: IfaceStats::default(),
+                pcap: None,
+            });
+        }
+        for name in &s.run.pcap {
+            let i = topo.iface_by_name(name).ok_or_else(|| {
+                ("run.pcap".to_string(), format!("no interface {name:?}; interfaces look like \"R1->R2\""))
+            })?;
+            ifaces[i as usize].pcap = Some(crate::pcap::Pcap::new());
+        }
+        let monitor = match &s.run.monitor {
+            Some(name) => Some(topo.iface_by_name(name).ok_or_else(|| {
+                ("run.monitor".to_string(), format!("no interface {name:?}; interfaces look like \"R1->R2\""))
+            })?),
+            None => topo.bottleneck,
+        };
+
+        let mut cfg = tcp_config(s);
+        if let Some(n) = &s.ngwa {
+            n.apply_to_tcp(&mut cfg, s.tcp.segment_size);
+        }
+        crate::xcp::sender_cc(s, &topo, &mut cfg);
+        let mut w = World {
+            now: Time::ZERO,
+            ifaces,
+            tcp: vec![],
+            udp: vec![],
+            events: EventQueue::new(),
+            pool: Pool::default(),
+            out: Vec::with_capacity(64),
+            finite_left: 0,
+            has_finite: false,
+            stop: s.run.stop.0,
+            sample_interval: s.run.sample_interval.0,
+            monitor,
+            queue_series: (vec![], vec![]),
+            avail_mbps: vec![],
+            cross_bytes: 0,
+            traces: vec![],
+            rtt_samples_ms: vec![],
+            memory_limit: None,
+            over_memory: None,
+            created: 0,
+            delivered: 0,
+            dropped: 0,
+            first_start: Time::MAX,
+            warmup: s.run.warmup.map(|w| w.0).unwrap_or(Time::ZERO),
+            packet_log: None,
+            topo,
+        };
+
+        let mut app_rng = Rng::derive(seed, 7);
+        for (ti, t) in s.traffic.iter().enumerate() {
+            if let TrafficSpec::TcpWeb { .. } = t {
+                crate::web::add_web_flows(&mut w, s, ti, &cfg, seed)?;
+                continue;
+            }
+            let (from, to, count) = match t {
+                TrafficSpec::TcpFile { from, to, count, .. }
+                | TrafficSpec::TcpBulk { from, to, count, .. }
+                | TrafficSpec::TcpRate { from, to, count, .. }
+                | TrafficSpec::UdpCbr { from, to, count, .. }
+                | TrafficSpec::UdpOnOff { from, to, count, .. } => (from, to, *count),
+                TrafficSpec::TcpWeb { .. } => unreachable!("handled above"),
+            };
+            let lookup = |sel: &str, field: &str| {
+                w.topo.hosts(sel).filter(|v| !v.is_empty()).ok_or_else(|| {
+                    let groups: Vec<&str> = w.topo.groups.keys().map(|k| k.as_str()).collect();
+                    (format!("traffic[{ti}].{field}"), format!("no host or group {sel:?}; groups: {}", groups.join(", ")))
+                })
+            };
+            let (srcs, dsts) = (lookup(from, "from")?, lookup(to, "to")?);
+            for k in 0..count as usize {
+                let (src, dst) = (srcs[k % srcs.len()], dsts[k % dsts.len()]);
+                if !w.topo.reachable(src, dst) {
+                    return Err((format!("traffic[{ti}]"), format!("no route from {} to {}", w.topo.nodes[src as usize], w.topo.nodes[dst as usize])));
+                }
+                match t {
+                    TrafficSpec::TcpFile { start, port, .. } | TrafficSpec::TcpBulk { start, port, .. } | TrafficSpec::TcpRate { start, port, .. } => {
+                        let (bytes, stop, app) = match t {
+                            TrafficSpec::TcpFile { bytes: b, .. } => (Some(b.0.bytes(s.tcp.segment_size)), None, None),
+                            TrafficSpec::TcpBulk { stop, .. } => (None, stop.map(|x| x.0), None),
+                            TrafficSpec::TcpRate { stop, rate, packet, .. } => (None, stop.map(|x| x.0), Some((rate.0, *packet))),
+                            _ => unreachable!(),
+                        };
+                        let id = w.tcp.len() as u32;
+                        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: *port, proto: FlowKey::TCP };
+                        let iss = app_rng.next_u64() as u32;
+                        let iss2 = app_rng.next_u64() as u32;
+                        let cfg = match t {
+                            // This traffic's own congestion control.
+                            TrafficSpec::TcpBulk { cc: Some(c), .. } => {
+                                let mut own = s.clone();
+                                own.tcp.cc = *c;
+                                tcp_config(&own)
+                            }
+                            _ => cfg,
+                        };
+                        let start = draw(start, &mut app_rng);
+                        w.tcp.push(TcpFlow {
+                            key,
+                            src,
+                            dst,
+                            conns: [Connection::client(&cfg, iss), Connection::server(&cfg, iss2)],
+                            sched: [None, None],
+                            bytes,
+                            start,
+                            stop,
+                            started: false,
+                            done_at: None,
+                            packets: Default::default(),
+                            app,
+                            web: false,
+                        });
+                        if bytes.is_some() {
+                            w.finite_left += 1;
+                        }
+                    }
+                    TrafficSpec::TcpWeb { .. } => unreachable!("handled above"),
+                    TrafficSpec::UdpCbr { rate, packet, start, stop, .. } | TrafficSpec::UdpOnOff { rate, packet, start, stop, .. } => {
+                        let onoff = match t {
+                            TrafficSpec::UdpOnOff { on, off, .. } => Some((on.0, off.0)),
+                            _ => None,
+                        };
+                        let id = w.udp.len() as u32;
+                        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 20_000 + id as u16, dport: 9, proto: FlowKey::UDP };
+                        let start = draw(start, &mut app_rng);
+                        w.udp.push(UdpFlow {
+                            key,
+                            src,
+                            dst,
+                            rate: rate.0,
+                            packet: *packet,
+                            start,
+                            stop: stop.map(|x| x.0),
+                            schedule: match t {
+                                TrafficSpec::UdpCbr { schedule, .. } => schedule.iter().map(|(t, r)| (t.0, r.0)).collect(),
+                                _ => vec![],
+                            },
+                            onoff,
+                            on_until: Time::MAX,
+                            rng: Rng::derive(seed, 2_000_000 + id as u64),
+                            packets: PacketCounts::default(),
+                            bytes_sent: 0,
+                            bytes_received: 0,
+                        });
+                    }
+                }
+            }
+        }
+        w.has_finite = w.finite_left > 0;
+        for i in 0..w.tcp.len() {
+            let t = w.tcp[i].start;
+            w.first_start = w.first_start.min(t);
+            w.events.schedule(t, Event::Start(i as u32));
+        }
+        let ntcp = w.tcp.len() as u32;
+        for i in 0..w.udp.len() {
+            let t = w.udp[i].start;
+            w.first_start = w.first_start.min(t);
+            w.events.schedule(t, Event::Start(ntcp + i as u32));
+        }
+        for &f in &s.run.trace_flows {
+            if f >= w.tcp.len() {
+                return Err(("run.trace_flows".into(), format!("flow {f} does not exist; there are {} TCP flows", w.tcp.len())));
+            }
+            w.traces.push(FlowTrace { flow: f, ..Default::default() });
+        }
+        if w.first_start == Time::MAX {
+            w.first_start = Time::ZERO;
+        }
+        if let Some(n) = &s.ngwa {
+            crate::ngwa::attach_routers(n, &mut w)?;
+        }
+        w.events.schedule(Time::ZERO, Event::Sample);
+        crate::xcp::attach_routers(&mut w).map_err(|m| ("topology".to_string(), m))?;
+        Ok(w)
+    }
+}

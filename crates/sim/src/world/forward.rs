@@ -1,0 +1,273 @@
+//! Interfaces: forwarding a packet at a node, the egress queue (with its
+//! gateway and router stage), transmission and arrival.
+
+use super::*;
+
+impl World {
+    /// Hands a packet to `node`: delivers it there or forwards it.
+    pub(super) fn at_node(&mut self, node: u32, pi: u32) {
+        let dst = self.pool.slots[pi as usize].dst;
+        if dst == node {
+            let p = self.pool.slots[pi as usize];
+            self.pool.release(pi);
+            self.delivered += 1;
+            self.counts(&p).received += 1;
+            if p.udp {
+                self.udp[p.flow as usize].bytes_received += (p.size - IP_HEADER - UDP_HEADER) as u64;
+            } else {
+                self.tcp_receive(p);
+            }
+            return;
+        }
+        let out = self.topo.route(node, dst);
+        debug_assert_ne!(out, NO_ROUTE);
+        self.enqueue(out, pi);
+    }
+
+    pub(super) fn enqueue(&mut self, out: u32, pi: u32) {
+        let now = self.now;
+        self.drain(out);
+        let p = &self.pool.slots[pi as usize];
+        let size = p.size;
+        if self.ifaces[out as usize].gateway.is_some() {
+            let view = (!p.udp).then(|| self.view(p));
+            let gw = self.ifaces[out as usize].gateway.as_mut().expect("checked");
+            match view {
+                Some(v) => gw.on_data(now, &v),
+                None => gw.on_data_other(now, size),
+            }
+        }
+        if self.ifaces[out as usize].stage.is_some() {
+            self.stage_call(out, pi, None);
+        }
+        let iface = &mut self.ifaces[out as usize];
+        let start = now.max(iface.busy_until);
+        let res = if start == now {
+            // An idle link: the packet leaves the queue as it enters.
+            iface.queue.pass(now, size, &mut iface.rng).map(|(enq, deq)| (enq, Some(deq)))
+        } else {
+            iface.queue.enqueue(now, start, size, &mut iface.rng).map(|enq| (enq, None)).map_err(|(_, why, ev)| (why, ev))
+        };
+        let (ev, departure) = match res {
+            Ok(evs) => evs,
+            Err((_, ev)) => {
+                iface.stats.queue_drops += 1;
+                if let Some(gw) = iface.gateway.as_mut() {
+                    gw.on_queue(now, &ev);
+                }
+                self.drop_packet(pi, out);
+                return;
+            }
+        };
+        if let Some(gw) = iface.gateway.as_mut() {
+            gw.on_queue(now, &ev);
+        }
+        iface.account_backlog(now, ev.backlog_bytes);
+        let staged = iface.stage.is_some();
+        if staged && departure.is_none() {
+            iface.staged.push_back(pi);
+        }
+        self.transmit(out, pi, start);
+        if let Some(deq) = departure {
+            self.ifaces[out as usize].departed(now, &deq);
+            if staged {
+                self.stage_call(out, pi, Some(now));
+            }
+        }
+    }
+
+    /// Hands packet `pi` to interface `i`'s stage: offered to the queue
+    /// (`departure` None) or leaving it at `departure`. A stage that changes
+    /// the in-band fields' wire length changes the packet's size from the
+    /// next hop on (this hop's transmission time is already fixed).
+    pub(super) fn stage_call(&mut self, i: u32, pi: u32, departure: Option<Time>) {
+        let World { ifaces, pool, tcp, now, .. } = self;
+        let iface = &mut ifaces[i as usize];
+        let Some(stage) = iface.stage.as_mut() else { return };
+        let p = &mut pool.slots[pi as usize];
+        let queue = QueueState {
+            backlog_bytes: iface.queue.backlog().bytes,
+            capacity_bytes: iface.capacity_bytes,
+            rate: iface.spec.rate,
+        };
+        let before = p.seg.inband.wire_len();
+        let meta = (!p.udp).then(|| {
+            let key = tcp[p.flow as usize].key;
+            TcpMeta {
+                key: if p.dir == 0 { key } else { key.reversed() },
+                syn: p.seg.flags.syn(),
+                fin: p.seg.flags.fin(),
+                rst: p.seg.flags.rst(),
+                payload_len: p.seg.len,
+            }
+        });
+        let mut fp = ForwardPacket { tcp: meta, size: p.size, inband: (!p.udp).then_some(&mut p.seg.inband) };
+        match departure {
+            None => stage.on_enqueue(*now, &mut fp, &queue),
+            Some(at) => stage.on_dequeue(at, &mut fp, &queue),
+        }
+        let after = p.seg.inband.wire_len();
+        p.size = p.size + after - before;
+    }
+
+    /// Attaches a router stage to the interface named `iface` ("R1->R2").
+    pub fn attach_stage(&mut self, iface: &str, stage: Box<dyn ForwardStage>) -> Result<(), String> {
+        let i = self.topo.iface_by_name(iface).ok_or_else(|| format!("no interface {iface:?}"))?;
+        self.ifaces[i as usize].stage = Some(stage);
+        Ok(())
+    }
+
+    /// The stage of interface `iface`, to read its state after a run.
+    pub fn stage(&self, iface: &str) -> Option<&dyn ForwardStage> {
+        let i = self.topo.iface_by_name(iface)?;
+        self.ifaces[i as usize].stage.as_deref()
+    }
+
+    pub(super) fn drop_packet(&mut self, pi: u32, iface: u32) {
+        let p = self.pool.slots[pi as usize];
+        if !p.udp && self.logging(p.flow) {
+            let line = format!("drop {} at {}", self.describe_segment(p.flow, p.dir, &p.seg), self.ifaces[iface as usize].spec.name);
+            self.log(line);
+        }
+        self.pool.release(pi);
+        self.dropped += 1;
+        self.counts(&p).lost += 1;
+    }
+
+    /// Serializes packet `pi` on interface `i` from `start` (when the packets
+    /// ahead of it are out) and schedules its arrival at the far end.
+    pub(super) fn transmit(&mut self, i: u32, pi: u32, start: Time) {
+        let iface = &mut self.ifaces[i as usize];
+        let size = self.pool.slots[pi as usize].size;
+        let done = start + iface.spec.rate.tx_time(size as u64);
+        iface.busy_until = done;
+        if iface.pcap.is_some() {
+            let p = self.pool.slots[pi as usize];
+            let key = if p.udp { self.udp[p.flow as usize].key } else { self.view(&p).key };
+            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, &p, key);
+        }
+        if self.monitor == Some(i) {
+            let p = &self.pool.slots[pi as usize];
+            if p.udp || !self.traces.iter().any(|t| t.flow == p.flow as usize) {
+                self.cross_bytes += size as u64;
+            }
+        }
+        let iface = &mut self.ifaces[i as usize];
+        if iface.rng.bernoulli(iface.spec.loss) {
+            iface.stats.loss_drops += 1;
+            self.drop_packet(pi, i);
+        } else {
+            // Departures are serialized and the delay is fixed, so arrivals
+            // over one interface are scheduled in time order: a FIFO lane.
+            self.events.schedule_in_lane(i, done + iface.spec.delay, Event::Arrive(i, pi));
+        }
+    }
+
+    /// Takes out of interface `i`'s queue, at their start times, the packets
+    /// whose transmission has started by now: the queue as it is at `now`.
+    pub(super) fn drain(&mut self, i: u32) {
+        if self.ifaces[i as usize].stage.is_none() {
+            self.ifaces[i as usize].drain(self.now);
+        } else {
+            self.drain_staged(i);
+        }
+    }
+
+    /// [`World::drain`] for an interface with a stage: each packet leaving
+    /// is handed to the stage at its start time, in order.
+    #[inline(never)]
+    pub(super) fn drain_staged(&mut self, i: u32) {
+        let now = self.now;
+        loop {
+            let iface = &mut self.ifaces[i as usize];
+            let Some(&start) = iface.queue.front() else { break };
+            if start > now {
+                break;
+            }
+            let (_, _, ev) = iface.queue.dequeue(start).expect("front exists");
+            iface.departed(start, &ev);
+            let pi = iface.staged.pop_front().expect("a staged id per queued packet");
+            self.stage_call(i, pi, Some(start));
+        }
+    }
+
+    pub(super) fn arrive(&mut self, i: u32, pi: u32) {
+        if self.ifaces[i as usize].stage.is_some() {
+            // The stage sees the packet leave before it arrives.
+            self.drain(i);
+        }
+        let now = self.now;
+        let node = self.ifaces[i as usize].spec.to;
+        // A gateway on this node's interface back toward the sender sees the
+        // packets flowing against its data direction: ACKs to rewrite
+        // (SPEC.md section 1, rule 5).
+        let back = self.ifaces[i as usize].reverse as usize;
+        if self.ifaces[back].gateway.is_some() {
+            let p = self.pool.slots[pi as usize];
+            if !p.udp {
+                // The controller reads the queue it watches as it is now.
+                self.drain(back as u32);
+                let v = self.view(&p);
+                let iface = &mut self.ifaces[back];
+                if let Some(w) = iface.gateway.as_mut().and_then(|g| g.on_ack(now, &v)) {
+                    self.pool.slots[pi as usize].seg.window = w;
+                    iface.stats.acks_rewritten += 1;
+                }
+            }
+        }
+        self.at_node(node, pi);
+    }
+}
+
+impl Iface {
+    /// Closes the interval since the last change of the backlog and starts
+    /// one with the backlog as it is now.
+    pub(super) fn account_backlog(&mut self, now: Time, backlog_bytes: u64) {
+        let s = &mut self.stats;
+        // An empty queue or an empty interval adds +0.0, which leaves the
+        // (non-negative) integrals unchanged bit for bit: skip the float
+        // work. That is the common case: most links idle most of the time
+        // (enqueue at an empty queue), and a packet meeting an idle link is
+        // enqueued and dequeued at the same instant.
+        if s.last_backlog > 0 && now > s.last_change {
+            let dt = (now - s.last_change).nanos() as f64;
+            let q = s.last_backlog as f64;
+            s.q_int += q * dt;
+            s.q2_int += q * q * dt;
+        }
+        s.last_change = now;
+        s.last_backlog = backlog_bytes;
+        s.max_backlog = s.max_backlog.max(s.last_backlog);
+    }
+
+    /// [`World::drain`]. Before most enqueues there is nothing to take out
+    /// (the head has not started yet, or the queue is empty): that check
+    /// is inlined, the loop is not.
+    #[inline]
+    pub(super) fn drain(&mut self, now: Time) {
+        if self.queue.front().is_some_and(|&start| start <= now) {
+            self.drain_started(now);
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn drain_started(&mut self, now: Time) {
+        while let Some(&start) = self.queue.front() {
+            if start > now {
+                break;
+            }
+            let (_, _, ev) = self.queue.dequeue(start).expect("front exists");
+            self.departed(start, &ev);
+        }
+    }
+
+    /// Books a packet's leaving the queue at `at` (its transmission starts).
+    pub(super) fn departed(&mut self, at: Time, ev: &QueueEvent) {
+        if let Some(gw) = self.gateway.as_mut() {
+            gw.on_queue(at, ev);
+        }
+        self.account_backlog(at, ev.backlog_bytes);
+        self.stats.tx_bytes += ev.size as u64;
+        self.stats.tx_packets += 1;
+    }
+}

@@ -1,0 +1,469 @@
+//! The simulated world and its event loop: interfaces with queues, TCP and
+//! UDP applications, window-rewriting gateways, and the recorders the
+//! metrics are computed from.
+
+use crate::event::{Event, EventQueue};
+use crate::gateways::build_gateway;
+use crate::scenario::{CcName, Dist, QueueMethod, Scenario, TrafficSpec};
+use crate::topology::{IfaceSpec, Topology, NO_ROUTE};
+use crate::units::Size;
+use netreturn_base::{FlowKey, Rate, Rng, Time};
+use netreturn_control::gateway::WindowGateway;
+use netreturn_control::queue::{Fifo, Limit};
+use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, TcpMeta, TcpView};
+use netreturn_tcp::{CcKind, Connection, Segment, TcpConfig};
+
+mod build;
+mod forward;
+mod record;
+
+pub use build::tcp_config;
+
+/// IPv4 + TCP headers without options, and IPv4 + UDP.
+const IP_HEADER: u32 = 20;
+const UDP_HEADER: u32 = 8;
+
+/// A packet in flight. The simulator carries header fields, not bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub dst: u32,
+    /// Index into the TCP or UDP flow table.
+    pub flow: u32,
+    /// 0: from the flow's opener (client) to its peer; 1: the reverse.
+    pub dir: u8,
+    pub udp: bool,
+    /// Bytes on the wire (IP packet).
+    pub size: u32,
+    pub seg: Segment,
+}
+
+/// A slab of packets; events refer to packets by index.
+#[derive(Default)]
+struct Pool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: u64,
+}
+
+impl Pool {
+    fn alloc(&mut self, p: Packet) -> u32 {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                i
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+    fn release(&mut self, i: u32) {
+        self.live -= 1;
+        self.free.push(i);
+    }
+}
+
+/// Counters of one interface.
+#[derive(Clone, Debug, Default)]
+pub struct IfaceStats {
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    /// Time integrals of the backlog (bytes x ns, bytes^2 x ns) for the
+    /// time-weighted mean and standard deviation.
+    pub q_int: f64,
+    pub q2_int: f64,
+    pub max_backlog: u64,
+    pub last_change: Time,
+    pub last_backlog: u64,
+    pub acks_rewritten: u64,
+}
+
+pub struct Iface {
+    pub spec: IfaceSpec,
+    pub reverse: u32,
+    /// Queued packets, each known by the time its transmission starts.
+    /// Queues are FIFO and decide only on admission, so a packet's
+    /// departure is fixed when it is accepted: its arrival at the far end is
+    /// scheduled then, and it leaves the queue (as far as occupancy, queue
+    /// statistics and a gateway watching the queue can tell) at that start
+    /// time, applied lazily by [`World::drain`] before anything looks at
+    /// the queue. No event per departure is needed.
+    pub queue: Fifo<Time>,
+    pub capacity_bytes: u64,
+    /// End of the last transmission scheduled.
+    busy_until: Time,
+    pub gateway: Option<Box<WindowGateway>>,
+    /// A router stage rewriting forward packets' in-band fields (NGWA,
+    /// XCP), with the ids of the packets in the queue, in order, so it sees
+    /// each one leave. Runs without a stage pay one `is_none` per enqueue.
+    pub stage: Option<Box<dyn ForwardStage>>,
+    staged: std::collections::VecDeque<u32>,
+    rng: Rng,
+    pub stats: IfaceStats,
+    /// Capture of the packets this interface transmits, when requested.
+    pub pcap: Option<crate::pcap::Pcap>,
+}
+
+/// Per-flow packet counters for the loss ratios (seed 000 eq. 13); a TCP
+/// flow keeps one per direction.
+#[derive(Clone, Debug, Default)]
+pub struct PacketCounts {
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+}
+
+pub struct TcpFlow {
+    pub key: FlowKey,
+    pub src: u32,
+    pub dst: u32,
+    /// [client (data sender), server (receiver)].
+    pub conns: [Connection; 2],
+    sched: [Option<Time>; 2],
+    /// Bytes to transfer; `None` for a bulk flow.
+    pub bytes: Option<u64>,
+    pub start: Time,
+    pub stop: Option<Time>,
+    pub started: bool,
+    pub done_at: Option<Time>,
+    /// [data direction (client to server, as ns-3's FlowMonitor counts a
+    /// flow), ACK direction].
+    pub packets: [PacketCounts; 2],
+    /// An application-rate-limited source ([`TrafficSpec::TcpRate`]):
+    /// (rate, bytes per write); it closes the connection at `stop`.
+    pub app: Option<(Rate, u32)>,
+    /// A short web-like transfer (`tcp-web` traffic), reported apart.
+    pub web: bool,
+}
+
+pub struct UdpFlow {
+    pub key: FlowKey,
+    pub src: u32,
+    pub dst: u32,
+    pub rate: Rate,
+    pub packet: u32,
+    pub start: Time,
+    pub stop: Option<Time>,
+    /// CBR rate changes (time, rate), in time order.
+    pub schedule: Vec<(Time, Rate)>,
+    /// (mean on, mean off) for On/Off sources.
+    pub onoff: Option<(Time, Time)>,
+    on_until: Time,
+    rng: Rng,
+    pub packets: PacketCounts,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+/// A traced TCP flow's time series.
+#[derive(Clone, Debug, Default)]
+pub struct FlowTrace {
+    pub flow: usize,
+    pub time_s: Vec<f64>,
+    pub cwnd: Vec<f64>,
+    pub rwnd: Vec<f64>,
+    pub effective: Vec<f64>,
+    pub ssthresh: Vec<f64>,
+    pub rtt_ms: Vec<f64>,
+    /// Payload bytes delivered to the receiving application so far (per-flow
+    /// rate by batch means, seed 001 section 3.2).
+    pub delivered: Vec<f64>,
+    /// The sender's bandwidth estimate (Westwood+, SARBE), Mb/s; NaN for
+    /// controllers without one.
+    pub bwe_mbps: Vec<f64>,
+}
+
+pub struct World {
+    pub now: Time,
+    pub topo: Topology,
+    pub ifaces: Vec<Iface>,
+    pub tcp: Vec<TcpFlow>,
+    pub udp: Vec<UdpFlow>,
+    events: EventQueue,
+    pool: Pool,
+    out: Vec<Segment>,
+    finite_left: usize,
+    /// A run with finite transfers ends when the last one completes.
+    has_finite: bool,
+    stop: Time,
+    sample_interval: Time,
+    pub monitor: Option<u32>,
+    pub queue_series: (Vec<f64>, Vec<f64>),
+    /// Beside `queue_series`: the monitored interface's rate minus the
+    /// cross traffic it carried (every packet but those of the traced TCP
+    /// flows, headers included) in the sample interval ending then, Mb/s:
+    /// the bandwidth available to the traced flows (NaN at t = 0).
+    pub avail_mbps: Vec<f64>,
+    /// Bytes of cross traffic the monitored interface began to send since
+    /// the last sample.
+    cross_bytes: u64,
+    pub traces: Vec<FlowTrace>,
+    pub rtt_samples_ms: Vec<f64>,
+    /// Stop the run if its memory grows past this many bytes (checked at
+    /// every sample); [`World::over_memory`] then holds what was in use.
+    pub memory_limit: Option<u64>,
+    pub over_memory: Option<u64>,
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub first_start: Time,
+    pub warmup: Time,
+    /// Packet-level log of one TCP flow (debugging; off unless asked).
+    pub packet_log: Option<PacketLog>,
+}
+
+/// A line per event of one TCP flow inside a time window: segments sent by
+/// either end, drops, arrivals, timer expiries, and the sender's state
+/// after each. Sequence numbers are offsets from the sender's ISN (data
+/// byte k is k + 1, as in ns-3's relative sequence numbers).
+#[derive(Clone, Debug, Default)]
+pub struct PacketLog {
+    pub flow: u32,
+    pub from: Time,
+    pub to: Time,
+    pub lines: Vec<String>,
+}
+
+fn ip_of(node: u32) -> u32 {
+    0x0A00_0000 | (node + 1)
+}
+
+fn draw(dist: &Dist, rng: &mut Rng) -> Time {
+    match dist {
+        Dist::Fixed(t) => t.0,
+        Dist::Uniform { uniform: [a, b] } => Time::from_secs_f64(rng.uniform(a.0.secs_f64(), b.0.secs_f64())),
+        Dist::Exponential { exponential } => Time::from_secs_f64(rng.exponential(exponential.0.secs_f64())),
+    }
+}
+
+impl World {
+
+    /// Runs until every finite transfer is complete, or the stop time.
+    pub fn run(&mut self) {
+        while let Some((t, ev)) = self.events.pop() {
+            if t > self.stop {
+                self.now = self.stop;
+                break;
+            }
+            debug_assert!(t >= self.now, "time ran backward");
+            self.now = t;
+            match ev {
+                Event::Arrive(i, p) => self.arrive(i, p),
+                Event::Timer(e) => self.timer(e),
+                Event::Start(a) => self.start_app(a),
+                Event::UdpTick(u) => self.udp_tick(u),
+                Event::AppTick(a) => self.app_tick(a),
+                Event::Sample => self.sample(),
+            }
+            if self.has_finite && self.finite_left == 0 || self.over_memory.is_some() {
+                break;
+            }
+        }
+        for i in 0..self.ifaces.len() {
+            self.drain(i as u32);
+            let backlog = self.ifaces[i].queue.backlog().bytes;
+            self.ifaces[i].account_backlog(self.now, backlog);
+        }
+    }
+
+    pub fn events_processed(&self) -> u64 {
+        self.events.processed()
+    }
+
+    /// Packets still in queues, on the wire or being serialized.
+    pub fn in_flight(&self) -> u64 {
+        self.pool.live
+    }
+
+    fn view(&self, p: &Packet) -> TcpView {
+        let key = self.tcp[p.flow as usize].key;
+        TcpView {
+            key: if p.dir == 0 { key } else { key.reversed() },
+            flags: p.seg.flags,
+            seq: p.seg.seq,
+            ack: p.seg.ack,
+            window: p.seg.window,
+            wscale: p.seg.opts.wscale,
+            mss: p.seg.opts.mss,
+            payload_len: p.seg.len,
+        }
+    }
+
+    fn counts(&mut self, p: &Packet) -> &mut PacketCounts {
+        if p.udp {
+            &mut self.udp[p.flow as usize].packets
+        } else {
+            &mut self.tcp[p.flow as usize].packets[p.dir as usize]
+        }
+    }
+
+    /// Sends what TCP endpoint `side` of `flow` produced.
+    fn emit_segments(&mut self, flow: u32, side: u8) {
+        let f = &self.tcp[flow as usize];
+        let (from, to) = if side == 0 { (f.src, f.dst) } else { (f.dst, f.src) };
+        let mut out = std::mem::take(&mut self.out);
+        if self.logging(flow) {
+            for seg in &out {
+                let line = format!("send {}", self.describe_segment(flow, side, seg));
+                self.log(line);
+            }
+            if side == 0 {
+                let line = format!("state {}", self.tcp[flow as usize].conns[0].describe());
+                self.log(line);
+            }
+        }
+        for seg in out.drain(..) {
+            let size = IP_HEADER + seg.inband.wire_len() + seg.header_len() + seg.len;
+            let pi = self.pool.alloc(Packet { dst: to, flow, dir: side, udp: false, size, seg });
+            self.created += 1;
+            self.tcp[flow as usize].packets[side as usize].sent += 1;
+            self.at_node(from, pi);
+        }
+        self.out = out;
+        self.arm_timer(flow, side);
+    }
+
+    fn arm_timer(&mut self, flow: u32, side: u8) {
+        let f = &mut self.tcp[flow as usize];
+        if let Some(t) = f.conns[side as usize].next_timer() {
+            let s = &mut f.sched[side as usize];
+            if s.is_none_or(|cur| t < cur) {
+                *s = Some(t);
+                self.events.schedule(t.max(self.now), Event::Timer(flow * 2 + side as u32));
+            }
+        }
+    }
+
+    fn timer(&mut self, e: u32) {
+        let (flow, side) = (e / 2, (e % 2) as u8);
+        let now = self.now;
+        let f = &mut self.tcp[flow as usize];
+        if f.sched[side as usize] != Some(now) {
+            return; // superseded by an earlier deadline that already ran
+        }
+        f.sched[side as usize] = None;
+        if f.conns[side as usize].next_timer().is_some_and(|t| t <= now) {
+            if self.logging(flow) {
+                self.log(format!("timer side {side}"));
+            }
+            let f = &mut self.tcp[flow as usize];
+            f.conns[side as usize].on_timer(now, &mut self.out);
+        }
+        self.emit_segments(flow, side);
+    }
+
+    fn tcp_receive(&mut self, p: Packet) {
+        let side = 1 - p.dir;
+        let now = self.now;
+        if self.logging(p.flow) {
+            let line = format!("recv {}", self.describe_segment(p.flow, p.dir, &p.seg));
+            self.log(line);
+        }
+        let f = &mut self.tcp[p.flow as usize];
+        // A bulk flow vanishes at its stop time; a rate-limited one closes
+        // instead (`app_tick`) and lives on until its FIN is through.
+        if f.app.is_none() && f.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        f.conns[side as usize].on_segment(now, &p.seg, &mut self.out);
+        if side == 1 && f.done_at.is_none() {
+            if let Some(b) = f.bytes {
+                if f.conns[1].stats().bytes_delivered >= b {
+                    f.done_at = Some(now);
+                    self.finite_left -= 1;
+                }
+            }
+        }
+        self.emit_segments(p.flow, side);
+    }
+
+    fn start_app(&mut self, a: u32) {
+        let now = self.now;
+        let ntcp = self.tcp.len() as u32;
+        if a < ntcp {
+            let f = &mut self.tcp[a as usize];
+            f.started = true;
+            f.conns[0].open(now, &mut self.out);
+            if f.app.is_some() {
+                self.emit_segments(a, 0);
+                self.app_tick(a);
+                return;
+            }
+            let bytes = f.bytes.unwrap_or(u64::MAX / 4);
+            f.conns[0].send(now, bytes, &mut self.out);
+            if f.bytes.is_some() {
+                f.conns[0].close(now, &mut self.out);
+            }
+            self.emit_segments(a, 0);
+        } else {
+            let u = &mut self.udp[(a - ntcp) as usize];
+            if let Some((on, _)) = u.onoff {
+                u.on_until = now + Time::from_secs_f64(u.rng.exponential(on.secs_f64()));
+            }
+            self.udp_tick(a - ntcp);
+        }
+    }
+
+    /// The next write of a rate-limited TCP application (ns-3's
+    /// OnOffApplication, always on): `packet` bytes every `packet / rate`.
+    /// ns-3's `TcpSocketBase::Send` refuses a write that does not fit the
+    /// send buffer, and the application does not retry it. At its stop time
+    /// the application closes the connection.
+    fn app_tick(&mut self, fi: u32) {
+        let now = self.now;
+        let f = &mut self.tcp[fi as usize];
+        let (rate, packet) = f.app.expect("app ticks only for rate-limited flows");
+        if f.stop.is_some_and(|s| now >= s) {
+            f.conns[0].close(now, &mut self.out);
+            self.emit_segments(fi, 0);
+            return;
+        }
+        let c = &mut f.conns[0];
+        if c.send_buffered() + packet as u64 <= c.config().snd_buf {
+            c.send(now, packet as u64, &mut self.out);
+        }
+        let next = now + rate.tx_time(packet as u64);
+        let next = f.stop.map_or(next, |s| next.min(s));
+        self.events.schedule(next, Event::AppTick(fi));
+        self.emit_segments(fi, 0);
+    }
+
+    fn udp_tick(&mut self, ui: u32) {
+        let now = self.now;
+        let u = &mut self.udp[ui as usize];
+        if u.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        // The CBR schedule: the last rate change at or before now.
+        let rate = u.schedule.iter().take_while(|(t, _)| *t <= now).last().map_or(u.rate, |&(_, r)| r);
+        if rate.0 == 0 {
+            // Paused until the next change of rate, if any.
+            if let Some(&(t, _)) = u.schedule.iter().find(|(t, _)| *t > now) {
+                self.events.schedule(t, Event::UdpTick(ui));
+            }
+            return;
+        }
+        let gap = rate.tx_time(u.packet as u64);
+        if now >= u.on_until {
+            // Off period, then a new on period (exponential both).
+            let (on, off) = u.onoff.expect("on_until is set only for on/off sources");
+            let resume = now + Time::from_secs_f64(u.rng.exponential(off.secs_f64()));
+            u.on_until = resume + Time::from_secs_f64(u.rng.exponential(on.secs_f64()));
+            self.events.schedule(resume, Event::UdpTick(ui));
+            return;
+        }
+        let size = IP_HEADER + UDP_HEADER + u.packet;
+        u.packets.sent += 1;
+        u.bytes_sent += u.packet as u64;
+        let (src, dst) = (u.src, u.dst);
+        self.events.schedule(now + gap, Event::UdpTick(ui));
+        let pi = self.pool.alloc(Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default() });
+        self.created += 1;
+        self.at_node(src, pi);
+    }
+
+}

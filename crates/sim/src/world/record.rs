@@ -1,0 +1,85 @@
+//! Recording: the periodic sample (queue, traces, RTTs, the memory guard),
+//! the packet log of one flow, and what the run holds.
+
+use super::*;
+
+impl World {
+    /// What the run's growing parts hold, bytes: packets, pending events,
+    /// connections, and the recorded samples.
+    pub fn memory_in_use(&self) -> u64 {
+        let series: usize = self.traces.iter().map(|t| t.time_s.capacity() * 6).sum::<usize>()
+            + self.queue_series.0.capacity() * 2
+            + self.rtt_samples_ms.capacity();
+        (self.pool.slots.capacity() * std::mem::size_of::<Packet>()
+            + self.events.len() * 32
+            + self.tcp.capacity() * std::mem::size_of::<TcpFlow>()
+            + series * 8) as u64
+    }
+
+    /// Whether events of TCP flow `flow` are logged now.
+    pub(super) fn logging(&self, flow: u32) -> bool {
+        self.packet_log.as_ref().is_some_and(|l| l.flow == flow && self.now >= l.from && self.now <= l.to)
+    }
+
+    /// A segment of flow `p.flow` as a log field: direction, then the data
+    /// range or the ACK with its SACK blocks, relative to the sender's ISN.
+    pub(super) fn describe_segment(&self, flow: u32, dir: u8, seg: &Segment) -> String {
+        let iss = self.tcp[flow as usize].conns[0].iss();
+        let rel = |x: u32| x.wrapping_sub(iss);
+        if dir == 0 {
+            let rx = if seg.retransmission { " R" } else { "" };
+            format!("data {}+{}{}", rel(seg.seq), seg.len, rx)
+        } else {
+            let sacks: Vec<String> = seg.opts.sack.as_slice().iter().map(|&(l, r)| format!("{}-{}", rel(l), rel(r))).collect();
+            format!("ack {} win={} sack=[{}]", rel(seg.ack), seg.window, sacks.join(","))
+        }
+    }
+
+    pub(super) fn log(&mut self, line: String) {
+        let t = self.now.secs_f64();
+        if let Some(l) = self.packet_log.as_mut() {
+            l.lines.push(format!("{t:.6} {line}"));
+        }
+    }
+
+    pub(super) fn sample(&mut self) {
+        let t = self.now.secs_f64();
+        if let Some(m) = self.monitor {
+            self.drain(m);
+            self.queue_series.0.push(t);
+            self.queue_series.1.push(self.ifaces[m as usize].queue.backlog().bytes as f64);
+            let cross = std::mem::take(&mut self.cross_bytes) as f64 * 8.0 / self.sample_interval.secs_f64();
+            let rate = self.ifaces[m as usize].spec.rate.0 as f64;
+            self.avail_mbps.push(if self.now > Time::ZERO { (rate - cross).max(0.0) / 1e6 } else { f64::NAN });
+        }
+        for tr in &mut self.traces {
+            let f = &self.tcp[tr.flow];
+            if !f.started || f.done_at.is_some() {
+                continue;
+            }
+            let p = f.conns[0].probe();
+            tr.time_s.push(t);
+            tr.cwnd.push(p.cwnd as f64);
+            tr.rwnd.push(p.rwnd as f64);
+            tr.effective.push(p.effective_window as f64);
+            tr.ssthresh.push(p.ssthresh.min(1 << 40) as f64);
+            tr.rtt_ms.push(p.last_rtt.map(|r| r.millis_f64()).unwrap_or(f64::NAN));
+            tr.delivered.push(f.conns[1].stats().bytes_delivered as f64);
+            tr.bwe_mbps.push(f.conns[0].bandwidth_estimate().map_or(f64::NAN, |b| b * 8.0 / 1e6));
+        }
+        for f in &self.tcp {
+            if f.started && f.done_at.is_none() && f.start >= self.warmup {
+                if let Some(r) = f.conns[0].last_rtt() {
+                    self.rtt_samples_ms.push(r.millis_f64());
+                }
+            }
+        }
+        if let Some(limit) = self.memory_limit {
+            let used = self.memory_in_use();
+            if used > limit {
+                self.over_memory = Some(used);
+            }
+        }
+        self.events.schedule(self.now + self.sample_interval, Event::Sample);
+    }
+}
