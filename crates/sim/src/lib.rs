@@ -41,9 +41,9 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
         field,
         message,
     })?;
-    w.memory_limit = limit;
+    w.rec.memory_limit = limit;
     w.run();
-    if let Some(used) = w.over_memory {
+    if let Some(used) = w.rec.over_memory {
         return Err(ScenarioError {
             file: scenario.origin(),
             field: String::new(),
@@ -80,8 +80,8 @@ pub fn run_logged(
             message: format!("flow {flow} does not exist; there are {} TCP flows", w.tcp.len()),
         });
     }
-    w.packet_log = Some(world::PacketLog { flow, from, to, lines: vec![] });
+    w.rec.packet_log = Some(world::PacketLog { flow, from, to, lines: vec![] });
     w.run();
-    let lines = w.packet_log.take().map(|l| l.lines).unwrap_or_default();
+    let lines = w.rec.packet_log.take().map(|l| l.lines).unwrap_or_default();
     Ok((metrics::collect(&w, seed), lines))
 }

@@ -195,7 +195,7 @@ pub struct RunResult {
     pub queue_series: (Vec<f64>, Vec<f64>),
     /// Available bandwidth at the monitored interface at the times of
     /// `queue_series` (Mb/s): its rate minus the cross traffic it carried,
-    /// see `World::avail_mbps`.
+    /// see `Recorder::avail_mbps`.
     pub avail_mbps: Vec<f64>,
     pub traces: Vec<FlowTrace>,
     pub events: u64,
@@ -302,8 +302,8 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         ulost += u.packets.lost;
     }
     let udp_eff: Vec<f64> = udp.iter().map(|u| u.efficiency_pct).collect();
-    let mon = w.monitor.map(|m| &ifaces[m as usize]);
-    let rtt = &w.rtt_samples_ms;
+    let mon = w.rec.monitor.map(|m| &ifaces[m as usize]);
+    let rtt = &w.rec.rtt_samples_ms;
     let rtt_q = quantiles(rtt, &[0.25, 0.5, 0.75, 1.0]);
     let nan = f64::NAN;
     let mut summary = vec![
@@ -355,9 +355,9 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         flows,
         udp,
         ifaces,
-        queue_series: w.queue_series.clone(),
-        avail_mbps: w.avail_mbps.clone(),
-        traces: w.traces.clone(),
+        queue_series: w.rec.queue_series.clone(),
+        avail_mbps: w.rec.avail_mbps.clone(),
+        traces: w.rec.traces.clone(),
         events: w.events_processed(),
         pcaps: w.ifaces.iter().filter_map(|f| f.pcap.as_ref().map(|p| (f.spec.name.clone(), p.bytes().to_vec()))).collect(),
     }

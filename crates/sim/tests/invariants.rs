@@ -379,15 +379,15 @@ fn a_gateway_on_each_direction_rewrites_the_acks_of_the_flows_filling_it() {
 fn a_run_past_its_memory_limit_stops_early_and_says_how_much_it_held() {
     let s = dumbbell(8, "droptail", UDP);
     let mut w = World::new(&s, 1).unwrap();
-    w.memory_limit = Some(1);
+    w.rec.memory_limit = Some(1);
     w.run();
-    let used = w.over_memory.expect("stopped by the guard");
+    let used = w.rec.over_memory.expect("stopped by the guard");
     assert!(used > 1 && used <= w.memory_in_use() + 64);
     assert!(w.now.secs_f64() < 0.5, "stopped at the first sample, {} s", w.now.secs_f64());
     // With room to spare the same run goes to its end.
     let mut w = World::new(&s, 1).unwrap();
-    w.memory_limit = Some(1 << 30);
+    w.rec.memory_limit = Some(1 << 30);
     w.run();
-    assert!(w.over_memory.is_none());
+    assert!(w.rec.over_memory.is_none());
     assert!(w.tcp.iter().all(|f| f.done_at.is_some()));
 }

@@ -126,7 +126,7 @@ fn the_available_bandwidth_is_the_link_rate_minus_the_cross_traffic_carried() {
         trace_flows = [0]
     "#;
     let w = world(text, 1);
-    let avail = &w.avail_mbps;
+    let avail = &w.rec.avail_mbps;
     assert!(avail[0].is_nan(), "nothing carried before t = 0");
     let want = 1.5 - 0.5 * 1028.0 / 1000.0;
     for &a in &avail[2..10] {
@@ -136,7 +136,7 @@ fn the_available_bandwidth_is_the_link_rate_minus_the_cross_traffic_carried() {
         assert!((a - 1.5).abs() < 1e-9, "avail {a} after the CBR stopped");
     }
     // Westwood+'s estimate is traced and near what the flow gets.
-    let bwe = &w.traces[0].bwe_mbps;
+    let bwe = &w.rec.traces[0].bwe_mbps;
     let late = bwe[bwe.len() - 1];
     assert!(late > 1.0 && late < 1.6, "BWE {late} Mb/s");
 }
@@ -203,6 +203,6 @@ fn a_traffic_entry_may_name_its_own_congestion_control() {
         trace_flows = [0, 1]
     "#;
     let w = world(text, 1);
-    assert!(w.traces[0].bwe_mbps.iter().all(|b| b.is_nan()), "Reno keeps no estimate");
-    assert!(w.traces[1].bwe_mbps.last().is_some_and(|b| *b > 0.0), "Westwood+ does");
+    assert!(w.rec.traces[0].bwe_mbps.iter().all(|b| b.is_nan()), "Reno keeps no estimate");
+    assert!(w.rec.traces[1].bwe_mbps.last().is_some_and(|b| *b > 0.0), "Westwood+ does");
 }

@@ -134,21 +134,12 @@ impl World {
             finite_left: 0,
             has_finite: false,
             stop: s.run.stop.0,
-            sample_interval: s.run.sample_interval.0,
-            monitor,
-            queue_series: (vec![], vec![]),
-            avail_mbps: vec![],
-            cross_bytes: 0,
-            traces: vec![],
-            rtt_samples_ms: vec![],
-            memory_limit: None,
-            over_memory: None,
+            rec: Recorder { sample_interval: s.run.sample_interval.0, monitor, ..Recorder::default() },
             created: 0,
             delivered: 0,
             dropped: 0,
             first_start: Time::MAX,
             warmup: s.run.warmup.map(|w| w.0).unwrap_or(Time::ZERO),
-            packet_log: None,
             topo,
         };
 
@@ -267,7 +258,7 @@ impl World {
             if f >= w.tcp.len() {
                 return Err(("run.trace_flows".into(), format!("flow {f} does not exist; there are {} TCP flows", w.tcp.len())));
             }
-            w.traces.push(FlowTrace { flow: f, ..Default::default() });
+            w.rec.traces.push(FlowTrace { flow: f, ..Default::default() });
         }
         if w.first_start == Time::MAX {
             w.first_start = Time::ZERO;

@@ -146,10 +146,10 @@ impl World {
             let key = if p.udp { self.udp[p.flow as usize].key } else { self.view(&p).key };
             self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, &p, key);
         }
-        if self.monitor == Some(i) {
+        if self.rec.monitor == Some(i) {
             let p = &self.pool.slots[pi as usize];
-            if p.udp || !self.traces.iter().any(|t| t.flow == p.flow as usize) {
-                self.cross_bytes += size as u64;
+            if p.udp || !self.rec.traces.iter().any(|t| t.flow == p.flow as usize) {
+                self.rec.cross_bytes += size as u64;
             }
         }
         let iface = &mut self.ifaces[i as usize];

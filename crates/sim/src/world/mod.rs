@@ -18,6 +18,7 @@ mod forward;
 mod record;
 
 pub use build::tcp_config;
+pub use record::Recorder;
 
 /// IPv4 + TCP headers without options, and IPv4 + UDP.
 const IP_HEADER: u32 = 20;
@@ -190,30 +191,14 @@ pub struct World {
     /// A run with finite transfers ends when the last one completes.
     has_finite: bool,
     stop: Time,
-    sample_interval: Time,
-    pub monitor: Option<u32>,
-    pub queue_series: (Vec<f64>, Vec<f64>),
-    /// Beside `queue_series`: the monitored interface's rate minus the
-    /// cross traffic it carried (every packet but those of the traced TCP
-    /// flows, headers included) in the sample interval ending then, Mb/s:
-    /// the bandwidth available to the traced flows (NaN at t = 0).
-    pub avail_mbps: Vec<f64>,
-    /// Bytes of cross traffic the monitored interface began to send since
-    /// the last sample.
-    cross_bytes: u64,
-    pub traces: Vec<FlowTrace>,
-    pub rtt_samples_ms: Vec<f64>,
-    /// Stop the run if its memory grows past this many bytes (checked at
-    /// every sample); [`World::over_memory`] then holds what was in use.
-    pub memory_limit: Option<u64>,
-    pub over_memory: Option<u64>,
+    /// What the run records (series, traces, RTT samples, the packet log,
+    /// the memory guard): `metrics::collect` reads the run's results from it.
+    pub rec: Recorder,
     pub created: u64,
     pub delivered: u64,
     pub dropped: u64,
     pub first_start: Time,
     pub warmup: Time,
-    /// Packet-level log of one TCP flow (debugging; off unless asked).
-    pub packet_log: Option<PacketLog>,
 }
 
 /// A line per event of one TCP flow inside a time window: segments sent by
@@ -259,7 +244,7 @@ impl World {
                 Event::AppTick(a) => self.app_tick(a),
                 Event::Sample => self.sample(),
             }
-            if self.has_finite && self.finite_left == 0 || self.over_memory.is_some() {
+            if self.has_finite && self.finite_left == 0 || self.rec.over_memory.is_some() {
                 break;
             }
         }

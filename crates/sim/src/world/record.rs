@@ -3,13 +3,41 @@
 
 use super::*;
 
+/// What a run records besides its state, kept apart from the world's
+/// mechanics: the monitored queue's series, the traced flows, every
+/// flow's RTT samples, the packet log of one flow, and the memory guard.
+#[derive(Default)]
+pub struct Recorder {
+    pub(super) sample_interval: Time,
+    /// The interface whose queue is sampled (the scenario's bottleneck
+    /// unless `run.monitor` names another).
+    pub monitor: Option<u32>,
+    pub queue_series: (Vec<f64>, Vec<f64>),
+    /// Beside `queue_series`: the monitored interface's rate minus the
+    /// cross traffic it carried (every packet but those of the traced TCP
+    /// flows, headers included) in the sample interval ending then, Mb/s:
+    /// the bandwidth available to the traced flows (NaN at t = 0).
+    pub avail_mbps: Vec<f64>,
+    /// Bytes of cross traffic the monitored interface began to send since
+    /// the last sample.
+    pub(super) cross_bytes: u64,
+    pub traces: Vec<FlowTrace>,
+    pub rtt_samples_ms: Vec<f64>,
+    /// Stop the run if its memory grows past this many bytes (checked at
+    /// every sample); `over_memory` then holds what was in use.
+    pub memory_limit: Option<u64>,
+    pub over_memory: Option<u64>,
+    /// Packet-level log of one TCP flow (debugging; off unless asked).
+    pub packet_log: Option<PacketLog>,
+}
+
 impl World {
     /// What the run's growing parts hold, bytes: packets, pending events,
     /// connections, and the recorded samples.
     pub fn memory_in_use(&self) -> u64 {
-        let series: usize = self.traces.iter().map(|t| t.time_s.capacity() * 6).sum::<usize>()
-            + self.queue_series.0.capacity() * 2
-            + self.rtt_samples_ms.capacity();
+        let series: usize = self.rec.traces.iter().map(|t| t.time_s.capacity() * 6).sum::<usize>()
+            + self.rec.queue_series.0.capacity() * 2
+            + self.rec.rtt_samples_ms.capacity();
         (self.pool.slots.capacity() * std::mem::size_of::<Packet>()
             + self.events.len() * 32
             + self.tcp.capacity() * std::mem::size_of::<TcpFlow>()
@@ -18,7 +46,7 @@ impl World {
 
     /// Whether events of TCP flow `flow` are logged now.
     pub(super) fn logging(&self, flow: u32) -> bool {
-        self.packet_log.as_ref().is_some_and(|l| l.flow == flow && self.now >= l.from && self.now <= l.to)
+        self.rec.packet_log.as_ref().is_some_and(|l| l.flow == flow && self.now >= l.from && self.now <= l.to)
     }
 
     /// A segment of flow `p.flow` as a log field: direction, then the data
@@ -37,22 +65,22 @@ impl World {
 
     pub(super) fn log(&mut self, line: String) {
         let t = self.now.secs_f64();
-        if let Some(l) = self.packet_log.as_mut() {
+        if let Some(l) = self.rec.packet_log.as_mut() {
             l.lines.push(format!("{t:.6} {line}"));
         }
     }
 
     pub(super) fn sample(&mut self) {
         let t = self.now.secs_f64();
-        if let Some(m) = self.monitor {
+        if let Some(m) = self.rec.monitor {
             self.drain(m);
-            self.queue_series.0.push(t);
-            self.queue_series.1.push(self.ifaces[m as usize].queue.backlog().bytes as f64);
-            let cross = std::mem::take(&mut self.cross_bytes) as f64 * 8.0 / self.sample_interval.secs_f64();
+            self.rec.queue_series.0.push(t);
+            self.rec.queue_series.1.push(self.ifaces[m as usize].queue.backlog().bytes as f64);
+            let cross = std::mem::take(&mut self.rec.cross_bytes) as f64 * 8.0 / self.rec.sample_interval.secs_f64();
             let rate = self.ifaces[m as usize].spec.rate.0 as f64;
-            self.avail_mbps.push(if self.now > Time::ZERO { (rate - cross).max(0.0) / 1e6 } else { f64::NAN });
+            self.rec.avail_mbps.push(if self.now > Time::ZERO { (rate - cross).max(0.0) / 1e6 } else { f64::NAN });
         }
-        for tr in &mut self.traces {
+        for tr in &mut self.rec.traces {
             let f = &self.tcp[tr.flow];
             if !f.started || f.done_at.is_some() {
                 continue;
@@ -70,16 +98,16 @@ impl World {
         for f in &self.tcp {
             if f.started && f.done_at.is_none() && f.start >= self.warmup {
                 if let Some(r) = f.conns[0].last_rtt() {
-                    self.rtt_samples_ms.push(r.millis_f64());
+                    self.rec.rtt_samples_ms.push(r.millis_f64());
                 }
             }
         }
-        if let Some(limit) = self.memory_limit {
+        if let Some(limit) = self.rec.memory_limit {
             let used = self.memory_in_use();
             if used > limit {
-                self.over_memory = Some(used);
+                self.rec.over_memory = Some(used);
             }
         }
-        self.events.schedule(self.now + self.sample_interval, Event::Sample);
+        self.events.schedule(self.now + self.rec.sample_interval, Event::Sample);
     }
 }
