@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import argparse
 import math
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import _native
+from .runner import RunSpec, run_many
 from .scenarios import resolve
 from .stats import batch_means_ci, fmt_ci, mean_ci
 
@@ -42,15 +42,13 @@ OWN_COMMAND_LINE = True
 QUICK_ARGV = ()
 
 
-def _run(scenario: str, seed: int, overrides: dict) -> dict:
-    ov = [(k, str(v)) for k, v in overrides.items()]
-    return _native.run(str(resolve(scenario)), seed, ov)
-
-
-def _many(jobs: list[tuple[str, int, dict]], workers: int) -> list[dict]:
-    # The native run releases the GIL: threads run seeds in parallel.
-    with ThreadPoolExecutor(max_workers=workers) as ex:
-        return list(ex.map(lambda j: _run(*j), jobs))
+def _many(jobs: list[tuple[str, int, dict]], workers: int, out: Path | None = None, series: bool = False) -> list[dict]:
+    """The runs (scenario, seed, overrides) through the project's runner, in
+    order: in parallel, with a progress bar, and kept under ``out/runs``
+    (resumable) when ``out`` is given. Runs whose time series are needed
+    (``series``) are not stored: a 10-minute trace is tens of MB of JSON."""
+    specs = [RunSpec.make(sc, {k: str(v) for k, v in ov.items()}, seed, keep_series=series) for sc, seed, ov in jobs]
+    return run_many(specs, jobs=workers, out=None if series else out)
 
 
 def flow_rates(trace: dict, batches: int = 30, t0: float = 0.0) -> tuple[float, float, int]:
@@ -66,10 +64,10 @@ def jain(xs: list[float]) -> float:
     return s * s / (len(xs) * q) if q > 0 else math.nan
 
 
-def losses_table(seeds: int, workers: int, bottleneck: str | None, paper: dict) -> list[str]:
+def losses_table(seeds: int, workers: int, bottleneck: str | None, paper: dict, out: Path | None = None) -> list[str]:
     extra = {"bottleneck": bottleneck} if bottleneck else {}
     jobs = [(RATE, s, {**ov, **extra}) for _, _, ov in ROWS for s in range(1, seeds + 1)]
-    res = _many(jobs, workers)
+    res = _many(jobs, workers, out)
     lines = ["| test | lost packets (ours) | paper (Table 2) | triple dupACKs (ours) | paper (Fig. 6) | timeouts | Jain (goodput) |", "|---|---|---|---|---|---|---|"]
     for i, (name, key, _) in enumerate(ROWS):
         rs = res[i * seeds:(i + 1) * seeds]
@@ -84,7 +82,7 @@ def losses_table(seeds: int, workers: int, bottleneck: str | None, paper: dict) 
 
 
 def rates_table(workers: int) -> list[str]:
-    res = _many([(RATE, 1, ov) for _, _, ov in ROWS], workers)
+    res = _many([(RATE, 1, ov) for _, _, ov in ROWS], workers, series=True)
     lines = ["| test | flow 1 | flow 2 | flow 3 | flow 4 (bytes/s, 95 % CI by 30 batch means) | Jain |", "|---|---|---|---|---|---|"]
     for (name, _, _), r in zip(ROWS, res):
         cells, means = [], []
@@ -98,7 +96,7 @@ def rates_table(workers: int) -> list[str]:
 
 def window_figure(out: Path, workers: int) -> list[str]:
     rows = [("NewReno", {"ngwa_mode": 0})] + [(f"mode {m}", {"ngwa_mode": m}) for m in (5, 6, 7, 8)]
-    res = _many([(WINDOW, 1, ov) for _, ov in rows], workers)
+    res = _many([(WINDOW, 1, ov) for _, ov in rows], workers, series=True)
     lines = ["| test | mean effective window 0-45 s | 60-120 s | 121-180 s | std 60-120 s | lost packets |", "|---|---|---|---|---|---|"]
     for (name, _), r in zip(rows, res):
         tr = r["traces"][0]
@@ -133,10 +131,10 @@ def window_figure(out: Path, workers: int) -> list[str]:
     return lines
 
 
-def calibration(seeds: int, workers: int) -> tuple[str, list[str]]:
+def calibration(seeds: int, workers: int, out: Path | None = None) -> tuple[str, list[str]]:
     """NewReno's losses per bottleneck rate; the nearest to Table 2's 328."""
     jobs = [(RATE, s, {"ngwa_mode": 0, "tcp": "newreno", "bottleneck": b}) for b in CALIBRATION for s in range(1, seeds + 1)]
-    res = _many(jobs, workers)
+    res = _many(jobs, workers, out)
     lines = ["| bottleneck | NewReno lost packets (mean ± 95 % CI) |", "|---|---|"]
     best, best_d = CALIBRATION[0], math.inf
     for i, b in enumerate(CALIBRATION):
@@ -157,14 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     paper = _native.load_scenario(str(resolve(RATE)), []).get("paper") or {}
-    best, cal = calibration(max(3, a.seeds // 3), a.jobs)
+    best, cal = calibration(max(3, a.seeds // 3), a.jobs, out)
     doc = ["# NGWA (seed 001) reproduced", "", "## Calibration of the bottleneck (not given in the paper)", "",
            f"NewReno's lost packets against Table 2's 328; nearest: **{best}** (the scenario's default is 1.8 Mb/s).", "", *cal, "",
-           f"## Table 2 and Fig. 6 at {best} ({a.seeds} rounds)", "", *losses_table(a.seeds, a.jobs, best, paper), ""]
+           f"## Table 2 and Fig. 6 at {best} ({a.seeds} rounds)", "", *losses_table(a.seeds, a.jobs, best, paper, out), ""]
     if a.sensitivity:
         for b in CALIBRATION:
             if b != best:
-                doc += [f"### Sensitivity: {b}", "", *losses_table(max(3, a.seeds // 3), a.jobs, b, paper), ""]
+                doc += [f"### Sensitivity: {b}", "", *losses_table(max(3, a.seeds // 3), a.jobs, b, paper, out), ""]
     doc += ["## Figs. 4-5: per-flow transmission rate (one 10-minute run, batch means)", "", *rates_table(a.jobs), "",
             "## Fig. 3: window behaviour (flow 1, active throughout)", "", *window_figure(out, a.jobs), ""]
     (out / "report.md").write_text("\n".join(doc))
