@@ -48,6 +48,11 @@ impl Time {
     pub fn mul_f64(self, k: f64) -> Time {
         Time::from_secs_f64(self.secs_f64() * k)
     }
+    /// Exponential backoff: `self` doubled `doublings` times, at most `cap`
+    /// (RFC 6298 (5.5) for the RTO; Linux `tcp_probe0_when` for probes).
+    pub fn backed_off(self, doublings: u32, cap: Time) -> Time {
+        Time(self.0.saturating_mul(1u64 << doublings.min(32))).min(cap)
+    }
 }
 
 impl Add for Time {

@@ -69,8 +69,7 @@ impl RttEstimator {
 
     /// The current timeout, including backoff.
     pub fn rto(&self) -> Time {
-        let shift = self.backoff.min(32);
-        Time(self.base_rto.0.saturating_mul(1u64 << shift)).min(self.max_rto)
+        self.base_rto.backed_off(self.backoff, self.max_rto)
     }
 
     pub fn srtt(&self) -> Option<Time> {

@@ -32,7 +32,7 @@ impl Connection {
         if ack > self.snd_una {
             rtt = self.on_new_ack(now, ack, sacked_before, seg, out);
         } else if seg.len == 0 && !seg.flags.fin() && self.snd_max > self.snd_una {
-            let is_dup = if self.sack_ok {
+            duplicate = if self.sack_ok {
                 // RFC 6675 section 2 (DupAck, conditions a-e): an ACK that
                 // carries new SACK information, whatever its window (as ns-3
                 // `ProcessAck` and Linux count SACKed segments). A gateway
@@ -45,7 +45,6 @@ impl Connection {
                 // sender (docs/tcp.md, "Duplicate ACKs behind a gateway").
                 !window_changed || !self.cfg.dupack_same_window
             };
-            duplicate = is_dup;
             if duplicate {
                 self.on_dupack(now, sacked_before, out);
             }
@@ -53,9 +52,7 @@ impl Connection {
         let acked = self.snd_una - una_before;
         let ev = AckEvent {
             acked,
-            // RFC 6937 DeliveredData (SACKed bytes below the new SND.UNA
-            // were trimmed from the board, so they count once, in `acked`).
-            delivered: (acked + self.board.sacked.bytes()).saturating_sub(sacked_before),
+            delivered: self.delivered_data(acked, sacked_before),
             rtt,
             timestamps: seg.opts.timestamps,
             duplicate,
@@ -63,6 +60,14 @@ impl Connection {
             inband: seg.inband,
         };
         self.cc.on_ack_event(now, &mut self.win, &ev);
+    }
+
+    /// RFC 6937 DeliveredData: the change in SND.UNA (`acked`) plus the
+    /// change in SACKed bytes since `sacked_before`. SACKed bytes below the
+    /// new SND.UNA were trimmed from the board, so they count once, in
+    /// `acked`.
+    pub(super) fn delivered_data(&self, acked: u64, sacked_before: u64) -> u64 {
+        (acked + self.board.sacked.bytes()).saturating_sub(sacked_before)
     }
 
     /// A cumulative ACK for new data; returns the RTT sample it gave.
@@ -82,8 +87,7 @@ impl Connection {
         self.snd_nxt = self.snd_nxt.max(ack);
         self.high_rxt = self.high_rxt.max(ack);
         self.board.sacked.trim_below(ack);
-        // RFC 6937 DeliveredData = change in snd.una + change in SACKed bytes.
-        let delivered = (acked + self.board.sacked.bytes()).saturating_sub(sacked_before);
+        let delivered = self.delivered_data(acked, sacked_before);
 
         // RTT: RFC 7323 section 4 (RTTM) with timestamps, else Karn's
         // algorithm on one timed segment (RFC 6298 section 3).

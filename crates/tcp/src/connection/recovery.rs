@@ -18,7 +18,7 @@ impl Connection {
         }
         if self.in_recovery {
             if self.sack_ok {
-                let delivered = self.board.sacked.bytes().saturating_sub(sacked_before);
+                let delivered = self.delivered_data(0, sacked_before);
                 self.prr_update(delivered);
             } else {
                 // RFC 6582 section 3.2 step 4 (RFC 5681 step 4): inflate.
@@ -33,7 +33,7 @@ impl Connection {
         // RFC 6582 section 3.2 step 2 / RFC 6675 section 5.1: no new recovery
         // until the ACK passes the previous recovery point.
         if lost && self.snd_una >= self.recover {
-            let delivered = self.board.sacked.bytes().saturating_sub(sacked_before);
+            let delivered = self.delivered_data(0, sacked_before);
             self.enter_recovery(now, delivered, out);
         }
     }
@@ -150,7 +150,7 @@ impl Connection {
         // Rule 2: new data the receiver window allows.
         if self.snd_nxt < self.app_end {
             let len = (self.app_end - self.snd_nxt).min(self.mss);
-            if self.snd_nxt + len <= self.snd_una + self.rwnd {
+            if self.snd_nxt + len <= self.wnd_edge() {
                 return Some((self.snd_nxt, len, self.fin_at(self.snd_nxt, len), false));
             }
         } else if self.fin_queued && self.snd_nxt == self.app_end {

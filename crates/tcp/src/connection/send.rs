@@ -26,6 +26,12 @@ impl Connection {
         self.check_persist(now);
     }
 
+    /// The right edge of the peer's window, SND.UNA + SND.WND (RFC 9293
+    /// section 3.8.6).
+    pub(super) fn wnd_edge(&self) -> u64 {
+        self.snd_una + self.rwnd
+    }
+
     /// Whether the peer's window admits `[off, off + len)`: new data must
     /// end inside it (RFC 9293 section 3.8.6, Linux `tcp_snd_wnd_test`); a
     /// retransmission must start inside it, and the one at SND.UNA goes out
@@ -35,7 +41,7 @@ impl Connection {
     /// out SACKed bytes and would let the sender run past the receiver's
     /// buffer.
     pub(super) fn window_admits(&self, off: u64, len: u64) -> bool {
-        let edge = self.snd_una + self.rwnd;
+        let edge = self.wnd_edge();
         if off < self.snd_max {
             off == self.snd_una || off < edge
         } else {
@@ -117,8 +123,7 @@ impl Connection {
     /// Linux `tcp_probe0_when`: the RTO, doubled for every probe already
     /// sent, at most the maximum RTO.
     pub(super) fn persist_interval(&self) -> Time {
-        let shift = self.persist_backoff.min(32);
-        Time(self.rtt.rto().0.saturating_mul(1u64 << shift)).min(self.cfg.max_rto)
+        self.rtt.rto().backed_off(self.persist_backoff, self.cfg.max_rto)
     }
 
     /// The persist timer fired (Linux `tcp_probe_timer` / `tcp_write_wakeup`).
@@ -130,7 +135,7 @@ impl Connection {
     pub(super) fn on_persist(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.stats.window_probes += 1;
         let off = self.snd_nxt;
-        let edge = self.snd_una + self.rwnd;
+        let edge = self.wnd_edge();
         if off < self.app_end && off < edge {
             let len = (edge - off).min(self.mss).min(self.app_end - off);
             let fin = self.fin_at(off, len);
