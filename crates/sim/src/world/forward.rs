@@ -91,15 +91,12 @@ impl World {
             rate: iface.spec.rate,
         };
         let before = p.seg.inband.wire_len();
-        let meta = (!p.udp).then(|| {
-            let key = tcp[p.flow as usize].key;
-            TcpMeta {
-                key: if p.dir == 0 { key } else { key.reversed() },
-                syn: p.seg.flags.syn(),
-                fin: p.seg.flags.fin(),
-                rst: p.seg.flags.rst(),
-                payload_len: p.seg.len,
-            }
+        let meta = (!p.udp).then(|| TcpMeta {
+            key: tcp_key(tcp, p),
+            syn: p.seg.flags.syn(),
+            fin: p.seg.flags.fin(),
+            rst: p.seg.flags.rst(),
+            payload_len: p.seg.len,
         });
         let mut fp = ForwardPacket { tcp: meta, size: p.size, inband: (!p.udp).then_some(&mut p.seg.inband) };
         match departure {
@@ -143,7 +140,7 @@ impl World {
         iface.busy_until = done;
         if iface.pcap.is_some() {
             let p = self.pool.slots[pi as usize];
-            let key = if p.udp { self.udp[p.flow as usize].key } else { self.view(&p).key };
+            let key = if p.udp { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp, &p) };
             self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, &p, key);
         }
         if self.rec.monitor == Some(i) {

@@ -213,6 +213,17 @@ pub struct PacketLog {
     pub lines: Vec<String>,
 }
 
+/// The key of TCP packet `p` as it travels (the flow's key, reversed for
+/// the direction from the server).
+fn tcp_key(tcp: &[TcpFlow], p: &Packet) -> FlowKey {
+    let key = tcp[p.flow as usize].key;
+    if p.dir == 0 {
+        key
+    } else {
+        key.reversed()
+    }
+}
+
 fn ip_of(node: u32) -> u32 {
     0x0A00_0000 | (node + 1)
 }
@@ -244,7 +255,7 @@ impl World {
                 Event::AppTick(a) => self.app_tick(a),
                 Event::Sample => self.sample(),
             }
-            if self.has_finite && self.finite_left == 0 || self.rec.over_memory.is_some() {
+            if self.has_finite && self.finite_left == 0 {
                 break;
             }
         }
@@ -265,9 +276,8 @@ impl World {
     }
 
     fn view(&self, p: &Packet) -> TcpView {
-        let key = self.tcp[p.flow as usize].key;
         TcpView {
-            key: if p.dir == 0 { key } else { key.reversed() },
+            key: tcp_key(&self.tcp, p),
             flags: p.seg.flags,
             seq: p.seg.seq,
             ack: p.seg.ack,

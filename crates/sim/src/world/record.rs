@@ -31,13 +31,24 @@ pub struct Recorder {
     pub packet_log: Option<PacketLog>,
 }
 
+impl FlowTrace {
+    /// Values held (allocated) across its series.
+    fn values(&self) -> usize {
+        let series = [&self.time_s, &self.cwnd, &self.rwnd, &self.effective, &self.ssthresh, &self.rtt_ms, &self.delivered, &self.bwe_mbps];
+        series.iter().map(|v| v.capacity()).sum()
+    }
+}
+
 impl World {
     /// What the run's growing parts hold, bytes: packets, pending events,
     /// connections, and the recorded samples.
     pub fn memory_in_use(&self) -> u64 {
-        let series: usize = self.rec.traces.iter().map(|t| t.time_s.capacity() * 6).sum::<usize>()
-            + self.rec.queue_series.0.capacity() * 2
-            + self.rec.rtt_samples_ms.capacity();
+        let r = &self.rec;
+        let series: usize = r.traces.iter().map(FlowTrace::values).sum::<usize>()
+            + r.queue_series.0.capacity()
+            + r.queue_series.1.capacity()
+            + r.avail_mbps.capacity()
+            + r.rtt_samples_ms.capacity();
         (self.pool.slots.capacity() * std::mem::size_of::<Packet>()
             + self.events.len() * 32
             + self.tcp.capacity() * std::mem::size_of::<TcpFlow>()
@@ -105,7 +116,10 @@ impl World {
         if let Some(limit) = self.rec.memory_limit {
             let used = self.memory_in_use();
             if used > limit {
+                // Ends the run at the next later event (the event loop
+                // checks only its stop time).
                 self.rec.over_memory = Some(used);
+                self.stop = self.now;
             }
         }
         self.events.schedule(self.now + self.rec.sample_interval, Event::Sample);
