@@ -74,23 +74,7 @@ pub fn check(s: &Scenario, limit: Option<u64>) -> Result<(), ScenarioError> {
 mod tests {
     use super::*;
 
-    const TEXT: &str = r#"
-        name = "m"
-        [params]
-        flows = 4
-        [topology]
-        kind = "dumbbell"
-        pairs = "{flows}"
-        access = { rate = "100Mbps", rtt = "2ms" }
-        bottleneck = { rate = "45Mbps", rtt = "80ms" }
-        receivers = { rate = "100Mbps", rtt = "2ms" }
-        [[traffic]]
-        kind = "tcp-file"
-        from = "left"
-        to = "right"
-        count = "{flows}"
-        bytes = "5MB"
-    "#;
+    use crate::scenario::tests::MINI as TEXT;
 
     #[test]
     fn a_scenario_too_large_for_the_machine_is_refused_naming_the_parameter_set() {

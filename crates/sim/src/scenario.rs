@@ -748,10 +748,12 @@ fn span_hint(text: &str, span: Option<std::ops::Range<usize>>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const MINI: &str = r#"
+    /// A small dumbbell with `flows` and `queue` parameters (also used by
+    /// other modules' tests).
+    pub(crate) const MINI: &str = r#"
         name = "mini"
         [params]
         flows = 4
