@@ -293,14 +293,12 @@ fn the_segment_at_snd_una_is_retransmitted_into_a_closed_window() {
     assert_eq!(out[0].len, 1000);
 }
 
-#[test]
-fn sack_dupacks_count_whatever_the_window_says() {
-    // RFC 6675 section 2: an ACK carrying new SACK information is a
-    // duplicate whatever its window. A window-rewriting gateway changes
-    // the window of nearly every ACK; three such ACKs must still start
-    // fast recovery.
-    let cfg = TcpConfig { mss: 1000, rcv_buf: 1 << 20, ..Default::default() };
-    let (mut c, mut s) = established(&cfg);
+/// Ten segments sent, the first lost and the next four delivered: the
+/// receiver's four duplicate ACKs reach the sender, the k-th (from 0) with
+/// its window field lowered by `lower(k)`, as a gateway would. Returns the
+/// sender and what it sent in answer.
+fn four_dupacks(cfg: &TcpConfig, lower: impl Fn(u16) -> u16) -> (Connection, Vec<Segment>) {
+    let (mut c, mut s) = established(cfg);
     let ms = Time::from_millis;
     let mut sent = Vec::new();
     c.send(ms(0), 10_000, &mut sent);
@@ -311,9 +309,20 @@ fn sack_dupacks_count_whatever_the_window_says() {
     assert_eq!(acks.len(), 4);
     let mut out = Vec::new();
     for (k, a) in acks.iter_mut().enumerate() {
-        a.window -= 100 * (k as u16 + 1); // as a gateway lowering it
+        a.window -= lower(k as u16);
         c.on_segment(ms(20), a, &mut out);
     }
+    (c, out)
+}
+
+#[test]
+fn sack_dupacks_count_whatever_the_window_says() {
+    // RFC 6675 section 2: an ACK carrying new SACK information is a
+    // duplicate whatever its window. A window-rewriting gateway changes
+    // the window of nearly every ACK; three such ACKs must still start
+    // fast recovery.
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 1 << 20, ..Default::default() };
+    let (c, out) = four_dupacks(&cfg, |k| 100 * (k + 1));
     assert_eq!(c.stats().fast_retransmits, 1);
     assert!(out.iter().any(|g| g.retransmission && g.seq == c.iss.wrapping_add(1)));
 }
@@ -344,32 +353,10 @@ fn without_sack_a_changed_window_hides_a_duplicate_ack() {
     // Behind a window-rewriting gateway this blinds fast retransmit
     // (docs/tcp.md, "Duplicate ACKs behind a gateway").
     let cfg = TcpConfig { mss: 1000, sack: false, rcv_buf: 1 << 20, ..Default::default() };
-    let (mut c, mut s) = established(&cfg);
-    let ms = Time::from_millis;
-    let mut sent = Vec::new();
-    c.send(ms(0), 10_000, &mut sent);
-    let mut acks = Vec::new();
-    for g in &sent[1..5] {
-        s.on_segment(ms(10), g, &mut acks);
-    }
-    let mut out = Vec::new();
-    for (k, a) in acks.iter().enumerate() {
-        let mut a = *a;
-        a.window -= 100 * (k as u16 + 1);
-        c.on_segment(ms(20), &a, &mut out);
-    }
+    let (c, _) = four_dupacks(&cfg, |k| 100 * (k + 1));
     assert_eq!(c.stats().fast_retransmits, 0);
     // The same ACKs with an unchanged window trigger it.
-    let (mut c, mut s) = established(&cfg);
-    let mut sent = Vec::new();
-    c.send(ms(0), 10_000, &mut sent);
-    let mut acks = Vec::new();
-    for g in &sent[1..5] {
-        s.on_segment(ms(10), g, &mut acks);
-    }
-    for a in &acks {
-        c.on_segment(ms(20), a, &mut out);
-    }
+    let (c, _) = four_dupacks(&cfg, |_| 0);
     assert_eq!(c.stats().fast_retransmits, 1);
 }
 
