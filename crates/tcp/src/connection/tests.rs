@@ -224,6 +224,12 @@ fn a_sender_never_sends_new_data_past_snd_una_plus_the_window_after_a_timeout() 
     assert!(c.snd_max <= 1 + 8_000, "snd_max {} beyond the receive buffer", c.snd_max);
 }
 
+/// `s`'s ACK for nothing new, closing its window to `c` (a real receiver
+/// whose application stopped reading; our simulated receivers never do).
+fn zero_window_ack(c: &Connection, s: &Connection) -> Segment {
+    Segment { seq: s.iss.wrapping_add(1), ack: c.iss.wrapping_add(1), flags: TcpFlags::ACK, window: 0, ..Default::default() }
+}
+
 #[test]
 fn a_zero_window_is_probed_by_the_persist_timer_until_it_opens() {
     // RFC 9293 section 3.8.6.1, Linux tcp_probe_timer: with nothing
@@ -235,13 +241,7 @@ fn a_zero_window_is_probed_by_the_persist_timer_until_it_opens() {
     let ms = Time::from_millis;
     // The peer closes its window (a real receiver whose application
     // stopped reading; our simulated receivers never do).
-    let zero = Segment {
-        seq: s.iss.wrapping_add(1),
-        ack: c.iss.wrapping_add(1),
-        flags: TcpFlags::ACK,
-        window: 0,
-        ..Default::default()
-    };
+    let zero = zero_window_ack(&c, &s);
     let mut out = Vec::new();
     c.on_segment(ms(1), &zero, &mut out);
     c.send(ms(2), 5_000, &mut out);
@@ -277,13 +277,7 @@ fn the_segment_at_snd_una_is_retransmitted_into_a_closed_window() {
     c.send(ms(0), 3_000, &mut sent);
     assert_eq!(sent.len(), 3);
     // An ACK for nothing new closes the window.
-    let zero = Segment {
-        seq: s.iss.wrapping_add(1),
-        ack: c.iss.wrapping_add(1),
-        flags: TcpFlags::ACK,
-        window: 0,
-        ..Default::default()
-    };
+    let zero = zero_window_ack(&c, &s);
     let mut out = Vec::new();
     c.on_segment(ms(5), &zero, &mut out);
     let t = c.next_timer().unwrap();
