@@ -35,28 +35,32 @@ pub use scenario::{Scenario, ScenarioError};
 /// is `NETRETURN_MAX_MEMORY` (a size such as "8GB") if set, else what the
 /// machine has available (see [`memory::limit`]).
 pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
-    let limit = memory::limit();
-    let mut w = world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError {
-        file: scenario.origin(),
-        field,
-        message,
-    })?;
-    w.rec.memory_limit = limit;
+    let mut w = build(scenario, seed)?;
     w.run();
-    if let Some(used) = w.rec.over_memory {
-        return Err(ScenarioError {
+    finished(&w, scenario, seed)?;
+    Ok(metrics::collect(&w, seed))
+}
+
+fn build(scenario: &Scenario, seed: u64) -> Result<world::World, ScenarioError> {
+    world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError { file: scenario.origin(), field, message })
+}
+
+/// The error of a run the memory guard stopped.
+fn finished(w: &world::World, scenario: &Scenario, seed: u64) -> Result<(), ScenarioError> {
+    match w.rec.over_memory {
+        None => Ok(()),
+        Some(used) => Err(ScenarioError {
             file: scenario.origin(),
             field: String::new(),
             message: format!(
                 "seed {seed}: stopped at t = {:.1} s: the run holds {} MB, past the {} MB limit ({})",
                 w.now.secs_f64(),
                 used / 1_000_000,
-                limit.unwrap_or(0) / 1_000_000,
+                w.rec.memory_limit.unwrap_or(0) / 1_000_000,
                 memory::LIMIT_SOURCE
             ),
-        });
+        }),
     }
-    Ok(metrics::collect(&w, seed))
 }
 
 /// [`run`], also logging every packet event of TCP flow `flow` between
@@ -68,11 +72,7 @@ pub fn run_logged(
     from: netreturn_base::Time,
     to: netreturn_base::Time,
 ) -> Result<(RunResult, Vec<String>), ScenarioError> {
-    let mut w = world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError {
-        file: scenario.origin(),
-        field,
-        message,
-    })?;
+    let mut w = build(scenario, seed)?;
     if flow as usize >= w.tcp.len() {
         return Err(ScenarioError {
             file: scenario.origin(),
@@ -82,6 +82,7 @@ pub fn run_logged(
     }
     w.rec.packet_log = Some(world::PacketLog { flow, from, to, lines: vec![] });
     w.run();
+    finished(&w, scenario, seed)?;
     let lines = w.rec.packet_log.take().map(|l| l.lines).unwrap_or_default();
     Ok((metrics::collect(&w, seed), lines))
 }

@@ -71,7 +71,8 @@ impl World {
 
     pub fn new(s: &Scenario, seed: u64) -> Result<World, (String, String)> {
         // Refuse what would not fit before allocating any of it.
-        crate::memory::check(s, crate::memory::limit()).map_err(|e| (e.field, e.message))?;
+        let memory_limit = crate::memory::limit();
+        crate::memory::check(s, memory_limit).map_err(|e| (e.field, e.message))?;
         let topo = Topology::build(&s.topology)?;
         let mtu = s.tcp.segment_size + IP_HEADER + 20 + 12;
         let mut ifaces = Vec::with_capacity(topo.ifaces.len());
@@ -134,7 +135,7 @@ impl World {
             finite_left: 0,
             has_finite: false,
             stop: s.run.stop.0,
-            rec: Recorder { sample_interval: s.run.sample_interval.0, monitor, ..Recorder::default() },
+            rec: Recorder { sample_interval: s.run.sample_interval.0, monitor, memory_limit, ..Recorder::default() },
             created: 0,
             delivered: 0,
             dropped: 0,

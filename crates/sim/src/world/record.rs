@@ -24,7 +24,8 @@ pub struct Recorder {
     pub traces: Vec<FlowTrace>,
     pub rtt_samples_ms: Vec<f64>,
     /// Stop the run if its memory grows past this many bytes (checked at
-    /// every sample); `over_memory` then holds what was in use.
+    /// every sample; the limit `World::new` checked the estimate against);
+    /// `over_memory` then holds what was in use.
     pub memory_limit: Option<u64>,
     pub over_memory: Option<u64>,
     /// Packet-level log of one TCP flow (debugging; off unless asked).
