@@ -106,6 +106,10 @@ impl NgwaRouter {
 }
 
 impl ForwardStage for NgwaRouter {
+    fn acts_on_enqueue(&self) -> bool {
+        false
+    }
+
     fn on_dequeue(&mut self, at: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
         let Some(meta) = pkt.tcp else { return };
         self.track(at, &meta);

@@ -59,6 +59,13 @@ pub trait ForwardStage {
     /// A packet is offered to the queue, before admission.
     fn on_enqueue(&mut self, _now: Time, _pkt: &mut ForwardPacket<'_>, _queue: &QueueState) {}
 
+    /// Whether [`ForwardStage::on_enqueue`] does anything. A stage that acts
+    /// only as packets leave (NGWA) answers no, and its caller skips the
+    /// call on every enqueue.
+    fn acts_on_enqueue(&self) -> bool {
+        true
+    }
+
     /// A packet leaves the queue: its transmission starts at `at`.
     fn on_dequeue(&mut self, _at: Time, _pkt: &mut ForwardPacket<'_>, _queue: &QueueState) {}
 }

@@ -51,7 +51,7 @@ impl World {
     pub(crate) fn push_transfer(&mut self, cfg: &TcpConfig, src: u32, dst: u32, bytes: u64, start: Time, port: u16, iss: (u32, u32), web: bool) {
         let id = self.tcp.len() as u32;
         let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: port, proto: FlowKey::TCP };
-        self.tcp.push(TcpFlow {
+        self.add_tcp(TcpFlow {
             key,
             src,
             dst,
@@ -67,6 +67,12 @@ impl World {
             web,
         });
         self.finite_left += 1;
+    }
+
+    /// Adds a TCP flow, its key beside it in the compact key table.
+    fn add_tcp(&mut self, f: TcpFlow) {
+        self.tcp_keys.push(f.key);
+        self.tcp.push(f);
     }
 
     pub fn new(s: &Scenario, seed: u64) -> Result<World, (String, String)> {
@@ -100,6 +106,7 @@ impl World {
                 busy_until: Time::ZERO,
                 gateway,
                 stage: None,
+                stage_on_enqueue: false,
                 staged: Default::default(),
                 rng: Rng::derive(seed, 1_000_000 + i as u64),
                 stats: IfaceStats::default(),
@@ -128,6 +135,7 @@ impl World {
             now: Time::ZERO,
             ifaces,
             tcp: vec![],
+            tcp_keys: vec![],
             udp: vec![],
             events: EventQueue::new(),
             pool: Pool::default(),
@@ -192,7 +200,7 @@ impl World {
                             _ => cfg,
                         };
                         let start = draw(start, &mut app_rng);
-                        w.tcp.push(TcpFlow {
+                        w.add_tcp(TcpFlow {
                             key,
                             src,
                             dst,

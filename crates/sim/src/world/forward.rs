@@ -37,7 +37,7 @@ impl World {
                 None => gw.on_data_other(now, size),
             }
         }
-        if self.ifaces[out as usize].stage.is_some() {
+        if self.ifaces[out as usize].stage_on_enqueue {
             self.stage_call(out, pi, None);
         }
         let iface = &mut self.ifaces[out as usize];
@@ -81,7 +81,7 @@ impl World {
     /// the in-band fields' wire length changes the packet's size from the
     /// next hop on (this hop's transmission time is already fixed).
     pub(super) fn stage_call(&mut self, i: u32, pi: u32, departure: Option<Time>) {
-        let World { ifaces, pool, tcp, now, .. } = self;
+        let World { ifaces, pool, tcp_keys, now, .. } = self;
         let iface = &mut ifaces[i as usize];
         let Some(stage) = iface.stage.as_mut() else { return };
         let p = &mut pool.slots[pi as usize];
@@ -92,7 +92,7 @@ impl World {
         };
         let before = p.seg.inband.wire_len();
         let meta = (!p.udp).then(|| TcpMeta {
-            key: tcp_key(tcp, p),
+            key: tcp_key(tcp_keys, p),
             syn: p.seg.flags.syn(),
             fin: p.seg.flags.fin(),
             rst: p.seg.flags.rst(),
@@ -110,6 +110,7 @@ impl World {
     /// Attaches a router stage to the interface named `iface` ("R1->R2").
     pub fn attach_stage(&mut self, iface: &str, stage: Box<dyn ForwardStage>) -> Result<(), String> {
         let i = self.topo.iface_by_name(iface).ok_or_else(|| format!("no interface {iface:?}"))?;
+        self.ifaces[i as usize].stage_on_enqueue = stage.acts_on_enqueue();
         self.ifaces[i as usize].stage = Some(stage);
         Ok(())
     }
@@ -140,7 +141,7 @@ impl World {
         iface.busy_until = done;
         if iface.pcap.is_some() {
             let p = self.pool.slots[pi as usize];
-            let key = if p.udp { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp, &p) };
+            let key = if p.udp { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp_keys, &p) };
             self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, &p, key);
         }
         if self.rec.monitor == Some(i) {
@@ -163,10 +164,16 @@ impl World {
     /// Takes out of interface `i`'s queue, at their start times, the packets
     /// whose transmission has started by now: the queue as it is at `now`.
     pub(super) fn drain(&mut self, i: u32) {
-        if self.ifaces[i as usize].stage.is_none() {
-            self.ifaces[i as usize].drain(self.now);
-        } else {
-            self.drain_staged(i);
+        let iface = &mut self.ifaces[i as usize];
+        // Before most enqueues there is nothing to take out (the head has
+        // not started yet, or the queue is empty): that check is inlined,
+        // the loops are not.
+        if iface.queue.front().is_some_and(|&start| start <= self.now) {
+            if iface.stage.is_none() {
+                iface.drain_started(self.now);
+            } else {
+                self.drain_staged(i);
+            }
         }
     }
 
@@ -237,16 +244,7 @@ impl Iface {
         s.max_backlog = s.max_backlog.max(s.last_backlog);
     }
 
-    /// [`World::drain`]. Before most enqueues there is nothing to take out
-    /// (the head has not started yet, or the queue is empty): that check
-    /// is inlined, the loop is not.
-    #[inline]
-    pub(super) fn drain(&mut self, now: Time) {
-        if self.queue.front().is_some_and(|&start| start <= now) {
-            self.drain_started(now);
-        }
-    }
-
+    /// [`World::drain`] for an interface without a stage.
     #[inline(never)]
     pub(super) fn drain_started(&mut self, now: Time) {
         while let Some(&start) = self.queue.front() {

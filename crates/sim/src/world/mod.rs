@@ -102,6 +102,8 @@ pub struct Iface {
     /// XCP), with the ids of the packets in the queue, in order, so it sees
     /// each one leave. Runs without a stage pay one `is_none` per enqueue.
     pub stage: Option<Box<dyn ForwardStage>>,
+    /// The stage's [`ForwardStage::acts_on_enqueue`], read once.
+    stage_on_enqueue: bool,
     staged: std::collections::VecDeque<u32>,
     rng: Rng,
     pub stats: IfaceStats,
@@ -183,6 +185,10 @@ pub struct World {
     pub topo: Topology,
     pub ifaces: Vec<Iface>,
     pub tcp: Vec<TcpFlow>,
+    /// Each TCP flow's key, apart from its large record: router stages and
+    /// gateways read a packet's key on every hop, and a flow's record (two
+    /// connections) is cold there.
+    tcp_keys: Vec<FlowKey>,
     pub udp: Vec<UdpFlow>,
     events: EventQueue,
     pool: Pool,
@@ -215,8 +221,8 @@ pub struct PacketLog {
 
 /// The key of TCP packet `p` as it travels (the flow's key, reversed for
 /// the direction from the server).
-fn tcp_key(tcp: &[TcpFlow], p: &Packet) -> FlowKey {
-    let key = tcp[p.flow as usize].key;
+fn tcp_key(keys: &[FlowKey], p: &Packet) -> FlowKey {
+    let key = keys[p.flow as usize];
     if p.dir == 0 {
         key
     } else {
@@ -277,7 +283,7 @@ impl World {
 
     fn view(&self, p: &Packet) -> TcpView {
         TcpView {
-            key: tcp_key(&self.tcp, p),
+            key: tcp_key(&self.tcp_keys, p),
             flags: p.seg.flags,
             seq: p.seg.seq,
             ack: p.seg.ack,
