@@ -8,14 +8,19 @@ impl World {
     pub(super) fn at_node(&mut self, node: u32, pi: u32) {
         let dst = self.pool.slots[pi as usize].dst;
         if dst == node {
-            let p = self.pool.slots[pi as usize];
-            self.pool.release(pi);
             self.delivered += 1;
-            self.counts(&p).received += 1;
+            let p = &self.pool.slots[pi as usize];
+            let (flow, dir) = (p.flow as usize, p.dir as usize);
             if p.udp {
-                self.udp[p.flow as usize].bytes_received += (p.size - IP_HEADER - UDP_HEADER) as u64;
+                let payload = (p.size - IP_HEADER - UDP_HEADER) as u64;
+                self.pool.release(pi);
+                let u = &mut self.udp[flow];
+                u.packets.received += 1;
+                u.bytes_received += payload;
             } else {
-                self.tcp_receive(p);
+                self.tcp[flow].packets[dir].received += 1;
+                // The segment is read where it lies, not copied out.
+                self.tcp_receive(pi);
             }
             return;
         }

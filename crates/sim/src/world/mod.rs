@@ -47,18 +47,20 @@ struct Pool {
 }
 
 impl Pool {
-    fn alloc(&mut self, p: Packet) -> u32 {
+    /// A free slot, filled in place by `fill` (a packet is written once,
+    /// not built and then copied in).
+    #[inline]
+    fn alloc(&mut self, fill: impl FnOnce(&mut Packet)) -> u32 {
         self.live += 1;
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = p;
-                i
-            }
+        let i = match self.free.pop() {
+            Some(i) => i,
             None => {
-                self.slots.push(p);
+                self.slots.push(Packet { dst: 0, flow: 0, dir: 0, udp: false, size: 0, seg: Segment::default() });
                 (self.slots.len() - 1) as u32
             }
-        }
+        };
+        fill(&mut self.slots[i as usize]);
+        i
     }
     fn release(&mut self, i: u32) {
         self.live -= 1;
@@ -317,13 +319,23 @@ impl World {
                 self.log(line);
             }
         }
-        for seg in out.drain(..) {
+        for seg in &out {
             let size = IP_HEADER + seg.inband.wire_len() + seg.header_len() + seg.len;
-            let pi = self.pool.alloc(Packet { dst: to, flow, dir: side, udp: false, size, seg });
+            // Written into its slot field by field: the segment is copied
+            // once, from `out` to the pool.
+            let pi = self.pool.alloc(|p| {
+                p.dst = to;
+                p.flow = flow;
+                p.dir = side;
+                p.udp = false;
+                p.size = size;
+                p.seg = *seg;
+            });
             self.created += 1;
             self.tcp[flow as usize].packets[side as usize].sent += 1;
             self.at_node(from, pi);
         }
+        out.clear();
         self.out = out;
         self.arm_timer(flow, side);
     }
@@ -357,20 +369,26 @@ impl World {
         self.emit_segments(flow, side);
     }
 
-    fn tcp_receive(&mut self, p: Packet) {
-        let side = 1 - p.dir;
+    /// Hands TCP packet `pi`, arrived at its destination, to the endpoint
+    /// it is for, then frees it.
+    fn tcp_receive(&mut self, pi: u32) {
+        let p = &self.pool.slots[pi as usize];
+        let (flow, dir) = (p.flow, p.dir);
+        let side = 1 - dir;
         let now = self.now;
-        if self.logging(p.flow) {
-            let line = format!("recv {}", self.describe_segment(p.flow, p.dir, &p.seg));
+        if self.logging(flow) {
+            let line = format!("recv {}", self.describe_segment(flow, dir, &self.pool.slots[pi as usize].seg));
             self.log(line);
         }
-        let f = &mut self.tcp[p.flow as usize];
+        let f = &mut self.tcp[flow as usize];
         // A bulk flow vanishes at its stop time; a rate-limited one closes
         // instead (`app_tick`) and lives on until its FIN is through.
         if f.app.is_none() && f.stop.is_some_and(|s| now >= s) {
+            self.pool.release(pi);
             return;
         }
-        f.conns[side as usize].on_segment(now, &p.seg, &mut self.out);
+        f.conns[side as usize].on_segment(now, &self.pool.slots[pi as usize].seg, &mut self.out);
+        self.pool.release(pi);
         if side == 1 && f.done_at.is_none() {
             if let Some(b) = f.bytes {
                 if f.conns[1].stats().bytes_delivered >= b {
@@ -379,7 +397,7 @@ impl World {
                 }
             }
         }
-        self.emit_segments(p.flow, side);
+        self.emit_segments(flow, side);
     }
 
     fn start_app(&mut self, a: u32) {
@@ -462,7 +480,7 @@ impl World {
         u.bytes_sent += u.packet as u64;
         let (src, dst) = (u.src, u.dst);
         self.events.schedule(now + gap, Event::UdpTick(ui));
-        let pi = self.pool.alloc(Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default() });
+        let pi = self.pool.alloc(|p| *p = Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default() });
         self.created += 1;
         self.at_node(src, pi);
     }
