@@ -178,6 +178,17 @@ macro_rules! dispatch {
     };
 }
 
+impl Cc {
+    /// [`CongestionControl::on_ack_event`] with the event built inside each
+    /// variant's arm: for the controls that ignore it (Reno, CUBIC) the
+    /// build is dead code and vanishes, so the per-ACK hook costs them
+    /// nothing.
+    #[inline(always)]
+    pub fn on_ack_event_with(&mut self, now: Time, w: &mut Window, event: impl FnOnce() -> AckEvent) {
+        dispatch!(self, c => c.on_ack_event(now, w, &event()))
+    }
+}
+
 impl CongestionControl for Cc {
     fn window(&self, w: &Window) -> u64 {
         dispatch!(self, c => c.window(w))

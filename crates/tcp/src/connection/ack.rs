@@ -50,16 +50,16 @@ impl Connection {
             }
         }
         let acked = self.snd_una - una_before;
-        let ev = AckEvent {
+        let delivered = self.delivered_data(acked, sacked_before);
+        self.cc.on_ack_event_with(now, &mut self.win, || AckEvent {
             acked,
-            delivered: self.delivered_data(acked, sacked_before),
+            delivered,
             rtt,
             timestamps: seg.opts.timestamps,
             duplicate,
             in_recovery,
             inband: seg.inband,
-        };
-        self.cc.on_ack_event(now, &mut self.win, &ev);
+        });
     }
 
     /// RFC 6937 DeliveredData: the change in SND.UNA (`acked`) plus the
