@@ -391,3 +391,46 @@ fn a_run_past_its_memory_limit_stops_early_and_says_how_much_it_held() {
     assert!(w.rec.over_memory.is_none());
     assert!(w.tcp.iter().all(|f| f.done_at.is_some()));
 }
+
+/// A stage that tags every TCP packet it sees leave (an NGWA value of 1)
+/// and counts those that already carried its tag.
+#[derive(Clone, Default)]
+struct Tagger(std::rc::Rc<std::cell::RefCell<Tags>>);
+
+#[derive(Default)]
+struct Tags {
+    seen: u64,
+    again: u64,
+}
+
+impl netreturn_control::ForwardStage for Tagger {
+    fn on_dequeue(&mut self, _at: netreturn_base::Time, p: &mut netreturn_control::ForwardPacket<'_>, _q: &netreturn_control::QueueState) {
+        let mut t = self.0.borrow_mut();
+        if let Some(ib) = p.inband.as_deref_mut() {
+            t.seen += 1;
+            if *ib != netreturn_base::InBand::None {
+                t.again += 1;
+            }
+            *ib = netreturn_base::InBand::Ngwa(1);
+        }
+    }
+}
+
+#[test]
+fn a_stage_sees_each_packet_leave_once_when_its_link_loses_some() {
+    // Loss is decided when a packet starts onto the wire; one that waited
+    // in the queue is still seen leaving it, and its pool slot must not be
+    // handed to another packet before then.
+    let text = dumbbell_text(4, "droptail", "").replace(r#"buffer = "60kB" }"#, r#"buffer = "60kB", loss = 0.05 }"#);
+    let s = Scenario::from_toml(&text, "test.toml", &[]).unwrap();
+    let mut w = World::new(&s, 2).unwrap();
+    let tagger = Tagger::default();
+    w.attach_stage("R1->R2", Box::new(tagger.clone())).unwrap();
+    w.run();
+    let i = w.topo.iface_by_name("R1->R2").unwrap() as usize;
+    assert!(w.ifaces[i].stats.loss_drops > 20, "the link lost packets: {}", w.ifaces[i].stats.loss_drops);
+    let t = tagger.0.borrow();
+    assert_eq!(t.seen, w.ifaces[i].stats.tx_packets, "one call per packet leaving");
+    assert_eq!(t.again, 0, "{} of {} packets were seen leaving R1->R2 twice", t.again, t.seen);
+    assert_eq!(w.created, w.delivered + w.dropped + w.in_flight(), "packets conserved");
+}

@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// The destination of a packet lost on the wire behind a router stage, until
+/// it reaches the far end ([`World::transmit`]).
+const LOST: u32 = u32::MAX;
+
 impl World {
     /// Hands a packet to `node`: delivers it there or forwards it.
     pub(super) fn at_node(&mut self, node: u32, pi: u32) {
@@ -156,10 +160,18 @@ impl World {
             }
         }
         let iface = &mut self.ifaces[i as usize];
-        if iface.rng.bernoulli(iface.spec.loss) {
+        let lost = iface.rng.bernoulli(iface.spec.loss);
+        if lost && iface.stage.is_none() {
             iface.stats.loss_drops += 1;
             self.drop_packet(pi, i);
         } else {
+            if lost {
+                // Behind a stage, a packet lost on the wire still leaves
+                // the queue at its start time and the stage sees it then;
+                // it vanishes when it reaches the far end (`arrive`), so its
+                // slot stays its own until then.
+                self.pool.slots[pi as usize].dst = LOST;
+            }
             // Departures are serialized and the delay is fixed, so arrivals
             // over one interface are scheduled in time order: a FIFO lane.
             self.events.schedule_in_lane(i, done + iface.spec.delay, Event::Arrive(i, pi));
@@ -204,6 +216,11 @@ impl World {
         if self.ifaces[i as usize].stage.is_some() {
             // The stage sees the packet leave before it arrives.
             self.drain(i);
+            if self.pool.slots[pi as usize].dst == LOST {
+                self.ifaces[i as usize].stats.loss_drops += 1;
+                self.drop_packet(pi, i);
+                return;
+            }
         }
         let now = self.now;
         let node = self.ifaces[i as usize].spec.to;
