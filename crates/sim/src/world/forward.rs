@@ -72,16 +72,25 @@ impl World {
             gw.on_queue(now, &ev);
         }
         iface.account_backlog(now, ev.backlog_bytes);
-        let staged = iface.stage.is_some();
-        if staged && departure.is_none() {
-            iface.staged.push_back(pi);
-        }
         self.transmit(out, pi, start);
-        if let Some(deq) = departure {
-            self.ifaces[out as usize].departed(now, &deq);
-            if staged {
-                self.stage_call(out, pi, Some(now));
-            }
+        let iface = &mut self.ifaces[out as usize];
+        if let Some(deq) = &departure {
+            iface.departed(now, deq);
+        }
+        if iface.stage.is_some() {
+            self.stage_enqueued(out, pi, departure.is_some());
+        }
+    }
+
+    /// A packet accepted by a staged interface's queue: its stage sees it
+    /// leave now if the link was idle, else when it reaches the head
+    /// ([`World::drain_staged`]).
+    #[inline(never)]
+    fn stage_enqueued(&mut self, out: u32, pi: u32, departed: bool) {
+        if departed {
+            self.stage_call(out, pi, Some(self.now));
+        } else {
+            self.ifaces[out as usize].staged.push_back(pi);
         }
     }
 
