@@ -3,7 +3,7 @@
 import math
 
 from netreturn import _native
-from netreturn.reproduce_sarbe import PAYLOAD_SHARE, lossy_table, tracking_error
+from netreturn.reproduce_sarbe import PAYLOAD_SHARE, fairness_table, friendliness_table, lossy_table, tracking_error
 from netreturn.scenarios import resolve
 
 
@@ -35,3 +35,17 @@ def test_the_lossy_table_groups_runs_by_control_and_loss():
     runs = [{"params": {"tcp": "sarbe", "loss": "0.01"}, "summary": {"goodput_mean_mbps": g}} for g in (1.0, 3.0)]
     m, h, n = lossy_table(runs)[("sarbe", 0.01)]
     assert (m, n) == (2.0, 2) and h > 0
+
+
+def test_friendliness_compares_each_group_with_the_fair_share_of_its_own_run():
+    # 5 SARBE flows at 3 Mb/s and 5 Reno flows at 1 Mb/s: fair share 2,
+    # so 1.5 and 0.5; a second run with twice the rates gives the same.
+    runs = [{"params": {"other": "reno"}, "flows": {"goodput_mbps": [3.0 * k] * 5 + [1.0 * k] * 5}} for k in (1, 2)]
+    mine, other, fair = friendliness_table(runs)["reno"]
+    assert mine == [1.5, 1.5] and other == [0.5, 0.5] and fair == 3.0
+    assert "westwood+" not in friendliness_table(runs)
+
+
+def test_the_fairness_table_groups_jain_by_control_and_loss():
+    runs = [{"params": {"tcp": t, "loss": "0.001"}, "summary": {"jain_goodput": j}} for t, j in (("reno", 0.9), ("reno", 0.8), ("sarbe", 1.0))]
+    assert fairness_table(runs) == {("reno", 0.001): [0.9, 0.8], ("sarbe", 0.001): [1.0]}

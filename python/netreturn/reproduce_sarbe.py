@@ -114,6 +114,33 @@ def tracking_error(r: dict, t0: float = 0.0, t1: float = math.inf) -> tuple[floa
     return sum(diffs) / len(diffs), sum(abs(d) for d in diffs) / len(diffs)
 
 
+def fairness_table(results: list[dict]) -> dict[tuple[str, float], list[float]]:
+    """Fig. 5a: Jain's index of each run, by (variant, loss)."""
+    fj: dict[tuple[str, float], list[float]] = {}
+    for r in results:
+        fj.setdefault((_p(r, "tcp"), float(_p(r, "loss"))), []).append(r["summary"]["jain_goodput"])
+    return fj
+
+
+def friendliness_table(results: list[dict]) -> dict[str, tuple[list[float], list[float], float]]:
+    """Fig. 5b, by the variant SARBE shares with: per run, the mean goodput
+    of the 5 SARBE flows and of the 5 others, each over the fair share (the
+    mean of all 10); and the mean fair share, Mb/s."""
+    table = {}
+    for o in ("reno", "westwood+"):
+        rs = [r for r in results if _p(r, "other") == o]
+        if not rs:
+            continue
+        # Flows 0-4 are SARBE, 5-9 the others (the traffic order); the
+        # flows table is by columns.
+        g = [r["flows"]["goodput_mbps"][:10] for r in rs]
+        fair = [sum(x) / 10 for x in g]
+        mine = [sum(x[:5]) / 5 / f for x, f in zip(g, fair)]
+        other = [sum(x[5:]) / 5 / f for x, f in zip(g, fair)]
+        table[o] = (mine, other, sum(fair) / len(fair))
+    return table
+
+
 def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
     try:
         import matplotlib
@@ -170,6 +197,39 @@ def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
     fig.savefig(out / "fig4_cwnd.png", dpi=110)
     plt.close(fig)
     made.append("fig4_cwnd.png")
+    fj = fairness_table(res["fairness"])
+    if fj:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for cc in CCS:
+            pts = sorted((p * 100, *mean_ci(v)[:2]) for (c, p), v in fj.items() if c == cc)
+            ax.errorbar([x for x, _, _ in pts], [m for _, m, _ in pts], yerr=[0 if math.isnan(h) else h for *_, h in pts],
+                        marker="o", label=LABEL[cc], capsize=3)
+        ax.set_xscale("log")
+        ax.set_xlabel("wireless loss (% of packets)")
+        ax.set_ylabel("Jain's index, 10 flows")
+        ax.set_title("Fig. 5a: fairness")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "fig5a_fairness.png", dpi=110)
+        plt.close(fig)
+        made.append("fig5a_fairness.png")
+    ft = friendliness_table(res["friendliness"])
+    if ft:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for k, (o, (mine, other, _)) in enumerate(ft.items()):
+            for j, (vals, who) in enumerate(((mine, "SARBE"), (other, LABEL[o]))):
+                m, h = mean_ci(vals)[:2]
+                ax.bar(k * 3 + j, m, yerr=0 if math.isnan(h) else h, capsize=3, color=f"C{j}" if j == 0 else f"C{k + 2}")
+                ax.text(k * 3 + j, 0.02, who, rotation=90, ha="center", va="bottom", color="white")
+        ax.axhline(1.0, color="k", ls=":", label="fair share")
+        ax.set_xticks([k * 3 + 0.5 for k in range(len(ft))], [f"5 SARBE + 5 {LABEL[o]}" for o in ft])
+        ax.set_ylabel("mean goodput per flow / fair share")
+        ax.set_title("Fig. 5b: friendliness at 1 % loss")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "fig5b_friendliness.png", dpi=110)
+        plt.close(fig)
+        made.append("fig5b_friendliness.png")
     return made
 
 
@@ -239,23 +299,13 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
           "during the reverse FTP; SARBE stays near the truth.", ""]
     L += ["## Fig. 5a: Jain's index of 10 flows of one variant", "",
           "| loss % | " + " | ".join(LABEL[c] for c in CCS) + " |", "|---" * (len(CCS) + 1) + "|"]
-    fj: dict[tuple[str, float], list[float]] = {}
-    for r in res["fairness"]:
-        fj.setdefault((_p(r, "tcp"), float(_p(r, "loss"))), []).append(r["summary"]["jain_goodput"])
+    fj = fairness_table(res["fairness"])
     for p in sorted({p for (_, p) in fj}):
         L.append(f"| {p * 100:g} | " + " | ".join(fmt_ci(*mean_ci(fj[(c, p)])[:2]) for c in CCS) + " |")
     L += ["", "## Fig. 5b: 5 SARBE flows with 5 others at 1 % loss (mean goodput per flow / fair share)", "",
           "| others | SARBE flows | other flows | fair share (Mb/s) |", "|---|---|---|---|"]
-    for o in ("reno", "westwood+"):
-        rs = [r for r in res["friendliness"] if _p(r, "other") == o]
-        # Flows 0-4 are SARBE, 5-9 the others (the traffic order); the
-        # flows table is by columns.
-        mine = [sum(r["flows"]["goodput_mbps"][:5]) / 5 for r in rs]
-        other = [sum(r["flows"]["goodput_mbps"][5:10]) / 5 for r in rs]
-        fair = [sum(r["flows"]["goodput_mbps"][:10]) / 10 for r in rs]
-        fs = sum(fair) / len(fair)
-        L.append(f"| {LABEL[o]} | {fmt_ci(*mean_ci([m / f for m, f in zip(mine, fair)])[:2])} | "
-                 f"{fmt_ci(*mean_ci([m / f for m, f in zip(other, fair)])[:2])} | {fs:.3f} |")
+    for o, (mine, other, fs) in friendliness_table(res["friendliness"]).items():
+        L.append(f"| {LABEL[o]} | {fmt_ci(*mean_ci(mine)[:2])} | {fmt_ci(*mean_ci(other)[:2])} | {fs:.3f} |")
     if made:
         L += ["", "Figures: " + ", ".join(made)]
     return "\n".join(L) + "\n"
