@@ -271,8 +271,8 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
             (0.0, 0.0)
         };
         ifaces.push(IfaceRow {
-            name: f.spec.name.clone(),
-            utilization: if t > 0.0 { f.stats.tx_bytes as f64 * 8.0 / (f.spec.rate.bits_per_sec() as f64 * span.secs_f64()) } else { 0.0 },
+            name: f.name.clone(),
+            utilization: if t > 0.0 { f.stats.tx_bytes as f64 * 8.0 / (f.rate.bits_per_sec() as f64 * span.secs_f64()) } else { 0.0 },
             tx_packets: f.stats.tx_packets,
             queue_drops: f.stats.queue_drops,
             loss_drops: f.stats.loss_drops,
@@ -359,7 +359,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         avail_mbps: w.rec.avail_mbps.clone(),
         traces: w.rec.traces.clone(),
         events: w.events_processed(),
-        pcaps: w.ifaces.iter().filter_map(|f| f.pcap.as_ref().map(|p| (f.spec.name.clone(), p.bytes().to_vec()))).collect(),
+        pcaps: w.ifaces.iter().filter_map(|f| f.pcap.as_ref().map(|p| (f.name.clone(), p.bytes().to_vec()))).collect(),
     }
 }
 

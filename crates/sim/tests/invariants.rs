@@ -144,7 +144,7 @@ fn packets_follow_the_shortest_path_on_a_chain() {
     let mut w = World::new(&s, 1).unwrap();
     w.run();
     // Every packet crossed the three router links once.
-    let hop = |name: &str| w.ifaces.iter().find(|f| f.spec.name == name).unwrap().stats.tx_packets;
+    let hop = |name: &str| w.ifaces.iter().find(|f| f.name == name).unwrap().stats.tx_packets;
     let sent = w.udp[0].packets.sent;
     assert!(sent > 50);
     assert_eq!(hop("R0->R1"), sent);
@@ -200,7 +200,7 @@ fn an_overloaded_droptail_link_matches_a_reference_fifo_model() {
         }
         peak = peak.max(starts.len());
     }
-    let link = w.ifaces.iter().find(|f| f.spec.name == "a->b").unwrap();
+    let link = w.ifaces.iter().find(|f| f.name == "a->b").unwrap();
     assert_eq!(sent, 1250);
     assert_eq!(link.stats.queue_drops, drops);
     assert_eq!(link.stats.tx_packets, sent - drops, "all accepted packets sent by 10 s");
@@ -361,7 +361,7 @@ fn a_gateway_on_each_direction_rewrites_the_acks_of_the_flows_filling_it() {
     let s = Scenario::from_toml(&text, "both.toml", &[]).unwrap();
     let mut w = World::new(&s, 2).unwrap();
     w.run();
-    let at = |name: &str| w.ifaces.iter().find(|f| f.spec.name == name).unwrap();
+    let at = |name: &str| w.ifaces.iter().find(|f| f.name == name).unwrap();
     let (fwd, rev) = (at("R1->R2"), at("R2->R1"));
     assert!(fwd.gateway.is_some() && rev.gateway.is_some());
     assert!(fwd.stats.acks_rewritten > 100, "forward AWM rewrote {}", fwd.stats.acks_rewritten);
@@ -372,7 +372,7 @@ fn a_gateway_on_each_direction_rewrites_the_acks_of_the_flows_filling_it() {
     let plain = dumbbell(8, "awm", extra);
     let mut w = World::new(&plain, 2).unwrap();
     w.run();
-    assert_eq!(w.ifaces.iter().find(|f| f.spec.name == "R2->R1").unwrap().stats.acks_rewritten, 0);
+    assert_eq!(w.ifaces.iter().find(|f| f.name == "R2->R1").unwrap().stats.acks_rewritten, 0);
 }
 
 #[test]

@@ -41,7 +41,7 @@ fn ngwa_marks_every_router_egress_in_both_directions_and_mode_0_none() {
     let off = World::new(&scenario("rate.toml", &[("ngwa_mode", "0")]), 1).unwrap();
     assert!(off.ifaces.iter().all(|f| f.stage.is_none()));
     let on = World::new(&scenario("rate.toml", &[("ngwa_mode", "6")]), 1).unwrap();
-    let marked: Vec<&str> = on.ifaces.iter().filter(|f| f.stage.is_some()).map(|f| f.spec.name.as_str()).collect();
+    let marked: Vec<&str> = on.ifaces.iter().filter(|f| f.stage.is_some()).map(|f| f.name.as_str()).collect();
     for name in ["R1->R2", "R2->R1", "R1->left0", "R2->right3"] {
         assert!(marked.contains(&name), "{name} not marked: {marked:?}");
     }

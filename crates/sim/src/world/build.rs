@@ -99,7 +99,11 @@ impl World {
                 .map_err(|m| (format!("topology ({})", f.name), m))?
                 .map(Box::new);
             ifaces.push(Iface {
-                spec: f.clone(),
+                name: f.name.clone(),
+                rate: f.rate,
+                delay: f.delay,
+                loss: f.loss,
+                to: f.to,
                 reverse: (i ^ 1) as u32,
                 queue: Fifo::new(discipline),
                 capacity_bytes,

@@ -106,7 +106,7 @@ impl World {
         let queue = QueueState {
             backlog_bytes: iface.queue.backlog().bytes,
             capacity_bytes: iface.capacity_bytes,
-            rate: iface.spec.rate,
+            rate: iface.rate,
         };
         let before = p.seg.inband.wire_len();
         let meta = (!p.udp).then(|| TcpMeta {
@@ -142,7 +142,7 @@ impl World {
     pub(super) fn drop_packet(&mut self, pi: u32, iface: u32) {
         let p = self.pool.slots[pi as usize];
         if !p.udp && self.logging(p.flow) {
-            let line = format!("drop {} at {}", self.describe_segment(p.flow, p.dir, &p.seg), self.ifaces[iface as usize].spec.name);
+            let line = format!("drop {} at {}", self.describe_segment(p.flow, p.dir, &p.seg), self.ifaces[iface as usize].name);
             self.log(line);
         }
         self.pool.release(pi);
@@ -155,7 +155,7 @@ impl World {
     pub(super) fn transmit(&mut self, i: u32, pi: u32, start: Time) {
         let iface = &mut self.ifaces[i as usize];
         let size = self.pool.slots[pi as usize].size;
-        let done = start + iface.spec.rate.tx_time(size as u64);
+        let done = start + iface.rate.tx_time(size as u64);
         iface.busy_until = done;
         if iface.pcap.is_some() {
             let p = self.pool.slots[pi as usize];
@@ -169,7 +169,7 @@ impl World {
             }
         }
         let iface = &mut self.ifaces[i as usize];
-        let lost = iface.rng.bernoulli(iface.spec.loss);
+        let lost = iface.rng.bernoulli(iface.loss);
         if lost && iface.stage.is_none() {
             iface.stats.loss_drops += 1;
             self.drop_packet(pi, i);
@@ -183,7 +183,7 @@ impl World {
             }
             // Departures are serialized and the delay is fixed, so arrivals
             // over one interface are scheduled in time order: a FIFO lane.
-            self.events.schedule_in_lane(i, done + iface.spec.delay, Event::Arrive(i, pi));
+            self.events.schedule_in_lane(i, done + iface.delay, Event::Arrive(i, pi));
         }
     }
 
@@ -232,7 +232,7 @@ impl World {
             }
         }
         let now = self.now;
-        let node = self.ifaces[i as usize].spec.to;
+        let node = self.ifaces[i as usize].to;
         // A gateway on this node's interface back toward the sender sees the
         // packets flowing against its data direction: ACKs to rewrite
         // (SPEC.md section 1, rule 5).

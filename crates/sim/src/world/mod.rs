@@ -5,7 +5,7 @@
 use crate::event::{Event, EventQueue};
 use crate::gateways::build_gateway;
 use crate::scenario::{CcName, Dist, QueueMethod, Scenario, TrafficSpec};
-use crate::topology::{IfaceSpec, Topology, NO_ROUTE};
+use crate::topology::{Topology, NO_ROUTE};
 use crate::units::Size;
 use netreturn_base::{FlowKey, Rate, Rng, Time};
 use netreturn_control::gateway::WindowGateway;
@@ -86,7 +86,14 @@ pub struct IfaceStats {
 }
 
 pub struct Iface {
-    pub spec: IfaceSpec,
+    /// What a packet's hop reads of the link ([`crate::topology::IfaceSpec`] keeps the rest,
+    /// in `World::topo`, out of the way of the per-hop cache lines).
+    pub name: String,
+    pub rate: Rate,
+    pub delay: Time,
+    pub loss: f64,
+    /// The node at the far end.
+    pub to: u32,
     pub reverse: u32,
     /// Queued packets, each known by the time its transmission starts.
     /// Queues are FIFO and decide only on admission, so a packet's

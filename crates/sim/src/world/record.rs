@@ -89,7 +89,7 @@ impl World {
             self.rec.queue_series.0.push(t);
             self.rec.queue_series.1.push(self.ifaces[m as usize].queue.backlog().bytes as f64);
             let cross = std::mem::take(&mut self.rec.cross_bytes) as f64 * 8.0 / self.rec.sample_interval.secs_f64();
-            let rate = self.ifaces[m as usize].spec.rate.0 as f64;
+            let rate = self.ifaces[m as usize].rate.0 as f64;
             self.rec.avail_mbps.push(if self.now > Time::ZERO { (rate - cross).max(0.0) / 1e6 } else { f64::NAN });
         }
         for tr in &mut self.rec.traces {
