@@ -67,18 +67,18 @@ fn the_simulator_and_the_gateway_read_one_file_the_same_way_for_every_method() {
             ["--a", "x", "--b", "y", "--config", &file, "--set", &format!("queue={}", m.name())].map(String::from).to_vec();
         let a = Args::parse(&argv).unwrap();
 
-        assert_eq!(a.rate, Some(sim.spec.rate), "{m:?}");
-        assert_eq!(a.delay, sim.spec.delay, "{m:?}");
+        assert_eq!(a.rate, Some(sim.rate), "{m:?}");
+        assert_eq!(a.delay, sim.delay, "{m:?}");
         assert_eq!(a.delay, Time::from_millis(40));
-        assert_eq!(a.loss, sim.spec.loss, "{m:?}");
-        let expect_kind = match sim.spec.method {
+        assert_eq!(a.loss, sim.loss, "{m:?}");
+        let expect_kind = match w.topo.ifaces[i].method {
             Method::Queue(q) => q,
             Method::Window(_) | Method::Stage(_) => QueueKind::DropTail,
         };
         assert_eq!(a.queue.kind, expect_kind, "{m:?}");
-        assert_eq!(sim.spec.buffer, Size::Bytes(97_000));
+        assert_eq!(w.topo.ifaces[i].buffer, Size::Bytes(97_000));
         assert_eq!(a.queue.limit, Limit::Bytes(97_000), "{m:?}");
-        assert_eq!(a.queue.red, sim.spec.red, "{m:?}");
+        assert_eq!(a.queue.red, w.topo.ifaces[i].red, "{m:?}");
         assert_eq!(a.controller, m.controller(), "{m:?}");
         let gw = gateway_config(&a).unwrap();
         match (&sim.gateway, gw) {
