@@ -6,13 +6,21 @@
 //!
 //! The rule runs when a packet leaves the queue, as the paper's Linux qdisc
 //! does ("the NGWA is called by the function dequeue").
+//!
+//! [`NgwaEdge`] is the receiver rule run by the receiver's edge gateway for
+//! a real receiver that cannot be patched (SPEC.md 2.6, last point): it
+//! reads the value the data carries and lowers the window of the ACKs going
+//! back, as a window controller inside [`crate::WindowGateway`].
 
 use std::collections::HashMap;
 
 use netreturn_base::{FlowKey, InBand, Time};
+use netreturn_tcp::ngwa::{NgwaConfig, NgwaReceiver};
 
+use crate::controller::{FlowInfo, WindowController};
 use crate::flows::{canonical, FxBuildHasher};
 use crate::stage::{ForwardPacket, ForwardStage, QueueState, TcpMeta};
+use crate::view::TcpView;
 
 /// Settings of one NGWA router.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,6 +134,63 @@ impl ForwardStage for NgwaRouter {
             // Another scheme's fields: not ours to touch.
             InBand::Xcp(_) => {}
         }
+    }
+}
+
+/// NGWA's receiver rule at the receiver's edge gateway: per flow, the
+/// `Wngwa` the data arrived with (smoothed with SE), and the window of the
+/// flow's ACKs lowered to `Wa = min(Wb, Wmax, Wngwa)` (seed 001 eqs. 2 and
+/// 4; the same [`NgwaReceiver`] the simulator's patched receivers run).
+/// `Wb` is the window the real receiver wrote; the gateway around it keeps
+/// the common rules (never raise, window scale, one-MSS floor, unknown
+/// flows left alone).
+#[derive(Clone, Debug)]
+pub struct NgwaEdge {
+    cfg: NgwaConfig,
+    /// By data-direction key; an entry lives as long as the gateway tracks
+    /// the flow (removed by `on_flow_end`, so bounded by its flow table).
+    flows: HashMap<FlowKey, NgwaReceiver, FxBuildHasher>,
+}
+
+impl NgwaEdge {
+    pub fn new(cfg: NgwaConfig) -> NgwaEdge {
+        NgwaEdge { cfg, flows: HashMap::default() }
+    }
+
+    /// Flows with a `Wngwa` recorded.
+    pub fn flows_with_value(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// The `Wngwa` term of flow `key` (data direction), if a value arrived.
+    pub fn wngwa(&self, key: &FlowKey) -> Option<u64> {
+        self.flows.get(key).and_then(NgwaReceiver::window)
+    }
+}
+
+impl WindowController for NgwaEdge {
+    const READS_INBAND: bool = true;
+
+    /// Seed 001 section 4.2 "Incoming TCP": the value a data segment
+    /// carries is stored for its connection. Only segments with payload
+    /// count, as in the simulator's receiver (`crates/tcp/src/ngwa.rs`):
+    /// a pure ACK in this direction belongs to the reverse transfer.
+    fn on_inband(&mut self, _now: Time, seg: &TcpView, ib: &InBand) {
+        if let (InBand::Ngwa(v), true) = (*ib, seg.payload_len > 0) {
+            self.flows.entry(seg.key).or_default().on_value(&self.cfg, v);
+        }
+    }
+
+    fn on_flow_end(&mut self, _now: Time, flow: &FlowInfo) {
+        self.flows.remove(&flow.key);
+    }
+
+    /// Eq. 2 with `Wb` = the window the ACK carries; a flow whose data
+    /// carried no option (no NGWA router on its path) is left alone.
+    fn window(&mut self, _now: Time, flow: &FlowInfo) -> Option<u64> {
+        let r = self.flows.get(&flow.key)?;
+        r.window()?;
+        Some(r.advertise(&self.cfg, flow.wr, self.floor(flow)))
     }
 }
 
