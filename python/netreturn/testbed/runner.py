@@ -149,12 +149,15 @@ def parse_ss(text: str) -> list[dict]:
 
 
 def read_snmp(topo: Topology, ns: str) -> dict[str, int]:
-    """TCP counters of /proc/net/snmp (and TcpExt) inside ``ns``."""
+    """Counters of /proc/net/snmp inside ``ns``: TCP's by their names
+    (``InCsumErrors``...), IP's prefixed (``IpInHdrErrors``: a header the
+    receiver refused, a wrong IPv4 header checksum or a bad IHL among them)."""
     r = sh(["cat", "/proc/net/snmp"], ns=ns)
-    lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("Tcp:")]
-    out = {}
-    if len(lines) >= 2:
-        out = {k: int(v) for k, v in zip(lines[0][1:], lines[1][1:])}
+    out: dict[str, int] = {}
+    for proto, prefix in (("Tcp:", ""), ("Ip:", "Ip")):
+        lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith(proto)]
+        if len(lines) >= 2:
+            out.update({prefix + k: int(v) for k, v in zip(lines[0][1:], lines[1][1:])})
     return out
 
 
@@ -374,7 +377,7 @@ def run(cfg: RunConfig) -> dict:
         csum = []
         for ns in hosts:
             row = {"namespace": ns, "role": "sender" if ns.rsplit("-", 1)[-1].startswith("s") else "receiver"}
-            for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs"):
+            for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs", "IpInHdrErrors"):
                 row[key] = snmp1[ns].get(key, 0) - snmp0[ns].get(key, 0)
             csum.append(row)
         _write_csv(cfg.out / "receiver_snmp.csv", [r for r in csum if r["role"] == "receiver"])
@@ -388,6 +391,7 @@ def run(cfg: RunConfig) -> dict:
             "failed_flows": failed, "fct_s": [f.get("fct_s") for f in flows],
             "goodput_mbps": [f.get("goodput_mbps") for f in flows],
             "receiver_in_csum_errors": sum(r["InCsumErrors"] for r in csum if r["role"] == "receiver"),
+            "receiver_in_hdr_errors": sum(r["IpInHdrErrors"] for r in csum if r["role"] == "receiver"),
             "sender_retrans_segs": sum(r["RetransSegs"] for r in csum if r["role"] == "sender"),
             "sender_out_segs": sum(r["OutSegs"] for r in csum if r["role"] == "sender"),
             "gateway": gw_stats,
