@@ -271,4 +271,38 @@ mod tests {
         r.on_dequeue(Time::ZERO, &mut udp, &q(0));
         assert_eq!(r.stats, NgwaStats { inserted: 0, lowered: 0, kept: 1 });
     }
+
+    fn info(key: FlowKey, wr: u64) -> FlowInfo {
+        FlowInfo { key, rtt: None, mss: 1448, class: 0, wr }
+    }
+
+    fn seg(key: FlowKey, payload_len: u32) -> TcpView {
+        TcpView {
+            key,
+            flags: netreturn_base::TcpFlags::ACK,
+            seq: 0,
+            ack: 0,
+            window: 0,
+            wscale: None,
+            mss: None,
+            payload_len,
+        }
+    }
+
+    #[test]
+    fn the_edge_applies_equation_2_only_to_flows_whose_data_carried_the_option() {
+        let k = meta(1, false, false).key;
+        let mut e = NgwaEdge::new(NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 });
+        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), None, "no value: not an NGWA flow, left alone");
+        e.on_inband(Time::ZERO, &seg(k, 0), &InBand::Ngwa(1_000));
+        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), None, "a pure ACK carries the reverse path's value");
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(30_000));
+        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), Some(30_000));
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(90_000));
+        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), Some(64_000), "Wmax");
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(10));
+        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), Some(1448), "one-MSS floor");
+        e.on_flow_end(Time::ZERO, &info(k, 0));
+        assert_eq!(e.flows_with_value(), 0, "the flow's state ends with it");
+    }
 }

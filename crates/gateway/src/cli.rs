@@ -572,4 +572,35 @@ mod tests {
         assert!(args("--a x --b y --loss 2").is_err());
         assert!(args("--a x --b y --queue fifo,bytes=1").is_err());
     }
+
+    #[test]
+    fn ngwa_flags_are_the_scenario_keys_and_what_linux_cannot_honour_is_refused() {
+        let a = args("--a x --b y --ngwa mode=6 --ngwa role=receiver-edge").unwrap();
+        let n = a.ngwa.unwrap();
+        assert_eq!(n.role, netreturn_sim::ngwa::Role::ReceiverEdge);
+        assert!(n.switches().unwrap().se && n.switches().unwrap().fd);
+        assert!(args("--a x --b y --ngwa mode=0").unwrap().ngwa.is_none(), "mode 0 is off");
+        let e = args("--a x --b y --ngwa mode=3").unwrap_err();
+        assert!(e.starts_with("--ngwa mode:") && e.contains("1, 2, 5, 6"), "{e}");
+        let e = args("--a x --b y --ngwa mode=1 --ngwa role=edge").unwrap_err();
+        assert!(e.contains("receiver-edge"), "{e}");
+        let e = args("--a x --b y --ngwa mode=1 --ngwa rol=router").unwrap_err();
+        assert!(e.contains("allowed keys:") && e.contains("role"), "{e}");
+        assert!(args("--a x --b y --ngwa mode=1 --ngwa routers=[]").unwrap_err().contains("role="));
+        assert!(args("--a x --b y --ngwa mode=1 --ngwa role=both --controller ewt").is_err());
+        assert!(args("--a x --b y --ngwa mode=1 --controller ewt").is_ok(), "a router beside a controller");
+        assert!(args("--a x --b y --mtu 40").is_err());
+    }
+
+    #[test]
+    fn a_scenario_files_ngwa_table_sets_the_gateways_ngwa_and_errors_name_file_and_field() {
+        let f = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/ngwa/rate.toml");
+        let a = args(&format!("--a x --b y --config {f} --set ngwa_mode=5")).unwrap();
+        let n = a.ngwa.unwrap();
+        assert_eq!((n.mode, n.role), (5, netreturn_sim::ngwa::Role::Router));
+        let e = args(&format!("--a x --b y --config {f} --set ngwa_mode=7")).unwrap_err();
+        assert!(e.contains("rate.toml") && e.contains("`ngwa.mode`") && e.contains("mode 7"), "{e}");
+        let e = args(&format!("--a x --b y --config {f} --set ngwa_mode=5 --ngwa role=both")).unwrap_err();
+        assert!(e.contains("change the file"), "{e}");
+    }
 }
