@@ -103,6 +103,12 @@ class RunConfig:
     #: Clients connect at a common wall-clock instant this long after the
     #: last process has started (so that flows starting together really do).
     start_delay: float = 0.0
+    #: Traffic by iperf3 instead of downloads: every flow sends for this
+    #: many seconds from its sender (iperf3 client) to its receiver (server),
+    #: throughput reported every ``interval``; ``nbytes`` is not used.
+    iperf3_seconds: float | None = None
+    #: iperf3 ``-w`` (socket buffers, so the window): "64K" in seed 001 section 4.3.
+    iperf3_window: str | None = None
 
 
 def hops_of(cfg: RunConfig) -> list[Hop]:
@@ -243,6 +249,86 @@ def _stop_gateway(gw: subprocess.Popen) -> dict:
         return {}
 
 
+def _iperf3_flow(path: Path, k: int, fp: "FlowPlan") -> tuple[dict, list[dict]]:
+    """One iperf3 client's JSON: the flow's row and its throughput series."""
+    try:
+        d = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {"flow": k, "completed": 0}, []
+    end = d.get("end", {})
+    rcv, snt = end.get("sum_received", {}), end.get("sum_sent", {})
+    row = {"flow": k, "sender": fp.sender, "receiver": fp.receiver, "completed": int("error" not in d),
+           "bytes": rcv.get("bytes", 0), "seconds": rcv.get("seconds", 0.0),
+           "goodput_mbps": round(rcv.get("bits_per_second", 0.0) / 1e6, 3),
+           "retransmits": snt.get("retransmits", 0)}
+    thr = [{"flow": k, "t_s": round(iv["sum"]["end"], 6), "mbps": round(iv["sum"]["bits_per_second"] / 1e6, 3)}
+           for iv in d.get("intervals", [])]
+    return row, thr
+
+
+def _run_iperf3(cfg: RunConfig, topo: Topology, plan: list[FlowPlan], procs: list, hosts: list[str],
+                snmp0: dict, gws: list, hops: list) -> dict:
+    """The traffic part of :func:`run` with iperf3 (seed 001 section 4.3:
+    "iperf ... TCP with 64 KBytes of window, transmitting data constantly in
+    one direction (client to server)"): a server per flow in its receiver,
+    the client in its sender; the caller's ``finally`` cleans up."""
+    assert cfg.iperf3_seconds is not None
+    if shutil.which("iperf3") is None:
+        raise TestbedError("iperf3 not found (apt-get install -y iperf3)")
+    for k, fp in enumerate(plan):
+        procs.append(subprocess.Popen(["ip", "netns", "exec", topo.receiver(fp.receiver), "iperf3", "-s", "-1",
+                                       "-p", str(5201 + k)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    time.sleep(0.5)
+    clients = []
+    for k, fp in enumerate(plan):
+        cmd = ["iperf3", "-c", topo.receiver_addr(fp.receiver), "-p", str(5201 + k), "-t", str(cfg.iperf3_seconds),
+               "-i", str(cfg.interval), "-J", "-C", cfg.cc, "--logfile", str(cfg.out / f"iperf{k}.json")]
+        if cfg.iperf3_window:
+            cmd += ["-w", cfg.iperf3_window]
+        c = subprocess.Popen(["ip", "netns", "exec", topo.sender(fp.sender)] + cmd,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        clients.append(c)
+        procs.append(c)
+    failed = []
+    deadline = time.monotonic() + cfg.iperf3_seconds + 20
+    for k, c in enumerate(clients):
+        try:
+            rc = c.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            c.kill()
+            rc = -1
+        if rc != 0:
+            failed.append(k)
+    snmp1 = {ns: read_snmp(topo, ns) for ns in hosts}
+    gw_all = [_stop_gateway(gw) for gw in gws]
+    flows, thr = [], []
+    for k, fp in enumerate(plan):
+        row, series = _iperf3_flow(cfg.out / f"iperf{k}.json", k, fp)
+        flows.append(row)
+        thr += series
+    _write_csv(cfg.out / "flows.csv", flows)
+    _write_csv(cfg.out / "throughput.csv", thr)
+    snmp = []
+    for ns in hosts:
+        row = {"namespace": ns, "role": "sender" if ns.rsplit("-", 1)[-1].startswith("s") else "receiver"}
+        for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs", "IpInHdrErrors"):
+            row[key] = snmp1[ns].get(key, 0) - snmp0[ns].get(key, 0)
+        snmp.append(row)
+    _write_csv(cfg.out / "receiver_snmp.csv", [r for r in snmp if r["role"] == "receiver"])
+    _write_csv(cfg.out / "sender_snmp.csv", [r for r in snmp if r["role"] == "sender"])
+    summary = {
+        "flows": len(plan), "failed_flows": failed, "cc": cfg.cc,
+        "goodput_mbps": [f.get("goodput_mbps") for f in flows],
+        "retransmits": [f.get("retransmits") for f in flows],
+        "receiver_in_csum_errors": sum(r["InCsumErrors"] for r in snmp if r["role"] == "receiver"),
+        "receiver_in_hdr_errors": sum(r["IpInHdrErrors"] for r in snmp if r["role"] == "receiver"),
+        "gateways": [{"name": h.name, **g} for h, g in zip(hops, gw_all)],
+        "gateway": gw_all[cfg.primary_hop] if gw_all else {},
+    }
+    (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
 def run(cfg: RunConfig) -> dict:
     """Runs one experiment; returns the summary (also in summary.json)."""
     if cfg.cc not in available_cc():
@@ -297,6 +383,8 @@ def run(cfg: RunConfig) -> dict:
                                        f"(see {log})")
         hosts = [topo.sender(i) for i in range(cfg.senders)] + [topo.receiver(j) for j in range(cfg.receivers)]
         snmp0 = {ns: read_snmp(topo, ns) for ns in hosts}
+        if cfg.iperf3_seconds is not None:
+            return _run_iperf3(cfg, topo, plan, procs, hosts, snmp0, gws, hops)
         # One server per flow on its sender, port 5000 + flow.
         for k, fp in enumerate(plan):
             cmd = ["python3", TRAFFIC, "server", "--port", str(5000 + k), "--bytes", str(fp.nbytes),
