@@ -111,3 +111,17 @@ def test_ngwa_hops_carry_their_role_on_the_command_line(tmp_path):
     cmd = runner.gateway_command(cfg, "/bin/gw", cfg.hops[2], 2)
     i = len(cmd) - 6
     assert cmd[i:] == ["--ngwa", "mode=1", "--ngwa", "wmax=64MB", "--ngwa", "role=receiver-edge"]
+
+
+def test_the_linux_experiments_settings_are_the_papers():
+    """Seed 001 section 4.3: RED limit 170 kB, min 20 kB, max 84 kB, max_p
+    0.02, x10 for 1000 packets; NGWA hops carry the mode and the roles."""
+    ngwa = tb.ngwa if hasattr(tb, "ngwa") else __import__(tb.__name__ + ".ngwa", fromlist=["x"])
+    assert ngwa.queue_spec("red", 100) == "red,bytes=170000,min_th=20000,max_th=84000,max_p=0.02"
+    assert ngwa.queue_spec("red", 1000) == "red,bytes=1700000,min_th=200000,max_th=840000,max_p=0.02"
+    assert ngwa.queue_spec("droptail", 1000) == "droptail,packets=1000"
+    h = ngwa.hops("NGWA 6", "100mbit", 100, ngwa.Options())
+    assert h[0].args == ["--ngwa", "mode=6", "--ngwa", "role=router"] and h[0].rate == "100mbit"
+    assert h[1].args == ["--ngwa", "mode=6", "--ngwa", "role=receiver-edge"]
+    assert ngwa.hops("NewReno+RED", "10mbit", 100, ngwa.Options())[1].args == []
+    assert [s[3] for s in ngwa.SETTINGS] == [1, 1, 1, 1, 2, 2]

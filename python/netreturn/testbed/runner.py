@@ -249,6 +249,35 @@ def _stop_gateway(gw: subprocess.Popen) -> dict:
         return {}
 
 
+def _wait_clients(clients: list[subprocess.Popen], deadline: float) -> list[int]:
+    """Waits for the traffic clients until ``deadline`` (monotonic), killing
+    the late ones; returns the indices of those that failed."""
+    failed = []
+    for k, c in enumerate(clients):
+        try:
+            rc = c.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            c.kill()
+            rc = -1
+        if rc != 0:
+            failed.append(k)
+    return failed
+
+
+def _snmp_deltas(out: Path, hosts: list[str], before: dict, after: dict) -> list[dict]:
+    """Each host's counters over the run, written to receiver_snmp.csv and
+    sender_snmp.csv."""
+    rows = []
+    for ns in hosts:
+        row = {"namespace": ns, "role": "sender" if ns.rsplit("-", 1)[-1].startswith("s") else "receiver"}
+        for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs", "IpInHdrErrors"):
+            row[key] = after[ns].get(key, 0) - before[ns].get(key, 0)
+        rows.append(row)
+    _write_csv(out / "receiver_snmp.csv", [r for r in rows if r["role"] == "receiver"])
+    _write_csv(out / "sender_snmp.csv", [r for r in rows if r["role"] == "sender"])
+    return rows
+
+
 def _iperf3_flow(path: Path, k: int, fp: "FlowPlan") -> tuple[dict, list[dict]]:
     """One iperf3 client's JSON: the flow's row and its throughput series."""
     try:
@@ -289,16 +318,7 @@ def _run_iperf3(cfg: RunConfig, topo: Topology, plan: list[FlowPlan], procs: lis
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         clients.append(c)
         procs.append(c)
-    failed = []
-    deadline = time.monotonic() + cfg.iperf3_seconds + 20
-    for k, c in enumerate(clients):
-        try:
-            rc = c.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            c.kill()
-            rc = -1
-        if rc != 0:
-            failed.append(k)
+    failed = _wait_clients(clients, time.monotonic() + cfg.iperf3_seconds + 20)
     snmp1 = {ns: read_snmp(topo, ns) for ns in hosts}
     gw_all = [_stop_gateway(gw) for gw in gws]
     flows, thr = [], []
@@ -308,14 +328,7 @@ def _run_iperf3(cfg: RunConfig, topo: Topology, plan: list[FlowPlan], procs: lis
         thr += series
     _write_csv(cfg.out / "flows.csv", flows)
     _write_csv(cfg.out / "throughput.csv", thr)
-    snmp = []
-    for ns in hosts:
-        row = {"namespace": ns, "role": "sender" if ns.rsplit("-", 1)[-1].startswith("s") else "receiver"}
-        for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs", "IpInHdrErrors"):
-            row[key] = snmp1[ns].get(key, 0) - snmp0[ns].get(key, 0)
-        snmp.append(row)
-    _write_csv(cfg.out / "receiver_snmp.csv", [r for r in snmp if r["role"] == "receiver"])
-    _write_csv(cfg.out / "sender_snmp.csv", [r for r in snmp if r["role"] == "sender"])
+    snmp = _snmp_deltas(cfg.out, hosts, snmp0, snmp1)
     summary = {
         "flows": len(plan), "failed_flows": failed, "cc": cfg.cc,
         "goodput_mbps": [f.get("goodput_mbps") for f in flows],
@@ -416,16 +429,7 @@ def run(cfg: RunConfig) -> dict:
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             clients.append(c)
             procs.append(c)
-        deadline = time.monotonic() + cfg.timeout + (cfg.start_delay or 0)
-        failed = []
-        for k, c in enumerate(clients):
-            try:
-                rc = c.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                c.kill()
-                rc = -1
-            if rc != 0:
-                failed.append(k)
+        failed = _wait_clients(clients, time.monotonic() + cfg.timeout + (cfg.start_delay or 0))
         # The servers write their TCP_INFO records once their peer closed.
         until = time.monotonic() + (5 if not failed else 0.5)
         for p in procs:
@@ -462,14 +466,7 @@ def run(cfg: RunConfig) -> dict:
                 for c in _load_info(cfg.out / f"info{k}.json"):
                     info_rows += [{"flow": k, **smp} for smp in c["samples"]]
             _write_csv(cfg.out / "tcpinfo.csv", info_rows)
-        csum = []
-        for ns in hosts:
-            row = {"namespace": ns, "role": "sender" if ns.rsplit("-", 1)[-1].startswith("s") else "receiver"}
-            for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs", "IpInHdrErrors"):
-                row[key] = snmp1[ns].get(key, 0) - snmp0[ns].get(key, 0)
-            csum.append(row)
-        _write_csv(cfg.out / "receiver_snmp.csv", [r for r in csum if r["role"] == "receiver"])
-        _write_csv(cfg.out / "sender_snmp.csv", [r for r in csum if r["role"] == "sender"])
+        csum = _snmp_deltas(cfg.out, hosts, snmp0, snmp1)
         (cfg.out / "gateway.json").write_text(json.dumps(gw_stats, indent=1))
         snd = [r["snd_wnd"] for r in rows if "snd_wnd" in r]
         rtts = [r["rtt_ms"] for r in rows if "rtt_ms" in r]
