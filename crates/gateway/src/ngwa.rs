@@ -97,13 +97,17 @@ pub struct NgwaWire {
     /// IP packets above this are never grown.
     mtu: usize,
     stats: NgwaWireStats,
+    /// The buffer a marked frame is built in; swapped with the frame's, so
+    /// the old one serves the next frame (nothing allocated per frame once
+    /// both have the I/O pool's capacity).
+    scratch: Vec<u8>,
 }
 
 impl NgwaWire {
     /// `router`: the stage to run (a router), `None` for an edge only;
     /// `mtu`: the largest IP packet the egress carries.
     pub fn new(router: Option<NgwaRouter>, edge: bool, mtu: usize) -> NgwaWire {
-        NgwaWire { router, edge, mtu, stats: NgwaWireStats::default() }
+        NgwaWire { router, edge, mtu, stats: NgwaWireStats::default(), scratch: Vec::with_capacity(2048) }
     }
 
     pub fn roles(&self) -> Roles {
@@ -151,7 +155,7 @@ impl NgwaWire {
         hook: Option<&mut H>,
     ) {
         if let Some(r) = self.router.as_mut() {
-            mark(r, at, frame, loc, queue, self.mtu, &mut self.stats);
+            mark(r, at, frame, &mut self.scratch, loc, queue, self.mtu, &mut self.stats);
         }
         if !self.edge {
             return;
@@ -180,10 +184,12 @@ impl NgwaWire {
 
 /// The router step: the stage sees the frame's option as `InBand` and what
 /// it leaves there is written back into the header.
+#[allow(clippy::too_many_arguments)]
 fn mark(
     stage: &mut impl ForwardStage,
     at: Time,
     frame: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
     loc: &TcpLocation,
     queue: &QueueState,
     mtu: usize,
@@ -216,12 +222,16 @@ fn mark(
         }
         (Ok(()), Some(_), _) => stats.kept += 1,
         (Ok(()), None, InBand::Ngwa(w)) => {
-            let end = loc.ip_offset + total;
-            // Ethernet padding after the packet is dropped: the frame is
-            // longer than the 60-byte minimum once it carries the option.
-            frame.truncate(end);
-            frame.resize(end + NGWA_INSERT_LEN, 0);
-            ipv4::insert_ngwa(&mut frame[loc.ip_offset..], w);
+            // The frame is built anew in `scratch` (Ethernet header, then the
+            // packet with the option); Ethernet padding after the packet is
+            // dropped: the frame is longer than the 60-byte minimum now.
+            let fixed = loc.ip_offset + ipv4::HEADER_LEN;
+            scratch.clear();
+            scratch.extend_from_slice(&frame[..fixed]);
+            scratch.extend_from_slice(&[0; NGWA_INSERT_LEN]);
+            scratch.extend_from_slice(&frame[fixed..loc.ip_offset + total]);
+            ipv4::finish_insert(&mut scratch[loc.ip_offset..], w);
+            std::mem::swap(frame, scratch);
             stats.inserted += 1;
         }
         (Ok(()), None, _) => {}

@@ -247,11 +247,24 @@ pub fn ngwa_insertable<T: AsRef<[u8]>>(p: &Packet<T>, mtu: usize) -> core::resul
 /// pseudo-header (addresses, protocol, TCP length) holds no IP option
 /// (RFC 9293 section 3.1). Returns the new total length.
 pub fn insert_ngwa(buf: &mut [u8], w: u32) -> usize {
+    let total = Packet::new_unchecked(&buf[..]).total_len() as usize;
+    buf.copy_within(HEADER_LEN..total, HEADER_LEN + NGWA_INSERT_LEN);
+    finish_insert(buf, w)
+}
+
+/// The second half of [`insert_ngwa`], for a caller that made the room
+/// itself: `buf` holds the fixed header, 8 bytes of room, then the rest of
+/// the packet (its header fields still the old packet's). Writes the option
+/// into the room and fixes IHL, total length and checksum; returns the new
+/// total length. The real gateway builds the marked frame by forward copies
+/// into a spare buffer: an overlapping move of the whole packet towards its
+/// end cost it about as much as the rest of its per-frame work
+/// (`examples/forward_cost.rs`).
+pub fn finish_insert(buf: &mut [u8], w: u32) -> usize {
     let (hl, total) = {
         let p = Packet::new_unchecked(&buf[..]);
         (p.header_len(), p.total_len() as usize)
     };
-    buf.copy_within(HEADER_LEN..total, HEADER_LEN + NGWA_INSERT_LEN);
     emit_ngwa(&mut buf[HEADER_LEN..], w);
     buf[HEADER_LEN + OPT_NGWA_LEN] = OPT_NOP;
     buf[HEADER_LEN + OPT_NGWA_LEN + 1] = OPT_NOP;
@@ -464,6 +477,10 @@ mod tests {
         // segment, checksum included, moves unchanged and still verifies.
         assert_eq!(&ip[28..m], &tcp_before[..]);
         assert!(checksums_ok(&ip[..m]));
+        let (src, n) = tcp_packet(1000);
+        let mut out = [&src[..20], &[0; 8], &src[20..n]].concat();
+        assert_eq!(finish_insert(&mut out, 42_000), m);
+        assert_eq!(out, ip[..m], "room made by the caller: the same bytes");
     }
 
     #[test]
