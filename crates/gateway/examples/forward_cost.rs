@@ -63,7 +63,7 @@ fn run<H: WindowHook>(mut p: Pipeline<H>, n: u64, payload: usize) -> f64 {
     let ack = build_tcp_frame(R, S, 40000, 5001, 1, 1, TcpFlags::ACK, 20_000, &TS, &[]);
     let start = Instant::now();
     for i in 0..n {
-        t = t + Time::from_nanos(1_000);
+        t += Time::from_nanos(1_000);
         // A buffer per frame as the I/O layer hands it over: 2048 bytes of
         // capacity (`sys::Pool`), so a frame grows by the option in place.
         p.on_frame(t, Dir::AtoB, pooled(&data));

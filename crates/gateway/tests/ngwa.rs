@@ -80,7 +80,7 @@ fn edge(se: Option<f64>) -> Pipeline<WindowGateway<NgwaEdge>> {
 fn pass<H: WindowHook>(p: &mut Pipeline<H>, t: &mut Time, dir: Dir, frames: &[Vec<u8>]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     for f in frames {
-        *t = *t + Time::from_micros(10);
+        *t += Time::from_micros(10);
         p.on_frame(*t, dir, f.clone());
         p.poll(*t, &mut |_, f| out.push(f));
     }
@@ -181,7 +181,7 @@ fn a_router_clamps_the_mss_of_syns_both_ways_so_a_marked_full_segment_fits_the_m
     assert!(ngwa_of(&out[0]).is_some());
     // An edge only clamps nothing.
     let mut e = edge(None);
-    assert_eq!(pass(&mut e, &mut t, Dir::BtoA, &[syn.clone()]), vec![syn]);
+    assert_eq!(pass(&mut e, &mut t, Dir::BtoA, std::slice::from_ref(&syn)), vec![syn]);
 }
 
 #[test]
