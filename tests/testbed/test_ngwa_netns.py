@@ -125,3 +125,24 @@ def test_the_linux_experiments_settings_are_the_papers():
     assert h[1].args == ["--ngwa", "mode=6", "--ngwa", "role=receiver-edge"]
     assert ngwa.hops("NewReno+RED", "10mbit", 100, ngwa.Options())[1].args == []
     assert [s[3] for s in ngwa.SETTINGS] == [1, 1, 1, 1, 2, 2]
+
+
+def test_a_scenario_with_ngwa_maps_to_a_marking_bottleneck_and_a_receiver_edge(tmp_path):
+    """`netreturn testbed sweep` of a file with an [ngwa] table: the
+    bottleneck gateway marks, an edge gateway before the receivers runs the
+    receiver rule; both get the table's own keys (the gateway's parser reads
+    them); mode 0 adds nothing; `routers` names simulated interfaces."""
+    scenario = tb.scenario
+    src = (Path(__file__).resolve().parents[2] / "scenarios" / "testbed" / "dumbbell4.toml").read_text()
+    f = tmp_path / "ngwa4.toml"
+    f.write_text(src + '\n[ngwa]\nmode = 6\nwmax = "64kB"\n')
+    path, bott, edge = scenario.plan(str(f)).hops
+    keys = ["--ngwa", "mode=6", "--ngwa", 'wmax="64kB"']
+    assert bott.args == keys + ["--ngwa", "role=router"] and bott.rate == "45mbit"
+    assert edge.args == keys + ["--ngwa", "role=receiver-edge"] and edge.rate is None
+    assert path.args == []
+    f.write_text(src + "\n[ngwa]\nmode = 0\n")
+    assert len(scenario.plan(str(f)).hops) == 2
+    f.write_text(src + '\n[ngwa]\nmode = 1\nrouters = ["R1->R2"]\n')
+    with pytest.raises(ValueError, match="ngwa.routers"):
+        scenario.plan(str(f))
