@@ -50,6 +50,9 @@ pub struct FlowInfo {
     /// `Wr`: the window the ACK carries, in bytes, after scaling. Zero for
     /// flow start / end notifications.
     pub wr: u64,
+    /// The ACK's acknowledgment number (the receiver's RCV.NXT), where the
+    /// window starts; zero for flow start / end notifications.
+    pub ack: u32,
 }
 
 /// The events a window controller reacts to. Every method takes `now`; none

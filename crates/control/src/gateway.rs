@@ -292,7 +292,7 @@ impl<C: WindowController> WindowGateway<C> {
         let shift = self.table.get(idx).shift(side);
         // Wr = window << wscale of the ACK's sender (RFC 7323 §2.3).
         let wr = (seg.window as u64) << shift;
-        let info = self.info(idx, wr, 1 - side);
+        let info = FlowInfo { ack: seg.ack, ..self.info(idx, wr, 1 - side) };
         let computed = self.controller.window(now, &info)?;
         let floor = self.controller.floor(&info);
         // new = min(Wr, max(computed, floor)) (SPEC.md §1 rules 1 and 4).
@@ -320,6 +320,7 @@ impl<C: WindowController> WindowGateway<C> {
             mss: f.mss(self.cfg.default_mss),
             class: f.class,
             wr,
+            ack: 0,
         }
     }
 

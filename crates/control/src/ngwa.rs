@@ -144,12 +144,27 @@ impl ForwardStage for NgwaRouter {
 /// `Wb` is the window the real receiver wrote; the gateway around it keeps
 /// the common rules (never raise, window scale, one-MSS floor, unknown
 /// flows left alone).
+///
+/// Like the simulated receiver (`Connection::window_field`), the edge
+/// never moves the right edge it let through to the left (RFC 9293
+/// section 3.8.6.2.2; SPEC.md 3): it offers at least `edge - ACK`, so a
+/// falling `Wngwa` shrinks the window as data arrives, at most one window
+/// per round trip, and never takes back space already offered.
 #[derive(Clone, Debug)]
 pub struct NgwaEdge {
     cfg: NgwaConfig,
     /// By data-direction key; an entry lives as long as the gateway tracks
     /// the flow (removed by `on_flow_end`, so bounded by its flow table).
-    flows: HashMap<FlowKey, NgwaReceiver, FxBuildHasher>,
+    flows: HashMap<FlowKey, EdgeFlow, FxBuildHasher>,
+}
+
+/// What the edge remembers of one flow.
+#[derive(Clone, Copy, Debug, Default)]
+struct EdgeFlow {
+    rx: NgwaReceiver,
+    /// The right edge (ACK + window) of the last ACK let through, in
+    /// sequence space.
+    edge: Option<u32>,
 }
 
 impl NgwaEdge {
@@ -164,7 +179,7 @@ impl NgwaEdge {
 
     /// The `Wngwa` term of flow `key` (data direction), if a value arrived.
     pub fn wngwa(&self, key: &FlowKey) -> Option<u64> {
-        self.flows.get(key).and_then(NgwaReceiver::window)
+        self.flows.get(key).and_then(|f| f.rx.window())
     }
 }
 
@@ -177,7 +192,7 @@ impl WindowController for NgwaEdge {
     /// a pure ACK in this direction belongs to the reverse transfer.
     fn on_inband(&mut self, _now: Time, seg: &TcpView, ib: &InBand) {
         if let (InBand::Ngwa(v), true) = (*ib, seg.payload_len > 0) {
-            self.flows.entry(seg.key).or_default().on_value(&self.cfg, v);
+            self.flows.entry(seg.key).or_default().rx.on_value(&self.cfg, v);
         }
     }
 
@@ -185,12 +200,24 @@ impl WindowController for NgwaEdge {
         self.flows.remove(&flow.key);
     }
 
-    /// Eq. 2 with `Wb` = the window the ACK carries; a flow whose data
-    /// carried no option (no NGWA router on its path) is left alone.
+    /// Eq. 2 with `Wb` = the window the ACK carries, kept up to the right
+    /// edge already offered; a flow whose data carried no option (no NGWA
+    /// router on its path) is left alone.
     fn window(&mut self, _now: Time, flow: &FlowInfo) -> Option<u64> {
-        let r = self.flows.get(&flow.key)?;
-        r.window()?;
-        Some(r.advertise(&self.cfg, flow.wr, self.floor(flow)))
+        let floor = self.floor(flow);
+        let f = self.flows.get_mut(&flow.key)?;
+        f.rx.window()?;
+        let wa = f.rx.advertise(&self.cfg, flow.wr, floor);
+        // What is left of the window offered before: `edge - ACK`, if the
+        // edge is ahead (sequence arithmetic, RFC 9293 section 3.4).
+        let left = f.edge.map_or(0, |e| e.wrapping_sub(flow.ack) as i32).max(0) as u64;
+        // The gateway writes min(Wr, this): the receiver's own window may
+        // still shrink the edge (its choice, not ours).
+        let w = wa.max(left).min(flow.wr);
+        // The window let through is at least `w` (the gateway rounds the
+        // field up to the scale unit), so this edge is never ahead of it.
+        f.edge = Some(flow.ack.wrapping_add(w as u32));
+        Some(w)
     }
 }
 
@@ -273,7 +300,12 @@ mod tests {
     }
 
     fn info(key: FlowKey, wr: u64) -> FlowInfo {
-        FlowInfo { key, rtt: None, mss: 1448, class: 0, wr }
+        FlowInfo { key, rtt: None, mss: 1448, class: 0, wr, ack: 0 }
+    }
+
+    /// The ACK of a flow up to `ack` with window `wr`.
+    fn ack_at(key: FlowKey, wr: u64, ack: u32) -> FlowInfo {
+        FlowInfo { ack, ..info(key, wr) }
     }
 
     fn seg(key: FlowKey, payload_len: u32) -> TcpView {
@@ -301,8 +333,31 @@ mod tests {
         e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(90_000));
         assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), Some(64_000), "Wmax");
         e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(10));
-        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), Some(1448), "one-MSS floor");
+        // Past the edge offered (64 000 from ACK 0): nothing is left of it.
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 64_000)), Some(1448), "one-MSS floor");
         e.on_flow_end(Time::ZERO, &info(k, 0));
         assert_eq!(e.flows_with_value(), 0, "the flow's state ends with it");
+    }
+
+    #[test]
+    fn a_falling_wngwa_never_moves_the_right_edge_already_offered_to_the_left() {
+        // RFC 9293 3.8.6.2.2, as the simulated receiver: 30 000 offered
+        // from ACK 0 (edge 30 000); Wngwa falls to 5 000. At ACK 10 000 the
+        // edge still stands (20 000 offered); at ACK 30 000 the new value
+        // holds; and the receiver's own smaller window always wins.
+        let k = meta(1, false, false).key;
+        let mut e = NgwaEdge::new(NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 });
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(30_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 0)), Some(30_000));
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(5_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 10_000)), Some(20_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 30_000)), Some(5_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 2_000, 31_000)), Some(2_000), "Wb is the receiver's");
+        // Across the sequence-number wrap.
+        let mut e = NgwaEdge::new(NgwaConfig::default());
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(30_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, u32::MAX - 9_999)), Some(30_000));
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(5_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 5_000)), Some(15_000));
     }
 }
