@@ -322,6 +322,7 @@ mod tests {
             mss: 960,
             class: 0,
             wr,
+            ack: 0,
         }
     }
 

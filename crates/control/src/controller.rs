@@ -8,9 +8,9 @@
 //! [`crate::gateway::WindowGateway`], around whichever controller is
 //! configured.
 
-use netreturn_base::{FlowKey, Rate, Time};
+use netreturn_base::{FlowKey, InBand, Rate, Time};
 
-use crate::view::QueueEvent;
+use crate::view::{QueueEvent, TcpView};
 
 pub use crate::registry::{Controller, ControllerConfig, ControllerKind};
 
@@ -50,6 +50,9 @@ pub struct FlowInfo {
     /// `Wr`: the window the ACK carries, in bytes, after scaling. Zero for
     /// flow start / end notifications.
     pub wr: u64,
+    /// The ACK's acknowledgment number (the receiver's RCV.NXT), where the
+    /// window starts; zero for flow start / end notifications.
+    pub ack: u32,
 }
 
 /// The events a window controller reacts to. Every method takes `now`; none
@@ -69,6 +72,17 @@ pub trait WindowController {
     /// A flow announced by [`WindowController::on_flow_start`] ended (FIN,
     /// RST, idle timeout or eviction).
     fn on_flow_end(&mut self, _now: Time, _flow: &FlowInfo) {}
+
+    /// A segment of an active flow leaves the watched queue in the data
+    /// direction carrying in-band fields `ib` (the NGWA option: the receiver
+    /// rule at a receiver's edge gateway, `crate::ngwa::NgwaEdge`).
+    /// Called only by callers that read in-band fields (the real gateway),
+    /// and only when [`WindowController::READS_INBAND`] is set.
+    fn on_inband(&mut self, _now: Time, _seg: &TcpView, _ib: &InBand) {}
+
+    /// Whether [`WindowController::on_inband`] does anything: lets the
+    /// gateway skip the flow lookup for the controllers that do not.
+    const READS_INBAND: bool = false;
 
     /// The traffic class of a flow, from its data-direction key (RWM).
     fn classify(&self, _key: &FlowKey) -> u16 {

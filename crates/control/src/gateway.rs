@@ -28,7 +28,7 @@
 //!   and a full table evicts the least recently active flow, half-open ones
 //!   first so that a SYN flood cannot push out established connections.
 
-use netreturn_base::{FlowKey, Rate, Time};
+use netreturn_base::{FlowKey, InBand, Rate, Time};
 
 use crate::controller::{Bottleneck, Controller, ControllerConfig, FlowInfo, WindowController};
 use crate::flows::{canonical, canonical_side, side_of, Flow, FlowTable, ListId};
@@ -120,10 +120,17 @@ const RECENCY_STEPS: u64 = 64;
 
 /// A window-rewriting gateway around one controller. Sans-IO: every call
 /// takes `now`; the gateway reads no clock.
+///
+/// `C` is one of the registry's controllers ([`Controller`], the default,
+/// built from [`GatewayConfig::controller`]) or a controller that is not a
+/// link method of its own: NGWA's receiver edge ([`crate::ngwa::NgwaEdge`],
+/// configured by a scenario's `[ngwa]` table), given to
+/// [`WindowGateway::with_controller`]. Either way the rules above are
+/// these, once.
 #[derive(Clone, Debug)]
-pub struct WindowGateway {
+pub struct WindowGateway<C: WindowController = Controller> {
     cfg: GatewayConfig,
-    controller: Controller,
+    controller: C,
     table: FlowTable,
     stats: GatewayStats,
     /// No flow can be idle for `idle_timeout` before this time: `expire`
@@ -131,7 +138,7 @@ pub struct WindowGateway {
     next_expiry: Time,
 }
 
-impl WindowGateway {
+impl WindowGateway<Controller> {
     pub fn new(cfg: GatewayConfig) -> WindowGateway {
         let link = Bottleneck {
             buffer_bytes: cfg.buffer_bytes,
@@ -139,6 +146,14 @@ impl WindowGateway {
             default_mss: cfg.default_mss,
         };
         let controller = Controller::new(&cfg.controller, link);
+        WindowGateway::with_controller(controller, cfg)
+    }
+}
+
+impl<C: WindowController> WindowGateway<C> {
+    /// The gateway around `controller`; `cfg.controller` is not read (the
+    /// flow table, scale and MSS settings are).
+    pub fn with_controller(controller: C, cfg: GatewayConfig) -> WindowGateway<C> {
         let table = FlowTable::new(cfg.max_flows, Time(cfg.idle_timeout.0 / RECENCY_STEPS));
         WindowGateway { cfg, controller, table, stats: GatewayStats::default(), next_expiry: Time::ZERO }
     }
@@ -147,7 +162,7 @@ impl WindowGateway {
         &self.cfg
     }
 
-    pub fn controller(&self) -> &Controller {
+    pub fn controller(&self) -> &C {
         &self.controller
     }
 
@@ -187,6 +202,22 @@ impl WindowGateway {
             // The data sender has finished: the flow no longer loads the
             // queue (SPEC.md §2.5: flows end on FIN / RST).
             self.remove(now, idx, Removal::Ended);
+        }
+    }
+
+    /// A TCP segment in the data direction leaves the watched queue with
+    /// in-band fields `ib` (the real gateway reads them from the IPv4
+    /// options). Shown to the controller only for a flow the table tracks
+    /// whose data crosses the queue in this direction, so the controller's
+    /// per-flow state ends with the flow (`on_flow_end`).
+    pub fn on_inband(&mut self, now: Time, seg: &TcpView, ib: &InBand) {
+        if !C::READS_INBAND || seg.flags.syn() {
+            return;
+        }
+        let (key, side) = canonical_side(seg.key);
+        let Some(idx) = self.table.find(&key) else { return };
+        if self.table.get(idx).data_side == Some(side as u8) {
+            self.controller.on_inband(now, seg, ib);
         }
     }
 
@@ -261,7 +292,7 @@ impl WindowGateway {
         let shift = self.table.get(idx).shift(side);
         // Wr = window << wscale of the ACK's sender (RFC 7323 §2.3).
         let wr = (seg.window as u64) << shift;
-        let info = self.info(idx, wr, 1 - side);
+        let info = FlowInfo { ack: seg.ack, ..self.info(idx, wr, 1 - side) };
         let computed = self.controller.window(now, &info)?;
         let floor = self.controller.floor(&info);
         // new = min(Wr, max(computed, floor)) (SPEC.md §1 rules 1 and 4).
@@ -289,6 +320,7 @@ impl WindowGateway {
             mss: f.mss(self.cfg.default_mss),
             class: f.class,
             wr,
+            ack: 0,
         }
     }
 

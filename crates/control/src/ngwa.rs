@@ -6,13 +6,21 @@
 //!
 //! The rule runs when a packet leaves the queue, as the paper's Linux qdisc
 //! does ("the NGWA is called by the function dequeue").
+//!
+//! [`NgwaEdge`] is the receiver rule run by the receiver's edge gateway for
+//! a real receiver that cannot be patched (SPEC.md 2.6, last point): it
+//! reads the value the data carries and lowers the window of the ACKs going
+//! back, as a window controller inside [`crate::WindowGateway`].
 
 use std::collections::HashMap;
 
 use netreturn_base::{FlowKey, InBand, Time};
+use netreturn_tcp::ngwa::{NgwaConfig, NgwaReceiver};
 
+use crate::controller::{FlowInfo, WindowController};
 use crate::flows::{canonical, FxBuildHasher};
 use crate::stage::{ForwardPacket, ForwardStage, QueueState, TcpMeta};
+use crate::view::TcpView;
 
 /// Settings of one NGWA router.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,6 +141,90 @@ impl ForwardStage for NgwaRouter {
     }
 }
 
+/// NGWA's receiver rule at the receiver's edge gateway: per flow, the
+/// `Wngwa` the data arrived with (smoothed with SE), and the window of the
+/// flow's ACKs lowered to `Wa = min(Wb, Wmax, Wngwa)` (seed 001 eqs. 2 and
+/// 4; the same [`NgwaReceiver`] the simulator's patched receivers run).
+/// `Wb` is the window the real receiver wrote; the gateway around it keeps
+/// the common rules (never raise, window scale, one-MSS floor, unknown
+/// flows left alone).
+///
+/// Like the simulated receiver (`Connection::window_field`), the edge
+/// never moves the right edge it let through to the left (RFC 9293
+/// section 3.8.6.2.2; SPEC.md 3): it offers at least `edge - ACK`, so a
+/// falling `Wngwa` shrinks the window as data arrives, at most one window
+/// per round trip, and never takes back space already offered.
+#[derive(Clone, Debug)]
+pub struct NgwaEdge {
+    cfg: NgwaConfig,
+    /// By data-direction key; an entry lives as long as the gateway tracks
+    /// the flow (removed by `on_flow_end`, so bounded by its flow table).
+    flows: HashMap<FlowKey, EdgeFlow, FxBuildHasher>,
+}
+
+/// What the edge remembers of one flow.
+#[derive(Clone, Copy, Debug, Default)]
+struct EdgeFlow {
+    rx: NgwaReceiver,
+    /// The right edge (ACK + window) of the last ACK let through, in
+    /// sequence space.
+    edge: Option<u32>,
+}
+
+impl NgwaEdge {
+    pub fn new(cfg: NgwaConfig) -> NgwaEdge {
+        NgwaEdge { cfg, flows: HashMap::default() }
+    }
+
+    /// Flows with a `Wngwa` recorded.
+    pub fn flows_with_value(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// The `Wngwa` term of flow `key` (data direction), if a value arrived.
+    pub fn wngwa(&self, key: &FlowKey) -> Option<u64> {
+        self.flows.get(key).and_then(|f| f.rx.window())
+    }
+}
+
+impl WindowController for NgwaEdge {
+    const READS_INBAND: bool = true;
+
+    /// Seed 001 section 4.2 "Incoming TCP": the value a data segment
+    /// carries is stored for its connection. Only segments with payload
+    /// count, as in the simulator's receiver (`crates/tcp/src/ngwa.rs`):
+    /// a pure ACK in this direction belongs to the reverse transfer.
+    fn on_inband(&mut self, _now: Time, seg: &TcpView, ib: &InBand) {
+        if let (InBand::Ngwa(v), true) = (*ib, seg.payload_len > 0) {
+            self.flows.entry(seg.key).or_default().rx.on_value(&self.cfg, v);
+        }
+    }
+
+    fn on_flow_end(&mut self, _now: Time, flow: &FlowInfo) {
+        self.flows.remove(&flow.key);
+    }
+
+    /// Eq. 2 with `Wb` = the window the ACK carries, kept up to the right
+    /// edge already offered; a flow whose data carried no option (no NGWA
+    /// router on its path) is left alone.
+    fn window(&mut self, _now: Time, flow: &FlowInfo) -> Option<u64> {
+        let floor = self.floor(flow);
+        let f = self.flows.get_mut(&flow.key)?;
+        f.rx.window()?;
+        let wa = f.rx.advertise(&self.cfg, flow.wr, floor);
+        // What is left of the window offered before: `edge - ACK`, if the
+        // edge is ahead (sequence arithmetic, RFC 9293 section 3.4).
+        let left = f.edge.map_or(0, |e| e.wrapping_sub(flow.ack) as i32).max(0) as u64;
+        // The gateway writes min(Wr, this): the receiver's own window may
+        // still shrink the edge (its choice, not ours).
+        let w = wa.max(left).min(flow.wr);
+        // The window let through is at least `w` (the gateway rounds the
+        // field up to the scale unit), so this edge is never ahead of it.
+        f.edge = Some(flow.ack.wrapping_add(w as u32));
+        Some(w)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,5 +301,67 @@ mod tests {
         let mut udp = ForwardPacket { tcp: None, size: 1028, inband: None };
         r.on_dequeue(Time::ZERO, &mut udp, &q(0));
         assert_eq!(r.stats, NgwaStats { inserted: 0, lowered: 0, kept: 1 });
+    }
+
+    fn info(key: FlowKey, wr: u64) -> FlowInfo {
+        FlowInfo { key, rtt: None, mss: 1448, class: 0, wr, ack: 0 }
+    }
+
+    /// The ACK of a flow up to `ack` with window `wr`.
+    fn ack_at(key: FlowKey, wr: u64, ack: u32) -> FlowInfo {
+        FlowInfo { ack, ..info(key, wr) }
+    }
+
+    fn seg(key: FlowKey, payload_len: u32) -> TcpView {
+        TcpView {
+            key,
+            flags: netreturn_base::TcpFlags::ACK,
+            seq: 0,
+            ack: 0,
+            window: 0,
+            wscale: None,
+            mss: None,
+            payload_len,
+        }
+    }
+
+    #[test]
+    fn the_edge_applies_equation_2_only_to_flows_whose_data_carried_the_option() {
+        let k = meta(1, false, false).key;
+        let mut e = NgwaEdge::new(NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 });
+        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), None, "no value: not an NGWA flow, left alone");
+        e.on_inband(Time::ZERO, &seg(k, 0), &InBand::Ngwa(1_000));
+        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), None, "a pure ACK carries the reverse path's value");
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(30_000));
+        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), Some(30_000));
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(90_000));
+        assert_eq!(e.window(Time::ZERO, &info(k, 500_000)), Some(64_000), "Wmax");
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(10));
+        // Past the edge offered (64 000 from ACK 0): nothing is left of it.
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 64_000)), Some(1448), "one-MSS floor");
+        e.on_flow_end(Time::ZERO, &info(k, 0));
+        assert_eq!(e.flows_with_value(), 0, "the flow's state ends with it");
+    }
+
+    #[test]
+    fn a_falling_wngwa_never_moves_the_right_edge_already_offered_to_the_left() {
+        // RFC 9293 3.8.6.2.2, as the simulated receiver: 30 000 offered
+        // from ACK 0 (edge 30 000); Wngwa falls to 5 000. At ACK 10 000 the
+        // edge still stands (20 000 offered); at ACK 30 000 the new value
+        // holds; and the receiver's own smaller window always wins.
+        let k = meta(1, false, false).key;
+        let mut e = NgwaEdge::new(NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 });
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(30_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 0)), Some(30_000));
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(5_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 10_000)), Some(20_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 30_000)), Some(5_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 2_000, 31_000)), Some(2_000), "Wb is the receiver's");
+        // Across the sequence-number wrap.
+        let mut e = NgwaEdge::new(NgwaConfig::default());
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(30_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, u32::MAX - 9_999)), Some(30_000));
+        e.on_inband(Time::ZERO, &seg(k, 1448), &InBand::Ngwa(5_000));
+        assert_eq!(e.window(Time::ZERO, &ack_at(k, 500_000, 5_000)), Some(15_000));
     }
 }

@@ -158,6 +158,9 @@ impl WindowController for Controller {
     fn on_data_other(&mut self, now: Time, bytes: u32) {
         dispatch!(self, c => c.on_data_other(now, bytes))
     }
+    fn on_inband(&mut self, now: Time, seg: &crate::view::TcpView, ib: &netreturn_base::InBand) {
+        dispatch!(self, c => c.on_inband(now, seg, ib))
+    }
     fn on_flow_start(&mut self, now: Time, flow: &FlowInfo) {
         dispatch!(self, c => c.on_flow_start(now, flow))
     }

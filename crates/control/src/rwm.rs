@@ -172,6 +172,7 @@ mod tests {
             mss: 1460,
             class: rwm.classify(&k),
             wr: u64::MAX,
+            ack: 0,
         }
     }
 

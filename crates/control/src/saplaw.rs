@@ -138,6 +138,7 @@ mod tests {
             mss: 1460,
             class: 0,
             wr: 1 << 20,
+            ack: 0,
         }
     }
 

@@ -12,6 +12,7 @@ use netreturn_base::units::{parse_rate, parse_size, parse_time};
 use netreturn_base::{Rate, Size, Time};
 use netreturn_control::queue::{Discipline, Limit, RedParams};
 use netreturn_control::{ControllerKind, GatewayParams, Method, QueueKind};
+use netreturn_sim::ngwa::NgwaSpec;
 use netreturn_sim::scenario::{LinkSpec, Scenario, TopologySpec};
 
 pub const USAGE: &str = "\
@@ -42,6 +43,14 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --ctl KEY=VALUE      controller parameter: a key of the scenario's
                        gateway.<controller> table (docs/mechanisms.md), or
                        assume_wscale, buffer, capacity, max_flows, idle_timeout
+  --ngwa KEY=VALUE     NGWA (docs/ngwa.md): a key of the scenario's [ngwa] table,
+                       e.g. --ngwa mode=6 --ngwa role=receiver-edge; role is
+                       router (mark the A -> B data with the free space of the
+                       A -> B queue, clamp SYNs' MSS), receiver-edge (read the
+                       mark, lower the ACKs' window to it, strip the option) or
+                       both; with --config, the file's [ngwa] table
+  --mtu BYTES          largest IP packet of the links (default 1500): NGWA never
+                       grows a packet past it and clamps the MSS to MTU - 48
   --mss BYTES          default MSS for flows whose SYN had none (default 1460)
   --seed N             master seed for loss and RED draws (default 1)
   --stats-file PATH    rewrite the JSON counters there every second
@@ -83,6 +92,10 @@ pub struct Args {
     pub ctl_capacity: Option<Rate>,
     pub max_flows: Option<usize>,
     pub idle_timeout: Option<Time>,
+    /// NGWA (`--ngwa` or the `[ngwa]` table of `--config`), when on
+    /// (a mode from 1 to 8).
+    pub ngwa: Option<NgwaSpec>,
+    pub mtu: usize,
     pub mss: u32,
     pub seed: u64,
     pub stats_file: Option<String>,
@@ -219,6 +232,8 @@ pub struct ConfigLink {
     pub queue: QueueSpec,
     pub controller: Option<ControllerKind>,
     pub gateway: GatewayParams,
+    /// The scenario's `[ngwa]` table.
+    pub ngwa: Option<NgwaSpec>,
 }
 
 impl ConfigLink {
@@ -241,7 +256,12 @@ impl ConfigLink {
                     Method::all().filter(|m| !matches!(m, Method::Stage(_))).map(Method::name).collect::<Vec<_>>().join(", ")),
             ));
         }
-        Ok(ConfigLink::from_link(link))
+        let mut c = ConfigLink::from_link(link);
+        c.ngwa = s.ngwa.clone();
+        if let Some(n) = &c.ngwa {
+            check_ngwa(n, &|field, m| err(&format!("ngwa.{field}"), m))?;
+        }
+        Ok(c)
     }
 
     /// The gateway's reading of one scenario link.
@@ -266,8 +286,51 @@ impl ConfigLink {
             queue: QueueSpec { kind: queue_kind, limit: size_limit(l.buffer.0), red: l.red.clone() },
             controller,
             gateway: l.gateway.clone().unwrap_or_default(),
+            ngwa: None,
         }
     }
+}
+
+/// What the real gateway cannot honour of an `[ngwa]` table; `err(field,
+/// message)` names where it came from.
+fn check_ngwa(n: &NgwaSpec, err: &dyn Fn(&str, &str) -> String) -> Result<(), String> {
+    n.validate().map_err(|(f, m)| err(f.trim_start_matches("ngwa."), &m))?;
+    let Some(m) = n.switches() else { return Ok(()) };
+    if !m.cw {
+        return Err(err(
+            if n.cw == netreturn_sim::ngwa::Switch::Off { "cw" } else { "mode" },
+            &format!(
+                "mode {} without CW asks the senders for standard TCP (RFC 793), which real Linux senders are not; \
+                 allowed: modes 1, 2, 5, 6 (or cw = true)",
+                n.mode
+            ),
+        ));
+    }
+    if n.option_bytes != netreturn_wire::ipv4::NGWA_INSERT_LEN as u32 {
+        return Err(err(
+            "option_bytes",
+            &format!("{}: the real gateway writes the option in 8 bytes (6 and two NOPs); allowed: 8", n.option_bytes),
+        ));
+    }
+    Ok(())
+}
+
+/// `[ngwa]` from `--ngwa KEY=VALUE` pairs, read by the scenario's serde type.
+fn ngwa_from_flags(pairs: &[(String, String)]) -> Result<NgwaSpec, String> {
+    let mut t = toml::Table::new();
+    for (k, v) in pairs {
+        if k == "routers" {
+            return Err("--ngwa routers: names simulated interfaces; a real gateway is told its role with --ngwa role=router|receiver-edge|both".into());
+        }
+        t.insert(k.clone(), netreturn_sim::scenario::parse_override(v));
+    }
+    let n = toml::Value::Table(t).try_into::<NgwaSpec>().map_err(|e| {
+        let keys = netreturn_control::registry::struct_fields::<NgwaSpec>();
+        let allowed: Vec<&str> = keys.iter().copied().filter(|k| *k != "routers").collect();
+        format!("--ngwa: {} (allowed keys: {})", e.message(), allowed.join(", "))
+    })?;
+    check_ngwa(&n, &|field, m| format!("--ngwa {field}: {m}"))?;
+    Ok(n)
 }
 
 impl Args {
@@ -289,6 +352,8 @@ impl Args {
             ctl_capacity: None,
             max_flows: None,
             idle_timeout: None,
+            ngwa: None,
+            mtu: 1500,
             mss: 1460,
             seed: 1,
             stats_file: None,
@@ -302,7 +367,7 @@ impl Args {
             tx_ring_frames: 512,
         };
         let (mut rate_ba, mut delay_ba, mut queue_ba) = (None, None, None);
-        let (mut config, mut sets, mut ctl) = (None, Vec::new(), Vec::new());
+        let (mut config, mut sets, mut ctl, mut ngwa) = (None, Vec::new(), Vec::new(), Vec::new());
         // Flags that are shorthands for keys of a --config file.
         let mut link_flags: Vec<&str> = Vec::new();
         let mut it = argv.iter();
@@ -342,6 +407,14 @@ impl Args {
                         "idle_timeout" => a.idle_timeout = Some(unit("--ctl idle_timeout", parse_time(x))?),
                         _ => ctl.push((k.to_string(), x.to_string())),
                     }
+                }
+                "--ngwa" => {
+                    let v = val()?;
+                    let (k, x) = v.split_once('=').ok_or_else(|| format!("--ngwa {v:?} is not KEY=VALUE"))?;
+                    ngwa.push((k.to_string(), x.to_string()));
+                }
+                "--mtu" => {
+                    a.mtu = val()?.parse().ok().filter(|m| (68..=65535).contains(m)).ok_or("--mtu: a size in bytes, 68..65535 (RFC 791)")?
                 }
                 "--mss" => a.mss = val()?.parse().map_err(|_| "bad --mss".to_string())?,
                 "--seed" => a.seed = val()?.parse().map_err(|_| "bad --seed".to_string())?,
@@ -388,8 +461,25 @@ impl Args {
             a.queue = c.queue;
             a.controller = c.controller;
             a.gateway = c.gateway;
+            if let Some((k, _)) = ngwa.first() {
+                return Err(format!("--ngwa {k}= sets ngwa.{k} of --config {path}; change the file (or --set its [params]) instead"));
+            }
+            a.ngwa = c.ngwa;
         } else if !sets.is_empty() {
             return Err("--set overrides the [params] of a --config file; there is none".into());
+        } else if !ngwa.is_empty() {
+            a.ngwa = Some(ngwa_from_flags(&ngwa)?);
+        }
+        // Mode 0 is NGWA off.
+        a.ngwa = a.ngwa.filter(|n| n.switches().is_some());
+        if let (Some(n), Some(k)) = (&a.ngwa, a.controller) {
+            if n.role.edge() {
+                return Err(format!(
+                    "NGWA's receiver edge rewrites the ACKs' window itself; it cannot run beside controller {}; \
+                     allowed with role = receiver-edge or both: no controller",
+                    k.name()
+                ));
+            }
         }
         match a.controller {
             Some(kind) if config.is_none() => a.gateway = gateway_from_ctl(kind, &ctl)?,
@@ -481,5 +571,36 @@ mod tests {
         assert!(args("--a x --b y --bogus 1").is_err());
         assert!(args("--a x --b y --loss 2").is_err());
         assert!(args("--a x --b y --queue fifo,bytes=1").is_err());
+    }
+
+    #[test]
+    fn ngwa_flags_are_the_scenario_keys_and_what_linux_cannot_honour_is_refused() {
+        let a = args("--a x --b y --ngwa mode=6 --ngwa role=receiver-edge").unwrap();
+        let n = a.ngwa.unwrap();
+        assert_eq!(n.role, netreturn_sim::ngwa::Role::ReceiverEdge);
+        assert!(n.switches().unwrap().se && n.switches().unwrap().fd);
+        assert!(args("--a x --b y --ngwa mode=0").unwrap().ngwa.is_none(), "mode 0 is off");
+        let e = args("--a x --b y --ngwa mode=3").unwrap_err();
+        assert!(e.starts_with("--ngwa mode:") && e.contains("1, 2, 5, 6"), "{e}");
+        let e = args("--a x --b y --ngwa mode=1 --ngwa role=edge").unwrap_err();
+        assert!(e.contains("receiver-edge"), "{e}");
+        let e = args("--a x --b y --ngwa mode=1 --ngwa rol=router").unwrap_err();
+        assert!(e.contains("allowed keys:") && e.contains("role"), "{e}");
+        assert!(args("--a x --b y --ngwa mode=1 --ngwa routers=[]").unwrap_err().contains("role="));
+        assert!(args("--a x --b y --ngwa mode=1 --ngwa role=both --controller ewt").is_err());
+        assert!(args("--a x --b y --ngwa mode=1 --controller ewt").is_ok(), "a router beside a controller");
+        assert!(args("--a x --b y --mtu 40").is_err());
+    }
+
+    #[test]
+    fn a_scenario_files_ngwa_table_sets_the_gateways_ngwa_and_errors_name_file_and_field() {
+        let f = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/ngwa/rate.toml");
+        let a = args(&format!("--a x --b y --config {f} --set ngwa_mode=5")).unwrap();
+        let n = a.ngwa.unwrap();
+        assert_eq!((n.mode, n.role), (5, netreturn_sim::ngwa::Role::Router));
+        let e = args(&format!("--a x --b y --config {f} --set ngwa_mode=7")).unwrap_err();
+        assert!(e.contains("rate.toml") && e.contains("`ngwa.mode`") && e.contains("mode 7"), "{e}");
+        let e = args(&format!("--a x --b y --config {f} --set ngwa_mode=5 --ngwa role=both")).unwrap_err();
+        assert!(e.contains("change the file"), "{e}");
     }
 }

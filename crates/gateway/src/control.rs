@@ -4,10 +4,10 @@
 
 use crate::cli::Args;
 use crate::pipeline::WindowHook;
-use netreturn_base::{Rate, Time};
-use netreturn_control::{GatewayConfig, QueueEvent, TcpView, WindowGateway};
+use netreturn_base::{InBand, Rate, Time};
+use netreturn_control::{GatewayConfig, QueueEvent, TcpView, WindowController, WindowGateway};
 
-impl WindowHook for WindowGateway {
+impl<C: WindowController> WindowHook for WindowGateway<C> {
     fn on_data(&mut self, now: Time, seg: &TcpView) {
         WindowGateway::on_data(self, now, seg)
     }
@@ -19,6 +19,9 @@ impl WindowHook for WindowGateway {
     }
     fn on_ack(&mut self, now: Time, seg: &TcpView) -> Option<u16> {
         WindowGateway::on_ack(self, now, seg)
+    }
+    fn on_inband(&mut self, now: Time, seg: &TcpView, ib: &InBand) {
+        WindowGateway::on_inband(self, now, seg, ib)
     }
 }
 
@@ -56,7 +59,7 @@ pub fn gateway_config(args: &Args) -> Result<Option<GatewayConfig>, String> {
 }
 
 /// The controller's counters as a JSON object (added to the gateway's).
-pub fn stats_json(g: &WindowGateway) -> String {
+pub fn stats_json<C: WindowController>(g: &WindowGateway<C>) -> String {
     let s = g.stats();
     format!(
         "{{\"data_packets\":{},\"other_packets\":{},\"ack_dir_packets\":{},\"syns_seen\":{},\

@@ -16,11 +16,15 @@
 //! [`control`] attaches `netreturn_control::WindowGateway` (EWT, EWA, AWM,
 //! SAP-LAW, RWM) as the pipeline's window hook.
 //!
+//! [`ngwa`] runs NGWA's router rule (the simulator's `NgwaRouter` stage)
+//! and its receiver rule at the receiver's edge on real packets.
+//!
 //! [`cli`] parses the command line of the `netreturn-gateway` binary and
 //! [`stats`] holds the counters it reports.
 
 pub mod cli;
 pub mod control;
+pub mod ngwa;
 pub mod pipeline;
 pub mod stats;
 #[cfg(target_os = "linux")]

@@ -30,10 +30,11 @@
 //! non-decreasing, since a dequeue happens at its virtual start time, which
 //! can precede the `now` of the call that discovers it.
 
+use crate::ngwa::NgwaWire;
 use crate::stats::{DirStats, Stats};
-use netreturn_base::{Rate, Rng, Time};
+use netreturn_base::{InBand, Rate, Rng, Time};
 use netreturn_control::queue::{Discipline, Fifo};
-use netreturn_control::{QueueEvent, TcpView};
+use netreturn_control::{QueueEvent, QueueState, TcpView};
 use netreturn_wire::frame::{self, Class, TcpLocation};
 use std::collections::VecDeque;
 
@@ -84,6 +85,9 @@ pub trait WindowHook {
     /// A TCP segment B -> A is being forwarded; `Some(w)` is the new raw
     /// window field, returned only when it must be lowered.
     fn on_ack(&mut self, now: Time, seg: &TcpView) -> Option<u16>;
+    /// A TCP segment A -> B leaves its queue carrying in-band fields (NGWA's
+    /// receiver edge, [`crate::ngwa`]).
+    fn on_inband(&mut self, _now: Time, _seg: &TcpView, _ib: &InBand) {}
 }
 
 /// The "no controller" hook of link-emulator mode.
@@ -134,6 +138,8 @@ pub struct Pipeline<H: WindowHook> {
     max_frame: usize,
     /// Last time given to the hook (kept non-decreasing).
     hook_clock: Time,
+    /// NGWA's router and / or receiver-edge step on the A -> B frames.
+    ngwa: Option<NgwaWire>,
 }
 
 /// Ethernet II with one VLAN tag at a 1500-byte MTU.
@@ -156,7 +162,16 @@ impl<H: WindowHook> Pipeline<H> {
             stats: Stats::default(),
             max_frame: DEFAULT_MAX_FRAME,
             hook_clock: Time::ZERO,
+            ngwa: None,
         }
+    }
+
+    /// Runs NGWA on the A -> B frames ([`crate::ngwa`]).
+    pub fn set_ngwa(&mut self, n: NgwaWire) {
+        self.ngwa = Some(n);
+    }
+    pub fn ngwa(&self) -> Option<&NgwaWire> {
+        self.ngwa.as_ref()
     }
 
     pub fn set_max_frame(&mut self, n: usize) {
@@ -199,7 +214,7 @@ impl<H: WindowHook> Pipeline<H> {
     }
 
     /// A frame arrived on the ingress of `dir` at `now`.
-    pub fn on_frame(&mut self, now: Time, dir: Dir, data: Vec<u8>) {
+    pub fn on_frame(&mut self, now: Time, dir: Dir, mut data: Vec<u8>) {
         let len = data.len();
         let mut tcp = None;
         {
@@ -210,8 +225,11 @@ impl<H: WindowHook> Pipeline<H> {
                 st.oversize += 1;
             } else {
                 match frame::classify(&data) {
-                    Class::Tcp(loc) => {
+                    Class::Tcp(mut loc) => {
                         st.tcp += 1;
+                        if let Some(n) = self.ngwa.as_mut() {
+                            n.on_arrival(&mut data, &mut loc);
+                        }
                         tcp = Some(loc);
                     }
                     Class::Fragment => {
@@ -287,7 +305,21 @@ impl<H: WindowHook> Pipeline<H> {
                 break;
             }
             let link = &mut self.links[i];
-            let (mut q, size, ev) = link.fifo.dequeue(start).expect("head exists");
+            let (mut q, mut size, ev) = link.fifo.dequeue(start).expect("head exists");
+            if let (Dir::AtoB, Some(n), Some(loc)) = (dir, self.ngwa.as_mut(), &q.tcp) {
+                // Seed 001 section 4.1: NGWA runs at dequeue, with the queue
+                // as the packet leaves it (as the simulator's stage call).
+                let queue = QueueState {
+                    backlog_bytes: link.fifo.backlog().bytes,
+                    capacity_bytes: link.cfg.discipline.limit().bytes(1500),
+                    rate: link.cfg.rate.unwrap_or(Rate::bps(0)),
+                };
+                let t = self.hook_clock.max(start);
+                self.hook_clock = t;
+                n.on_dequeue(t, &mut q.data, loc, &queue, self.hook.as_mut());
+                // The frame is sent, and takes the link, at its new size.
+                size = q.data.len() as u32;
+            }
             let tx = match link.cfg.rate {
                 Some(r) if r.bits_per_sec() > 0 => r.tx_time(size as u64),
                 _ => Time::ZERO,

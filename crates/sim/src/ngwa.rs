@@ -13,6 +13,7 @@
 //! se = "mode"         # or true / false: override the mode's switch
 //! wmax = "64kB"       # Wmax of eq. 2
 //! alpha = 0.3         # a of eq. 4
+//! role = "router"     # what a real gateway reading this file does
 //! ```
 
 use netreturn_base::Time;
@@ -58,8 +59,34 @@ impl Switch {
     }
 }
 
+/// What a real gateway (`netreturn-gateway --config`) does for NGWA. The
+/// simulator reads no role: its routers are `routers`, and its receivers
+/// run the receiver rule themselves (a simulated end host can be patched).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// Marks the data it forwards with its queue's free space (seed 001
+    /// section 4.1) and clamps the MSS of SYNs (section 4.2).
+    #[default]
+    Router,
+    /// The receiver rule at the receiver's edge (SPEC.md 2.6): reads the
+    /// option, rewrites the ACKs going back, strips the option.
+    ReceiverEdge,
+    /// Both, the router step first.
+    Both,
+}
+
+impl Role {
+    pub fn router(self) -> bool {
+        matches!(self, Role::Router | Role::Both)
+    }
+    pub fn edge(self) -> bool {
+        matches!(self, Role::ReceiverEdge | Role::Both)
+    }
+}
+
 /// The `[ngwa]` table of a scenario.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NgwaSpec {
     /// 0: NGWA off (no router marks, no receiver rule); 1..=8: seed 001
@@ -92,6 +119,10 @@ pub struct NgwaSpec {
     /// A router forgets a connection silent this long (FD's flow count).
     #[serde(default = "default_idle")]
     pub idle_timeout: TimeQ,
+    /// The role of a real gateway reading this file (the simulator ignores
+    /// it, see [`Role`]).
+    #[serde(default)]
+    pub role: Role,
 }
 
 fn default_wmax() -> SizeQ {
@@ -157,11 +188,15 @@ impl NgwaSpec {
     pub fn apply_to_tcp(&self, cfg: &mut TcpConfig, mss: u32) {
         let Some(m) = self.switches() else { return };
         cfg.cc = if m.cw { CcKind::NewReno } else { CcKind::None };
-        cfg.ngwa = Some(NgwaConfig {
-            wmax: self.wmax.0.bytes(mss),
-            smoothing: m.se.then_some(self.alpha),
-            option_bytes: self.option_bytes,
-        });
+        cfg.ngwa = self.receiver(mss);
+    }
+
+    /// The receiver rule's settings (Wmax, SE's `a`, the option's bytes),
+    /// `None` when NGWA is off: the simulated receivers' and the real
+    /// receiver edge's.
+    pub fn receiver(&self, mss: u32) -> Option<NgwaConfig> {
+        let m = self.switches()?;
+        Some(NgwaConfig { wmax: self.wmax.0.bytes(mss), smoothing: m.se.then_some(self.alpha), option_bytes: self.option_bytes })
     }
 
     /// A router stage for one marking interface.

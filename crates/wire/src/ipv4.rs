@@ -199,6 +199,137 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
 }
 
+/// Bytes the NGWA option adds to a packet: 6, and two NOPs to keep the
+/// header a multiple of 4 bytes (RFC 791 section 3.1, IHL counts 32-bit
+/// words); `netreturn_base::InBand::wire_len` charges the simulator's
+/// packets the same 8.
+pub const NGWA_INSERT_LEN: usize = 8;
+
+/// Why an NGWA option cannot be inserted into a packet (the packet then
+/// passes untouched).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NgwaRefusal {
+    /// The packet would exceed the MTU with 8 more bytes (seed 001 section
+    /// 4.2: the MSS clamp keeps full segments from getting here).
+    TooBig,
+    /// The header has no room: IHL would pass 15 words (60 bytes, RFC 791).
+    OptionsFull,
+    /// The option list does not parse, or holds a type-33 option of another
+    /// length: writing into it could corrupt what it carries.
+    BadOptions,
+}
+
+/// Whether an NGWA option can be inserted into `p` without the packet
+/// passing `mtu` bytes.
+pub fn ngwa_insertable<T: AsRef<[u8]>>(p: &Packet<T>, mtu: usize) -> core::result::Result<(), NgwaRefusal> {
+    for o in p.option_iter() {
+        match o {
+            Ipv4Option::Malformed => return Err(NgwaRefusal::BadOptions),
+            Ipv4Option::Unknown { kind: OPT_NGWA, .. } => return Err(NgwaRefusal::BadOptions),
+            _ => {}
+        }
+    }
+    if p.header_len() + NGWA_INSERT_LEN > 60 {
+        return Err(NgwaRefusal::OptionsFull);
+    }
+    if p.total_len() as usize + NGWA_INSERT_LEN > mtu {
+        return Err(NgwaRefusal::TooBig);
+    }
+    Ok(())
+}
+
+/// Inserts an NGWA option carrying `w` at the front of the option area of
+/// the IPv4 packet that starts `buf`: `type 33 | len 6 | w | NOP | NOP`,
+/// then the options the packet had, then its payload, moved 8 bytes on.
+/// `buf` must hold the packet (`total_len` bytes, checked by
+/// [`ngwa_insertable`]) and 8 more bytes. IHL, total length and the header
+/// checksum are rewritten; the TCP checksum does not change, since its
+/// pseudo-header (addresses, protocol, TCP length) holds no IP option
+/// (RFC 9293 section 3.1). Returns the new total length.
+pub fn insert_ngwa(buf: &mut [u8], w: u32) -> usize {
+    let total = Packet::new_unchecked(&buf[..]).total_len() as usize;
+    buf.copy_within(HEADER_LEN..total, HEADER_LEN + NGWA_INSERT_LEN);
+    finish_insert(buf, w)
+}
+
+/// The second half of [`insert_ngwa`], for a caller that made the room
+/// itself: `buf` holds the fixed header, 8 bytes of room, then the rest of
+/// the packet (its header fields still the old packet's). Writes the option
+/// into the room and fixes IHL, total length and checksum; returns the new
+/// total length. The real gateway builds the marked frame by forward copies
+/// into a spare buffer: an overlapping move of the whole packet towards its
+/// end cost it about as much as the rest of its per-frame work
+/// (`examples/forward_cost.rs`).
+pub fn finish_insert(buf: &mut [u8], w: u32) -> usize {
+    let (hl, total) = {
+        let p = Packet::new_unchecked(&buf[..]);
+        (p.header_len(), p.total_len() as usize)
+    };
+    emit_ngwa(&mut buf[HEADER_LEN..], w);
+    buf[HEADER_LEN + OPT_NGWA_LEN] = OPT_NOP;
+    buf[HEADER_LEN + OPT_NGWA_LEN + 1] = OPT_NOP;
+    let mut p = Packet::new_unchecked(&mut buf[..]);
+    p.set_version_and_header_len(hl + NGWA_INSERT_LEN);
+    p.set_total_len((total + NGWA_INSERT_LEN) as u16);
+    p.fill_checksum();
+    total + NGWA_INSERT_LEN
+}
+
+/// Removes the NGWA option from the IPv4 packet that starts `buf` (the
+/// receiver's edge gateway, before delivery: SPEC.md 2.6): the other
+/// options are kept in order, trailing NOP padding is dropped and the rest
+/// padded with End of Option List to a multiple of 4 bytes; the payload
+/// moves back by what the header lost, and IHL, total length and header
+/// checksum are rewritten. A packet [`insert_ngwa`] grew gets its original
+/// bytes back. Where the header cannot shrink (the other options fill its
+/// words), the option's bytes become NOPs instead. Returns the new total
+/// length, or `None` if the packet carries no NGWA option or its option
+/// list does not parse (then nothing is written).
+pub fn strip_ngwa(buf: &mut [u8]) -> Option<usize> {
+    let (hl, total) = {
+        let p = Packet::new_unchecked(&buf[..]);
+        if p.option_iter().any(|o| o == Ipv4Option::Malformed) {
+            return None;
+        }
+        (p.header_len(), p.total_len() as usize)
+    };
+    let at = HEADER_LEN + ngwa_offset(&buf[HEADER_LEN..hl])?;
+    // The options without NGWA, copied on the stack (at most 40 bytes).
+    let mut kept = [0u8; 40];
+    let mut n = 0;
+    let mut i = HEADER_LEN;
+    while i < hl {
+        let len = match buf[i] {
+            OPT_EOL => break,
+            OPT_NOP => 1,
+            _ => buf[i + 1] as usize,
+        };
+        if i != at {
+            kept[n..n + len].copy_from_slice(&buf[i..i + len]);
+            n += len;
+        }
+        i += len;
+    }
+    while n > 0 && kept[n - 1] == OPT_NOP {
+        n -= 1;
+    }
+    let new_hl = HEADER_LEN + n.div_ceil(4) * 4;
+    if new_hl >= hl {
+        buf[at..at + OPT_NGWA_LEN].fill(OPT_NOP);
+        Packet::new_unchecked(&mut buf[..]).fill_checksum();
+        return Some(total);
+    }
+    buf[HEADER_LEN..new_hl].fill(OPT_EOL);
+    buf[HEADER_LEN..HEADER_LEN + n].copy_from_slice(&kept[..n]);
+    buf.copy_within(hl..total, new_hl);
+    let new_total = total - (hl - new_hl);
+    let mut p = Packet::new_unchecked(&mut buf[..]);
+    p.set_version_and_header_len(new_hl);
+    p.set_total_len(new_total as u16);
+    p.fill_checksum();
+    Some(new_total)
+}
+
 /// Writes an NGWA option carrying `w` into `out[..6]`.
 pub fn emit_ngwa(out: &mut [u8], w: u32) {
     out[0] = OPT_NGWA;
@@ -309,6 +440,96 @@ mod tests {
         assert!(p.set_ngwa(12_345));
         assert_eq!(p.ngwa(), Some(12_345));
         assert!(p.verify_checksum(), "incremental update keeps the header valid");
+    }
+
+    /// A TCP/IPv4 packet (no Ethernet header) with `payload` bytes, and
+    /// room for one inserted option after it.
+    fn tcp_packet(payload: usize) -> (Vec<u8>, usize) {
+        let f = crate::frame::build_tcp_frame(
+            [10, 0, 0, 1], [10, 0, 0, 2], 5001, 40000, 7, 9,
+            netreturn_base::TcpFlags::ACK | netreturn_base::TcpFlags::PSH, 500, &[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2],
+            &vec![0xa5; payload],
+        );
+        let mut ip = f[14..].to_vec();
+        let n = ip.len();
+        ip.resize(n + NGWA_INSERT_LEN, 0);
+        (ip, n)
+    }
+
+    fn checksums_ok(ip: &[u8]) -> bool {
+        let mut f = vec![0u8; 14];
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f.extend_from_slice(ip);
+        crate::frame::tcp_checksums_ok(&f)
+    }
+
+    #[test]
+    fn an_inserted_option_carries_the_value_and_leaves_both_checksums_valid() {
+        let (mut ip, n) = tcp_packet(1000);
+        let tcp_before = ip[20..n].to_vec();
+        assert_eq!(ngwa_insertable(&Packet::new_checked(&ip[..n]).unwrap(), 1500), Ok(()));
+        let m = insert_ngwa(&mut ip, 42_000);
+        assert_eq!(m, n + 8);
+        let p = Packet::new_checked(&ip[..m]).unwrap();
+        assert_eq!((p.header_len(), p.total_len() as usize, p.ngwa()), (28, m, Some(42_000)));
+        assert!(p.verify_checksum(), "IPv4 header checksum recomputed");
+        // RFC 9293 3.1: the TCP pseudo-header has no IP option, so the
+        // segment, checksum included, moves unchanged and still verifies.
+        assert_eq!(&ip[28..m], &tcp_before[..]);
+        assert!(checksums_ok(&ip[..m]));
+        let (src, n) = tcp_packet(1000);
+        let mut out = [&src[..20], &[0; 8], &src[20..n]].concat();
+        assert_eq!(finish_insert(&mut out, 42_000), m);
+        assert_eq!(out, ip[..m], "room made by the caller: the same bytes");
+    }
+
+    #[test]
+    fn stripping_the_option_restores_the_original_packet_byte_for_byte() {
+        let (mut ip, n) = tcp_packet(300);
+        let orig = ip[..n].to_vec();
+        let m = insert_ngwa(&mut ip, 9);
+        assert_eq!(strip_ngwa(&mut ip[..m]), Some(n));
+        assert_eq!(&ip[..n], &orig[..]);
+        assert_eq!(strip_ngwa(&mut ip[..n]), None, "nothing left to strip");
+    }
+
+    #[test]
+    fn stripping_keeps_the_other_options_and_their_order() {
+        // Router alert (RFC 2113, 4 bytes) then NGWA + EOL padding: 12
+        // option bytes become 4.
+        let mut b = vec![0u8; 40];
+        {
+            let mut p = Packet::new_unchecked(&mut b[..]);
+            p.set_version_and_header_len(32);
+            p.set_total_len(40);
+            p.set_next_header(protocol::UDP);
+            p.options_mut()[..4].copy_from_slice(&[0x94, 4, 0, 0]);
+            emit_ngwa(&mut p.options_mut()[4..10], 5);
+            p.fill_checksum();
+        }
+        b[32..40].copy_from_slice(b"payload!");
+        assert_eq!(strip_ngwa(&mut b), Some(32));
+        let p = Packet::new_checked(&b[..32]).unwrap();
+        assert_eq!(p.options(), &[0x94, 4, 0, 0]);
+        assert_eq!(p.payload(), b"payload!");
+        assert!(p.verify_checksum());
+    }
+
+    #[test]
+    fn packets_at_the_mtu_with_full_or_broken_options_are_refused() {
+        let (ip, n) = tcp_packet(1500 - 52);
+        assert_eq!(n, 1500);
+        assert_eq!(ngwa_insertable(&Packet::new_checked(&ip[..n]).unwrap(), 1500), Err(NgwaRefusal::TooBig));
+        let mut full = [0u8; 60];
+        full[0] = 0x4f;
+        full[3] = 60;
+        full[20..60].fill(OPT_NOP);
+        assert_eq!(ngwa_insertable(&Packet::new_checked(&full[..]).unwrap(), 1500), Err(NgwaRefusal::OptionsFull));
+        full[0] = 0x46;
+        full[3] = 24;
+        full[20..24].copy_from_slice(&[7, 9, 0, 0]);
+        assert_eq!(ngwa_insertable(&Packet::new_checked(&full[..24]).unwrap(), 1500), Err(NgwaRefusal::BadOptions));
+        assert_eq!(strip_ngwa(&mut full[..24]), None);
     }
 
     #[test]

@@ -145,6 +145,38 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         self.set_checksum(c);
     }
 
+    /// Lowers the MSS option (RFC 9293 section 3.7.1) to `max` if it
+    /// announces more, patching the checksum incrementally (RFC 1624 eq. 3);
+    /// returns the value it had. `None`: no well-formed MSS option, or one
+    /// already at most `max` (nothing written). A router that grows packets
+    /// (NGWA's IPv4 option, seed 001 section 4.2) clamps the MSS of the SYNs
+    /// it forwards so that a full segment still fits the MTU.
+    pub fn clamp_mss(&mut self, max: u16) -> Option<u16> {
+        let at = HEADER_LEN + mss_offset(self.options())? + 2;
+        let old = get_u16(self.buffer.as_ref(), at);
+        if old <= max {
+            return None;
+        }
+        // The incremental update works on the 16-bit words of the
+        // checksummed data: at an odd offset the value straddles two of
+        // them, each patched in turn (RFC 1624 section 3 applies word by
+        // word). `at + 2` is inside the header: it is odd and the header
+        // length a multiple of 4.
+        let start = at & !1;
+        let end = (at + 2 + 1) & !1;
+        let mut words = [0u16; 2];
+        for (i, w) in (start..end).step_by(2).enumerate() {
+            words[i] = get_u16(self.buffer.as_ref(), w);
+        }
+        set_u16(self.buffer.as_mut(), at, max);
+        let mut c = self.checksum();
+        for (i, w) in (start..end).step_by(2).enumerate() {
+            c = checksum::update_u16(c, words[i], get_u16(self.buffer.as_ref(), w));
+        }
+        self.set_checksum(c);
+        Some(old)
+    }
+
     /// Recomputes the checksum over pseudo-header, header and payload; the
     /// buffer must end where the segment ends.
     pub fn fill_checksum(&mut self, src: [u8; 4], dst: [u8; 4]) {
@@ -154,6 +186,29 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         let c = !checksum::fold(checksum::sum(s, b));
         self.set_checksum(c);
     }
+}
+
+/// Offset in `opts` of the first well-formed MSS option (kind 2, length
+/// 4), walking as [`OptionIter`] does.
+fn mss_offset(opts: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i < opts.len() {
+        match opts[i] {
+            kind::END => return None,
+            kind::NOP => i += 1,
+            k => {
+                let len = *opts.get(i + 1)? as usize;
+                if len < 2 || i + len > opts.len() {
+                    return None;
+                }
+                if k == kind::MSS && len == 4 {
+                    return Some(i);
+                }
+                i += len;
+            }
+        }
+    }
+    None
 }
 
 /// One TCP option.
@@ -356,6 +411,26 @@ mod tests {
     #[test]
     fn window_scale_above_14_is_used_as_14() {
         assert_eq!(TcpOption::effective_window_scale(15), 14);
+    }
+
+    #[test]
+    fn mss_clamp_lowers_only_a_larger_mss_and_keeps_the_checksum_valid_at_any_alignment() {
+        // The MSS value at an even offset (Linux's layout), then at an odd
+        // one (after a lone NOP): RFC 1624 word by word either way.
+        let (src, dst) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        for opts in [&[2u8, 4, 0x05, 0xb4, 1, 3, 3, 7][..], &[1, 2, 4, 0x05, 0xb4, 1, 1, 0]] {
+            let mut seg = [0u8; 28];
+            let mut p = Packet::new_unchecked(&mut seg[..]);
+            p.set_header_len(28);
+            p.set_flags(TcpFlags::SYN);
+            p.options_mut().copy_from_slice(opts);
+            p.fill_checksum(src, dst);
+            assert_eq!(p.clamp_mss(1500), None, "1460 is below 1500: untouched");
+            assert_eq!(p.clamp_mss(1452), Some(1460));
+            assert!(p.verify_checksum(src, dst), "{opts:?}");
+            assert!(p.option_iter().any(|o| o == TcpOption::MaxSegmentSize(1452)));
+            assert_eq!(p.clamp_mss(1452), None, "idempotent");
+        }
     }
 
     #[test]

@@ -51,6 +51,12 @@ MODES: dict[str, list[str] | None] = {
     # handshake RTT of about 0.1 ms, 100 Gb/s gives about 1.2 MB.
     "gateway+saplaw": ["--controller", "sap-law", "--ctl", "capacity=100gbit"],
     "gateway+rwm": ["--controller", "rwm", "--ctl", "capacity=100gbit"],
+    # NGWA (docs/ngwa.md): a router inserts the IPv4 option into every data
+    # segment (the receiver ignores an unknown option); "both" also reads it
+    # back, strips it and rewrites the ACKs, the most work NGWA does per
+    # frame. An empty queue writes its whole 1.5 MB; Wmax out of the way.
+    "gateway+ngwa-router": ["--ngwa", "mode=1", "--ngwa", "role=router"],
+    "gateway+ngwa-both": ["--ngwa", "mode=1", "--ngwa", "role=both", "--ngwa", "wmax=64MB"],
 }
 
 
@@ -130,6 +136,9 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
             st = json.loads(stdout.strip().splitlines()[-1])
             for key in ("forwarded", "rewritten", "tx_errors", "rx_dropped"):
                 row[f"gw_{key}"] = st.get(key, 0)
+            if "ngwa" in st:
+                row["gw_ngwa_inserted"] = st["ngwa"]["inserted"]
+                row["gw_ngwa_stripped"] = st["ngwa"]["stripped"]
             row["gw_mpps_both_dirs"] = st["forwarded"] / wall / 1e6
             gw = None
         return row

@@ -6,6 +6,7 @@ in network namespaces.
     netreturn testbed run --controller rwm --rate 100mbit --delay 10ms --flows 4 --out DIR
     netreturn testbed sweep testbed/dumbbell4 --sweep queue=droptail,ewt --reps 10 --out DIR
     netreturn testbed rwm --reps 10 --out DIR          (the RWM paper's experiment, SPEC 5.4)
+    netreturn testbed ngwa --seconds 120 --out DIR     (the NGWA paper's Linux experiment, seed 001 section 4.3)
     netreturn testbed compare --reps 10 --out DIR      (same scenario in the simulator and here)
     netreturn testbed bench --out DIR
     netreturn testbed cleanup
@@ -57,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     from . import quickstart
 
     quickstart.add_parser(sub)
+    from . import ngwa
+
+    ngwa.add_parser(sub)
     c = sub.add_parser("cleanup", help="remove namespaces left by a killed run")
     c.add_argument("--prefix", default="nrtb")
     b = sub.add_parser("bench", help="kernel bridge vs gateway vs gateway+controller")
@@ -140,6 +144,18 @@ def main(argv: list[str] | None = None) -> int:
             sh(["ip", "netns", "del", ns], check=False)
             print("removed", ns)
         return 0
+    if a.cmd == "ngwa":
+        from . import ngwa
+
+        try:
+            return ngwa.main(a)
+        except TestbedError as e:
+            print(f"netreturn testbed: {e}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print(f"\nnetreturn testbed: interrupted; finished runs are kept in {a.out} and a rerun resumes",
+                  file=sys.stderr)
+            return 130
     if a.cmd == "bench":
         from .bench import bench, format_table
 

@@ -103,6 +103,12 @@ class RunConfig:
     #: Clients connect at a common wall-clock instant this long after the
     #: last process has started (so that flows starting together really do).
     start_delay: float = 0.0
+    #: Traffic by iperf3 instead of downloads: every flow sends for this
+    #: many seconds from its sender (iperf3 client) to its receiver (server),
+    #: throughput reported every ``interval``; ``nbytes`` is not used.
+    iperf3_seconds: float | None = None
+    #: iperf3 ``-w`` (socket buffers, so the window): "64K" in seed 001 section 4.3.
+    iperf3_window: str | None = None
 
 
 def hops_of(cfg: RunConfig) -> list[Hop]:
@@ -149,12 +155,15 @@ def parse_ss(text: str) -> list[dict]:
 
 
 def read_snmp(topo: Topology, ns: str) -> dict[str, int]:
-    """TCP counters of /proc/net/snmp (and TcpExt) inside ``ns``."""
+    """Counters of /proc/net/snmp inside ``ns``: TCP's by their names
+    (``InCsumErrors``...), IP's prefixed (``IpInHdrErrors``: a header the
+    receiver refused, a wrong IPv4 header checksum or a bad IHL among them)."""
     r = sh(["cat", "/proc/net/snmp"], ns=ns)
-    lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("Tcp:")]
-    out = {}
-    if len(lines) >= 2:
-        out = {k: int(v) for k, v in zip(lines[0][1:], lines[1][1:])}
+    out: dict[str, int] = {}
+    for proto, prefix in (("Tcp:", ""), ("Ip:", "Ip")):
+        lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith(proto)]
+        if len(lines) >= 2:
+            out.update({prefix + k: int(v) for k, v in zip(lines[0][1:], lines[1][1:])})
     return out
 
 
@@ -240,6 +249,99 @@ def _stop_gateway(gw: subprocess.Popen) -> dict:
         return {}
 
 
+def _wait_clients(clients: list[subprocess.Popen], deadline: float) -> list[int]:
+    """Waits for the traffic clients until ``deadline`` (monotonic), killing
+    the late ones; returns the indices of those that failed."""
+    failed = []
+    for k, c in enumerate(clients):
+        try:
+            rc = c.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            c.kill()
+            rc = -1
+        if rc != 0:
+            failed.append(k)
+    return failed
+
+
+def _snmp_deltas(out: Path, hosts: list[str], before: dict, after: dict) -> list[dict]:
+    """Each host's counters over the run, written to receiver_snmp.csv and
+    sender_snmp.csv."""
+    rows = []
+    for ns in hosts:
+        row = {"namespace": ns, "role": "sender" if ns.rsplit("-", 1)[-1].startswith("s") else "receiver"}
+        for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs", "IpInHdrErrors"):
+            row[key] = after[ns].get(key, 0) - before[ns].get(key, 0)
+        rows.append(row)
+    _write_csv(out / "receiver_snmp.csv", [r for r in rows if r["role"] == "receiver"])
+    _write_csv(out / "sender_snmp.csv", [r for r in rows if r["role"] == "sender"])
+    return rows
+
+
+def _iperf3_flow(path: Path, k: int, fp: "FlowPlan") -> tuple[dict, list[dict]]:
+    """One iperf3 client's JSON: the flow's row and its throughput series."""
+    try:
+        d = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {"flow": k, "completed": 0}, []
+    end = d.get("end", {})
+    rcv, snt = end.get("sum_received", {}), end.get("sum_sent", {})
+    row = {"flow": k, "sender": fp.sender, "receiver": fp.receiver, "completed": int("error" not in d),
+           "bytes": rcv.get("bytes", 0), "seconds": rcv.get("seconds", 0.0),
+           "goodput_mbps": round(rcv.get("bits_per_second", 0.0) / 1e6, 3),
+           "retransmits": snt.get("retransmits", 0)}
+    thr = [{"flow": k, "t_s": round(iv["sum"]["end"], 6), "mbps": round(iv["sum"]["bits_per_second"] / 1e6, 3)}
+           for iv in d.get("intervals", [])]
+    return row, thr
+
+
+def _run_iperf3(cfg: RunConfig, topo: Topology, plan: list[FlowPlan], procs: list, hosts: list[str],
+                snmp0: dict, gws: list, hops: list) -> dict:
+    """The traffic part of :func:`run` with iperf3 (seed 001 section 4.3:
+    "iperf ... TCP with 64 KBytes of window, transmitting data constantly in
+    one direction (client to server)"): a server per flow in its receiver,
+    the client in its sender; the caller's ``finally`` cleans up."""
+    assert cfg.iperf3_seconds is not None
+    if shutil.which("iperf3") is None:
+        raise TestbedError("iperf3 not found (apt-get install -y iperf3)")
+    for k, fp in enumerate(plan):
+        procs.append(subprocess.Popen(["ip", "netns", "exec", topo.receiver(fp.receiver), "iperf3", "-s", "-1",
+                                       "-p", str(5201 + k)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    time.sleep(0.5)
+    clients = []
+    for k, fp in enumerate(plan):
+        cmd = ["iperf3", "-c", topo.receiver_addr(fp.receiver), "-p", str(5201 + k), "-t", str(cfg.iperf3_seconds),
+               "-i", str(cfg.interval), "-J", "-C", cfg.cc, "--logfile", str(cfg.out / f"iperf{k}.json")]
+        if cfg.iperf3_window:
+            cmd += ["-w", cfg.iperf3_window]
+        c = subprocess.Popen(["ip", "netns", "exec", topo.sender(fp.sender)] + cmd,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        clients.append(c)
+        procs.append(c)
+    failed = _wait_clients(clients, time.monotonic() + cfg.iperf3_seconds + 20)
+    snmp1 = {ns: read_snmp(topo, ns) for ns in hosts}
+    gw_all = [_stop_gateway(gw) for gw in gws]
+    flows, thr = [], []
+    for k, fp in enumerate(plan):
+        row, series = _iperf3_flow(cfg.out / f"iperf{k}.json", k, fp)
+        flows.append(row)
+        thr += series
+    _write_csv(cfg.out / "flows.csv", flows)
+    _write_csv(cfg.out / "throughput.csv", thr)
+    snmp = _snmp_deltas(cfg.out, hosts, snmp0, snmp1)
+    summary = {
+        "flows": len(plan), "failed_flows": failed, "cc": cfg.cc,
+        "goodput_mbps": [f.get("goodput_mbps") for f in flows],
+        "retransmits": [f.get("retransmits") for f in flows],
+        "receiver_in_csum_errors": sum(r["InCsumErrors"] for r in snmp if r["role"] == "receiver"),
+        "receiver_in_hdr_errors": sum(r["IpInHdrErrors"] for r in snmp if r["role"] == "receiver"),
+        "gateways": [{"name": h.name, **g} for h, g in zip(hops, gw_all)],
+        "gateway": gw_all[cfg.primary_hop] if gw_all else {},
+    }
+    (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    return summary
+
+
 def run(cfg: RunConfig) -> dict:
     """Runs one experiment; returns the summary (also in summary.json)."""
     if cfg.cc not in available_cc():
@@ -294,6 +396,8 @@ def run(cfg: RunConfig) -> dict:
                                        f"(see {log})")
         hosts = [topo.sender(i) for i in range(cfg.senders)] + [topo.receiver(j) for j in range(cfg.receivers)]
         snmp0 = {ns: read_snmp(topo, ns) for ns in hosts}
+        if cfg.iperf3_seconds is not None:
+            return _run_iperf3(cfg, topo, plan, procs, hosts, snmp0, gws, hops)
         # One server per flow on its sender, port 5000 + flow.
         for k, fp in enumerate(plan):
             cmd = ["python3", TRAFFIC, "server", "--port", str(5000 + k), "--bytes", str(fp.nbytes),
@@ -325,16 +429,7 @@ def run(cfg: RunConfig) -> dict:
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             clients.append(c)
             procs.append(c)
-        deadline = time.monotonic() + cfg.timeout + (cfg.start_delay or 0)
-        failed = []
-        for k, c in enumerate(clients):
-            try:
-                rc = c.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                c.kill()
-                rc = -1
-            if rc != 0:
-                failed.append(k)
+        failed = _wait_clients(clients, time.monotonic() + cfg.timeout + (cfg.start_delay or 0))
         # The servers write their TCP_INFO records once their peer closed.
         until = time.monotonic() + (5 if not failed else 0.5)
         for p in procs:
@@ -371,14 +466,7 @@ def run(cfg: RunConfig) -> dict:
                 for c in _load_info(cfg.out / f"info{k}.json"):
                     info_rows += [{"flow": k, **smp} for smp in c["samples"]]
             _write_csv(cfg.out / "tcpinfo.csv", info_rows)
-        csum = []
-        for ns in hosts:
-            row = {"namespace": ns, "role": "sender" if ns.rsplit("-", 1)[-1].startswith("s") else "receiver"}
-            for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs"):
-                row[key] = snmp1[ns].get(key, 0) - snmp0[ns].get(key, 0)
-            csum.append(row)
-        _write_csv(cfg.out / "receiver_snmp.csv", [r for r in csum if r["role"] == "receiver"])
-        _write_csv(cfg.out / "sender_snmp.csv", [r for r in csum if r["role"] == "sender"])
+        csum = _snmp_deltas(cfg.out, hosts, snmp0, snmp1)
         (cfg.out / "gateway.json").write_text(json.dumps(gw_stats, indent=1))
         snd = [r["snd_wnd"] for r in rows if "snd_wnd" in r]
         rtts = [r["rtt_ms"] for r in rows if "rtt_ms" in r]
@@ -388,6 +476,7 @@ def run(cfg: RunConfig) -> dict:
             "failed_flows": failed, "fct_s": [f.get("fct_s") for f in flows],
             "goodput_mbps": [f.get("goodput_mbps") for f in flows],
             "receiver_in_csum_errors": sum(r["InCsumErrors"] for r in csum if r["role"] == "receiver"),
+            "receiver_in_hdr_errors": sum(r["IpInHdrErrors"] for r in csum if r["role"] == "receiver"),
             "sender_retrans_segs": sum(r["RetransSegs"] for r in csum if r["role"] == "sender"),
             "sender_out_segs": sum(r["OutSegs"] for r in csum if r["role"] == "sender"),
             "gateway": gw_stats,

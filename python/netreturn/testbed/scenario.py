@@ -227,6 +227,24 @@ def _ctl(file: str, link: dict, method: str) -> list[str]:
     return out
 
 
+def _ngwa_hops(file: str, doc: dict, bottleneck: Hop) -> list[Hop]:
+    """NGWA (``[ngwa]``, mode 1..8): the bottleneck gateway marks (role
+    router) and an edge gateway before the receivers applies the receiver
+    rule (role receiver-edge), real receivers being unpatched (SPEC.md 2.6).
+    The table's keys go to both as ``--ngwa KEY=VALUE``, read by the
+    gateway with the simulator's parser, which also refuses what Linux
+    cannot honour (modes without CW). Returns the edge hop to append."""
+    n = doc.get("ngwa") or {}
+    if not n.get("mode"):
+        return []
+    if "routers" in n:
+        raise TestbedScenarioError(file, "ngwa.routers", "names simulated interfaces; the testbed marks at the "
+                                   "bottleneck gateway and runs the receiver rule at an edge gateway; allowed: no routers key")
+    args = [x for k, v in n.items() if k != "role" for x in ("--ngwa", f"{k}={toml_literal(v)}")]
+    bottleneck.args = bottleneck.args + args + ["--ngwa", "role=router"]
+    return [Hop(name="edge", rate=None, delay="0us", args=args + ["--ngwa", "role=receiver-edge"])]
+
+
 def _queue_spec(file: str, link: dict, mss: int) -> tuple[str, float]:
     """The gateway's --queue for a link, and the buffer in bytes."""
     unit, n = link["buffer"]
@@ -321,6 +339,7 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
         Hop(name="bottleneck", rate=fmt_rate(bott["rate"]), delay="0us", queue=queue, controller=controller,
             ctl=ctl, loss=bott["loss"]),
     ]
+    hops += _ngwa_hops(file, doc, hops[1])
     # Traffic.
     traffic = doc.get("traffic", []) or []
     if not isinstance(traffic, list) or not traffic:

@@ -1,10 +1,12 @@
 //! `netreturn-gateway`: the transparent bridge. See `--help` and
 //! docs/gateway.md.
 
-use netreturn_control::WindowGateway;
+use netreturn_control::ngwa::NgwaEdge;
+use netreturn_control::{ControllerKind, GatewayConfig, WindowController, WindowGateway};
 use netreturn_gateway::cli::{Args, USAGE};
 use netreturn_gateway::control;
-use netreturn_gateway::pipeline::{LinkConfig, NoController, Pipeline};
+use netreturn_gateway::ngwa::NgwaWire;
+use netreturn_gateway::pipeline::{LinkConfig, NoController, Pipeline, WindowHook};
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -47,32 +49,86 @@ fn links(args: &Args) -> Result<(LinkConfig, LinkConfig), String> {
     Ok((ab, ba))
 }
 
+/// NGWA's step of the pipeline, when `--ngwa` / `[ngwa]` turned it on.
+fn ngwa_wire(args: &Args) -> Option<NgwaWire> {
+    let n = args.ngwa.as_ref()?;
+    let router = if n.role.router() { n.router() } else { None };
+    Some(NgwaWire::new(router, n.role.edge(), args.mtu))
+}
+
+/// The NGWA counters of the JSON dump (and the router stage's own).
+fn ngwa_json<H: WindowHook>(p: &Pipeline<H>) -> Vec<(&'static str, String)> {
+    let Some(n) = p.ngwa() else { return vec![] };
+    let roles = n.roles();
+    let role = match (roles.router, roles.edge) {
+        (true, true) => "both",
+        (true, false) => "router",
+        _ => "receiver-edge",
+    };
+    let mut v = vec![("ngwa_role", format!("\"{role}\"")), ("ngwa", n.stats().to_json())];
+    if let Some(r) = n.router() {
+        v.push(("ngwa_active_flows", r.active_flows().to_string()));
+    }
+    v
+}
+
+fn run_pipeline<H: WindowHook>(
+    args: &Args,
+    mut p: Pipeline<H>,
+    extra: &netreturn_gateway::sys::Extra<H>,
+) -> Result<(), String> {
+    p.set_max_frame(args.max_frame);
+    if let Some(n) = ngwa_wire(args) {
+        p.set_ngwa(n);
+    }
+    let j = netreturn_gateway::sys::run(args, &mut p, extra).map_err(|e| e.to_string())?;
+    println!("{j}");
+    Ok(())
+}
+
+fn controller_json<C: WindowController>(name: String) -> impl Fn(&Pipeline<WindowGateway<C>>) -> Vec<(&'static str, String)> {
+    move |p| {
+        let mut v = vec![
+            ("controller", name.clone()),
+            ("controller_stats", p.hook().map_or("{}".into(), control::stats_json)),
+        ];
+        v.extend(ngwa_json(p));
+        v
+    }
+}
+
 fn run(args: &Args) -> Result<(), String> {
     let (ab, ba) = links(args)?;
-    match args.controller {
-        None => {
-            let mut p: Pipeline<NoController> = Pipeline::new(ab, ba, None, args.seed);
-            p.set_max_frame(args.max_frame);
-            let extra = |_: &Pipeline<NoController>| vec![("controller", "\"none\"".to_string())];
-            let j = netreturn_gateway::sys::run(args, &mut p, &extra).map_err(|e| e.to_string())?;
-            println!("{j}");
-            Ok(())
+    let edge = args.ngwa.as_ref().filter(|n| n.role.edge());
+    match (args.controller, edge) {
+        (None, None) => {
+            let extra = |p: &Pipeline<NoController>| {
+                let mut v = vec![("controller", "\"none\"".to_string())];
+                v.extend(ngwa_json(p));
+                v
+            };
+            run_pipeline(args, Pipeline::new(ab, ba, None, args.seed), &extra)
         }
-        Some(kind) => {
+        (Some(kind), None) => {
             let cfg = control::gateway_config(args)?.expect("a controller");
             let gw = WindowGateway::new(cfg);
-            let mut p = Pipeline::new(ab, ba, Some(gw), args.seed);
-            p.set_max_frame(args.max_frame);
-            let name = format!("\"{}\"", kind.name());
-            let extra = move |p: &Pipeline<WindowGateway>| {
-                vec![
-                    ("controller", name.clone()),
-                    ("controller_stats", p.hook().map_or("{}".into(), control::stats_json)),
-                ]
-            };
-            let j = netreturn_gateway::sys::run(args, &mut p, &extra).map_err(|e| e.to_string())?;
-            println!("{j}");
-            Ok(())
+            run_pipeline(args, Pipeline::new(ab, ba, Some(gw), args.seed), &controller_json(format!("\"{}\"", kind.name())))
+        }
+        (_, Some(n)) => {
+            // The receiver rule inside the gateway's common rules (never
+            // raise, window scale, one-MSS floor, unknown flows alone);
+            // `Args::parse` refused another controller beside it.
+            let rx = n.receiver(args.mss).expect("NGWA is on");
+            let mut cfg = GatewayConfig::new(ControllerKind::ALL[0].default_config(), args.queue.limit.bytes(1500), args.rate.unwrap_or(netreturn_base::Rate::mbps(1000)));
+            cfg.default_mss = args.mss;
+            if let Some(m) = args.max_flows {
+                cfg.max_flows = m;
+            }
+            if let Some(t) = args.idle_timeout {
+                cfg.idle_timeout = t;
+            }
+            let gw = WindowGateway::with_controller(NgwaEdge::new(rx), cfg);
+            run_pipeline(args, Pipeline::new(ab, ba, Some(gw), args.seed), &controller_json("\"ngwa-edge\"".into()))
         }
     }
 }
