@@ -36,15 +36,9 @@ impl World {
     pub(super) fn enqueue(&mut self, out: u32, pi: u32) {
         let now = self.now;
         self.drain(out);
-        let p = &self.pool.slots[pi as usize];
-        let size = p.size;
+        let size = self.pool.slots[pi as usize].size;
         if self.ifaces[out as usize].gateway.is_some() {
-            let view = (!p.udp).then(|| self.view(p));
-            let gw = self.ifaces[out as usize].gateway.as_mut().expect("checked");
-            match view {
-                Some(v) => gw.on_data(now, &v),
-                None => gw.on_data_other(now, size),
-            }
+            self.gateway_sees_data(out, pi);
         }
         if self.ifaces[out as usize].stage_on_enqueue {
             self.stage_call(out, pi, None);
@@ -236,21 +230,41 @@ impl World {
         // A gateway on this node's interface back toward the sender sees the
         // packets flowing against its data direction: ACKs to rewrite
         // (SPEC.md section 1, rule 5).
-        let back = self.ifaces[i as usize].reverse as usize;
-        if self.ifaces[back].gateway.is_some() {
-            let p = self.pool.slots[pi as usize];
-            if !p.udp {
-                // The controller reads the queue it watches as it is now.
-                self.drain(back as u32);
-                let v = self.view(&p);
-                let iface = &mut self.ifaces[back];
-                if let Some(w) = iface.gateway.as_mut().and_then(|g| g.on_ack(now, &v)) {
-                    self.pool.slots[pi as usize].seg.window = w;
-                    iface.stats.acks_rewritten += 1;
-                }
-            }
+        let back = self.ifaces[i as usize].reverse;
+        if self.ifaces[back as usize].gateway.is_some() && !self.pool.slots[pi as usize].udp {
+            self.gateway_sees_ack(back, pi, now);
         }
         self.at_node(node, pi);
+    }
+
+    /// The gateway of interface `out` sees packet `pi` offered to its queue.
+    /// Out of line (as [`World::gateway_sees_ack`]): the hop of a run
+    /// without gateways does not carry their code.
+    #[inline(never)]
+    fn gateway_sees_data(&mut self, out: u32, pi: u32) {
+        let now = self.now;
+        let p = &self.pool.slots[pi as usize];
+        let view = (!p.udp).then(|| self.view(p));
+        let size = p.size;
+        let gw = self.ifaces[out as usize].gateway.as_mut().expect("checked");
+        match view {
+            Some(v) => gw.on_data(now, &v),
+            None => gw.on_data_other(now, size),
+        }
+    }
+
+    /// The gateway of interface `back` sees TCP packet `pi` flowing against
+    /// its data direction and may rewrite its window.
+    #[inline(never)]
+    fn gateway_sees_ack(&mut self, back: u32, pi: u32, now: Time) {
+        // The controller reads the queue it watches as it is now.
+        self.drain(back);
+        let v = self.view(&self.pool.slots[pi as usize]);
+        let iface = &mut self.ifaces[back as usize];
+        if let Some(w) = iface.gateway.as_mut().and_then(|g| g.on_ack(now, &v)) {
+            self.pool.slots[pi as usize].seg.window = w;
+            iface.stats.acks_rewritten += 1;
+        }
     }
 }
 
