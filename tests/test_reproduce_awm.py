@@ -35,6 +35,10 @@ def test_a_short_fairness_reproduction_writes_its_tables_and_resumes(tmp_path):
     with (tmp_path / "fairness.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert {(r["method"], r["step"]) for r in rows} == {(m, s) for m in ra.METHODS for s in ("0ms", "10ms")}
+    # Every run metric the tables read is one the simulator exports (a
+    # renamed metric would leave a column of NaN).
+    for k in ("utilization", "queue_drops", "tcp_data_loss_pct", "robustness_index", "jain_goodput", "events"):
+        assert all(r[k] not in ("", "nan") for r in rows), k
     with (tmp_path / "links.csv").open() as fh:
         links = list(csv.DictReader(fh))
     assert any(r["iface"] == "R1->R2" for r in links)

@@ -40,7 +40,7 @@ FAMILIES = {
 
 # Per-run columns of the family CSVs.
 METRICS = [
-    "utilization", "queue_drops", "lost_packets", "tcp_loss_pct", "queue_mean_bytes", "queue_std_bytes",
+    "utilization", "queue_drops", "lost_packets", "tcp_data_loss_pct", "queue_mean_bytes", "queue_std_bytes",
     "robustness_index", "jain_goodput", "goodput_mean_mbps", "timeouts", "web_response_mean_s",
     "web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "jain_ftp", "events", "wall_s",
 ]
@@ -155,7 +155,7 @@ def family_section(family: str, rows: list[dict], methods: Sequence[str], links:
     for s in p.get("statements", []):
         out.append(f"- paper: {s}")
     out.append("")
-    keys = ["utilization", "queue_drops", "tcp_loss_pct", "queue_std_norm", "robustness_index", "jain_goodput"]
+    keys = ["utilization", "queue_drops", "tcp_data_loss_pct", "queue_std_norm", "robustness_index", "jain_goodput"]
     if family == "web":
         keys = ["utilization", "queue_drops", "web_response_mean_s", "web_throughput_mean_mbps", "ftp_throughput_mean_mbps"]
     out.append("| point | method | " + " | ".join(keys) + " |")
