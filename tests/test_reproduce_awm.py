@@ -37,7 +37,7 @@ def test_a_short_fairness_reproduction_writes_its_tables_and_resumes(tmp_path):
     assert {(r["method"], r["step"]) for r in rows} == {(m, s) for m in ra.METHODS for s in ("0ms", "10ms")}
     # Every run metric the tables read is one the simulator exports (a
     # renamed metric would leave a column of NaN).
-    for k in ("utilization", "queue_drops", "tcp_data_loss_pct", "robustness_index", "jain_goodput", "events"):
+    for k in ("utilization", "queue_drops", "tcp_data_loss_pct", "queue_std_norm", "robustness_index", "jain_goodput", "events"):
         assert all(r[k] not in ("", "nan") for r in rows), k
     with (tmp_path / "links.csv").open() as fh:
         links = list(csv.DictReader(fh))

@@ -96,7 +96,9 @@ def summary_row(tags: dict, r: dict) -> dict:
     for k in METRICS:
         v = r.get("wall_s") if k == "wall_s" else s.get(k)
         row[k] = math.nan if v is None else v
-    buf = tags.get("buffer")
+    # The swept buffer, else the scenario's own (the flows family keeps
+    # the default's bandwidth-delay product).
+    buf = tags.get("buffer") or (r.get("params") or {}).get("buffer")
     row["queue_std_norm"] = row["queue_std_bytes"] / size_bytes(buf) if buf else math.nan
     hops = sum((r.get("ifaces") or {}).get("tx_packets") or [])
     row["packet_hops"] = hops
