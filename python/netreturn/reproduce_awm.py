@@ -62,7 +62,11 @@ def size_bytes(text: str) -> float:
 
 def paper(family: str) -> dict:
     """The ``[paper]`` table of a family's scenario file."""
-    return tomllib.loads(resolve(FAMILIES[family][0]).read_text()).get("paper", {})
+    return _table(family, "paper")
+
+
+def _table(family: str, name: str) -> dict:
+    return tomllib.loads(resolve(FAMILIES[family][0]).read_text()).get(name, {})
 
 
 def points(family: str) -> list[dict]:
@@ -98,7 +102,7 @@ def summary_row(tags: dict, r: dict) -> dict:
         row[k] = math.nan if v is None else v
     # The swept buffer, else the scenario's own (the flows family keeps
     # the default's bandwidth-delay product).
-    buf = tags.get("buffer") or (r.get("params") or {}).get("buffer")
+    buf = tags.get("buffer") or _table(tags["family"], "params").get("buffer")
     row["queue_std_norm"] = row["queue_std_bytes"] / size_bytes(buf) if buf else math.nan
     hops = sum((r.get("ifaces") or {}).get("tx_packets") or [])
     row["packet_hops"] = hops
