@@ -118,6 +118,11 @@ impl ForwardStage for NgwaRouter {
         false
     }
 
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let s = &self.stats;
+        vec![("ngwa_inserted", s.inserted), ("ngwa_lowered", s.lowered), ("ngwa_kept", s.kept)]
+    }
+
     fn on_dequeue(&mut self, at: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
         let Some(meta) = pkt.tcp else { return };
         self.track(at, &meta);

@@ -68,4 +68,11 @@ pub trait ForwardStage {
 
     /// A packet leaves the queue: its transmission starts at `at`.
     fn on_dequeue(&mut self, _at: Time, _pkt: &mut ForwardPacket<'_>, _queue: &QueueState) {}
+
+    /// What the stage counted so far, named with its mechanism as prefix
+    /// (`ngwa_inserted`): the simulator sums them over every interface into
+    /// a run's results.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }

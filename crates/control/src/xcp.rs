@@ -216,6 +216,11 @@ impl XcpRouter {
 }
 
 impl ForwardStage for XcpRouter {
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        let s = &self.stats;
+        vec![("xcp_intervals", s.intervals), ("xcp_lowered", s.lowered), ("xcp_kept", s.kept)]
+    }
+
     fn on_enqueue(&mut self, now: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
         self.tick(now, queue);
         // y: every byte offered to the link, dropped or not.

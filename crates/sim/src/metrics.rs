@@ -349,6 +349,15 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
     if w.tcp.iter().any(|f| f.web) {
         summary.extend(web_and_ftp(&flows));
     }
+    // Router stages' counters (NGWA, XCP), summed over the interfaces.
+    for stage in w.ifaces.iter().filter_map(|f| f.stage.as_deref()) {
+        for (name, v) in stage.counters() {
+            match summary.iter_mut().find(|(n, _)| *n == name) {
+                Some(e) => e.1 += v as f64,
+                None => summary.push((name, v as f64)),
+            }
+        }
+    }
     RunResult {
         seed,
         summary,

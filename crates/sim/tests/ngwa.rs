@@ -70,3 +70,17 @@ fn a_rate_limited_source_closes_its_connection_at_its_stop_time() {
     }
     assert_eq!(w.tcp[0].conns[0].state(), netreturn_tcp::State::Established);
 }
+
+#[test]
+fn the_routers_counters_add_up_to_the_tcp_packets_they_forwarded() {
+    let mut w = World::new(&scenario("window.toml", &[("ngwa_mode", "6")]), 1).unwrap();
+    w.run();
+    let r = netreturn_sim::metrics::collect(&w, 1);
+    let forwarded: u64 = w.ifaces.iter().filter(|f| f.stage.is_some()).map(|f| f.stats.tx_packets).sum();
+    let counted: f64 = ["ngwa_inserted", "ngwa_lowered", "ngwa_kept"].iter().map(|k| r.get(k).unwrap()).sum();
+    assert_eq!(counted as u64, forwarded, "every TCP packet leaving a router is inserted, lowered or kept");
+    // The first router (R1) inserts; R2, with room to spare, keeps the value.
+    assert!(r.get("ngwa_inserted").unwrap() > 0.0 && r.get("ngwa_kept").unwrap() > 0.0);
+    let off = run(&scenario("window.toml", &[("ngwa_mode", "0")]), 1).unwrap();
+    assert_eq!(off.get("ngwa_inserted"), None, "no router, no counters");
+}
