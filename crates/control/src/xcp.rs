@@ -132,6 +132,15 @@ pub struct XcpRouter {
     sum_s: f64,
     /// What the last interval decided, applied in the running one.
     pub current: XcpInterval,
+    /// What is left of the running interval's positive feedback
+    /// (`h + max(phi, 0)`) and negative feedback (`h + max(-phi, 0)`), bytes.
+    /// Each packet's share is capped by, and drawn from, what is left, so an
+    /// interval never hands out more than it decided even when more traffic
+    /// arrives than the last interval's (flows starting, flows whose first
+    /// RTT estimate arrives). The authors' ns-2 router keeps the same
+    /// budgets (`BTA_`, `BTF_` in `xcpq.cc`).
+    pos_left: f64,
+    neg_left: f64,
     pub stats: XcpStats,
 }
 
@@ -148,6 +157,8 @@ impl XcpRouter {
             sum_rtt_s_per_cwnd: 0.0,
             sum_s: 0.0,
             current: XcpInterval { d: d.secs_f64(), ..Default::default() },
+            pos_left: 0.0,
+            neg_left: 0.0,
             stats: XcpStats::default(),
         }
     }
@@ -189,6 +200,8 @@ impl XcpRouter {
         let xi_p = if sum_p > 0.0 { (h + phi.max(0.0)) / (d * sum_p) } else { 0.0 };
         let xi_n = if sum_n > 0.0 { (h + (-phi).max(0.0)) / (d * sum_n) } else { 0.0 };
         self.current = XcpInterval { d, phi, h, xi_p, xi_n };
+        self.pos_left = h + phi.max(0.0);
+        self.neg_left = h + (-phi).max(0.0);
         self.stats.intervals += 1;
         // The next interval starts where this one ended, or now if the link
         // was idle for longer than an interval.
@@ -208,9 +221,22 @@ impl XcpRouter {
     /// This router's feedback for a packet of `size` bytes from a flow with
     /// `cwnd` bytes and an RTT of `rtt` seconds: `p_i - n_i`, bytes.
     pub fn feedback(&self, size: f64, cwnd: f64, rtt: f64) -> f64 {
-        // p_i = xi_p rtt_i^2 s_i / cwnd_i,  n_i = xi_n rtt_i s_i (XCP 3.5).
-        let p = self.current.xi_p * rtt * rtt * size / cwnd;
-        let n = self.current.xi_n * rtt * size;
+        let (p, n) = self.shares(size, cwnd, rtt);
+        p - n
+    }
+
+    /// p_i = xi_p rtt_i^2 s_i / cwnd_i,  n_i = xi_n rtt_i s_i (XCP 3.5).
+    fn shares(&self, size: f64, cwnd: f64, rtt: f64) -> (f64, f64) {
+        (self.current.xi_p * rtt * rtt * size / cwnd, self.current.xi_n * rtt * size)
+    }
+
+    /// This packet's feedback, its shares capped by what is left of the
+    /// interval's budgets and drawn from them.
+    fn draw(&mut self, size: f64, cwnd: f64, rtt: f64) -> f64 {
+        let (p, n) = self.shares(size, cwnd, rtt);
+        let (p, n) = (p.min(self.pos_left), n.min(self.neg_left));
+        self.pos_left -= p;
+        self.neg_left -= n;
         p - n
     }
 }
@@ -245,7 +271,7 @@ impl ForwardStage for XcpRouter {
             self.sum_rtt_s += rtt * s;
             self.sum_rtt_s_per_cwnd += rtt * s / cwnd;
             self.sum_s += s;
-            self.feedback(s, cwnd, rtt).round().clamp(i32::MIN as f64, i32::MAX as f64) as i32
+            self.draw(s, cwnd, rtt).round().clamp(i32::MIN as f64, i32::MAX as f64) as i32
         };
         // Every router lowers H_feedback to its own value (XCP section 3.5).
         if own < x.feedback {
@@ -355,6 +381,30 @@ mod tests {
         assert!((r.current.phi - 38_000.0).abs() < 1e-6, "phi {}", r.current.phi);
         assert_eq!(r.current.h, 0.0);
         assert_eq!((a, b), (19_000, 19_000));
+    }
+
+    #[test]
+    fn an_interval_never_hands_out_more_than_it_decided_when_traffic_grows() {
+        // The hand-computed interval above decides phi = 38_000 B for 30
+        // packets of two flows. Then new flows get their first RTT estimate
+        // and three times the packets arrive: without the budget each would
+        // get its share again (114_000 B in all); with it the interval stops
+        // at phi, and the first packets, as computed, get their full share.
+        let q = queue(10, 0);
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        interval(&mut r, Time::ZERO, &q);
+        interval(&mut r, Time::from_millis(100), &q);
+        let phi = r.current.phi;
+        let mut total = 0i64;
+        let mut first = None;
+        for k in 0..90u64 {
+            let at = Time::from_millis(200) + Time::from_micros(k * 100_000 / 90);
+            let f = pass(&mut r, at, 3 + (k % 6) as u32, 10_000, 100_000, &q) as i64;
+            first.get_or_insert(f);
+            total += f;
+        }
+        assert_eq!(first, Some(1_900), "p = xi_p rtt^2 s / cwnd, as in the interval above");
+        assert!((total as f64 - phi).abs() <= 90.0, "handed out {total} B of {phi} B");
     }
 
     #[test]
