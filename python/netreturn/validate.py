@@ -84,7 +84,10 @@ def add_arguments(v) -> None:
     """The options of ``netreturn validate`` (called by cli.build_parser)."""
     from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
 
-    v.add_argument("--scenario", choices=list(SCENARIOS), default="ewt/scenario2")
+    from .validate_lossy import SCENARIO as LOSSY, losses
+
+    v.add_argument("--scenario", choices=[*SCENARIOS, LOSSY], default="ewt/scenario2",
+                   help=f"an EWT dumbbell, or seed 004's lossy link ({LOSSY}: --cc, --loss)")
     v.add_argument("--flows", type=_positive, default=None, help="flows (default: the paper's heavy level, 31 / 24)")
     v.add_argument("--queue", choices=list(QUEUES), default="droptail")
     v.add_argument("--seeds", type=_positive, default=5)
@@ -94,6 +97,11 @@ def add_arguments(v) -> None:
     v.add_argument("--ns3-prr", choices=["ns3", *PRR_MODES], default=DEFAULT_PRR,
                    help="ns-3's PRR: upstream (default) = ns-3-dev's repaired TcpPrrRecovery; ns3 = as shipped "
                         "in 3.44; wide, wide-nobonus, rfc6937, rfc6937-noexit: see docs/validation.md")
+    v.add_argument("--cc", choices=["newreno", "westwood+"], default=None,
+                   help=f"{LOSSY} only: the congestion control (default: both)")
+    v.add_argument("--loss", type=losses, default=None,
+                   help=f"{LOSSY} only: wireless loss probabilities, comma-separated "
+                        "(default: Fig. 3b's 0.00001,0.0001,0.001,0.01,0.03,0.1)")
 
 
 def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | None:
@@ -170,6 +178,10 @@ def main(a) -> int:
     seeds = list(range(1, a.seeds + 1))
     out = a.out or Path("results") / "validate"
     out.mkdir(parents=True, exist_ok=True)
+    if getattr(a, "scenario", None) == "sarbe/lossy_link":
+        from .validate_lossy import main as lossy_main
+
+        return lossy_main(a, out)
     prr = getattr(a, "ns3_prr", DEFAULT_PRR)
     scenario = getattr(a, "scenario", "ewt/scenario2")
     aligned = bool(getattr(a, "aligned", False))
