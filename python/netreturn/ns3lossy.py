@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any, Optional
 
-__all__ = ["CCS", "run_lossy", "main"]
+__all__ = ["CCS", "RENOSACK", "data_loss_pct", "run_lossy", "main"]
 
 SCENARIO = "sarbe/lossy_link"
 #: Our congestion controls (scenario parameter ``tcp``) and ns-3's TypeIds.
@@ -39,6 +39,10 @@ CCS = {"newreno": "ns3::TcpNewReno", "westwood+": "ns3::TcpWestwoodPlus"}
 #: cwnd by one segment per dupACK and deflates to ssthresh at exit (RFC 5681
 #: / 6582), its NewReno partial-ACK handling in TcpSocketBase::ProcessAck.
 RECOVERIES = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"}
+#: ns-3's duplicate-ACK scoreboard without SACK (ns3cxx/lossy.cc): "ns3" as
+#: shipped (cleared only on a timeout), "linux" also cleared when recovery
+#: ends, as Linux's tcp_reset_reno_sack (docs/validation.md).
+RENOSACK = ("linux", "ns3")
 #: Our TCP defaults (docs/tcp.md) for keys the scenario leaves out; all equal
 #: ns-3 3.44's defaults except the SYN timeout (ours: the initial RTO, 1 s;
 #: ns-3 ConnTimeout 3 s), which is set to ours below.
@@ -72,7 +76,7 @@ def _document(cc: str, loss: float, overrides: Optional[dict] = None) -> dict:
 
 
 def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dict] = None,
-              trace: bool = False, timeout_s: Optional[float] = None) -> list[dict]:
+              trace: bool = False, renosack: str = "linux", timeout_s: Optional[float] = None) -> list[dict]:
     """Run the lossy link in ns-3 for each seed (one subprocess) and return
     one metrics dict per seed: ``goodput_mean_mbps``, ``tcp_data_loss_pct``,
     ``tcp_efficiency_pct``, ``fast_recoveries``, ``timeouts``,
@@ -86,6 +90,9 @@ def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dic
            "--seeds", ",".join(str(int(s)) for s in seeds)]
     if trace:
         cmd.append("--trace")
+    if renosack not in RENOSACK:
+        raise ValueError(f"renosack must be one of {', '.join(RENOSACK)}, not {renosack!r}")
+    cmd += ["--renosack", renosack]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -96,6 +103,17 @@ def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dic
     for r in runs:
         r["process_wall_s"] = took / len(runs)
     return runs
+
+
+def data_loss_pct(r: dict) -> float:
+    """Loss of data segments, as our ``tcp_data_loss_pct``: packets the error
+    model destroyed plus tail drops, over the data packets the sender put on
+    its link (FlowMonitor's count; its own "lost" figure is not used: it
+    counts retransmissions it cannot tell from their originals, 1544 lost
+    for 234 destroyed and 1312 dropped in one run). Every drop here is a data
+    packet: the ACK direction has no error model and never fills a buffer."""
+    sent = r.get("data_packets_sent", 0)
+    return (r.get("error_model_drops", 0) + r.get("queue_drops", 0)) / sent * 100 if sent else math.nan
 
 
 # --------------------------------------------------------------------------
@@ -130,7 +148,8 @@ def _tcp_settings(ns: Any, tcp: dict, cc: str) -> dict:
     return t
 
 
-def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool) -> dict:
+def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
+              log: Optional[tuple[float, float, str]] = None, renosack: str = "linux") -> dict:
     topo = doc["topology"]
     if topo.get("kind") != "graph":
         raise ValueError("the ns-3 lossy link needs a graph topology")
@@ -149,6 +168,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool) -> 
     tch = ns.TrafficControlHelper()
     ifaces = {}
     error_models = []
+    devices = []  # (device, our interface name "A->B")
     for k, link in enumerate(topo["links"]):
         extra = set(link) - {"from", "to", "rate", "delay", "buffer", "loss", "loss_direction"}
         if extra:
@@ -165,6 +185,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool) -> 
         d = h.Install(pair)
         addr.SetBase(ns.Ipv4Address(f"10.{k + 1}.0.0"), ns.Ipv4Mask("255.255.255.0"))
         ifaces[(link["from"], link["to"])] = addr.Assign(d)
+        devices += [(d.Get(0), f"{link['from']}->{link['to']}"), (d.Get(1), f"{link['to']}->{link['from']}")]
         tch.Uninstall(d)  # no FqCoDel: the device queue is the buffer, as ours
         loss = float(link.get("loss", 0.0))
         if loss > 0:
@@ -188,7 +209,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool) -> 
     dst = ifaces[dst_link].GetAddress(1)
     cpp.Reset(1, 1 << 62)
     cpp.TraceFlows(1)
-    cpp.LossyReset(cc == "westwood+")
+    cpp.LossyReset(cc == "westwood+", renosack == "linux")
     port = 5000
     sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
                                ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
@@ -202,6 +223,17 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool) -> 
     bapp.Start(ns.Seconds(0.0))
     cpp.ScheduleHook(0, bapp.Get(0), 0.0)
     cpp.ScheduleLossyHook(bapp.Get(0), 0.0)
+    src = ifaces[next(k for k in ifaces if k[0] == tr["from"])].GetAddress(0)
+    for n in nodes.values():
+        cpp.LossyCountTcDrops(n)
+    for k, (dev, _) in enumerate(devices):
+        cpp.LossyCountDrops(dev)
+        cpp.LossyCountDevice(k, dev)
+    if log is not None:
+        # The packet log of dumbbell.cc, in netreturn-sim --log-flow's format.
+        cpp.LogFlow(0, log[0], log[1], src, dst, nodes[tr["to"]])
+        for dev, name in devices:
+            cpp.LogDeviceDrops(dev, name)
     helper = ns.FlowMonitorHelper()
     monitor = helper.InstallAll()
     ns.Simulator.Stop(ns.Seconds(stop_s))
@@ -212,7 +244,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool) -> 
     rx, tx, retx = int(cpp.Rx(0)), int(cpp.Tx(0)), int(cpp.Retx(0))
     out: dict[str, Any] = {
         "simulator": "ns-3 3.44 (PyPI ns3==3.44.post0, cppyy bindings)",
-        "scenario": SCENARIO, "cc": cc, "seed": seed,
+        "scenario": SCENARIO, "cc": cc, "seed": seed, "renosack": renosack,
         "loss": float(next((lk.get("loss", 0.0) for lk in topo["links"] if lk.get("loss")), 0.0)),
         # Ours: bytes delivered in order x 8 / time active (the whole run).
         "goodput_mean_mbps": rx * 8 / stop_s / 1e6,
@@ -223,6 +255,10 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool) -> 
         "ssthresh_after_loss_mean": float(cpp.LossySsthMean()),
         "ssthresh_after_loss_n": int(cpp.LossySsthCount()),
         "bwe_mean_mbps": float(cpp.LossyBweMean(10.0)) * 8 / 1e6 if cc == "westwood+" else math.nan,
+        "error_model_drops": int(cpp.LossyPhyRxDrops()),
+        "devices": {name: [int(cpp.LossyDeviceCount(k, w)) for w in range(4)] for k, (_, name) in enumerate(devices)},
+        "queue_drops": int(cpp.LossyQueueDrops()),
+        "queue_drop_times_s": [float(cpp.LossyTcDropT(k)) for k in range(min(int(cpp.LossyTcDropLen()), 200))],
         "sim_time_s": ns.Simulator.Now().GetSeconds(),
         "wall_s": wall,
         "events": int(ns.Simulator.GetEventCount()),
@@ -232,13 +268,14 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool) -> 
     # ~0.1 s; the default 10 s would miss the losses of the last 10 s).
     monitor.CheckForLostPackets(ns.Seconds(1.0))
     classifier = ns.DynamicCast[ns.Ipv4FlowClassifier](helper.GetClassifier())
-    src = str(ifaces[next(k for k in ifaces if k[0] == tr["from"])].GetAddress(0))
     for fid, fs in monitor.GetFlowStats():
         tup = classifier.FindFlow(fid)
-        if tup.protocol == 6 and str(tup.sourceAddress) == src:
-            lost, got = int(fs.lostPackets), int(fs.rxPackets)
-            out["tcp_data_loss_pct"] = lost / (got + lost) * 100 if got + lost else 0.0
-            out["lost_packets"] = lost
+        if tup.protocol == 6 and str(tup.sourceAddress) == str(src):
+            out["flowmon_lost_packets"] = int(fs.lostPackets)
+            out["data_packets_sent"] = int(fs.txPackets)
+            out["data_packets_received"] = int(fs.rxPackets)
+            out["flowmon_drops_by_reason"] = {str(k): int(n) for k, n in enumerate(fs.packetsDropped) if int(n)}
+    out["tcp_data_loss_pct"] = data_loss_pct(out)
     if trace:
         n = int(cpp.TraceLen(0))
         out["trace"] = {"time_s": [float(cpp.TraceT(0, k)) for k in range(n)],
@@ -247,6 +284,8 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool) -> 
         m = int(cpp.LossyBweLen())
         out["bwe"] = {"time_s": [float(cpp.LossyBweT(k)) for k in range(m)],
                       "bytes_per_s": [float(cpp.LossyBweV(k)) for k in range(m)]}
+    if log is not None:
+        out["log_lines"] = int(cpp.LogWrite(log[2]))
     ns.Simulator.Destroy()
     return out
 
@@ -257,6 +296,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--cc", choices=list(CCS), required=True)
     ap.add_argument("--seeds", default="1")
     ap.add_argument("--trace", action="store_true")
+    ap.add_argument("--renosack", choices=RENOSACK, default="linux")
+    ap.add_argument("--log-window", default=None, metavar="T0,T1",
+                    help="with --log-out: packet-level log of the flow between T0 and T1 s")
+    ap.add_argument("--log-out", default=None, metavar="PATH")
     a = ap.parse_args(argv)
     doc = json.loads(a.document)
     from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
@@ -270,7 +313,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     cpp = cppyy.gbl.netreturn_ns3
     _tcp_settings(ns, doc["tcp"], a.cc)
     for s in (int(x) for x in a.seeds.split(",")):
-        out = _simulate(ns, cpp, doc, a.cc, s, a.trace)
+        log = None
+        if a.log_out:
+            t0, t1 = (float(x) for x in (a.log_window or "0,1e18").split(","))
+            log = (t0, t1, a.log_out)
+        out = _simulate(ns, cpp, doc, a.cc, s, a.trace, log, a.renosack)
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
         sys.stdout.flush()
     return 0

@@ -102,6 +102,9 @@ def add_arguments(v) -> None:
     v.add_argument("--loss", type=losses, default=None,
                    help=f"{LOSSY} only: wireless loss probabilities, comma-separated "
                         "(default: Fig. 3b's 0.00001,0.0001,0.001,0.01,0.03,0.1)")
+    v.add_argument("--ns3-renosack", choices=["linux", "ns3"], default="linux",
+                   help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
+                        "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it")
 
 
 def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | None:

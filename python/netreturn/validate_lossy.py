@@ -46,21 +46,25 @@ def losses(text: str) -> tuple[float, ...]:
     return xs
 
 
-def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path) -> dict[float, list[dict]]:
+def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
+         renosack: str = "linux") -> dict[float, list[dict]]:
     from . import ns3lossy, ns3ref
 
     d = out / "ns3"
     d.mkdir(parents=True, exist_ok=True)
-    path = lambda loss, s: d / f"lossy_{cc}_loss{loss:g}_seed{s}.json"  # noqa: E731
+    path = lambda loss, s: d / f"lossy_{cc}_renosack-{renosack}_loss{loss:g}_seed{s}.json"  # noqa: E731
     res = {}
     for loss in loss_rates:
         todo = [s for s in seeds if not path(loss, s).exists()]
         if todo:
             if not ns3ref.available():
                 raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
-            for r in ns3lossy.run_lossy(cc, loss, todo):
+            for r in ns3lossy.run_lossy(cc, loss, todo, renosack=renosack):
                 path(loss, r["seed"]).write_text(json.dumps(r, allow_nan=True))
-        res[loss] = [json.loads(path(loss, s).read_text()) for s in seeds]
+        runs = [json.loads(path(loss, s).read_text()) for s in seeds]
+        for r in runs:  # cached before ns3lossy computed it
+            r.setdefault("tcp_data_loss_pct", ns3lossy.data_loss_pct(r))
+        res[loss] = runs
     return res
 
 
@@ -84,12 +88,13 @@ def main(a, out: Path) -> int:
     seeds = list(range(1, a.seeds + 1))
     ccs = [a.cc] if a.cc else ["newreno", "westwood+"]
     loss_rates = a.loss or LOSSES
+    renosack = getattr(a, "ns3_renosack", None) or "linux"
     texts, csv = [], ["cc,loss,metric,ns3_mean,ns3_ci,netreturn_mean,netreturn_ci,agree"]
     for cc in ccs:
         print(f"{SCENARIO}, {cc}, loss {', '.join(f'{x * 100:g} %' for x in loss_rates)}, seeds 1..{a.seeds}: "
-              f"ns-3 3.44 vs netreturn")
+              f"ns-3 3.44 (Reno scoreboard: {renosack}) vs netreturn")
         try:
-            ns3 = _ns3(cc, loss_rates, seeds, out)
+            ns3 = _ns3(cc, loss_rates, seeds, out, renosack)
         except RuntimeError as e:
             import sys
 
