@@ -231,7 +231,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               flowmon: bool = True, fixed_starts: Optional[list[float]] = None,
               trace: int = 0, log_flow: Optional[int] = None,
               log_window: tuple[float, float] = (0.0, 1e18), log_out: Optional[str] = None,
-              prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False) -> dict[str, Any]:
+              prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
+              drop_log: Optional[str] = None) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = SCENARIOS[scenario]
     socket_buf = ALIGNED_SOCKET_BUF if aligned else SOCKET_BUF
@@ -495,6 +496,14 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     qd = qdiscs.Get(0)
     st = qd.GetStats()
     out["queue_drops"] = int(st.nTotalDroppedPackets)
+    # Drops by QueueDisc reason ("Unforced drop" = RED early, "Forced drop",
+    # "Queue disc limit exceeded" = tail), as our iface drops by reason.
+    out["queue_drops_by_reason"] = {str(k): int(v) for k, v in st.nDroppedPacketsBeforeEnqueue}
+    if drop_log:
+        # One line per drop at the bottleneck queue disc: time, reason, backlog, size.
+        with open(drop_log, "w") as f:
+            for k in range(int(cpp.QDropLen())):
+                f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}\n")
     out["queue_discs_installed"] = n_qdiscs
     # Read the bottleneck queue disc's attributes back (proof they applied).
     attrs: dict[str, Any] = {}
@@ -595,6 +604,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "overflow, 'wide-nobonus' = also without the SMSS it adds per dupACK, "
                          "'rfc6937' = RFC 6937 PRR-SSRB, 'upstream' = ns-3-dev's repaired TcpPrrRecovery "
                          "(ns3cxx/prr.cc)")
+    ap.add_argument("--drop-log", default=None, metavar="PATH",
+                    help="write every drop of the bottleneck queue disc (time, reason, backlog, size) to PATH")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
@@ -612,7 +623,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     sc = SCENARIOS[a.scenario]
     stop = sc.stop_s if a.stop is None else a.stop
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, sc.udp and not a.no_udp, stop, not a.no_flowmon, starts,
-                    a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned)
+                    a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

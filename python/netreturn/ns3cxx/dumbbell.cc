@@ -111,8 +111,24 @@ static void QBytes(uint32_t oldV, uint32_t newV) {
     if (newV > S.qMax) S.qMax = newV;
 }
 
+// Every drop of the bottleneck queue disc before enqueue: time, reason
+// (RED: "Unforced drop" early, "Forced drop" above MaxTh; "Queue disc limit
+// exceeded" / "Dropped by internal queue" tail), backlog then and packet size.
+struct QDrop { double t; std::string why; uint32_t backlog, size; };
+static std::vector<QDrop> qDrops;
+static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
+    qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize()});
+}
+uint32_t QDropLen() { return qDrops.size(); }
+double QDropT(uint32_t k) { return qDrops[k].t; }
+std::string QDropWhy(uint32_t k) { return qDrops[k].why; }
+uint32_t QDropBacklog(uint32_t k) { return qDrops[k].backlog; }
+uint32_t QDropSize(uint32_t k) { return qDrops[k].size; }
+
 void ConnectQueueDisc(Ptr<QueueDisc> q) {
+    qDrops.clear();
     q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QBytes));
+    q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&QDropped));
 }
 
 static void BnTx(Ptr<const Packet> p) {
