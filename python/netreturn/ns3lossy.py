@@ -251,7 +251,10 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
         "bytes_delivered": rx,
         "tcp_efficiency_pct": (tx - min(retx, tx)) / tx * 100 if tx else 100.0,
         "fast_recoveries": int(cpp.Recoveries(0)),
-        "timeouts": int(cpp.Rtos(0)),
+        # Every RTO expiry, as ours counts them (backoffs included); the
+        # dumbbell's count, entries into CA_LOSS, is `rto_episodes`.
+        "timeouts": int(cpp.LossyRtoExpiries()),
+        "rto_episodes": int(cpp.Rtos(0)),
         "ssthresh_after_loss_mean": float(cpp.LossySsthMean()),
         "ssthresh_after_loss_n": int(cpp.LossySsthCount()),
         "bwe_mean_mbps": float(cpp.LossyBweMean(10.0)) * 8 / 1e6 if cc == "westwood+" else math.nan,

@@ -52,7 +52,8 @@ def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
 
     d = out / "ns3"
     d.mkdir(parents=True, exist_ok=True)
-    path = lambda loss, s: d / f"lossy_{cc}_renosack-{renosack}_loss{loss:g}_seed{s}.json"  # noqa: E731
+    # v2: `timeouts` counts every RTO expiry (v1 counted entries into CA_LOSS).
+    path = lambda loss, s: d / f"lossy2_{cc}_renosack-{renosack}_loss{loss:g}_seed{s}.json"  # noqa: E731
     res = {}
     for loss in loss_rates:
         todo = [s for s in seeds if not path(loss, s).exists()]

@@ -22,6 +22,7 @@ struct Lossy {
     uint64_t ssthN = 0;
     std::vector<double> bweT, bweV;  // s, bytes per second
     uint64_t phyRxDrops = 0, queueDrops = 0;
+    uint64_t rtoExpiries = 0;
 };
 static Lossy LS;
 
@@ -61,6 +62,14 @@ static void LossyCong(Ptr<TcpSocketBase> s, TcpSocketState::TcpCongState_t befor
     }
 }
 
+// RTO expiries. The dumbbell's count (entries into CA_LOSS) misses a
+// timeout that expires again in CA_LOSS (backoff: the state does not
+// change); every expiry doubles the RTO (TcpSocketBase::ReTxTimeout,
+// `m_rto = Min(m_rto * 2, 60 s)`), which no RTT update does exactly.
+static void LossyRto(Time before, Time now) {
+    if (now == before * 2 || (now == Seconds(60) && before < now)) LS.rtoExpiries++;
+}
+
 static void LossyHook(Ptr<BulkSendApplication> app) {
     Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
     if (!s) return;
@@ -70,6 +79,7 @@ static void LossyHook(Ptr<BulkSendApplication> app) {
         s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&LossyCong, s));
     }
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LossySsth));
+    s->TraceConnectWithoutContext("RTO", MakeCallback(&LossyRto));
     if (LS.westwood) {
         PointerValue pv;
         s->GetAttribute("CongestionOps", pv);
@@ -117,6 +127,7 @@ void LossyCountTcDrops(Ptr<Node> n) {
 }
 uint32_t LossyTcDropLen() { return tcDropT.size(); }
 double LossyTcDropT(uint32_t k) { return tcDropT[k]; }
+uint64_t LossyRtoExpiries() { return LS.rtoExpiries; }
 uint64_t LossyPhyRxDrops() { return LS.phyRxDrops; }
 uint64_t LossyQueueDrops() { return LS.queueDrops; }
 
