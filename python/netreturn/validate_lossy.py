@@ -47,20 +47,21 @@ def losses(text: str) -> tuple[float, ...]:
 
 
 def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
-         renosack: str = "linux") -> dict[float, list[dict]]:
+         renosack: str = "linux", sets: dict | None = None) -> dict[float, list[dict]]:
     from . import ns3lossy, ns3ref
 
     d = out / "ns3"
     d.mkdir(parents=True, exist_ok=True)
     # v2: `timeouts` counts every RTO expiry (v1 counted entries into CA_LOSS).
-    path = lambda loss, s: d / f"lossy2_{cc}_renosack-{renosack}_loss{loss:g}_seed{s}.json"  # noqa: E731
+    tag = "".join(f"_{k}-{v}" for k, v in sorted((sets or {}).items()))
+    path = lambda loss, s: d / f"lossy2_{cc}_renosack-{renosack}{tag}_loss{loss:g}_seed{s}.json"  # noqa: E731
     res = {}
     for loss in loss_rates:
         todo = [s for s in seeds if not path(loss, s).exists()]
         if todo:
             if not ns3ref.available():
                 raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
-            for r in ns3lossy.run_lossy(cc, loss, todo, renosack=renosack):
+            for r in ns3lossy.run_lossy(cc, loss, todo, renosack=renosack, overrides=sets):
                 path(loss, r["seed"]).write_text(json.dumps(r, allow_nan=True))
         runs = [json.loads(path(loss, s).read_text()) for s in seeds]
         for r in runs:  # cached before ns3lossy computed it
@@ -90,18 +91,21 @@ def main(a, out: Path) -> int:
     ccs = [a.cc] if a.cc else ["newreno", "westwood+"]
     loss_rates = a.loss or LOSSES
     renosack = getattr(a, "ns3_renosack", None) or "linux"
+    # --set NAME=VALUE: parameters of the scenario (e.g. sack=true recovery=prr,
+    # min_rto=1s), in both simulators.
+    sets = dict(getattr(a, "sets", None) or [])
     texts, csv = [], ["cc,loss,metric,ns3_mean,ns3_ci,netreturn_mean,netreturn_ci,agree"]
     for cc in ccs:
         print(f"{SCENARIO}, {cc}, loss {', '.join(f'{x * 100:g} %' for x in loss_rates)}, seeds 1..{a.seeds}: "
               f"ns-3 3.44 (Reno scoreboard: {renosack}) vs netreturn")
         try:
-            ns3 = _ns3(cc, loss_rates, seeds, out, renosack)
+            ns3 = _ns3(cc, loss_rates, seeds, out, renosack, sets)
         except RuntimeError as e:
             import sys
 
             print(f"netreturn: error: {e}", file=sys.stderr)
             return 2
-        res = run(SCENARIO, set={"tcp": cc}, sweep={"loss": list(loss_rates)}, seeds=a.seeds, jobs=a.jobs,
+        res = run(SCENARIO, set={**sets, "tcp": cc}, sweep={"loss": list(loss_rates)}, seeds=a.seeds, jobs=a.jobs,
                   out=out / "netreturn", progress=not a.quiet)
         ours = res.run_rows()
         rows = []
