@@ -435,7 +435,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     # ---- Metrics (definitions of crates/sim/src/metrics.rs).
     fcts, goodputs, effs, per_flow = [], [], [], []
-    recoveries = rtos = 0
+    recoveries = rtos = rto_expiries = 0
     for i in range(flows):
         done = float(cpp.Done(i))
         rx = int(cpp.Rx(i))
@@ -451,6 +451,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         rec, rto = int(cpp.Recoveries(i)), int(cpp.Rtos(i))
         recoveries += rec
         rtos += rto
+        rto_expiries += int(cpp.RtoExpiries(i))
         per_flow.append({"flow": i, "recoveries": rec, "timeouts": rto, "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
                          "bytes_delivered": rx, "bytes_sent": tx, "bytes_retransmitted": retx,
                          "efficiency_pct": eff})
@@ -486,6 +487,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # Entries into fast recovery (our "fast_recoveries") and RTO expiries.
         "fast_recoveries": recoveries,
         "timeouts": rtos,
+        # Every expiry, backoffs included, as ours counts `timeouts`.
+        "rto_expiries": rto_expiries,
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
         "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
         "queue_max_bytes": int(cpp.QueueMax()),

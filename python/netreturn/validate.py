@@ -153,6 +153,14 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
     runs = [json.loads(path(s).read_text()) for s in seeds]
     for r in runs:  # cached before ns3ref named it: entries into CA_RECOVERY
         r.setdefault("fast_recoveries", r.get("triple_dupacks", math.nan))
+    # ns3ref's `timeouts` are entries into CA_LOSS, which miss an RTO that
+    # expires again (backoff); `rto_expiries` counts every expiry, as ours
+    # does. Compare expiries when every run has them.
+    if all("rto_expiries" in r for r in runs):
+        for r in runs:
+            r["rto_episodes"], r["timeouts"] = r["timeouts"], r["rto_expiries"]
+    elif progress:
+        print("(ns-3 RTOs: entries into CA_LOSS, backoff expiries not counted; runs cached before rto_expiries)")
     return runs
 
 

@@ -20,7 +20,7 @@ namespace netreturn_ns3 {
 using namespace ns3;
 
 struct State {
-    std::vector<uint64_t> rx, tx, retx, recoveries, rtos;
+    std::vector<uint64_t> rx, tx, retx, recoveries, rtos, rtoExpiries;
     double qLast = 0, qInt = 0;
     uint32_t qMax = 0, qCur = 0;
     std::vector<double> done;
@@ -38,7 +38,7 @@ static State S;
 void Reset(uint32_t n, uint64_t fileBytes) {
     S = State();
     S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
-    S.recoveries.assign(n, 0); S.rtos.assign(n, 0);
+    S.recoveries.assign(n, 0); S.rtos.assign(n, 0); S.rtoExpiries.assign(n, 0);
     S.done.assign(n, -1.0);
     S.fileBytes = fileBytes;
     S.remaining = n;
@@ -87,6 +87,13 @@ static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Ad
 static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
     if (now == TcpSocketState::CA_RECOVERY) S.recoveries[i]++;
     if (now == TcpSocketState::CA_LOSS) S.rtos[i]++;
+}
+
+// Every RTO expiry, backoffs included (entries into CA_LOSS miss a timer
+// that expires again in CA_LOSS): ReTxTimeout doubles the RTO
+// (`m_rto = Min(m_rto * 2, 60 s)`), which no RTT update does exactly.
+static void SockRto(uint32_t i, Time before, Time now) {
+    if (now == before * 2 || (now == Seconds(60) && before < now)) S.rtoExpiries[i]++;
 }
 
 // Bottleneck queue disc backlog (bytes), integrated over time.
@@ -326,6 +333,7 @@ static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));
+    s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&SockRto, i));
     if (i < S.traced) {
         s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&Cwnd, i));
         s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&Ssth, i));
@@ -353,6 +361,7 @@ uint64_t Retx(uint32_t i) { return S.retx[i]; }
 double Done(uint32_t i) { return S.done[i]; }
 uint64_t Recoveries(uint32_t i) { return S.recoveries[i]; }
 uint64_t Rtos(uint32_t i) { return S.rtos[i]; }
+uint64_t RtoExpiries(uint32_t i) { return S.rtoExpiries[i]; }
 double QueueIntegral(double now) { return S.qInt + S.qCur * (now - S.qLast); }
 uint32_t QueueMax() { return S.qMax; }
 uint64_t BnBytes() { return S.bnBytes; }
