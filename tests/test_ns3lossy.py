@@ -84,8 +84,9 @@ def test_ns3_destroys_data_packets_on_the_wireless_hop_at_the_configured_rate(ne
         n, k = r["data_packets_sent"], r["error_model_drops"]
         # Binomial(n, 0.01): within four standard deviations.
         assert abs(k - 0.01 * n) < 4 * math.sqrt(n * 0.01 * 0.99)
-        # The ACK direction loses nothing: every ACK D sends reaches S.
-        assert r["devices"]["D->R2"][0] == r["devices"]["S->R1"][1]
+        # The wireless hop's ACK direction loses nothing: every ACK D put on
+        # the 1 ms hop reached R2 (at most the last one or two in flight).
+        assert 0 <= r["devices"]["D->R2"][0] - r["devices"]["R2->D"][1] <= 2
 
 
 @needs_ns3
