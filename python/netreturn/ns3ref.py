@@ -231,7 +231,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               flowmon: bool = True, fixed_starts: Optional[list[float]] = None,
               trace: int = 0, log_flow: Optional[int] = None,
               log_window: tuple[float, float] = (0.0, 1e18), log_out: Optional[str] = None,
-              prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False) -> dict[str, Any]:
+              prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
+              drop_log: Optional[str] = None) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = SCENARIOS[scenario]
     socket_buf = ALIGNED_SOCKET_BUF if aligned else SOCKET_BUF
@@ -434,7 +435,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     # ---- Metrics (definitions of crates/sim/src/metrics.rs).
     fcts, goodputs, effs, per_flow = [], [], [], []
-    recoveries = rtos = 0
+    recoveries = rtos = rto_expiries = 0
     for i in range(flows):
         done = float(cpp.Done(i))
         rx = int(cpp.Rx(i))
@@ -450,6 +451,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         rec, rto = int(cpp.Recoveries(i)), int(cpp.Rtos(i))
         recoveries += rec
         rtos += rto
+        rto_expiries += int(cpp.RtoExpiries(i))
         per_flow.append({"flow": i, "recoveries": rec, "timeouts": rto, "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
                          "bytes_delivered": rx, "bytes_sent": tx, "bytes_retransmitted": retx,
                          "efficiency_pct": eff})
@@ -485,6 +487,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # Entries into fast recovery (our "fast_recoveries") and RTO expiries.
         "fast_recoveries": recoveries,
         "timeouts": rtos,
+        # Every expiry, backoffs included, as ours counts `timeouts`.
+        "rto_expiries": rto_expiries,
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
         "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
         "queue_max_bytes": int(cpp.QueueMax()),
@@ -495,6 +499,14 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     qd = qdiscs.Get(0)
     st = qd.GetStats()
     out["queue_drops"] = int(st.nTotalDroppedPackets)
+    # Drops by QueueDisc reason ("Unforced drop" = RED early, "Forced drop",
+    # "Queue disc limit exceeded" = tail), as our iface drops by reason.
+    out["queue_drops_by_reason"] = {str(k): int(v) for k, v in st.nDroppedPacketsBeforeEnqueue}
+    if drop_log:
+        # One line per drop at the bottleneck queue disc: time, reason, backlog, size.
+        with open(drop_log, "w") as f:
+            for k in range(int(cpp.QDropLen())):
+                f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}\n")
     out["queue_discs_installed"] = n_qdiscs
     # Read the bottleneck queue disc's attributes back (proof they applied).
     attrs: dict[str, Any] = {}
@@ -595,6 +607,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "overflow, 'wide-nobonus' = also without the SMSS it adds per dupACK, "
                          "'rfc6937' = RFC 6937 PRR-SSRB, 'upstream' = ns-3-dev's repaired TcpPrrRecovery "
                          "(ns3cxx/prr.cc)")
+    ap.add_argument("--drop-log", default=None, metavar="PATH",
+                    help="write every drop of the bottleneck queue disc (time, reason, backlog, size) to PATH")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
@@ -612,7 +626,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     sc = SCENARIOS[a.scenario]
     stop = sc.stop_s if a.stop is None else a.stop
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, sc.udp and not a.no_udp, stop, not a.no_flowmon, starts,
-                    a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned)
+                    a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

@@ -84,7 +84,10 @@ def add_arguments(v) -> None:
     """The options of ``netreturn validate`` (called by cli.build_parser)."""
     from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
 
-    v.add_argument("--scenario", choices=list(SCENARIOS), default="ewt/scenario2")
+    from .validate_lossy import SCENARIO as LOSSY, losses
+
+    v.add_argument("--scenario", choices=[*SCENARIOS, LOSSY], default="ewt/scenario2",
+                   help=f"an EWT dumbbell, or seed 004's lossy link ({LOSSY}: --cc, --loss)")
     v.add_argument("--flows", type=_positive, default=None, help="flows (default: the paper's heavy level, 31 / 24)")
     v.add_argument("--queue", choices=list(QUEUES), default="droptail")
     v.add_argument("--seeds", type=_positive, default=5)
@@ -94,6 +97,14 @@ def add_arguments(v) -> None:
     v.add_argument("--ns3-prr", choices=["ns3", *PRR_MODES], default=DEFAULT_PRR,
                    help="ns-3's PRR: upstream (default) = ns-3-dev's repaired TcpPrrRecovery; ns3 = as shipped "
                         "in 3.44; wide, wide-nobonus, rfc6937, rfc6937-noexit: see docs/validation.md")
+    v.add_argument("--cc", choices=["newreno", "westwood+"], default=None,
+                   help=f"{LOSSY} only: the congestion control (default: both)")
+    v.add_argument("--loss", type=losses, default=None,
+                   help=f"{LOSSY} only: wireless loss probabilities, comma-separated "
+                        "(default: Fig. 3b's 0.00001,0.0001,0.001,0.01,0.03,0.1)")
+    v.add_argument("--ns3-renosack", choices=["linux", "ns3"], default="linux",
+                   help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
+                        "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it")
 
 
 def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | None:
@@ -142,6 +153,14 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
     runs = [json.loads(path(s).read_text()) for s in seeds]
     for r in runs:  # cached before ns3ref named it: entries into CA_RECOVERY
         r.setdefault("fast_recoveries", r.get("triple_dupacks", math.nan))
+    # ns3ref's `timeouts` are entries into CA_LOSS, which miss an RTO that
+    # expires again (backoff); `rto_expiries` counts every expiry, as ours
+    # does. Compare expiries when every run has them.
+    if all("rto_expiries" in r for r in runs):
+        for r in runs:
+            r["rto_episodes"], r["timeouts"] = r["timeouts"], r["rto_expiries"]
+    elif progress:
+        print("(ns-3 RTOs: entries into CA_LOSS, backoff expiries not counted; runs cached before rto_expiries)")
     return runs
 
 
@@ -170,6 +189,10 @@ def main(a) -> int:
     seeds = list(range(1, a.seeds + 1))
     out = a.out or Path("results") / "validate"
     out.mkdir(parents=True, exist_ok=True)
+    if getattr(a, "scenario", None) == "sarbe/lossy_link":
+        from .validate_lossy import main as lossy_main
+
+        return lossy_main(a, out)
     prr = getattr(a, "ns3_prr", DEFAULT_PRR)
     scenario = getattr(a, "scenario", "ewt/scenario2")
     aligned = bool(getattr(a, "aligned", False))

@@ -172,6 +172,8 @@ pub struct IfaceRow {
     pub utilization: f64,
     pub tx_packets: u64,
     pub queue_drops: u64,
+    /// `queue_drops` by reason: overflow (tail), RED early, RED forced.
+    pub drops_by_reason: [u64; 3],
     pub loss_drops: u64,
     pub queue_mean_bytes: f64,
     pub queue_std_bytes: f64,
@@ -275,6 +277,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
             utilization: if t > 0.0 { f.stats.tx_bytes as f64 * 8.0 / (f.rate.bits_per_sec() as f64 * span.secs_f64()) } else { 0.0 },
             tx_packets: f.stats.tx_packets,
             queue_drops: f.stats.queue_drops,
+            drops_by_reason: [f.stats.drops_overflow, f.stats.drops_early, f.stats.drops_forced],
             loss_drops: f.stats.loss_drops,
             queue_mean_bytes: qm,
             queue_std_bytes: qs,

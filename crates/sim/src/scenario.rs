@@ -146,6 +146,12 @@ pub struct TcpSpec {
     /// ns-3 does (docs/tcp.md, "Duplicate ACKs behind a gateway").
     #[serde(default = "yes")]
     pub dupack_same_window: bool,
+    /// Without SACK, only the first partial ACK of a NewReno recovery
+    /// restarts the retransmission timer (RFC 6582 section 3.2 step 5,
+    /// "Impatient"); `false` restarts it on every one ("Slow-but-Steady",
+    /// as Linux; docs/tcp.md).
+    #[serde(default = "yes")]
+    pub newreno_impatient: bool,
     #[serde(default = "yes")]
     pub timestamps: bool,
     #[serde(default = "yes")]

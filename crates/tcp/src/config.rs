@@ -93,6 +93,7 @@ pub enum Recovery {
 /// | `recovery` | `Prr` | cwnd during SACK loss recovery |
 /// | `sack` | on | offer SACK-permitted (RFC 2018) |
 /// | `dupack_same_window` | on | without SACK, a dupACK must repeat the previous window (RFC 5681 section 2); off, any window (ns-3) |
+/// | `impatient` | on | without SACK, only the first partial ACK of a NewReno recovery restarts the retransmission timer (RFC 6582 section 3.2 step 5, "Impatient"; ns-3); off, every partial ACK does (RFC 6298 (5.3), "Slow-but-Steady"; Linux) |
 /// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
 /// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |
 /// | `rcv_buf` | 131072 B | receive buffer; advertised window = `rcv_buf` - out-of-order bytes |
@@ -117,6 +118,7 @@ pub struct TcpConfig {
     pub recovery: Recovery,
     pub sack: bool,
     pub dupack_same_window: bool,
+    pub impatient: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
     pub rcv_buf: u64,
@@ -144,6 +146,7 @@ impl Default for TcpConfig {
             recovery: Recovery::Prr,
             sack: true,
             dupack_same_window: true,
+            impatient: true,
             timestamps: true,
             window_scaling: true,
             rcv_buf: 131_072,

@@ -20,7 +20,7 @@ namespace netreturn_ns3 {
 using namespace ns3;
 
 struct State {
-    std::vector<uint64_t> rx, tx, retx, recoveries, rtos;
+    std::vector<uint64_t> rx, tx, retx, recoveries, rtos, rtoExpiries;
     double qLast = 0, qInt = 0;
     uint32_t qMax = 0, qCur = 0;
     std::vector<double> done;
@@ -38,7 +38,7 @@ static State S;
 void Reset(uint32_t n, uint64_t fileBytes) {
     S = State();
     S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
-    S.recoveries.assign(n, 0); S.rtos.assign(n, 0);
+    S.recoveries.assign(n, 0); S.rtos.assign(n, 0); S.rtoExpiries.assign(n, 0);
     S.done.assign(n, -1.0);
     S.fileBytes = fileBytes;
     S.remaining = n;
@@ -89,6 +89,13 @@ static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState:
     if (now == TcpSocketState::CA_LOSS) S.rtos[i]++;
 }
 
+// Every RTO expiry, backoffs included (entries into CA_LOSS miss a timer
+// that expires again in CA_LOSS): ReTxTimeout doubles the RTO
+// (`m_rto = Min(m_rto * 2, 60 s)`), which no RTT update does exactly.
+static void SockRto(uint32_t i, Time before, Time now) {
+    if (now == before * 2 || (now == Seconds(60) && before < now)) S.rtoExpiries[i]++;
+}
+
 // Bottleneck queue disc backlog (bytes), integrated over time.
 static std::vector<double> qBins;  // time integral of the backlog per 1-s bin
 static void QBin(double t0, double t1, double v) {
@@ -111,8 +118,24 @@ static void QBytes(uint32_t oldV, uint32_t newV) {
     if (newV > S.qMax) S.qMax = newV;
 }
 
+// Every drop of the bottleneck queue disc before enqueue: time, reason
+// (RED: "Unforced drop" early, "Forced drop" above MaxTh; "Queue disc limit
+// exceeded" / "Dropped by internal queue" tail), backlog then and packet size.
+struct QDrop { double t; std::string why; uint32_t backlog, size; };
+static std::vector<QDrop> qDrops;
+static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
+    qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize()});
+}
+uint32_t QDropLen() { return qDrops.size(); }
+double QDropT(uint32_t k) { return qDrops[k].t; }
+std::string QDropWhy(uint32_t k) { return qDrops[k].why; }
+uint32_t QDropBacklog(uint32_t k) { return qDrops[k].backlog; }
+uint32_t QDropSize(uint32_t k) { return qDrops[k].size; }
+
 void ConnectQueueDisc(Ptr<QueueDisc> q) {
+    qDrops.clear();
     q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QBytes));
+    q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&QDropped));
 }
 
 static void BnTx(Ptr<const Packet> p) {
@@ -310,6 +333,7 @@ static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));
+    s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&SockRto, i));
     if (i < S.traced) {
         s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&Cwnd, i));
         s->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&Ssth, i));
@@ -337,6 +361,7 @@ uint64_t Retx(uint32_t i) { return S.retx[i]; }
 double Done(uint32_t i) { return S.done[i]; }
 uint64_t Recoveries(uint32_t i) { return S.recoveries[i]; }
 uint64_t Rtos(uint32_t i) { return S.rtos[i]; }
+uint64_t RtoExpiries(uint32_t i) { return S.rtoExpiries[i]; }
 double QueueIntegral(double now) { return S.qInt + S.qCur * (now - S.qLast); }
 uint32_t QueueMax() { return S.qMax; }
 uint64_t BnBytes() { return S.bnBytes; }

@@ -116,11 +116,13 @@ fn main() -> ExitCode {
     if links {
         // Every interface: utilization, queue loss, queue statistics and
         // the robustness index (seed 002 section 3.5, parking lot).
-        println!("iface utilization loss_pct queue_mean_B queue_std_B robustness_index queue_drops");
+        println!("iface utilization loss_pct queue_mean_B queue_std_B robustness_index queue_drops overflow early forced");
         for i in &r.ifaces {
+            let [overflow, early, forced] = i.drops_by_reason;
             println!(
-                "{} {:.6} {:.6} {:.1} {:.1} {:.6} {}",
-                i.name, i.utilization, i.loss_pct, i.queue_mean_bytes, i.queue_std_bytes, i.robustness_index, i.queue_drops
+                "{} {:.6} {:.6} {:.1} {:.1} {:.6} {} {} {} {}",
+                i.name, i.utilization, i.loss_pct, i.queue_mean_bytes, i.queue_std_bytes, i.robustness_index, i.queue_drops,
+                overflow, early, forced
             );
         }
     }

@@ -30,6 +30,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         snd_buf: t.snd_buf.0.bytes(t.segment_size),
         sack: t.sack,
         dupack_same_window: t.dupack_same_window,
+        impatient: t.newreno_impatient,
         timestamps: t.timestamps,
         window_scaling: t.window_scaling,
         delayed_ack_count: t.delayed_ack_count,

@@ -53,8 +53,13 @@ impl World {
         };
         let (ev, departure) = match res {
             Ok(evs) => evs,
-            Err((_, ev)) => {
+            Err((why, ev)) => {
                 iface.stats.queue_drops += 1;
+                match why {
+                    DropReason::Overflow => iface.stats.drops_overflow += 1,
+                    DropReason::Early => iface.stats.drops_early += 1,
+                    DropReason::Forced => iface.stats.drops_forced += 1,
+                }
                 if let Some(gw) = iface.gateway.as_mut() {
                     gw.on_queue(now, &ev);
                 }

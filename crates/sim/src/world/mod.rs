@@ -9,7 +9,7 @@ use crate::topology::{Topology, NO_ROUTE};
 use crate::units::Size;
 use netreturn_base::{FlowKey, Rate, Rng, Time};
 use netreturn_control::gateway::WindowGateway;
-use netreturn_control::queue::{Fifo, Limit};
+use netreturn_control::queue::{DropReason, Fifo, Limit};
 use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, TcpMeta, TcpView};
 use netreturn_tcp::{CcKind, Connection, Segment, TcpConfig};
 
@@ -74,6 +74,11 @@ pub struct IfaceStats {
     pub tx_bytes: u64,
     pub tx_packets: u64,
     pub queue_drops: u64,
+    /// `queue_drops` by reason: tail drops, RED's early (probabilistic)
+    /// and forced (average above its upper threshold) drops.
+    pub drops_overflow: u64,
+    pub drops_early: u64,
+    pub drops_forced: u64,
     pub loss_drops: u64,
     /// Time integrals of the backlog (bytes x ns, bytes^2 x ns) for the
     /// time-weighted mean and standard deviation.

@@ -107,6 +107,14 @@ impl Connection {
             self.stats.rtt_samples += 1;
         }
 
+        // RFC 6582 section 3.2 step 5: "For the first partial ACK that
+        // arrives during fast recovery, also reset the retransmit timer";
+        // later partial ACKs leave it running (the "Impatient" variant, as
+        // ns-3 `NewAck(ack, m_isFirstPartialAck)`), so a window with many
+        // losses ends in a timeout and slow start instead of one
+        // retransmission per RTT. `impatient = false` restarts it on every
+        // partial ACK (RFC 6298 (5.3); Linux `tcp_rearm_rto`).
+        let mut keep_timer = false;
         if self.in_recovery {
             if ack >= self.recover {
                 self.exit_recovery(now);
@@ -119,6 +127,8 @@ impl Connection {
                 // RFC 6582 section 3.2 step 5, partial ACK: retransmit the
                 // first unacknowledged segment, deflate cwnd by the amount
                 // acknowledged and add back one SMSS if that was >= SMSS.
+                self.partial_acks += 1;
+                keep_timer = self.cfg.impatient && self.partial_acks > 1 && self.rto_at.is_some();
                 self.retransmit_head(now, out);
                 let mut cwnd = self.win.cwnd.saturating_sub(acked);
                 if acked >= self.mss {
@@ -143,7 +153,9 @@ impl Connection {
 
         // RFC 6298 (5.2) stop the timer when all is acknowledged, (5.3)
         // restart it otherwise.
-        self.rto_at = (self.snd_una < self.snd_max).then(|| now + self.rtt.rto());
+        if !keep_timer {
+            self.rto_at = (self.snd_una < self.snd_max).then(|| now + self.rtt.rto());
+        }
 
         if self.fin_queued && !self.fin_acked && self.snd_una > self.app_end {
             self.fin_acked = true;

@@ -96,6 +96,9 @@ pub struct Connection {
     /// cwnd limited the last data segment sent (see `cc::Ack::cwnd_limited`).
     cwnd_limited: bool,
     in_recovery: bool,
+    /// Partial ACKs seen in the current recovery without SACK (RFC 6582
+    /// section 3.2 step 5 resets the retransmission timer on the first only).
+    partial_acks: u32,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint.
     recover: u64,
     /// RFC 6675 HighRxt, one past the highest retransmitted byte.
@@ -166,6 +169,7 @@ impl Connection {
             dupacks: 0,
             cwnd_limited: false,
             in_recovery: false,
+            partial_acks: 0,
             recover: 0,
             high_rxt: 0,
             board: Scoreboard::default(),

@@ -41,6 +41,7 @@ impl Connection {
     pub(super) fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Vec<Segment>) {
         self.stats.fast_retransmits += 1;
         self.in_recovery = true;
+        self.partial_acks = 0;
         self.recover = self.snd_max;
         let flight = self.snd_max - self.snd_una;
         self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight);

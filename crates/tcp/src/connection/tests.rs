@@ -475,3 +475,48 @@ fn sarbe_after_a_timeout_has_ssthresh_ocwnd_and_cwnd_one_segment() {
     assert_eq!(c.probe().ssthresh, 2000, "ssthresh = oCwnd (floor: 2 segments)");
     assert_eq!(rtx.len(), 1);
 }
+
+/// Without SACK, segments 0, 2 and 4 of ten lost: fast retransmit of 0,
+/// then two partial ACKs (the retransmissions of 0 and 2 arriving). Returns
+/// the sender's next timer after the first and after the second partial ACK.
+fn two_partial_acks(cfg: &TcpConfig) -> (Option<Time>, Option<Time>) {
+    let (mut c, mut s) = established(cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    let mut acks = Vec::new();
+    for k in [1, 3, 5, 6, 7, 8, 9] {
+        s.on_segment(ms(10), &sent[k], &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(20), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 1);
+    let mut partial = |c: &mut Connection, s: &mut Connection, out: &mut Vec<Segment>, t: u64| {
+        let rtx = out.iter().find(|g| g.retransmission).cloned().expect("a retransmission");
+        let mut acks = Vec::new();
+        s.on_segment(ms(t), &rtx, &mut acks);
+        out.clear();
+        c.on_segment(ms(t + 10), acks.last().expect("an ACK"), out);
+        assert!(c.in_recovery, "a partial ACK keeps NewReno in recovery");
+        c.next_timer()
+    };
+    let first = partial(&mut c, &mut s, &mut out, 120);
+    let second = partial(&mut c, &mut s, &mut out, 230);
+    (first, second)
+}
+
+#[test]
+fn only_the_first_partial_ack_of_a_newreno_recovery_restarts_the_retransmission_timer() {
+    // RFC 6582 section 3.2 step 5: "For the first partial ACK that arrives
+    // during fast recovery, also reset the retransmit timer" (Impatient).
+    let cfg = TcpConfig { mss: 1000, sack: false, delayed_ack_count: 1, rcv_buf: 1 << 20, ..Default::default() };
+    let (first, second) = two_partial_acks(&cfg);
+    assert!(first.is_some());
+    assert_eq!(second, first, "the second partial ACK leaves the timer where the first set it");
+    // Slow-but-Steady (RFC 6298 (5.3), Linux): every partial ACK restarts it.
+    let (first, second) = two_partial_acks(&TcpConfig { impatient: false, ..cfg });
+    assert_eq!(second.unwrap().saturating_sub(first.unwrap()), Time::from_millis(110));
+}

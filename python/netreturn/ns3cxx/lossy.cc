@@ -1,0 +1,148 @@
+// seed 004's lossy link in ns-3 3.44 (python/netreturn/ns3lossy.py): what the
+// dumbbell's sinks (dumbbell.cc, compiled before this file) do not record,
+// the ssthresh set at each loss reaction and TcpWestwoodPlus's bandwidth
+// estimate (its `EstimatedBW` trace source) over time.
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/applications-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+#include <array>
+#include <limits>
+#include <map>
+#include <vector>
+
+namespace netreturn_ns3 {
+using namespace ns3;
+
+struct Lossy {
+    bool westwood = false;
+    bool renoSackLinuxExit = false;
+    double ssthSum = 0;
+    uint64_t ssthN = 0;
+    std::vector<double> bweT, bweV;  // s, bytes per second
+    uint64_t phyRxDrops = 0, queueDrops = 0;
+    uint64_t rtoExpiries = 0;
+};
+static Lossy LS;
+
+void LossyReset(bool westwood, bool renoSackLinuxExit) {
+    LS = Lossy();
+    LS.westwood = westwood;
+    LS.renoSackLinuxExit = renoSackLinuxExit;
+}
+
+// Every ssthresh the sender sets after its socket exists is a loss reaction
+// (3 dupACKs: GetSsThresh in EnterRecovery; RTO: in ReTxTimeout).
+static void LossySsth(uint32_t, uint32_t v) {
+    if (v == std::numeric_limits<uint32_t>::max()) return;
+    LS.ssthSum += v;
+    LS.ssthN++;
+}
+static void LossyBwe(DataRate, DataRate v) {
+    LS.bweT.push_back(Simulator::Now().GetSeconds());
+    LS.bweV.push_back(v.GetBitRate() / 8.0);
+}
+
+// Without SACK, ns-3 3.44 guesses a SACK scoreboard from duplicate ACKs
+// (TcpTxBuffer::AddRenoSack: each dupACK marks the next unmarked segment
+// after SND.UNA) and clears it only on a timeout (ReTxTimeout ->
+// ResetRenoSack; ns-3-dev the same). Marks left on segments above the
+// recovery point survive the end of recovery, so BytesInFlight stays below
+// SND.NXT - SND.UNA and the sender puts more than cwnd in flight.
+// Linux clears its Reno sacked_out when recovery ends (tcp_input.c,
+// tcp_fastretrans_alert, case TCP_CA_Recovery: tcp_reset_reno_sack), as
+// RFC 6582's flight size SND.NXT - SND.UNA implies. With `linuxExit` the
+// harness does the same when ns-3 leaves CA_RECOVERY (the state is set
+// before NewAck sends, so the first send after recovery already sees it).
+static void LossyCong(Ptr<TcpSocketBase> s, TcpSocketState::TcpCongState_t before,
+                      TcpSocketState::TcpCongState_t now) {
+    if (before == TcpSocketState::CA_RECOVERY && now == TcpSocketState::CA_OPEN) {
+        s->GetTxBuffer()->ResetRenoSack();
+    }
+}
+
+// RTO expiries. The dumbbell's count (entries into CA_LOSS) misses a
+// timeout that expires again in CA_LOSS (backoff: the state does not
+// change); every expiry doubles the RTO (TcpSocketBase::ReTxTimeout,
+// `m_rto = Min(m_rto * 2, 60 s)`), which no RTT update does exactly.
+static void LossyRto(Time before, Time now) {
+    if (now == before * 2 || (now == Seconds(60) && before < now)) LS.rtoExpiries++;
+}
+
+static void LossyHook(Ptr<BulkSendApplication> app) {
+    Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
+    if (!s) return;
+    BooleanValue sack;
+    s->GetAttribute("Sack", sack);
+    if (LS.renoSackLinuxExit && !sack.Get()) {
+        s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&LossyCong, s));
+    }
+    s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LossySsth));
+    s->TraceConnectWithoutContext("RTO", MakeCallback(&LossyRto));
+    if (LS.westwood) {
+        PointerValue pv;
+        s->GetAttribute("CongestionOps", pv);
+        pv.Get<TcpCongestionOps>()->TraceConnectWithoutContext("EstimatedBW", MakeCallback(&LossyBwe));
+    }
+}
+void ScheduleLossyHook(Ptr<Application> app, double startS) {
+    Simulator::Schedule(Seconds(startS) + NanoSeconds(1), &LossyHook, DynamicCast<BulkSendApplication>(app));
+}
+
+// Packets the error models destroyed (PhyRxDrop of a receiving device) and
+// packets the device queues refused, over every device.
+static void LossyPhyDrop(Ptr<const Packet>) { LS.phyRxDrops++; }
+static void LossyQueueDrop(Ptr<const Packet>) { LS.queueDrops++; }
+void LossyCountDrops(Ptr<NetDevice> dev) {
+    dev->TraceConnectWithoutContext("PhyRxDrop", MakeCallback(&LossyPhyDrop));
+    DynamicCast<PointToPointNetDevice>(dev)->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&LossyQueueDrop));
+}
+// Per device: packets put on the wire, received whole, handed up (diagnostics).
+static std::map<uint32_t, std::array<uint64_t, 4>> devCount;
+static void DevTx(uint32_t k, Ptr<const Packet>) { devCount[k][0]++; }
+static void DevRx(uint32_t k, Ptr<const Packet>) { devCount[k][1]++; }
+static void DevMacRx(uint32_t k, Ptr<const Packet>) { devCount[k][2]++; }
+static void DevMacTx(uint32_t k, Ptr<const Packet>) { devCount[k][3]++; }
+void LossyCountDevice(uint32_t k, Ptr<NetDevice> dev) {
+    devCount[k] = {0, 0, 0, 0};
+    dev->TraceConnectWithoutContext("PhyTxEnd", MakeBoundCallback(&DevTx, k));
+    dev->TraceConnectWithoutContext("PhyRxEnd", MakeBoundCallback(&DevRx, k));
+    dev->TraceConnectWithoutContext("MacRx", MakeBoundCallback(&DevMacRx, k));
+    dev->TraceConnectWithoutContext("MacTx", MakeBoundCallback(&DevMacTx, k));
+}
+uint64_t LossyDeviceCount(uint32_t k, uint32_t what) { return devCount[k][what]; }
+// A device without a queue disc whose queue is stopped (full: NetDeviceQueue
+// stops it when one more MTU would overflow) makes the traffic-control layer
+// drop the packet (TrafficControlLayer::Send, `TcDrop`), not the device queue:
+// these are the tail drops of our DropTail buffers.
+static std::vector<double> tcDropT;
+static void LossyTcDrop(Ptr<const Packet>) {
+    LS.queueDrops++;
+    tcDropT.push_back(Simulator::Now().GetSeconds());
+}
+void LossyCountTcDrops(Ptr<Node> n) {
+    tcDropT.clear();
+    n->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext("TcDrop", MakeCallback(&LossyTcDrop));
+}
+uint32_t LossyTcDropLen() { return tcDropT.size(); }
+double LossyTcDropT(uint32_t k) { return tcDropT[k]; }
+uint64_t LossyRtoExpiries() { return LS.rtoExpiries; }
+uint64_t LossyPhyRxDrops() { return LS.phyRxDrops; }
+uint64_t LossyQueueDrops() { return LS.queueDrops; }
+
+double LossySsthMean() { return LS.ssthN ? LS.ssthSum / LS.ssthN : std::nan(""); }
+uint64_t LossySsthCount() { return LS.ssthN; }
+// Time mean of the estimate from `fromS` to the last change (a step function).
+double LossyBweMean(double fromS) {
+    double area = 0, span = 0;
+    for (size_t k = 0; k + 1 < LS.bweT.size(); k++) {
+        double a = std::max(LS.bweT[k], fromS), b = LS.bweT[k + 1];
+        if (b > a) { area += LS.bweV[k] * (b - a); span += b - a; }
+    }
+    return span > 0 ? area / span : std::nan("");
+}
+uint32_t LossyBweLen() { return LS.bweT.size(); }
+double LossyBweT(uint32_t k) { return LS.bweT[k]; }
+double LossyBweV(uint32_t k) { return LS.bweV[k]; }
+}  // namespace netreturn_ns3
