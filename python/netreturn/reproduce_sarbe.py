@@ -141,6 +141,26 @@ def friendliness_table(results: list[dict]) -> dict[str, tuple[list[float], list
     return table
 
 
+def _vs_loss(plt: Any, out: Path, name: str, title: str, ylabel: str,
+             cells: dict[tuple[str, float], tuple[float, float]]) -> str:
+    """One curve per control against the wireless loss, with 95 % CIs:
+    ``cells`` maps (control, loss) to (mean, CI half-width)."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for cc in CCS:
+        pts = sorted((p * 100, m, h) for (c, p), (m, h) in cells.items() if c == cc)
+        ax.errorbar([x for x, _, _ in pts], [m for _, m, _ in pts], yerr=[0 if math.isnan(h) else h for *_, h in pts],
+                    marker="o", label=LABEL[cc], capsize=3)
+    ax.set_xscale("log")
+    ax.set_xlabel("wireless loss (% of packets)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=110)
+    plt.close(fig)
+    return name
+
+
 def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
     try:
         import matplotlib
@@ -169,20 +189,8 @@ def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
         plt.close(fig)
         made.append(name)
     table = lossy_table(res["lossy"])
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for cc in CCS:
-        pts = sorted((p * 100, m, h) for (c, p), (m, h, _) in table.items() if c == cc)
-        ax.errorbar([x for x, _, _ in pts], [m for _, m, _ in pts], yerr=[0 if math.isnan(h) else h for *_, h in pts],
-                    marker="o", label=LABEL[cc], capsize=3)
-    ax.set_xscale("log")
-    ax.set_xlabel("wireless loss (% of packets)")
-    ax.set_ylabel("goodput (Mb/s)")
-    ax.set_title("Fig. 3b: goodput vs loss")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "fig3b_goodput.png", dpi=110)
-    plt.close(fig)
-    made.append("fig3b_goodput.png")
+    made.append(_vs_loss(plt, out, "fig3b_goodput.png", "Fig. 3b: goodput vs loss", "goodput (Mb/s)",
+                         {k: v[:2] for k, v in table.items()}))
     fig, axes = plt.subplots(1, len(res["cwnd"]), figsize=(4 * len(res["cwnd"]), 3.2), sharey=True)
     for ax, r in zip(axes, res["cwnd"]):
         tr = r["traces"][0]
@@ -199,20 +207,8 @@ def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
     made.append("fig4_cwnd.png")
     fj = fairness_table(res["fairness"])
     if fj:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for cc in CCS:
-            pts = sorted((p * 100, *mean_ci(v)[:2]) for (c, p), v in fj.items() if c == cc)
-            ax.errorbar([x for x, _, _ in pts], [m for _, m, _ in pts], yerr=[0 if math.isnan(h) else h for *_, h in pts],
-                        marker="o", label=LABEL[cc], capsize=3)
-        ax.set_xscale("log")
-        ax.set_xlabel("wireless loss (% of packets)")
-        ax.set_ylabel("Jain's index, 10 flows")
-        ax.set_title("Fig. 5a: fairness")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(out / "fig5a_fairness.png", dpi=110)
-        plt.close(fig)
-        made.append("fig5a_fairness.png")
+        made.append(_vs_loss(plt, out, "fig5a_fairness.png", "Fig. 5a: fairness", "Jain's index, 10 flows",
+                             {k: mean_ci(v)[:2] for k, v in fj.items()}))
     ft = friendliness_table(res["friendliness"])
     if ft:
         fig, ax = plt.subplots(figsize=(6, 4))
