@@ -197,11 +197,14 @@ impl XcpRouter {
         let sum_n = self.sum_s * scale;
         // xi_p = (h + max(phi, 0)) / (d sum(rtt_i s_i / cwnd_i)),
         // xi_n = (h + max(-phi, 0)) / (d sum(s_i))   (XCP section 3.5).
-        let xi_p = if sum_p > 0.0 { (h + phi.max(0.0)) / (d * sum_p) } else { 0.0 };
-        let xi_n = if sum_n > 0.0 { (h + (-phi).max(0.0)) / (d * sum_n) } else { 0.0 };
+        // The interval's positive and negative feedback, given out (and
+        // budgeted, `pos_left` / `neg_left`) packet by packet.
+        let (give, take) = (h + phi.max(0.0), h + (-phi).max(0.0));
+        let xi_p = if sum_p > 0.0 { give / (d * sum_p) } else { 0.0 };
+        let xi_n = if sum_n > 0.0 { take / (d * sum_n) } else { 0.0 };
         self.current = XcpInterval { d, phi, h, xi_p, xi_n };
-        self.pos_left = h + phi.max(0.0);
-        self.neg_left = h + (-phi).max(0.0);
+        self.pos_left = give;
+        self.neg_left = take;
         self.stats.intervals += 1;
         // The next interval starts where this one ended, or now if the link
         // was idle for longer than an interval.
