@@ -434,3 +434,21 @@ fn a_stage_sees_each_packet_leave_once_when_its_link_loses_some() {
     assert_eq!(t.again, 0, "{} of {} packets were seen leaving R1->R2 twice", t.again, t.seen);
     assert_eq!(w.created, w.delivered + w.dropped + w.in_flight(), "packets conserved");
 }
+
+#[test]
+fn the_prefetching_event_loop_gives_the_same_run_as_the_plain_one() {
+    // Both loops over one world of RED, UDP and eight flows; every metric,
+    // bit for bit, and the queue series.
+    let s = dumbbell(8, "red", UDP);
+    let mut plain = World::new(&s, 5).unwrap();
+    plain.run_prefetching(false);
+    let mut fetching = World::new(&s, 5).unwrap();
+    fetching.run_prefetching(true);
+    let (a, b) = (netreturn_sim::metrics::collect(&plain, 5), netreturn_sim::metrics::collect(&fetching, 5));
+    assert!(a.get("events").unwrap() > 10_000.0);
+    for ((ka, va), (kb, vb)) in a.summary.iter().zip(&b.summary) {
+        assert_eq!(ka, kb);
+        assert_eq!(va.to_bits(), vb.to_bits(), "{ka} differs: {va} vs {vb}");
+    }
+    assert_eq!(a.queue_series, b.queue_series);
+}

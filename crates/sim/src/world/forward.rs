@@ -220,6 +220,7 @@ impl World {
         }
     }
 
+    #[inline(always)]
     pub(super) fn arrive(&mut self, i: u32, pi: u32) {
         if self.ifaces[i as usize].stage.is_some() {
             // The stage sees the packet leave before it arrives.
