@@ -2,7 +2,7 @@
 flows. For each flow count, one AWM run of the flows family with its queue
 sampled every 10 ms: std / buffer over the whole run and over the steady
 part (t >= --steady), the robustness index's denominator min(mean, B - mean),
-the per-flow window in segments ((C D + mean queue) / N / MSS), and the
+the per-flow window in segments ((C D + mean queues of both directions) / N / MSS), and the
 step one segment more per flow makes in the aggregate (N MSS / B).
 --segment runs the same counts with another segment size (the paper's
 rounding argument: the step shrinks with the segment).
@@ -55,8 +55,8 @@ def main() -> None:
     ap.add_argument("--forward-only", action="store_true", help="no reverse FTP flows (no ACK compression)")
     a = ap.parse_args()
     print(f"method {a.method}, stop {a.stop}, seed {a.seed}; steady part t >= {a.steady} s; forward only: {a.forward_only}")
-    print("| flows each way | segment (B) | std/B whole | std/B steady | mean q steady (kB) | min(mean, B-mean)/B | empty (%) | >= 0.95 B (%) | window per flow (segments) | N MSS / B | drops |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| flows each way | segment (B) | std/B whole | std/B steady | mean q steady (kB) | min(mean, B-mean)/B | empty (%) | >= 0.95 B (%) | reverse queue mean (kB) | window per flow (segments) | N MSS / B | drops |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for seg in a.segment or [None]:
         mss = seg or 948
         for n in a.flows or [10, 50, 100, 300, 1000]:
@@ -65,9 +65,13 @@ def main() -> None:
             q = np.array(r["queue_series"]["bytes"], float)
             st = q[t >= a.steady]
             m = st.mean()
-            w = (BDP + m) / n / mss
+            # The round trip includes the reverse queue too (the ACKs wait
+            # behind the reverse flows' data there).
+            f = r["ifaces"]
+            rev = f["queue_mean_bytes"][f["iface"].index("R2->R1")] if "R2->R1" in f["iface"] else 0.0
+            w = (BDP + m + rev) / n / mss
             print(f"| {n} | {mss} | {q.std() / B:.3f} | {st.std() / B:.3f} | {m / 1e3:.0f} | {min(m, B - m) / B:.3f} | "
-                  f"{100 * (st <= 0).mean():.1f} | {100 * (st >= 0.95 * B).mean():.1f} | {w:.2f} | {n * mss / B:.2f} | {r['summary']['queue_drops']:.0f} |", flush=True)
+                  f"{100 * (st <= 0).mean():.1f} | {100 * (st >= 0.95 * B).mean():.1f} | {rev / 1e3:.0f} | {w:.2f} | {n * mss / B:.2f} | {r['summary']['queue_drops']:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -77,15 +77,16 @@ DIFFERENCES = {
         "the ns-2-like ones above.",
     ],
     "flows": [
-        "AWM's queue std (paper: grows with the number of flows): ours falls from 10 to 300 flows each way "
-        "and jumps at 1000. Without reverse traffic it is flat and tiny (std / B at t >= 10 s: 0.001 / 0.001 / "
-        "0.007 at 10 / 100 / 1000): the oscillation comes from the two-way traffic (ACK compression), which "
-        "averages out as the flows multiply (0.22 at 10, 0.05 at 100-500). At 1000 flows each way the "
-        "per-flow window is 2.37 segments and a sender sends only whole segments (RFC 9293 3.8.6), so the "
-        "aggregate moves in steps of N MSS = 0.63 B: the queue swings between the 2- and 3-segment levels "
-        "(5-95 % range 156-1417 kB, period 0.54 s), seed 002's rounding argument. With 448-byte segments "
-        "(window 5.0 segments) the same 1000 flows give 0.009. The normalization is not the cause: the mean "
-        "sits at the target (B / 2) at every count. `python scripts/awm_flows_std.py`.",
+        "AWM's queue std (paper: grows with the number of flows): ours falls from 10 to 300-500 flows each "
+        "way and jumps at 1000. The normalization is not the cause (the mean sits at the target, B / 2, at "
+        "every count). Without reverse traffic the steady queue (t >= 10 s) is flat: std / B 0.001 / 0.001 / "
+        "0.007 at 10 / 100 / 1000 flows, so the oscillation comes from the two-way traffic (ACK compression), "
+        "which averages out as the flows multiply (0.22 at 10, 0.05 at 100-500). At 1000 flows each way the "
+        "window per flow is about 3 segments, a sender sends only whole segments (RFC 9293 3.8.6), and one "
+        "segment on every flow is N MSS = 0.63 B: the queue swings over most of the buffer (5-95 % range "
+        "156-1417 kB), seed 002's rounding argument; other segment sizes give 0.009-0.21 there, and without "
+        "reverse traffic the rounding shows only at 1.55 segments per flow (0.17). Open: how the rounding and "
+        "the ACK compression combine. `python scripts/awm_flows_std.py`.",
     ],
 }
 
