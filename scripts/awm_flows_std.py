@@ -53,10 +53,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--method", default="awm")
     ap.add_argument("--forward-only", action="store_true", help="no reverse FTP flows (no ACK compression)")
+    ap.add_argument("--plot", help="write the queue series of every run to this image (t in [steady, steady + 5 s])")
     a = ap.parse_args()
     print(f"method {a.method}, stop {a.stop}, seed {a.seed}; steady part t >= {a.steady} s; forward only: {a.forward_only}")
     print("| flows each way | segment (B) | std/B whole | std/B steady | mean q steady (kB) | min(mean, B-mean)/B | empty (%) | >= 0.95 B (%) | reverse queue mean (kB) | window per flow (segments) | N MSS / B | drops |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    series = []
     for seg in a.segment or [None]:
         mss = seg or 948
         for n in a.flows or [10, 50, 100, 300, 1000]:
@@ -72,6 +74,25 @@ def main() -> None:
             w = (BDP + m + rev) / n / mss
             print(f"| {n} | {mss} | {q.std() / B:.3f} | {st.std() / B:.3f} | {m / 1e3:.0f} | {min(m, B - m) / B:.3f} | "
                   f"{100 * (st <= 0).mean():.1f} | {100 * (st >= 0.95 * B).mean():.1f} | {rev / 1e3:.0f} | {w:.2f} | {n * mss / B:.2f} | {r['summary']['queue_drops']:.0f} |", flush=True)
+            series.append((f"{n} flows, {mss} B", t, q))
+    if a.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 3.5))
+        for label, t, q in series:
+            sel = (t >= a.steady) & (t < a.steady + 5)
+            ax.plot(t[sel], q[sel] / 1e3, lw=0.8, label=label)
+        ax.axhline(B / 2e3, color="k", ls=":", lw=0.8)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("bottleneck queue (kB)")
+        ax.set_ylim(0, B / 1e3)
+        ax.set_title(f"AWM, {'forward only' if a.forward_only else 'flows both ways'} (target dotted, buffer 1500 kB)")
+        ax.legend(fontsize=8, loc="upper right")
+        fig.tight_layout()
+        fig.savefig(a.plot, dpi=90)
 
 
 if __name__ == "__main__":

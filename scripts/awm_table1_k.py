@@ -48,6 +48,7 @@ def main() -> None:
     ap.add_argument("--method", action="append")
     ap.add_argument("--set", action="append", default=[], help="extra NAME=VALUE overrides")
     ap.add_argument("--scenario", default="awm/fairness", help="a variant of the fairness scenario file")
+    ap.add_argument("--plot", help="write goodput against D_i of every seed-1 run to this image, with k = 1 over D_i + q/C")
     a = ap.parse_args()
     print("paper's indices, if goodput ~ D_i^-k (propagation only):")
     for name, v in (("AWM", 0.7007), ("NC", 0.4392)):
@@ -58,6 +59,7 @@ def main() -> None:
     print("| method | buffer | stop | seed | Jain | queue delay (ms) | k (D_i) | k (D_i + queue) | drops |")
     print("|---|---|---|---|---|---|---|---|---|")
     extra = dict(s.split("=", 1) for s in a.set)
+    curves = []
     for method in a.method or ["awm", "droptail"]:
         for buf in a.buffer or ["700kB"]:
             for stop in a.stop or ["120s"]:
@@ -71,7 +73,26 @@ def main() -> None:
                     qd = s["queue_mean_bytes"] * 8 / rate * 1e3
                     k_prop = -np.polyfit(np.log(D), np.log(g), 1)[0]
                     k_all = -np.polyfit(np.log(D + qd), np.log(g), 1)[0]
+                    if seed == 1:
+                        curves.append((f"{method}, {buf}, {stop}", g, qd))
                     print(f"| {method} | {buf} | {stop} | {seed} | {jain(g):.4f} | {qd:.1f} | {k_prop:.3f} | {k_all:.3f} | {s['queue_drops']:.0f} |", flush=True)
+    if a.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6.5, 4))
+        for i, (label, g, qd) in enumerate(curves):
+            line = ax.loglog(D, g, "o", ms=3, label=f"{label} (q/C {qd:.0f} ms)")[0]
+            fit = 1 / (D + qd)
+            ax.loglog(D, fit * g.sum() / fit.sum(), "-", lw=0.8, color=line.get_color())
+        ax.set_xlabel("round-trip propagation delay D_i (ms)")
+        ax.set_ylabel("goodput (Mb/s)")
+        ax.set_title("Table 1 case 2, seed 1: dots ours, lines ~ 1/(D_i + q/C)")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(a.plot, dpi=90)
 
 
 if __name__ == "__main__":
