@@ -32,6 +32,7 @@ def test_a_short_fairness_reproduction_writes_its_tables_and_resumes(tmp_path):
     path = ra.reproduce(tmp_path, seeds=1, jobs=1, families=["fairness"], stop="3s", progress=False)
     text = path.read_text()
     assert "Table 1" in text and "| XCP | 1.0000 |" in text
+    assert "why ours differs" in text and "k over D_i + q/C" in text
     with (tmp_path / "fairness.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert {(r["method"], r["step"]) for r in rows} == {(m, s) for m in ra.METHODS for s in ("0ms", "10ms")}
@@ -55,3 +56,31 @@ def test_the_parking_lot_report_lists_every_forward_link_of_the_chain():
     lines = ra.chain_links(links, ["xcp"])
     rows = [ln for ln in lines if ln.startswith("| R")]
     assert [r.split(" | ")[0] for r in rows] == [f"| R{i}->R{i + 1}" for i in range(9)]
+
+
+def test_the_k_the_papers_table_1_implies_over_propagation_delays_is_0_94_for_awm_and_1_50_for_nc():
+    d = ra.fairness_delays("10ms", 30)
+    assert d[0] == 0.04 and math.isclose(d[-1], 0.33)
+    assert abs(ra.k_for_jain(0.7007, d) - 0.936) < 0.002
+    assert abs(ra.k_for_jain(0.4392, d) - 1.496) < 0.002
+
+
+def test_goodput_inverse_to_the_round_trip_with_its_queueing_delay_fits_k_one():
+    # AWM's case 2: one suggested window for all, goodput_i = swnd / (D_i + q/C).
+    d = ra.fairness_delays("10ms", 30)
+    q = 0.090
+    run = {"summary": {"queue_mean_bytes": q * 30e6 / 8},
+           "flows": {"src": [f"left{i}" for i in reversed(range(30))], "goodput_mbps": [1 / (x + q) for x in reversed(d)]}}
+    fit = ra.rtt_fit({"family": "fairness", "step": "10ms"}, run)
+    assert math.isclose(fit["k_rtt"], 1.0) and fit["k_prop"] < 0.7
+    assert math.isclose(fit["queue_delay_ms"], 90.0)
+    assert math.isclose(fit["jain_k1"], ra._jain([1 / (x + q) for x in d]))
+
+
+def test_the_forward_ftp_mean_leaves_out_the_mice_and_the_reverse_flows():
+    run = {"flows": {"src": ["left0", "left1", "right0", "left2"], "web": [False, False, False, True], "goodput_mbps": [1.0, 3.0, 10.0, 50.0]}}
+    assert ra.forward_ftp(run) == 2.0
+
+
+def test_every_explained_difference_belongs_to_a_family():
+    assert set(ra.DIFFERENCES) <= set(ra.FAMILIES)

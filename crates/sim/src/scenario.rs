@@ -185,6 +185,12 @@ pub struct TcpSpec {
     /// quantized to it. Default 1 ms (ns-3, Linux).
     #[serde(default = "default_ts_tick")]
     pub ts_tick: TimeQ,
+    /// XCP senders: write `H_rtt = 0` until an ACK of data gives an RTT
+    /// sample, as ns-2's XCP senders (no handshake) do for their first
+    /// window; default off: the handshake's sample counts
+    /// (`XcpConfig::ignore_handshake_rtt`).
+    #[serde(default)]
+    pub xcp_ignore_handshake_rtt: bool,
 }
 
 fn default_ts_tick() -> TimeQ {

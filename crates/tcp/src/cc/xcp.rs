@@ -25,16 +25,27 @@ pub struct XcpConfig {
     /// `None` asks for as much as the routers give: the receiver's window
     /// still bounds what is sent.
     pub desired_feedback: Option<i32>,
+    /// Write `H_rtt = 0` ("no valid estimate", XCP paper section 3.1) until
+    /// an ACK of data has given an RTT sample, ignoring the handshake's
+    /// sample. The XCP paper's first packet of a flow is a data packet: its
+    /// ns-2 senders (one-way agents, no handshake) send their whole first
+    /// window with `H_rtt = 0`, which routers give no positive feedback.
+    /// Off (the default), our sender reports the handshake's sample from
+    /// its first data segment on (docs/xcp.md, "Differences from the
+    /// paper, explained").
+    pub ignore_handshake_rtt: bool,
 }
 
 #[derive(Clone, Debug)]
 pub struct Xcp {
     cfg: XcpConfig,
+    /// An ACK of data (echoing XCP feedback) has given an RTT sample.
+    data_rtt: bool,
 }
 
 impl Xcp {
     pub fn new(cfg: XcpConfig) -> Xcp {
-        Xcp { cfg }
+        Xcp { cfg, data_rtt: false }
     }
 }
 
@@ -46,7 +57,9 @@ impl CongestionControl for Xcp {
             cwnd: w.cwnd.min(u32::MAX as u64) as u32,
             // 0 stands for "no estimate yet": routers give such a packet no
             // per-flow feedback (its share cannot be computed without rtt).
-            rtt_us: srtt.map_or(0, |r| (r.nanos() / 1000).clamp(1, u32::MAX as u64) as u32),
+            rtt_us: srtt
+                .filter(|_| self.data_rtt || !self.cfg.ignore_handshake_rtt)
+                .map_or(0, |r| (r.nanos() / 1000).clamp(1, u32::MAX as u64) as u32),
             feedback: self.cfg.desired_feedback.unwrap_or(i32::MAX),
             ack: false,
         });
@@ -56,6 +69,8 @@ impl CongestionControl for Xcp {
     /// carrying echoed feedback (the receiver sums it over a delayed ACK).
     fn on_ack_event(&mut self, _now: Time, w: &mut Window, ev: &AckEvent) {
         let InBand::Xcp(x) = ev.inband else { return };
+        // An ACK echoing XCP feedback acknowledges data, not the SYN.
+        self.data_rtt |= x.ack && ev.rtt.is_some();
         if !x.ack || ev.in_recovery || x.feedback == i32::MAX {
             // i32::MAX: no XCP router on the path touched the header.
             return;
@@ -83,7 +98,7 @@ mod tests {
 
     #[test]
     fn the_sender_writes_its_window_rtt_and_desired_feedback_into_every_segment() {
-        let mut cc = Xcp::new(XcpConfig { desired_feedback: Some(500) });
+        let mut cc = Xcp::new(XcpConfig { desired_feedback: Some(500), ..Default::default() });
         let w = Window { cwnd: 20_000, ssthresh: u64::MAX, mss: 1000 };
         let mut ib = InBand::None;
         cc.on_send(Time::ZERO, &w, Some(Time::from_millis(80)), &mut ib);
@@ -113,6 +128,32 @@ mod tests {
         cc.on_ack_event(Time::ZERO, &mut w, &ack_with(1_500, true));
         cc.on_ack_event(Time::ZERO, &mut w, &ack_with(i32::MAX, false));
         assert_eq!(w.cwnd, 10_000);
+    }
+
+    #[test]
+    fn without_the_handshake_rtt_the_first_window_says_no_estimate_until_an_ack_of_data_gives_one() {
+        // XCP section 3.1: "In the first packet of a flow, H_rtt is set to
+        // zero"; ns-2's senders have no handshake, so this holds for their
+        // whole first window.
+        let mut cc = Xcp::new(XcpConfig { ignore_handshake_rtt: true, ..Default::default() });
+        let w = Window { cwnd: 2_000, ssthresh: u64::MAX, mss: 1000 };
+        let srtt = Some(Time::from_millis(80)); // from the SYN exchange
+        let rtt_of = |cc: &mut Xcp| {
+            let mut ib = InBand::None;
+            cc.on_send(Time::ZERO, &w, srtt, &mut ib);
+            let InBand::Xcp(x) = ib else { panic!() };
+            x.rtt_us
+        };
+        assert_eq!(rtt_of(&mut cc), 0);
+        let mut w2 = w;
+        let mut ack = ack_with(0, false);
+        cc.on_ack_event(Time::ZERO, &mut w2, &ack);
+        assert_eq!(rtt_of(&mut cc), 0, "an ACK without an RTT sample changes nothing");
+        ack.rtt = Some(Time::from_millis(81));
+        cc.on_ack_event(Time::ZERO, &mut w2, &ack);
+        assert_eq!(rtt_of(&mut cc), 80_000, "then the estimate goes out");
+        // The default reports the handshake's sample from the start.
+        assert_eq!(rtt_of(&mut Xcp::new(XcpConfig::default())), 80_000);
     }
 
     #[test]
