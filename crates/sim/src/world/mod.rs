@@ -437,6 +437,7 @@ impl World {
                 if f.conns[1].stats().bytes_delivered >= b {
                     f.done_at = Some(now);
                     self.finite_left -= 1;
+                    self.rec.active.remove(flow as usize);
                 }
             }
         }
@@ -449,6 +450,7 @@ impl World {
         if a < ntcp {
             let f = &mut self.tcp[a as usize];
             f.started = true;
+            self.rec.active.insert(a as usize);
             f.conns[0].open(now, &mut self.out);
             if f.app.is_some() {
                 self.emit_segments(a, 0);

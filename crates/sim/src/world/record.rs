@@ -23,6 +23,7 @@ pub struct Recorder {
     pub(super) cross_bytes: u64,
     pub traces: Vec<FlowTrace>,
     pub rtt_samples_ms: Vec<f64>,
+    pub(super) active: ActiveFlows,
     /// Stop the run if its memory grows past this many bytes (checked at
     /// every sample; the limit `World::new` checked the estimate against);
     /// `over_memory` then holds what was in use.
@@ -30,6 +31,33 @@ pub struct Recorder {
     pub over_memory: Option<u64>,
     /// Packet-level log of one TCP flow (debugging; off unless asked).
     pub packet_log: Option<PacketLog>,
+}
+
+/// The TCP flows started and not finished (those whose RTT a sample
+/// records), as a bitset over the flow table: a sample visits only them,
+/// in table order, where it used to read every flow's record (a web-mice
+/// run ends with tens of thousands of finished ones).
+#[derive(Default)]
+pub(super) struct ActiveFlows {
+    words: Vec<u64>,
+}
+
+impl ActiveFlows {
+    #[inline(never)]
+    pub(super) fn insert(&mut self, flow: usize) {
+        let w = flow / 64;
+        if self.words.len() <= w {
+            self.words.resize(w + 1, 0);
+        }
+        self.words[w] |= 1 << (flow % 64);
+    }
+
+    #[inline(never)]
+    pub(super) fn remove(&mut self, flow: usize) {
+        if let Some(w) = self.words.get_mut(flow / 64) {
+            *w &= !(1 << (flow % 64));
+        }
+    }
 }
 
 impl FlowTrace {
@@ -107,10 +135,16 @@ impl World {
             tr.delivered.push(f.conns[1].stats().bytes_delivered as f64);
             tr.bwe_mbps.push(f.conns[0].bandwidth_estimate().map_or(f64::NAN, |b| b * 8.0 / 1e6));
         }
-        for f in &self.tcp {
-            if f.started && f.done_at.is_none() && f.start >= self.warmup {
-                if let Some(r) = f.conns[0].last_rtt() {
-                    self.rec.rtt_samples_ms.push(r.millis_f64());
+        // The flows started and not finished, in the order of the flow table.
+        for k in 0..self.rec.active.words.len() {
+            let mut bits = self.rec.active.words[k];
+            while bits != 0 {
+                let f = &self.tcp[k * 64 + bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+                if f.start >= self.warmup {
+                    if let Some(r) = f.conns[0].last_rtt() {
+                        self.rec.rtt_samples_ms.push(r.millis_f64());
+                    }
                 }
             }
         }
