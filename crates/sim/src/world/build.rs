@@ -257,17 +257,17 @@ impl World {
             }
         }
         w.has_finite = w.finite_left > 0;
-        for i in 0..w.tcp.len() {
-            let t = w.tcp[i].start;
-            w.first_start = w.first_start.min(t);
-            w.events.schedule(t, Event::Start(i as u32));
-        }
         let ntcp = w.tcp.len() as u32;
-        for i in 0..w.udp.len() {
-            let t = w.udp[i].start;
-            w.first_start = w.first_start.min(t);
-            w.events.schedule(t, Event::Start(ntcp + i as u32));
-        }
+        let starts: Vec<(Time, Event)> = (w.tcp.iter().map(|f| f.start))
+            .chain(w.udp.iter().map(|u| u.start))
+            .enumerate()
+            .map(|(a, t)| (t, Event::Start(a as u32)))
+            .collect();
+        debug_assert!(starts.len() == ntcp as usize + w.udp.len());
+        w.first_start = starts.iter().map(|&(t, _)| t).min().unwrap_or(Time::MAX);
+        // Their own lane, after the interfaces' and the UDP sources'.
+        let lane = (w.ifaces.len() + w.udp.len()) as u32;
+        w.events.schedule_all_in_lane(lane, starts);
         for &f in &s.run.trace_flows {
             if f >= w.tcp.len() {
                 return Err(("run.trace_flows".into(), format!("flow {f} does not exist; there are {} TCP flows", w.tcp.len())));
