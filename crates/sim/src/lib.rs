@@ -72,15 +72,9 @@ pub fn run_logged(
     from: netreturn_base::Time,
     to: netreturn_base::Time,
 ) -> Result<(RunResult, Vec<String>), ScenarioError> {
-    let mut w = build(scenario, seed)?;
-    if flow as usize >= w.tcp.len() {
-        return Err(ScenarioError {
-            file: scenario.origin(),
-            field: "log flow".into(),
-            message: format!("flow {flow} does not exist; there are {} TCP flows", w.tcp.len()),
-        });
-    }
-    w.rec.packet_log = Some(world::PacketLog { flow, from, to, lines: vec![] });
+    let rec = world::Recorder::new(scenario).log_flow(flow, from, to);
+    let mut w = world::World::with_recorder(scenario, seed, rec)
+        .map_err(|(field, message)| ScenarioError { file: scenario.origin(), field, message })?;
     w.run();
     finished(&w, scenario, seed)?;
     let lines = w.rec.packet_log.take().map(|l| l.lines).unwrap_or_default();

@@ -332,7 +332,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         ("queue_std_bytes", mon.map(|m| m.queue_std_bytes).unwrap_or(nan)),
         ("queue_max_bytes", mon.map(|m| m.queue_max_bytes as f64).unwrap_or(nan)),
         ("queue_drops", mon.map(|m| m.queue_drops as f64).unwrap_or(nan)),
-        ("lost_packets", w.dropped as f64),
+        ("lost_packets", w.rec.totals.dropped as f64),
         // Entries into fast recovery (ns-3's CA_RECOVERY).
         ("fast_recoveries", flows.iter().map(|r| r.fast_retransmits).sum::<u64>() as f64),
         // Triple-duplicate-ACK events as the senders received them, counted

@@ -54,8 +54,8 @@ fn every_packet_is_delivered_dropped_or_still_in_flight() {
         let s = dumbbell(8, queue, UDP);
         let mut w = World::new(&s, 3).unwrap();
         w.run();
-        assert_eq!(w.created, w.delivered + w.dropped + w.in_flight(), "{queue}: packets not conserved");
-        assert!(w.dropped > 0, "{queue}: this load should overflow a 60 kB buffer");
+        assert_eq!(w.rec.totals.created, w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight(), "{queue}: packets not conserved");
+        assert!(w.rec.totals.dropped > 0, "{queue}: this load should overflow a 60 kB buffer");
     }
 }
 
@@ -324,7 +324,7 @@ fn ngwa_routers_on_a_chain_leave_a_value_that_never_grows_along_the_path() {
         w.attach_stage(h, Box::new(Recording { inner, seen: log.clone() })).unwrap();
     }
     w.run();
-    assert_eq!(w.created, w.delivered + w.dropped + w.in_flight(), "packets conserved");
+    assert_eq!(w.rec.totals.created, w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight(), "packets conserved");
     assert_eq!(w.tcp.iter().filter(|f| f.done_at.is_some()).count(), 2);
     let (first, mid, last) = (seen[0].borrow(), seen[1].borrow(), seen[2].borrow());
     assert!(first.len() > 300, "data segments were marked: {}", first.len());
@@ -432,7 +432,7 @@ fn a_stage_sees_each_packet_leave_once_when_its_link_loses_some() {
     let t = tagger.0.borrow();
     assert_eq!(t.seen, w.ifaces[i].stats.tx_packets, "one call per packet leaving");
     assert_eq!(t.again, 0, "{} of {} packets were seen leaving R1->R2 twice", t.again, t.seen);
-    assert_eq!(w.created, w.delivered + w.dropped + w.in_flight(), "packets conserved");
+    assert_eq!(w.rec.totals.created, w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight(), "packets conserved");
 }
 
 #[test]
@@ -451,4 +451,26 @@ fn the_prefetching_event_loop_gives_the_same_run_as_the_plain_one() {
         assert_eq!(va.to_bits(), vb.to_bits(), "{ka} differs: {va} vs {vb}");
     }
     assert_eq!(a.queue_series, b.queue_series);
+}
+
+#[test]
+fn the_recorder_handed_to_the_world_decides_what_is_recorded() {
+    use netreturn_base::Time;
+    use netreturn_sim::world::Recorder;
+    let s = dumbbell(3, "droptail", "");
+    // A packet log of flow 1 from 0.5 s on, to its end.
+    let rec = Recorder::new(&s).log_flow(1, Time::from_millis(500), Time::from_secs(100));
+    let mut w = World::with_recorder(&s, 1, rec).unwrap();
+    w.run();
+    let log = w.rec.packet_log.as_ref().unwrap();
+    assert!(log.lines.len() > 50, "{} lines", log.lines.len());
+    assert!(log.lines.iter().all(|l| l.split_whitespace().next().unwrap().parse::<f64>().unwrap() >= 0.5));
+    assert_eq!(w.rec.totals.created, w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight());
+    // A log of a flow that does not exist, or a limit the scenario cannot
+    // fit, is refused before the run, naming what is wrong.
+    let err = World::with_recorder(&s, 1, Recorder::new(&s).log_flow(7, Time::ZERO, Time::from_secs(1))).err().unwrap();
+    assert_eq!(err.0, "log flow");
+    assert!(err.1.contains("there are 3 TCP flows"), "{}", err.1);
+    let err = World::with_recorder(&s, 1, Recorder::new(&s).memory_limit(Some(1000))).err().unwrap();
+    assert!(err.1.contains("MB") || err.1.contains("memory"), "{err:?}");
 }

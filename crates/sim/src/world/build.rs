@@ -76,10 +76,18 @@ impl World {
         self.tcp.push(f);
     }
 
+    /// The world of scenario `s` and master seed `seed`, recording what the
+    /// scenario asks for ([`Recorder::new`]).
     pub fn new(s: &Scenario, seed: u64) -> Result<World, (String, String)> {
+        World::with_recorder(s, seed, Recorder::new(s))
+    }
+
+    /// The world of scenario `s`, recording into `rec`. Errors name the
+    /// field at fault: `run.monitor` or `run.trace_flows` naming what does
+    /// not exist, `log flow` for a packet log of a flow that does not.
+    pub fn with_recorder(s: &Scenario, seed: u64, mut rec: Recorder) -> Result<World, (String, String)> {
         // Refuse what would not fit before allocating any of it.
-        let memory_limit = crate::memory::limit();
-        crate::memory::check(s, memory_limit).map_err(|e| (e.field, e.message))?;
+        crate::memory::check(s, rec.memory_limit).map_err(|e| (e.field, e.message))?;
         let topo = Topology::build(&s.topology)?;
         let mtu = s.tcp.segment_size + IP_HEADER + 20 + 12;
         let mut ifaces = Vec::with_capacity(topo.ifaces.len());
@@ -124,7 +132,7 @@ impl World {
             })?;
             ifaces[i as usize].pcap = Some(crate::pcap::Pcap::new());
         }
-        let monitor = match &s.run.monitor {
+        rec.monitor = match &rec.monitor_name {
             Some(name) => Some(topo.iface_by_name(name).ok_or_else(|| {
                 ("run.monitor".to_string(), format!("no interface {name:?}; interfaces look like \"R1->R2\""))
             })?),
@@ -148,10 +156,7 @@ impl World {
             finite_left: 0,
             has_finite: false,
             stop: s.run.stop.0,
-            rec: Recorder { sample_interval: s.run.sample_interval.0, monitor, memory_limit, ..Recorder::default() },
-            created: 0,
-            delivered: 0,
-            dropped: 0,
+            rec,
             first_start: Time::MAX,
             warmup: s.run.warmup.map(|w| w.0).unwrap_or(Time::ZERO),
             topo,
@@ -268,11 +273,16 @@ impl World {
         // Their own lane, after the interfaces' and the UDP sources'.
         let lane = (w.ifaces.len() + w.udp.len()) as u32;
         w.events.schedule_all_in_lane(lane, starts);
-        for &f in &s.run.trace_flows {
+        for f in std::mem::take(&mut w.rec.trace_flows) {
             if f >= w.tcp.len() {
                 return Err(("run.trace_flows".into(), format!("flow {f} does not exist; there are {} TCP flows", w.tcp.len())));
             }
             w.rec.traces.push(FlowTrace { flow: f, ..Default::default() });
+        }
+        if let Some(log) = &w.rec.packet_log {
+            if log.flow as usize >= w.tcp.len() {
+                return Err(("log flow".into(), format!("flow {} does not exist; there are {} TCP flows", log.flow, w.tcp.len())));
+            }
         }
         if w.first_start == Time::MAX {
             w.first_start = Time::ZERO;

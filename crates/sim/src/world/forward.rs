@@ -12,7 +12,7 @@ impl World {
     pub(super) fn at_node(&mut self, node: u32, pi: u32) {
         let dst = self.pool.slots[pi as usize].dst;
         if dst == node {
-            self.delivered += 1;
+            self.rec.totals.delivered += 1;
             let p = &self.pool.slots[pi as usize];
             let (flow, dir) = (p.flow as usize, p.dir as usize);
             if p.udp {
@@ -145,7 +145,7 @@ impl World {
             self.log(line);
         }
         self.pool.release(pi);
-        self.dropped += 1;
+        self.rec.totals.dropped += 1;
         self.counts(&p).lost += 1;
     }
 

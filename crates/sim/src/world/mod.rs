@@ -18,7 +18,7 @@ mod forward;
 mod record;
 
 pub use build::tcp_config;
-pub use record::Recorder;
+pub use record::{PacketTotals, Recorder};
 
 /// TCP flows from which the event loop prefetches the next event's packet
 /// and lane entry: at 31 flows everything fits in cache and the prefetch
@@ -222,9 +222,6 @@ pub struct World {
     /// What the run records (series, traces, RTT samples, the packet log,
     /// the memory guard): `metrics::collect` reads the run's results from it.
     pub rec: Recorder,
-    pub created: u64,
-    pub delivered: u64,
-    pub dropped: u64,
     pub first_start: Time,
     pub warmup: Time,
 }
@@ -374,7 +371,7 @@ impl World {
                 p.size = size;
                 p.seg = *seg;
             });
-            self.created += 1;
+            self.rec.totals.created += 1;
             self.tcp[flow as usize].packets[side as usize].sent += 1;
             self.at_node(from, pi);
         }
@@ -535,7 +532,7 @@ impl World {
         let (src, dst) = (u.src, u.dst);
         self.events.schedule_in_lane(self.udp_lane(ui), now + gap, Event::UdpTick(ui));
         let pi = self.pool.alloc(|p| *p = Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default() });
-        self.created += 1;
+        self.rec.totals.created += 1;
         self.at_node(src, pi);
     }
 

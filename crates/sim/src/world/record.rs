@@ -4,14 +4,29 @@
 use super::*;
 
 /// What a run records besides its state, kept apart from the world's
-/// mechanics: the monitored queue's series, the traced flows, every
-/// flow's RTT samples, the packet log of one flow, and the memory guard.
+/// mechanics: packet totals, the monitored queue's series, the traced
+/// flows, every flow's RTT samples, the packet log of one flow, and the
+/// memory guard. The caller builds it ([`Recorder::new`] reads what the
+/// scenario asks for; [`Recorder::log_flow`] adds a packet log) and hands
+/// it to [`World::with_recorder`]; [`crate::metrics::collect`] reads the
+/// run's results from it. Per-interface and per-flow counters stay beside
+/// the state they count (`Iface::stats`, `TcpFlow::packets`): a hop touches
+/// one record, not two.
 #[derive(Default)]
 pub struct Recorder {
     pub(super) sample_interval: Time,
+    /// The interface named by `run.monitor`, if any (else the bottleneck);
+    /// resolved against the topology when the world is built.
+    pub(super) monitor_name: Option<String>,
+    /// The TCP flows `run.trace_flows` asks to trace, checked when the
+    /// world is built.
+    pub(super) trace_flows: Vec<usize>,
     /// The interface whose queue is sampled (the scenario's bottleneck
     /// unless `run.monitor` names another).
     pub monitor: Option<u32>,
+    /// Packets created, delivered to their destination node, and dropped
+    /// (queues and lossy links), over the whole run.
+    pub totals: PacketTotals,
     pub queue_series: (Vec<f64>, Vec<f64>),
     /// Beside `queue_series`: the monitored interface's rate minus the
     /// cross traffic it carried (every packet but those of the traced TCP
@@ -31,6 +46,43 @@ pub struct Recorder {
     pub over_memory: Option<u64>,
     /// Packet-level log of one TCP flow (debugging; off unless asked).
     pub packet_log: Option<PacketLog>,
+}
+
+/// Run-wide packet counts: every packet created is delivered, dropped, or
+/// still in flight at the end (`World::in_flight`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacketTotals {
+    pub created: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+}
+
+impl Recorder {
+    /// What scenario `s` asks to record (`run.sample_interval`,
+    /// `run.monitor`, `run.trace_flows`), with the memory guard's limit of
+    /// this machine ([`crate::memory::limit`]).
+    pub fn new(s: &Scenario) -> Recorder {
+        Recorder {
+            sample_interval: s.run.sample_interval.0,
+            monitor_name: s.run.monitor.clone(),
+            trace_flows: s.run.trace_flows.clone(),
+            memory_limit: crate::memory::limit(),
+            ..Recorder::default()
+        }
+    }
+
+    /// Also logs every packet event of TCP flow `flow` from `from` to `to`
+    /// (see [`PacketLog`]).
+    pub fn log_flow(mut self, flow: u32, from: Time, to: Time) -> Recorder {
+        self.packet_log = Some(PacketLog { flow, from, to, lines: vec![] });
+        self
+    }
+
+    /// With memory limit `limit` (bytes) instead of the machine's.
+    pub fn memory_limit(mut self, limit: Option<u64>) -> Recorder {
+        self.memory_limit = limit;
+        self
+    }
 }
 
 /// The TCP flows started and not finished (those whose RTT a sample

@@ -494,7 +494,7 @@ fn two_partial_acks(cfg: &TcpConfig) -> (Option<Time>, Option<Time>) {
         c.on_segment(ms(20), a, &mut out);
     }
     assert_eq!(c.stats().fast_retransmits, 1);
-    let mut partial = |c: &mut Connection, s: &mut Connection, out: &mut Vec<Segment>, t: u64| {
+    let partial = |c: &mut Connection, s: &mut Connection, out: &mut Vec<Segment>, t: u64| {
         let rtx = out.iter().find(|g| g.retransmission).cloned().expect("a retransmission");
         let mut acks = Vec::new();
         s.on_segment(ms(t), &rtx, &mut acks);
