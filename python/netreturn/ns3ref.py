@@ -232,7 +232,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               trace: int = 0, log_flow: Optional[int] = None,
               log_window: tuple[float, float] = (0.0, 1e18), log_out: Optional[str] = None,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
-              drop_log: Optional[str] = None) -> dict[str, Any]:
+              drop_log: Optional[str] = None, red_trace: Optional[str] = None) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = SCENARIOS[scenario]
     socket_buf = ALIGNED_SOCKET_BUF if aligned else SOCKET_BUF
@@ -374,6 +374,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     cpp.TraceFlows(min(trace, flows))
     cpp.ConnectBottleneck(bn.Get(0))
     cpp.ConnectQueueDisc(qdiscs.Get(0))
+    if red_trace and queue in ("red", "ared"):
+        cpp.TraceRed(qdiscs.Get(0))
     if log_flow is not None:
         if not 0 <= log_flow < flows:
             raise ValueError(f"--log-flow {log_flow}: there are {flows} flows")
@@ -507,6 +509,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         with open(drop_log, "w") as f:
             for k in range(int(cpp.QDropLen())):
                 f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}\n")
+    if red_trace and queue in ("red", "ared"):
+        # One line per arrival, as netreturn-sim --red-trace: iface, time, backlog
+        # before it, RED's average, max_p, verdict (0 accepted, 1 early, 2 forced, 3 tail).
+        out["red_trace_lines"] = int(cpp.RedTraceWrite(red_trace))
     out["queue_discs_installed"] = n_qdiscs
     # Read the bottleneck queue disc's attributes back (proof they applied).
     attrs: dict[str, Any] = {}
@@ -609,6 +615,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "(ns3cxx/prr.cc)")
     ap.add_argument("--drop-log", default=None, metavar="PATH",
                     help="write every drop of the bottleneck queue disc (time, reason, backlog, size) to PATH")
+    ap.add_argument("--red-trace", default=None, metavar="PATH",
+                    help="RED/ARED: write every arrival at the bottleneck queue disc (time, backlog before it, "
+                         "the average m_qAvg, max_p m_curMaxP, verdict) to PATH, as netreturn-sim --red-trace")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
@@ -626,7 +635,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     sc = SCENARIOS[a.scenario]
     stop = sc.stop_s if a.stop is None else a.stop
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, sc.udp and not a.no_udp, stop, not a.no_flowmon, starts,
-                    a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log)
+                    a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
+                    a.red_trace)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

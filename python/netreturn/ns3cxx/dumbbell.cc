@@ -132,6 +132,49 @@ std::string QDropWhy(uint32_t k) { return qDrops[k].why; }
 uint32_t QDropBacklog(uint32_t k) { return qDrops[k].backlog; }
 uint32_t QDropSize(uint32_t k) { return qDrops[k].size; }
 
+// ---- RED's state at every arrival (--red-trace): ns-3 keeps the average
+// (m_qAvg) and ARED's max_p (m_curMaxP) private and has no trace source for
+// them; they are read through pointers to members named in an explicit
+// template instantiation (where C++ does not check access, [temp.spec]/6).
+template <typename Tag, typename Tag::type M> struct RedRob {
+    friend typename Tag::type RedGet(Tag) { return M; }
+};
+struct RedQAvg { typedef double RedQueueDisc::*type; friend type RedGet(RedQAvg); };
+struct RedCurMaxP { typedef double RedQueueDisc::*type; friend type RedGet(RedCurMaxP); };
+template struct RedRob<RedQAvg, &RedQueueDisc::m_qAvg>;
+template struct RedRob<RedCurMaxP, &RedQueueDisc::m_curMaxP>;
+struct RedArrival { double t; uint32_t backlog; double avg, maxP; uint8_t verdict; };
+static std::vector<RedArrival> redTrace;
+static Ptr<RedQueueDisc> redQ;
+static void RedRecord(uint32_t backlog, uint8_t verdict) {
+    redTrace.push_back({Simulator::Now().GetSeconds(), backlog, (*redQ).*RedGet(RedQAvg()),
+                        (*redQ).*RedGet(RedCurMaxP()), verdict});
+}
+// Enqueue fires after DoEnqueue added the item: the backlog before it is
+// the current one minus its size. A drop leaves the backlog as it was.
+static void RedEnq(Ptr<const QueueDiscItem> item) {
+    RedRecord(redQ->GetNBytes() - item->GetSize(), 0);
+}
+static void RedDrop(Ptr<const QueueDiscItem> item, const char* why) {
+    std::string w(why);
+    RedRecord(redQ->GetNBytes(), w == "Unforced drop" ? 1 : w == "Forced drop" ? 2 : 3);
+}
+void TraceRed(Ptr<QueueDisc> q) {
+    redTrace.clear();
+    redQ = DynamicCast<RedQueueDisc>(q);
+    q->TraceConnectWithoutContext("Enqueue", MakeCallback(&RedEnq));
+    q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&RedDrop));
+}
+uint32_t RedTraceWrite(std::string path) {
+    std::ofstream f(path);
+    f << std::setprecision(9);
+    for (auto& r : redTrace)
+        f << "R1->R2\t" << std::fixed << std::setprecision(9) << r.t << "\t" << r.backlog << "\t"
+          << std::setprecision(3) << r.avg << "\t" << std::scientific << std::setprecision(6) << r.maxP
+          << std::defaultfloat << "\t" << (int) r.verdict << "\n";
+    return redTrace.size();
+}
+
 void ConnectQueueDisc(Ptr<QueueDisc> q) {
     qDrops.clear();
     q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QBytes));
