@@ -64,6 +64,10 @@ pub struct RedParams {
     /// Adaptive RED's schedule (`queue = "ared"` only): "floyd2001" (the
     /// default) or "ns3" (ns-3 3.44's ARED, for validation).
     pub ared_mode: Option<AredMode>,
+    /// RED (`queue = "red"`) with ns-3 3.44's `RedQueueDisc` enqueue rules
+    /// ([`Red::ns3`]) instead of Floyd & Jacobson's, for validation; off by
+    /// default. ARED's `ns3` mode always uses them.
+    pub ns3_rules: Option<bool>,
 }
 
 impl RedParams {
@@ -142,7 +146,7 @@ impl Red {
     /// byte-mode factor when the limit is in bytes, the gentle line fixed at
     /// the initial `max_p`, no count reset at a forced drop, and the idle
     /// decay over `floor(idle / packet time) + 1` packets.
-    fn with_ns2_rules(cfg: RedConfig) -> Red {
+    pub fn ns3(cfg: RedConfig) -> Red {
         let mut r = Red::new(cfg);
         r.count = 0;
         r.ns2 = Some(Ns2Rules { old: false, count_bytes: 0, gentle_max_p: cfg.max_p });
@@ -368,7 +372,7 @@ pub enum AredMode {
     ///   the queue is empty, nor the first arrival after the average crosses
     ///   `min_th`; count in bytes / `mean_packet`; the gentle line from the
     ///   *initial* max_p (`m_vC`, `m_vD` are never recomputed); see
-    ///   `Red::with_ns2_rules`.
+    ///   `Red::ns3`.
     Ns3,
 }
 
@@ -448,7 +452,7 @@ impl AdaptiveRed {
         let bottom = (cfg.red.idle_packet_time.secs_f64() * 0.1).min(0.01);
         // Floyd 2001: first step after one interval; ns-3: LastSet = 0.
         AdaptiveRed {
-            red: if cfg.mode == AredMode::Ns3 { Red::with_ns2_rules(cfg.red) } else { Red::new(cfg.red) },
+            red: if cfg.mode == AredMode::Ns3 { Red::ns3(cfg.red) } else { Red::new(cfg.red) },
             interval: cfg.interval,
             beta: cfg.beta,
             mode: cfg.mode,
@@ -781,6 +785,26 @@ mod tests {
         a.admit(Time::from_millis(1) + idle, 1510, Backlog::default(), &mut rng);
         let w = a.config().w_q;
         assert!((a.average() - 10_000.0 * (1.0 - w).powi(11)).abs() < 1e-9, "{}", a.average());
+    }
+
+    #[test]
+    fn red_with_ns3_rules_forces_no_drop_at_an_empty_queue_but_does_at_a_busy_one() {
+        // Gentle off, average above max_th: Floyd & Jacobson (and Linux)
+        // drop every arrival; ns-3 only while the queue disc holds something.
+        let mut rng = Rng::new(12);
+        let mut floyd = Red::new(cfg());
+        let mut ns3 = Red::ns3(cfg());
+        for r in [&mut floyd, &mut ns3] {
+            r.avg = 30_000.0;
+            r.idle_since = None;
+        }
+        let empty = Backlog::default();
+        assert_eq!(floyd.admit(Time::ZERO, 1500, empty, &mut rng), Verdict::Drop(DropReason::Forced));
+        assert_eq!(ns3.admit(Time::ZERO, 1500, empty, &mut rng), Verdict::Accept);
+        let busy = Backlog { bytes: 1500, packets: 1 };
+        assert_eq!(ns3.admit(Time::ZERO, 1500, busy, &mut rng), Verdict::Drop(DropReason::Forced));
+        let p = RedParams { ns3_rules: Some(true), ..RedParams::default() };
+        assert!(p.ns3_rules.unwrap());
     }
 
     #[test]
