@@ -454,7 +454,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         recoveries += rec
         rtos += rto
         rto_expiries += int(cpp.RtoExpiries(i))
-        per_flow.append({"flow": i, "recoveries": rec, "timeouts": rto, "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
+        per_flow.append({"flow": i, "recoveries": rec, "timeouts": rto, "rto_expiries": int(cpp.RtoExpiries(i)),
+                         "bottleneck_data_drops": int(cpp.DataDrops(i)),
+                         "bottleneck_retx_drops": int(cpp.RetxDrops(i)),
+                         "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
                          "bytes_delivered": rx, "bytes_sent": tx, "bytes_retransmitted": retx,
                          "efficiency_pct": eff})
         if i < trace:
@@ -491,6 +494,11 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "timeouts": rtos,
         # Every expiry, backoffs included, as ours counts `timeouts`.
         "rto_expiries": rto_expiries,
+        # Data segments dropped at the bottleneck queue disc, and those of
+        # them that were retransmissions (a copy of that sequence number
+        # had been sent before).
+        "bottleneck_data_drops": sum(p["bottleneck_data_drops"] for p in per_flow),
+        "bottleneck_retx_drops": sum(p["bottleneck_retx_drops"] for p in per_flow),
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
         "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
         "queue_max_bytes": int(cpp.QueueMax()),

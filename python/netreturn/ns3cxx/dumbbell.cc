@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <unordered_map>
 #include <vector>
 
 namespace netreturn_ns3 {
@@ -32,6 +33,10 @@ struct State {
     // Window traces (time s, cwnd B, ssthresh B) of the first `traced` flows.
     uint32_t traced = 0;
     std::vector<std::vector<double>> cwT, cwV, ssV;
+    // Copies of each data segment sent (by sequence number), per flow, and
+    // the bottleneck drops of copies after the first (retransmissions).
+    std::vector<std::unordered_map<uint32_t, uint32_t>> sendCount;
+    std::vector<uint64_t> retxDrops, dataDrops;
 };
 static State S;
 
@@ -40,6 +45,8 @@ void Reset(uint32_t n, uint64_t fileBytes) {
     S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
     S.recoveries.assign(n, 0); S.rtos.assign(n, 0); S.rtoExpiries.assign(n, 0);
     S.done.assign(n, -1.0);
+    S.sendCount.assign(n, {});
+    S.retxDrops.assign(n, 0); S.dataDrops.assign(n, 0);
     S.fileBytes = fileBytes;
     S.remaining = n;
 }
@@ -73,8 +80,9 @@ static void SinkRx(uint32_t i, Ptr<const Packet> p, const Address&) {
     }
 }
 
-static void SockTx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>) {
+static void SockTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
     S.tx[i] += p->GetSize();
+    if (p->GetSize() > 0) S.sendCount[i][h.GetSequenceNumber().GetValue()]++;
 }
 
 static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
@@ -125,7 +133,23 @@ struct QDrop { double t; std::string why; uint32_t backlog, size; };
 static std::vector<QDrop> qDrops;
 static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
     qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize()});
+    // A data segment of TCP flow i (source 10.1.i.1): a first copy or a
+    // retransmission (sent before)?
+    Ptr<const Ipv4QueueDiscItem> ipi = DynamicCast<const Ipv4QueueDiscItem>(item);
+    if (!ipi || ipi->GetHeader().GetProtocol() != 6) return;
+    uint32_t a = ipi->GetHeader().GetSource().Get();
+    uint32_t i = (a >> 8) & 0xff;
+    if ((a >> 16) != 0x0a01 || i >= S.sendCount.size()) return;
+    Ptr<Packet> c = ipi->GetPacket()->Copy();
+    TcpHeader h;
+    c->RemoveHeader(h);
+    if (c->GetSize() == 0) return;
+    S.dataDrops[i]++;
+    auto it = S.sendCount[i].find(h.GetSequenceNumber().GetValue());
+    if (it != S.sendCount[i].end() && it->second >= 2) S.retxDrops[i]++;
 }
+uint64_t RetxDrops(uint32_t i) { return S.retxDrops[i]; }
+uint64_t DataDrops(uint32_t i) { return S.dataDrops[i]; }
 uint32_t QDropLen() { return qDrops.size(); }
 double QDropT(uint32_t k) { return qDrops[k].t; }
 std::string QDropWhy(uint32_t k) { return qDrops[k].why; }
