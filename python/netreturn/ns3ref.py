@@ -499,6 +499,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # had been sent before).
         "bottleneck_data_drops": sum(p["bottleneck_data_drops"] for p in per_flow),
         "bottleneck_retx_drops": sum(p["bottleneck_retx_drops"] for p in per_flow),
+        # Data segments sent at one instant by one sender, over all flows: {size: events}.
+        "send_bursts": {int(k): int(v) for k, v in (kv.split(":") for kv in str(cpp.SendBursts()).split(",") if kv)},
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
         "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
         "queue_max_bytes": int(cpp.QueueMax()),

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +38,11 @@ struct State {
     // the bottleneck drops of copies after the first (retransmissions).
     std::vector<std::unordered_map<uint32_t, uint32_t>> sendCount;
     std::vector<uint64_t> retxDrops, dataDrops;
+    // Data segments a sender sends at one instant (one ACK or timer event):
+    // the burst sizes over all flows, as histogram (size -> events).
+    std::vector<double> lastTxT;
+    std::vector<uint32_t> curBurst;
+    std::map<uint32_t, uint64_t> burstHist;
 };
 static State S;
 
@@ -47,6 +53,7 @@ void Reset(uint32_t n, uint64_t fileBytes) {
     S.done.assign(n, -1.0);
     S.sendCount.assign(n, {});
     S.retxDrops.assign(n, 0); S.dataDrops.assign(n, 0);
+    S.lastTxT.assign(n, -1.0); S.curBurst.assign(n, 0);
     S.fileBytes = fileBytes;
     S.remaining = n;
 }
@@ -82,7 +89,25 @@ static void SinkRx(uint32_t i, Ptr<const Packet> p, const Address&) {
 
 static void SockTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
     S.tx[i] += p->GetSize();
-    if (p->GetSize() > 0) S.sendCount[i][h.GetSequenceNumber().GetValue()]++;
+    if (p->GetSize() > 0) {
+        S.sendCount[i][h.GetSequenceNumber().GetValue()]++;
+        double t = Simulator::Now().GetSeconds();
+        if (t == S.lastTxT[i]) {
+            S.curBurst[i]++;
+        } else {
+            if (S.curBurst[i]) S.burstHist[S.curBurst[i]]++;
+            S.curBurst[i] = 1;
+            S.lastTxT[i] = t;
+        }
+    }
+}
+// The burst-size histogram (each flow's last burst included), as "size:count,...".
+std::string SendBursts() {
+    std::map<uint32_t, uint64_t> h = S.burstHist;
+    for (uint32_t b : S.curBurst) if (b) h[b]++;
+    std::ostringstream o;
+    for (auto& kv : h) o << kv.first << ":" << kv.second << ",";
+    return o.str();
 }
 
 static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
