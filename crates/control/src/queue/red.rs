@@ -788,6 +788,23 @@ mod tests {
     }
 
     #[test]
+    fn an_enabled_trace_records_every_arrival_with_the_average_max_p_and_verdict() {
+        let mut c = cfg();
+        c.w_q = 1.0;
+        let mut r = Red::new(c);
+        let mut rng = Rng::new(13);
+        r.admit(Time::from_micros(1), 1500, Backlog { bytes: 3_000, packets: 2 }, &mut rng);
+        r.enable_trace();
+        r.admit(Time::from_micros(2), 1500, Backlog { bytes: 4_000, packets: 3 }, &mut rng);
+        r.admit(Time::from_micros(3), 1500, Backlog { bytes: 30_000, packets: 20 }, &mut rng);
+        let tr = r.take_trace();
+        assert_eq!(tr.len(), 2);
+        assert_eq!((tr[0].t, tr[0].backlog, tr[0].avg, tr[0].max_p, tr[0].verdict), (Time::from_micros(2), 4_000, 4_000.0, 0.02, 0));
+        assert_eq!((tr[1].backlog, tr[1].verdict), (30_000, 2), "above max_th, gentle off: forced");
+        assert!(r.take_trace().is_empty(), "tracing stops once taken");
+    }
+
+    #[test]
     fn red_with_ns3_rules_forces_no_drop_at_an_empty_queue_but_does_at_a_busy_one() {
         // Gentle off, average above max_th: Floyd & Jacobson (and Linux)
         // drop every arrival; ns-3 only while the queue disc holds something.
