@@ -135,6 +135,33 @@ def test_packet_log_and_repaired_prr(tmp_path):
     assert times == sorted(times) and times[0] >= 1.0
 
 
+def test_the_red_trace_reads_ns3s_average_and_max_p_at_every_arrival(tmp_path):
+    """--red-trace: one line per arrival at ns-3's RedQueueDisc with its
+    private m_qAvg and m_curMaxP; ns-3 drops nothing at an empty queue."""
+    import json
+    import subprocess
+
+    mod = _load()
+    if not mod.available():
+        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
+    tr = tmp_path / "red.tsv"
+    cmd = [sys.executable, str(_PATH), "--flows", "3", "--queue", "ared", "--file-bytes", "300000",
+           "--red-trace", str(tr), "--json"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
+    rows = [ln.split("\t") for ln in tr.read_text().splitlines()]
+    assert r["red_trace_lines"] == len(rows) > 0
+    assert all(x[0] == "R1->R2" and int(x[5]) in (0, 1, 2, 3) for x in rows)
+    assert float(rows[0][4]) == pytest.approx(0.02)  # max_p starts at 1 / LInterm
+    assert all(float(x[3]) >= 0 for x in rows)
+    assert not any(int(x[2]) == 0 and int(x[5]) in (1, 2) for x in rows), "an early/forced drop at an empty queue"
+    drops = r["queue_drops_by_reason"]
+    assert sum(int(x[5]) == 1 for x in rows) == drops.get("Unforced drop", 0)
+    assert sum(r["send_bursts"].values()) > 0
+    assert 0 <= r["bottleneck_retx_drops"] <= r["bottleneck_data_drops"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("queue", ["ewt", "awm"])
 def test_the_ns3_gateways_rewrite_acks_with_upstream_prr(queue):

@@ -232,7 +232,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               trace: int = 0, log_flow: Optional[int] = None,
               log_window: tuple[float, float] = (0.0, 1e18), log_out: Optional[str] = None,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
-              drop_log: Optional[str] = None) -> dict[str, Any]:
+              drop_log: Optional[str] = None, red_trace: Optional[str] = None) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = SCENARIOS[scenario]
     socket_buf = ALIGNED_SOCKET_BUF if aligned else SOCKET_BUF
@@ -374,6 +374,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     cpp.TraceFlows(min(trace, flows))
     cpp.ConnectBottleneck(bn.Get(0))
     cpp.ConnectQueueDisc(qdiscs.Get(0))
+    if red_trace and queue in ("red", "ared"):
+        cpp.TraceRed(qdiscs.Get(0))
     if log_flow is not None:
         if not 0 <= log_flow < flows:
             raise ValueError(f"--log-flow {log_flow}: there are {flows} flows")
@@ -452,7 +454,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         recoveries += rec
         rtos += rto
         rto_expiries += int(cpp.RtoExpiries(i))
-        per_flow.append({"flow": i, "recoveries": rec, "timeouts": rto, "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
+        per_flow.append({"flow": i, "recoveries": rec, "timeouts": rto, "rto_expiries": int(cpp.RtoExpiries(i)),
+                         "bottleneck_data_drops": int(cpp.DataDrops(i)),
+                         "bottleneck_retx_drops": int(cpp.RetxDrops(i)),
+                         "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
                          "bytes_delivered": rx, "bytes_sent": tx, "bytes_retransmitted": retx,
                          "efficiency_pct": eff})
         if i < trace:
@@ -489,6 +494,13 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "timeouts": rtos,
         # Every expiry, backoffs included, as ours counts `timeouts`.
         "rto_expiries": rto_expiries,
+        # Data segments dropped at the bottleneck queue disc, and those of
+        # them that were retransmissions (a copy of that sequence number
+        # had been sent before).
+        "bottleneck_data_drops": sum(p["bottleneck_data_drops"] for p in per_flow),
+        "bottleneck_retx_drops": sum(p["bottleneck_retx_drops"] for p in per_flow),
+        # Data segments sent at one instant by one sender, over all flows: {size: events}.
+        "send_bursts": {int(k): int(v) for k, v in (kv.split(":") for kv in str(cpp.SendBursts()).split(",") if kv)},
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
         "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
         "queue_max_bytes": int(cpp.QueueMax()),
@@ -507,6 +519,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         with open(drop_log, "w") as f:
             for k in range(int(cpp.QDropLen())):
                 f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}\n")
+    if red_trace and queue in ("red", "ared"):
+        # One line per arrival, as netreturn-sim --red-trace: iface, time, backlog
+        # before it, RED's average, max_p, verdict (0 accepted, 1 early, 2 forced, 3 tail).
+        out["red_trace_lines"] = int(cpp.RedTraceWrite(red_trace))
     out["queue_discs_installed"] = n_qdiscs
     # Read the bottleneck queue disc's attributes back (proof they applied).
     attrs: dict[str, Any] = {}
@@ -609,6 +625,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "(ns3cxx/prr.cc)")
     ap.add_argument("--drop-log", default=None, metavar="PATH",
                     help="write every drop of the bottleneck queue disc (time, reason, backlog, size) to PATH")
+    ap.add_argument("--red-trace", default=None, metavar="PATH",
+                    help="RED/ARED: write every arrival at the bottleneck queue disc (time, backlog before it, "
+                         "the average m_qAvg, max_p m_curMaxP, verdict) to PATH, as netreturn-sim --red-trace")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
@@ -626,7 +645,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     sc = SCENARIOS[a.scenario]
     stop = sc.stop_s if a.stop is None else a.stop
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, sc.udp and not a.no_udp, stop, not a.no_flowmon, starts,
-                    a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log)
+                    a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
+                    a.red_trace)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

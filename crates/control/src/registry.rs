@@ -233,6 +233,7 @@ impl QueueKind {
         };
         match self {
             QueueKind::DropTail => Discipline::DropTail(DropTail::new(limit)),
+            QueueKind::Red if red.and_then(|r| r.ns3_rules).unwrap_or(false) => Discipline::Red(Red::ns3(red_cfg())),
             QueueKind::Red => Discipline::Red(Red::new(red_cfg())),
             QueueKind::Ared => Discipline::AdaptiveRed(AdaptiveRed::new(
                 AdaptiveRedConfig::recommended(red_cfg()).with_mode(red.and_then(|r| r.ared_mode).unwrap_or_default()),

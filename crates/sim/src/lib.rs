@@ -80,3 +80,22 @@ pub fn run_logged(
     let lines = w.rec.packet_log.take().map(|l| l.lines).unwrap_or_default();
     Ok((metrics::collect(&w, seed), lines))
 }
+
+/// [`run`], also recording every arrival at each RED or ARED queue (time,
+/// backlog, average, `max_p`, verdict: [`netreturn_control::queue::RedSample`]),
+/// by interface name, for comparing RED's state over time with ns-3's.
+pub fn run_red_traced(
+    scenario: &Scenario,
+    seed: u64,
+) -> Result<(RunResult, Vec<(String, Vec<netreturn_control::queue::RedSample>)>), ScenarioError> {
+    let mut w = build(scenario, seed)?;
+    let traced: Vec<usize> =
+        (0..w.ifaces.len()).filter(|&i| w.ifaces[i].queue.discipline_mut().enable_trace()).collect();
+    w.run();
+    finished(&w, scenario, seed)?;
+    let traces = traced
+        .into_iter()
+        .map(|i| (w.ifaces[i].name.clone(), w.ifaces[i].queue.discipline_mut().take_trace()))
+        .collect();
+    Ok((metrics::collect(&w, seed), traces))
+}

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <map>
+#include <unordered_map>
 #include <vector>
 
 namespace netreturn_ns3 {
@@ -32,6 +34,15 @@ struct State {
     // Window traces (time s, cwnd B, ssthresh B) of the first `traced` flows.
     uint32_t traced = 0;
     std::vector<std::vector<double>> cwT, cwV, ssV;
+    // Copies of each data segment sent (by sequence number), per flow, and
+    // the bottleneck drops of copies after the first (retransmissions).
+    std::vector<std::unordered_map<uint32_t, uint32_t>> sendCount;
+    std::vector<uint64_t> retxDrops, dataDrops;
+    // Data segments a sender sends at one instant (one ACK or timer event):
+    // the burst sizes over all flows, as histogram (size -> events).
+    std::vector<double> lastTxT;
+    std::vector<uint32_t> curBurst;
+    std::map<uint32_t, uint64_t> burstHist;
 };
 static State S;
 
@@ -40,6 +51,9 @@ void Reset(uint32_t n, uint64_t fileBytes) {
     S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
     S.recoveries.assign(n, 0); S.rtos.assign(n, 0); S.rtoExpiries.assign(n, 0);
     S.done.assign(n, -1.0);
+    S.sendCount.assign(n, {});
+    S.retxDrops.assign(n, 0); S.dataDrops.assign(n, 0);
+    S.lastTxT.assign(n, -1.0); S.curBurst.assign(n, 0);
     S.fileBytes = fileBytes;
     S.remaining = n;
 }
@@ -73,8 +87,27 @@ static void SinkRx(uint32_t i, Ptr<const Packet> p, const Address&) {
     }
 }
 
-static void SockTx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>) {
+static void SockTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
     S.tx[i] += p->GetSize();
+    if (p->GetSize() > 0) {
+        S.sendCount[i][h.GetSequenceNumber().GetValue()]++;
+        double t = Simulator::Now().GetSeconds();
+        if (t == S.lastTxT[i]) {
+            S.curBurst[i]++;
+        } else {
+            if (S.curBurst[i]) S.burstHist[S.curBurst[i]]++;
+            S.curBurst[i] = 1;
+            S.lastTxT[i] = t;
+        }
+    }
+}
+// The burst-size histogram (each flow's last burst included), as "size:count,...".
+std::string SendBursts() {
+    std::map<uint32_t, uint64_t> h = S.burstHist;
+    for (uint32_t b : S.curBurst) if (b) h[b]++;
+    std::ostringstream o;
+    for (auto& kv : h) o << kv.first << ":" << kv.second << ",";
+    return o.str();
 }
 
 static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
@@ -125,12 +158,71 @@ struct QDrop { double t; std::string why; uint32_t backlog, size; };
 static std::vector<QDrop> qDrops;
 static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
     qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize()});
+    // A data segment of TCP flow i (source 10.1.i.1): a first copy or a
+    // retransmission (sent before)?
+    Ptr<const Ipv4QueueDiscItem> ipi = DynamicCast<const Ipv4QueueDiscItem>(item);
+    if (!ipi || ipi->GetHeader().GetProtocol() != 6) return;
+    uint32_t a = ipi->GetHeader().GetSource().Get();
+    uint32_t i = (a >> 8) & 0xff;
+    if ((a >> 16) != 0x0a01 || i >= S.sendCount.size()) return;
+    Ptr<Packet> c = ipi->GetPacket()->Copy();
+    TcpHeader h;
+    c->RemoveHeader(h);
+    if (c->GetSize() == 0) return;
+    S.dataDrops[i]++;
+    auto it = S.sendCount[i].find(h.GetSequenceNumber().GetValue());
+    if (it != S.sendCount[i].end() && it->second >= 2) S.retxDrops[i]++;
 }
+uint64_t RetxDrops(uint32_t i) { return S.retxDrops[i]; }
+uint64_t DataDrops(uint32_t i) { return S.dataDrops[i]; }
 uint32_t QDropLen() { return qDrops.size(); }
 double QDropT(uint32_t k) { return qDrops[k].t; }
 std::string QDropWhy(uint32_t k) { return qDrops[k].why; }
 uint32_t QDropBacklog(uint32_t k) { return qDrops[k].backlog; }
 uint32_t QDropSize(uint32_t k) { return qDrops[k].size; }
+
+// ---- RED's state at every arrival (--red-trace): ns-3 keeps the average
+// (m_qAvg) and ARED's max_p (m_curMaxP) private and has no trace source for
+// them; they are read through pointers to members named in an explicit
+// template instantiation (where C++ does not check access, [temp.spec]/6).
+template <typename Tag, typename Tag::type M> struct RedRob {
+    friend typename Tag::type RedGet(Tag) { return M; }
+};
+struct RedQAvg { typedef double RedQueueDisc::*type; friend type RedGet(RedQAvg); };
+struct RedCurMaxP { typedef double RedQueueDisc::*type; friend type RedGet(RedCurMaxP); };
+template struct RedRob<RedQAvg, &RedQueueDisc::m_qAvg>;
+template struct RedRob<RedCurMaxP, &RedQueueDisc::m_curMaxP>;
+struct RedArrival { double t; uint32_t backlog; double avg, maxP; uint8_t verdict; };
+static std::vector<RedArrival> redTrace;
+static Ptr<RedQueueDisc> redQ;
+static void RedRecord(uint32_t backlog, uint8_t verdict) {
+    redTrace.push_back({Simulator::Now().GetSeconds(), backlog, (*redQ).*RedGet(RedQAvg()),
+                        (*redQ).*RedGet(RedCurMaxP()), verdict});
+}
+// Enqueue fires after DoEnqueue added the item: the backlog before it is
+// the current one minus its size. A drop leaves the backlog as it was.
+static void RedEnq(Ptr<const QueueDiscItem> item) {
+    RedRecord(redQ->GetNBytes() - item->GetSize(), 0);
+}
+static void RedDrop(Ptr<const QueueDiscItem> item, const char* why) {
+    std::string w(why);
+    RedRecord(redQ->GetNBytes(), w == "Unforced drop" ? 1 : w == "Forced drop" ? 2 : 3);
+}
+void TraceRed(Ptr<QueueDisc> q) {
+    redTrace.clear();
+    redQ = DynamicCast<RedQueueDisc>(q);
+    q->TraceConnectWithoutContext("Enqueue", MakeCallback(&RedEnq));
+    q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&RedDrop));
+}
+uint32_t RedTraceWrite(std::string path) {
+    std::ofstream f(path);
+    f << std::setprecision(9);
+    for (auto& r : redTrace)
+        f << "R1->R2\t" << std::fixed << std::setprecision(9) << r.t << "\t" << r.backlog << "\t"
+          << std::setprecision(3) << r.avg << "\t" << std::scientific << std::setprecision(6) << r.maxP
+          << std::defaultfloat << "\t" << (int) r.verdict << "\n";
+    return redTrace.size();
+}
 
 void ConnectQueueDisc(Ptr<QueueDisc> q) {
     qDrops.clear();

@@ -10,7 +10,7 @@ mod droptail;
 mod red;
 
 pub use droptail::DropTail;
-pub use red::{AdaptiveRed, AdaptiveRedConfig, AredMode, Red, RedConfig, RedParams};
+pub use red::{AdaptiveRed, AdaptiveRedConfig, AredMode, Red, RedConfig, RedParams, RedSample};
 
 use crate::view::{QueueEvent, QueueEventKind};
 use netreturn_base::{Rng, Time};
@@ -94,6 +94,30 @@ impl Discipline {
         }
     }
 
+    /// RED and ARED: record every later arrival ([`RedSample`]); false for
+    /// DropTail.
+    pub fn enable_trace(&mut self) -> bool {
+        match self {
+            Discipline::DropTail(_) => false,
+            Discipline::Red(r) => {
+                r.enable_trace();
+                true
+            }
+            Discipline::AdaptiveRed(a) => {
+                a.enable_trace();
+                true
+            }
+        }
+    }
+    /// The arrivals recorded since [`enable_trace`](Self::enable_trace).
+    pub fn take_trace(&mut self) -> Vec<RedSample> {
+        match self {
+            Discipline::DropTail(_) => vec![],
+            Discipline::Red(r) => r.take_trace(),
+            Discipline::AdaptiveRed(a) => a.take_trace(),
+        }
+    }
+
     pub fn limit(&self) -> Limit {
         match self {
             Discipline::DropTail(d) => d.limit,
@@ -130,6 +154,9 @@ impl<T> Fifo<T> {
     }
     pub fn discipline(&self) -> &Discipline {
         &self.discipline
+    }
+    pub fn discipline_mut(&mut self) -> &mut Discipline {
+        &mut self.discipline
     }
 
     fn event(&self, kind: QueueEventKind, size: u32) -> QueueEvent {

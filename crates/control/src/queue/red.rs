@@ -64,6 +64,10 @@ pub struct RedParams {
     /// Adaptive RED's schedule (`queue = "ared"` only): "floyd2001" (the
     /// default) or "ns3" (ns-3 3.44's ARED, for validation).
     pub ared_mode: Option<AredMode>,
+    /// RED (`queue = "red"`) with ns-3 3.44's `RedQueueDisc` enqueue rules
+    /// ([`Red::ns3`]) instead of Floyd & Jacobson's, for validation; off by
+    /// default. ARED's `ns3` mode always uses them.
+    pub ns3_rules: Option<bool>,
 }
 
 impl RedParams {
@@ -83,6 +87,35 @@ impl RedParams {
     }
 }
 
+/// One arrival at a RED queue, for diagnostics ([`Red::enable_trace`]):
+/// time, backlog before the arrival (bytes), the average just updated,
+/// `max_p` then, and the verdict (0 accepted, 1 early drop, 2 forced drop,
+/// 3 overflow).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RedSample {
+    pub t: Time,
+    pub backlog: u64,
+    pub avg: f64,
+    pub max_p: f64,
+    pub verdict: u8,
+}
+
+/// ns-3 3.44's `RedQueueDisc::DoEnqueue` rules (a port of ns-2's
+/// `REDQueue::enque`), which differ from Floyd & Jacobson 1993 and Linux;
+/// used by [`AredMode::Ns3`] only, to validate against ns-3.
+#[derive(Clone, Debug)]
+struct Ns2Rules {
+    /// `m_old`: the average is above `min_th` with a non-empty queue since
+    /// the last arrival; the first arrival after it crosses is never dropped.
+    old: bool,
+    /// `m_countBytes`: bytes arrived since the last early drop.
+    count_bytes: u64,
+    /// `max_p` at start: ns-3 computes the gentle line (`m_vC`, `m_vD`) once
+    /// in `InitializeParams` from `1 / LInterm`, and ARED's changes of
+    /// `m_curMaxP` never reach it.
+    gentle_max_p: f64,
+}
+
 /// The state RED and Adaptive RED share: the average and the drop decision.
 #[derive(Clone, Debug)]
 pub struct Red {
@@ -94,12 +127,51 @@ pub struct Red {
     count: i64,
     /// Time the queue became empty, if it is empty.
     idle_since: Option<Time>,
+    /// ns-3's rules instead of Floyd & Jacobson's (ARED `ns3` mode only).
+    ns2: Option<Ns2Rules>,
+    /// Every arrival, when enabled (diagnostics).
+    trace: Option<Vec<RedSample>>,
 }
 
 impl Red {
     pub fn new(cfg: RedConfig) -> Red {
         assert!(cfg.min_th < cfg.max_th, "RED needs min_th < max_th");
-        Red { cfg, avg: 0.0, count: -1, idle_since: Some(Time::ZERO) }
+        Red { cfg, avg: 0.0, count: -1, idle_since: Some(Time::ZERO), ns2: None, trace: None }
+    }
+
+    /// RED with ns-3 3.44's `RedQueueDisc` rules (see [`Ns2Rules`]): no drop
+    /// while the queue holds at most one unit (a byte in byte mode, a packet
+    /// otherwise: `nQueued > 1`), never the first arrival after the average
+    /// crosses `min_th` (`m_old`), `count` in bytes / `mean_packet` and the
+    /// byte-mode factor when the limit is in bytes, the gentle line fixed at
+    /// the initial `max_p`, no count reset at a forced drop, and the idle
+    /// decay over `floor(idle / packet time) + 1` packets.
+    pub fn ns3(cfg: RedConfig) -> Red {
+        let mut r = Red::new(cfg);
+        r.count = 0;
+        r.ns2 = Some(Ns2Rules { old: false, count_bytes: 0, gentle_max_p: cfg.max_p });
+        r
+    }
+
+    /// Records every later arrival ([`RedSample`]).
+    pub fn enable_trace(&mut self) {
+        self.trace = Some(vec![]);
+    }
+    /// The arrivals recorded since [`enable_trace`](Self::enable_trace).
+    pub fn take_trace(&mut self) -> Vec<RedSample> {
+        self.trace.take().unwrap_or_default()
+    }
+
+    fn record(&mut self, now: Time, backlog: Backlog, v: Verdict) {
+        if let Some(tr) = &mut self.trace {
+            let verdict = match v {
+                Verdict::Accept => 0,
+                Verdict::Drop(DropReason::Early) => 1,
+                Verdict::Drop(DropReason::Forced) => 2,
+                Verdict::Drop(_) => 3,
+            };
+            tr.push(RedSample { t: now, backlog: backlog.bytes, avg: self.avg, max_p: self.cfg.max_p, verdict });
+        }
     }
 
     pub fn config(&self) -> &RedConfig {
@@ -115,6 +187,18 @@ impl Red {
 
     fn update_average(&mut self, now: Time, backlog: Backlog) {
         let w = self.cfg.w_q;
+        if self.ns2.is_some() {
+            // ns-3 `Estimator(nQueued, m + 1, ...)`: avg (1 - w)^(m + 1) +
+            // w q, m = whole packet times the queue was idle.
+            let m = match self.idle_since.take() {
+                Some(since) if backlog.packets == 0 && self.cfg.idle_packet_time.nanos() > 0 => {
+                    now.saturating_sub(since).nanos() / self.cfg.idle_packet_time.nanos()
+                }
+                _ => 0,
+            };
+            self.avg = self.avg * (1.0 - w).powf(m as f64 + 1.0) + w * backlog.bytes as f64;
+            return;
+        }
         match self.idle_since.take() {
             Some(since) if backlog.packets == 0 => {
                 // avg <- (1 - w_q)^m avg, m = idle time / packet time.
@@ -148,11 +232,16 @@ impl Red {
 
     pub fn admit(&mut self, now: Time, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
         self.update_average(now, backlog);
-        self.decide(size, backlog, rng)
+        let v = self.decide(size, backlog, rng);
+        self.record(now, backlog, v);
+        v
     }
 
     /// The drop decision on the average as it stands.
     fn decide(&mut self, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
+        if self.ns2.is_some() {
+            return self.decide_ns2(size, backlog, rng);
+        }
         let verdict = match self.base_probability() {
             Some(p) if p <= 0.0 => {
                 self.count = -1;
@@ -179,6 +268,66 @@ impl Red {
             }
         };
         if verdict == Verdict::Accept && !self.cfg.limit.admits(size, backlog) {
+            return Verdict::Drop(DropReason::Overflow);
+        }
+        verdict
+    }
+
+    /// ns-3 3.44 `RedQueueDisc::CalculatePNew` (the probability before the
+    /// count correction) for the average `a`, between `min_th` and `2
+    /// max_th`: `max_p (a - min) / (max - min)` below `max_th`, and above it
+    /// the gentle line from `gentle_max_p` (the initial max_p) at `max_th` to
+    /// 1 at `2 max_th`.
+    fn ns2_p_new(c: &RedConfig, gentle_max_p: f64, a: f64) -> f64 {
+        let (min, max) = (c.min_th as f64, c.max_th as f64);
+        let p = if a >= max {
+            (1.0 - gentle_max_p) / max * a + 2.0 * gentle_max_p - 1.0
+        } else {
+            c.max_p * (a - min) / (max - min)
+        };
+        p.min(1.0)
+    }
+
+    /// ns-3 3.44 `RedQueueDisc::DoEnqueue`, `DropEarly`, `CalculatePNew`
+    /// and `ModifyP` (Wait off, no ECN, hard drop).
+    fn decide_ns2(&mut self, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
+        let c = self.cfg;
+        let bytes_unit = matches!(c.limit, Limit::Bytes(_));
+        let queued = if bytes_unit { backlog.bytes } else { backlog.packets as u64 };
+        let (min, max) = (c.min_th as f64, c.max_th as f64);
+        let a = self.avg;
+        let n = self.ns2.as_mut().expect("ns2 rules");
+        self.count += 1;
+        n.count_bytes += size as u64;
+        let mut verdict = Verdict::Accept;
+        if a >= min && queued > 1 {
+            if (!c.gentle && a >= max) || (c.gentle && a >= 2.0 * max) {
+                verdict = Verdict::Drop(DropReason::Forced);
+            } else if !n.old {
+                // The average has just crossed min_th (or the queue was empty).
+                self.count = 1;
+                n.count_bytes = size as u64;
+                n.old = true;
+            } else {
+                let mut p = Self::ns2_p_new(&c, n.gentle_max_p, a);
+                // Uniform spacing; in byte mode count is whole mean packets.
+                let count = if bytes_unit { (n.count_bytes / c.mean_packet as u64) as f64 } else { self.count as f64 };
+                p = if count * p < 1.0 { p / (1.0 - count * p) } else { 1.0 };
+                if bytes_unit && p < 1.0 {
+                    p = p * size as f64 / c.mean_packet as f64;
+                }
+                p = p.min(1.0);
+                // ns-3 drops when u <= p with u uniform on [0, 1).
+                if rng.bernoulli(p) {
+                    self.count = 0;
+                    n.count_bytes = 0;
+                    verdict = Verdict::Drop(DropReason::Early);
+                }
+            }
+        } else {
+            n.old = false;
+        }
+        if verdict == Verdict::Accept && !c.limit.admits(size, backlog) {
             return Verdict::Drop(DropReason::Overflow);
         }
         verdict
@@ -217,7 +366,13 @@ pub enum AredMode {
     /// * `max_p` decreases only while above `bottom = min(0.01, 8
     ///   mean_packet * 0.1 s / bit rate)` (ns-3's `Rtt` default 0.1 s; the
     ///   formula multiplies by the RTT where 1/W would divide: 2.7e-5 at
-    ///   45 Mb/s, 3.0e-4 at 4 Mb/s), and increases only while below 0.5.
+    ///   45 Mb/s, 3.0e-4 at 4 Mb/s), and increases only while below 0.5;
+    /// * the drop decision of ns-3's `RedQueueDisc::DoEnqueue` (ns-2's
+    ///   `REDQueue::enque`), not Floyd & Jacobson's: nothing is dropped while
+    ///   the queue is empty, nor the first arrival after the average crosses
+    ///   `min_th`; count in bytes / `mean_packet`; the gentle line from the
+    ///   *initial* max_p (`m_vC`, `m_vD` are never recomputed); see
+    ///   `Red::ns3`.
     Ns3,
 }
 
@@ -297,7 +452,7 @@ impl AdaptiveRed {
         let bottom = (cfg.red.idle_packet_time.secs_f64() * 0.1).min(0.01);
         // Floyd 2001: first step after one interval; ns-3: LastSet = 0.
         AdaptiveRed {
-            red: Red::new(cfg.red),
+            red: if cfg.mode == AredMode::Ns3 { Red::ns3(cfg.red) } else { Red::new(cfg.red) },
             interval: cfg.interval,
             beta: cfg.beta,
             mode: cfg.mode,
@@ -373,13 +528,22 @@ impl AdaptiveRed {
                 if now > self.next_adapt && self.adapt_ns3() {
                     self.next_adapt = now + self.interval;
                 }
-                self.red.decide(size, backlog, rng)
+                let v = self.red.decide(size, backlog, rng);
+                self.red.record(now, backlog, v);
+                v
             }
         }
     }
 
     pub fn on_dequeue(&mut self, now: Time, after: Backlog) {
         self.red.on_dequeue(now, after);
+    }
+    /// See [`Red::enable_trace`].
+    pub fn enable_trace(&mut self) {
+        self.red.enable_trace();
+    }
+    pub fn take_trace(&mut self) -> Vec<RedSample> {
+        self.red.take_trace()
     }
 }
 
@@ -545,6 +709,119 @@ mod tests {
             a.admit(Time::from_millis(500 * i), 1500, Backlog { bytes: 10_000, packets: 7 }, &mut rng);
         }
         assert!(a.max_p() >= 0.009 && a.max_p() < 0.01, "{}", a.max_p());
+    }
+
+    /// ns-3's ARED at 45 Mb/s with 1510-byte packets: min_th 14 062 B,
+    /// max_th 42 187 B, w_q = 2.68e-4, byte limit 97 000 B.
+    fn ns3_ared() -> AdaptiveRed {
+        let red = RedConfig::linux_like(97_000, 1510, Time::from_nanos(268_444));
+        AdaptiveRed::new(AdaptiveRedConfig::recommended(red).with_mode(AredMode::Ns3))
+    }
+
+    #[test]
+    fn ns3_mode_drops_nothing_at_an_empty_queue_even_with_the_average_above_min_th() {
+        // ns-3 DoEnqueue: `m_qAvg >= m_minTh && nQueued > 1` (bytes in byte mode).
+        let mut a = ns3_ared();
+        a.red.avg = 30_000.0;
+        a.red.cfg.max_p = 0.5;
+        let mut rng = Rng::new(10);
+        for i in 0..2000 {
+            let v = a.admit(Time::from_micros(i), 1510, Backlog::default(), &mut rng);
+            assert_eq!(v, Verdict::Accept, "arrival {i} at an empty queue, average {}", a.average());
+        }
+        // The same average over a non-empty queue drops.
+        let busy = Backlog { bytes: 30_000, packets: 20 };
+        let drops = (0..2000).filter(|_| a.admit(Time::from_millis(3), 1510, busy, &mut rng) != Verdict::Accept).count();
+        assert!(drops > 100, "{drops}");
+    }
+
+    #[test]
+    fn ns3_mode_never_drops_the_first_arrival_after_the_average_crosses_min_th() {
+        // ns-3's m_old: the first arrival above min_th restarts count at 1
+        // and is accepted; the second may be dropped.
+        let busy = Backlog { bytes: 30_000, packets: 20 };
+        let mut second = 0;
+        for seed in 0..200 {
+            let mut a = ns3_ared();
+            a.red.avg = 30_000.0;
+            a.red.cfg.max_p = 0.5;
+            let mut rng = Rng::new(seed);
+            assert_eq!(a.admit(Time::from_millis(1), 1510, busy, &mut rng), Verdict::Accept, "seed {seed}");
+            if a.admit(Time::from_millis(1), 1510, busy, &mut rng) != Verdict::Accept {
+                second += 1;
+            }
+        }
+        // p_b = 0.5 (30000 - 14062.5) / 28125 = 0.283; count = bytes since
+        // the restart, this arrival included, / 1510 = 2: p_a = 0.283 / (1 -
+        // 2 x 0.283) = 0.654.
+        assert!((110..150).contains(&second), "{second} of 200");
+    }
+
+    #[test]
+    fn ns3_mode_keeps_the_gentle_line_at_the_initial_max_p_while_max_p_adapts() {
+        // ns-3 computes m_vC, m_vD once from 1 / LInterm = 0.02: at 1.5
+        // max_th, p = 0.02 + 0.98 / 2 = 0.51 whatever m_curMaxP is (0.5
+        // here; the line through the current max_p would give 0.75).
+        let mut a = ns3_ared();
+        a.red.cfg.max_p = 0.5;
+        let c = a.red.cfg;
+        let g = a.red.ns2.as_ref().unwrap().gentle_max_p;
+        assert_eq!(g, 0.02);
+        let p = Red::ns2_p_new(&c, g, 1.5 * c.max_th as f64);
+        assert!((p - 0.51).abs() < 1e-9, "{p}");
+        // Below max_th the current max_p applies.
+        let mid = (c.min_th + c.max_th) as f64 / 2.0;
+        assert!((Red::ns2_p_new(&c, g, mid) - 0.25).abs() < 1e-9);
+    }
+
+    #[test]
+    fn ns3_mode_decays_an_idle_average_over_whole_packet_times_plus_one() {
+        // ns-3 Estimator(nQueued, m + 1): m = floor(idle x ptc).
+        let mut a = ns3_ared();
+        let mut rng = Rng::new(11);
+        a.red.avg = 10_000.0;
+        a.on_dequeue(Time::from_millis(1), Backlog::default());
+        let idle = Time::from_nanos(268_444 * 10 + 100_000); // 10.37 packet times
+        a.admit(Time::from_millis(1) + idle, 1510, Backlog::default(), &mut rng);
+        let w = a.config().w_q;
+        assert!((a.average() - 10_000.0 * (1.0 - w).powi(11)).abs() < 1e-9, "{}", a.average());
+    }
+
+    #[test]
+    fn an_enabled_trace_records_every_arrival_with_the_average_max_p_and_verdict() {
+        let mut c = cfg();
+        c.w_q = 1.0;
+        let mut r = Red::new(c);
+        let mut rng = Rng::new(13);
+        r.admit(Time::from_micros(1), 1500, Backlog { bytes: 3_000, packets: 2 }, &mut rng);
+        r.enable_trace();
+        r.admit(Time::from_micros(2), 1500, Backlog { bytes: 4_000, packets: 3 }, &mut rng);
+        r.admit(Time::from_micros(3), 1500, Backlog { bytes: 30_000, packets: 20 }, &mut rng);
+        let tr = r.take_trace();
+        assert_eq!(tr.len(), 2);
+        assert_eq!((tr[0].t, tr[0].backlog, tr[0].avg, tr[0].max_p, tr[0].verdict), (Time::from_micros(2), 4_000, 4_000.0, 0.02, 0));
+        assert_eq!((tr[1].backlog, tr[1].verdict), (30_000, 2), "above max_th, gentle off: forced");
+        assert!(r.take_trace().is_empty(), "tracing stops once taken");
+    }
+
+    #[test]
+    fn red_with_ns3_rules_forces_no_drop_at_an_empty_queue_but_does_at_a_busy_one() {
+        // Gentle off, average above max_th: Floyd & Jacobson (and Linux)
+        // drop every arrival; ns-3 only while the queue disc holds something.
+        let mut rng = Rng::new(12);
+        let mut floyd = Red::new(cfg());
+        let mut ns3 = Red::ns3(cfg());
+        for r in [&mut floyd, &mut ns3] {
+            r.avg = 30_000.0;
+            r.idle_since = None;
+        }
+        let empty = Backlog::default();
+        assert_eq!(floyd.admit(Time::ZERO, 1500, empty, &mut rng), Verdict::Drop(DropReason::Forced));
+        assert_eq!(ns3.admit(Time::ZERO, 1500, empty, &mut rng), Verdict::Accept);
+        let busy = Backlog { bytes: 1500, packets: 1 };
+        assert_eq!(ns3.admit(Time::ZERO, 1500, busy, &mut rng), Verdict::Drop(DropReason::Forced));
+        let p = RedParams { ns3_rules: Some(true), ..RedParams::default() };
+        assert!(p.ns3_rules.unwrap());
     }
 
     #[test]

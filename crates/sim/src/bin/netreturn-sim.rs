@@ -7,9 +7,11 @@
 //! `--log-flow F` writes a packet-level log of TCP flow F (every segment
 //! sent, dropped or received, timer expiries, and the sender's state after
 //! each event; see `world::PacketLog`) to PATH (default: standard error).
+//! `--red-trace PATH` writes every arrival at a RED or ARED queue (time,
+//! backlog, average, max_p, verdict) to PATH.
 
 use netreturn_base::Time;
-use netreturn_sim::{run, run_logged, Scenario};
+use netreturn_sim::{run, run_logged, run_red_traced, Scenario};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -26,6 +28,7 @@ fn main() -> ExitCode {
     let mut log_flow: Option<u32> = None;
     let mut log_window = (Time::ZERO, Time::MAX);
     let mut log_out: Option<String> = None;
+    let mut red_trace: Option<String> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
                     None => usage("--log-window needs T0,T1 in seconds"),
                 };
             }
+            "--red-trace" => red_trace = Some(it.next().cloned().unwrap_or_else(|| usage("--red-trace needs a path"))),
             "--log-out" => log_out = Some(it.next().cloned().unwrap_or_else(|| usage("--log-out needs a path"))),
             "-h" | "--help" => usage(""),
             p if path.is_none() => path = Some(p.to_string()),
@@ -66,12 +70,29 @@ fn main() -> ExitCode {
     let mut log = vec![];
     for _ in 0..repeat {
         let t0 = Instant::now();
-        let r = match log_flow {
-            Some(f) => run_logged(&scenario, seed, f, log_window.0, log_window.1).map(|(r, l)| {
+        let r = match (log_flow, &red_trace) {
+            (Some(f), _) => run_logged(&scenario, seed, f, log_window.0, log_window.1).map(|(r, l)| {
                 log = l;
                 r
             }),
-            None => run(&scenario, seed),
+            (None, Some(p)) => run_red_traced(&scenario, seed).and_then(|(r, traces)| {
+                // One line per arrival at a RED queue: iface, time (s),
+                // backlog before it (B), average (B), max_p, verdict
+                // (0 accepted, 1 early, 2 forced, 3 overflow).
+                let mut text = String::new();
+                for (name, tr) in &traces {
+                    for x in tr {
+                        text += &format!("{name}\t{:.9}\t{}\t{:.3}\t{:.6e}\t{}\n", x.t.secs_f64(), x.backlog, x.avg, x.max_p, x.verdict);
+                    }
+                }
+                std::fs::write(p, text).map_err(|e| netreturn_sim::ScenarioError {
+                    file: scenario.origin(),
+                    field: "--red-trace".into(),
+                    message: e.to_string(),
+                })?;
+                Ok(r)
+            }),
+            (None, None) => run(&scenario, seed),
         };
         let r = match r {
             Ok(r) => r,
@@ -146,7 +167,7 @@ fn usage(msg: &str) -> ! {
     }
     eprintln!(
         "usage: netreturn-sim SCENARIO [--seed S] [--set NAME=VALUE]... [--repeat N] [--per-flow] [--links]\n\
-         \x20                    [--log-flow F [--log-window T0,T1] [--log-out PATH]]"
+         \x20                    [--log-flow F [--log-window T0,T1] [--log-out PATH]] [--red-trace PATH]"
     );
     std::process::exit(2)
 }

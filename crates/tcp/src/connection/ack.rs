@@ -138,9 +138,22 @@ impl Connection {
             }
         } else {
             self.dupacks = 0;
+            // cwnd grows by the bytes this ACK newly reports delivered (RFC
+            // 6937 section 3 DeliveredData: the advance of SND.UNA minus what
+            // was SACKed before, plus what is newly SACKed), not by the
+            // advance of SND.UNA: bytes SACKed earlier were delivered then.
+            // After a timeout one cumulative ACK can cover hundreds of
+            // segments the receiver held; counting them would grow cwnd by
+            // all of them at once (up to ssthresh) and release that many
+            // segments back to back, where RFC 5681 section 3.1 grows cwnd
+            // by at most one SMSS per ACK. Linux (`tcp_cong_avoid(sk, ack,
+            // acked_sacked)`) and ns-3 3.44 (`ProcessAck`: `bytesAcked =
+            // currentDelivered`) count delivered data too. Without SACK
+            // DeliveredData is the advance of SND.UNA.
+            let cc_acked = delivered.saturating_sub(acked - data_acked);
             if old_una > 0 && data_acked > 0 {
                 let info = Ack {
-                    acked: data_acked,
+                    acked: cc_acked,
                     rtt: sample,
                     srtt: self.rtt.srtt(),
                     snd_una: self.snd_una,

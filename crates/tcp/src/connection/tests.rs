@@ -520,3 +520,37 @@ fn only_the_first_partial_ack_of_a_newreno_recovery_restarts_the_retransmission_
     let (first, second) = two_partial_acks(&TcpConfig { impatient: false, ..cfg });
     assert_eq!(second.unwrap().saturating_sub(first.unwrap()), Time::from_millis(110));
 }
+
+#[test]
+fn after_a_timeout_an_ack_covering_sacked_data_grows_cwnd_only_by_what_it_newly_delivered() {
+    // Segment 0 is lost twice (its fast retransmission too); 1-9 arrive
+    // and are SACKed. After the RTO (cwnd one segment) the retransmission
+    // of 0 is acknowledged with all ten: 1000 bytes newly delivered, 9000
+    // delivered before. RFC 6937 DeliveredData, Linux and ns-3 grow cwnd
+    // by 1000; counting the 10 000 would grow it to ssthresh at once.
+    let cfg = TcpConfig { mss: 1000, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    let mut acks = Vec::new();
+    for seg in &sent[1..] {
+        s.on_segment(ms(40), seg, &mut acks);
+    }
+    let mut lost = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(80), a, &mut lost);
+    }
+    let t = c.next_timer().expect("RTO armed");
+    let mut rtx = Vec::new();
+    c.on_timer(t, &mut rtx);
+    assert_eq!(c.win.cwnd, 1000, "one segment after the timeout");
+    assert!(c.win.ssthresh >= 2000);
+    let mut ack = Vec::new();
+    s.on_segment(t + ms(40), &rtx[0], &mut ack);
+    assert_eq!(ack.last().unwrap().ack, c.iss.wrapping_add(10_001), "everything delivered");
+    let mut out = Vec::new();
+    c.on_segment(t + ms(80), ack.last().unwrap(), &mut out);
+    assert_eq!(c.win.cwnd, 2000, "1000 bytes newly delivered: cwnd {} (ssthresh {})", c.win.cwnd, c.win.ssthresh);
+}
