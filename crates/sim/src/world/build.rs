@@ -141,6 +141,7 @@ impl World {
             ifaces,
             tcp: vec![],
             tcp_keys: vec![],
+            flows_distinct: false,
             udp: vec![],
             events: EventQueue::new(),
             pool: Pool::default(),

@@ -9,6 +9,7 @@ use crate::topology::{Topology, NO_ROUTE};
 use crate::units::Size;
 use netreturn_base::{FlowKey, Rate, Rng, Time};
 use netreturn_control::gateway::WindowGateway;
+use netreturn_control::ngwa::{NgwaRouter, TcpConn};
 use netreturn_control::queue::{DropReason, Fifo, Limit};
 use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, TcpMeta, TcpView};
 use netreturn_tcp::{CcKind, Connection, Segment, TcpConfig};
@@ -123,7 +124,7 @@ pub struct Iface {
     /// A router stage rewriting forward packets' in-band fields (NGWA,
     /// XCP), with the ids of the packets in the queue, in order, so it sees
     /// each one leave. Runs without a stage pay one `is_none` per enqueue.
-    pub stage: Option<Box<dyn ForwardStage>>,
+    pub stage: Option<Stage>,
     /// The stage's [`ForwardStage::acts_on_enqueue`], read once.
     stage_on_enqueue: bool,
     staged: std::collections::VecDeque<u32>,
@@ -131,6 +132,24 @@ pub struct Iface {
     pub stats: IfaceStats,
     /// Capture of the packets this interface transmits, when requested.
     pub pcap: Option<crate::pcap::Pcap>,
+}
+
+/// A router stage: NGWA's, called directly (its rule is a few
+/// instructions; a dynamic call and the packet's description for the
+/// [`ForwardStage`] interface would cost more than the rule), or any other.
+pub enum Stage {
+    Ngwa(Box<NgwaRouter>),
+    Other(Box<dyn ForwardStage>),
+}
+
+impl Stage {
+    /// The stage through the common interface (its counters, its state).
+    pub fn as_dyn(&self) -> &dyn ForwardStage {
+        match self {
+            Stage::Ngwa(r) => &**r,
+            Stage::Other(s) => &**s,
+        }
+    }
 }
 
 /// Per-flow packet counters for the loss ratios (seed 000 eq. 13); a TCP
@@ -211,6 +230,10 @@ pub struct World {
     /// gateways read a packet's key on every hop, and a flow's record (two
     /// connections) is cold there.
     tcp_keys: Vec<FlowKey>,
+    /// Whether the TCP flows' connections (canonical keys) are all distinct,
+    /// so a flow's index numbers its connection for NGWA's flow division
+    /// ([`netreturn_control::ngwa::TcpConn::index`]).
+    flows_distinct: bool,
     pub udp: Vec<UdpFlow>,
     events: EventQueue,
     pool: Pool,
