@@ -141,7 +141,6 @@ impl World {
             ifaces,
             tcp: vec![],
             tcp_keys: vec![],
-            flows_distinct: false,
             udp: vec![],
             events: EventQueue::new(),
             pool: Pool::default(),

@@ -41,7 +41,7 @@ impl World {
             self.gateway_sees_data(out, pi);
         }
         if self.ifaces[out as usize].stage_on_enqueue {
-            self.stage_call(out, pi, None);
+            self.stage_offered(out, pi);
         }
         let iface = &mut self.ifaces[out as usize];
         let start = now.max(iface.busy_until);
@@ -93,19 +93,27 @@ impl World {
         }
     }
 
+    /// Packet `pi` is offered to interface `i`'s queue: its stage sees it
+    /// (out of line: the hop of a run without such a stage, most runs, does
+    /// not carry the call).
+    #[inline(never)]
+    fn stage_offered(&mut self, i: u32, pi: u32) {
+        self.stage_call(i, pi, None);
+    }
+
     /// Hands packet `pi` to interface `i`'s stage: offered to the queue
     /// (`departure` None) or leaving it at `departure`. A stage that changes
     /// the in-band fields' wire length changes the packet's size from the
     /// next hop on (this hop's transmission time is already fixed).
     #[inline(always)]
     pub(super) fn stage_call(&mut self, i: u32, pi: u32, departure: Option<Time>) {
-        let World { ifaces, pool, tcp_keys, now, flows_distinct, .. } = self;
+        let World { ifaces, pool, tcp_keys, now, .. } = self;
         let iface = &mut ifaces[i as usize];
         let p = &mut pool.slots[pi as usize];
-        match iface.stage.as_mut() {
+        match iface.stage.as_deref_mut() {
             None => {}
             // NGWA acts on dequeue only, on TCP packets.
-            Some(Stage::Ngwa(r)) => {
+            Some(Stage::Ngwa { router, indexed }) => {
                 let Some(at) = departure else { return };
                 if p.udp {
                     return;
@@ -124,10 +132,10 @@ impl World {
                             key.reversed()
                         }
                     },
-                    index: flows_distinct.then_some(flow),
+                    index: indexed.then_some(flow),
                 };
                 let before = p.seg.inband.wire_len();
-                r.on_tcp_departure(at, conn, free, Some(&mut p.seg.inband));
+                router.on_tcp_departure(at, conn, free, Some(&mut p.seg.inband));
                 let after = p.seg.inband.wire_len();
                 p.size = p.size + after - before;
             }
@@ -168,22 +176,22 @@ impl World {
         // A flow's index numbers its connection if no two flows share one
         // (the flows are all made by now).
         let mut seen = std::collections::HashSet::with_capacity(self.tcp_keys.len());
-        self.flows_distinct = self.tcp_keys.iter().all(|&k| seen.insert(netreturn_control::flows::canonical(k)));
+        let indexed = self.tcp_keys.iter().all(|&k| seen.insert(netreturn_control::flows::canonical(k)));
         let on_enqueue = router.acts_on_enqueue();
-        self.attach(iface, Stage::Ngwa(Box::new(router)), on_enqueue)
+        self.attach(iface, Stage::Ngwa { router, indexed }, on_enqueue)
     }
 
     fn attach(&mut self, iface: &str, stage: Stage, on_enqueue: bool) -> Result<(), String> {
         let i = self.topo.iface_by_name(iface).ok_or_else(|| format!("no interface {iface:?}"))?;
         self.ifaces[i as usize].stage_on_enqueue = on_enqueue;
-        self.ifaces[i as usize].stage = Some(stage);
+        self.ifaces[i as usize].stage = Some(Box::new(stage));
         Ok(())
     }
 
     /// The stage of interface `iface`, to read its state after a run.
     pub fn stage(&self, iface: &str) -> Option<&dyn ForwardStage> {
         let i = self.topo.iface_by_name(iface)?;
-        self.ifaces[i as usize].stage.as_ref().map(Stage::as_dyn)
+        self.ifaces[i as usize].stage.as_deref().map(Stage::as_dyn)
     }
 
     pub(super) fn drop_packet(&mut self, pi: u32, iface: u32) {

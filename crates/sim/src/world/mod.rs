@@ -124,7 +124,7 @@ pub struct Iface {
     /// A router stage rewriting forward packets' in-band fields (NGWA,
     /// XCP), with the ids of the packets in the queue, in order, so it sees
     /// each one leave. Runs without a stage pay one `is_none` per enqueue.
-    pub stage: Option<Stage>,
+    pub stage: Option<Box<Stage>>,
     /// The stage's [`ForwardStage::acts_on_enqueue`], read once.
     stage_on_enqueue: bool,
     staged: std::collections::VecDeque<u32>,
@@ -138,7 +138,13 @@ pub struct Iface {
 /// instructions; a dynamic call and the packet's description for the
 /// [`ForwardStage`] interface would cost more than the rule), or any other.
 pub enum Stage {
-    Ngwa(Box<NgwaRouter>),
+    Ngwa {
+        router: NgwaRouter,
+        /// Whether the TCP flows' connections (canonical keys) are all
+        /// distinct, so a flow's index numbers its connection for flow
+        /// division ([`netreturn_control::ngwa::TcpConn::index`]).
+        indexed: bool,
+    },
     Other(Box<dyn ForwardStage>),
 }
 
@@ -146,7 +152,7 @@ impl Stage {
     /// The stage through the common interface (its counters, its state).
     pub fn as_dyn(&self) -> &dyn ForwardStage {
         match self {
-            Stage::Ngwa(r) => &**r,
+            Stage::Ngwa { router, .. } => router,
             Stage::Other(s) => &**s,
         }
     }
@@ -230,10 +236,6 @@ pub struct World {
     /// gateways read a packet's key on every hop, and a flow's record (two
     /// connections) is cold there.
     tcp_keys: Vec<FlowKey>,
-    /// Whether the TCP flows' connections (canonical keys) are all distinct,
-    /// so a flow's index numbers its connection for NGWA's flow division
-    /// ([`netreturn_control::ngwa::TcpConn::index`]).
-    flows_distinct: bool,
     pub udp: Vec<UdpFlow>,
     events: EventQueue,
     pool: Pool,
