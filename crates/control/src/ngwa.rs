@@ -213,7 +213,12 @@ pub struct TcpConn<K: FnOnce() -> FlowKey> {
 fn divide(br: u64, nf: usize) -> u64 {
     let nf = nf.max(1);
     match (u32::try_from(br), u32::try_from(nf)) {
-        (Ok(b), Ok(n)) => (0.98 * b as f64 / n as f64) as u32 as u64,
+        (Ok(b), Ok(n)) => {
+            // Out of LLVM's sight, which otherwise widens the conversions
+            // back to the 64-bit ones, knowing the values fit.
+            let (b, n) = std::hint::black_box((b, n));
+            (0.98 * b as f64 / n as f64) as u32 as u64
+        }
         _ => (0.98 * br as f64 / nf as f64) as u64,
     }
 }
