@@ -283,26 +283,51 @@ impl NgwaRouter {
     /// the rule reads. `inband` is `None` for a packet that cannot carry
     /// the option (its connection still counts).
     #[inline(always)]
-    pub fn on_tcp_departure<K: FnOnce() -> FlowKey>(&mut self, at: Time, conn: TcpConn<K>, free_bytes: u64, inband: Option<&mut InBand>) {
+    pub fn on_tcp_departure<K: FnOnce() -> FlowKey>(
+        &mut self,
+        at: Time,
+        conn: TcpConn<K>,
+        free_bytes: u64,
+        inband: Option<&mut InBand>,
+    ) -> Marking {
         self.track(at, conn);
         let w = self.w_free(free_bytes);
-        let Some(ib) = inband else { return };
+        let Some(ib) = inband else { return Marking::Untouched };
         // Seed 001 section 2: if W_packet > W_node then W_packet = W_node;
         // a packet without the option gets one.
         match *ib {
             InBand::None => {
                 *ib = InBand::Ngwa(w);
                 self.stats.inserted += 1;
+                Marking::Inserted
             }
             InBand::Ngwa(v) if v > w => {
                 *ib = InBand::Ngwa(w);
                 self.stats.lowered += 1;
+                Marking::Lowered
             }
-            InBand::Ngwa(_) => self.stats.kept += 1,
+            InBand::Ngwa(_) => {
+                self.stats.kept += 1;
+                Marking::Kept
+            }
             // Another scheme's fields: not ours to touch.
-            InBand::Xcp(_) => {}
+            InBand::Xcp(_) => Marking::Untouched,
         }
     }
+}
+
+/// What [`NgwaRouter::on_tcp_departure`] did to a packet's in-band field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marking {
+    /// The option inserted: the packet is longer by its bytes
+    /// ([`InBand::wire_len`]).
+    Inserted,
+    /// The value carried lowered to ours.
+    Lowered,
+    /// The value carried already at most ours.
+    Kept,
+    /// Nothing written (no room for the option, or another scheme's field).
+    Untouched,
 }
 
 impl ForwardStage for NgwaRouter {

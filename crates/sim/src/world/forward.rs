@@ -120,12 +120,13 @@ impl World {
                 }
                 let free = iface.capacity_bytes.saturating_sub(iface.queue.backlog().bytes);
                 let (flow, dir, flags) = (p.flow, p.dir, p.seg.flags);
+                let keys: &[FlowKey] = tcp_keys;
                 let conn = TcpConn {
                     syn: flags.syn(),
                     fin: flags.fin(),
                     rst: flags.rst(),
-                    key: || {
-                        let key = tcp_keys[flow as usize];
+                    key: move || {
+                        let key = keys[flow as usize];
                         if dir == 0 {
                             key
                         } else {
@@ -134,10 +135,9 @@ impl World {
                     },
                     index: indexed.then_some(flow),
                 };
-                let before = p.seg.inband.wire_len();
-                router.on_tcp_departure(at, conn, free, Some(&mut p.seg.inband));
-                let after = p.seg.inband.wire_len();
-                p.size = p.size + after - before;
+                if router.on_tcp_departure(at, conn, free, Some(&mut p.seg.inband)) == Marking::Inserted {
+                    p.size += InBand::Ngwa(0).wire_len();
+                }
             }
             Some(Stage::Other(stage)) => {
                 let queue = QueueState {
