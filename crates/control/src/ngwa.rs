@@ -509,6 +509,72 @@ mod tests {
         assert_eq!(r.stats, NgwaStats { inserted: 0, lowered: 0, kept: 1 });
     }
 
+    #[test]
+    fn a_router_given_connection_indices_marks_as_the_one_keyed_by_flow() {
+        // The simulator numbers its connections (FD's table by index); the
+        // real gateway has only keys (FD's hash map). Same packets, same
+        // marks, counts and connection lists, through SYNs, FINs, RSTs,
+        // packets of unknown connections, idle expiry and a full list.
+        use netreturn_base::Rng;
+        for seed in 0..20 {
+            let mut rng = Rng::new(seed);
+            let cfg = NgwaRouterConfig {
+                flow_division: true,
+                idle_timeout: Time::from_millis(1 + rng.below(400)),
+                max_flows: 1 + rng.below(12) as usize,
+            };
+            let (mut keyed, mut indexed) = (NgwaRouter::new(cfg), NgwaRouter::new(cfg));
+            let conns = 1 + rng.below(30) as u16;
+            let mut now = Time::ZERO;
+            for _ in 0..5_000 {
+                now = now + Time::from_micros(rng.below(2_000));
+                let c = rng.below(conns as u64) as u16;
+                let (syn, fin, rst) = match rng.below(20) {
+                    0..=2 => (true, false, false),
+                    3 => (false, true, false),
+                    4 => (false, false, true),
+                    _ => (false, false, false),
+                };
+                // Either direction of connection c.
+                let fwd = FlowKey { src: 10 + c as u32 % 3, dst: 50, sport: 1000 + c, dport: 80, proto: FlowKey::TCP };
+                let key = if rng.bernoulli(0.5) { fwd } else { fwd.reversed() };
+                let m = TcpMeta { key, syn, fin, rst, payload_len: 1000 };
+                let queue = q(rng.below(97_000));
+                let carried = match rng.below(3) {
+                    0 => InBand::None,
+                    _ => InBand::Ngwa(rng.below(60_000) as u32),
+                };
+                let (mut a, mut b) = (carried, carried);
+                forward(&mut keyed, now, m, &mut a, &queue);
+                let conn = TcpConn { syn, fin, rst, key: || key, index: Some(c as u32) };
+                let did = indexed.on_tcp_departure(now, conn, queue.free_bytes(), Some(&mut b));
+                assert_eq!(a, b, "seed {seed} at {now:?}");
+                assert_eq!(did == Marking::Inserted, b.wire_len() > carried.wire_len());
+                assert_eq!(keyed.active_flows(), indexed.active_flows(), "seed {seed} at {now:?}");
+            }
+            assert_eq!(keyed.stats, indexed.stats);
+        }
+    }
+
+    #[test]
+    fn equation_3_through_32_bit_conversions_gives_the_64_bit_values() {
+        let reference = |br: u64, nf: usize| (0.98 * br as f64 / nf.max(1) as f64) as u64;
+        let mut rng = netreturn_base::Rng::new(7);
+        let edges = [0, 1, 2, 97_000, (1 << 31) - 1, 1 << 31, u32::MAX as u64 - 1, u32::MAX as u64, 1 << 32, 1 << 53, u64::MAX];
+        let nfs = [0, 1, 2, 3, 7, 65_536, u32::MAX as usize, 1 << 32];
+        for &br in &edges {
+            for &nf in &nfs {
+                assert_eq!(divide(br, nf), reference(br, nf), "{br} / {nf}");
+            }
+        }
+        for _ in 0..200_000 {
+            let (bits_br, bits_nf) = (1 + rng.below(34), 1 + rng.below(17));
+            let br = rng.below(1 << bits_br);
+            let nf = rng.below(1 << bits_nf) as usize;
+            assert_eq!(divide(br, nf), reference(br, nf), "{br} / {nf}");
+        }
+    }
+
     fn info(key: FlowKey, wr: u64) -> FlowInfo {
         FlowInfo { key, rtt: None, mss: 1448, class: 0, wr, ack: 0 }
     }
