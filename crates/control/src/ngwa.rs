@@ -19,7 +19,9 @@ use netreturn_tcp::ngwa::{NgwaConfig, NgwaReceiver};
 
 use crate::controller::{FlowInfo, WindowController};
 use crate::flows::{canonical, FxBuildHasher};
-use crate::stage::{ForwardPacket, ForwardStage, QueueState, TcpMeta};
+use crate::stage::{ForwardPacket, ForwardStage, QueueState};
+#[cfg(test)]
+use crate::stage::TcpMeta;
 use crate::view::TcpView;
 
 /// Settings of one NGWA router.
@@ -58,15 +60,172 @@ pub struct NgwaStats {
 #[derive(Clone, Debug)]
 pub struct NgwaRouter {
     cfg: NgwaRouterConfig,
-    /// Active connections (`nf`), by canonical key, with their last activity.
-    flows: HashMap<FlowKey, Time, FxBuildHasher>,
+    /// Active connections (`nf`) with their last activity.
+    flows: Conns,
     next_sweep: Time,
     pub stats: NgwaStats,
 }
 
+/// FD's connection list: by canonical key, or, for a caller that numbers
+/// its connections compactly ([`TcpConn::index`], the simulator's flow
+/// index), in a table by that number, which answers without hashing. Both
+/// hold the same set the key map alone would: `index` is one per canonical
+/// key.
+#[derive(Clone, Debug, Default)]
+struct Conns {
+    by_key: HashMap<FlowKey, Time, FxBuildHasher>,
+    by_index: Vec<Slot>,
+    /// Live slots of `by_index`.
+    indexed: usize,
+}
+
+/// A connection of [`Conns::by_index`]: its canonical key (the order of
+/// eviction) and last activity, while `live`.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    key: FlowKey,
+    last: Time,
+    live: bool,
+}
+
+impl Conns {
+    fn len(&self) -> usize {
+        self.by_key.len() + self.indexed
+    }
+
+    /// Forgets the least recently active connection (ties: the smaller
+    /// key).
+    #[cold]
+    #[inline(never)]
+    fn evict_oldest(&mut self) {
+        let mapped = self.by_key.iter().map(|(&k, &t)| (t, k, None));
+        let slotted = self.by_index.iter().enumerate().filter(|(_, s)| s.live).map(|(i, s)| (s.last, s.key, Some(i)));
+        match mapped.chain(slotted).min_by_key(|&(t, k, _)| (t, k)) {
+            Some((_, k, None)) => {
+                self.by_key.remove(&k);
+            }
+            Some((_, _, Some(i))) => {
+                self.by_index[i].live = false;
+                self.indexed -= 1;
+            }
+            None => {}
+        }
+    }
+
+    /// Forgets the connections silent for `idle` or longer.
+    #[cold]
+    #[inline(never)]
+    fn sweep(&mut self, now: Time, idle: Time) {
+        self.by_key.retain(|_, t| now.saturating_sub(*t) < idle);
+        for s in self.by_index.iter_mut().filter(|s| s.live) {
+            if now.saturating_sub(s.last) >= idle {
+                s.live = false;
+                self.indexed -= 1;
+            }
+        }
+    }
+
+    /// Registers (or refreshes) the connection of a SYN.
+    #[cold]
+    #[inline(never)]
+    fn open(&mut self, now: Time, key: FlowKey, index: Option<u32>, max: usize) {
+        let key = canonical(key);
+        match index {
+            None => {
+                if !self.by_key.contains_key(&key) && self.len() >= max {
+                    self.evict_oldest();
+                }
+                self.by_key.insert(key, now);
+            }
+            Some(i) => {
+                let i = i as usize;
+                if i >= self.by_index.len() {
+                    self.by_index.resize(i + 1, Slot { key, last: Time::ZERO, live: false });
+                }
+                if !self.by_index[i].live {
+                    if self.len() >= max {
+                        self.evict_oldest();
+                    }
+                    self.indexed += 1;
+                }
+                self.by_index[i] = Slot { key, last: now, live: true };
+            }
+        }
+    }
+
+    /// Ends the connection of a FIN or RST.
+    fn close(&mut self, key: FlowKey, index: Option<u32>) {
+        match index {
+            None => {
+                self.by_key.remove(&canonical(key));
+            }
+            Some(i) => {
+                if let Some(s) = self.by_index.get_mut(i as usize).filter(|s| s.live) {
+                    s.live = false;
+                    self.indexed -= 1;
+                }
+            }
+        }
+    }
+
+    /// Another packet of a connection: its last activity, if registered.
+    #[inline(always)]
+    fn touch(&mut self, now: Time, key: impl FnOnce() -> FlowKey, index: Option<u32>) {
+        match index {
+            None => {
+                if let Some(t) = self.by_key.get_mut(&canonical(key())) {
+                    *t = now;
+                }
+            }
+            Some(i) => {
+                if let Some(s) = self.by_index.get_mut(i as usize) {
+                    // A slot not live keeps a stale time, never read.
+                    s.last = now;
+                }
+            }
+        }
+    }
+}
+
+/// The TCP facts of one packet the router's rule reads, for
+/// [`NgwaRouter::on_tcp_departure`]: the key is asked for only when the
+/// rule needs it (FD, and with `index` only on SYN, FIN and RST).
+#[derive(Clone, Copy, Debug)]
+pub struct TcpConn<K: FnOnce() -> FlowKey> {
+    pub syn: bool,
+    pub fin: bool,
+    pub rst: bool,
+    /// The packet's key (either direction).
+    pub key: K,
+    /// A compact number of the packet's connection, the same in both
+    /// directions and one per connection, where the caller has one (the
+    /// simulator's flow index; the real gateway has none). A router is
+    /// given an index on all its packets or on none.
+    pub index: Option<u32>,
+}
+
+/// `0.98 * br / nf` of eq. 3, as `f64` arithmetic on the converted values
+/// computes it, with 32-bit conversions where the values fit (a couple of
+/// instructions each way on x86-64, against a dozen for `u64`): the same
+/// values, since both conversions of a number below 2^32 are exact and the
+/// quotient is below `br`.
+#[inline(always)]
+fn divide(br: u64, nf: usize) -> u64 {
+    let nf = nf.max(1);
+    match (u32::try_from(br), u32::try_from(nf)) {
+        (Ok(b), Ok(n)) => {
+            // Out of LLVM's sight, which otherwise widens the conversions
+            // back to the 64-bit ones, knowing the values fit.
+            let (b, n) = std::hint::black_box((b, n));
+            (0.98 * b as f64 / n as f64) as u32 as u64
+        }
+        _ => (0.98 * br as f64 / nf as f64) as u64,
+    }
+}
+
 impl NgwaRouter {
     pub fn new(cfg: NgwaRouterConfig) -> NgwaRouter {
-        NgwaRouter { cfg, flows: HashMap::default(), next_sweep: Time::ZERO, stats: NgwaStats::default() }
+        NgwaRouter { cfg, flows: Conns::default(), next_sweep: Time::ZERO, stats: NgwaStats::default() }
     }
 
     /// `nf`: connections registered by a SYN and not yet ended.
@@ -74,43 +233,101 @@ impl NgwaRouter {
         self.flows.len()
     }
 
+    /// Whether the router divides by flows (FD).
+    pub fn flow_division(&self) -> bool {
+        self.cfg.flow_division
+    }
+
     /// `W_node` for the queue as it is: `0.98 * Br / nf` with FD (seed 001
     /// eq. 3; the 2 % leave room for ACKs), else `Br`.
     pub fn w_node(&self, queue: &QueueState) -> u32 {
-        let br = queue.free_bytes();
-        let w = if self.cfg.flow_division {
-            (0.98 * br as f64 / self.flows.len().max(1) as f64) as u64
-        } else {
-            br
-        };
+        self.w_free(queue.free_bytes())
+    }
+
+    #[inline(always)]
+    fn w_free(&self, br: u64) -> u32 {
+        let w = if self.cfg.flow_division { divide(br, self.flows.len()) } else { br };
         w.min(u32::MAX as u64) as u32
     }
 
     /// Seed 001 section 4.1 "Division by Flows": a SYN registers a
     /// connection, FIN or RST removes it; other packets refresh it.
-    fn track(&mut self, now: Time, m: &TcpMeta) {
+    #[inline(always)]
+    fn track<K: FnOnce() -> FlowKey>(&mut self, now: Time, c: TcpConn<K>) {
         if !self.cfg.flow_division {
             return;
         }
-        let key = canonical(m.key);
-        if m.fin || m.rst {
-            self.flows.remove(&key);
-        } else if m.syn {
-            if !self.flows.contains_key(&key) && self.flows.len() >= self.cfg.max_flows {
-                if let Some((&old, _)) = self.flows.iter().min_by_key(|(k, t)| (**t, **k)) {
-                    self.flows.remove(&old);
-                }
-            }
-            self.flows.insert(key, now);
-        } else if let Some(t) = self.flows.get_mut(&key) {
-            *t = now;
+        if c.fin || c.rst {
+            self.flows.close((c.key)(), c.index);
+        } else if c.syn {
+            self.flows.open(now, (c.key)(), c.index, self.cfg.max_flows);
+        } else {
+            self.flows.touch(now, c.key, c.index);
         }
         if now >= self.next_sweep {
-            let idle = self.cfg.idle_timeout;
-            self.flows.retain(|_, t| now.saturating_sub(*t) < idle);
-            self.next_sweep = now + Time(idle.0 / 64).max(Time::from_millis(1));
+            self.sweep(now);
         }
     }
+
+    #[cold]
+    #[inline(never)]
+    fn sweep(&mut self, now: Time) {
+        let idle = self.cfg.idle_timeout;
+        self.flows.sweep(now, idle);
+        self.next_sweep = now + Time(idle.0 / 64).max(Time::from_millis(1));
+    }
+
+    /// The rule for one TCP packet leaving the queue at `at` with
+    /// `free_bytes` free (`Br`): what [`ForwardStage::on_dequeue`] does,
+    /// with the packet's facts passed apart so a caller builds only what
+    /// the rule reads. `inband` is `None` for a packet that cannot carry
+    /// the option (its connection still counts).
+    #[inline(always)]
+    pub fn on_tcp_departure<K: FnOnce() -> FlowKey>(
+        &mut self,
+        at: Time,
+        conn: TcpConn<K>,
+        free_bytes: u64,
+        inband: Option<&mut InBand>,
+    ) -> Marking {
+        self.track(at, conn);
+        let w = self.w_free(free_bytes);
+        let Some(ib) = inband else { return Marking::Untouched };
+        // Seed 001 section 2: if W_packet > W_node then W_packet = W_node;
+        // a packet without the option gets one.
+        match *ib {
+            InBand::None => {
+                *ib = InBand::Ngwa(w);
+                self.stats.inserted += 1;
+                Marking::Inserted
+            }
+            InBand::Ngwa(v) if v > w => {
+                *ib = InBand::Ngwa(w);
+                self.stats.lowered += 1;
+                Marking::Lowered
+            }
+            InBand::Ngwa(_) => {
+                self.stats.kept += 1;
+                Marking::Kept
+            }
+            // Another scheme's fields: not ours to touch.
+            InBand::Xcp(_) => Marking::Untouched,
+        }
+    }
+}
+
+/// What [`NgwaRouter::on_tcp_departure`] did to a packet's in-band field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marking {
+    /// The option inserted: the packet is longer by its bytes
+    /// ([`InBand::wire_len`]).
+    Inserted,
+    /// The value carried lowered to ours.
+    Lowered,
+    /// The value carried already at most ours.
+    Kept,
+    /// Nothing written (no room for the option, or another scheme's field).
+    Untouched,
 }
 
 impl ForwardStage for NgwaRouter {
@@ -124,25 +341,9 @@ impl ForwardStage for NgwaRouter {
     }
 
     fn on_dequeue(&mut self, at: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
-        let Some(meta) = pkt.tcp else { return };
-        self.track(at, &meta);
-        let w = self.w_node(queue);
-        let Some(ib) = pkt.inband.as_deref_mut() else { return };
-        // Seed 001 section 2: if W_packet > W_node then W_packet = W_node;
-        // a packet without the option gets one.
-        match *ib {
-            InBand::None => {
-                *ib = InBand::Ngwa(w);
-                self.stats.inserted += 1;
-            }
-            InBand::Ngwa(v) if v > w => {
-                *ib = InBand::Ngwa(w);
-                self.stats.lowered += 1;
-            }
-            InBand::Ngwa(_) => self.stats.kept += 1,
-            // Another scheme's fields: not ours to touch.
-            InBand::Xcp(_) => {}
-        }
+        let Some(m) = pkt.tcp else { return };
+        let conn = TcpConn { syn: m.syn, fin: m.fin, rst: m.rst, key: || m.key, index: None };
+        self.on_tcp_departure(at, conn, queue.free_bytes(), pkt.inband.as_deref_mut());
     }
 }
 
@@ -306,6 +507,72 @@ mod tests {
         let mut udp = ForwardPacket { tcp: None, size: 1028, inband: None };
         r.on_dequeue(Time::ZERO, &mut udp, &q(0));
         assert_eq!(r.stats, NgwaStats { inserted: 0, lowered: 0, kept: 1 });
+    }
+
+    #[test]
+    fn a_router_given_connection_indices_marks_as_the_one_keyed_by_flow() {
+        // The simulator numbers its connections (FD's table by index); the
+        // real gateway has only keys (FD's hash map). Same packets, same
+        // marks, counts and connection lists, through SYNs, FINs, RSTs,
+        // packets of unknown connections, idle expiry and a full list.
+        use netreturn_base::Rng;
+        for seed in 0..20 {
+            let mut rng = Rng::new(seed);
+            let cfg = NgwaRouterConfig {
+                flow_division: true,
+                idle_timeout: Time::from_millis(1 + rng.below(400)),
+                max_flows: 1 + rng.below(12) as usize,
+            };
+            let (mut keyed, mut indexed) = (NgwaRouter::new(cfg), NgwaRouter::new(cfg));
+            let conns = 1 + rng.below(30) as u16;
+            let mut now = Time::ZERO;
+            for _ in 0..5_000 {
+                now = now + Time::from_micros(rng.below(2_000));
+                let c = rng.below(conns as u64) as u16;
+                let (syn, fin, rst) = match rng.below(20) {
+                    0..=2 => (true, false, false),
+                    3 => (false, true, false),
+                    4 => (false, false, true),
+                    _ => (false, false, false),
+                };
+                // Either direction of connection c.
+                let fwd = FlowKey { src: 10 + c as u32 % 3, dst: 50, sport: 1000 + c, dport: 80, proto: FlowKey::TCP };
+                let key = if rng.bernoulli(0.5) { fwd } else { fwd.reversed() };
+                let m = TcpMeta { key, syn, fin, rst, payload_len: 1000 };
+                let queue = q(rng.below(97_000));
+                let carried = match rng.below(3) {
+                    0 => InBand::None,
+                    _ => InBand::Ngwa(rng.below(60_000) as u32),
+                };
+                let (mut a, mut b) = (carried, carried);
+                forward(&mut keyed, now, m, &mut a, &queue);
+                let conn = TcpConn { syn, fin, rst, key: || key, index: Some(c as u32) };
+                let did = indexed.on_tcp_departure(now, conn, queue.free_bytes(), Some(&mut b));
+                assert_eq!(a, b, "seed {seed} at {now:?}");
+                assert_eq!(did == Marking::Inserted, b.wire_len() > carried.wire_len());
+                assert_eq!(keyed.active_flows(), indexed.active_flows(), "seed {seed} at {now:?}");
+            }
+            assert_eq!(keyed.stats, indexed.stats);
+        }
+    }
+
+    #[test]
+    fn equation_3_through_32_bit_conversions_gives_the_64_bit_values() {
+        let reference = |br: u64, nf: usize| (0.98 * br as f64 / nf.max(1) as f64) as u64;
+        let mut rng = netreturn_base::Rng::new(7);
+        let edges = [0, 1, 2, 97_000, (1 << 31) - 1, 1 << 31, u32::MAX as u64 - 1, u32::MAX as u64, 1 << 32, 1 << 53, u64::MAX];
+        let nfs = [0, 1, 2, 3, 7, 65_536, u32::MAX as usize, 1 << 32];
+        for &br in &edges {
+            for &nf in &nfs {
+                assert_eq!(divide(br, nf), reference(br, nf), "{br} / {nf}");
+            }
+        }
+        for _ in 0..200_000 {
+            let (bits_br, bits_nf) = (1 + rng.below(34), 1 + rng.below(17));
+            let br = rng.below(1 << bits_br);
+            let nf = rng.below(1 << bits_nf) as usize;
+            assert_eq!(divide(br, nf), reference(br, nf), "{br} / {nf}");
+        }
     }
 
     fn info(key: FlowKey, wr: u64) -> FlowInfo {

@@ -353,7 +353,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         summary.extend(web_and_ftp(&flows));
     }
     // Router stages' counters (NGWA, XCP), summed over the interfaces.
-    for stage in w.ifaces.iter().filter_map(|f| f.stage.as_deref()) {
+    for stage in w.ifaces.iter().filter_map(|f| f.stage.as_ref().map(|s| s.as_dyn())) {
         for (name, v) in stage.counters() {
             match summary.iter_mut().find(|(n, _)| *n == name) {
                 Some(e) => e.1 += v as f64,

@@ -41,7 +41,7 @@ impl World {
             self.gateway_sees_data(out, pi);
         }
         if self.ifaces[out as usize].stage_on_enqueue {
-            self.stage_call(out, pi, None);
+            self.stage_offered(out, pi);
         }
         let iface = &mut self.ifaces[out as usize];
         let start = now.max(iface.busy_until);
@@ -93,49 +93,105 @@ impl World {
         }
     }
 
+    /// Packet `pi` is offered to interface `i`'s queue: its stage sees it
+    /// (out of line: the hop of a run without such a stage, most runs, does
+    /// not carry the call).
+    #[inline(never)]
+    fn stage_offered(&mut self, i: u32, pi: u32) {
+        self.stage_call(i, pi, None);
+    }
+
     /// Hands packet `pi` to interface `i`'s stage: offered to the queue
     /// (`departure` None) or leaving it at `departure`. A stage that changes
     /// the in-band fields' wire length changes the packet's size from the
     /// next hop on (this hop's transmission time is already fixed).
+    #[inline(always)]
     pub(super) fn stage_call(&mut self, i: u32, pi: u32, departure: Option<Time>) {
         let World { ifaces, pool, tcp_keys, now, .. } = self;
         let iface = &mut ifaces[i as usize];
-        let Some(stage) = iface.stage.as_mut() else { return };
         let p = &mut pool.slots[pi as usize];
-        let queue = QueueState {
-            backlog_bytes: iface.queue.backlog().bytes,
-            capacity_bytes: iface.capacity_bytes,
-            rate: iface.rate,
-        };
-        let before = p.seg.inband.wire_len();
-        let meta = (!p.udp).then(|| TcpMeta {
-            key: tcp_key(tcp_keys, p),
-            syn: p.seg.flags.syn(),
-            fin: p.seg.flags.fin(),
-            rst: p.seg.flags.rst(),
-            payload_len: p.seg.len,
-        });
-        let mut fp = ForwardPacket { tcp: meta, size: p.size, inband: (!p.udp).then_some(&mut p.seg.inband) };
-        match departure {
-            None => stage.on_enqueue(*now, &mut fp, &queue),
-            Some(at) => stage.on_dequeue(at, &mut fp, &queue),
+        match iface.stage.as_deref_mut() {
+            None => {}
+            // NGWA acts on dequeue only, on TCP packets.
+            Some(Stage::Ngwa { router, indexed }) => {
+                let Some(at) = departure else { return };
+                if p.udp {
+                    return;
+                }
+                let free = iface.capacity_bytes.saturating_sub(iface.queue.backlog().bytes);
+                let (flow, dir, flags) = (p.flow, p.dir, p.seg.flags);
+                let keys: &[FlowKey] = tcp_keys;
+                let conn = TcpConn {
+                    syn: flags.syn(),
+                    fin: flags.fin(),
+                    rst: flags.rst(),
+                    key: move || {
+                        let key = keys[flow as usize];
+                        if dir == 0 {
+                            key
+                        } else {
+                            key.reversed()
+                        }
+                    },
+                    index: indexed.then_some(flow),
+                };
+                if router.on_tcp_departure(at, conn, free, Some(&mut p.seg.inband)) == Marking::Inserted {
+                    p.size += InBand::Ngwa(0).wire_len();
+                }
+            }
+            Some(Stage::Other(stage)) => {
+                let queue = QueueState {
+                    backlog_bytes: iface.queue.backlog().bytes,
+                    capacity_bytes: iface.capacity_bytes,
+                    rate: iface.rate,
+                };
+                let before = p.seg.inband.wire_len();
+                let meta = (!p.udp).then(|| TcpMeta {
+                    key: tcp_key(tcp_keys, p),
+                    syn: p.seg.flags.syn(),
+                    fin: p.seg.flags.fin(),
+                    rst: p.seg.flags.rst(),
+                    payload_len: p.seg.len,
+                });
+                let mut fp = ForwardPacket { tcp: meta, size: p.size, inband: (!p.udp).then_some(&mut p.seg.inband) };
+                match departure {
+                    None => stage.on_enqueue(*now, &mut fp, &queue),
+                    Some(at) => stage.on_dequeue(at, &mut fp, &queue),
+                }
+                let after = p.seg.inband.wire_len();
+                p.size = p.size + after - before;
+            }
         }
-        let after = p.seg.inband.wire_len();
-        p.size = p.size + after - before;
     }
 
     /// Attaches a router stage to the interface named `iface` ("R1->R2").
     pub fn attach_stage(&mut self, iface: &str, stage: Box<dyn ForwardStage>) -> Result<(), String> {
+        let on_enqueue = stage.acts_on_enqueue();
+        self.attach(iface, Stage::Other(stage), on_enqueue)
+    }
+
+    /// Attaches NGWA's router rule to the interface named `iface`, called
+    /// directly rather than as a [`ForwardStage`] (the same rule).
+    pub fn attach_ngwa(&mut self, iface: &str, router: NgwaRouter) -> Result<(), String> {
+        // A flow's index numbers its connection if no two flows share one
+        // (the flows are all made by now).
+        let mut seen = std::collections::HashSet::with_capacity(self.tcp_keys.len());
+        let indexed = self.tcp_keys.iter().all(|&k| seen.insert(netreturn_control::flows::canonical(k)));
+        let on_enqueue = router.acts_on_enqueue();
+        self.attach(iface, Stage::Ngwa { router, indexed }, on_enqueue)
+    }
+
+    fn attach(&mut self, iface: &str, stage: Stage, on_enqueue: bool) -> Result<(), String> {
         let i = self.topo.iface_by_name(iface).ok_or_else(|| format!("no interface {iface:?}"))?;
-        self.ifaces[i as usize].stage_on_enqueue = stage.acts_on_enqueue();
-        self.ifaces[i as usize].stage = Some(stage);
+        self.ifaces[i as usize].stage_on_enqueue = on_enqueue;
+        self.ifaces[i as usize].stage = Some(Box::new(stage));
         Ok(())
     }
 
     /// The stage of interface `iface`, to read its state after a run.
     pub fn stage(&self, iface: &str) -> Option<&dyn ForwardStage> {
         let i = self.topo.iface_by_name(iface)?;
-        self.ifaces[i as usize].stage.as_deref()
+        self.ifaces[i as usize].stage.as_deref().map(Stage::as_dyn)
     }
 
     pub(super) fn drop_packet(&mut self, pi: u32, iface: u32) {

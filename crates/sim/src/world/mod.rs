@@ -7,8 +7,9 @@ use crate::gateways::build_gateway;
 use crate::scenario::{CcName, Dist, QueueMethod, Scenario, TrafficSpec};
 use crate::topology::{Topology, NO_ROUTE};
 use crate::units::Size;
-use netreturn_base::{FlowKey, Rate, Rng, Time};
+use netreturn_base::{FlowKey, InBand, Rate, Rng, Time};
 use netreturn_control::gateway::WindowGateway;
+use netreturn_control::ngwa::{Marking, NgwaRouter, TcpConn};
 use netreturn_control::queue::{DropReason, Fifo, Limit};
 use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, TcpMeta, TcpView};
 use netreturn_tcp::{CcKind, Connection, Segment, TcpConfig};
@@ -123,7 +124,7 @@ pub struct Iface {
     /// A router stage rewriting forward packets' in-band fields (NGWA,
     /// XCP), with the ids of the packets in the queue, in order, so it sees
     /// each one leave. Runs without a stage pay one `is_none` per enqueue.
-    pub stage: Option<Box<dyn ForwardStage>>,
+    pub stage: Option<Box<Stage>>,
     /// The stage's [`ForwardStage::acts_on_enqueue`], read once.
     stage_on_enqueue: bool,
     staged: std::collections::VecDeque<u32>,
@@ -131,6 +132,30 @@ pub struct Iface {
     pub stats: IfaceStats,
     /// Capture of the packets this interface transmits, when requested.
     pub pcap: Option<crate::pcap::Pcap>,
+}
+
+/// A router stage: NGWA's, called directly (its rule is a few
+/// instructions; a dynamic call and the packet's description for the
+/// [`ForwardStage`] interface would cost more than the rule), or any other.
+pub enum Stage {
+    Ngwa {
+        router: NgwaRouter,
+        /// Whether the TCP flows' connections (canonical keys) are all
+        /// distinct, so a flow's index numbers its connection for flow
+        /// division ([`netreturn_control::ngwa::TcpConn::index`]).
+        indexed: bool,
+    },
+    Other(Box<dyn ForwardStage>),
+}
+
+impl Stage {
+    /// The stage through the common interface (its counters, its state).
+    pub fn as_dyn(&self) -> &dyn ForwardStage {
+        match self {
+            Stage::Ngwa { router, .. } => router,
+            Stage::Other(s) => &**s,
+        }
+    }
 }
 
 /// Per-flow packet counters for the loss ratios (seed 000 eq. 13); a TCP
