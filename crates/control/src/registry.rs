@@ -233,11 +233,11 @@ impl QueueKind {
         };
         match self {
             QueueKind::DropTail => Discipline::DropTail(DropTail::new(limit)),
-            QueueKind::Red if red.and_then(|r| r.ns3_rules).unwrap_or(false) => Discipline::Red(Red::ns3(red_cfg())),
-            QueueKind::Red => Discipline::Red(Red::new(red_cfg())),
-            QueueKind::Ared => Discipline::AdaptiveRed(AdaptiveRed::new(
+            QueueKind::Red if red.and_then(|r| r.ns3_rules).unwrap_or(false) => Discipline::Red(Box::new(Red::ns3(red_cfg()))),
+            QueueKind::Red => Discipline::Red(Box::new(Red::new(red_cfg()))),
+            QueueKind::Ared => Discipline::AdaptiveRed(Box::new(AdaptiveRed::new(
                 AdaptiveRedConfig::recommended(red_cfg()).with_mode(red.and_then(|r| r.ared_mode).unwrap_or_default()),
-            )),
+            ))),
         }
     }
     /// The keys of the link's `red` table (RED and ARED read it).
