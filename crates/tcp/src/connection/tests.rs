@@ -76,18 +76,25 @@ fn delayed_ack_is_sent_every_second_segment_or_after_200_ms() {
     assert_eq!(s.stats().bytes_delivered, 5000);
 }
 
+/// An established connection (MSS 1000) that has just sent ten segments at
+/// t = 0, with its peer.
+fn ten_segments_sent() -> (Connection, Connection, Vec<Segment>) {
+    let cfg = TcpConfig { mss: 1000, ..Default::default() };
+    let (mut c, s) = established(&cfg);
+    let mut sent = Vec::new();
+    c.send(Time::ZERO, 10_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    (c, s, sent)
+}
+
 #[test]
 fn after_a_timeout_data_the_receiver_sacked_is_not_sent_again() {
     // RFC 6675 section 5.1 (Errata 1610), ns-3 3.44 (`ReTxTimeout` keeps
     // the SACK scoreboard) and Linux: after an RTO the sender goes back
     // to SND.UNA but skips what the receiver SACKed before the timeout,
     // which the receiver no longer reports (3 blocks, most recent first).
-    let cfg = TcpConfig { mss: 1000, ..Default::default() };
-    let (mut c, mut s) = established(&cfg);
     let ms = Time::from_millis;
-    let mut sent = Vec::new();
-    c.send(ms(0), 10_000, &mut sent);
-    assert_eq!(sent.len(), 10);
+    let (mut c, mut s, sent) = ten_segments_sent();
     // The odd segments arrive, the even ones are lost.
     let mut acks = Vec::new();
     for k in [1, 3, 5, 7, 9] {
@@ -528,12 +535,8 @@ fn after_a_timeout_an_ack_covering_sacked_data_grows_cwnd_only_by_what_it_newly_
     // of 0 is acknowledged with all ten: 1000 bytes newly delivered, 9000
     // delivered before. RFC 6937 DeliveredData, Linux and ns-3 grow cwnd
     // by 1000; counting the 10 000 would grow it to ssthresh at once.
-    let cfg = TcpConfig { mss: 1000, ..Default::default() };
-    let (mut c, mut s) = established(&cfg);
     let ms = Time::from_millis;
-    let mut sent = Vec::new();
-    c.send(ms(0), 10_000, &mut sent);
-    assert_eq!(sent.len(), 10);
+    let (mut c, mut s, sent) = ten_segments_sent();
     let mut acks = Vec::new();
     for seg in &sent[1..] {
         s.on_segment(ms(40), seg, &mut acks);
