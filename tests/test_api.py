@@ -63,3 +63,22 @@ def test_results_are_made_json_safe_in_one_pass_without_losing_values():
                                                                    "src": ["left0", None], "x": [None, None]},
                  "nested": [[1.0, None], [2, 3]], "big": [10**400, 1.0]}
     json.dumps(s, allow_nan=False)
+
+
+def test_stored_runs_of_another_simulator_build_are_run_again_not_reused(small, tmp_path, capsys):
+    # `netreturn run --out`, `validate` and sweeps resume from their run
+    # store; a rebuilt simulator may give other results, so its stored runs
+    # are set aside (as `reproduce` does), never silently reused.
+    out = tmp_path / "store"
+    first = netreturn.run("ewt/scenario2", set=small, seeds=2, jobs=1, out=out)
+    n = len(list((out / "runs").glob("*.json")))
+    assert n == 2
+    (out / "manifest.json").write_text(json.dumps({"native_build": "0000000000000000"}))
+    again = netreturn.run("ewt/scenario2", set=small, seeds=2, jobs=1, out=out)
+    assert "rebuilt" in capsys.readouterr().err
+    assert len(list((out / "stale-0000000000000000").glob("*.json"))) == n
+    assert len(list((out / "runs").glob("*.json"))) == n
+    assert list(again.runs["fct_mean_s"]) == list(first.runs["fct_mean_s"])
+    # The same build resumes: nothing set aside.
+    netreturn.run("ewt/scenario2", set=small, seeds=2, jobs=1, out=out)
+    assert "rebuilt" not in capsys.readouterr().err
