@@ -88,6 +88,13 @@ def test_a_router_chain_and_a_receiver_edge_hold_the_sender_to_the_path_minimum_
     assert wide["ngwa"]["mss_clamped"] + bott["ngwa"]["mss_clamped"] >= 2, (wide["ngwa"], bott["ngwa"])
     for g in (wide, bott):
         assert g["ngwa"]["too_big"] == 0, g["ngwa"]
+    # Routers mark both directions, each with its own queue: the ACKs going
+    # back get the option at the first router they meet (the bottleneck) and
+    # the wide one lowers or keeps it; the sender's stack ignores it (its
+    # InHdrErrors are checked below).
+    assert bott["ngwa_back"]["inserted"] > 500, bott["ngwa_back"]
+    assert wide["ngwa_back"]["lowered"] + wide["ngwa_back"]["kept"] >= bott["ngwa_back"]["inserted"] - 5, wide["ngwa_back"]
+    assert "ngwa_back" not in edge, edge
     # The edge read the value of every marked segment, stripped every
     # option, and lowered the ACKs going back.
     assert edge["ngwa"]["values_read"] > 1000 and edge["ngwa"]["stripped"] == edge["ngwa"]["values_read"], edge["ngwa"]

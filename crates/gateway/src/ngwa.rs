@@ -1,9 +1,12 @@
 //! NGWA on real packets (seed 001 section 4; SPEC.md 2.6): the router rule
-//! and the receiver's edge, applied by the pipeline to the frames of the
-//! data direction (A -> B) through `netreturn-wire`'s views.
+//! and the receiver's edge, applied by the pipeline through
+//! `netreturn-wire`'s views. The router marks both directions, one
+//! [`NgwaWire`] (with its own router state) per direction, as the
+//! simulator's routers mark every egress; the edge serves side B's
+//! receivers, on the A -> B wire.
 //!
 //! * **Router** (seed 001 section 4.1, "the NGWA is called by the function
-//!   dequeue"): when a TCP/IPv4 frame leaves the A -> B queue, the frame's
+//!   dequeue"): when a TCP/IPv4 frame leaves its direction's queue, the frame's
 //!   IPv4 option becomes a [`netreturn_base::InBand`] and the very
 //!   [`ForwardStage`] the simulator runs (`netreturn_control::ngwa::NgwaRouter`)
 //!   is shown it with the queue's state; what the stage wrote goes back into

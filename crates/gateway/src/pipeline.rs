@@ -140,6 +140,10 @@ pub struct Pipeline<H: WindowHook> {
     hook_clock: Time,
     /// NGWA's router and / or receiver-edge step on the A -> B frames.
     ngwa: Option<NgwaWire>,
+    /// NGWA's router step on the B -> A frames (a router marks what it
+    /// forwards both ways, as the simulator's routers do; a receiver edge
+    /// serves the receivers on side B only).
+    ngwa_back: Option<NgwaWire>,
 }
 
 /// Ethernet II with one VLAN tag at a 1500-byte MTU.
@@ -163,6 +167,7 @@ impl<H: WindowHook> Pipeline<H> {
             max_frame: DEFAULT_MAX_FRAME,
             hook_clock: Time::ZERO,
             ngwa: None,
+            ngwa_back: None,
         }
     }
 
@@ -172,6 +177,15 @@ impl<H: WindowHook> Pipeline<H> {
     }
     pub fn ngwa(&self) -> Option<&NgwaWire> {
         self.ngwa.as_ref()
+    }
+    /// Runs NGWA's router on the B -> A frames too (a wire with a router
+    /// and no edge: the edge's receivers are on side B).
+    pub fn set_ngwa_back(&mut self, n: NgwaWire) {
+        assert!(!n.roles().edge, "a receiver edge serves side B's receivers: the A -> B wire only");
+        self.ngwa_back = Some(n);
+    }
+    pub fn ngwa_back(&self) -> Option<&NgwaWire> {
+        self.ngwa_back.as_ref()
     }
 
     pub fn set_max_frame(&mut self, n: usize) {
@@ -306,7 +320,11 @@ impl<H: WindowHook> Pipeline<H> {
             }
             let link = &mut self.links[i];
             let (mut q, mut size, ev) = link.fifo.dequeue(start).expect("head exists");
-            if let (Dir::AtoB, Some(n), Some(loc)) = (dir, self.ngwa.as_mut(), &q.tcp) {
+            let wire = match dir {
+                Dir::AtoB => self.ngwa.as_mut(),
+                Dir::BtoA => self.ngwa_back.as_mut(),
+            };
+            if let (Some(n), Some(loc)) = (wire, &q.tcp) {
                 // Seed 001 section 4.1: NGWA runs at dequeue, with the queue
                 // as the packet leaves it (as the simulator's stage call).
                 let queue = QueueState {
@@ -316,7 +334,9 @@ impl<H: WindowHook> Pipeline<H> {
                 };
                 let t = self.hook_clock.max(start);
                 self.hook_clock = t;
-                n.on_dequeue(t, &mut q.data, loc, &queue, self.hook.as_mut());
+                // The B -> A wire has no edge: it hands the hook nothing.
+                let hook = if dir == Dir::AtoB { self.hook.as_mut() } else { None };
+                n.on_dequeue(t, &mut q.data, loc, &queue, hook);
                 // The frame is sent, and takes the link, at its new size.
                 size = q.data.len() as u32;
             }

@@ -121,6 +121,32 @@ fn a_router_inserts_its_free_bytes_and_both_checksums_stay_valid() {
 }
 
 #[test]
+fn a_router_marks_what_it_forwards_from_b_to_a_with_that_direction_s_own_queue() {
+    // Each egress marks with its own queue (seed 001 section 2, as the
+    // simulator's routers on both directions): the B -> A link holds 5000
+    // bytes, the A -> B one 100 000; frames of both directions are queued
+    // at once, two each.
+    let mut p = Pipeline::new(link(Limit::Bytes(100_000)), link(Limit::Bytes(5_000)), None::<NoController>, 1);
+    let mk = || NgwaRouter::new(NgwaRouterConfig::default());
+    p.set_ngwa(NgwaWire::new(Some(mk()), false, 1500));
+    p.set_ngwa_back(NgwaWire::new(Some(mk()), false, 1500));
+    let (f, a) = (data(1000), ack(500));
+    for _ in 0..2 {
+        p.on_frame(Time::ZERO, Dir::AtoB, f.clone());
+        p.on_frame(Time::ZERO, Dir::BtoA, a.clone());
+    }
+    let mut out = Vec::new();
+    p.poll(Time::ZERO, &mut |d, f| out.push((d, f)));
+    let vals = |dir: Dir| out.iter().filter(|(d, _)| *d == dir).map(|(_, f)| ngwa_of(f)).collect::<Vec<_>>();
+    let (sf, sa) = (f.len() as u32, a.len() as u32);
+    assert_eq!(vals(Dir::AtoB), vec![Some(100_000 - sf), Some(100_000)]);
+    assert_eq!(vals(Dir::BtoA), vec![Some(5_000 - sa), Some(5_000)]);
+    assert!(out.iter().all(|(_, o)| tcp_checksums_ok(o)));
+    assert_eq!(p.ngwa().unwrap().stats().inserted, 2);
+    assert_eq!(p.ngwa_back().unwrap().stats().inserted, 2);
+}
+
+#[test]
 fn a_carried_value_is_only_ever_lowered() {
     let mut p = router(Limit::Bytes(50_000), false);
     let mut t = Time::ZERO;

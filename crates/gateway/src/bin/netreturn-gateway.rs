@@ -49,11 +49,14 @@ fn links(args: &Args) -> Result<(LinkConfig, LinkConfig), String> {
     Ok((ab, ba))
 }
 
-/// NGWA's step of the pipeline, when `--ngwa` / `[ngwa]` turned it on.
-fn ngwa_wire(args: &Args) -> Option<NgwaWire> {
-    let n = args.ngwa.as_ref()?;
+/// NGWA's steps of the pipeline, when `--ngwa` / `[ngwa]` turned it on:
+/// the A -> B wire (router and / or edge), and for a router a second
+/// router, with its own state, marking the B -> A frames.
+fn ngwa_wires(args: &Args) -> (Option<NgwaWire>, Option<NgwaWire>) {
+    let Some(n) = args.ngwa.as_ref() else { return (None, None) };
     let router = if n.role.router() { n.router() } else { None };
-    Some(NgwaWire::new(router, n.role.edge(), args.mtu))
+    let back = if n.role.router() { n.router().map(|r| NgwaWire::new(Some(r), false, args.mtu)) } else { None };
+    (Some(NgwaWire::new(router, n.role.edge(), args.mtu)), back)
 }
 
 /// The NGWA counters of the JSON dump (and the router stage's own).
@@ -69,6 +72,9 @@ fn ngwa_json<H: WindowHook>(p: &Pipeline<H>) -> Vec<(&'static str, String)> {
     if let Some(r) = n.router() {
         v.push(("ngwa_active_flows", r.active_flows().to_string()));
     }
+    if let Some(b) = p.ngwa_back() {
+        v.push(("ngwa_back", b.stats().to_json()));
+    }
     v
 }
 
@@ -78,8 +84,12 @@ fn run_pipeline<H: WindowHook>(
     extra: &netreturn_gateway::sys::Extra<H>,
 ) -> Result<(), String> {
     p.set_max_frame(args.max_frame);
-    if let Some(n) = ngwa_wire(args) {
+    let (ab, ba) = ngwa_wires(args);
+    if let Some(n) = ab {
         p.set_ngwa(n);
+    }
+    if let Some(n) = ba {
+        p.set_ngwa_back(n);
     }
     let j = netreturn_gateway::sys::run(args, &mut p, extra).map_err(|e| e.to_string())?;
     println!("{j}");
