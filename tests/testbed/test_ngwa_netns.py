@@ -139,7 +139,7 @@ def test_a_scenario_with_ngwa_maps_to_a_marking_bottleneck_and_a_receiver_edge(t
     bottleneck gateway marks, an edge gateway before the receivers runs the
     receiver rule; both get the table's own keys (the gateway's parser reads
     them); mode 0 adds nothing; `routers` names simulated interfaces."""
-    scenario = tb.scenario
+    from netreturn.testbed import scenario
     src = (Path(__file__).resolve().parents[2] / "scenarios" / "testbed" / "dumbbell4.toml").read_text()
     f = tmp_path / "ngwa4.toml"
     f.write_text(src + '\n[ngwa]\nmode = 6\nwmax = "64kB"\n')
