@@ -320,6 +320,23 @@ impl<H: WindowHook> Pipeline<H> {
             }
             let link = &mut self.links[i];
             let (mut q, mut size, ev) = link.fifo.dequeue(start).expect("head exists");
+            if dir == Dir::BtoA {
+                // The ACK's window is rewritten before NGWA may grow the
+                // frame: `loc`'s offsets are those of the frame as it came.
+                let t = self.hook_time(start);
+                if let (Some(h), Some(loc)) = (self.hook.as_mut(), &q.tcp) {
+                    if let Some(w) = h.on_ack(t, &loc.view) {
+                        // Rule 1 (never raise) is the controller's contract;
+                        // checked again here because a raised window is the
+                        // one harm a gateway must never do.
+                        if w < loc.view.window {
+                            frame::rewrite_window(&mut q.data, loc, w);
+                            self.stats.b_to_a.rewritten += 1;
+                        }
+                    }
+                }
+            }
+            let link = &mut self.links[i];
             let wire = match dir {
                 Dir::AtoB => self.ngwa.as_mut(),
                 Dir::BtoA => self.ngwa_back.as_mut(),
@@ -346,24 +363,10 @@ impl<H: WindowHook> Pipeline<H> {
             };
             link.busy_until = start + tx;
             let release = link.busy_until + link.cfg.delay;
-            let t = self.hook_time(start);
-            if let Some(h) = self.hook.as_mut() {
-                match dir {
-                    Dir::AtoB => h.on_queue(t, &ev),
-                    Dir::BtoA => {
-                        if let Some(loc) = &q.tcp {
-                            if let Some(w) = h.on_ack(t, &loc.view) {
-                                // Rule 1 (never raise) is the controller's
-                                // contract; checked again here because a
-                                // raised window is the one harm a gateway
-                                // must never do.
-                                if w < loc.view.window {
-                                    frame::rewrite_window(&mut q.data, loc, w);
-                                    self.stats.b_to_a.rewritten += 1;
-                                }
-                            }
-                        }
-                    }
+            if dir == Dir::AtoB {
+                let t = self.hook_time(start);
+                if let Some(h) = self.hook.as_mut() {
+                    h.on_queue(t, &ev);
                 }
             }
             self.links[i].line.push_back((release, q.data));

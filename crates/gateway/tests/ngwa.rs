@@ -232,6 +232,28 @@ fn the_edge_strips_the_option_and_lowers_the_acks_to_wngwa_never_raising_them() 
 }
 
 #[test]
+fn a_gateway_that_is_router_and_edge_rewrites_an_ack_and_then_marks_it_with_valid_checksums() {
+    // Both roles on one gateway: the ACK going back is rewritten to Wngwa
+    // by the edge and marked by the B -> A router. The window is written
+    // where the ACK's TCP header is before the option grows the frame.
+    let mut p = edge(None);
+    p.set_ngwa(NgwaWire::new(Some(NgwaRouter::new(NgwaRouterConfig::default())), true, 1500));
+    p.set_ngwa_back(NgwaWire::new(Some(NgwaRouter::new(NgwaRouterConfig::default())), false, 1500));
+    let mut t = Time::ZERO;
+    handshake(&mut p, &mut t);
+    let plain = data(1000);
+    // Marked upstream with 20 000; this router's own free space is larger.
+    let out = pass(&mut p, &mut t, Dir::AtoB, &[marked(&plain, 20_000)]);
+    assert_eq!(out, vec![plain], "delivered as the sender sent it");
+    let out = pass(&mut p, &mut t, Dir::BtoA, &[ack(1000)]);
+    assert!(tcp_checksums_ok(&out[0]), "TCP and IPv4 checksums valid after both steps");
+    assert_eq!(tcp_view(&out[0]).unwrap().window, 157, "Wngwa = 20 000 at wscale 7");
+    assert!(ngwa_of(&out[0]).is_some(), "the ACK leaves marked");
+    assert_eq!(out[0].len(), ack(1000).len() + 8);
+    assert_eq!(p.hook().unwrap().stats().acks_rewritten, 1);
+}
+
+#[test]
 fn the_edge_smooths_wngwa_with_se_as_equation_4() {
     // a = 0.3: 10 000 then 20 000 give 0.7 * 10 000 + 0.3 * 20 000 = 13 000.
     let mut p = edge(Some(0.3));
