@@ -210,17 +210,25 @@ fn a_router_clamps_the_mss_of_syns_both_ways_so_a_marked_full_segment_fits_the_m
     assert_eq!(pass(&mut e, &mut t, Dir::BtoA, std::slice::from_ref(&syn)), vec![syn]);
 }
 
+/// Through an edge gateway `p`: the handshake, a data segment marked
+/// upstream with 20 000 (checked delivered as the sender sent it, option
+/// stripped), then an ACK of window field 1000; returns what left for the
+/// sender.
+fn marked_segment_then_ack(p: &mut Pipeline<WindowGateway<NgwaEdge>>, t: &mut Time) -> Vec<Vec<u8>> {
+    handshake(p, t);
+    let plain = data(1000);
+    let out = pass(p, t, Dir::AtoB, &[marked(&plain, 20_000)]);
+    assert_eq!(out, vec![plain], "delivered as the sender sent it");
+    pass(p, t, Dir::BtoA, &[ack(1000)])
+}
+
 #[test]
 fn the_edge_strips_the_option_and_lowers_the_acks_to_wngwa_never_raising_them() {
     let mut p = edge(None);
     let mut t = Time::ZERO;
-    handshake(&mut p, &mut t);
-    let plain = data(1000);
-    let out = pass(&mut p, &mut t, Dir::AtoB, &[marked(&plain, 20_000)]);
-    assert_eq!(out, vec![plain], "delivered as the sender sent it");
     // wscale 7: a field of 1000 is 128 000 bytes; Wa = min(Wb, Wmax,
     // Wngwa) = 20 000, written rounded up to the scale unit: 157 (20 096).
-    let out = pass(&mut p, &mut t, Dir::BtoA, &[ack(1000)]);
+    let out = marked_segment_then_ack(&mut p, &mut t);
     assert_eq!(tcp_view(&out[0]).unwrap().window, 157);
     assert!(tcp_checksums_ok(&out[0]));
     // A window already below Wngwa is the receiver's own flow control: kept.
@@ -240,12 +248,8 @@ fn a_gateway_that_is_router_and_edge_rewrites_an_ack_and_then_marks_it_with_vali
     p.set_ngwa(NgwaWire::new(Some(NgwaRouter::new(NgwaRouterConfig::default())), true, 1500));
     p.set_ngwa_back(NgwaWire::new(Some(NgwaRouter::new(NgwaRouterConfig::default())), false, 1500));
     let mut t = Time::ZERO;
-    handshake(&mut p, &mut t);
-    let plain = data(1000);
     // Marked upstream with 20 000; this router's own free space is larger.
-    let out = pass(&mut p, &mut t, Dir::AtoB, &[marked(&plain, 20_000)]);
-    assert_eq!(out, vec![plain], "delivered as the sender sent it");
-    let out = pass(&mut p, &mut t, Dir::BtoA, &[ack(1000)]);
+    let out = marked_segment_then_ack(&mut p, &mut t);
     assert!(tcp_checksums_ok(&out[0]), "TCP and IPv4 checksums valid after both steps");
     assert_eq!(tcp_view(&out[0]).unwrap().window, 157, "Wngwa = 20 000 at wscale 7");
     assert!(ngwa_of(&out[0]).is_some(), "the ACK leaves marked");

@@ -270,8 +270,7 @@ impl World {
             .collect();
         debug_assert!(starts.len() == ntcp as usize + w.udp.len());
         w.first_start = starts.iter().map(|&(t, _)| t).min().unwrap_or(Time::MAX);
-        // Their own lane, after the interfaces' and the UDP sources'.
-        let lane = (w.ifaces.len() + w.udp.len()) as u32;
+        let lane = w.start_lane();
         w.events.schedule_all_in_lane(lane, starts);
         for f in std::mem::take(&mut w.rec.trace_flows) {
             if f >= w.tcp.len() {

@@ -125,14 +125,7 @@ impl World {
                     syn: flags.syn(),
                     fin: flags.fin(),
                     rst: flags.rst(),
-                    key: move || {
-                        let key = keys[flow as usize];
-                        if dir == 0 {
-                            key
-                        } else {
-                            key.reversed()
-                        }
-                    },
+                    key: move || key_of(keys, flow, dir),
                     index: indexed.then_some(flow),
                 };
                 if router.on_tcp_departure(at, conn, free, Some(&mut p.seg.inband)) == Marking::Inserted {

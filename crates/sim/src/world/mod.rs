@@ -25,8 +25,9 @@ pub use record::{PacketTotals, Recorder};
 /// and lane entry: at 31 flows everything fits in cache and the prefetch
 /// only costs instructions; at 3100 flows (the scale benchmark's x100) a
 /// packet slot or a lane entry read one propagation delay after it was
-/// written is a cache miss, and the prefetch saves about a quarter of the
-/// run's time.
+/// written is a cache miss (those two loads were ~30 % of the run), and
+/// the whole session's changes at that scale cut the run by 17-20 %
+/// (same-moment pairs on this VM; docs/validation.md).
 const PREFETCH_FLOWS: usize = 256;
 
 /// IPv4 + TCP headers without options, and IPv4 + UDP.
@@ -266,8 +267,15 @@ pub struct PacketLog {
 /// The key of TCP packet `p` as it travels (the flow's key, reversed for
 /// the direction from the server).
 fn tcp_key(keys: &[FlowKey], p: &Packet) -> FlowKey {
-    let key = keys[p.flow as usize];
-    if p.dir == 0 {
+    key_of(keys, p.flow, p.dir)
+}
+
+/// [`tcp_key`] from the packet's flow and direction, for a caller that
+/// holds the packet mutably borrowed elsewhere.
+#[inline(always)]
+fn key_of(keys: &[FlowKey], flow: u32, dir: u8) -> FlowKey {
+    let key = keys[flow as usize];
+    if dir == 0 {
         key
     } else {
         key.reversed()
@@ -524,6 +532,12 @@ impl World {
     /// heap of lane heads rather than the heap of TCP timers.
     fn udp_lane(&self, ui: u32) -> u32 {
         self.ifaces.len() as u32 + ui
+    }
+
+    /// The event lane of the application starts, after the interfaces' and
+    /// the UDP sources' ([`EventQueue::schedule_all_in_lane`]).
+    fn start_lane(&self) -> u32 {
+        (self.ifaces.len() + self.udp.len()) as u32
     }
 
     fn udp_tick(&mut self, ui: u32) {
