@@ -98,12 +98,6 @@ def run(
         for c in combos
         for s in seed_list
     ]
-    if out is not None:
-        # Stored runs of another simulator build are set aside, not reused
-        # (as `reproduce` does): a rebuilt simulator may give other results.
-        from .reproduce.store import Options, check_build
-
-        check_build(Options(out=Path(out)))
     raw = run_many(specs, jobs=jobs, out=out, progress=progress, backend=backend, scheduler=scheduler,
                    on_result=on_result)
     return Results(info, list(sweep or {}), raw)

@@ -10,10 +10,14 @@ back into the same store.
 
 from __future__ import annotations
 
+import datetime as _dt
+import functools
 import hashlib
 import json
 import math
 import os
+import shutil
+import sys
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -96,6 +100,48 @@ def execute(spec: RunSpec) -> dict:
     return json_safe(r)
 
 
+@functools.lru_cache(maxsize=1)
+def native_build_id() -> str:
+    """A hash of the compiled simulator: runs stored by another build are
+    stale. (The module cannot change under a running process: hashed once.)"""
+    h = hashlib.sha256()
+    with open(_native.__file__, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def set_aside_stale_runs(out: str | Path, reuse_stale: bool = False) -> str:
+    """Moves ``<out>/runs`` aside to ``<out>/stale-<build>`` when
+    ``<out>/manifest.json`` says another simulator build made them (unless
+    ``reuse_stale``), so they are run again, never silently reused; records
+    the current build there; returns it."""
+    build = native_build_id()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    man = out / "manifest.json"
+    old = None
+    if man.is_file():
+        try:
+            old = json.loads(man.read_text()).get("native_build")
+        except json.JSONDecodeError:
+            old = None
+    runs = out / "runs"
+    if old and old != build and runs.is_dir() and any(runs.iterdir()) and not reuse_stale:
+        dest = out / f"stale-{old}"
+        n = 0
+        while dest.exists():
+            n += 1
+            dest = out / f"stale-{old}-{n}"
+        shutil.move(str(runs), str(dest))
+        print(f"netreturn: the simulator was rebuilt since the stored runs were made "
+              f"({old} -> {build}); they were moved to {dest} and will be run again "
+              f"(--reuse-stale keeps them)", file=sys.stderr)
+    updated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    man.write_text(json.dumps({"native_build": build, "updated": updated}, indent=1))
+    return build
+
+
 class Store:
     """Finished runs on disk, one JSON file each, written atomically.
 
@@ -169,7 +215,11 @@ def run_many(
 ) -> list[dict]:
     """Runs every spec (skipping those already in ``out``), in parallel;
     returns the results in the order of ``specs``. ``bar``: an open progress
-    bar (anything with ``advance(n)``) to advance instead of opening one."""
+    bar (anything with ``advance(n)``) to advance instead of opening one.
+    Stored runs of another simulator build are set aside and run again
+    (:func:`set_aside_stale_runs`)."""
+    if out is not None:
+        set_aside_stale_runs(out)
     store = Store(out) if out is not None else None
     results: list[dict | None] = [None] * len(specs)
     todo: list[int] = []

@@ -5,20 +5,15 @@ by another simulator build."""
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import heapq
 import itertools
-import json
 import os
-import shutil
-import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import _native
-from ..runner import RunSpec, Store, execute
+from ..runner import RunSpec, Store, execute, native_build_id, set_aside_stale_runs  # noqa: F401  (re-exported)
 from .paper import Paper
 
 
@@ -69,15 +64,6 @@ class Options:
         return self
 
 
-def native_build_id() -> str:
-    """A hash of the compiled simulator: runs stored by another build are stale."""
-    h = hashlib.sha256()
-    with open(_native.__file__, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
-
-
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
@@ -96,29 +82,7 @@ def git_rev() -> str:
 def check_build(opts: Options) -> str:
     """Moves runs made by another simulator build out of the way (unless
     ``reuse_stale``); returns the current build id."""
-    build = native_build_id()
-    out = Path(opts.out)
-    out.mkdir(parents=True, exist_ok=True)
-    man = out / "manifest.json"
-    old = None
-    if man.is_file():
-        try:
-            old = json.loads(man.read_text()).get("native_build")
-        except json.JSONDecodeError:
-            old = None
-    runs = out / "runs"
-    if old and old != build and runs.is_dir() and any(runs.iterdir()) and not opts.reuse_stale:
-        dest = out / f"stale-{old}"
-        n = 0
-        while dest.exists():
-            n += 1
-            dest = out / f"stale-{old}-{n}"
-        shutil.move(str(runs), str(dest))
-        print(f"netreturn: the simulator was rebuilt since the stored runs were made "
-              f"({old} -> {build}); they were moved to {dest} and will be run again "
-              f"(--reuse-stale keeps them)", file=sys.stderr)
-    man.write_text(json.dumps({"native_build": build, "updated": now()}, indent=1))
-    return build
+    return set_aside_stale_runs(Path(opts.out), opts.reuse_stale)
 
 
 class Bar:
