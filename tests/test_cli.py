@@ -122,6 +122,26 @@ def test_run_prints_its_table_without_importing_pandas_or_matplotlib(tmp_path, s
     assert (tmp_path / "metrics.png").stat().st_size > 5000
 
 
+def test_a_reader_that_stops_early_ends_the_run_quietly_keeping_the_finished_runs(tmp_path, small):
+    """`netreturn run ... | head -1`: no traceback, SIGPIPE's status, and
+    the run store holds the run all the same."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "netreturn.cli", "run", "ewt/scenario2", "--set", f"flows={small['flows']}",
+           "--set", f"file_bytes={small['file_bytes']}", "--seed", "1", "--out", str(tmp_path), "-q", "--no-plots"]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        assert p.stdout is not None and p.stderr is not None
+        first = p.stdout.readline()
+        p.stdout.close()  # the reader goes away after one line
+        err = p.stderr.read()
+        rc = p.wait(timeout=120)
+    assert first.startswith("EWT scenario 2")
+    assert rc == 141, err
+    assert "Traceback" not in err
+    assert list((tmp_path / "runs").glob("*.json")), "the finished run is kept"
+
+
 def test_the_table_shows_readable_units_not_exponents(tmp_path, capsys, small):
     rc, text, _ = run_cli(capsys, "run", "ewt/scenario2", "--set", f"flows={small['flows']}",
                           "--set", f"file_bytes={small['file_bytes']}", "--seeds", "2", "--jobs", "1",

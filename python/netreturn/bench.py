@@ -11,6 +11,10 @@ the same run (issue 3's budget: a gateway adds at most 10 % to a run).
 buffer and UDP rate multiplied; access links at 10 Gb/s), each in a fresh
 process: wall time, events, packet hops per second, ns per packet hop, peak
 memory, and the cost per hop against 1x.
+``--process`` times ``netreturn run`` as a user sees it (a fresh process,
+one job, figures included) for one seed and for ten: when the table appears,
+when the process ends, and what each run costs outside the simulation,
+beside ns-3 3.44's whole process measured in the same invocation.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ def main(a) -> int:
 
     if getattr(a, "scale", False):
         scale(ns3=not a.no_ns3)
+        return 0
+    if getattr(a, "process", False):
+        whole_process(ns3=not a.no_ns3, repeat=min(a.repeat, 3))
         return 0
 
     scenario, sets, seed = "ewt/scenario2", {"flows": "31", "queue": "droptail"}, 1
@@ -147,7 +154,7 @@ def scale(factors=(1, 10, 100), seed: int = 1, ns3: bool = True) -> list[dict]:
                       f"netreturn is {n['wall_s'] / rows[0]['wall_s']:,.0f}x faster")
         except Exception as e:  # optional reference
             print(f"(ns-3 reference run failed: {e})")
-    return rows
+    return list(rows.values())
 
 
 def gateway_cost(repeat: int, seeds: range = range(1, 4)) -> dict:
@@ -187,3 +194,86 @@ def gateway_cost(repeat: int, seeds: range = range(1, 4)) -> dict:
         print(f"{q:10}{t['wall_s']:>14.4f}{t['events']:>12,.0f}{t['ns_per_event']:>10.1f}"
               f"{t['wall_s'] / base['wall_s'] - 1:>+11.1%}{t['ns_per_event'] / base['ns_per_event'] - 1:>+13.1%}")
     return table
+
+
+def _time_cli(args: list[str]) -> dict:
+    """``netreturn <args>`` in a fresh interpreter: seconds from launch to
+    the table's first line and to the process's end, and the simulations'
+    own wall time (the sum of ``wall_s`` in ``runs.csv``)."""
+    import csv
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "netreturn.cli", *args, "--out", tmp]
+        t0 = time.perf_counter()
+        table = None
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert p.stdout is not None
+        for line in p.stdout:
+            if table is None and line.startswith("metric"):
+                table = time.perf_counter() - t0
+        err = p.stderr.read() if p.stderr else ""
+        rc = p.wait()
+        end = time.perf_counter() - t0
+        if rc != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited with {rc}: {err.strip().splitlines()[-1:]}")
+        with open(Path(tmp) / "runs.csv") as f:
+            rows = list(csv.DictReader(f))
+        figures = sorted(x.name for x in Path(tmp).glob("*.png"))
+    return {"table_s": table, "end_s": end, "sim_s": sum(float(r["wall_s"]) for r in rows), "runs": len(rows),
+            "figures": figures}
+
+
+def whole_process(ns3: bool = True, repeat: int = 3, scenario: str = "ewt/scenario2") -> list[dict]:
+    """Issue 11's whole-process anchors: ``netreturn run`` of one seed and
+    of ten seeds on one job, figures included (best of ``repeat`` fresh
+    processes each), beside ns-3 3.44 measured now (one process per run, as
+    a user runs ns-3, and the same with its set-up counted once)."""
+    path = str(_path(scenario))
+    base = ["run", path, "--jobs", "1", "-q"]
+    cases = [("1 seed", [*base, "--seeds", "1"]),
+             ("10 seeds", [*base, "--seeds", "10"]),
+             ("1 seed, no figures", [*base, "--seeds", "1", "--no-plots"]),
+             ("10 seeds, no figures", [*base, "--seeds", "10", "--no-plots"])]
+    print(f"netreturn run {scenario} (31 flows, DropTail), one job, a fresh process each (best of {repeat})")
+    print(f"{'case':24}{'table at s':>12}{'end s':>9}{'per run s':>11}{'sim per run s':>15}  figures")
+    rows = {}
+    for label, args in cases:
+        best = min((_time_cli(args) for _ in range(repeat)), key=lambda r: r["end_s"])
+        n = best["runs"]
+        rows[label] = best
+        print(f"{label:24}{best['table_s'] or float('nan'):>12.2f}{best['end_s']:>9.2f}{best['end_s'] / n:>11.3f}"
+              f"{best['sim_s'] / n:>15.3f}  {', '.join(best['figures']) or '-'}")
+    one, ten = rows["1 seed"], rows["10 seeds"]
+    # What a run adds outside its simulation: the difference between ten
+    # runs and one, without figures (drawn once whatever the count), less
+    # the simulations' own time.
+    a, b = rows["1 seed, no figures"], rows["10 seeds, no figures"]
+    extra = ((b["end_s"] - a["end_s"]) - (b["sim_s"] - a["sim_s"])) / 9
+    sim = b["sim_s"] / 10
+    print(f"a run's cost outside its simulation: {extra * 1e3:.1f} ms ({extra / sim:.0%} of its simulation's "
+          f"{sim * 1e3:.0f} ms; anchor under 10 %); fixed per process: start-up {a['end_s'] - a['sim_s']:.2f} s, "
+          f"figures {one['end_s'] - a['end_s']:.2f} s")
+    print(f"the table for one seed at {one['table_s']:.2f} s (anchor 0.5 s); ten seeds, whole process, "
+          f"{ten['end_s'] / 10:.3f} s per run")
+    if ns3:
+        try:
+            from . import ns3ref
+
+            if ns3ref.available():
+                n = ns3ref.run_ns3(flows=31, queue="droptail", seed=1)
+                proc, run, setup = n["process_wall_s"], n["wall_s"], n["setup_s"]
+                # Ten runs in one ns-3 process would pay the import and
+                # cling's parse once: counting all of the set-up once
+                # (topology building included) favours ns-3.
+                once = (proc + 9 * (proc - setup)) / 10
+                per = ten["end_s"] / 10
+                print(f"ns-3 3.44 measured now: a run's process {proc:.1f} s (set-up {setup:.1f} s, Simulator::Run "
+                      f"{run:.1f} s); per run of ten: {proc:.1f} s as ten processes, {once:.1f} s with the set-up once")
+                print(f"netreturn, ten seeds, whole process, per run: {proc / per:,.0f}x faster than ns-3 as ten "
+                      f"processes, {once / per:,.0f}x with its set-up once (anchor 100x); simulation alone "
+                      f"{run / (ten['sim_s'] / 10):,.0f}x")
+        except Exception as e:  # optional reference
+            print(f"(ns-3 reference run failed: {e})")
+    return list(rows.values())

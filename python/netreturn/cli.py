@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -240,6 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also price each method (RED, ARED, EWA, AWM, EWT) against DropTail alone")
     b.add_argument("--scale", action="store_true",
                    help="scenario 2 at 1x, 10x and 100x flows and rates: cost per packet hop and peak memory")
+    b.add_argument("--process", action="store_true",
+                   help="`netreturn run` as a user sees it, one seed and ten, figures included: time to the table, "
+                        "whole process, cost outside the simulation, beside ns-3's whole process")
     b.set_defaults(func=cmd_bench)
 
     v = sub.add_parser("validate", help="EWT scenario 1 or 2 in ns-3 3.44 and in netreturn, side by side per metric")
@@ -277,6 +281,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nnetreturn: interrupted; finished runs are kept and a rerun resumes", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of our output went away (`netreturn run ... | head`):
+        # stop quietly, as a Unix tool does on SIGPIPE; what was written to
+        # the run store is kept. Further writes at exit go nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
