@@ -125,7 +125,7 @@ mod tests {
         let mut pc = Pcap::new();
         let mut seg = Segment { seq: 1, ack: 2, flags: TcpFlags::ACK, window: 500, len: 1458, ..Default::default() };
         seg.opts.timestamps = Some((7, 9));
-        let p = Packet { dst: 1, flow: 0, dir: 0, udp: false, size: 1510, seg };
+        let p = Packet { dst: 1, flow: 0, dir: 0, udp: false, size: 1510, seg, link: Default::default() };
         let key = FlowKey { src: 0x0a00_0001, dst: 0x0a00_0002, sport: 1000, dport: 80, proto: 6 };
         pc.record(Time::from_millis(1500), &p, key);
         let b = pc.bytes();

@@ -231,7 +231,7 @@ impl World {
             }
             // Departures are serialized and the delay is fixed, so arrivals
             // over one interface are scheduled in time order: a FIFO lane.
-            self.events.schedule_in_lane(i, done + iface.delay, Event::Arrive(i, pi));
+            self.events.schedule_linked(i, done + iface.delay, pi, &mut self.pool);
         }
     }
 

@@ -2,7 +2,7 @@
 //! UDP applications, window-rewriting gateways, and the recorders the
 //! metrics are computed from.
 
-use crate::event::{Event, EventQueue};
+use crate::event::{Event, EventQueue, Link, LinkStore};
 use crate::gateways::build_gateway;
 use crate::scenario::{CcName, Dist, QueueMethod, Scenario, TrafficSpec};
 use crate::topology::{Topology, NO_ROUTE};
@@ -46,6 +46,9 @@ pub struct Packet {
     /// Bytes on the wire (IP packet).
     pub size: u32,
     pub seg: Segment,
+    /// The packet's place among those on the wire of its current link
+    /// (the event queue's linked lane: [`crate::event`]).
+    pub link: Link,
 }
 
 /// A slab of packets; events refer to packets by index.
@@ -65,7 +68,7 @@ impl Pool {
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
-                self.slots.push(Packet { dst: 0, flow: 0, dir: 0, udp: false, size: 0, seg: Segment::default() });
+                self.slots.push(Packet { dst: 0, flow: 0, dir: 0, udp: false, size: 0, seg: Segment::default(), link: Link::default() });
                 (self.slots.len() - 1) as u32
             }
         };
@@ -75,6 +78,17 @@ impl Pool {
     fn release(&mut self, i: u32) {
         self.live -= 1;
         self.free.push(i);
+    }
+}
+
+impl LinkStore for Pool {
+    #[inline(always)]
+    fn link(&self, item: u32) -> &Link {
+        &self.slots[item as usize].link
+    }
+    #[inline(always)]
+    fn link_mut(&mut self, item: u32) -> &mut Link {
+        &mut self.slots[item as usize].link
     }
 }
 
@@ -315,7 +329,7 @@ impl World {
     }
 
     fn run_loop<const PREFETCH: bool>(&mut self) {
-        while let Some((t, ev)) = self.events.pop() {
+        while let Some((t, ev)) = self.events.pop_with(&self.pool) {
             if t > self.stop {
                 self.now = self.stop;
                 break;
@@ -570,7 +584,7 @@ impl World {
         u.bytes_sent += u.packet as u64;
         let (src, dst) = (u.src, u.dst);
         self.events.schedule_in_lane(self.udp_lane(ui), now + gap, Event::UdpTick(ui));
-        let pi = self.pool.alloc(|p| *p = Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default() });
+        let pi = self.pool.alloc(|p| *p = Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default(), link: Link::default() });
         self.rec.totals.created += 1;
         self.at_node(src, pi);
     }
