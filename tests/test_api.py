@@ -82,3 +82,16 @@ def test_stored_runs_of_another_simulator_build_are_run_again_not_reused(small, 
     # The same build resumes: nothing set aside.
     netreturn.run("ewt/scenario2", set=small, seeds=2, jobs=1, out=out)
     assert "rebuilt" not in capsys.readouterr().err
+
+
+def test_the_scale_benchmark_prices_a_packet_hop_from_the_cpu_time_of_a_fresh_process(capsys):
+    from netreturn import bench
+
+    rows = bench.scale(factors=(1,), ns3=False)
+    (r,) = rows
+    assert r["incomplete"] == 0, "every transfer of scenario 2 completes"
+    assert r["hops"] > r["events"] / 2 > 0
+    assert 0 < r["cpu_s"] <= r["wall_s"] * 1.05
+    assert r["ns_per_hop"] == r["cpu_s"] / r["hops"] * 1e9
+    assert r["maxrss_kb"] > 0
+    assert "1x" in capsys.readouterr().out
