@@ -214,6 +214,25 @@ void TraceRed(Ptr<QueueDisc> q) {
     q->TraceConnectWithoutContext("Enqueue", MakeCallback(&RedEnq));
     q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&RedDrop));
 }
+// The same trace for a FIFO queue disc (DropTail, and the FIFO under the
+// EWT / AWM gateways; --queue-trace): average and max_p written as the
+// backlog and 0; departures too (verdict 4, backlog after it leaves the
+// queue disc for the device), so the time distribution of the backlog can
+// be rebuilt exactly.
+static Ptr<QueueDisc> fifoQ;
+static void FifoRecord(uint32_t backlog, uint8_t verdict) {
+    redTrace.push_back({Simulator::Now().GetSeconds(), backlog, (double) backlog, 0.0, verdict});
+}
+static void FifoEnq(Ptr<const QueueDiscItem> item) { FifoRecord(fifoQ->GetNBytes() - item->GetSize(), 0); }
+static void FifoDrop(Ptr<const QueueDiscItem>, const char*) { FifoRecord(fifoQ->GetNBytes(), 3); }
+static void FifoDeq(Ptr<const QueueDiscItem>) { FifoRecord(fifoQ->GetNBytes(), 4); }
+void TraceFifo(Ptr<QueueDisc> q) {
+    redTrace.clear();
+    fifoQ = q;
+    q->TraceConnectWithoutContext("Enqueue", MakeCallback(&FifoEnq));
+    q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&FifoDrop));
+    q->TraceConnectWithoutContext("Dequeue", MakeCallback(&FifoDeq));
+}
 uint32_t RedTraceWrite(std::string path) {
     std::ofstream f(path);
     f << std::setprecision(9);
