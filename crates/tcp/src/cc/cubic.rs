@@ -275,9 +275,11 @@ impl CongestionControl for Cubic {
             seg_cwnd
         };
         self.epoch_start = None;
-        // ssthresh = cwnd * beta_cubic, at least 2 segments, RFC 9438
-        // section 4.6 (Eq. 6, Figure 5), on cwnd as it is: ours' cwnd grows
-        // by bytes, not whole segments. ns-3 and Linux truncate
+        // ssthresh = cwnd * beta_cubic, at least 2 segments: RFC 9438
+        // section 4.6 (`flight_size * beta_cubic`; it allows cwnd in place
+        // of flight_size when cwnd does not grow while the sender is not
+        // cwnd-limited, as here: `Ack::cwnd_limited`), on cwnd as it is:
+        // ours' cwnd grows by bytes, not whole segments. ns-3 and Linux truncate
         // `segCwnd * beta` once, on a cwnd that their CUBIC keeps in whole
         // segments; truncating ours' byte cwnd to segments and then the
         // product again (what this did before) cut by 0.62 on average in
