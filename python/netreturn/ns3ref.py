@@ -517,10 +517,13 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     # "Queue disc limit exceeded" = tail), as our iface drops by reason.
     out["queue_drops_by_reason"] = {str(k): int(v) for k, v in st.nDroppedPacketsBeforeEnqueue}
     if drop_log:
-        # One line per drop at the bottleneck queue disc: time, reason, backlog, size.
+        # One line per drop at the bottleneck queue disc: time, reason, backlog, size,
+        # TCP flow of a data segment (-1: UDP, ACK or other), 1 if that segment was a
+        # retransmission (a copy of its sequence number had been sent before).
         with open(drop_log, "w") as f:
             for k in range(int(cpp.QDropLen())):
-                f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}\n")
+                f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}"
+                        f"\t{int(cpp.QDropFlow(k))}\t{int(cpp.QDropRetx(k))}\n")
     if red_trace:
         # One line per arrival, as netreturn-sim --red-trace: iface, time, backlog
         # before it, RED's average, max_p, verdict (0 accepted, 1 early, 2 forced, 3 tail).
@@ -628,7 +631,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "'rfc6937' = RFC 6937 PRR-SSRB, 'upstream' = ns-3-dev's repaired TcpPrrRecovery "
                          "(ns3cxx/prr.cc)")
     ap.add_argument("--drop-log", default=None, metavar="PATH",
-                    help="write every drop of the bottleneck queue disc (time, reason, backlog, size) to PATH")
+                    help="write every drop of the bottleneck queue disc (time, reason, backlog, size, TCP flow or -1, "
+                         "1 if a retransmission) to PATH")
     ap.add_argument("--red-trace", default=None, metavar="PATH",
                     help="RED/ARED: write every arrival at the bottleneck queue disc (time, backlog before it, "
                          "the average m_qAvg, max_p m_curMaxP, verdict) to PATH, as netreturn-sim --red-trace; "

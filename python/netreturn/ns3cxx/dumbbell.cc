@@ -154,10 +154,10 @@ static void QBytes(uint32_t oldV, uint32_t newV) {
 // Every drop of the bottleneck queue disc before enqueue: time, reason
 // (RED: "Unforced drop" early, "Forced drop" above MaxTh; "Queue disc limit
 // exceeded" / "Dropped by internal queue" tail), backlog then and packet size.
-struct QDrop { double t; std::string why; uint32_t backlog, size; };
+struct QDrop { double t; std::string why; uint32_t backlog, size; int32_t flow; uint8_t retx; };
 static std::vector<QDrop> qDrops;
 static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
-    qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize()});
+    qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize(), -1, 0});
     // A data segment of TCP flow i (source 10.1.i.1): a first copy or a
     // retransmission (sent before)?
     Ptr<const Ipv4QueueDiscItem> ipi = DynamicCast<const Ipv4QueueDiscItem>(item);
@@ -170,8 +170,12 @@ static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
     c->RemoveHeader(h);
     if (c->GetSize() == 0) return;
     S.dataDrops[i]++;
+    qDrops.back().flow = (int32_t) i;
     auto it = S.sendCount[i].find(h.GetSequenceNumber().GetValue());
-    if (it != S.sendCount[i].end() && it->second >= 2) S.retxDrops[i]++;
+    if (it != S.sendCount[i].end() && it->second >= 2) {
+        S.retxDrops[i]++;
+        qDrops.back().retx = 1;
+    }
 }
 uint64_t RetxDrops(uint32_t i) { return S.retxDrops[i]; }
 uint64_t DataDrops(uint32_t i) { return S.dataDrops[i]; }
@@ -180,6 +184,8 @@ double QDropT(uint32_t k) { return qDrops[k].t; }
 std::string QDropWhy(uint32_t k) { return qDrops[k].why; }
 uint32_t QDropBacklog(uint32_t k) { return qDrops[k].backlog; }
 uint32_t QDropSize(uint32_t k) { return qDrops[k].size; }
+int32_t QDropFlow(uint32_t k) { return qDrops[k].flow; }
+uint32_t QDropRetx(uint32_t k) { return qDrops[k].retx; }
 
 // ---- RED's state at every arrival (--red-trace): ns-3 keeps the average
 // (m_qAvg) and ARED's max_p (m_curMaxP) private and has no trace source for
