@@ -637,8 +637,13 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="RED/ARED: write every arrival at the bottleneck queue disc (time, backlog before it, "
                          "the average m_qAvg, max_p m_curMaxP, verdict) to PATH, as netreturn-sim --red-trace; "
                          "a FIFO (droptail, ewt, awm): average = backlog, max_p 0, plus departures (verdict 4)")
+    ap.add_argument("--receiver-delay", default=None, metavar="D",
+                    help="one-way delay of the receivers' links (e.g. 1.0625ms) instead of the scenario's: "
+                         "moves the phase of the deterministic delays (docs/validation.md, phase effects)")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
+    if a.receiver_delay:
+        SCENARIOS[a.scenario] = SCENARIOS[a.scenario]._replace(receiver_delay=a.receiver_delay)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
     if starts is not None and len(starts) != a.flows:
         ap.error(f"--starts gives {len(starts)} times for {a.flows} flows")
