@@ -376,6 +376,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     cpp.ConnectQueueDisc(qdiscs.Get(0))
     if red_trace and queue in ("red", "ared"):
         cpp.TraceRed(qdiscs.Get(0))
+    elif red_trace:
+        cpp.TraceFifo(qdiscs.Get(0))  # the FIFO's arrivals and departures (verdict 4)
     if log_flow is not None:
         if not 0 <= log_flow < flows:
             raise ValueError(f"--log-flow {log_flow}: there are {flows} flows")
@@ -515,13 +517,18 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     # "Queue disc limit exceeded" = tail), as our iface drops by reason.
     out["queue_drops_by_reason"] = {str(k): int(v) for k, v in st.nDroppedPacketsBeforeEnqueue}
     if drop_log:
-        # One line per drop at the bottleneck queue disc: time, reason, backlog, size.
+        # One line per drop at the bottleneck queue disc: time, reason, backlog, size,
+        # TCP flow of a data segment (-1: UDP, ACK or other), 1 if that segment was a
+        # retransmission (a copy of its sequence number had been sent before).
         with open(drop_log, "w") as f:
             for k in range(int(cpp.QDropLen())):
-                f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}\n")
-    if red_trace and queue in ("red", "ared"):
+                f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}"
+                        f"\t{int(cpp.QDropFlow(k))}\t{int(cpp.QDropRetx(k))}\n")
+    if red_trace:
         # One line per arrival, as netreturn-sim --red-trace: iface, time, backlog
         # before it, RED's average, max_p, verdict (0 accepted, 1 early, 2 forced, 3 tail).
+        # A FIFO queue disc (droptail, ewt, awm): average = backlog, max_p 0, and
+        # a line per departure too (verdict 4, backlog after it).
         out["red_trace_lines"] = int(cpp.RedTraceWrite(red_trace))
     out["queue_discs_installed"] = n_qdiscs
     # Read the bottleneck queue disc's attributes back (proof they applied).
@@ -624,12 +631,19 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "'rfc6937' = RFC 6937 PRR-SSRB, 'upstream' = ns-3-dev's repaired TcpPrrRecovery "
                          "(ns3cxx/prr.cc)")
     ap.add_argument("--drop-log", default=None, metavar="PATH",
-                    help="write every drop of the bottleneck queue disc (time, reason, backlog, size) to PATH")
+                    help="write every drop of the bottleneck queue disc (time, reason, backlog, size, TCP flow or -1, "
+                         "1 if a retransmission) to PATH")
     ap.add_argument("--red-trace", default=None, metavar="PATH",
                     help="RED/ARED: write every arrival at the bottleneck queue disc (time, backlog before it, "
-                         "the average m_qAvg, max_p m_curMaxP, verdict) to PATH, as netreturn-sim --red-trace")
+                         "the average m_qAvg, max_p m_curMaxP, verdict) to PATH, as netreturn-sim --red-trace; "
+                         "a FIFO (droptail, ewt, awm): average = backlog, max_p 0, plus departures (verdict 4)")
+    ap.add_argument("--receiver-delay", default=None, metavar="D",
+                    help="one-way delay of the receivers' links (e.g. 1.0625ms) instead of the scenario's: "
+                         "moves the phase of the deterministic delays (docs/validation.md, phase effects)")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
+    if a.receiver_delay:
+        SCENARIOS[a.scenario] = SCENARIOS[a.scenario]._replace(receiver_delay=a.receiver_delay)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
     if starts is not None and len(starts) != a.flows:
         ap.error(f"--starts gives {len(starts)} times for {a.flows} flows")

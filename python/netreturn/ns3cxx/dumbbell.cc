@@ -154,10 +154,10 @@ static void QBytes(uint32_t oldV, uint32_t newV) {
 // Every drop of the bottleneck queue disc before enqueue: time, reason
 // (RED: "Unforced drop" early, "Forced drop" above MaxTh; "Queue disc limit
 // exceeded" / "Dropped by internal queue" tail), backlog then and packet size.
-struct QDrop { double t; std::string why; uint32_t backlog, size; };
+struct QDrop { double t; std::string why; uint32_t backlog, size; int32_t flow; uint8_t retx; };
 static std::vector<QDrop> qDrops;
 static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
-    qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize()});
+    qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize(), -1, 0});
     // A data segment of TCP flow i (source 10.1.i.1): a first copy or a
     // retransmission (sent before)?
     Ptr<const Ipv4QueueDiscItem> ipi = DynamicCast<const Ipv4QueueDiscItem>(item);
@@ -170,8 +170,12 @@ static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
     c->RemoveHeader(h);
     if (c->GetSize() == 0) return;
     S.dataDrops[i]++;
+    qDrops.back().flow = (int32_t) i;
     auto it = S.sendCount[i].find(h.GetSequenceNumber().GetValue());
-    if (it != S.sendCount[i].end() && it->second >= 2) S.retxDrops[i]++;
+    if (it != S.sendCount[i].end() && it->second >= 2) {
+        S.retxDrops[i]++;
+        qDrops.back().retx = 1;
+    }
 }
 uint64_t RetxDrops(uint32_t i) { return S.retxDrops[i]; }
 uint64_t DataDrops(uint32_t i) { return S.dataDrops[i]; }
@@ -180,6 +184,8 @@ double QDropT(uint32_t k) { return qDrops[k].t; }
 std::string QDropWhy(uint32_t k) { return qDrops[k].why; }
 uint32_t QDropBacklog(uint32_t k) { return qDrops[k].backlog; }
 uint32_t QDropSize(uint32_t k) { return qDrops[k].size; }
+int32_t QDropFlow(uint32_t k) { return qDrops[k].flow; }
+uint32_t QDropRetx(uint32_t k) { return qDrops[k].retx; }
 
 // ---- RED's state at every arrival (--red-trace): ns-3 keeps the average
 // (m_qAvg) and ARED's max_p (m_curMaxP) private and has no trace source for
@@ -213,6 +219,25 @@ void TraceRed(Ptr<QueueDisc> q) {
     redQ = DynamicCast<RedQueueDisc>(q);
     q->TraceConnectWithoutContext("Enqueue", MakeCallback(&RedEnq));
     q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&RedDrop));
+}
+// The same trace for a FIFO queue disc (DropTail, and the FIFO under the
+// EWT / AWM gateways; --queue-trace): average and max_p written as the
+// backlog and 0; departures too (verdict 4, backlog after it leaves the
+// queue disc for the device), so the time distribution of the backlog can
+// be rebuilt exactly.
+static Ptr<QueueDisc> fifoQ;
+static void FifoRecord(uint32_t backlog, uint8_t verdict) {
+    redTrace.push_back({Simulator::Now().GetSeconds(), backlog, (double) backlog, 0.0, verdict});
+}
+static void FifoEnq(Ptr<const QueueDiscItem> item) { FifoRecord(fifoQ->GetNBytes() - item->GetSize(), 0); }
+static void FifoDrop(Ptr<const QueueDiscItem>, const char*) { FifoRecord(fifoQ->GetNBytes(), 3); }
+static void FifoDeq(Ptr<const QueueDiscItem>) { FifoRecord(fifoQ->GetNBytes(), 4); }
+void TraceFifo(Ptr<QueueDisc> q) {
+    redTrace.clear();
+    fifoQ = q;
+    q->TraceConnectWithoutContext("Enqueue", MakeCallback(&FifoEnq));
+    q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&FifoDrop));
+    q->TraceConnectWithoutContext("Dequeue", MakeCallback(&FifoDeq));
 }
 uint32_t RedTraceWrite(std::string path) {
     std::ofstream f(path);

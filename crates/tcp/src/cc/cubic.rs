@@ -265,7 +265,7 @@ impl CongestionControl for Cubic {
     }
 
     fn ssthresh_after_loss(&mut self, _now: Time, w: &Window, _in_flight: u64) -> u64 {
-        let seg_cwnd = (w.cwnd / w.mss) as f64;
+        let seg_cwnd = w.cwnd as f64 / w.mss as f64;
         self.cwnd_prior = seg_cwnd;
         // Fast convergence, RFC 9438 section 4.7 (Eq. 7): a flow that lost
         // below its previous W_max releases bandwidth for newcomers.
@@ -275,10 +275,17 @@ impl CongestionControl for Cubic {
             seg_cwnd
         };
         self.epoch_start = None;
-        // ssthresh = cwnd * beta_cubic, RFC 9438 section 4.6 (Eq. 6); ns-3
-        // computes it on cwnd in whole segments, at least 2.
-        let segs = ((seg_cwnd * self.cfg.beta) as u64).max(2);
-        segs * w.mss
+        // ssthresh = cwnd * beta_cubic, at least 2 segments: RFC 9438
+        // section 4.6 (`flight_size * beta_cubic`; it allows cwnd in place
+        // of flight_size when cwnd does not grow while the sender is not
+        // cwnd-limited, as here: `Ack::cwnd_limited`), on cwnd as it is:
+        // ours' cwnd grows by bytes, not whole segments. ns-3 and Linux truncate
+        // `segCwnd * beta` once, on a cwnd that their CUBIC keeps in whole
+        // segments; truncating ours' byte cwnd to segments and then the
+        // product again (what this did before) cut by 0.62 on average in
+        // EWT scenario 2, not 0.7 (docs/validation.md, 2026-11-23).
+        let ssthresh = (w.cwnd as f64 * self.cfg.beta) as u64;
+        ssthresh.max(2 * w.mss)
     }
 
     fn on_rto(&mut self, now: Time, w: &Window, in_flight: u64) -> u64 {
@@ -346,6 +353,22 @@ mod tests {
         assert!((cc.w_cubic(0.0) - 70.0).abs() < 1e-9);
         assert!((cc.w_cubic(cc.k()) - 100.0).abs() < 1e-9);
         assert!((cc.w_cubic(cc.k() + 1.0) - 100.4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn ssthresh_after_a_loss_is_beta_times_cwnd_in_bytes_not_truncated_to_whole_segments() {
+        // RFC 9438 section 4.6: ssthresh = cwnd * beta_cubic. A byte cwnd of
+        // 10.9 segments gives 7.63 segments; truncating cwnd to 10 segments
+        // and 10 * 0.7 to 7 would cut to 0.64 of it.
+        let mut cc = Cubic::new(CubicConfig::default());
+        let w = Window { cwnd: 10_900, ssthresh: u64::MAX, mss: MSS };
+        let ss = cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd);
+        assert!((7_629..=7_630).contains(&ss), "ssthresh {ss}, not 7 000");
+        // W_max and cwnd_prior are the window as it was, in segments.
+        assert!((cc.w_max() - 10.9).abs() < 1e-9);
+        // Never below 2 segments.
+        let w = Window { cwnd: 2_500, ssthresh: u64::MAX, mss: MSS };
+        assert_eq!(cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd), 2 * MSS);
     }
 
     #[test]
