@@ -84,9 +84,9 @@ def run_ours(method: str, step_ms: float, buffer: int, ns2: bool, seed: int, tmp
             "goodput_mbps": g, "wall_s": summary["wall_s"], "process_wall_s": took, "cmd": " ".join(cmd)}
 
 
-def run_ns3(mod, method: str, step_ms: float, buffer: int, ns2: bool, seed: int) -> dict:
+def run_ns3(mod, method: str, step_ms: float, buffer: int, ns2: bool, seed: int, flowmon: bool = True) -> dict:
     r = mod.run_ns3(30, method, seed=seed, scenario="awm/fairness", step_s=step_ms / 1000.0,
-                    buffer_bytes=buffer, ns2=ns2, prr="upstream", timeout_s=3600)
+                    buffer_bytes=buffer, ns2=ns2, prr="upstream", timeout_s=3600, flowmon=flowmon)
     g = [f["goodput_mbps"] for f in r["per_flow"]]
     return {"jain": r["jain_goodput"], "jain_check": jain(g), "drops": r["queue_drops"],
             "queue_mean_bytes": r["queue_mean_bytes"], "utilization": r["utilization"],
@@ -96,7 +96,7 @@ def run_ns3(mod, method: str, step_ms: float, buffer: int, ns2: bool, seed: int)
             "gateway": r.get("gateway"),
             "cmd": (f"PYTHONPATH=python python python/netreturn/ns3ref.py --scenario awm/fairness --flows 30 "
                     f"--queue {method} --step {step_ms / 1000.0:g} --buffer {buffer} --prr upstream --seed {seed}"
-                    + (" --ns2" if ns2 else "") + " --json")}
+                    + (" --ns2" if ns2 else "") + ("" if flowmon else " --no-flowmon") + " --json")}
 
 
 def key(sim: str, v: tuple, seed: int) -> str:
@@ -110,6 +110,9 @@ def main() -> None:
     ap.add_argument("--out", required=True, help="JSON lines, one per run (appended; runs there are reused)")
     ap.add_argument("--no-ns3", action="store_true", help="ours only")
     ap.add_argument("--table-only", action="store_true")
+    ap.add_argument("--no-flowmon", action="store_true",
+                    help="ns-3 without FlowMonitor (no loss ratios; Jain, drops and queue are the harness's own). "
+                         "AWM at 700 kB aborts with heap corruption when FlowMonitor is on (docs/xcp.md)")
     a = ap.parse_args()
     variants = []
     for v in a.variant:
@@ -131,7 +134,7 @@ def main() -> None:
                     k = key(sim, v, seed)
                     if k in done or a.table_only:
                         continue
-                    r = run_ours(*v, seed, Path(tmp)) if sim == "ours" else run_ns3(mod, *v, seed)
+                    r = run_ours(*v, seed, Path(tmp)) if sim == "ours" else run_ns3(mod, *v, seed, not a.no_flowmon)
                     r.update({"key": k, "sim": sim, "method": v[0], "step_ms": v[1], "buffer": v[2],
                               "ns2": v[3], "seed": seed})
                     done[k] = r
