@@ -1,5 +1,12 @@
 """ns-3 3.44 reference runs of the EWT dumbbells (SPEC.md 5.1), for validation.
 
+Also seed 002's Table 1 topology (``--scenario awm/fairness``, ``MultiRtt``):
+our ``multi-rtt`` builder's round trips RTT_i = 40 ms + step i, NewReno,
+1000-byte packets, bulk flows for 120 s (``--step``, ``--buffer``, ``--ns2``;
+docs/xcp.md, "Cross-check with ns-3 3.44"). The settings listed below are the
+EWT dumbbell's; ``MultiRtt`` and ``NS2_TCP`` say where the fairness
+scenario's differ.
+
 This module builds the EWT paper's scenario-1 and scenario-2 dumbbells in
 ns-3 3.44 (the PyPI package ``ns3==3.44.post0``, cppyy bindings) and reports
 the same headline metrics as our simulator, so the two can be compared side
