@@ -86,7 +86,8 @@ def run_ours(method: str, step_ms: float, buffer: int, ns2: bool, seed: int, tmp
 
 def run_ns3(mod, method: str, step_ms: float, buffer: int, ns2: bool, seed: int, flowmon: bool = True) -> dict:
     r = mod.run_ns3(30, method, seed=seed, scenario="awm/fairness", step_s=step_ms / 1000.0,
-                    buffer_bytes=buffer, ns2=ns2, prr="upstream", timeout_s=3600, flowmon=flowmon)
+                    buffer_bytes=buffer, ns2=ns2, prr="ns3" if ns2 else "upstream", timeout_s=3600,
+                    flowmon=flowmon)
     g = [f["goodput_mbps"] for f in r["per_flow"]]
     return {"jain": r["jain_goodput"], "jain_check": jain(g), "drops": r["queue_drops"],
             "queue_mean_bytes": r["queue_mean_bytes"], "utilization": r["utilization"],
@@ -95,7 +96,8 @@ def run_ns3(mod, method: str, step_ms: float, buffer: int, ns2: bool, seed: int,
             "wall_s": r["wall_s"], "setup_s": r["setup_s"], "process_wall_s": r["process_wall_s"],
             "gateway": r.get("gateway"),
             "cmd": (f"PYTHONPATH=python python python/netreturn/ns3ref.py --scenario awm/fairness --flows 30 "
-                    f"--queue {method} --step {step_ms / 1000.0:g} --buffer {buffer} --prr upstream --seed {seed}"
+                    f"--queue {method} --step {step_ms / 1000.0:g} --buffer {buffer}" + ("" if ns2 else " --prr upstream")
+                    + f" --seed {seed}"
                     + (" --ns2" if ns2 else "") + ("" if flowmon else " --no-flowmon") + " --json")}
 
 

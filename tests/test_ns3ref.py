@@ -206,6 +206,8 @@ def test_step_buffer_and_ns2_are_checked_before_spawning():
         mod.run_ns3(2, scenario="awm/fairness", udp=True)
     with pytest.raises(ValueError, match="positive"):
         mod.run_ns3(2, scenario="awm/fairness", buffer_bytes=0)
+    with pytest.raises(ValueError, match="classic recovery"):
+        mod.run_ns3(2, scenario="awm/fairness", ns2=True, prr="upstream")  # PRR would replace it
 
 
 @pytest.mark.slow

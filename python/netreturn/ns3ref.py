@@ -226,6 +226,9 @@ def run_ns3(
     multi = isinstance(sc, MultiRtt)
     if not multi and (step_s is not None or ns2):
         raise ValueError(f"step_s and ns2 apply to the multi-rtt scenario (awm/fairness), not {scenario!r}")
+    if ns2 and prr != "ns3":
+        # InstallPrr would replace the classic (RFC 6582) recovery of the ns-2-like senders.
+        raise ValueError(f"ns2 senders use classic recovery, not PRR: leave prr at 'ns3', not {prr!r}")
     if buffer_bytes is not None and buffer_bytes <= 0:
         raise ValueError(f"buffer_bytes must be positive, not {buffer_bytes!r}")
     if step_s is not None and step_s < 0:
