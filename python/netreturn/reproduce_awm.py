@@ -65,7 +65,7 @@ DIFFERENCES = {
         "for Table 1. ns-3 3.44 on the same topology agrees with ours (700 / 150 / 75 kB, 3 seeds: case 1 "
         "0.94 / 0.98 / 0.98, case 2 0.80 / 0.67 / 0.61; ours 0.96 / 0.99 / 0.99 and 0.85 / 0.70 / 0.62), so "
         "the paper's NC pair is reproduced by neither simulator; with ns-2-like senders ns-3's case 2 is "
-        "lower (0.54-0.65) but still above 0.4392 (docs/xcp.md, 'Cross-check with ns-3 3.44').",
+        "0.80 at 700 kB and 0.63 at 150 kB, still far above 0.4392 (docs/xcp.md, 'Cross-check with ns-3 3.44').",
     ],
     "web": [
         "XCP at 500 mice/s (paper: web +5 %, FTP -20 %): the difference is how a mouse starts. The XCP "
