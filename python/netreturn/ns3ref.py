@@ -1,5 +1,12 @@
 """ns-3 3.44 reference runs of the EWT dumbbells (SPEC.md 5.1), for validation.
 
+Also seed 002's Table 1 topology (``--scenario awm/fairness``, ``MultiRtt``):
+our ``multi-rtt`` builder's round trips RTT_i = 40 ms + step i, NewReno,
+1000-byte packets, bulk flows for 120 s (``--step``, ``--buffer``, ``--ns2``;
+docs/xcp.md, "Cross-check with ns-3 3.44"). The settings listed below are the
+EWT dumbbell's; ``MultiRtt`` and ``NS2_TCP`` say where the fairness
+scenario's differ.
+
 This module builds the EWT paper's scenario-1 and scenario-2 dumbbells in
 ns-3 3.44 (the PyPI package ``ns3==3.44.post0``, cppyy bindings) and reports
 the same headline metrics as our simulator, so the two can be compared side
@@ -68,13 +75,50 @@ class Dumbbell(NamedTuple):
     stop_s: float  # cap on simulated time ([run] stop of the scenario file)
 
 
-#: The scenarios built in ns-3, by our scenario names (scenarios/ewt/*.toml).
-SCENARIOS = {
+class MultiRtt(NamedTuple):
+    """Our ``multi-rtt`` topology (crates/sim/src/topology.rs): pair *i* (from
+    0) has the round trip ``base_rtt + step * i``; the bottleneck carries
+    ``bottleneck_delay`` one way, the sender's access link the rest of half
+    the round trip, the receiver's link none. Bulk flows (no file size) start
+    uniformly in ``starts``; goodput is each flow's bytes over its life."""
+
+    access_rate: str
+    access_queue: str  # device queue of every access and receiver link (ours: 1000 packets)
+    bottleneck_bps: int
+    bottleneck_delay: str
+    base_rtt_s: float
+    step_s: float  # default of --step
+    buffer_bytes: int  # default of --buffer (DropTail FIFO at R1's bottleneck egress)
+    segment: int  # payload; with timestamps a full segment is segment + 52 B of IP packet
+    cc: str  # ns-3 TypeId of the congestion control
+    snd_buf: int
+    rcv_buf: int
+    design_rtt_s: float  # AWM's design round trip (gateway.awm.design_rtt)
+    starts: tuple[float, float]
+    stop_s: float
+
+
+#: The scenarios built in ns-3, by our scenario names (scenarios/ewt/*.toml,
+#: scenarios/awm/fairness.toml).
+SCENARIOS: dict[str, Any] = {
     # Table 5: access 100 Mb/s 2 ms RTT, bottleneck 45 Mb/s 80 ms RTT, receivers 100 Mb/s 2 ms RTT.
     "ewt/scenario2": Dumbbell("100Mbps", "1ms", 45_000_000, "40ms", "100Mbps", "1ms", udp=True, stop_s=600.0),
     # Table 4: every link 4 Mb/s; RTT 5 ms access, 360 ms bottleneck, 5 ms receivers.
     "ewt/scenario1": Dumbbell("4Mbps", "2.5ms", 4_000_000, "180ms", "4Mbps", "2.5ms", udp=False, stop_s=3000.0),
+    # Seed 002 Table 1 (scenarios/awm/fairness.toml): 30 Mb/s, 20 ms of the
+    # round trip on the bottleneck, access 10 Gb/s, RTT_i = 40 ms + step (i - 1),
+    # 700 kB buffer, NewReno, 1000-byte packets (948 + 52), rcv_buf 64 MB,
+    # starts uniform in [0, 2] s, 120 s. The send buffer (ns-3's holds
+    # unacknowledged data, ours never blocks) is 8 MB: more than any window
+    # this path allows (30 Mb/s x 330 ms + 700 kB = 1.9 MB).
+    "awm/fairness": MultiRtt("10Gbps", "1000p", 30_000_000, "10ms", 0.040, 0.010, 700_000, 948,
+                             "ns3::TcpNewReno", 8_000_000, 64_000_000, 0.185, (0.0, 2.0), 120.0),
 }
+#: ns-2-like senders (``ns2=True``, multi-rtt only), as docs/xcp.md's variant:
+#: no SACK, initial window 2, an ACK per segment; RFC 6582 NewReno recovery
+#: (ns-3's TcpClassicRecovery) with ns-3's dupACK scoreboard cleared when
+#: recovery ends (ns3cxx/lossy.cc, as ``ns3lossy --renosack linux``).
+NS2_TCP = {"sack": False, "initial_cwnd": 2, "delayed_ack_count": 1}
 #: Queue disciplines at R1's bottleneck egress; ewt and awm are gateways
 #: (ns3cxx/gateway.cc) over a DropTail FIFO of the same buffer.
 QUEUES = ("droptail", "red", "ared", "ewt", "awm")
@@ -146,6 +190,9 @@ def run_ns3(
     prr: str = "ns3",
     scenario: str = "ewt/scenario2",
     aligned: bool = False,
+    step_s: Optional[float] = None,
+    buffer_bytes: Optional[int] = None,
+    ns2: bool = False,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -162,6 +209,11 @@ def run_ns3(
     its own); ``aligned`` runs the aligned configuration (``ALIGNED_*``).
     ``tcp_data_loss_pct`` is the loss of data segments alone (FlowMonitor's
     sender-to-receiver flows), ``tcp_packet_loss_pct`` that of all TCP packets.
+    ``buffer_bytes`` replaces the scenario's bottleneck buffer (EWT: 97 000 B;
+    RED's thresholds and the gateways' follow it). ``scenario="awm/fairness"``
+    builds our multi-rtt topology (``MultiRtt``; ``file_bytes`` unused, flows
+    never finish): ``step_s`` is its RTT step (0.0: Table 1 case 1, 0.01: case
+    2), ``ns2=True`` its ns-2-like senders (``NS2_TCP``).
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in QUEUES:
@@ -171,7 +223,19 @@ def run_ns3(
     if scenario not in SCENARIOS:
         raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, not {scenario!r}")
     sc = SCENARIOS[scenario]
-    udp = sc.udp if udp is None else udp
+    multi = isinstance(sc, MultiRtt)
+    if not multi and (step_s is not None or ns2):
+        raise ValueError(f"step_s and ns2 apply to the multi-rtt scenario (awm/fairness), not {scenario!r}")
+    if ns2 and prr != "ns3":
+        # InstallPrr would replace the classic (RFC 6582) recovery of the ns-2-like senders.
+        raise ValueError(f"ns2 senders use classic recovery, not PRR: leave prr at 'ns3', not {prr!r}")
+    if buffer_bytes is not None and buffer_bytes <= 0:
+        raise ValueError(f"buffer_bytes must be positive, not {buffer_bytes!r}")
+    if step_s is not None and step_s < 0:
+        raise ValueError(f"step_s must be >= 0, not {step_s!r}")
+    udp = (sc.udp if not multi else False) if udp is None else udp
+    if multi and udp:
+        raise ValueError("the multi-rtt scenario has no UDP flow")
     stop_s = sc.stop_s if stop_s is None else stop_s
     cmd = [
         sys.executable,
@@ -186,6 +250,12 @@ def run_ns3(
     ]
     if aligned:
         cmd.append("--aligned")
+    if step_s is not None:
+        cmd += ["--step", repr(float(step_s))]
+    if buffer_bytes is not None:
+        cmd += ["--buffer", str(int(buffer_bytes))]
+    if ns2:
+        cmd.append("--ns2")
     if not udp:
         cmd.append("--no-udp")
     if not flowmon:
@@ -227,20 +297,37 @@ def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else math.nan
 
 
+def _channel_delay_s(ns: Any, devices: Any) -> float:
+    """One-way delay of the point-to-point channel under a device pair (read back)."""
+    tv = ns.TimeValue()
+    devices.Get(0).GetChannel().GetAttribute("Delay", tv)
+    return float(tv.Get().GetSeconds())
+
+
 def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, stop_s: float,
               flowmon: bool = True, fixed_starts: Optional[list[float]] = None,
               trace: int = 0, log_flow: Optional[int] = None,
               log_window: tuple[float, float] = (0.0, 1e18), log_out: Optional[str] = None,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
-              drop_log: Optional[str] = None, red_trace: Optional[str] = None) -> dict[str, Any]:
+              drop_log: Optional[str] = None, red_trace: Optional[str] = None,
+              step_s: Optional[float] = None, buffer_bytes: Optional[int] = None,
+              ns2: bool = False) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = SCENARIOS[scenario]
+    multi = isinstance(sc, MultiRtt)
     socket_buf = ALIGNED_SOCKET_BUF if aligned else SOCKET_BUF
     device_queue = ALIGNED_DEVICE_QUEUE if aligned else DEVICE_QUEUE
+    buffer = int(buffer_bytes) if buffer_bytes else (sc.buffer_bytes if multi else BUFFER_BYTES)
+    segment = sc.segment if multi else SEGMENT
+    step = (sc.step_s if step_s is None else float(step_s)) if multi else 0.0
+    if multi:
+        device_queue = sc.access_queue
+        file_bytes = 0  # bulk: BulkSend without MaxBytes, no flow finishes
     from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
     import cppyy  # noqa: PLC0415
 
-    for f in cxx_sources():
+    # ns2: lossy.cc's hook clears ns-3's dupACK scoreboard when recovery ends.
+    for f in cxx_sources() + ([CXX_DIR / "lossy.cc"] if ns2 else []):
         if not cppyy.cppdef(f.read_text()):
             raise RuntimeError(f"cling could not compile {f}")
     cpp = cppyy.gbl.netreturn_ns3
@@ -250,18 +337,19 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     # ---- TCP: ns-3 3.44 defaults made explicit, plus the paper's settings.
     sd = ns.Config.SetDefault
-    sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpCubic")))
-    sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpPrrRecovery")))
-    sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT))
-    sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(socket_buf))
-    sd("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(socket_buf))
-    sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
-    sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
+    sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(sc.cc if multi else "ns3::TcpCubic")))
+    recovery = "ns3::TcpClassicRecovery" if ns2 else "ns3::TcpPrrRecovery"
+    sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(recovery)))
+    sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(segment))
+    sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(sc.snd_buf if multi else socket_buf))
+    sd("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(sc.rcv_buf if multi else socket_buf))
+    sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(NS2_TCP["initial_cwnd"] if ns2 else 10))
+    sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(NS2_TCP["delayed_ack_count"] if ns2 else 2))
     sd("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MilliSeconds(200)))
     sd("ns3::TcpSocket::TcpNoDelay", ns.BooleanValue(True))
     sd("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
     sd("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(1)))
-    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(NS2_TCP["sack"] if ns2 else True))
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
     sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
     sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(True))
@@ -271,7 +359,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     # helper needs no variadic template call through cppyy.
     if queue in ("droptail", "ewt", "awm"):
         qd_type = "ns3::FifoQueueDisc"
-        sd("ns3::FifoQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{BUFFER_BYTES}B")))
+        sd("ns3::FifoQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buffer}B")))
     else:
         qd_type = "ns3::RedQueueDisc"
         ared = queue == "ared"
@@ -279,16 +367,16 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # automatic thresholds (MinTh = MaxTh = 0) and gentle on. ARED = true
         # replaces thresholds and QW by automatic ones itself, gentle on.
         auto = ared or aligned
-        sd("ns3::RedQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{BUFFER_BYTES}B")))
-        sd("ns3::RedQueueDisc::MinTh", ns.DoubleValue(0 if auto else BUFFER_BYTES // 12))
-        sd("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(0 if auto else BUFFER_BYTES // 4))
+        sd("ns3::RedQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buffer}B")))
+        sd("ns3::RedQueueDisc::MinTh", ns.DoubleValue(0 if auto else buffer // 12))
+        sd("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(0 if auto else buffer // 4))
         sd("ns3::RedQueueDisc::QW", ns.DoubleValue(0.002))
         sd("ns3::RedQueueDisc::LInterm", ns.DoubleValue(50.0))  # max_p = 1/50 (ARED: its start)
         sd("ns3::RedQueueDisc::Gentle", ns.BooleanValue(auto))
         sd("ns3::RedQueueDisc::Wait", ns.BooleanValue(False))
         sd("ns3::RedQueueDisc::UseHardDrop", ns.BooleanValue(True))
         sd("ns3::RedQueueDisc::ARED", ns.BooleanValue(ared))
-        sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(FULL_PACKET))
+        sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(FULL_PACKET - SEGMENT + segment))
         sd("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(sc.bottleneck_bps)))
         sd("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Time(sc.bottleneck_delay)))
 
@@ -313,19 +401,32 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     addr = ns.Ipv4AddressHelper()
     tch_none = ns.TrafficControlHelper()
-    access = p2p(sc.access_rate, sc.access_delay, device_queue)
-    receivers = p2p(sc.receiver_rate, sc.receiver_delay, device_queue)
+    # Propagation round trip of each pair (multi-rtt: the sender's access link
+    # carries what the bottleneck does not; the receiver's link nothing).
+    bn_one_way = ns.Time(sc.bottleneck_delay).GetSeconds()
+    if multi:
+        rtts = [sc.base_rtt_s + step * i for i in range(flows)]
+        access_delays = [max(r / 2 - bn_one_way, 0.0) for r in rtts]
+        # Nanoseconds, as ours rounds (Time(rtt.nanos() / 2 - bottleneck)).
+        access_of = [p2p(sc.access_rate, f"{round(d * 1e9)}ns", device_queue) for d in access_delays]
+        receivers = p2p(sc.access_rate, "0ns", device_queue)
+    else:
+        access = p2p(sc.access_rate, sc.access_delay, device_queue)
+        access_of = [access] * flows
+        receivers = p2p(sc.receiver_rate, sc.receiver_delay, device_queue)
     gateway = queue in ("ewt", "awm")
     cpp.GatewayRegister()
     tch_gw = ns.TrafficControlHelper()
     tch_gw.SetRootQueueDisc("ns3::NetreturnAckGatewayQueueDisc")
     left_if, right_if = [], []
+    access_delay_read, receiver_delay_read = [], []  # channel delays read back from the objects
     named_devs = []  # (device, interface name as our simulator names it)
     for i in range(flows):
-        d = access.Install(left.Get(i), r1)
+        d = access_of[i].Install(left.Get(i), r1)
         named_devs += [(d.Get(0), f"left{i}->R1"), (d.Get(1), f"R1->left{i}")]
         addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
         left_if.append(addr.Assign(d))
+        access_delay_read.append(_channel_delay_s(ns, d))
         # Assign() installed FqCoDel on both ends: remove it, so the device's
         # own 100-packet DropTail queue is the queue.
         tch_none.Uninstall(d)
@@ -336,12 +437,14 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         named_devs += [(d.Get(0), f"R2->right{i}"), (d.Get(1), f"right{i}->R2")]
         addr.SetBase(ns.Ipv4Address(f"10.3.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
         right_if.append(addr.Assign(d))
+        receiver_delay_read.append(_channel_delay_s(ns, d))
         tch_none.Uninstall(d)
 
     # Bottleneck: the queue disc holds the buffer; the device queue under it
     # is one packet (else 100 more packets would hide below the queue disc).
     # The reverse direction (R2 -> R1, ACKs) is a plain 100p device queue.
     bn = p2p(f"{sc.bottleneck_bps}bps", sc.bottleneck_delay, device_queue).Install(r1, r2)
+    bn_delay_read = _channel_delay_s(ns, bn)
     cpp.SetDeviceQueue(bn.Get(0), "1p")
     tch_bn = ns.TrafficControlHelper()
     tch_bn.SetRootQueueDisc(qd_type)
@@ -357,7 +460,9 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     if n_qdiscs != expected:
         raise RuntimeError(f"expected {expected} queue discs (R1's bottleneck egress, and its access egresses "
                            f"with a gateway), found {n_qdiscs}")
-    cpp.Reset(flows, file_bytes)
+    cpp.Reset(flows, file_bytes if file_bytes > 0 else (1 << 63))
+    if ns2:
+        cpp.LossyReset(False, True)  # (not Westwood+, clear the dupACK scoreboard at recovery's end)
     if prr == "upstream":
         cpp.SetPrrUpstream()
     elif prr != "ns3":
@@ -365,12 +470,12 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         cpp.SetPrrMode(*PRR_MODES[prr])
     if gateway:
         c_bps = sc.bottleneck_bps / 8.0
-        target = BUFFER_BYTES / 2.0
-        rtt = AWM_DESIGN_RTT + target / c_bps
-        mtu = SEGMENT + 40.0
-        cpp.GatewaySetup(1 if queue == "ewt" else 2, qdiscs.Get(0), float(BUFFER_BYTES), float(EWT_ST),
-                         target, target / (4.0 * rtt), mtu, 10.0 * mtu, BUFFER_BYTES + 4.0 * c_bps * rtt,
-                         SEGMENT)  # MSS when the SYN has no MSS option (ns-3 sends none), as ours
+        target = buffer / 2.0
+        rtt = (sc.design_rtt_s if multi else AWM_DESIGN_RTT) + target / c_bps
+        mtu = segment + 40.0
+        cpp.GatewaySetup(1 if queue == "ewt" else 2, qdiscs.Get(0), float(buffer), float(buffer * EWT_ST // BUFFER_BYTES),
+                         target, target / (4.0 * rtt), mtu, 10.0 * mtu, buffer + 4.0 * c_bps * rtt,
+                         segment)  # MSS when the SYN has no MSS option (ns-3 sends none), as ours
     cpp.TraceFlows(min(trace, flows))
     cpp.ConnectBottleneck(bn.Get(0))
     cpp.ConnectQueueDisc(qdiscs.Get(0))
@@ -389,8 +494,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     # ---- Applications.
     start = ns.CreateObject[ns.UniformRandomVariable]()
-    start.SetAttribute("Min", ns.DoubleValue(1.0))
-    start.SetAttribute("Max", ns.DoubleValue(8.0))
+    start.SetAttribute("Min", ns.DoubleValue(sc.starts[0] if multi else 1.0))
+    start.SetAttribute("Max", ns.DoubleValue(sc.starts[1] if multi else 8.0))
     port = 5000
     starts = []
     for i in range(flows):
@@ -401,8 +506,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         sapp.Start(ns.Seconds(0.0))
         cpp.ConnectSink(i, sapp.Get(0))
         bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(dst, port).ConvertTo())
-        bulk.SetAttribute("MaxBytes", ns.UintegerValue(file_bytes))
-        bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT))
+        bulk.SetAttribute("MaxBytes", ns.UintegerValue(file_bytes))  # 0: no limit
+        bulk.SetAttribute("SendSize", ns.UintegerValue(segment))
         bapp = bulk.Install(left.Get(i))
         t = start.GetValue()
         if fixed_starts is not None:
@@ -410,6 +515,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         starts.append(t)
         bapp.Start(ns.Seconds(t))
         cpp.ScheduleHook(i, bapp.Get(0), t)
+        if ns2:
+            cpp.ScheduleLossyHook(bapp.Get(0), t)
 
     udp_port = 6000
     if udp and flows > 0:
@@ -460,6 +567,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
                          "bottleneck_data_drops": int(cpp.DataDrops(i)),
                          "bottleneck_retx_drops": int(cpp.RetxDrops(i)),
                          "start_s": starts[i], "fct_s": fct, "goodput_mbps": gp,
+                         # Propagation round trip as built (channel delays read back).
+                         "rtt_prop_s": 2 * (access_delay_read[i] + bn_delay_read + receiver_delay_read[i]),
                          "bytes_delivered": rx, "bytes_sent": tx, "bytes_retransmitted": retx,
                          "efficiency_pct": eff})
         if i < trace:
@@ -476,6 +585,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "scenario": scenario,
         "aligned": aligned,
         "flows": flows, "queue": queue, "seed": seed, "file_bytes": file_bytes, "udp": udp,
+        "buffer_bytes": buffer, "segment": segment, "step_s": step, "ns2": ns2,
         "tcp_flows": flows,
         "flows_completed": len(fcts),
         "goodput_mean_mbps": _mean(goodputs),
@@ -640,9 +750,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--receiver-delay", default=None, metavar="D",
                     help="one-way delay of the receivers' links (e.g. 1.0625ms) instead of the scenario's: "
                          "moves the phase of the deterministic delays (docs/validation.md, phase effects)")
+    ap.add_argument("--buffer", type=int, default=None, metavar="BYTES",
+                    help="bottleneck buffer in bytes (default: the scenario's, 97000 for EWT, 700000 for awm/fairness)")
+    ap.add_argument("--step", type=float, default=None, metavar="S",
+                    help="awm/fairness: round-trip step between pairs, s (0: Table 1 case 1; default 0.01: case 2)")
+    ap.add_argument("--ns2", action="store_true",
+                    help="awm/fairness: ns-2-like senders (no SACK, initial window 2, an ACK per segment)")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     if a.receiver_delay:
+        if not isinstance(SCENARIOS[a.scenario], Dumbbell):
+            ap.error(f"--receiver-delay applies to the EWT dumbbells, not --scenario {a.scenario}")
         SCENARIOS[a.scenario] = SCENARIOS[a.scenario]._replace(receiver_delay=a.receiver_delay)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
     if starts is not None and len(starts) != a.flows:
@@ -657,10 +775,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     if a.log_flow is not None and not a.log_out:
         ap.error("--log-flow needs --log-out PATH")
     sc = SCENARIOS[a.scenario]
+    multi = isinstance(sc, MultiRtt)
+    if not multi and (a.step is not None or a.ns2):
+        ap.error("--step and --ns2 apply to --scenario awm/fairness")
     stop = sc.stop_s if a.stop is None else a.stop
-    out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, sc.udp and not a.no_udp, stop, not a.no_flowmon, starts,
+    udp = (not multi) and sc.udp and not a.no_udp
+    out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
-                    a.red_trace)
+                    a.red_trace, a.step, a.buffer, a.ns2)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

@@ -50,16 +50,22 @@ DIFFERENCES = {
         "of it, q/C = 90 ms, Jain 0.88. The paper's 0.7007 is what k = 1 gives with about 6 ms of queueing "
         "(k = 0.94 over D_i alone): a buffer near 50-100 kB; ours with 150 kB gives 0.75, with 75 kB 0.64. "
         "Seed 002 does not give Table 1's buffer (a missing parameter, not a bug). "
-        "`python scripts/awm_table1_k.py --buffer 700kB --buffer 150kB --buffer 75kB`.",
+        "`python scripts/awm_table1_k.py --buffer 700kB --buffer 150kB --buffer 75kB`. "
+        "ns-3 3.44 with an AWM gateway written apart agrees (700 kB: 0.882, no loss; 150 kB: 0.752) and also "
+        "drops at 75 kB, where the window AWM writes has wound up above every flow's cwnd and the link runs "
+        "as DropTail (docs/xcp.md, 'Cross-check with ns-3 3.44'; scripts/awm_table1_ns3.py).",
         "Table 1 case 2, NC: not explained; the paper's pair (0.9937 equal RTTs, 0.4392 unequal: k = 1.50 "
         "over D_i) is reached by none of our variants. Our NC is k = 0.9-1.1 over D_i with small buffers "
         "(150 / 75 / 40 kB: 0.70 / 0.62 / 0.60 at 120 s) and fairer with ours (700 kB: q/C = 150 ms). Short "
         "runs lower case 2 (10 / 20 / 60 / 120 / 300 s: 0.36 / 0.41 / 0.74 / 0.85 / 0.89) but case 1 with it "
         "(0.72 at 20 s against the paper's 0.9937); ns-2-like senders (no SACK, initial window 2, an ACK per "
-        "segment) give case 1 0.60-0.73 and case 2 0.73-0.85; a 20-segment window cap (ns-2's window_) "
+        "segment) give case 1 0.996-0.999 and case 2 0.72-0.87 (700 / 150 kB); a 20-segment window cap (ns-2's window_) "
         "gives 0.75 for AWM and NC alike; the closest pair, 0.9997 / 0.534 (k = 1.20), comes from ns-2-like "
         "senders all starting at 0 s over a 40 kB buffer. Seed 002 gives neither its buffer nor its run length "
-        "for Table 1.",
+        "for Table 1. ns-3 3.44 on the same topology agrees with ours (700 / 150 / 75 kB, 3 seeds: case 1 "
+        "0.94 / 0.98 / 0.98, case 2 0.80 / 0.67 / 0.61; ours 0.96 / 0.99 / 0.99 and 0.85 / 0.70 / 0.62), so "
+        "the paper's NC pair is reproduced by neither simulator; with ns-2-like senders ns-3's case 2 is "
+        "0.80 at 700 kB and 0.63 at 150 kB, still far above 0.4392 (docs/xcp.md, 'Cross-check with ns-3 3.44').",
     ],
     "web": [
         "XCP at 500 mice/s (paper: web +5 %, FTP -20 %): the difference is how a mouse starts. The XCP "
