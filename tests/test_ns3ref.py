@@ -210,14 +210,18 @@ def test_step_buffer_and_ns2_are_checked_before_spawning():
         mod.run_ns3(2, scenario="awm/fairness", ns2=True, prr="upstream")  # PRR would replace it
 
 
-@pytest.mark.slow
-def test_the_fairness_pairs_get_our_multi_rtt_round_trips_and_the_short_ones_more_goodput():
-    """awm/fairness in ns-3: RTT_i = 40 ms + step i as ours builds it, 1000-byte packets, the buffer given."""
+def _fairness_run(queue: str, **kw):
+    """Three pairs of seed 002's fairness topology in ns-3, seed 1 (skips without ns-3)."""
     mod = _load()
     if not mod.available():
         pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
-    r = mod.run_ns3(3, "droptail", seed=1, scenario="awm/fairness", step_s=0.1, buffer_bytes=30_000,
-                    stop_s=10.0, prr="upstream", timeout_s=900)
+    return mod.run_ns3(3, queue, seed=1, scenario="awm/fairness", timeout_s=900, **kw)
+
+
+@pytest.mark.slow
+def test_the_fairness_pairs_get_our_multi_rtt_round_trips_and_the_short_ones_more_goodput():
+    """awm/fairness in ns-3: RTT_i = 40 ms + step i as ours builds it, 1000-byte packets, the buffer given."""
+    r = _fairness_run("droptail", step_s=0.1, buffer_bytes=30_000, stop_s=10.0, prr="upstream")
     f = r["per_flow"]
     assert [p["rtt_prop_s"] for p in f] == pytest.approx([0.04, 0.14, 0.24], abs=1e-9)
     assert all(0.0 <= p["start_s"] <= 2.0 for p in f)
@@ -232,11 +236,7 @@ def test_the_fairness_pairs_get_our_multi_rtt_round_trips_and_the_short_ones_mor
 @pytest.mark.slow
 def test_ns2_like_senders_ack_every_segment_through_the_awm_gateway():
     """--ns2 really sets an ACK per segment (not ns-3's 2), and AWM sees every handshake."""
-    mod = _load()
-    if not mod.available():
-        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
-    r = mod.run_ns3(3, "awm", seed=1, scenario="awm/fairness", step_s=0.01, buffer_bytes=75_000,
-                    stop_s=5.0, ns2=True, timeout_s=900)
+    r = _fairness_run("awm", step_s=0.01, buffer_bytes=75_000, stop_s=5.0, ns2=True)
     assert r["ns2"] is True
     g = r["gateway"]
     assert g["handshake_not_seen"] == 0 and g["rewritten"] > 0
