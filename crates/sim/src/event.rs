@@ -91,18 +91,6 @@ pub trait LinkStore {
     fn link_mut(&mut self, item: u32) -> &mut Link;
 }
 
-/// A store for queues without linked lanes.
-pub struct NoLinks;
-
-impl LinkStore for NoLinks {
-    fn link(&self, _: u32) -> &Link {
-        unreachable!("no linked lanes")
-    }
-    fn link_mut(&mut self, _: u32) -> &mut Link {
-        unreachable!("no linked lanes")
-    }
-}
-
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     /// `time << 64 | seq`: one integer comparison orders by time, then by
@@ -258,11 +246,6 @@ impl EventQueue {
         }
     }
 
-    #[inline(always)]
-    pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.pop_with(&NoLinks)
-    }
-
     /// The next event; `links` holds the items of the linked lanes.
     #[inline(always)]
     pub fn pop_with(&mut self, links: &impl LinkStore) -> Option<(Time, Event)> {
@@ -343,21 +326,6 @@ impl EventQueue {
     pub fn is_empty(&self) -> bool {
         self.heads.is_empty() && self.others.is_empty()
     }
-
-    /// Pending events (for end-of-run accounting), in no particular order;
-    /// `links` holds the items of the linked lanes.
-    pub fn pending<'a>(&'a self, links: &'a impl LinkStore) -> impl Iterator<Item = Event> + 'a {
-        let waiting = self.lanes.iter().flat_map(|l| l.waiting.iter().map(|e| e.event));
-        let linked = self.heads.iter().filter_map(|h| match h.event {
-            Event::Arrive(_, first) => Some((h.lane, first)),
-            _ => None,
-        });
-        let linked = linked.flat_map(move |(lane, first)| {
-            let after = |i: u32| Some(links.link(i).next).filter(|&n| n != NO_NEXT);
-            std::iter::successors(after(first), move |&i| after(i)).map(move |i| Event::Arrive(lane, i))
-        });
-        self.heads.iter().chain(&self.others).map(|e| e.event).chain(waiting).chain(linked)
-    }
 }
 
 #[cfg(test)]
@@ -383,7 +351,7 @@ mod tests {
         q.schedule(Time(3), Event::Start(2));
         q.schedule(Time(5), Event::Start(3));
         q.schedule(Time(3), Event::Start(4));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_with(&Items(vec![]))).collect();
         assert_eq!(
             order,
             vec![
@@ -476,14 +444,6 @@ mod tests {
                 assert_eq!(q.pop_with(&items), m.pop());
             }
             assert_eq!(q.len(), m.items.len());
-            if k % 1000 == 999 {
-                let key = |e: &Event| format!("{e:?}");
-                let mut pending: Vec<String> = q.pending(&items).map(|e| key(&e)).collect();
-                let mut expected: Vec<String> = m.items.iter().map(|(_, _, e)| key(e)).collect();
-                pending.sort();
-                expected.sort();
-                assert_eq!(pending, expected, "pending() lists every waiting event once");
-            }
         }
         while let Some(e) = m.pop() {
             assert_eq!(q.pop_with(&items), Some(e));
