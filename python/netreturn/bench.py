@@ -45,6 +45,20 @@ def _one_run_in_child(scenario: str, sets: dict, seed: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _ns3_reference(seed: int = 1) -> dict | None:
+    """ns-3 3.44's run of scenario 2 (31 flows, DropTail), measured now in
+    its own process, or None when the optional `ns3` package is missing or
+    the run fails (saying why)."""
+    try:
+        from . import ns3ref
+
+        if ns3ref.available():
+            return ns3ref.run_ns3(flows=31, queue="droptail", seed=seed)
+    except Exception as e:  # the reference is optional; say why it is missing
+        print(f"(ns-3 reference run failed: {e})")
+    return None
+
+
 def _path(scenario: str):
     from .scenarios import resolve
 
@@ -83,15 +97,7 @@ def main(a) -> int:
     small = _one_run_in_child(scenario, {"flows": "4", "queue": "droptail"}, seed)
     print(f"EWT scenario 2, 31 flows, DropTail, seed 1 (netreturn: best of {a.repeat}, median {median:.3f} s)")
     print(f"{'':28}{'netreturn':>14}{'ns-3 (anchor)':>16}{'ns-3 (here)':>14}")
-    ns3 = None
-    if not a.no_ns3:
-        try:
-            from . import ns3ref
-
-            if ns3ref.available():
-                ns3 = ns3ref.run_ns3(flows=31, queue="droptail", seed=seed)
-        except Exception as e:  # the reference is optional; say why it is missing
-            print(f"(ns-3 reference run failed: {e})")
+    ns3 = None if a.no_ns3 else _ns3_reference(seed)
     def row(label, ours, anchor, here):
         f = lambda x: "-" if x is None else (f"{x:,.3f}" if isinstance(x, float) and x < 100 else f"{x:,.0f}")
         print(f"{label:28}{f(ours):>14}{f(anchor):>16}{f(here):>14}")
@@ -147,16 +153,10 @@ def scale(factors=(1, 10, 100), seed: int = 1, ns3: bool = True) -> list[dict]:
         rows.append({"scale": k, **r, "ns_per_hop": ns_hop})
         print(f"{k:>5}x{flows:>7}{rate:>12}{r['wall_s']:>9.2f}{r['cpu_s']:>8.2f}{r['events']:>13,.0f}{r['hops'] / r['cpu_s']:>12,.0f}"
               f"{ns_hop:>9.0f}{ns_hop / base:>7.2f}{r['maxrss_kb'] / 1024:>10.0f}{r.get('incomplete', 0):>11.0f}")
-    if ns3:
-        try:
-            from . import ns3ref
-
-            if ns3ref.available():
-                n = ns3ref.run_ns3(flows=31, queue="droptail", seed=seed)
-                print(f"ns-3 3.44 at 1x (31 flows, measured now): {n['wall_s']:.2f} s, {n.get('events', 0):,.0f} events; "
-                      f"netreturn is {n['wall_s'] / rows[0]['wall_s']:,.0f}x faster")
-        except Exception as e:  # optional reference
-            print(f"(ns-3 reference run failed: {e})")
+    n = _ns3_reference(seed) if ns3 else None
+    if n:
+        print(f"ns-3 3.44 at 1x (31 flows, measured now): {n['wall_s']:.2f} s, {n.get('events', 0):,.0f} events; "
+              f"netreturn is {n['wall_s'] / rows[0]['wall_s']:,.0f}x faster")
     return rows
 
 
@@ -211,14 +211,18 @@ def _time_cli(args: list[str]) -> dict:
         cmd = [sys.executable, "-m", "netreturn.cli", *args, "--out", tmp]
         t0 = time.perf_counter()
         table = None
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert p.stdout is not None
-        for line in p.stdout:
-            if table is None and line.startswith("metric"):
-                table = time.perf_counter() - t0
-        err = p.stderr.read() if p.stderr else ""
-        rc = p.wait()
-        end = time.perf_counter() - t0
+        # stderr to a file: a pipe read only after stdout could fill and
+        # stall the child.
+        with open(Path(tmp) / "stderr.txt", "w+") as errf:
+            with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True) as p:
+                assert p.stdout is not None
+                for line in p.stdout:
+                    if table is None and line.startswith("metric"):
+                        table = time.perf_counter() - t0
+                rc = p.wait()
+            end = time.perf_counter() - t0
+            errf.seek(0)
+            err = errf.read()
         if rc != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited with {rc}: {err.strip().splitlines()[-1:]}")
         with open(Path(tmp) / "runs.csv") as f:
@@ -260,23 +264,17 @@ def whole_process(ns3: bool = True, repeat: int = 3, scenario: str = "ewt/scenar
           f"figures {one['end_s'] - a['end_s']:.2f} s")
     print(f"the table for one seed at {one['table_s']:.2f} s (anchor 0.5 s); ten seeds, whole process, "
           f"{ten['end_s'] / 10:.3f} s per run")
-    if ns3:
-        try:
-            from . import ns3ref
-
-            if ns3ref.available():
-                n = ns3ref.run_ns3(flows=31, queue="droptail", seed=1)
-                proc, run, setup = n["process_wall_s"], n["wall_s"], n["setup_s"]
-                # Ten runs in one ns-3 process would pay the import and
-                # cling's parse once: counting all of the set-up once
-                # (topology building included) favours ns-3.
-                once = (proc + 9 * (proc - setup)) / 10
-                per = ten["end_s"] / 10
-                print(f"ns-3 3.44 measured now: a run's process {proc:.1f} s (set-up {setup:.1f} s, Simulator::Run "
-                      f"{run:.1f} s); per run of ten: {proc:.1f} s as ten processes, {once:.1f} s with the set-up once")
-                print(f"netreturn, ten seeds, whole process, per run: {proc / per:,.0f}x faster than ns-3 as ten "
-                      f"processes, {once / per:,.0f}x with its set-up once (anchor 100x); simulation alone "
-                      f"{run / (ten['sim_s'] / 10):,.0f}x")
-        except Exception as e:  # optional reference
-            print(f"(ns-3 reference run failed: {e})")
+    n = _ns3_reference() if ns3 else None
+    if n:
+        proc, run, setup = n["process_wall_s"], n["wall_s"], n["setup_s"]
+        # Ten runs in one ns-3 process would pay the import and cling's
+        # parse once: counting all of the set-up once (topology building
+        # included) favours ns-3.
+        once = (proc + 9 * (proc - setup)) / 10
+        per = ten["end_s"] / 10
+        print(f"ns-3 3.44 measured now: a run's process {proc:.1f} s (set-up {setup:.1f} s, Simulator::Run "
+              f"{run:.1f} s); per run of ten: {proc:.1f} s as ten processes, {once:.1f} s with the set-up once")
+        print(f"netreturn, ten seeds, whole process, per run: {proc / per:,.0f}x faster than ns-3 as ten "
+              f"processes, {once / per:,.0f}x with its set-up once (anchor 100x); simulation alone "
+              f"{run / (ten['sim_s'] / 10):,.0f}x")
     return list(rows.values())
