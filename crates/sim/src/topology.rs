@@ -118,6 +118,8 @@ impl Builder {
             },
             ..fwd.clone()
         };
+        // A link's two directions sit side by side, a -> b at an even index
+        // (`Iface::reverse` relies on it).
         self.ifaces.push(fwd);
         self.ifaces.push(rev);
         (self.ifaces.len() - 2) as u32

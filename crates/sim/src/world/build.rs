@@ -113,24 +113,27 @@ impl World {
                 delay: f.delay,
                 loss: f.loss,
                 to: f.to,
-                reverse: (i ^ 1) as u32,
                 queue: Fifo::new(discipline),
                 capacity_bytes,
                 busy_until: Time::ZERO,
                 gateway,
                 stage: None,
                 stage_on_enqueue: false,
+                reverse_gateway: false,
                 staged: Default::default(),
                 rng: Rng::derive(seed, 1_000_000 + i as u64),
                 stats: IfaceStats::default(),
                 pcap: None,
             });
         }
+        for i in 0..ifaces.len() as u32 {
+            ifaces[i as usize].reverse_gateway = ifaces[Iface::reverse(i) as usize].gateway.is_some();
+        }
         for name in &s.run.pcap {
             let i = topo.iface_by_name(name).ok_or_else(|| {
                 ("run.pcap".to_string(), format!("no interface {name:?}; interfaces look like \"R1->R2\""))
             })?;
-            ifaces[i as usize].pcap = Some(crate::pcap::Pcap::new());
+            ifaces[i as usize].pcap = Some(Box::new(crate::pcap::Pcap::new()));
         }
         rec.monitor = match &rec.monitor_name {
             Some(name) => Some(topo.iface_by_name(name).ok_or_else(|| {

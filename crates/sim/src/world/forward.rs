@@ -285,9 +285,8 @@ impl World {
         // A gateway on this node's interface back toward the sender sees the
         // packets flowing against its data direction: ACKs to rewrite
         // (SPEC.md section 1, rule 5).
-        let back = self.ifaces[i as usize].reverse;
-        if self.ifaces[back as usize].gateway.is_some() && !self.pool.slots[pi as usize].udp {
-            self.gateway_sees_ack(back, pi, now);
+        if self.ifaces[i as usize].reverse_gateway && !self.pool.slots[pi as usize].udp {
+            self.gateway_sees_ack(Iface::reverse(i), pi, now);
         }
         self.at_node(node, pi);
     }
