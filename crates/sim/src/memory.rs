@@ -31,15 +31,15 @@ const PER_FLOW: u64 = 2048;
 /// What a run of `s` will hold at its peak, bytes, and the field with the
 /// largest share (where the user most likely set something too large).
 pub fn estimate(s: &Scenario) -> (u64, String) {
-    let samples = (s.run.stop.0.nanos() / s.run.sample_interval.0.nanos().max(1)).min(1 << 32);
     let mut parts: Vec<(u64, String)> = vec![];
     for (i, t) in s.traffic.iter().enumerate() {
         let n = match t {
             TrafficSpec::TcpFile { count, .. } | TrafficSpec::TcpBulk { count, .. } | TrafficSpec::TcpRate { count, .. } => *count as u64,
             _ => 1,
         };
-        // Each active flow adds an RTT sample per sample interval.
-        parts.push((n * (PER_FLOW + 8 * samples), format!("traffic[{i}].count")));
+        // (The RTT samples are summarized in a histogram of fixed size,
+        // counted in the base below.)
+        parts.push((n * PER_FLOW, format!("traffic[{i}].count")));
     }
     if let TopologySpec::Dumbbell { pairs, .. } | TopologySpec::MultiRtt { pairs, .. } = &s.topology {
         // Four interfaces and two hosts per pair.

@@ -37,7 +37,9 @@ pub struct Recorder {
     /// the last sample.
     pub(super) cross_bytes: u64,
     pub traces: Vec<FlowTrace>,
-    pub rtt_samples_ms: Vec<f64>,
+    /// The senders' latest RTT, every active flow every sample interval
+    /// (flows started after the warm-up), summarized as it comes.
+    pub rtt: crate::metrics::DurationSummary,
     pub(super) active: ActiveFlows,
     /// Stop the run if its memory grows past this many bytes (checked at
     /// every sample; the limit `World::new` checked the estimate against);
@@ -128,12 +130,12 @@ impl World {
         let series: usize = r.traces.iter().map(FlowTrace::values).sum::<usize>()
             + r.queue_series.0.capacity()
             + r.queue_series.1.capacity()
-            + r.avail_mbps.capacity()
-            + r.rtt_samples_ms.capacity();
+            + r.avail_mbps.capacity();
         (self.pool.slots.capacity() * std::mem::size_of::<Packet>()
             + self.events.len() * 32
             + self.tcp.capacity() * std::mem::size_of::<TcpFlow>()
-            + series * 8) as u64
+            + series * 8
+            + r.rtt.bytes()) as u64
     }
 
     /// Whether events of TCP flow `flow` are logged now.
@@ -195,7 +197,7 @@ impl World {
                 bits &= bits - 1;
                 if f.start >= self.warmup {
                     if let Some(r) = f.conns[0].last_rtt() {
-                        self.rec.rtt_samples_ms.push(r.millis_f64());
+                        self.rec.rtt.push(r);
                     }
                 }
             }
