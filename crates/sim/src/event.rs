@@ -155,10 +155,17 @@ impl Heap {
         let mut n = 0;
         loop {
             let l = 2 * n + 1;
-            if l >= len {
+            if l + 1 >= len {
+                // At most one child, at the bottom.
+                if l < len && v[l].key < e.key {
+                    v[n] = v[l];
+                    n = l;
+                }
                 break;
             }
-            let c = if l + 1 < len && v[l + 1].key < v[l].key { l + 1 } else { l };
+            // The smaller child, chosen without a branch: which one it is
+            // is a coin toss a branch predictor gets wrong half the time.
+            let c = l + usize::from(v[l + 1].key < v[l].key);
             if v[c].key >= e.key {
                 break;
             }
