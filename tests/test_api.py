@@ -87,7 +87,7 @@ def test_stored_runs_of_another_simulator_build_are_run_again_not_reused(small, 
 def test_the_scale_benchmark_prices_a_packet_hop_from_the_cpu_time_of_a_fresh_process(capsys):
     from netreturn import bench
 
-    rows = bench.scale(factors=(1,), ns3=False)
+    rows = bench.scale(factors=(1,), ns3_scales=())
     (r,) = rows
     assert r["incomplete"] == 0, "every transfer of scenario 2 completes"
     assert r["hops"] > r["events"] / 2 > 0

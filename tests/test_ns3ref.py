@@ -31,6 +31,24 @@ def test_import_does_not_load_ns3():
     assert isinstance(mod.available(), bool)
 
 
+def test_every_pair_of_a_3100_flow_dumbbell_gets_its_own_subnets_and_the_first_255_keep_theirs():
+    mod = _load()
+    n = 3100
+    nets = [mod.pair_subnet(side, i) for side in ("left", "right") for i in range(n)]
+    assert len(set(nets)) == 2 * n
+    assert "10.2.0.0" not in nets  # the bottleneck's
+    assert mod.pair_subnet("left", 7) == "10.1.7.0" and mod.pair_subnet("right", 255) == "10.3.255.0"
+    # dumbbell.cc reads the pair back from a sender's address: o2 = 1 -> o3,
+    # else (o2 - 16) * 256 + o3; a receiver's never decodes as a sender's.
+    for i in (0, 255, 256, 3099):
+        o2, o3 = (int(x) for x in mod.pair_subnet("left", i).split(".")[1:3])
+        assert (o3 if o2 == 1 else (o2 - 16) * 256 + o3) == i and (o2 == 1 or 16 < o2 < 128)
+        r2 = int(mod.pair_subnet("right", i).split(".")[1])
+        assert not (r2 == 1 or 16 < r2 < 128)
+    with pytest.raises(ValueError, match="flows"):
+        mod.pair_subnet("left", 112 * 256)
+
+
 def test_the_harness_cxx_ships_beside_the_module_as_source_files():
     # The C++ is no longer a Python string: ns3cxx/*.cc, compiled in order.
     mod = _load()

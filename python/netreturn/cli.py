@@ -42,6 +42,16 @@ def _positive(text: str) -> int:
     return n
 
 
+def _scales(text: str) -> list[int]:
+    """``--ns3-scales``: factors of the scale benchmark, comma separated."""
+    out = []
+    for part in text.split(","):
+        if part.strip() not in ("1", "10", "100"):
+            raise argparse.ArgumentTypeError(f"expected factors among 1, 10 and 100 separated by commas, got {text!r}")
+        out.append(int(part))
+    return out
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", dest="sets", type=_kv, action="append", default=[], metavar="NAME=VALUE",
                    help="override a scenario parameter (repeatable)")
@@ -240,7 +250,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--gateways", action="store_true",
                    help="also price each method (RED, ARED, EWA, AWM, EWT) against DropTail alone")
     b.add_argument("--scale", action="store_true",
-                   help="scenario 2 at 1x, 10x and 100x flows and rates: cost per packet hop and peak memory")
+                   help="scenario 2 at 1x, 10x and 100x flows and rates: cost per packet hop and peak memory, "
+                        "beside ns-3 on the same scenario")
+    b.add_argument("--ns3-scales", type=_scales, default=[1, 10], metavar="K[,K]",
+                   help="with --scale, the factors ns-3 runs too (1, 10 or 100; default 1,10, about three "
+                        "minutes at 10x)")
     b.add_argument("--process", action="store_true",
                    help="`netreturn run` as a user sees it, one seed and ten, figures included: time to the table, "
                         "whole process, cost outside the simulation, beside ns-3's whole process")

@@ -71,8 +71,10 @@ class Dumbbell(NamedTuple):
     bottleneck_delay: str
     receiver_rate: str
     receiver_delay: str
-    udp: bool  # the 13.35 Mb/s UDP CBR flow (scenario 2 only)
+    udp: bool  # the UDP CBR flow (scenario 2 only)
     stop_s: float  # cap on simulated time ([run] stop of the scenario file)
+    udp_rate: str = "13.35Mbps"
+    buffer_bytes: int = 97_000  # default of --buffer (R1's bottleneck buffer, Table 3)
 
 
 class MultiRtt(NamedTuple):
@@ -113,6 +115,12 @@ SCENARIOS: dict[str, Any] = {
     # this path allows (30 Mb/s x 330 ms + 700 kB = 1.9 MB).
     "awm/fairness": MultiRtt("10Gbps", "1000p", 30_000_000, "10ms", 0.040, 0.010, 700_000, 948,
                              "ns3::TcpNewReno", 8_000_000, 64_000_000, 0.185, (0.0, 2.0), 120.0),
+    # scenarios/bench/scaled.toml as `netreturn bench --scale` runs it at 1x
+    # and 10x: scenario 2 with access links at 10 Gb/s, and the bottleneck
+    # rate, buffer and UDP rate (and the flows, given to run_ns3) times k.
+    **{f"bench/scaled-x{k}": Dumbbell("10Gbps", "1ms", 45_000_000 * k, "40ms", "10Gbps", "1ms", udp=True,
+                                     stop_s=600.0, udp_rate=f"{1335 * k / 100:g}Mbps", buffer_bytes=97_000 * k)
+       for k in (1, 10, 100)},
 }
 #: ns-2-like senders (``ns2=True``, multi-rtt only), as docs/xcp.md's variant:
 #: no SACK, initial window 2, an ACK per segment; RFC 6582 NewReno recovery
@@ -137,7 +145,6 @@ ALIGNED_DEVICE_QUEUE = "1000p"
 # MSS + 40, swnd_0 = 10 MTU, upper bound B + 4 C R.
 EWT_ST = BUFFER_BYTES * 29 // 97
 AWM_DESIGN_RTT = 0.2
-UDP_RATE = "13.35Mbps"
 UDP_PAYLOAD = 1400
 MTU = 1600
 # IP packet of a full data segment: 20 (IP) + 20 (TCP) + 12 (timestamps) + 1458.
@@ -304,6 +311,18 @@ def _channel_delay_s(ns: Any, devices: Any) -> float:
     return float(tv.Get().GetSeconds())
 
 
+def pair_subnet(side: str, i: int) -> str:
+    """The /24 of pair ``i``'s sender (``side="left"``) or receiver link:
+    10.1.i.0 and 10.3.i.0 up to 255 pairs (the bottleneck is 10.2.0.0), then
+    10.(16 + i // 256).(i % 256).0 and 10.(128 + i // 256).(i % 256).0, up to
+    28 672 pairs (dumbbell.cc's QDropped reads a sender's pair back)."""
+    if not 0 <= i < 112 * 256:
+        raise ValueError(f"flows: at most {112 * 256} pairs have addresses, not {i + 1}")
+    if i < 256:
+        return f"10.{1 if side == 'left' else 3}.{i}.0"
+    return f"10.{(16 if side == 'left' else 128) + i // 256}.{i % 256}.0"
+
+
 def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, stop_s: float,
               flowmon: bool = True, fixed_starts: Optional[list[float]] = None,
               trace: int = 0, log_flow: Optional[int] = None,
@@ -317,7 +336,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     multi = isinstance(sc, MultiRtt)
     socket_buf = ALIGNED_SOCKET_BUF if aligned else SOCKET_BUF
     device_queue = ALIGNED_DEVICE_QUEUE if aligned else DEVICE_QUEUE
-    buffer = int(buffer_bytes) if buffer_bytes else (sc.buffer_bytes if multi else BUFFER_BYTES)
+    buffer = int(buffer_bytes) if buffer_bytes else sc.buffer_bytes
     segment = sc.segment if multi else SEGMENT
     step = (sc.step_s if step_s is None else float(step_s)) if multi else 0.0
     if multi:
@@ -424,7 +443,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     for i in range(flows):
         d = access_of[i].Install(left.Get(i), r1)
         named_devs += [(d.Get(0), f"left{i}->R1"), (d.Get(1), f"R1->left{i}")]
-        addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        addr.SetBase(ns.Ipv4Address(pair_subnet("left", i)), ns.Ipv4Mask("255.255.255.0"))
         left_if.append(addr.Assign(d))
         access_delay_read.append(_channel_delay_s(ns, d))
         # Assign() installed FqCoDel on both ends: remove it, so the device's
@@ -435,7 +454,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
             tch_gw.Install(d.Get(1))
         d = receivers.Install(r2, right.Get(i))
         named_devs += [(d.Get(0), f"R2->right{i}"), (d.Get(1), f"right{i}->R2")]
-        addr.SetBase(ns.Ipv4Address(f"10.3.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        addr.SetBase(ns.Ipv4Address(pair_subnet("right", i)), ns.Ipv4Mask("255.255.255.0"))
         right_if.append(addr.Assign(d))
         receiver_delay_read.append(_channel_delay_s(ns, d))
         tch_none.Uninstall(d)
@@ -525,7 +544,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         usink.Install(right.Get(0)).Start(ns.Seconds(0.0))
         onoff = ns.OnOffHelper("ns3::UdpSocketFactory",
                                ns.InetSocketAddress(right_if[0].GetAddress(1), udp_port).ConvertTo())
-        onoff.SetAttribute("DataRate", ns.DataRateValue(ns.DataRate(UDP_RATE)))
+        onoff.SetAttribute("DataRate", ns.DataRateValue(ns.DataRate(sc.udp_rate)))
         onoff.SetAttribute("PacketSize", ns.UintegerValue(UDP_PAYLOAD))
         onoff.SetAttribute("OnTime", ns.StringValue("ns3::ConstantRandomVariable[Constant=1e9]"))
         onoff.SetAttribute("OffTime", ns.StringValue("ns3::ConstantRandomVariable[Constant=0]"))

@@ -158,13 +158,16 @@ struct QDrop { double t; std::string why; uint32_t backlog, size; int32_t flow; 
 static std::vector<QDrop> qDrops;
 static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
     qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize(), -1, 0});
-    // A data segment of TCP flow i (source 10.1.i.1): a first copy or a
+    // A data segment of TCP flow i (source 10.1.i.1, or from pair 256 on
+    // 10.(16 + i / 256).(i % 256).1: ns3ref.pair_subnet): a first copy or a
     // retransmission (sent before)?
     Ptr<const Ipv4QueueDiscItem> ipi = DynamicCast<const Ipv4QueueDiscItem>(item);
     if (!ipi || ipi->GetHeader().GetProtocol() != 6) return;
     uint32_t a = ipi->GetHeader().GetSource().Get();
-    uint32_t i = (a >> 8) & 0xff;
-    if ((a >> 16) != 0x0a01 || i >= S.sendCount.size()) return;
+    uint32_t o2 = (a >> 16) & 0xff, o3 = (a >> 8) & 0xff;
+    if ((a >> 24) != 10 || !(o2 == 1 || (o2 > 16 && o2 < 128))) return;
+    uint32_t i = o2 == 1 ? o3 : (o2 - 16) * 256 + o3;
+    if (i >= S.sendCount.size()) return;
     Ptr<Packet> c = ipi->GetPacket()->Copy();
     TcpHeader h;
     c->RemoveHeader(h);
