@@ -252,9 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--scale", action="store_true",
                    help="scenario 2 at 1x, 10x and 100x flows and rates: cost per packet hop and peak memory, "
                         "beside ns-3 on the same scenario")
-    b.add_argument("--ns3-scales", type=_scales, default=[1, 10], metavar="K[,K]",
-                   help="with --scale, the factors ns-3 runs too (1, 10 or 100; default 1,10, about three "
-                        "minutes at 10x)")
+    b.add_argument("--ns3-scales", type=_scales, default=[1], metavar="K[,K]",
+                   help="with --scale, the factors ns-3 runs too: 1 (default), 10 (about five minutes more) "
+                        "or 100")
     b.add_argument("--process", action="store_true",
                    help="`netreturn run` as a user sees it, one seed and ten, figures included: time to the table, "
                         "whole process, cost outside the simulation, beside ns-3's whole process")
