@@ -474,3 +474,59 @@ fn the_recorder_handed_to_the_world_decides_what_is_recorded() {
     let err = World::with_recorder(&s, 1, Recorder::new(&s).memory_limit(Some(1000))).err().unwrap();
     assert!(err.1.contains("MB") || err.1.contains("memory"), "{err:?}");
 }
+
+/// Two transfers on their own pairs, at 0 s and at 1.5 s, `[run]` as given.
+fn two_staggered_transfers(run: &str) -> Scenario {
+    let text = format!(
+        r#"
+        name = "two staggered transfers"
+        [run]
+        {run}
+        [tcp]
+        cc = "cubic"
+        [topology]
+        kind = "dumbbell"
+        pairs = 2
+        access = {{ rate = "100Mbps", rtt = "2ms" }}
+        bottleneck = {{ rate = "10Mbps", rtt = "40ms", queue = "droptail", buffer = "60kB" }}
+        receivers = {{ rate = "100Mbps", rtt = "2ms" }}
+        [[traffic]]
+        kind = "tcp-file"
+        from = "left0"
+        to = "right0"
+        bytes = "3MB"
+        start = "0s"
+        [[traffic]]
+        kind = "tcp-file"
+        from = "left1"
+        to = "right1"
+        bytes = "1MB"
+        start = "1.5s"
+        "#
+    );
+    Scenario::from_toml(&text, "test.toml", &[]).expect("test scenario is valid")
+}
+
+#[test]
+fn the_rtt_summary_holds_one_sample_per_flow_per_interval_and_none_from_flows_started_in_the_warm_up() {
+    // Samples of a flow: every 10 ms from its first RTT measurement (one
+    // round trip, ~44 ms, after its start) to its last ACK.
+    let samples = |w: &World, i: usize| {
+        let f = &w.tcp[i];
+        let life = f.done_at.expect("the transfer completes").0 - f.start.0;
+        life as f64 / 10e6
+    };
+    let mut all = World::new(&two_staggered_transfers(""), 1).unwrap();
+    all.run();
+    let both = samples(&all, 0) + samples(&all, 1);
+    let n = all.rec.rtt.len() as f64;
+    assert!(n <= both && n >= both - 2.0 * 8.0, "{n} samples for two flows living {both} intervals");
+
+    let mut warm = World::new(&two_staggered_transfers(r#"warmup = "1s""#), 1).unwrap();
+    warm.run();
+    // The flow started at 0 s is left out; the one at 1.5 s counts.
+    let second = samples(&warm, 1);
+    let n = warm.rec.rtt.len() as f64;
+    assert!(n <= second && n >= second - 8.0, "{n} samples for the second flow, living {second} intervals");
+    assert!(samples(&warm, 0) > 100.0, "the first flow outlives the warm-up by far");
+}

@@ -520,6 +520,9 @@ impl World {
             return;
         }
         f.conns[side as usize].on_segment(now, &self.pool.slots[pi as usize].seg, &mut self.out);
+        if side == 0 {
+            self.rec.active.note_rtt(flow as usize, f.conns[0].last_rtt());
+        }
         self.pool.release(pi);
         if side == 1 && f.done_at.is_none() {
             if let Some(b) = f.bytes {
@@ -539,7 +542,7 @@ impl World {
         if a < ntcp {
             let f = &mut self.tcp[a as usize];
             f.started = true;
-            self.rec.active.insert(a as usize);
+            self.rec.active.insert(a as usize, f.start >= self.warmup);
             f.conns[0].open(now, &mut self.out);
             if f.app.is_some() {
                 self.emit_segments(a, 0);

@@ -90,20 +90,48 @@ impl Recorder {
 /// The TCP flows started and not finished (those whose RTT a sample
 /// records), as a bitset over the flow table: a sample visits only them,
 /// in table order, where it used to read every flow's record (a web-mice
-/// run ends with tens of thousands of finished ones).
+/// run ends with tens of thousands of finished ones). Beside it, each
+/// flow's latest RTT as its sender last measured it, copied after every
+/// segment the sender takes in (its record is in cache then): a sample
+/// reads 8 bytes a flow here, where reading each active flow's record
+/// (2.3 KB, out of cache at 3100 flows) cost two misses a flow, 10 % of
+/// the run's L1 misses at 100x scale.
 #[derive(Default)]
 pub(super) struct ActiveFlows {
     words: Vec<u64>,
+    latest_rtt: Vec<u64>,
 }
 
+/// `ActiveFlows::latest_rtt` of a flow whose sender has measured no RTT yet.
+const NO_RTT: u64 = u64::MAX;
+/// `ActiveFlows::latest_rtt` of a flow started before the warm-up ends,
+/// whose RTT the samples leave out.
+const NOT_COUNTED: u64 = u64::MAX - 1;
+
 impl ActiveFlows {
+    /// Flow `flow` starts; its RTT counts if it started after the warm-up.
     #[inline(never)]
-    pub(super) fn insert(&mut self, flow: usize) {
+    pub(super) fn insert(&mut self, flow: usize, counted: bool) {
         let w = flow / 64;
         if self.words.len() <= w {
             self.words.resize(w + 1, 0);
         }
         self.words[w] |= 1 << (flow % 64);
+        if self.latest_rtt.len() <= flow {
+            self.latest_rtt.resize(flow + 1, NO_RTT);
+        }
+        self.latest_rtt[flow] = if counted { NO_RTT } else { NOT_COUNTED };
+    }
+
+    /// The sender of flow `flow` has taken in a segment: `rtt` is its
+    /// latest RTT measurement now.
+    #[inline(always)]
+    pub(super) fn note_rtt(&mut self, flow: usize, rtt: Option<Time>) {
+        if let Some(r) = self.latest_rtt.get_mut(flow) {
+            if *r != NOT_COUNTED {
+                *r = rtt.map_or(NO_RTT, |t| t.0);
+            }
+        }
     }
 
     #[inline(never)]
@@ -190,15 +218,14 @@ impl World {
             tr.bwe_mbps.push(f.conns[0].bandwidth_estimate().map_or(f64::NAN, |b| b * 8.0 / 1e6));
         }
         // The flows started and not finished, in the order of the flow table.
-        for k in 0..self.rec.active.words.len() {
-            let mut bits = self.rec.active.words[k];
+        let active = &self.rec.active;
+        for (k, &word) in active.words.iter().enumerate() {
+            let mut bits = word;
             while bits != 0 {
-                let f = &self.tcp[k * 64 + bits.trailing_zeros() as usize];
+                let r = active.latest_rtt[k * 64 + bits.trailing_zeros() as usize];
                 bits &= bits - 1;
-                if f.start >= self.warmup {
-                    if let Some(r) = f.conns[0].last_rtt() {
-                        self.rec.rtt.push(r);
-                    }
+                if r < NOT_COUNTED {
+                    self.rec.rtt.push(Time(r));
                 }
             }
         }
