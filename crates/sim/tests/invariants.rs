@@ -475,58 +475,28 @@ fn the_recorder_handed_to_the_world_decides_what_is_recorded() {
     assert!(err.1.contains("MB") || err.1.contains("memory"), "{err:?}");
 }
 
-/// Two transfers on their own pairs, at 0 s and at 1.5 s, `[run]` as given.
-fn two_staggered_transfers(run: &str) -> Scenario {
-    let text = format!(
-        r#"
-        name = "two staggered transfers"
-        [run]
-        {run}
-        [tcp]
-        cc = "cubic"
-        [topology]
-        kind = "dumbbell"
-        pairs = 2
-        access = {{ rate = "100Mbps", rtt = "2ms" }}
-        bottleneck = {{ rate = "10Mbps", rtt = "40ms", queue = "droptail", buffer = "60kB" }}
-        receivers = {{ rate = "100Mbps", rtt = "2ms" }}
-        [[traffic]]
-        kind = "tcp-file"
-        from = "left0"
-        to = "right0"
-        bytes = "3MB"
-        start = "0s"
-        [[traffic]]
-        kind = "tcp-file"
-        from = "left1"
-        to = "right1"
-        bytes = "1MB"
-        start = "1.5s"
-        "#
-    );
-    Scenario::from_toml(&text, "test.toml", &[]).expect("test scenario is valid")
-}
 
 #[test]
 fn the_rtt_summary_holds_one_sample_per_flow_per_interval_and_none_from_flows_started_in_the_warm_up() {
-    // Samples of a flow: every 10 ms from its first RTT measurement (one
-    // round trip, ~44 ms, after its start) to its last ACK.
-    let samples = |w: &World, i: usize| {
+    // Eight transfers starting uniformly in [0, 1] s; a sample every 10 ms
+    // records each running flow's latest RTT, from its first measurement
+    // (a round trip, ~44 ms, after its start: up to 8 samples short) to
+    // its end.
+    let intervals = |w: &World, i: usize| {
         let f = &w.tcp[i];
-        let life = f.done_at.expect("the transfer completes").0 - f.start.0;
-        life as f64 / 10e6
+        (f.done_at.expect("the transfer completes").0 - f.start.0) as f64 / 10e6
     };
-    let mut all = World::new(&two_staggered_transfers(""), 1).unwrap();
-    all.run();
-    let both = samples(&all, 0) + samples(&all, 1);
-    let n = all.rec.rtt.len() as f64;
-    assert!(n <= both && n >= both - 2.0 * 8.0, "{n} samples for two flows living {both} intervals");
-
-    let mut warm = World::new(&two_staggered_transfers(r#"warmup = "1s""#), 1).unwrap();
-    warm.run();
-    // The flow started at 0 s is left out; the one at 1.5 s counts.
-    let second = samples(&warm, 1);
-    let n = warm.rec.rtt.len() as f64;
-    assert!(n <= second && n >= second - 8.0, "{n} samples for the second flow, living {second} intervals");
-    assert!(samples(&warm, 0) > 100.0, "the first flow outlives the warm-up by far");
+    for warmup in [0.0, 0.5] {
+        let text = dumbbell_text(8, "droptail", "").replace("[run]", &format!("[run]\nwarmup = \"{warmup}s\""));
+        let mut w = World::new(&Scenario::from_toml(&text, "test.toml", &[]).unwrap(), 2).unwrap();
+        w.run();
+        let counted: Vec<usize> = (0..8).filter(|&i| w.tcp[i].start.secs_f64() >= warmup).collect();
+        let most: f64 = counted.iter().map(|&i| intervals(&w, i)).sum();
+        let n = w.rec.rtt.len() as f64;
+        assert!(n <= most + counted.len() as f64 && n >= most - 8.0 * counted.len() as f64,
+            "warm-up {warmup} s: {n} samples for flows {counted:?} living {most} intervals");
+        if warmup > 0.0 {
+            assert!(!counted.is_empty() && counted.len() < 8, "seed 2 starts flows on both sides of {warmup} s");
+        }
+    }
 }
