@@ -153,6 +153,7 @@ impl World {
             tcp: vec![],
             tcp_keys: vec![],
             udp: vec![],
+            shared_lane: vec![],
             events: EventQueue::new(),
             pool: Pool::default(),
             out: Vec::with_capacity(64),
@@ -275,6 +276,7 @@ impl World {
         w.first_start = starts.iter().map(|&(t, _)| t).min().unwrap_or(Time::MAX);
         let lane = w.start_lane();
         w.events.schedule_all_in_lane(lane, starts);
+        w.shared_lane = World::shared_lanes(&w.topo, lane + 1);
         for f in std::mem::take(&mut w.rec.trace_flows) {
             if f >= w.tcp.len() {
                 return Err(("run.trace_flows".into(), format!("flow {f} does not exist; there are {} TCP flows", w.tcp.len())));

@@ -230,8 +230,11 @@ impl World {
                 self.pool.slots[pi as usize].dst = LOST;
             }
             // Departures are serialized and the delay is fixed, so arrivals
-            // over one interface are scheduled in time order: a FIFO lane.
-            self.events.schedule_linked(i, done + iface.delay, pi, &mut self.pool);
+            // over one interface are scheduled in time order: a FIFO lane,
+            // or the lane it shares with links of its kind when in order
+            // there ([`crate::event::EventQueue::schedule_arrival`]).
+            let at = done + iface.delay;
+            self.events.schedule_arrival(self.shared_lane[i as usize], i, at, pi, &mut self.pool);
         }
     }
 

@@ -283,6 +283,9 @@ pub struct World {
     /// connections) is cold there.
     tcp_keys: Vec<FlowKey>,
     pub udp: Vec<UdpFlow>,
+    /// Each interface's shared event lane ([`World::shared_lanes`]), or its
+    /// own index when it shares none.
+    shared_lane: Vec<u32>,
     events: EventQueue,
     pool: Pool,
     out: Vec<Segment>,
@@ -602,6 +605,42 @@ impl World {
         (self.ifaces.len() + self.udp.len()) as u32
     }
 
+    /// Shared event lanes, numbered from `first` (after every other lane):
+    /// the links out of one node with one delay and one rate (a router's
+    /// links to its hosts) share one, and so do the links into one node
+    /// with one delay and one rate from nodes of a single link (the hosts'
+    /// links to their router). Their arrivals come mostly in the order they
+    /// are scheduled, and those that do not go to the link's own lane
+    /// ([`EventQueue::schedule_arrival`]). A link alone of its kind keeps
+    /// its own lane.
+    pub(super) fn shared_lanes(topo: &crate::topology::Topology, first: u32) -> Vec<u32> {
+        let mut out_links = vec![0u32; topo.nodes.len()];
+        for f in &topo.ifaces {
+            out_links[f.from as usize] += 1;
+        }
+        let kind = |f: &crate::topology::IfaceSpec| {
+            let (side, node) = if out_links[f.from as usize] > 1 { (0u8, f.from) } else { (1, f.to) };
+            (side, node, f.delay, f.rate.0)
+        };
+        let mut members: std::collections::HashMap<(u8, u32, Time, u64), u32> = Default::default();
+        for f in &topo.ifaces {
+            *members.entry(kind(f)).or_default() += 1;
+        }
+        let mut lanes: std::collections::HashMap<(u8, u32, Time, u64), u32> = Default::default();
+        topo.ifaces
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let k = kind(f);
+                if members[&k] < 2 {
+                    return i as u32;
+                }
+                let next = first + lanes.len() as u32;
+                *lanes.entry(k).or_insert(next)
+            })
+            .collect()
+    }
+
     fn udp_tick(&mut self, ui: u32) {
         let now = self.now;
         let u = &mut self.udp[ui as usize];
@@ -682,6 +721,47 @@ mod layout {
         let stats = offset_of!(Iface, stats);
         for end in [offset_of!(IfaceStats, tx_packets), offset_of!(IfaceStats, q2_int), offset_of!(IfaceStats, last_backlog)] {
             assert_eq!((line(stats), line(stats + end + 7)), (2, 2));
+        }
+    }
+}
+
+#[cfg(test)]
+mod shared_lanes {
+    use super::*;
+
+    #[test]
+    fn a_dumbbells_access_links_share_four_lanes_and_its_bottleneck_keeps_its_own() {
+        let text = r#"
+            name = "four pairs"
+            [topology]
+            kind = "dumbbell"
+            pairs = 4
+            access = { rate = "100Mbps", rtt = "2ms" }
+            bottleneck = { rate = "10Mbps", rtt = "40ms", queue = "droptail", buffer = "60kB" }
+            receivers = { rate = "100Mbps", rtt = "4ms" }
+            [[traffic]]
+            kind = "tcp-file"
+            from = "left"
+            to = "right"
+            count = 4
+            bytes = "100kB"
+            "#;
+        let w = World::new(&crate::Scenario::from_toml(text, "t.toml", &[]).unwrap(), 1).unwrap();
+        let lane = |name: &str| w.shared_lane[w.topo.iface_by_name(name).expect(name) as usize];
+        let kinds = ["left{}->R1", "R1->left{}", "R2->right{}", "right{}->R2"];
+        let shared: Vec<u32> = kinds.iter().map(|k| lane(&k.replace("{}", "0"))).collect();
+        for (k, &l) in kinds.iter().zip(&shared) {
+            for i in 1..4 {
+                assert_eq!(lane(&k.replace("{}", &i.to_string())), l, "{k}, pair {i}");
+            }
+            assert!(l > w.start_lane(), "{k}: a shared lane comes after every other lane");
+        }
+        let mut distinct = shared.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4);
+        for name in ["R1->R2", "R2->R1"] {
+            assert_eq!(lane(name), w.topo.iface_by_name(name).unwrap(), "{name} keeps its own lane");
         }
     }
 }
