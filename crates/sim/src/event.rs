@@ -554,31 +554,17 @@ mod tests {
         assert!(q.is_empty());
     }
 
-    #[test]
-    fn many_lanes_and_far_events_pop_in_time_then_scheduling_order() {
-        // 500 linked lanes, as a dumbbell of 125 pairs has, most holding
-        // one or two packets: the lane-head heap is deep, and lanes empty
-        // and refill all the time.
-        let mut q = EventQueue::new();
-        let mut m = Model::default();
-        let mut items = Items(vec![Link::default(); 40_000]);
-        let mut lane_t = vec![0u64; 500];
-        let mut x = 99u64;
-        let mut now = 0u64;
-        for k in 0..40_000u32 {
+    /// Schedules `n` events through `schedule` (given the event's number, a
+    /// pseudo-random word and the time of the last pop), pops one from the
+    /// queue and from the model after every second, then empties both: the
+    /// queue must pop exactly what the model does.
+    fn against_the_model(n: u32, mut schedule: impl FnMut(u32, u64, u64, &mut EventQueue, &mut Model, &mut Items)) {
+        let (mut q, mut m) = (EventQueue::new(), Model::default());
+        let mut items = Items(vec![Link::default(); n as usize]);
+        let (mut x, mut now) = (99u64, 0u64);
+        for k in 0..n {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let lane = ((x >> 33) % 500) as usize;
-            if (x >> 20) % 7 == 0 {
-                let t = Time(now + (x >> 40) % 1000);
-                q.schedule(t, Event::Timer(k));
-                m.schedule(t, Event::Timer(k));
-            } else {
-                // Not before the lane's last, nor before now.
-                lane_t[lane] = lane_t[lane].max(now) + (x >> 45) % 300;
-                let t = Time(lane_t[lane]);
-                q.schedule_linked(lane as u32, t, k, &mut items);
-                m.schedule(t, Event::Arrive(lane as u32, k));
-            }
+            schedule(k, x, now, &mut q, &mut m, &mut items);
             if k % 2 == 1 {
                 let e = m.pop();
                 assert_eq!(q.pop_with(&items), e);
@@ -592,37 +578,45 @@ mod tests {
     }
 
     #[test]
+    fn many_lanes_and_far_events_pop_in_time_then_scheduling_order() {
+        // 500 linked lanes, as a dumbbell of 125 pairs has, most holding
+        // one or two packets: the lane-head heap is deep, and lanes empty
+        // and refill all the time.
+        let mut lane_t = vec![0u64; 500];
+        against_the_model(40_000, |k, x, now, q, m, items| {
+            let lane = ((x >> 33) % 500) as usize;
+            if (x >> 20) % 7 == 0 {
+                let t = Time(now + (x >> 40) % 1000);
+                q.schedule(t, Event::Timer(k));
+                m.schedule(t, Event::Timer(k));
+            } else {
+                // Not before the lane's last, nor before now.
+                lane_t[lane] = lane_t[lane].max(now) + (x >> 45) % 300;
+                let t = Time(lane_t[lane]);
+                q.schedule_linked(lane as u32, t, k, items);
+                m.schedule(t, Event::Arrive(lane as u32, k));
+            }
+        });
+    }
+
+    #[test]
     fn arrivals_sharing_a_lane_pop_in_time_then_scheduling_order_with_their_own_interface() {
         // 300 interfaces in three shared lanes (100 each), each interface's
         // arrivals in time order but the interfaces' interleaved with a
         // random lead: part of them go to the shared lane, the late-comers
         // to their own.
-        let mut q = EventQueue::new();
-        let mut m = Model::default();
-        let mut items = Items(vec![Link::default(); 30_000]);
         let mut iface_t = vec![0u64; 300];
-        let (mut x, mut now) = (7u64, 0u64);
         let mut own = 0;
-        for k in 0..30_000u32 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        against_the_model(30_000, |k, x, now, q, m, items| {
             let iface = ((x >> 33) % 300) as u32;
             iface_t[iface as usize] = iface_t[iface as usize].max(now + 1000 + (x >> 50) % 64);
             let t = Time(iface_t[iface as usize]);
             let shared = 1000 + iface / 100;
             let before = q.lanes.get(shared as usize).map_or(0, |l| l.last_key);
-            q.schedule_arrival(shared, iface, t, k, &mut items);
+            q.schedule_arrival(shared, iface, t, k, items);
             own += usize::from(q.lanes[shared as usize].last_key == before);
             m.schedule(t, Event::Arrive(iface, k));
-            if k % 2 == 1 {
-                let e = m.pop();
-                assert_eq!(q.pop_with(&items), e);
-                now = e.map_or(now, |(t, _)| t.0);
-            }
-        }
-        while let Some(e) = m.pop() {
-            assert_eq!(q.pop_with(&items), Some(e));
-        }
-        assert!(q.is_empty());
+        });
         assert!(own > 1000 && own < 29_000, "both the shared and the own lanes were used ({own} to their own)");
     }
 }
