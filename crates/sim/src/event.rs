@@ -109,7 +109,10 @@ struct Entry {
 
 impl Entry {
     fn new(time: Time, seq: u64, event: Event, lane: u32) -> Entry {
-        Entry { key: (time.0 as u128) << 64 | seq as u128, event, lane }
+        Entry { key: Entry::key(time, seq), event, lane }
+    }
+    fn key(time: Time, seq: u64) -> u128 {
+        (time.0 as u128) << 64 | seq as u128
     }
     fn time(&self) -> Time {
         Time((self.key >> 64) as u64)
@@ -201,7 +204,7 @@ struct Lane {
     /// Entries behind the head, in pop order (a lane of entries).
     waiting: VecDeque<Entry>,
     /// The last item of a linked lane (one whose entries are
-    /// `Arrive(lane, item)` events chained through the items' [`Link`]s:
+    /// `Arrive(iface, item)` events chained through the items' [`Link`]s:
     /// every lane of arrivals is linked, every other lane is not).
     tail: u32,
     head_in_heap: bool,
@@ -237,7 +240,7 @@ impl EventQueue {
     /// exactly as if scheduled with `schedule`.
     #[inline(always)]
     pub fn schedule_in_lane(&mut self, lane: u32, time: Time, event: Event) {
-        assert!(!matches!(event, Event::Arrive(..)), "arrivals go to linked lanes (schedule_linked)");
+        assert!(!matches!(event, Event::Arrive(..)), "arrivals go to linked lanes (schedule_arrival)");
         self.seq += 1;
         let e = Entry::new(time, self.seq, event, lane);
         if lane as usize >= self.lanes.len() {
@@ -255,15 +258,6 @@ impl EventQueue {
         }
     }
 
-    /// Schedules `Event::Arrive(lane, item)` in linked lane `lane`, with the
-    /// time-order promise of [`EventQueue::schedule_in_lane`]; `links` holds
-    /// the items' [`Link`]s, and an item stays there (its link untouched by
-    /// others) until its event pops. A lane is linked or not for good.
-    #[inline(always)]
-    pub fn schedule_linked(&mut self, lane: u32, time: Time, item: u32, links: &mut impl LinkStore) {
-        self.schedule_linked_in(lane, lane, time, item, links)
-    }
-
     /// Schedules `Event::Arrive(iface, item)` in linked lane `shared` when
     /// that keeps the lane in time order, else in `iface`'s own linked
     /// lane (whose order its caller promises). Many links of one kind (the
@@ -271,19 +265,24 @@ impl EventQueue {
     /// arrivals that are mostly in order among themselves: in one lane,
     /// they put one head in the heap where each link's lane put its own
     /// (at 100x scale, ~110 heads, each pop sifting through 7 levels).
-    /// The pop order is the same: every lane stays sorted by its keys.
+    /// The pop order is the same: every lane stays sorted by its keys. A
+    /// link that shares no lane passes its own number as `shared`.
     #[inline(always)]
     pub fn schedule_arrival(&mut self, shared: u32, iface: u32, time: Time, item: u32, links: &mut impl LinkStore) {
-        let key = (time.0 as u128) << 64 | (self.seq + 1) as u128;
         let lane = match self.lanes.get(shared as usize) {
-            Some(l) if l.last_key >= key => iface,
+            Some(l) if l.last_key >= Entry::key(time, self.seq + 1) => iface,
             _ => shared,
         };
-        self.schedule_linked_in(lane, iface, time, item, links)
+        self.schedule_linked(lane, iface, time, item, links)
     }
 
+    /// Schedules `Event::Arrive(iface, item)` in linked lane `lane`, with
+    /// the time-order promise of [`EventQueue::schedule_in_lane`]; `links`
+    /// holds the items' [`Link`]s, and an item stays there (its link
+    /// untouched by others) until its event pops. A lane is linked or not
+    /// for good.
     #[inline(always)]
-    fn schedule_linked_in(&mut self, lane: u32, iface: u32, time: Time, item: u32, links: &mut impl LinkStore) {
+    fn schedule_linked(&mut self, lane: u32, iface: u32, time: Time, item: u32, links: &mut impl LinkStore) {
         self.seq += 1;
         let e = Entry::new(time, self.seq, Event::Arrive(iface, item), lane);
         if lane as usize >= self.lanes.len() {
@@ -499,7 +498,7 @@ mod tests {
         q.schedule(Time(50), Event::UdpTick(1));
         m.schedule(Time(50), Event::UdpTick(1));
         let mut items = Items(vec![Link::default(); 10]);
-        q.schedule_linked(0, Time(3), 9, &mut items);
+        q.schedule_arrival(0, 0, Time(3), 9, &mut items);
         m.schedule(Time(3), Event::Arrive(0, 9));
         assert_eq!(q.len(), m.items.len());
         while let Some(e) = m.pop() {
@@ -528,7 +527,7 @@ mod tests {
                     lane_t[kind as usize] += step;
                     let t = Time(lane_t[kind as usize]);
                     if kind < 2 {
-                        q.schedule_linked(kind as u32, t, k, &mut items);
+                        q.schedule_arrival(kind as u32, kind as u32, t, k, &mut items);
                         m.schedule(t, Event::Arrive(kind as u32, k));
                     } else {
                         q.schedule_in_lane(2, t, Event::UdpTick(k));
@@ -593,7 +592,7 @@ mod tests {
                 // Not before the lane's last, nor before now.
                 lane_t[lane] = lane_t[lane].max(now) + (x >> 45) % 300;
                 let t = Time(lane_t[lane]);
-                q.schedule_linked(lane as u32, t, k, items);
+                q.schedule_arrival(lane as u32, lane as u32, t, k, items);
                 m.schedule(t, Event::Arrive(lane as u32, k));
             }
         });
