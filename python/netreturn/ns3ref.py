@@ -61,6 +61,9 @@ from typing import Any, NamedTuple, Optional
 
 __all__ = ["available", "run_ns3", "main"]
 
+#: EWT's bottleneck buffer B (seed 000 Table 3), the EWT dumbbells' default.
+BUFFER_BYTES = 97_000
+
 
 class Dumbbell(NamedTuple):
     """One EWT dumbbell (SPEC.md 5.1): link rates and one-way delays."""
@@ -74,7 +77,7 @@ class Dumbbell(NamedTuple):
     udp: bool  # the UDP CBR flow (scenario 2 only)
     stop_s: float  # cap on simulated time ([run] stop of the scenario file)
     udp_rate: str = "13.35Mbps"
-    buffer_bytes: int = 97_000  # default of --buffer (R1's bottleneck buffer, Table 3)
+    buffer_bytes: int = BUFFER_BYTES  # default of --buffer (R1's bottleneck buffer)
 
 
 class MultiRtt(NamedTuple):
@@ -119,7 +122,7 @@ SCENARIOS: dict[str, Any] = {
     # and 10x: scenario 2 with access links at 10 Gb/s, and the bottleneck
     # rate, buffer and UDP rate (and the flows, given to run_ns3) times k.
     **{f"bench/scaled-x{k}": Dumbbell("10Gbps", "1ms", 45_000_000 * k, "40ms", "10Gbps", "1ms", udp=True,
-                                     stop_s=600.0, udp_rate=f"{1335 * k / 100:g}Mbps", buffer_bytes=97_000 * k)
+                                     stop_s=600.0, udp_rate=f"{1335 * k / 100:g}Mbps", buffer_bytes=BUFFER_BYTES * k)
        for k in (1, 10, 100)},
 }
 #: ns-2-like senders (``ns2=True``, multi-rtt only), as docs/xcp.md's variant:
@@ -130,7 +133,6 @@ NS2_TCP = {"sack": False, "initial_cwnd": 2, "delayed_ack_count": 1}
 #: Queue disciplines at R1's bottleneck egress; ewt and awm are gateways
 #: (ns3cxx/gateway.cc) over a DropTail FIFO of the same buffer.
 QUEUES = ("droptail", "red", "ared", "ewt", "awm")
-BUFFER_BYTES = 97_000
 SEGMENT = 1458
 SOCKET_BUF = 1_000_000
 DEVICE_QUEUE = "100p"
