@@ -25,13 +25,7 @@ impl FlowKey {
 
     /// The key of the packets travelling the other way.
     pub fn reversed(self) -> FlowKey {
-        FlowKey {
-            src: self.dst,
-            dst: self.src,
-            sport: self.dport,
-            dport: self.sport,
-            proto: self.proto,
-        }
+        FlowKey { src: self.dst, dst: self.src, sport: self.dport, dport: self.sport, proto: self.proto }
     }
 }
 

@@ -85,7 +85,8 @@ fn factor(table: &[(&str, f64)], unit: &str) -> Option<f64> {
 }
 
 pub fn parse_time(s: &str) -> Result<Time, String> {
-    let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not a time like \"80ms\"; allowed: ns, us, ms, s, min"))?;
+    let (v, unit) =
+        split_number(s).ok_or_else(|| format!("{s:?} is not a time like \"80ms\"; allowed: ns, us, ms, s, min"))?;
     let k = factor(TIME_UNITS, unit)
         .ok_or_else(|| format!("unknown time unit {unit:?} in {s:?}; allowed: ns, us, ms, s, min"))?;
     if v < 0.0 || !v.is_finite() {
@@ -95,10 +96,12 @@ pub fn parse_time(s: &str) -> Result<Time, String> {
 }
 
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
-    let (v, unit) =
-        split_number(s).ok_or_else(|| format!("{s:?} is not a rate like \"45Mbps\"; allowed: bps, kbps, Mbps, Gbps, kbit, mbit, gbit"))?;
-    let k = factor(RATE_UNITS, unit)
-        .ok_or_else(|| format!("unknown rate unit {unit:?} in {s:?}; allowed: bps, kbps, Mbps, Gbps, kbit, mbit, gbit"))?;
+    let (v, unit) = split_number(s).ok_or_else(|| {
+        format!("{s:?} is not a rate like \"45Mbps\"; allowed: bps, kbps, Mbps, Gbps, kbit, mbit, gbit")
+    })?;
+    let k = factor(RATE_UNITS, unit).ok_or_else(|| {
+        format!("unknown rate unit {unit:?} in {s:?}; allowed: bps, kbps, Mbps, Gbps, kbit, mbit, gbit")
+    })?;
     if v <= 0.0 || !v.is_finite() {
         return Err(format!("rate {s:?} must be positive"));
     }
@@ -131,7 +134,8 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
     if PACKET_UNITS.contains(&unit) {
         return Ok(Size::Packets(v.round() as u32));
     }
-    let k = factor(SIZE_UNITS, unit).ok_or_else(|| format!("unknown size unit {unit:?} in {s:?}; allowed: {ALLOWED}"))?;
+    let k =
+        factor(SIZE_UNITS, unit).ok_or_else(|| format!("unknown size unit {unit:?} in {s:?}; allowed: {ALLOWED}"))?;
     Ok(Size::Bytes((v * k).round() as u64))
 }
 

@@ -369,7 +369,11 @@ mod tests {
         // The adaptive estimator learns N from swnd instead (eq. 6): a flow
         // start leaves swnd alone.
         let mut adaptive = Awm::new(
-            AwmConfig { initial_swnd: Some(Size::Bytes(30_000)), n_estimator: NEstimator::Adaptive, ..AwmConfig::default() },
+            AwmConfig {
+                initial_swnd: Some(Size::Bytes(30_000)),
+                n_estimator: NEstimator::Adaptive,
+                ..AwmConfig::default()
+            },
             link(100_000, Rate::mbps(10)),
         );
         adaptive.on_flow_start(Time::ZERO, &flow);
@@ -379,10 +383,7 @@ mod tests {
 
     #[test]
     fn swnd_never_goes_below_one_mtu_and_the_gateway_floor_is_the_mtu() {
-        let mut awm = Awm::new(
-            AwmConfig { mtu: Some(1000), ..AwmConfig::default() },
-            link(100_000, Rate::mbps(10)),
-        );
+        let mut awm = Awm::new(AwmConfig { mtu: Some(1000), ..AwmConfig::default() }, link(100_000, Rate::mbps(10)));
         awm.on_queue(Time::ZERO, &enqueued(0));
         awm.on_queue(Time::from_secs(10), &enqueued(100_000));
         assert_eq!(awm.swnd(), 1000);
@@ -397,11 +398,7 @@ mod tests {
     /// and then gradually.
     #[test]
     fn new_flows_freeze_the_adaptive_n_until_the_estimate_first_decreases() {
-        let cfg = AwmConfig {
-            n_estimator: NEstimator::Adaptive,
-            beta: Some(0.0),
-            ..AwmConfig::default()
-        };
+        let cfg = AwmConfig { n_estimator: NEstimator::Adaptive, beta: Some(0.0), ..AwmConfig::default() };
         let mut awm = Awm::new(cfg, link(100_000, Rate::mbps(10)));
         let flow = flow(0);
         let t = Time::from_millis;
@@ -479,13 +476,7 @@ mod tests {
             samples: vec![],
         };
         let keys: Vec<FlowKey> = (0..n)
-            .map(|i| FlowKey {
-                src: 10 + i as u32,
-                dst: 1,
-                sport: 40_000 + i as u16,
-                dport: 5001,
-                proto: FlowKey::TCP,
-            })
+            .map(|i| FlowKey { src: 10 + i as u32, dst: 1, sport: 40_000 + i as u16, dport: 5001, proto: FlowKey::TCP })
             .collect();
         let view = |key, flags, window, wscale: Option<u8>, payload| TcpView {
             key,
@@ -500,10 +491,7 @@ mod tests {
         // Handshakes (SYN in the data direction, wscale 6 both ways).
         for k in &keys {
             m.gw.on_data(Time::ZERO, &view(*k, TcpFlags::SYN, 65535, Some(6), 0));
-            m.gw.on_ack(
-                Time::ZERO,
-                &view(k.reversed(), TcpFlags::SYN | TcpFlags::ACK, 65535, Some(6), 0),
-            );
+            m.gw.on_ack(Time::ZERO, &view(k.reversed(), TcpFlags::SYN | TcpFlags::ACK, 65535, Some(6), 0));
         }
         // Sender state: cwnd (bytes, slow start), advertised window, in flight.
         let rwnd_field: u16 = 16_000; // 1 MB << 6: never the limit by itself
@@ -542,8 +530,7 @@ mod tests {
                     } else {
                         m.drops += 1;
                     }
-                    let kind =
-                        if admitted { QueueEventKind::Enqueue } else { QueueEventKind::Drop };
+                    let kind = if admitted { QueueEventKind::Enqueue } else { QueueEventKind::Drop };
                     m.gw.on_queue(
                         now,
                         &QueueEvent {
@@ -579,10 +566,9 @@ mod tests {
                     }
                 }
                 Ev::AckAtGateway(i) => {
-                    let field = m
-                        .gw
-                        .on_ack(now, &view(keys[i].reversed(), TcpFlags::ACK, rwnd_field, None, 0))
-                        .unwrap_or(rwnd_field);
+                    let field =
+                        m.gw.on_ack(now, &view(keys[i].reversed(), TcpFlags::ACK, rwnd_field, None, 0))
+                            .unwrap_or(rwnd_field);
                     push(&mut ev, now + d, Ev::AckAtSender(i, (field as u64) << 6));
                 }
                 Ev::AckAtSender(i, window) => {
@@ -605,8 +591,7 @@ mod tests {
     }
 
     fn settled_queue(m: &Model, after: Time) -> (f64, f64) {
-        let xs: Vec<f64> =
-            m.samples.iter().filter(|(t, _)| *t >= after).map(|(_, q)| *q as f64).collect();
+        let xs: Vec<f64> = m.samples.iter().filter(|(t, _)| *t >= after).map(|(_, q)| *q as f64).collect();
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
         let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / xs.len() as f64;
         (mean, var.sqrt())

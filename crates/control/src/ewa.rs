@@ -151,8 +151,7 @@ impl WindowController for Ewa {
         self.occupancy = ev.backlog_bytes;
         if matches!(ev.kind, QueueEventKind::Enqueue | QueueEventKind::Drop) {
             // Qavg = (1 - g) Qavg + g Q (seed 000 eq. 3), sampled at arrivals.
-            self.average =
-                (1.0 - self.cfg.gain) * self.average + self.cfg.gain * ev.backlog_bytes as f64;
+            self.average = (1.0 - self.cfg.gain) * self.average + self.cfg.gain * ev.backlog_bytes as f64;
         }
         self.adapt(now);
     }
@@ -173,12 +172,7 @@ mod tests {
     }
 
     fn arrival(backlog: u64) -> QueueEvent {
-        QueueEvent {
-            kind: QueueEventKind::Enqueue,
-            size: 1000,
-            backlog_bytes: backlog,
-            backlog_packets: 1,
-        }
+        QueueEvent { kind: QueueEventKind::Enqueue, size: 1000, backlog_bytes: backlog, backlog_packets: 1 }
     }
 
     /// Drives the queue at a constant occupancy for `secs`, one arrival per
@@ -204,8 +198,7 @@ mod tests {
 
     #[test]
     fn alpha_falls_by_wdown_while_the_average_is_above_th() {
-        let mut ewa =
-            Ewa::new(EwaConfig { initial_alpha: 10_000.0, ..EwaConfig::default() }, link());
+        let mut ewa = Ewa::new(EwaConfig { initial_alpha: 10_000.0, ..EwaConfig::default() }, link());
         // Let Qavg converge above Th = 50 kB (g = 1/128: ~600 samples).
         let t = hold(&mut ewa, 0, 1, 90_000);
         assert!(ewa.average() > 50_000.0);

@@ -84,16 +84,7 @@ mod tests {
     const KB: u64 = 1024;
 
     fn seg(key: FlowKey, flags: TcpFlags, window: u16, wscale: Option<u8>) -> TcpView {
-        TcpView {
-            key,
-            flags,
-            seq: 0,
-            ack: 0,
-            window,
-            wscale,
-            mss: wscale.map(|_| 1460),
-            payload_len: 0,
-        }
+        TcpView { key, flags, seq: 0, ack: 0, window, wscale, mss: wscale.map(|_| 1460), payload_len: 0 }
     }
 
     fn queue_at(bytes: u64) -> QueueEvent {

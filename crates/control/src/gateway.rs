@@ -140,11 +140,8 @@ pub struct WindowGateway<C: WindowController = Controller> {
 
 impl WindowGateway<Controller> {
     pub fn new(cfg: GatewayConfig) -> WindowGateway {
-        let link = Bottleneck {
-            buffer_bytes: cfg.buffer_bytes,
-            link_rate: cfg.link_rate,
-            default_mss: cfg.default_mss,
-        };
+        let link =
+            Bottleneck { buffer_bytes: cfg.buffer_bytes, link_rate: cfg.link_rate, default_mss: cfg.default_mss };
         let controller = Controller::new(&cfg.controller, link);
         WindowGateway::with_controller(controller, cfg)
     }
@@ -257,9 +254,7 @@ impl<C: WindowController> WindowGateway<C> {
         self.stats.acks_seen += 1;
         let idx = match (found, self.cfg.assume_wscale) {
             (Some(idx), _) => idx,
-            (None, Some(scale)) if !seg.flags.rst() && !seg.flags.fin() => {
-                self.adopt(now, seg.key, scale)?
-            }
+            (None, Some(scale)) if !seg.flags.rst() && !seg.flags.fin() => self.adopt(now, seg.key, scale)?,
             (None, _) => {
                 self.stats.unknown_flow_acks += 1;
                 return None;
@@ -346,10 +341,7 @@ impl<C: WindowController> WindowGateway<C> {
             return;
         }
         let idx = match found {
-            Some(idx)
-                if !self.table.get(idx).established
-                    && self.table.get(idx).client as usize == side =>
-            {
+            Some(idx) if !self.table.get(idx).established && self.table.get(idx).client as usize == side => {
                 // A retransmitted SYN: the RTT is measured from the last one.
                 let f = self.table.get_mut(idx);
                 f.syn_at = now;
@@ -411,8 +403,7 @@ impl<C: WindowController> WindowGateway<C> {
     }
 
     fn touch(&mut self, idx: u32, now: Time) {
-        let list =
-            if self.table.get(idx).synchronized { ListId::Synchronized } else { ListId::HalfOpen };
+        let list = if self.table.get(idx).synchronized { ListId::Synchronized } else { ListId::HalfOpen };
         self.table.touch(idx, now, list);
     }
 
@@ -421,10 +412,7 @@ impl<C: WindowController> WindowGateway<C> {
     /// table holds no flow at all (`max_flows == 0`).
     fn make_room(&mut self, now: Time) -> bool {
         while self.table.len() >= self.cfg.max_flows {
-            let victim = self
-                .table
-                .oldest(ListId::HalfOpen)
-                .or_else(|| self.table.oldest(ListId::Synchronized));
+            let victim = self.table.oldest(ListId::HalfOpen).or_else(|| self.table.oldest(ListId::Synchronized));
             match victim {
                 Some(idx) => self.remove(now, idx, Removal::Evicted),
                 None => return false,
@@ -487,34 +475,17 @@ mod tests {
     const SYN: TcpFlags = TcpFlags::SYN;
     const ACK: TcpFlags = TcpFlags::ACK;
 
-    fn view(
-        key: FlowKey,
-        flags: TcpFlags,
-        window: u16,
-        wscale: Option<u8>,
-        payload_len: u32,
-    ) -> TcpView {
+    fn view(key: FlowKey, flags: TcpFlags, window: u16, wscale: Option<u8>, payload_len: u32) -> TcpView {
         let mss = flags.syn().then_some(1460);
         TcpView { key, flags, seq: 0, ack: 0, window, wscale, mss, payload_len }
     }
 
     fn key(i: u32) -> FlowKey {
-        FlowKey {
-            src: 0x0a00_0000 + i,
-            dst: 0x0b00_0001,
-            sport: 10_000 + i as u16,
-            dport: 80,
-            proto: FlowKey::TCP,
-        }
+        FlowKey { src: 0x0a00_0000 + i, dst: 0x0b00_0001, sport: 10_000 + i as u16, dport: 80, proto: FlowKey::TCP }
     }
 
     fn full_queue(b: u64) -> QueueEvent {
-        QueueEvent {
-            kind: QueueEventKind::Enqueue,
-            size: 1500,
-            backlog_bytes: b,
-            backlog_packets: 1,
-        }
+        QueueEvent { kind: QueueEventKind::Enqueue, size: 1500, backlog_bytes: b, backlog_packets: 1 }
     }
 
     /// EWT with the queue 90 % full: every known ACK is lowered to 10 %.
@@ -530,13 +501,7 @@ mod tests {
     }
 
     /// Handshake with the SYN in the data direction (EWT dumbbell).
-    fn open_upload(
-        gw: &mut WindowGateway,
-        t: Time,
-        k: FlowKey,
-        ws: Option<u8>,
-        ws_server: Option<u8>,
-    ) {
+    fn open_upload(gw: &mut WindowGateway, t: Time, k: FlowKey, ws: Option<u8>, ws_server: Option<u8>) {
         gw.on_data(t, &view(k, SYN, 65535, ws, 0));
         gw.on_ack(t + Time::from_millis(40), &view(k.reversed(), SYN | ACK, 65535, ws_server, 0));
         gw.on_data(t + Time::from_millis(50), &view(k, ACK, 1000, None, 0));
@@ -561,10 +526,7 @@ mod tests {
         let mut gw = WindowGateway::new(cfg);
         gw.on_queue(Time::ZERO, &full_queue(90_000));
         // Wr = 40000 << 2 = 160 kB; EWT: 16 kB -> field 4000.
-        assert_eq!(
-            gw.on_ack(Time::ZERO, &view(key(1).reversed(), ACK, 40_000, None, 0)),
-            Some(4_000)
-        );
+        assert_eq!(gw.on_ack(Time::ZERO, &view(key(1).reversed(), ACK, 40_000, None, 0)), Some(4_000));
         assert_eq!(gw.stats().flows_tracked, 1);
     }
 
@@ -574,16 +536,10 @@ mod tests {
         // Client (data sender) scale 2, server (ACK sender) scale 7.
         open_upload(&mut gw, Time::ZERO, key(1), Some(2), Some(7));
         // Wr = 1000 << 7 = 128000; EWT 10 % = 12800 = 100 << 7.
-        assert_eq!(
-            gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 1000, None, 0)),
-            Some(100)
-        );
+        assert_eq!(gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 1000, None, 0)), Some(100));
         // Only the server offered a scale: no scaling (RFC 7323 §2.2).
         open_upload(&mut gw, Time::ZERO, key(2), None, Some(7));
-        assert_eq!(
-            gw.on_ack(Time::from_millis(60), &view(key(2).reversed(), ACK, 50_000, None, 0)),
-            Some(5_000)
-        );
+        assert_eq!(gw.on_ack(Time::from_millis(60), &view(key(2).reversed(), ACK, 50_000, None, 0)), Some(5_000));
     }
 
     #[test]
@@ -591,19 +547,9 @@ mod tests {
         // RWM (seed 003 Fig. 2): the client behind the gateway sends its SYN
         // in the ACK direction; the SYN-ACK comes back through the data
         // direction; the client's ACK goes out again.
-        let cfg = GatewayConfig::new(
-            ControllerConfig::Rwm(RwmConfig::default()),
-            1 << 20,
-            Rate::mbps(100),
-        );
+        let cfg = GatewayConfig::new(ControllerConfig::Rwm(RwmConfig::default()), 1 << 20, Rate::mbps(100));
         let mut gw = WindowGateway::new(cfg);
-        let server = FlowKey {
-            src: 0x0b00_0001,
-            dst: 0x0a00_0001,
-            sport: 443,
-            dport: 40_000,
-            proto: FlowKey::TCP,
-        };
+        let server = FlowKey { src: 0x0b00_0001, dst: 0x0a00_0001, sport: 443, dport: 40_000, proto: FlowKey::TCP };
         let client = server.reversed();
         assert_eq!(gw.on_ack(Time::ZERO, &view(client, SYN, 65535, Some(7), 0)), None);
         gw.on_data(Time::from_millis(18), &view(server, SYN | ACK, 65535, Some(9), 0));
@@ -622,10 +568,7 @@ mod tests {
         open_upload(&mut gw, Time::ZERO, key(1), Some(7), Some(7));
         let k = key(1).reversed();
         assert_eq!(gw.on_ack(Time::from_millis(60), &view(k, SYN | ACK, 65535, Some(7), 0)), None);
-        assert_eq!(
-            gw.on_ack(Time::from_millis(60), &view(k, TcpFlags::PSH, 65535, None, 10)),
-            None
-        );
+        assert_eq!(gw.on_ack(Time::from_millis(60), &view(k, TcpFlags::PSH, 65535, None, 10)), None);
         assert_eq!(gw.stats().non_ack_packets, 1);
         assert!(gw.on_ack(Time::from_millis(60), &view(k, ACK, 65535, None, 0)).is_some());
     }
@@ -635,18 +578,9 @@ mod tests {
         let mut gw = ewt_gateway();
         open_upload(&mut gw, Time::ZERO, key(1), None, None);
         // MSS 1460: EWT asks 10 % of 2000 = 200, floored to 1460.
-        assert_eq!(
-            gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 2_000, None, 0)),
-            Some(1460)
-        );
-        assert_eq!(
-            gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 1_000, None, 0)),
-            None
-        );
-        assert_eq!(
-            gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 0, None, 0)),
-            None
-        );
+        assert_eq!(gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 2_000, None, 0)), Some(1460));
+        assert_eq!(gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 1_000, None, 0)), None);
+        assert_eq!(gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 0, None, 0)), None);
     }
 
     #[test]
@@ -690,26 +624,24 @@ mod tests {
         assert_eq!(gw.stats().flows_tracked, 16);
         assert_eq!(gw.stats().flows_evicted, 10_000 - 100 - 8);
         for i in 0..8 {
-            assert!(gw
-                .on_ack(Time::from_secs(1), &view(key(i).reversed(), ACK, 1000, None, 0))
-                .is_some());
+            assert!(gw.on_ack(Time::from_secs(1), &view(key(i).reversed(), ACK, 1000, None, 0)).is_some());
         }
     }
 
     #[test]
     fn awm_floors_at_one_mtu_through_the_gateway() {
         let cfg = GatewayConfig::new(
-            ControllerConfig::Awm(AwmConfig { initial_swnd: Some(netreturn_base::Size::Bytes(1)), ..AwmConfig::default() }),
+            ControllerConfig::Awm(AwmConfig {
+                initial_swnd: Some(netreturn_base::Size::Bytes(1)),
+                ..AwmConfig::default()
+            }),
             100_000,
             Rate::mbps(10),
         );
         let mut gw = WindowGateway::new(cfg);
         open_upload(&mut gw, Time::ZERO, key(1), None, None);
         // swnd is floored at MTU = MSS + 40 = 1500 (seed 002 eq. 1).
-        assert_eq!(
-            gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 60_000, None, 0)),
-            Some(1500)
-        );
+        assert_eq!(gw.on_ack(Time::from_millis(60), &view(key(1).reversed(), ACK, 60_000, None, 0)), Some(1500));
     }
 
     mod properties {
@@ -733,20 +665,20 @@ mod tests {
                 (0u64..5_000_000_000).prop_map(Op::Wait),
                 (0u64..120_000).prop_map(Op::Queue),
                 (1u32..1500).prop_map(Op::Udp),
-                (0u8..8, any::<bool>(), ws.clone()).prop_map(|(flow, data_dir, ws)| Op::Syn {
+                (0u8..8, any::<bool>(), ws.clone()).prop_map(|(flow, data_dir, ws)| Op::Syn { flow, data_dir, ws }),
+                (0u8..8, any::<bool>(), ws).prop_map(|(flow, data_dir, ws)| Op::SynAck { flow, data_dir, ws }),
+                (0u8..8, any::<bool>(), any::<u8>(), 0u32..2000).prop_map(|(flow, fwd, flags, payload)| Op::Data {
                     flow,
-                    data_dir,
-                    ws
+                    fwd,
+                    flags,
+                    payload
                 }),
-                (0u8..8, any::<bool>(), ws).prop_map(|(flow, data_dir, ws)| Op::SynAck {
+                (0u8..8, any::<bool>(), any::<u8>(), any::<u16>()).prop_map(|(flow, fwd, flags, window)| Op::Ack {
                     flow,
-                    data_dir,
-                    ws
+                    fwd,
+                    flags,
+                    window
                 }),
-                (0u8..8, any::<bool>(), any::<u8>(), 0u32..2000)
-                    .prop_map(|(flow, fwd, flags, payload)| Op::Data { flow, fwd, flags, payload }),
-                (0u8..8, any::<bool>(), any::<u8>(), any::<u16>())
-                    .prop_map(|(flow, fwd, flags, window)| Op::Ack { flow, fwd, flags, window }),
             ]
         }
 
@@ -754,7 +686,10 @@ mod tests {
         /// covered without touching this test), plus variants.
         fn controller() -> impl Strategy<Value = ControllerConfig> {
             let variants = [
-                ControllerConfig::Awm(AwmConfig { n_estimator: crate::awm::NEstimator::Adaptive, ..AwmConfig::default() }),
+                ControllerConfig::Awm(AwmConfig {
+                    n_estimator: crate::awm::NEstimator::Adaptive,
+                    ..AwmConfig::default()
+                }),
                 ControllerConfig::Rwm(RwmConfig { delta: -0.1, ..RwmConfig::default() }),
             ];
             let all: Vec<ControllerConfig> =
@@ -843,9 +778,7 @@ mod tests {
         /// handshake; the smaller of 1460 and the default is used then).
         fn gw_flow(gw: &WindowGateway, k: FlowKey) -> (u32, u64) {
             match gw.table.find(&canonical(k)) {
-                Some(idx) => {
-                    (gw.table.get(idx).shift(side_of(k)), gw.table.get(idx).mss(1000) as u64)
-                }
+                Some(idx) => (gw.table.get(idx).shift(side_of(k)), gw.table.get(idx).mss(1000) as u64),
                 None => (0, 1000),
             }
         }

@@ -31,7 +31,7 @@ pub mod view;
 pub mod xcp;
 
 pub use controller::{Bottleneck, FlowInfo, WindowController};
-pub use registry::{Controller, ControllerConfig, ControllerKind, GatewayParams, Method, QueueKind, StageKind};
 pub use gateway::{GatewayConfig, GatewayStats, WindowGateway};
+pub use registry::{Controller, ControllerConfig, ControllerKind, GatewayParams, Method, QueueKind, StageKind};
 pub use stage::{ForwardPacket, ForwardStage, QueueState, TcpMeta};
 pub use view::{QueueEvent, QueueEventKind, TcpView};

@@ -19,9 +19,9 @@ use netreturn_tcp::ngwa::{NgwaConfig, NgwaReceiver};
 
 use crate::controller::{FlowInfo, WindowController};
 use crate::flows::{canonical, FxBuildHasher};
-use crate::stage::{ForwardPacket, ForwardStage, QueueState};
 #[cfg(test)]
 use crate::stage::TcpMeta;
+use crate::stage::{ForwardPacket, ForwardStage, QueueState};
 use crate::view::TcpView;
 
 /// Settings of one NGWA router.
@@ -441,7 +441,13 @@ mod tests {
     }
 
     fn meta(sport: u16, syn: bool, fin: bool) -> TcpMeta {
-        TcpMeta { key: FlowKey { src: 1, dst: 2, sport, dport: 80, proto: FlowKey::TCP }, syn, fin, rst: false, payload_len: 1000 }
+        TcpMeta {
+            key: FlowKey { src: 1, dst: 2, sport, dport: 80, proto: FlowKey::TCP },
+            syn,
+            fin,
+            rst: false,
+            payload_len: 1000,
+        }
     }
 
     fn forward(r: &mut NgwaRouter, now: Time, m: TcpMeta, ib: &mut InBand, queue: &QueueState) {
@@ -560,7 +566,8 @@ mod tests {
     fn equation_3_through_32_bit_conversions_gives_the_64_bit_values() {
         let reference = |br: u64, nf: usize| (0.98 * br as f64 / nf.max(1) as f64) as u64;
         let mut rng = netreturn_base::Rng::new(7);
-        let edges = [0, 1, 2, 97_000, (1 << 31) - 1, 1 << 31, u32::MAX as u64 - 1, u32::MAX as u64, 1 << 32, 1 << 53, u64::MAX];
+        let edges =
+            [0, 1, 2, 97_000, (1 << 31) - 1, 1 << 31, u32::MAX as u64 - 1, u32::MAX as u64, 1 << 32, 1 << 53, u64::MAX];
         let nfs = [0, 1, 2, 3, 7, 65_536, u32::MAX as usize, 1 << 32];
         for &br in &edges {
             for &nf in &nfs {

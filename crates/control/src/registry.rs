@@ -222,7 +222,13 @@ impl QueueKind {
     /// table over the Linux-like preset (RED and ARED; DropTail ignores
     /// it). `mean_packet` is the typical packet, `idle_packet_time` its
     /// transmission time (RED's idle decay).
-    pub fn discipline(self, limit: Limit, mean_packet: u32, idle_packet_time: Time, red: Option<&RedParams>) -> Discipline {
+    pub fn discipline(
+        self,
+        limit: Limit,
+        mean_packet: u32,
+        idle_packet_time: Time,
+        red: Option<&RedParams>,
+    ) -> Discipline {
         let red_cfg = || {
             let mut c = RedConfig::linux_like(limit.bytes(mean_packet), mean_packet, idle_packet_time);
             c.limit = limit;
@@ -233,7 +239,9 @@ impl QueueKind {
         };
         match self {
             QueueKind::DropTail => Discipline::DropTail(DropTail::new(limit)),
-            QueueKind::Red if red.and_then(|r| r.ns3_rules).unwrap_or(false) => Discipline::Red(Box::new(Red::ns3(red_cfg()))),
+            QueueKind::Red if red.and_then(|r| r.ns3_rules).unwrap_or(false) => {
+                Discipline::Red(Box::new(Red::ns3(red_cfg())))
+            }
             QueueKind::Red => Discipline::Red(Box::new(Red::new(red_cfg()))),
             QueueKind::Ared => Discipline::AdaptiveRed(Box::new(AdaptiveRed::new(
                 AdaptiveRedConfig::recommended(red_cfg()).with_mode(red.and_then(|r| r.ared_mode).unwrap_or_default()),

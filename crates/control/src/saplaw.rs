@@ -160,8 +160,7 @@ mod tests {
     /// 13.35 Mb/s, 10 TCP flows, RTT 84 ms.
     #[test]
     fn the_window_is_the_fair_share_of_the_capacity_left_by_udp_times_the_rtt() {
-        let link =
-            Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(45), default_mss: 1458 };
+        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(45), default_mss: 1458 };
         let mut s = SapLaw::new(SapLawConfig::default(), link);
         for _ in 0..10 {
             s.on_flow_start(Time::ZERO, &flow(84));
@@ -184,8 +183,7 @@ mod tests {
 
     #[test]
     fn a_flow_without_a_handshake_rtt_is_left_alone() {
-        let link =
-            Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(45), default_mss: 1458 };
+        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(45), default_mss: 1458 };
         let mut s = SapLaw::new(SapLawConfig::default(), link);
         assert_eq!(s.window(Time::ZERO, &FlowInfo { rtt: None, ..flow(10) }), None);
     }

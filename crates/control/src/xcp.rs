@@ -297,7 +297,13 @@ mod tests {
     }
 
     fn meta(src: u32) -> TcpMeta {
-        TcpMeta { key: FlowKey { src, dst: 9, sport: 1, dport: 2, proto: FlowKey::TCP }, syn: false, fin: false, rst: false, payload_len: 960 }
+        TcpMeta {
+            key: FlowKey { src, dst: 9, sport: 1, dport: 2, proto: FlowKey::TCP },
+            syn: false,
+            fin: false,
+            rst: false,
+            payload_len: 960,
+        }
     }
 
     /// Passes one data packet through the router; returns the feedback it

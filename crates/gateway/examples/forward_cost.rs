@@ -31,7 +31,12 @@ const SYN_OPTS: [u8; 20] = [2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 
 const TS: [u8; 12] = [1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2];
 
 fn link() -> LinkConfig {
-    LinkConfig { rate: None, delay: Time::ZERO, loss: 0.0, discipline: Discipline::DropTail(DropTail::new(Limit::Packets(1000))) }
+    LinkConfig {
+        rate: None,
+        delay: Time::ZERO,
+        loss: 0.0,
+        discipline: Discipline::DropTail(DropTail::new(Limit::Packets(1000))),
+    }
 }
 
 fn gw_cfg() -> GatewayConfig {
@@ -55,7 +60,11 @@ fn run<H: WindowHook>(mut p: Pipeline<H>, n: u64, payload: usize) -> f64 {
     let mut sink = 0usize;
     let syn = build_tcp_frame(R, S, 40000, 5001, 0, 0, TcpFlags::SYN, 64240, &SYN_OPTS, &[]);
     let synack = build_tcp_frame(S, R, 5001, 40000, 0, 1, TcpFlags::SYN | TcpFlags::ACK, 65160, &SYN_OPTS, &[]);
-    for (d, f) in [(Dir::BtoA, syn), (Dir::AtoB, synack), (Dir::BtoA, build_tcp_frame(R, S, 40000, 5001, 1, 1, TcpFlags::ACK, 500, &TS, &[]))] {
+    for (d, f) in [
+        (Dir::BtoA, syn),
+        (Dir::AtoB, synack),
+        (Dir::BtoA, build_tcp_frame(R, S, 40000, 5001, 1, 1, TcpFlags::ACK, 500, &TS, &[])),
+    ] {
         p.on_frame(t, d, f);
         p.poll(t, &mut |_, f| sink += f.len());
     }

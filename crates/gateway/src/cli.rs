@@ -146,7 +146,8 @@ impl QueueSpec {
             match k {
                 "bytes" => limit = Some(size_limit(parse_size(v).map_err(|e| format!("--queue bytes: {e}"))?)),
                 "packets" => {
-                    let n: u32 = v.parse().map_err(|_| format!("--queue packets: {v:?} is not a whole number of packets"))?;
+                    let n: u32 =
+                        v.parse().map_err(|_| format!("--queue packets: {v:?} is not a whole number of packets"))?;
                     limit = Some(Limit::Packets(n));
                 }
                 _ => {
@@ -165,7 +166,11 @@ impl QueueSpec {
             if kind == QueueKind::DropTail {
                 return Err(format!("--queue {s:?}: droptail takes no red keys; allowed: bytes, packets"));
             }
-            Some(toml::Value::Table(red).try_into::<RedParams>().map_err(|e| format!("--queue {s:?}: {}", e.message()))?)
+            Some(
+                toml::Value::Table(red)
+                    .try_into::<RedParams>()
+                    .map_err(|e| format!("--queue {s:?}: {}", e.message()))?,
+            )
         };
         Ok(QueueSpec { kind, limit, red })
     }
@@ -252,8 +257,15 @@ impl ConfigLink {
         if let Method::Stage(k) = link.queue {
             return Err(err(
                 "topology.bottleneck.queue",
-                &format!("the real gateway does not run {:?} yet (only its header codec exists); allowed: {}", k.name(),
-                    Method::all().filter(|m| !matches!(m, Method::Stage(_))).map(Method::name).collect::<Vec<_>>().join(", ")),
+                &format!(
+                    "the real gateway does not run {:?} yet (only its header codec exists); allowed: {}",
+                    k.name(),
+                    Method::all()
+                        .filter(|m| !matches!(m, Method::Stage(_)))
+                        .map(Method::name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ));
         }
         let mut c = ConfigLink::from_link(link);
@@ -403,7 +415,9 @@ impl Args {
                     match k {
                         "buffer" => a.ctl_buffer = Some(unit("--ctl buffer", parse_size(x))?),
                         "capacity" => a.ctl_capacity = Some(unit("--ctl capacity", parse_rate(x))?),
-                        "max_flows" => a.max_flows = Some(x.parse().map_err(|_| format!("--ctl max_flows: {x:?} is not a count"))?),
+                        "max_flows" => {
+                            a.max_flows = Some(x.parse().map_err(|_| format!("--ctl max_flows: {x:?} is not a count"))?)
+                        }
                         "idle_timeout" => a.idle_timeout = Some(unit("--ctl idle_timeout", parse_time(x))?),
                         _ => ctl.push((k.to_string(), x.to_string())),
                     }
@@ -414,7 +428,11 @@ impl Args {
                     ngwa.push((k.to_string(), x.to_string()));
                 }
                 "--mtu" => {
-                    a.mtu = val()?.parse().ok().filter(|m| (68..=65535).contains(m)).ok_or("--mtu: a size in bytes, 68..65535 (RFC 791)")?
+                    a.mtu = val()?
+                        .parse()
+                        .ok()
+                        .filter(|m| (68..=65535).contains(m))
+                        .ok_or("--mtu: a size in bytes, 68..65535 (RFC 791)")?
                 }
                 "--mss" => a.mss = val()?.parse().map_err(|_| "bad --mss".to_string())?,
                 "--seed" => a.seed = val()?.parse().map_err(|_| "bad --seed".to_string())?,
@@ -449,7 +467,9 @@ impl Args {
         }
         if let Some(path) = &config {
             if let Some(f) = link_flags.first() {
-                return Err(format!("{f} sets a key of --config {path}; change the file (or --set its [params]) instead"));
+                return Err(format!(
+                    "{f} sets a key of --config {path}; change the file (or --set its [params]) instead"
+                ));
             }
             let c = ConfigLink::load(path, &sets)?;
             a.rate = Some(c.rate);
@@ -462,7 +482,9 @@ impl Args {
             a.controller = c.controller;
             a.gateway = c.gateway;
             if let Some((k, _)) = ngwa.first() {
-                return Err(format!("--ngwa {k}= sets ngwa.{k} of --config {path}; change the file (or --set its [params]) instead"));
+                return Err(format!(
+                    "--ngwa {k}= sets ngwa.{k} of --config {path}; change the file (or --set its [params]) instead"
+                ));
             }
             a.ngwa = c.ngwa;
         } else if !sets.is_empty() {
@@ -486,7 +508,10 @@ impl Args {
             Some(kind) => {
                 // --ctl keys on top of the file's table: refused, one place for each value.
                 if let Some((k, _)) = ctl.first() {
-                    return Err(format!("--ctl {k}= sets gateway.{}.{k} of --config; change the file instead", kind.name()));
+                    return Err(format!(
+                        "--ctl {k}= sets gateway.{}.{k} of --config; change the file instead",
+                        kind.name()
+                    ));
                 }
             }
             None if !ctl.is_empty() => return Err(format!("--ctl {}: no --controller to take it", ctl[0].0)),

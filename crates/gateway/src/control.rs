@@ -97,9 +97,11 @@ mod tests {
 
     #[test]
     fn buffer_and_capacity_come_from_the_link() {
-        let c = gateway_config(&args("--a x --b y --rate 100mbit --queue droptail,bytes=97k --controller ewt --ctl st=29k --ctl assume_wscale=7"))
-            .unwrap()
-            .unwrap();
+        let c = gateway_config(&args(
+            "--a x --b y --rate 100mbit --queue droptail,bytes=97k --controller ewt --ctl st=29k --ctl assume_wscale=7",
+        ))
+        .unwrap()
+        .unwrap();
         assert_eq!(c.buffer_bytes, 97_000);
         assert_eq!(c.link_rate, Rate::mbps(100));
         assert_eq!(c.controller, ControllerConfig::Ewt(EwtConfig { start_threshold: Some(Size::Bytes(29_000)) }));
@@ -115,7 +117,8 @@ mod tests {
         let ControllerConfig::Rwm(r) = c.controller else { panic!() };
         assert_eq!(r.classes[0].ports, vec![80..=443]);
         assert_eq!((r.classes[0].share, r.delta), (0.7, 0.1));
-        assert!(Args::parse(&["--a", "x", "--b", "y", "--controller", "ewt", "--ctl", "delta=1"].map(String::from)).is_err());
+        assert!(Args::parse(&["--a", "x", "--b", "y", "--controller", "ewt", "--ctl", "delta=1"].map(String::from))
+            .is_err());
         assert!(gateway_config(&args("--a x --b y")).unwrap().is_none());
     }
 }

@@ -199,7 +199,8 @@ fn mark(
     stats: &mut NgwaWireStats,
 ) {
     let v = &loc.view;
-    let meta = TcpMeta { key: v.key, syn: v.flags.syn(), fin: v.flags.fin(), rst: v.flags.rst(), payload_len: v.payload_len };
+    let meta =
+        TcpMeta { key: v.key, syn: v.flags.syn(), fin: v.flags.fin(), rst: v.flags.rst(), payload_len: v.payload_len };
     let (total, carried, room) = {
         let ip = ipv4::Packet::new_unchecked(&frame[loc.ip_offset..]);
         let carried = if ip.header_len() > ipv4::HEADER_LEN { ip.ngwa() } else { None };

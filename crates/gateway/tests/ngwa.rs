@@ -70,7 +70,12 @@ fn router(limit: Limit, fd: bool) -> Pipeline<NoController> {
 fn edge(se: Option<f64>) -> Pipeline<WindowGateway<NgwaEdge>> {
     let cfg = GatewayConfig::new(ControllerKind::ALL[0].default_config(), 100_000, Rate::mbps(100));
     let rx = NgwaEdge::new(NgwaConfig { wmax: 64_000, smoothing: se, option_bytes: 8 });
-    let mut p = Pipeline::new(link(Limit::Packets(1000)), link(Limit::Packets(1000)), Some(WindowGateway::with_controller(rx, cfg)), 1);
+    let mut p = Pipeline::new(
+        link(Limit::Packets(1000)),
+        link(Limit::Packets(1000)),
+        Some(WindowGateway::with_controller(rx, cfg)),
+        1,
+    );
     p.set_ngwa(NgwaWire::new(None, true, 1500));
     p
 }
@@ -273,7 +278,8 @@ fn a_chain_of_two_routers_and_an_edge_gives_the_sender_the_path_minimum() {
     // 60 kB free at the first router, 20 kB at the second: whichever order,
     // the ACK carries 20 kB (seed 001 section 2).
     for (first, second) in [(60_000, 20_000), (20_000, 60_000)] {
-        let (mut r1, mut r2, mut e) = (router(Limit::Bytes(first), false), router(Limit::Bytes(second), false), edge(None));
+        let (mut r1, mut r2, mut e) =
+            (router(Limit::Bytes(first), false), router(Limit::Bytes(second), false), edge(None));
         let mut t = Time::ZERO;
         for p in [&mut r1, &mut r2] {
             handshake(p, &mut t);
@@ -295,7 +301,8 @@ fn flow_division_at_the_real_router_divides_by_the_connections_its_syns_register
     let mut p = router(Limit::Bytes(100_000), true);
     let mut t = Time::ZERO;
     for port in [40000u16, 40001] {
-        let sa = build_tcp_frame(SENDER, RECEIVER, 5001, port, 0, 1, TcpFlags::SYN | TcpFlags::ACK, 65160, &SYN_OPTS, &[]);
+        let sa =
+            build_tcp_frame(SENDER, RECEIVER, 5001, port, 0, 1, TcpFlags::SYN | TcpFlags::ACK, 65160, &SYN_OPTS, &[]);
         pass(&mut p, &mut t, Dir::AtoB, &[sa]);
     }
     let out = pass(&mut p, &mut t, Dir::AtoB, &[data(10)]);
@@ -318,8 +325,20 @@ fn any_frame() -> impl Strategy<Value = (bool, Vec<u8>)> {
         prop::option::of((0usize..1600, any::<u8>())),
     )
         .prop_map(|(a_to_b, len, flags, window, nopt, opt_bytes, w, damage)| {
-            let (src, dst, sp, dp) = if a_to_b { (SENDER, RECEIVER, 5001, 40000) } else { (RECEIVER, SENDER, 40000, 5001) };
-            let mut f = build_tcp_frame(src, dst, sp, dp, 1, 1, TcpFlags(flags), window, &SYN_OPTS[..(flags as usize % 21)], &vec![3; len]);
+            let (src, dst, sp, dp) =
+                if a_to_b { (SENDER, RECEIVER, 5001, 40000) } else { (RECEIVER, SENDER, 40000, 5001) };
+            let mut f = build_tcp_frame(
+                src,
+                dst,
+                sp,
+                dp,
+                1,
+                1,
+                TcpFlags(flags),
+                window,
+                &SYN_OPTS[..(flags as usize % 21)],
+                &vec![3; len],
+            );
             if nopt > 0 {
                 f = with_ip_options(&f, &opt_bytes[..nopt]);
             }

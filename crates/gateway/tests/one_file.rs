@@ -52,7 +52,9 @@ fn the_simulator_and_the_gateway_read_one_file_the_same_way_for_every_method() {
             // A router stage the real gateway cannot run yet is refused,
             // naming the field and what it can run.
             let argv: Vec<String> =
-                ["--a", "x", "--b", "y", "--config", &file, "--set", &format!("queue={}", m.name())].map(String::from).to_vec();
+                ["--a", "x", "--b", "y", "--config", &file, "--set", &format!("queue={}", m.name())]
+                    .map(String::from)
+                    .to_vec();
             let e = Args::parse(&argv).unwrap_err();
             assert!(e.contains("topology.bottleneck.queue") && e.contains("droptail"), "{e}");
             continue;
@@ -63,8 +65,9 @@ fn the_simulator_and_the_gateway_read_one_file_the_same_way_for_every_method() {
         let i = w.topo.iface_by_name("R1->R2").unwrap() as usize;
         let sim = &w.ifaces[i];
         // The gateway.
-        let argv: Vec<String> =
-            ["--a", "x", "--b", "y", "--config", &file, "--set", &format!("queue={}", m.name())].map(String::from).to_vec();
+        let argv: Vec<String> = ["--a", "x", "--b", "y", "--config", &file, "--set", &format!("queue={}", m.name())]
+            .map(String::from)
+            .to_vec();
         let a = Args::parse(&argv).unwrap();
 
         assert_eq!(a.rate, Some(sim.rate), "{m:?}");

@@ -122,8 +122,7 @@ fn bernoulli_loss_is_seeded_and_near_its_rate() {
     let run = |seed| {
         let mut cfg = link(None, Time::ZERO, Limit::Packets(100_000));
         cfg.loss = 0.1;
-        let mut p: Pipeline<NoController> =
-            Pipeline::new(cfg, link(None, Time::ZERO, Limit::Packets(10)), None, seed);
+        let mut p: Pipeline<NoController> = Pipeline::new(cfg, link(None, Time::ZERO, Limit::Packets(10)), None, seed);
         for i in 0..10_000u64 {
             p.on_frame(Time(i), Dir::AtoB, data(0));
         }
@@ -275,7 +274,16 @@ fn ewt_in_the_pipeline_lowers_acks_when_the_data_queue_is_above_st() {
     let ws = [2, 4, 0x05, 0xb4, 1, 3, 3, 7]; // MSS 1460, wscale 7
     let syn = build_tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 40000, 5001, 0, 0, TcpFlags::SYN, 64240, &ws, &[]);
     let synack = build_tcp_frame(
-        [10, 0, 0, 2], [10, 0, 0, 1], 5001, 40000, 0, 1, TcpFlags::SYN | TcpFlags::ACK, 65160, &ws, &[],
+        [10, 0, 0, 2],
+        [10, 0, 0, 1],
+        5001,
+        40000,
+        0,
+        1,
+        TcpFlags::SYN | TcpFlags::ACK,
+        65160,
+        &ws,
+        &[],
     );
     let hs_ack = build_tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 40000, 5001, 1, 1, TcpFlags::ACK, 502, &[], &[]);
     let mut t = Time::ZERO;

@@ -44,8 +44,7 @@ fn a_million_distinct_syns_leave_the_flow_table_and_memory_bounded() {
     // gateway never verifies checksums, and building 10^6 frames from
     // scratch would time the builder, not the gateway).
     let opts = [2, 4, 0x05, 0xb4, 1, 3, 3, 7];
-    let template =
-        build_tcp_frame([10, 1, 0, 0], [10, 2, 0, 1], 1, 80, 7, 0, TcpFlags::SYN, 64240, &opts, &[]);
+    let template = build_tcp_frame([10, 1, 0, 0], [10, 2, 0, 1], 1, 80, 7, 0, TcpFlags::SYN, 64240, &opts, &[]);
     let mut t = Time::ZERO;
     let mut out = 0u64;
     let (mut rss_warm, mut rss_steady) = (0, 0);

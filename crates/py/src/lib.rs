@@ -4,8 +4,8 @@ use netreturn_base::units;
 use netreturn_base::Size;
 use netreturn_control::{ControllerKind, QueueKind};
 use netreturn_sim::metrics::RunResult;
-use netreturn_tcp::CcName;
 use netreturn_sim::{Scenario, ScenarioError};
+use netreturn_tcp::CcName;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -54,9 +54,8 @@ fn load_scenario(py: Python<'_>, path: &str, overrides: Vec<(String, String)>) -
     let s = load(path, overrides)?;
     // Building the topology and traffic catches errors serde cannot see
     // (unknown hosts, gateway parameters) before any run starts.
-    netreturn_sim::world::World::new(&s, 0).map_err(|(field, message)| {
-        scenario_err(ScenarioError { file: path.to_string(), field, message })
-    })?;
+    netreturn_sim::world::World::new(&s, 0)
+        .map_err(|(field, message)| scenario_err(ScenarioError { file: path.to_string(), field, message }))?;
     let d = PyDict::new(py);
     d.set_item("name", &s.name)?;
     d.set_item("description", &s.description)?;
@@ -151,7 +150,11 @@ fn mechanisms(py: Python<'_>) -> PyResult<PyObject> {
     Ok(d.into_any().unbind())
 }
 
-fn columns<'py, T>(py: Python<'py>, rows: &[T], cols: &[(&str, &dyn Fn(&T) -> PyObject)]) -> PyResult<Bound<'py, PyDict>> {
+fn columns<'py, T>(
+    py: Python<'py>,
+    rows: &[T],
+    cols: &[(&str, &dyn Fn(&T) -> PyObject)],
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (name, f) in cols {
         let l = PyList::empty(py);
@@ -177,51 +180,63 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         };
     }
     use netreturn_sim::metrics::{FlowRow, IfaceRow, UdpRow};
-    let flows = columns::<FlowRow>(py, &r.flows, &[
-        ("flow", &|x| o!(x.flow)),
-        ("src", &|x| o!(x.src.clone())),
-        ("dst", &|x| o!(x.dst.clone())),
-        ("start_s", &|x| o!(x.start_s)),
-        ("fct_s", &|x| o!(x.fct_s)),
-        ("goodput_mbps", &|x| o!(x.goodput_mbps)),
-        ("efficiency_pct", &|x| o!(x.efficiency_pct)),
-        ("bytes_delivered", &|x| o!(x.bytes_delivered)),
-        ("bytes_sent", &|x| o!(x.bytes_sent)),
-        ("bytes_retransmitted", &|x| o!(x.bytes_retransmitted)),
-        ("packets_lost", &|x| o!(x.packets_lost)),
-        ("loss_pct", &|x| o!(x.loss_pct)),
-        ("acks_lost", &|x| o!(x.acks_lost)),
-        ("fast_retransmits", &|x| o!(x.fast_retransmits)),
-        ("triple_dupacks", &|x| o!(x.triple_dupacks)),
-        ("timeouts", &|x| o!(x.timeouts)),
-        ("web", &|x| pyo3::types::PyBool::new(py, x.web).to_owned().into_any().unbind()),
-    ])?;
+    let flows = columns::<FlowRow>(
+        py,
+        &r.flows,
+        &[
+            ("flow", &|x| o!(x.flow)),
+            ("src", &|x| o!(x.src.clone())),
+            ("dst", &|x| o!(x.dst.clone())),
+            ("start_s", &|x| o!(x.start_s)),
+            ("fct_s", &|x| o!(x.fct_s)),
+            ("goodput_mbps", &|x| o!(x.goodput_mbps)),
+            ("efficiency_pct", &|x| o!(x.efficiency_pct)),
+            ("bytes_delivered", &|x| o!(x.bytes_delivered)),
+            ("bytes_sent", &|x| o!(x.bytes_sent)),
+            ("bytes_retransmitted", &|x| o!(x.bytes_retransmitted)),
+            ("packets_lost", &|x| o!(x.packets_lost)),
+            ("loss_pct", &|x| o!(x.loss_pct)),
+            ("acks_lost", &|x| o!(x.acks_lost)),
+            ("fast_retransmits", &|x| o!(x.fast_retransmits)),
+            ("triple_dupacks", &|x| o!(x.triple_dupacks)),
+            ("timeouts", &|x| o!(x.timeouts)),
+            ("web", &|x| pyo3::types::PyBool::new(py, x.web).to_owned().into_any().unbind()),
+        ],
+    )?;
     d.set_item("flows", flows)?;
-    let udp = columns::<UdpRow>(py, &r.udp, &[
-        ("flow", &|x| o!(x.flow)),
-        ("src", &|x| o!(x.src.clone())),
-        ("dst", &|x| o!(x.dst.clone())),
-        ("sent_packets", &|x| o!(x.sent_packets)),
-        ("received_packets", &|x| o!(x.received_packets)),
-        ("lost_packets", &|x| o!(x.lost_packets)),
-        ("loss_pct", &|x| o!(x.loss_pct)),
-        ("efficiency_pct", &|x| o!(x.efficiency_pct)),
-        ("goodput_mbps", &|x| o!(x.goodput_mbps)),
-    ])?;
+    let udp = columns::<UdpRow>(
+        py,
+        &r.udp,
+        &[
+            ("flow", &|x| o!(x.flow)),
+            ("src", &|x| o!(x.src.clone())),
+            ("dst", &|x| o!(x.dst.clone())),
+            ("sent_packets", &|x| o!(x.sent_packets)),
+            ("received_packets", &|x| o!(x.received_packets)),
+            ("lost_packets", &|x| o!(x.lost_packets)),
+            ("loss_pct", &|x| o!(x.loss_pct)),
+            ("efficiency_pct", &|x| o!(x.efficiency_pct)),
+            ("goodput_mbps", &|x| o!(x.goodput_mbps)),
+        ],
+    )?;
     d.set_item("udp", udp)?;
-    let ifaces = columns::<IfaceRow>(py, &r.ifaces, &[
-        ("iface", &|x| o!(x.name.clone())),
-        ("utilization", &|x| o!(x.utilization)),
-        ("tx_packets", &|x| o!(x.tx_packets)),
-        ("queue_drops", &|x| o!(x.queue_drops)),
-        ("loss_drops", &|x| o!(x.loss_drops)),
-        ("queue_mean_bytes", &|x| o!(x.queue_mean_bytes)),
-        ("queue_std_bytes", &|x| o!(x.queue_std_bytes)),
-        ("queue_max_bytes", &|x| o!(x.queue_max_bytes)),
-        ("robustness_index", &|x| o!(x.robustness_index)),
-        ("acks_rewritten", &|x| o!(x.acks_rewritten)),
-        ("loss_pct", &|x| o!(x.loss_pct)),
-    ])?;
+    let ifaces = columns::<IfaceRow>(
+        py,
+        &r.ifaces,
+        &[
+            ("iface", &|x| o!(x.name.clone())),
+            ("utilization", &|x| o!(x.utilization)),
+            ("tx_packets", &|x| o!(x.tx_packets)),
+            ("queue_drops", &|x| o!(x.queue_drops)),
+            ("loss_drops", &|x| o!(x.loss_drops)),
+            ("queue_mean_bytes", &|x| o!(x.queue_mean_bytes)),
+            ("queue_std_bytes", &|x| o!(x.queue_std_bytes)),
+            ("queue_max_bytes", &|x| o!(x.queue_max_bytes)),
+            ("robustness_index", &|x| o!(x.robustness_index)),
+            ("acks_rewritten", &|x| o!(x.acks_rewritten)),
+            ("loss_pct", &|x| o!(x.loss_pct)),
+        ],
+    )?;
     d.set_item("ifaces", ifaces)?;
     let q = PyDict::new(py);
     q.set_item("time_s", r.queue_series.0.clone())?;

@@ -350,7 +350,8 @@ impl EventQueue {
             // item being popped, without the lane's record.
             let next = if let Event::Arrive(_, item) = e.event {
                 let k = links.link(item);
-                (k.next != NO_NEXT).then(|| Entry::new(Time(k.next_time), k.next_seq, Event::Arrive(k.next_iface, k.next), e.lane))
+                (k.next != NO_NEXT)
+                    .then(|| Entry::new(Time(k.next_time), k.next_seq, Event::Arrive(k.next_iface, k.next), e.lane))
             } else {
                 self.lanes[e.lane as usize].waiting.pop_front()
             };
@@ -488,7 +489,8 @@ mod tests {
     fn events_scheduled_all_at_once_in_a_lane_pop_as_if_scheduled_one_by_one() {
         let mut q = EventQueue::new();
         let mut m = Model::default();
-        let starts: Vec<(Time, Event)> = (0..200u32).map(|k| (Time(((k as u64) * 7919) % 97), Event::Start(k))).collect();
+        let starts: Vec<(Time, Event)> =
+            (0..200u32).map(|k| (Time(((k as u64) * 7919) % 97), Event::Start(k))).collect();
         q.schedule(Time(50), Event::Sample);
         m.schedule(Time(50), Event::Sample);
         q.schedule_all_in_lane(4, starts.iter().copied());

@@ -42,7 +42,11 @@ pub fn run(scenario: &Scenario, seed: u64) -> Result<RunResult, ScenarioError> {
 }
 
 fn build(scenario: &Scenario, seed: u64) -> Result<world::World, ScenarioError> {
-    world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError { file: scenario.origin(), field, message })
+    world::World::new(scenario, seed).map_err(|(field, message)| ScenarioError {
+        file: scenario.origin(),
+        field,
+        message,
+    })
 }
 
 /// The error of a run the memory guard stopped.
@@ -73,8 +77,11 @@ pub fn run_logged(
     to: netreturn_base::Time,
 ) -> Result<(RunResult, Vec<String>), ScenarioError> {
     let rec = world::Recorder::new(scenario).log_flow(flow, from, to);
-    let mut w = world::World::with_recorder(scenario, seed, rec)
-        .map_err(|(field, message)| ScenarioError { file: scenario.origin(), field, message })?;
+    let mut w = world::World::with_recorder(scenario, seed, rec).map_err(|(field, message)| ScenarioError {
+        file: scenario.origin(),
+        field,
+        message,
+    })?;
     w.run();
     finished(&w, scenario, seed)?;
     let lines = w.rec.packet_log.take().map(|l| l.lines).unwrap_or_default();

@@ -34,7 +34,9 @@ pub fn estimate(s: &Scenario) -> (u64, String) {
     let mut parts: Vec<(u64, String)> = vec![];
     for (i, t) in s.traffic.iter().enumerate() {
         let n = match t {
-            TrafficSpec::TcpFile { count, .. } | TrafficSpec::TcpBulk { count, .. } | TrafficSpec::TcpRate { count, .. } => *count as u64,
+            TrafficSpec::TcpFile { count, .. }
+            | TrafficSpec::TcpBulk { count, .. }
+            | TrafficSpec::TcpRate { count, .. } => *count as u64,
             _ => 1,
         };
         // (The RTT samples are summarized in a histogram of fixed size,

@@ -390,8 +390,16 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
             loss_pct: loss_ratio_pct(u.packets.received, u.packets.lost),
             // No retransmission in UDP: its efficiency is the share of sent
             // bytes that arrived (documented in docs/metrics.md).
-            efficiency_pct: if u.bytes_sent == 0 { 100.0 } else { u.bytes_received as f64 / u.bytes_sent as f64 * 100.0 },
-            goodput_mbps: if active > Time::ZERO { u.bytes_received as f64 * 8.0 / active.secs_f64() / 1e6 } else { 0.0 },
+            efficiency_pct: if u.bytes_sent == 0 {
+                100.0
+            } else {
+                u.bytes_received as f64 / u.bytes_sent as f64 * 100.0
+            },
+            goodput_mbps: if active > Time::ZERO {
+                u.bytes_received as f64 * 8.0 / active.secs_f64() / 1e6
+            } else {
+                0.0
+            },
         });
     }
     let mut ifaces = vec![];
@@ -405,7 +413,11 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         };
         ifaces.push(IfaceRow {
             name: f.name.clone(),
-            utilization: if t > 0.0 { f.stats.tx_bytes as f64 * 8.0 / (f.rate.bits_per_sec() as f64 * span.secs_f64()) } else { 0.0 },
+            utilization: if t > 0.0 {
+                f.stats.tx_bytes as f64 * 8.0 / (f.rate.bits_per_sec() as f64 * span.secs_f64())
+            } else {
+                0.0
+            },
             tx_packets: f.stats.tx_packets,
             queue_drops: f.stats.queue_drops,
             drops_by_reason: [f.stats.drops_overflow, f.stats.drops_early, f.stats.drops_forced],
@@ -445,7 +457,10 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         ("flows_completed", flows.iter().filter(|r| !r.fct_s.is_nan()).count() as f64),
         // Finite transfers that started and did not finish by the end of
         // the run: a stalled connection, or a stop time too early.
-        ("flows_incomplete", w.tcp.iter().filter(|f| f.bytes.is_some() && f.started && f.done_at.is_none()).count() as f64),
+        (
+            "flows_incomplete",
+            w.tcp.iter().filter(|f| f.bytes.is_some() && f.started && f.done_at.is_none()).count() as f64,
+        ),
         // Data segments only (seed 000 eq. 13; ns-3 FlowMonitor's forward flows).
         ("tcp_data_loss_pct", loss_ratio_pct(drecv, dlost)),
         // Every TCP packet, ACKs included.

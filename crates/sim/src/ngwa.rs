@@ -175,7 +175,10 @@ impl NgwaSpec {
     /// Checks serde cannot express; errors as (field, message).
     pub fn validate(&self) -> Result<(), (String, String)> {
         if self.mode > 8 {
-            return Err(("ngwa.mode".into(), format!("{} is not a mode: 0 (off) or 1..8 (seed 001 Table 1)", self.mode)));
+            return Err((
+                "ngwa.mode".into(),
+                format!("{} is not a mode: 0 (off) or 1..8 (seed 001 Table 1)", self.mode),
+            ));
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Err(("ngwa.alpha".into(), format!("{} is outside 0 < a < 1 (seed 001 eq. 4)", self.alpha)));
@@ -196,13 +199,21 @@ impl NgwaSpec {
     /// receiver edge's.
     pub fn receiver(&self, mss: u32) -> Option<NgwaConfig> {
         let m = self.switches()?;
-        Some(NgwaConfig { wmax: self.wmax.0.bytes(mss), smoothing: m.se.then_some(self.alpha), option_bytes: self.option_bytes })
+        Some(NgwaConfig {
+            wmax: self.wmax.0.bytes(mss),
+            smoothing: m.se.then_some(self.alpha),
+            option_bytes: self.option_bytes,
+        })
     }
 
     /// A router stage for one marking interface.
     pub fn router(&self) -> Option<NgwaRouter> {
         let m = self.switches()?;
-        Some(NgwaRouter::new(NgwaRouterConfig { flow_division: m.fd, idle_timeout: self.idle_timeout.0, ..Default::default() }))
+        Some(NgwaRouter::new(NgwaRouterConfig {
+            flow_division: m.fd,
+            idle_timeout: self.idle_timeout.0,
+            ..Default::default()
+        }))
     }
 }
 

@@ -339,7 +339,12 @@ pub enum TopologySpec {
     /// rtt_i = base_rtt + step * i (seed 002 Table 1 case 2).
     MultiRtt { pairs: u32, bottleneck: LinkSpec, access_rate: RateQ, base_rtt: TimeQ, step: TimeQ },
     /// An explicit graph.
-    Graph { nodes: Vec<String>, links: Vec<GraphLink>, #[serde(default)] groups: BTreeMap<String, Vec<String>> },
+    Graph {
+        nodes: Vec<String>,
+        links: Vec<GraphLink>,
+        #[serde(default)]
+        groups: BTreeMap<String, Vec<String>>,
+    },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -499,13 +504,20 @@ const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "multi-rtt", "graph"];
 const TRAFFIC_KINDS: &[&str] = &["tcp-file", "tcp-bulk", "tcp-rate", "tcp-web", "udp-cbr", "udp-on-off"];
 
 /// Turns `{ kind = "k", rest.. }` into `{ k = { rest.. } }`.
-fn untag(v: &mut toml::Value, at: &str, kinds: &[&str], tags: &mut Vec<(String, String)>) -> Result<(), (String, String)> {
+fn untag(
+    v: &mut toml::Value,
+    at: &str,
+    kinds: &[&str],
+    tags: &mut Vec<(String, String)>,
+) -> Result<(), (String, String)> {
     let toml::Value::Table(t) = v else {
         return Err((at.to_string(), "expected a table".into()));
     };
     let kind = match t.remove("kind") {
         Some(toml::Value::String(k)) if kinds.contains(&k.as_str()) => k,
-        Some(other) => return Err((format!("{at}.kind"), format!("unknown kind {other}; allowed: {}", kinds.join(", ")))),
+        Some(other) => {
+            return Err((format!("{at}.kind"), format!("unknown kind {other}; allowed: {}", kinds.join(", "))))
+        }
         None => return Err((format!("{at}.kind"), format!("missing; allowed: {}", kinds.join(", ")))),
     };
     let rest = std::mem::take(t);
@@ -549,7 +561,10 @@ fn substitute(
                     }
                     None => {
                         let known: Vec<&str> = params.keys().map(|k| k.as_str()).collect();
-                        return Err((path.to_string(), format!("unknown parameter {{{name}}}; declared in [params]: {}", known.join(", "))));
+                        return Err((
+                            path.to_string(),
+                            format!("unknown parameter {{{name}}}; declared in [params]: {}", known.join(", ")),
+                        ));
                     }
                 }
             }
@@ -588,13 +603,19 @@ impl Scenario {
 
     /// How errors found after parsing name the scenario: its file if known.
     pub fn origin(&self) -> String {
-        if self.file.is_empty() { self.name.clone() } else { self.file.clone() }
+        if self.file.is_empty() {
+            self.name.clone()
+        } else {
+            self.file.clone()
+        }
     }
 
     /// Loads a scenario from TOML text; `file` names it in errors.
     pub fn from_toml(text: &str, file: &str, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
-        let err = |field: &str, message: String| ScenarioError { file: file.to_string(), field: field.to_string(), message };
-        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| err("", e.message().to_string() + &span_hint(text, e.span())))?;
+        let err =
+            |field: &str, message: String| ScenarioError { file: file.to_string(), field: field.to_string(), message };
+        let mut doc: toml::Table =
+            text.parse().map_err(|e: toml::de::Error| err("", e.message().to_string() + &span_hint(text, e.span())))?;
         let mut params = match doc.remove("params") {
             Some(toml::Value::Table(t)) => t.into_iter().collect::<BTreeMap<_, _>>(),
             Some(_) => return Err(err("params", "must be a table of name = value".into())),
@@ -603,7 +624,10 @@ impl Scenario {
         for (name, value) in overrides {
             let Some(old) = params.get(name) else {
                 let known: Vec<&str> = params.keys().map(|k| k.as_str()).collect();
-                return Err(err(&format!("params.{name}"), format!("--set names an unknown parameter; this scenario has: {}", known.join(", "))));
+                return Err(err(
+                    &format!("params.{name}"),
+                    format!("--set names an unknown parameter; this scenario has: {}", known.join(", ")),
+                ));
             };
             let new = parse_override(value);
             let compatible = matches!(
@@ -615,7 +639,10 @@ impl Scenario {
                     | (toml::Value::Array(_), toml::Value::Array(_))
             );
             if !compatible {
-                return Err(err(&format!("params.{name}"), format!("--set {name}={value}: expected {} like the default {old}", old.type_str())));
+                return Err(err(
+                    &format!("params.{name}"),
+                    format!("--set {name}={value}: expected {} like the default {old}", old.type_str()),
+                ));
             }
             let new = match (old, new) {
                 (toml::Value::Float(_), toml::Value::Integer(i)) => toml::Value::Float(i as f64),
@@ -630,7 +657,9 @@ impl Scenario {
         // the user set it (`--set flows=-3`), not only the resolved field.
         let provenance = |field: &str| -> String {
             // (a field inside a substituted table counts as the table's)
-            let hit = seen.iter().find(|(at, _)| field == at || field.starts_with(&format!("{at}.")) || field.starts_with(&format!("{at}[")));
+            let hit = seen.iter().find(|(at, _)| {
+                field == at || field.starts_with(&format!("{at}.")) || field.starts_with(&format!("{at}["))
+            });
             match hit {
                 Some((_, name)) => match overrides.iter().rev().find(|(k, _)| k == name) {
                     Some((_, v)) => format!(" (from --set {name}={v})"),
@@ -686,7 +715,11 @@ impl Scenario {
 
     pub fn from_file(path: &Path, overrides: &[(String, String)]) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError { file: file.clone(), field: String::new(), message: format!("cannot read: {e}") })?;
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            field: String::new(),
+            message: format!("cannot read: {e}"),
+        })?;
         Scenario::from_toml(&text, &file, overrides)
     }
 
@@ -739,7 +772,10 @@ impl Scenario {
             return Err(("tcp.segment_size".into(), format!("{} is outside 64..=65000 bytes", self.tcp.segment_size)));
         }
         for (i, t) in self.traffic.iter().enumerate() {
-            if let TrafficSpec::UdpCbr { packet, .. } | TrafficSpec::UdpOnOff { packet, .. } | TrafficSpec::TcpRate { packet, .. } = t {
+            if let TrafficSpec::UdpCbr { packet, .. }
+            | TrafficSpec::UdpOnOff { packet, .. }
+            | TrafficSpec::TcpRate { packet, .. } = t
+            {
                 if *packet == 0 || *packet > 65_000 {
                     return Err((format!("traffic[{i}].packet"), "must be between 1 and 65000 bytes".into()));
                 }
@@ -787,7 +823,9 @@ pub(crate) mod tests {
 
     #[test]
     fn parameters_are_substituted_with_their_types_and_overridable() {
-        let s = Scenario::from_toml(MINI, "mini.toml", &[("flows".into(), "31".into()), ("queue".into(), "red".into())]).unwrap();
+        let s =
+            Scenario::from_toml(MINI, "mini.toml", &[("flows".into(), "31".into()), ("queue".into(), "red".into())])
+                .unwrap();
         match &s.topology {
             TopologySpec::Dumbbell { pairs, bottleneck, .. } => {
                 assert_eq!(*pairs, 31);
@@ -880,12 +918,16 @@ pub(crate) mod tests {
         let TopologySpec::Dumbbell { bottleneck, .. } = &s.topology else { panic!() };
         let g = bottleneck.gateway.as_ref().unwrap();
         assert_eq!(g.ewt.as_ref().unwrap().start_threshold, Some(Size::Packets(20)));
-        let cfg = g.gateway_config(netreturn_control::ControllerKind::Ewt, 97_000, netreturn_base::Rate::mbps(45), 1458);
-        let ctl = netreturn_control::Controller::new(&cfg.controller, netreturn_control::Bottleneck {
-            buffer_bytes: 97_000,
-            link_rate: cfg.link_rate,
-            default_mss: cfg.default_mss,
-        });
+        let cfg =
+            g.gateway_config(netreturn_control::ControllerKind::Ewt, 97_000, netreturn_base::Rate::mbps(45), 1458);
+        let ctl = netreturn_control::Controller::new(
+            &cfg.controller,
+            netreturn_control::Bottleneck {
+                buffer_bytes: 97_000,
+                link_rate: cfg.link_rate,
+                default_mss: cfg.default_mss,
+            },
+        );
         let netreturn_control::Controller::Ewt(ewt) = ctl else { panic!() };
         assert_eq!(ewt.start_threshold(), 20 * 1498);
         assert_eq!(cfg.assume_wscale, Some(7));

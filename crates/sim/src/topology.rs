@@ -158,7 +158,9 @@ impl Topology {
                 for key in overrides.keys() {
                     match key.parse::<u32>() {
                         Ok(k) if k < *hops => {}
-                        _ => return Err((format!("topology.overrides.{key}"), format!("not a hop index in 0..{hops}"))),
+                        _ => {
+                            return Err((format!("topology.overrides.{key}"), format!("not a hop index in 0..{hops}")))
+                        }
                     }
                 }
                 bottleneck = slowest.map(|(_, id)| id);
@@ -211,18 +213,26 @@ impl Topology {
                 for (i, l) in links.iter().enumerate() {
                     let find = |name: &str, field: &str| {
                         b.index.get(name).copied().ok_or_else(|| {
-                            (format!("topology.links[{i}].{field}"), format!("unknown node {name:?}; nodes: {}", nodes.join(", ")))
+                            (
+                                format!("topology.links[{i}].{field}"),
+                                format!("unknown node {name:?}; nodes: {}", nodes.join(", ")),
+                            )
                         })
                     };
                     let (x, y) = (find(&l.from, "from")?, find(&l.to, "to")?);
                     let id = b.link(x, y, &l.spec);
-                    if l.spec.queue != QueueMethod::Queue(netreturn_control::QueueKind::DropTail) && bottleneck.is_none() {
+                    if l.spec.queue != QueueMethod::Queue(netreturn_control::QueueKind::DropTail)
+                        && bottleneck.is_none()
+                    {
                         bottleneck = Some(id);
                     }
                 }
                 for (g, members) in groups {
                     for m in members {
-                        let id = *b.index.get(m).ok_or_else(|| (format!("topology.groups.{g}"), format!("unknown node {m:?}")))?;
+                        let id = *b
+                            .index
+                            .get(m)
+                            .ok_or_else(|| (format!("topology.groups.{g}"), format!("unknown node {m:?}")))?;
                         b.groups.entry(g.clone()).or_default().push(id);
                     }
                 }
@@ -231,7 +241,8 @@ impl Topology {
                 }
             }
         }
-        let mut topo = Topology { nodes: b.nodes, ifaces: b.ifaces, groups: b.groups, bottleneck, routes: Routes::default() };
+        let mut topo =
+            Topology { nodes: b.nodes, ifaces: b.ifaces, groups: b.groups, bottleneck, routes: Routes::default() };
         topo.compute_routes();
         Ok(topo)
     }

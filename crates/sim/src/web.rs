@@ -40,7 +40,13 @@ pub fn pareto_bytes(rng: &mut Rng, mean_bytes: f64, shape: f64) -> u64 {
 }
 
 /// Adds the transfers of `s.traffic[ti]` (a `tcp-web` entry) to the world.
-pub(crate) fn add_web_flows(w: &mut World, s: &Scenario, ti: usize, cfg: &TcpConfig, seed: u64) -> Result<(), (String, String)> {
+pub(crate) fn add_web_flows(
+    w: &mut World,
+    s: &Scenario,
+    ti: usize,
+    cfg: &TcpConfig,
+    seed: u64,
+) -> Result<(), (String, String)> {
     let TrafficSpec::TcpWeb { from, to, rate, mean_size, shape, start, stop, port } = &s.traffic[ti] else {
         unreachable!("called for tcp-web entries only")
     };
@@ -51,7 +57,10 @@ pub(crate) fn add_web_flows(w: &mut World, s: &Scenario, ti: usize, cfg: &TcpCon
         return Err((format!("traffic[{ti}].shape"), "a Pareto shape > 1 (the mean must exist)".into()));
     }
     let lookup = |sel: &str, field: &str| {
-        w.topo.hosts(sel).filter(|v| !v.is_empty()).ok_or_else(|| (format!("traffic[{ti}].{field}"), format!("no host or group {sel:?}")))
+        w.topo
+            .hosts(sel)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| (format!("traffic[{ti}].{field}"), format!("no host or group {sel:?}")))
     };
     let (srcs, dsts) = (lookup(from, "from")?, lookup(to, "to")?);
     let mut rng = Rng::derive(seed, 3_000_000 + ti as u64);
@@ -61,7 +70,10 @@ pub(crate) fn add_web_flows(w: &mut World, s: &Scenario, ti: usize, cfg: &TcpCon
     for (k, at) in poisson_arrivals(&mut rng, *rate, begin, end).into_iter().enumerate() {
         let (src, dst) = (srcs[k % srcs.len()], dsts[k % dsts.len()]);
         if w.topo.route(src, dst) == NO_ROUTE {
-            return Err((format!("traffic[{ti}]"), format!("no route from {} to {}", w.topo.nodes[src as usize], w.topo.nodes[dst as usize])));
+            return Err((
+                format!("traffic[{ti}]"),
+                format!("no route from {} to {}", w.topo.nodes[src as usize], w.topo.nodes[dst as usize]),
+            ));
         }
         let bytes = pareto_bytes(&mut rng, mean_bytes, *shape);
         let iss = (rng.next_u64() as u32, rng.next_u64() as u32);

@@ -28,7 +28,8 @@ pub fn uses_xcp(topo: &Topology) -> bool {
 /// XCP network, the scenario's choice otherwise.
 pub fn sender_cc(s: &Scenario, topo: &Topology, cfg: &mut TcpConfig) {
     if uses_xcp(topo) || s.tcp.cc == CcName::Xcp {
-        cfg.cc = CcKind::Xcp(XcpConfig { ignore_handshake_rtt: s.tcp.xcp_ignore_handshake_rtt, ..XcpConfig::default() });
+        cfg.cc =
+            CcKind::Xcp(XcpConfig { ignore_handshake_rtt: s.tcp.xcp_ignore_handshake_rtt, ..XcpConfig::default() });
     }
 }
 

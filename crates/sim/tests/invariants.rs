@@ -54,7 +54,11 @@ fn every_packet_is_delivered_dropped_or_still_in_flight() {
         let s = dumbbell(8, queue, UDP);
         let mut w = World::new(&s, 3).unwrap();
         w.run();
-        assert_eq!(w.rec.totals.created, w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight(), "{queue}: packets not conserved");
+        assert_eq!(
+            w.rec.totals.created,
+            w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight(),
+            "{queue}: packets not conserved"
+        );
         assert!(w.rec.totals.dropped > 0, "{queue}: this load should overflow a 60 kB buffer");
     }
 }
@@ -279,7 +283,12 @@ struct Recording<S> {
 }
 
 impl<S: netreturn_control::ForwardStage> netreturn_control::ForwardStage for Recording<S> {
-    fn on_dequeue(&mut self, at: netreturn_base::Time, p: &mut netreturn_control::ForwardPacket<'_>, q: &netreturn_control::QueueState) {
+    fn on_dequeue(
+        &mut self,
+        at: netreturn_base::Time,
+        p: &mut netreturn_control::ForwardPacket<'_>,
+        q: &netreturn_control::QueueState,
+    ) {
         let before = p.inband.as_deref().copied();
         self.inner.on_dequeue(at, p, q);
         if let (Some(m), Some(b), Some(netreturn_base::InBand::Ngwa(v))) = (p.tcp, before, p.inband.as_deref()) {
@@ -324,7 +333,11 @@ fn ngwa_routers_on_a_chain_leave_a_value_that_never_grows_along_the_path() {
         w.attach_stage(h, Box::new(Recording { inner, seen: log.clone() })).unwrap();
     }
     w.run();
-    assert_eq!(w.rec.totals.created, w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight(), "packets conserved");
+    assert_eq!(
+        w.rec.totals.created,
+        w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight(),
+        "packets conserved"
+    );
     assert_eq!(w.tcp.iter().filter(|f| f.done_at.is_some()).count(), 2);
     let (first, mid, last) = (seen[0].borrow(), seen[1].borrow(), seen[2].borrow());
     assert!(first.len() > 300, "data segments were marked: {}", first.len());
@@ -404,7 +417,12 @@ struct Tags {
 }
 
 impl netreturn_control::ForwardStage for Tagger {
-    fn on_dequeue(&mut self, _at: netreturn_base::Time, p: &mut netreturn_control::ForwardPacket<'_>, _q: &netreturn_control::QueueState) {
+    fn on_dequeue(
+        &mut self,
+        _at: netreturn_base::Time,
+        p: &mut netreturn_control::ForwardPacket<'_>,
+        _q: &netreturn_control::QueueState,
+    ) {
         let mut t = self.0.borrow_mut();
         if let Some(ib) = p.inband.as_deref_mut() {
             t.seen += 1;
@@ -432,7 +450,11 @@ fn a_stage_sees_each_packet_leave_once_when_its_link_loses_some() {
     let t = tagger.0.borrow();
     assert_eq!(t.seen, w.ifaces[i].stats.tx_packets, "one call per packet leaving");
     assert_eq!(t.again, 0, "{} of {} packets were seen leaving R1->R2 twice", t.again, t.seen);
-    assert_eq!(w.rec.totals.created, w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight(), "packets conserved");
+    assert_eq!(
+        w.rec.totals.created,
+        w.rec.totals.delivered + w.rec.totals.dropped + w.in_flight(),
+        "packets conserved"
+    );
 }
 
 #[test]
@@ -475,7 +497,6 @@ fn the_recorder_handed_to_the_world_decides_what_is_recorded() {
     assert!(err.1.contains("MB") || err.1.contains("memory"), "{err:?}");
 }
 
-
 #[test]
 fn the_rtt_summary_holds_one_sample_per_flow_per_interval_and_none_from_flows_started_in_the_warm_up() {
     // Eight transfers starting uniformly in [0, 1] s; a sample every 10 ms
@@ -493,8 +514,10 @@ fn the_rtt_summary_holds_one_sample_per_flow_per_interval_and_none_from_flows_st
         let counted: Vec<usize> = (0..8).filter(|&i| w.tcp[i].start.secs_f64() >= warmup).collect();
         let most: f64 = counted.iter().map(|&i| intervals(&w, i)).sum();
         let n = w.rec.rtt.len() as f64;
-        assert!(n <= most + counted.len() as f64 && n >= most - 8.0 * counted.len() as f64,
-            "warm-up {warmup} s: {n} samples for flows {counted:?} living {most} intervals");
+        assert!(
+            n <= most + counted.len() as f64 && n >= most - 8.0 * counted.len() as f64,
+            "warm-up {warmup} s: {n} samples for flows {counted:?} living {most} intervals"
+        );
         if warmup > 0.0 {
             assert!(!counted.is_empty() && counted.len() < 8, "seed 2 starts flows on both sides of {warmup} s");
         }

@@ -170,11 +170,7 @@ fn a_reverse_ftp_runs_between_its_start_and_stop_times() {
     let rev = &r.flows[1];
     assert_eq!(rev.src, "d");
     // About 5 s at up to 1.5 Mb/s, and goodput over its own 5 s.
-    assert!(
-        rev.bytes_delivered > 400_000 && rev.bytes_delivered < 5 * 1_500_000 / 8,
-        "{}",
-        rev.bytes_delivered
-    );
+    assert!(rev.bytes_delivered > 400_000 && rev.bytes_delivered < 5 * 1_500_000 / 8, "{}", rev.bytes_delivered);
     assert!(rev.goodput_mbps > 0.6, "goodput {}", rev.goodput_mbps);
 }
 

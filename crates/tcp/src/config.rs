@@ -4,9 +4,9 @@
 use netreturn_base::Time;
 
 use crate::cc::cubic::CubicConfig;
-use crate::ngwa::NgwaConfig;
 use crate::cc::sarbe::SarbeConfig;
 use crate::cc::xcp::XcpConfig;
+use crate::ngwa::NgwaConfig;
 
 /// Which congestion control a connection runs. A closed enum (smoltcp
 /// style): adding an algorithm means adding a variant and a file under
@@ -60,9 +60,21 @@ impl CcName {
         (CcName::Reno, "reno", "RFC 5681, a partial ACK ends fast recovery"),
         (CcName::NewReno, "newreno", "RFC 5681 + RFC 6582"),
         (CcName::Cubic, "cubic", "RFC 9438 with ns-3's HyStart"),
-        (CcName::WestwoodPlus, "westwood+", "Westwood+: ssthresh = bandwidth estimate x RTTmin on loss (Linux tcp_westwood)"),
-        (CcName::Sarbe, "sarbe", "SARBE + LDED (seed 004): receiver-timestamp bandwidth estimate, loss differentiation"),
-        (CcName::Xcp, "xcp", "XCP's sender (Katabi et al. 2002): cwnd follows the routers' feedback; needs queue = \"xcp\""),
+        (
+            CcName::WestwoodPlus,
+            "westwood+",
+            "Westwood+: ssthresh = bandwidth estimate x RTTmin on loss (Linux tcp_westwood)",
+        ),
+        (
+            CcName::Sarbe,
+            "sarbe",
+            "SARBE + LDED (seed 004): receiver-timestamp bandwidth estimate, loss differentiation",
+        ),
+        (
+            CcName::Xcp,
+            "xcp",
+            "XCP's sender (Katabi et al. 2002): cwnd follows the routers' feedback; needs queue = \"xcp\"",
+        ),
     ];
 
     pub fn name(self) -> &'static str {

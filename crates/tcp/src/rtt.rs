@@ -91,12 +91,7 @@ mod tests {
     use super::*;
 
     fn est(min_rto_ms: u64) -> RttEstimator {
-        RttEstimator::new(
-            Time::from_secs(1),
-            Time::from_millis(min_rto_ms),
-            Time::from_secs(60),
-            Time::from_millis(1),
-        )
+        RttEstimator::new(Time::from_secs(1), Time::from_millis(min_rto_ms), Time::from_secs(60), Time::from_millis(1))
     }
 
     #[test]

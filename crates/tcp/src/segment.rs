@@ -104,7 +104,13 @@ mod tests {
         o.sack.push(5, 6);
         // 10 + 2 + 24 = 36 bytes, the most SACK that fits with timestamps.
         assert_eq!(o.wire_len(), 36);
-        let syn = Options { mss: Some(1460), wscale: Some(7), sack_permitted: true, timestamps: Some((0, 0)), ..Default::default() };
+        let syn = Options {
+            mss: Some(1460),
+            wscale: Some(7),
+            sack_permitted: true,
+            timestamps: Some((0, 0)),
+            ..Default::default()
+        };
         assert_eq!(syn.wire_len(), 20);
     }
 }

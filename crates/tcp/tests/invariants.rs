@@ -177,4 +177,3 @@ fn a_receive_buffer_full_of_out_of_order_data_never_closes_the_window_for_good()
         }
     }
 }
-

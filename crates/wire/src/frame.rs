@@ -69,9 +69,7 @@ pub fn classify(frame: &[u8]) -> Class {
         // (RFC 7323 section 2.2, RFC 9293 3.7.1); skip the walk otherwise.
         for opt in tcp.option_iter() {
             match opt {
-                tcp::TcpOption::WindowScale(s) => {
-                    wscale = Some(tcp::TcpOption::effective_window_scale(s))
-                }
+                tcp::TcpOption::WindowScale(s) => wscale = Some(tcp::TcpOption::effective_window_scale(s)),
                 tcp::TcpOption::MaxSegmentSize(m) => mss = Some(m),
                 _ => {}
             }
@@ -180,9 +178,7 @@ mod tests {
     #[test]
     fn syn_frame_gives_view_with_scale_and_mss() {
         let opts = [2, 4, 0x05, 0xb4, 1, 3, 3, 7];
-        let f = build_tcp_frame(
-            [10, 0, 0, 1], [10, 0, 0, 2], 40000, 5001, 100, 0, TcpFlags::SYN, 64240, &opts, &[],
-        );
+        let f = build_tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 40000, 5001, 100, 0, TcpFlags::SYN, 64240, &opts, &[]);
         assert!(tcp_checksums_ok(&f));
         let v = tcp_view(&f).unwrap();
         assert_eq!(v.key.src, 0x0a00_0001);
@@ -192,9 +188,8 @@ mod tests {
 
     #[test]
     fn rewriting_the_window_keeps_both_checksums_valid() {
-        let mut f = build_tcp_frame(
-            [10, 0, 0, 2], [10, 0, 0, 1], 5001, 40000, 1, 2, TcpFlags::ACK, 5000, &[], b"hello",
-        );
+        let mut f =
+            build_tcp_frame([10, 0, 0, 2], [10, 0, 0, 1], 5001, 40000, 1, 2, TcpFlags::ACK, 5000, &[], b"hello");
         let Class::Tcp(loc) = classify(&f) else { panic!() };
         assert_eq!(loc.view.payload_len, 5);
         rewrite_window(&mut f, &loc, 123);
@@ -204,9 +199,7 @@ mod tests {
 
     #[test]
     fn ethernet_padding_is_not_payload() {
-        let mut f = build_tcp_frame(
-            [10, 0, 0, 2], [10, 0, 0, 1], 1, 2, 1, 2, TcpFlags::ACK, 5000, &[], &[],
-        );
+        let mut f = build_tcp_frame([10, 0, 0, 2], [10, 0, 0, 1], 1, 2, 1, 2, TcpFlags::ACK, 5000, &[], &[]);
         f.resize(60, 0); // minimum Ethernet frame
         assert_eq!(tcp_view(&f).unwrap().payload_len, 0);
         assert!(tcp_checksums_ok(&f));

@@ -365,7 +365,10 @@ pub enum Ipv4Option<'a> {
     NoOperation,
     /// NGWA (SPEC.md 2.6): the path-minimum free window, bytes.
     Ngwa(u32),
-    Unknown { kind: u8, data: &'a [u8] },
+    Unknown {
+        kind: u8,
+        data: &'a [u8],
+    },
     /// A length byte missing, below 2, or running past the header; the
     /// iterator stops after yielding this.
     Malformed,
@@ -446,8 +449,15 @@ mod tests {
     /// room for one inserted option after it.
     fn tcp_packet(payload: usize) -> (Vec<u8>, usize) {
         let f = crate::frame::build_tcp_frame(
-            [10, 0, 0, 1], [10, 0, 0, 2], 5001, 40000, 7, 9,
-            netreturn_base::TcpFlags::ACK | netreturn_base::TcpFlags::PSH, 500, &[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2],
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            5001,
+            40000,
+            7,
+            9,
+            netreturn_base::TcpFlags::ACK | netreturn_base::TcpFlags::PSH,
+            500,
+            &[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2],
             &vec![0xa5; payload],
         );
         let mut ip = f[14..].to_vec();

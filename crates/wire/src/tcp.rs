@@ -228,10 +228,16 @@ pub enum TcpOption<'a> {
     /// raw bytes are kept, read them with [`sack_blocks`].
     Sack(&'a [u8]),
     /// Timestamps (RFC 7323 section 3): TSval, TSecr.
-    Timestamps { tsval: u32, tsecr: u32 },
+    Timestamps {
+        tsval: u32,
+        tsecr: u32,
+    },
     /// A kind this parser does not interpret, or a known kind whose length
     /// is not the one its RFC fixes.
-    Unknown { kind: u8, data: &'a [u8] },
+    Unknown {
+        kind: u8,
+        data: &'a [u8],
+    },
     /// A length byte missing, below 2, or running past the header. The
     /// iterator stops after yielding it (RFC 9293 3.1: a receiver must be
     /// prepared for any option, and must not read beyond the header).
@@ -294,9 +300,7 @@ impl<'a> Iterator for OptionIter<'a> {
                     (kind::WS, 1) => TcpOption::WindowScale(body[0]),
                     (kind::SACK_PERMITTED, 0) => TcpOption::SackPermitted,
                     (kind::SACK, n) if n > 0 && n % 8 == 0 && n <= 32 => TcpOption::Sack(body),
-                    (kind::TIMESTAMPS, 8) => {
-                        TcpOption::Timestamps { tsval: get_u32(body, 0), tsecr: get_u32(body, 4) }
-                    }
+                    (kind::TIMESTAMPS, 8) => TcpOption::Timestamps { tsval: get_u32(body, 0), tsecr: get_u32(body, 4) },
                     _ => TcpOption::Unknown { kind: k, data: body },
                 })
             }
@@ -355,9 +359,7 @@ mod tests {
 
     /// A Linux-like SYN option block: MSS, SACK-permitted, timestamps, NOP,
     /// window scale 7.
-    const SYN_OPTS: [u8; 20] = [
-        2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7,
-    ];
+    const SYN_OPTS: [u8; 20] = [2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7];
 
     #[test]
     fn linux_syn_options_parse() {

@@ -26,9 +26,8 @@ fn mostly_tcp_frame() -> impl Strategy<Value = Vec<u8>> {
         0usize..130,
     )
         .prop_map(|(opts, payload, flips, cut)| {
-            let mut f = frame::build_tcp_frame(
-                [10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 3, 4, TcpFlags::SYN, 5, &opts, &payload,
-            );
+            let mut f =
+                frame::build_tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 3, 4, TcpFlags::SYN, 5, &opts, &payload);
             for (at, v) in flips {
                 if at < f.len() {
                     f[at] = v;

@@ -164,12 +164,7 @@ impl<T> Fifo<T> {
     }
 
     fn event(&self, kind: QueueEventKind, size: u32) -> QueueEvent {
-        QueueEvent {
-            kind,
-            size,
-            backlog_bytes: self.backlog.bytes,
-            backlog_packets: self.backlog.packets,
-        }
+        QueueEvent { kind, size, backlog_bytes: self.backlog.bytes, backlog_packets: self.backlog.packets }
     }
 
     /// Offers `item` of `size` bytes. On refusal the item comes back with the
@@ -199,7 +194,12 @@ impl<T> Fifo<T> {
     /// [`dequeue`](Self::dequeue): a packet reaching an idle link. Same
     /// admission, discipline updates and events (enqueue, then dequeue), but
     /// the item is never stored.
-    pub fn pass(&mut self, now: Time, size: u32, rng: &mut Rng) -> Result<(QueueEvent, QueueEvent), (DropReason, QueueEvent)> {
+    pub fn pass(
+        &mut self,
+        now: Time,
+        size: u32,
+        rng: &mut Rng,
+    ) -> Result<(QueueEvent, QueueEvent), (DropReason, QueueEvent)> {
         debug_assert!(self.items.is_empty(), "pass through a non-empty queue");
         match self.discipline.admit(now, size, self.backlog, rng) {
             Verdict::Accept => {

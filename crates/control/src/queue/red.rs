@@ -205,8 +205,7 @@ impl Red {
                 let m = if self.cfg.idle_packet_time.nanos() == 0 {
                     0.0
                 } else {
-                    now.saturating_sub(since).nanos() as f64
-                        / self.cfg.idle_packet_time.nanos() as f64
+                    now.saturating_sub(since).nanos() as f64 / self.cfg.idle_packet_time.nanos() as f64
                 };
                 self.avg *= (1.0 - w).powf(m);
             }
@@ -598,9 +597,7 @@ mod tests {
         let mut rng = Rng::new(9);
         let b = Backlog { bytes: mid, packets: 10 };
         let n = 200_000;
-        let drops = (0..n)
-            .filter(|&i| r.admit(Time::from_micros(i), 1500, b, &mut rng) != Verdict::Accept)
-            .count();
+        let drops = (0..n).filter(|&i| r.admit(Time::from_micros(i), 1500, b, &mut rng) != Verdict::Accept).count();
         let rate = drops as f64 / n as f64;
         assert!((0.018..0.022).contains(&rate), "drop rate {rate}");
     }
@@ -731,7 +728,8 @@ mod tests {
         }
         // The same average over a non-empty queue drops.
         let busy = Backlog { bytes: 30_000, packets: 20 };
-        let drops = (0..2000).filter(|_| a.admit(Time::from_millis(3), 1510, busy, &mut rng) != Verdict::Accept).count();
+        let drops =
+            (0..2000).filter(|_| a.admit(Time::from_millis(3), 1510, busy, &mut rng) != Verdict::Accept).count();
         assert!(drops > 100, "{drops}");
     }
 
@@ -799,7 +797,10 @@ mod tests {
         r.admit(Time::from_micros(3), 1500, Backlog { bytes: 30_000, packets: 20 }, &mut rng);
         let tr = r.take_trace();
         assert_eq!(tr.len(), 2);
-        assert_eq!((tr[0].t, tr[0].backlog, tr[0].avg, tr[0].max_p, tr[0].verdict), (Time::from_micros(2), 4_000, 4_000.0, 0.02, 0));
+        assert_eq!(
+            (tr[0].t, tr[0].backlog, tr[0].avg, tr[0].max_p, tr[0].verdict),
+            (Time::from_micros(2), 4_000, 4_000.0, 0.02, 0)
+        );
         assert_eq!((tr[1].backlog, tr[1].verdict), (30_000, 2), "above max_th, gentle off: forced");
         assert!(r.take_trace().is_empty(), "tracing stops once taken");
     }

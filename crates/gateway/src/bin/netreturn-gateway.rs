@@ -96,12 +96,12 @@ fn run_pipeline<H: WindowHook>(
     Ok(())
 }
 
-fn controller_json<C: WindowController>(name: String) -> impl Fn(&Pipeline<WindowGateway<C>>) -> Vec<(&'static str, String)> {
+fn controller_json<C: WindowController>(
+    name: String,
+) -> impl Fn(&Pipeline<WindowGateway<C>>) -> Vec<(&'static str, String)> {
     move |p| {
-        let mut v = vec![
-            ("controller", name.clone()),
-            ("controller_stats", p.hook().map_or("{}".into(), control::stats_json)),
-        ];
+        let mut v =
+            vec![("controller", name.clone()), ("controller_stats", p.hook().map_or("{}".into(), control::stats_json))];
         v.extend(ngwa_json(p));
         v
     }
@@ -122,14 +122,22 @@ fn run(args: &Args) -> Result<(), String> {
         (Some(kind), None) => {
             let cfg = control::gateway_config(args)?.expect("a controller");
             let gw = WindowGateway::new(cfg);
-            run_pipeline(args, Pipeline::new(ab, ba, Some(gw), args.seed), &controller_json(format!("\"{}\"", kind.name())))
+            run_pipeline(
+                args,
+                Pipeline::new(ab, ba, Some(gw), args.seed),
+                &controller_json(format!("\"{}\"", kind.name())),
+            )
         }
         (_, Some(n)) => {
             // The receiver rule inside the gateway's common rules (never
             // raise, window scale, one-MSS floor, unknown flows alone);
             // `Args::parse` refused another controller beside it.
             let rx = n.receiver(args.mss).expect("NGWA is on");
-            let mut cfg = GatewayConfig::new(ControllerKind::ALL[0].default_config(), args.queue.limit.bytes(1500), args.rate.unwrap_or(netreturn_base::Rate::mbps(1000)));
+            let mut cfg = GatewayConfig::new(
+                ControllerKind::ALL[0].default_config(),
+                args.queue.limit.bytes(1500),
+                args.rate.unwrap_or(netreturn_base::Rate::mbps(1000)),
+            );
             cfg.default_mss = args.mss;
             if let Some(m) = args.max_flows {
                 cfg.max_flows = m;

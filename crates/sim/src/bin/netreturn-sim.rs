@@ -32,8 +32,12 @@ fn main() -> ExitCode {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--seed" => seed = it.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage("--seed needs an integer")),
-            "--repeat" => repeat = it.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage("--repeat needs an integer")),
+            "--seed" => {
+                seed = it.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage("--seed needs an integer"))
+            }
+            "--repeat" => {
+                repeat = it.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage("--repeat needs an integer"))
+            }
             "--set" => {
                 let kv = it.next().unwrap_or_else(|| usage("--set needs NAME=VALUE"));
                 let (k, v) = kv.split_once('=').unwrap_or_else(|| usage("--set needs NAME=VALUE"));
@@ -41,7 +45,11 @@ fn main() -> ExitCode {
             }
             "--per-flow" => per_flow = true,
             "--links" => links = true,
-            "--log-flow" => log_flow = Some(it.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage("--log-flow needs a flow index"))),
+            "--log-flow" => {
+                log_flow = Some(
+                    it.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| usage("--log-flow needs a flow index")),
+                )
+            }
             "--log-window" => {
                 let w = it.next().and_then(|s| s.split_once(','));
                 let secs = |x: &str| x.trim().parse::<f64>().ok().filter(|v| *v >= 0.0).map(Time::from_secs_f64);
@@ -82,7 +90,14 @@ fn main() -> ExitCode {
                 let mut text = String::new();
                 for (name, tr) in &traces {
                     for x in tr {
-                        text += &format!("{name}\t{:.9}\t{}\t{:.3}\t{:.6e}\t{}\n", x.t.secs_f64(), x.backlog, x.avg, x.max_p, x.verdict);
+                        text += &format!(
+                            "{name}\t{:.9}\t{}\t{:.3}\t{:.6e}\t{}\n",
+                            x.t.secs_f64(),
+                            x.backlog,
+                            x.avg,
+                            x.max_p,
+                            x.verdict
+                        );
                     }
                 }
                 std::fs::write(p, text).map_err(|e| netreturn_sim::ScenarioError {
@@ -130,20 +145,38 @@ fn main() -> ExitCode {
         for f in &r.flows {
             println!(
                 "{} {:.9} {:.6} {:.4} {} {} {} {} {}",
-                f.flow, f.start_s, f.fct_s, f.goodput_mbps, f.bytes_sent, f.bytes_retransmitted, f.fast_retransmits, f.timeouts, f.packets_lost
+                f.flow,
+                f.start_s,
+                f.fct_s,
+                f.goodput_mbps,
+                f.bytes_sent,
+                f.bytes_retransmitted,
+                f.fast_retransmits,
+                f.timeouts,
+                f.packets_lost
             );
         }
     }
     if links {
         // Every interface: utilization, queue loss, queue statistics and
         // the robustness index (seed 002 section 3.5, parking lot).
-        println!("iface utilization loss_pct queue_mean_B queue_std_B robustness_index queue_drops overflow early forced");
+        println!(
+            "iface utilization loss_pct queue_mean_B queue_std_B robustness_index queue_drops overflow early forced"
+        );
         for i in &r.ifaces {
             let [overflow, early, forced] = i.drops_by_reason;
             println!(
                 "{} {:.6} {:.6} {:.1} {:.1} {:.6} {} {} {} {}",
-                i.name, i.utilization, i.loss_pct, i.queue_mean_bytes, i.queue_std_bytes, i.robustness_index, i.queue_drops,
-                overflow, early, forced
+                i.name,
+                i.utilization,
+                i.loss_pct,
+                i.queue_mean_bytes,
+                i.queue_std_bytes,
+                i.robustness_index,
+                i.queue_drops,
+                overflow,
+                early,
+                forced
             );
         }
     }

@@ -49,9 +49,25 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
 impl World {
     /// Adds one finite TCP transfer (used by traffic generators outside
     /// this file: [`crate::web`]).
-    pub(crate) fn push_transfer(&mut self, cfg: &TcpConfig, src: u32, dst: u32, bytes: u64, start: Time, port: u16, iss: (u32, u32), web: bool) {
+    pub(crate) fn push_transfer(
+        &mut self,
+        cfg: &TcpConfig,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        start: Time,
+        port: u16,
+        iss: (u32, u32),
+        web: bool,
+    ) {
         let id = self.tcp.len() as u32;
-        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: port, proto: FlowKey::TCP };
+        let key = FlowKey {
+            src: ip_of(src),
+            dst: ip_of(dst),
+            sport: 10_000 + (id % 50_000) as u16,
+            dport: port,
+            proto: FlowKey::TCP,
+        };
         self.add_tcp(TcpFlow {
             key,
             src,
@@ -183,25 +199,41 @@ impl World {
             let lookup = |sel: &str, field: &str| {
                 w.topo.hosts(sel).filter(|v| !v.is_empty()).ok_or_else(|| {
                     let groups: Vec<&str> = w.topo.groups.keys().map(|k| k.as_str()).collect();
-                    (format!("traffic[{ti}].{field}"), format!("no host or group {sel:?}; groups: {}", groups.join(", ")))
+                    (
+                        format!("traffic[{ti}].{field}"),
+                        format!("no host or group {sel:?}; groups: {}", groups.join(", ")),
+                    )
                 })
             };
             let (srcs, dsts) = (lookup(from, "from")?, lookup(to, "to")?);
             for k in 0..count as usize {
                 let (src, dst) = (srcs[k % srcs.len()], dsts[k % dsts.len()]);
                 if !w.topo.reachable(src, dst) {
-                    return Err((format!("traffic[{ti}]"), format!("no route from {} to {}", w.topo.nodes[src as usize], w.topo.nodes[dst as usize])));
+                    return Err((
+                        format!("traffic[{ti}]"),
+                        format!("no route from {} to {}", w.topo.nodes[src as usize], w.topo.nodes[dst as usize]),
+                    ));
                 }
                 match t {
-                    TrafficSpec::TcpFile { start, port, .. } | TrafficSpec::TcpBulk { start, port, .. } | TrafficSpec::TcpRate { start, port, .. } => {
+                    TrafficSpec::TcpFile { start, port, .. }
+                    | TrafficSpec::TcpBulk { start, port, .. }
+                    | TrafficSpec::TcpRate { start, port, .. } => {
                         let (bytes, stop, app) = match t {
                             TrafficSpec::TcpFile { bytes: b, .. } => (Some(b.0.bytes(s.tcp.segment_size)), None, None),
                             TrafficSpec::TcpBulk { stop, .. } => (None, stop.map(|x| x.0), None),
-                            TrafficSpec::TcpRate { stop, rate, packet, .. } => (None, stop.map(|x| x.0), Some((rate.0, *packet))),
+                            TrafficSpec::TcpRate { stop, rate, packet, .. } => {
+                                (None, stop.map(|x| x.0), Some((rate.0, *packet)))
+                            }
                             _ => unreachable!(),
                         };
                         let id = w.tcp.len() as u32;
-                        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 10_000 + (id % 50_000) as u16, dport: *port, proto: FlowKey::TCP };
+                        let key = FlowKey {
+                            src: ip_of(src),
+                            dst: ip_of(dst),
+                            sport: 10_000 + (id % 50_000) as u16,
+                            dport: *port,
+                            proto: FlowKey::TCP,
+                        };
                         let iss = app_rng.next_u64() as u32;
                         let iss2 = app_rng.next_u64() as u32;
                         let cfg = match t {
@@ -234,13 +266,20 @@ impl World {
                         }
                     }
                     TrafficSpec::TcpWeb { .. } => unreachable!("handled above"),
-                    TrafficSpec::UdpCbr { rate, packet, start, stop, .. } | TrafficSpec::UdpOnOff { rate, packet, start, stop, .. } => {
+                    TrafficSpec::UdpCbr { rate, packet, start, stop, .. }
+                    | TrafficSpec::UdpOnOff { rate, packet, start, stop, .. } => {
                         let onoff = match t {
                             TrafficSpec::UdpOnOff { on, off, .. } => Some((on.0, off.0)),
                             _ => None,
                         };
                         let id = w.udp.len() as u32;
-                        let key = FlowKey { src: ip_of(src), dst: ip_of(dst), sport: 20_000 + id as u16, dport: 9, proto: FlowKey::UDP };
+                        let key = FlowKey {
+                            src: ip_of(src),
+                            dst: ip_of(dst),
+                            sport: 20_000 + id as u16,
+                            dport: 9,
+                            proto: FlowKey::UDP,
+                        };
                         let start = draw(start, &mut app_rng);
                         w.udp.push(UdpFlow {
                             key,
@@ -251,7 +290,9 @@ impl World {
                             start,
                             stop: stop.map(|x| x.0),
                             schedule: match t {
-                                TrafficSpec::UdpCbr { schedule, .. } => schedule.iter().map(|(t, r)| (t.0, r.0)).collect(),
+                                TrafficSpec::UdpCbr { schedule, .. } => {
+                                    schedule.iter().map(|(t, r)| (t.0, r.0)).collect()
+                                }
                                 _ => vec![],
                             },
                             onoff,
@@ -279,13 +320,19 @@ impl World {
         w.shared_lane = World::shared_lanes(&w.topo, lane + 1);
         for f in std::mem::take(&mut w.rec.trace_flows) {
             if f >= w.tcp.len() {
-                return Err(("run.trace_flows".into(), format!("flow {f} does not exist; there are {} TCP flows", w.tcp.len())));
+                return Err((
+                    "run.trace_flows".into(),
+                    format!("flow {f} does not exist; there are {} TCP flows", w.tcp.len()),
+                ));
             }
             w.rec.traces.push(FlowTrace { flow: f, ..Default::default() });
         }
         if let Some(log) = &w.rec.packet_log {
             if log.flow as usize >= w.tcp.len() {
-                return Err(("log flow".into(), format!("flow {} does not exist; there are {} TCP flows", log.flow, w.tcp.len())));
+                return Err((
+                    "log flow".into(),
+                    format!("flow {} does not exist; there are {} TCP flows", log.flow, w.tcp.len()),
+                ));
             }
         }
         if w.first_start == Time::MAX {

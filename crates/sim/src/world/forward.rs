@@ -49,7 +49,11 @@ impl World {
             // An idle link: the packet leaves the queue as it enters.
             iface.queue.pass(now, size, &mut iface.rng).map(|(enq, deq)| (enq, Some(deq)))
         } else {
-            iface.queue.enqueue(now, start, size, &mut iface.rng).map(|enq| (enq, None)).map_err(|(_, why, ev)| (why, ev))
+            iface
+                .queue
+                .enqueue(now, start, size, &mut iface.rng)
+                .map(|enq| (enq, None))
+                .map_err(|(_, why, ev)| (why, ev))
         };
         let (ev, departure) = match res {
             Ok(evs) => evs,
@@ -190,7 +194,11 @@ impl World {
     pub(super) fn drop_packet(&mut self, pi: u32, iface: u32) {
         let p = self.pool.slots[pi as usize];
         if !p.udp && self.logging(p.flow) {
-            let line = format!("drop {} at {}", self.describe_segment(p.flow, p.dir, &p.seg), self.ifaces[iface as usize].name);
+            let line = format!(
+                "drop {} at {}",
+                self.describe_segment(p.flow, p.dir, &p.seg),
+                self.ifaces[iface as usize].name
+            );
             self.log(line);
         }
         self.pool.release(pi);

@@ -75,7 +75,15 @@ impl Pool {
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
-                self.slots.push(Packet { dst: 0, flow: 0, dir: 0, udp: false, size: 0, seg: Segment::default(), link: Link::default() });
+                self.slots.push(Packet {
+                    dst: 0,
+                    flow: 0,
+                    dir: 0,
+                    udp: false,
+                    size: 0,
+                    seg: Segment::default(),
+                    link: Link::default(),
+                });
                 (self.slots.len() - 1) as u32
             }
         };
@@ -343,7 +351,6 @@ fn draw(dist: &Dist, rng: &mut Rng) -> Time {
 }
 
 impl World {
-
     /// Runs until every finite transfer is complete, or the stop time.
     pub fn run(&mut self) {
         // A world whose per-flow and per-link state outgrows the caches
@@ -671,11 +678,12 @@ impl World {
         u.bytes_sent += u.packet as u64;
         let (src, dst) = (u.src, u.dst);
         self.events.schedule_in_lane(self.udp_lane(ui), now + gap, Event::UdpTick(ui));
-        let pi = self.pool.alloc(|p| *p = Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default(), link: Link::default() });
+        let pi = self.pool.alloc(|p| {
+            *p = Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default(), link: Link::default() }
+        });
         self.rec.totals.created += 1;
         self.at_node(src, pi);
     }
-
 }
 
 #[cfg(test)]
@@ -719,7 +727,9 @@ mod layout {
         }
         // Line 2: the counters a departure writes.
         let stats = offset_of!(Iface, stats);
-        for end in [offset_of!(IfaceStats, tx_packets), offset_of!(IfaceStats, q2_int), offset_of!(IfaceStats, last_backlog)] {
+        for end in
+            [offset_of!(IfaceStats, tx_packets), offset_of!(IfaceStats, q2_int), offset_of!(IfaceStats, last_backlog)]
+        {
             assert_eq!((line(stats), line(stats + end + 7)), (2, 2));
         }
     }

@@ -145,7 +145,16 @@ impl ActiveFlows {
 impl FlowTrace {
     /// Values held (allocated) across its series.
     fn values(&self) -> usize {
-        let series = [&self.time_s, &self.cwnd, &self.rwnd, &self.effective, &self.ssthresh, &self.rtt_ms, &self.delivered, &self.bwe_mbps];
+        let series = [
+            &self.time_s,
+            &self.cwnd,
+            &self.rwnd,
+            &self.effective,
+            &self.ssthresh,
+            &self.rtt_ms,
+            &self.delivered,
+            &self.bwe_mbps,
+        ];
         series.iter().map(|v| v.capacity()).sum()
     }
 }
@@ -180,7 +189,8 @@ impl World {
             let rx = if seg.retransmission { " R" } else { "" };
             format!("data {}+{}{}", rel(seg.seq), seg.len, rx)
         } else {
-            let sacks: Vec<String> = seg.opts.sack.as_slice().iter().map(|&(l, r)| format!("{}-{}", rel(l), rel(r))).collect();
+            let sacks: Vec<String> =
+                seg.opts.sack.as_slice().iter().map(|&(l, r)| format!("{}-{}", rel(l), rel(r))).collect();
             format!("ack {} win={} sack=[{}]", rel(seg.ack), seg.window, sacks.join(","))
         }
     }

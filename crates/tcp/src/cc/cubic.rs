@@ -231,10 +231,7 @@ impl CongestionControl for Cubic {
             let fresh = self.epoch_start.is_some_and(|e| now.saturating_sub(e) < self.cfg.cubic_delta);
             if !fresh {
                 self.delay_min = Some(self.delay_min.map_or(rtt, |d| d.min(rtt)));
-                if self.cfg.hystart
-                    && w.cwnd <= w.ssthresh
-                    && w.cwnd >= self.cfg.hystart_low_window as u64 * w.mss
-                {
+                if self.cfg.hystart && w.cwnd <= w.ssthresh && w.cwnd >= self.cfg.hystart_low_window as u64 * w.mss {
                     self.hystart_update(now, rtt, w);
                 }
             }
@@ -436,7 +433,14 @@ mod tests {
         let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
         let mut now = Time::from_secs(1);
         let mut una = 1;
-        let mut a = Ack { acked: MSS, rtt: Some(Time::from_millis(100)), srtt: None, snd_una: una, snd_max: 20_000, cwnd_limited: true };
+        let mut a = Ack {
+            acked: MSS,
+            rtt: Some(Time::from_millis(100)),
+            srtt: None,
+            snd_una: una,
+            snd_max: 20_000,
+            cwnd_limited: true,
+        };
         for _ in 0..10 {
             una += MSS;
             now += Time::from_millis(10);

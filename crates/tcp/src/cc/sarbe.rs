@@ -91,14 +91,7 @@ pub struct StabilityFilter {
 
 impl StabilityFilter {
     pub fn new(b: f64, n: usize) -> StabilityFilter {
-        StabilityFilter {
-            b,
-            history: vec![0.0; n + 1],
-            next: 0,
-            u: 0.0,
-            last_sample: None,
-            estimate: 0.0,
-        }
+        StabilityFilter { b, history: vec![0.0; n + 1], next: 0, u: 0.0, last_sample: None, estimate: 0.0 }
     }
 
     /// Feeds sample Bw_k; returns eBw_k.
@@ -192,9 +185,7 @@ impl Sarbe {
     /// D = RTTmin * (cwnd / RTTmin - cwnd / RTT), in segments.
     fn lded(&mut self, w: &Window, rtt: Option<Time>) {
         let Some(rtt) = rtt else { return };
-        let rtt_min = *self
-            .rtt_min
-            .insert(self.rtt_min.map_or(rtt, |m| m.min(rtt)));
+        let rtt_min = *self.rtt_min.insert(self.rtt_min.map_or(rtt, |m| m.min(rtt)));
         if rtt.nanos() == 0 {
             return;
         }
@@ -328,10 +319,7 @@ mod tests {
         // k=5: Bw 100: U = 12.8+20 = 32.8 = Umax, a = 1, eBw = 120.
         // k=6: Bw 100: U = 26.24, a = 0.8, eBw = 96+20 = 116.
         let mut f = StabilityFilter::new(0.8, 8);
-        let got: Vec<f64> = [100.0, 100.0, 200.0, 200.0, 100.0, 100.0]
-            .iter()
-            .map(|&s| f.update(s))
-            .collect();
+        let got: Vec<f64> = [100.0, 100.0, 200.0, 200.0, 100.0, 100.0].iter().map(|&s| f.update(s)).collect();
         let want = [100.0, 100.0, 100.0, 120.0, 120.0, 116.0];
         for (g, w) in got.iter().zip(want) {
             assert!(close(*g, w), "got {got:?}, want {want:?}");
@@ -362,11 +350,7 @@ mod tests {
     }
 
     fn window(cwnd_segs: u64, ssthresh: u64) -> Window {
-        Window {
-            cwnd: cwnd_segs * MSS,
-            ssthresh,
-            mss: MSS,
-        }
+        Window { cwnd: cwnd_segs * MSS, ssthresh, mss: MSS }
     }
 
     #[test]
@@ -399,14 +383,7 @@ mod tests {
     }
 
     fn new_ack(rtt_ms: u64) -> Ack {
-        Ack {
-            acked: MSS,
-            rtt: Some(Time::from_millis(rtt_ms)),
-            srtt: None,
-            snd_una: 0,
-            snd_max: 0,
-            cwnd_limited: true,
-        }
+        Ack { acked: MSS, rtt: Some(Time::from_millis(rtt_ms)), srtt: None, snd_una: 0, snd_max: 0, cwnd_limited: true }
     }
 
     #[test]
@@ -416,11 +393,7 @@ mod tests {
         // D = 80 (1 - 100/200) = 40 >= 3.
         cc.on_ack(Time::ZERO, &mut w, &new_ack(200));
         assert_eq!(w.ssthresh, 50 * MSS);
-        assert_eq!(
-            w.cwnd,
-            80 * MSS + MSS * MSS / (80 * MSS),
-            "above ssthresh now: congestion avoidance, + MSS^2/cwnd"
-        );
+        assert_eq!(w.cwnd, 80 * MSS + MSS * MSS / (80 * MSS), "above ssthresh now: congestion avoidance, + MSS^2/cwnd");
     }
 
     #[test]
@@ -441,11 +414,7 @@ mod tests {
         // RFC 6582 entry (what the connection does): ssthresh + 3 SMSS.
         w.cwnd = w.ssthresh + 3 * MSS;
         cc.on_recovery_enter(Time::ZERO, &mut w);
-        assert_eq!(
-            w.cwnd,
-            83 * MSS,
-            "the kept window plus the recovery's inflation"
-        );
+        assert_eq!(w.cwnd, 83 * MSS, "the kept window plus the recovery's inflation");
         w.cwnd = w.ssthresh; // the connection's exit
         cc.on_recovery_exit(Time::ZERO, &mut w);
         assert_eq!(w.cwnd, 80 * MSS);

@@ -188,17 +188,9 @@ mod tests {
     fn the_estimate_converges_to_the_rate_of_a_constant_ack_stream() {
         // 1000-byte segments acknowledged one per ms: 1 MB/s (8 Mb/s).
         let mut cc = Westwood::new(1);
-        let mut w = Window {
-            cwnd: 10_000,
-            ssthresh: u64::MAX,
-            mss: 1000,
-        };
+        let mut w = Window { cwnd: 10_000, ssthresh: u64::MAX, mss: 1000 };
         for i in 1..=20_000u64 {
-            cc.on_ack_event(
-                Time::from_millis(i),
-                &mut w,
-                &ack(1000, Some(Time::from_millis(100))),
-            );
+            cc.on_ack_event(Time::from_millis(i), &mut w, &ack(1000, Some(Time::from_millis(100))));
         }
         let bwe = cc.bandwidth();
         assert!((bwe - 1e6).abs() / 1e6 < 0.02, "BWE {bwe} B/s");
@@ -210,18 +202,10 @@ mod tests {
     #[test]
     fn one_sample_per_rtt_and_not_shorter_than_fifty_ms() {
         let mut cc = Westwood::new(1);
-        let mut w = Window {
-            cwnd: 10_000,
-            ssthresh: u64::MAX,
-            mss: 1000,
-        };
+        let mut w = Window { cwnd: 10_000, ssthresh: u64::MAX, mss: 1000 };
         // RTT 10 ms: the window is 50 ms (Linux TCP_WESTWOOD_RTT_MIN).
         for i in 0..=50u64 {
-            cc.on_ack_event(
-                Time::from_millis(i),
-                &mut w,
-                &ack(1000, Some(Time::from_millis(10))),
-            );
+            cc.on_ack_event(Time::from_millis(i), &mut w, &ack(1000, Some(Time::from_millis(10))));
         }
         assert_eq!(cc.bandwidth(), 0.0, "no sample before 50 ms have passed");
         cc.on_ack_event(Time::from_millis(51), &mut w, &ack(1000, None));
@@ -256,16 +240,8 @@ mod tests {
     #[test]
     fn loss_and_timeout_set_ssthresh_to_bwe_times_rttmin_at_least_two_segments() {
         let mut cc = Westwood::new(1);
-        let w = Window {
-            cwnd: 50_000,
-            ssthresh: u64::MAX,
-            mss: 1000,
-        };
-        assert_eq!(
-            cc.ssthresh_after_loss(Time::ZERO, &w, 50_000),
-            2000,
-            "no estimate yet"
-        );
+        let w = Window { cwnd: 50_000, ssthresh: u64::MAX, mss: 1000 };
+        assert_eq!(cc.ssthresh_after_loss(Time::ZERO, &w, 50_000), 2000, "no estimate yet");
         cc.bwe = 500_000.0;
         cc.rtt_min = Some(Time::from_millis(40));
         assert_eq!(cc.ssthresh_after_loss(Time::ZERO, &w, 50_000), 20_000);

@@ -160,11 +160,7 @@ impl Connection {
             rwnd: 0,
             snd_wl1: 0,
             snd_wl2: 0,
-            win: Window {
-                cwnd: cfg.initial_cwnd as u64 * mss,
-                ssthresh: cfg.initial_ssthresh,
-                mss,
-            },
+            win: Window { cwnd: cfg.initial_cwnd as u64 * mss, ssthresh: cfg.initial_ssthresh, mss },
             cc: Cc::new(cfg.cc, cfg.abc_limit),
             dupacks: 0,
             cwnd_limited: false,
@@ -465,10 +461,7 @@ impl Connection {
 
     pub(super) fn send_syn(&mut self, now: Time, retransmission: bool, out: &mut Vec<Segment>) {
         let server = self.state == State::SynReceived;
-        let mut opts = Options {
-            mss: Some(self.cfg.mss.min(u16::MAX as u32) as u16),
-            ..Default::default()
-        };
+        let mut opts = Options { mss: Some(self.cfg.mss.min(u16::MAX as u32) as u16), ..Default::default() };
         if server {
             // Answer only what the client offered.
             if self.ws_ok {

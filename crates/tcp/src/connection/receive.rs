@@ -80,11 +80,7 @@ impl Connection {
                 } else {
                     // RFC 1122 / RFC 5681 delayed ACK: every n-th segment.
                     self.unacked_segs += 1;
-                    due = if self.unacked_segs >= self.cfg.delayed_ack_count {
-                        AckDue::Now
-                    } else {
-                        AckDue::Delayed
-                    };
+                    due = if self.unacked_segs >= self.cfg.delayed_ack_count { AckDue::Now } else { AckDue::Delayed };
                 }
             }
         }

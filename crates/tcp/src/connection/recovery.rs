@@ -28,8 +28,7 @@ impl Connection {
         }
         let dt = self.cfg.dupack_threshold;
         // RFC 6675 section 5: DupThresh dupACKs, or IsLost(HighACK + 1).
-        let lost = self.dupacks >= dt
-            || (self.sack_ok && self.board.is_lost(self.snd_una, self.mss, dt));
+        let lost = self.dupacks >= dt || (self.sack_ok && self.board.is_lost(self.snd_una, self.mss, dt));
         // RFC 6582 section 3.2 step 2 / RFC 6675 section 5.1: no new recovery
         // until the ACK passes the previous recovery point.
         if lost && self.snd_una >= self.recover {
@@ -98,8 +97,7 @@ impl Connection {
         } else {
             // Slow-start reduction bound: limit = MAX(prr_delivered -
             // prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe, limit).
-            let limit = (self.prr_delivered as i128 - self.prr_out as i128).max(delivered as i128)
-                + self.mss as i128;
+            let limit = (self.prr_delivered as i128 - self.prr_out as i128).max(delivered as i128) + self.mss as i128;
             ((ssthresh - pipe) as i128).min(limit)
         };
         self.win.cwnd = pipe + sndcnt.max(0) as u64;

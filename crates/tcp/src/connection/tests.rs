@@ -234,7 +234,13 @@ fn a_sender_never_sends_new_data_past_snd_una_plus_the_window_after_a_timeout() 
 /// `s`'s ACK for nothing new, closing its window to `c` (a real receiver
 /// whose application stopped reading; our simulated receivers never do).
 fn zero_window_ack(c: &Connection, s: &Connection) -> Segment {
-    Segment { seq: s.iss.wrapping_add(1), ack: c.iss.wrapping_add(1), flags: TcpFlags::ACK, window: 0, ..Default::default() }
+    Segment {
+        seq: s.iss.wrapping_add(1),
+        ack: c.iss.wrapping_add(1),
+        flags: TcpFlags::ACK,
+        window: 0,
+        ..Default::default()
+    }
 }
 
 #[test]

@@ -178,15 +178,11 @@ impl Pair {
 
     /// Advances to the next event; false when nothing is pending.
     pub fn step(&mut self) -> bool {
-        let next = [
-            self.fwd.next_arrival(),
-            self.rev.next_arrival(),
-            self.client.next_timer(),
-            self.server.next_timer(),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
+        let next =
+            [self.fwd.next_arrival(), self.rev.next_arrival(), self.client.next_timer(), self.server.next_timer()]
+                .into_iter()
+                .flatten()
+                .min();
         let Some(t) = next else { return false };
         self.now = self.now.max(t);
         self.steps += 1;
