@@ -11,9 +11,10 @@
 use netreturn_base::units::{parse_rate, parse_size, parse_time};
 use netreturn_base::{Rate, Size, Time};
 use netreturn_control::queue::{Discipline, Limit, RedParams};
-use netreturn_control::{ControllerKind, GatewayParams, Method, QueueKind};
-use netreturn_sim::ngwa::NgwaSpec;
-use netreturn_sim::scenario::{LinkSpec, Scenario, TopologySpec};
+use netreturn_control::{ControllerKind, GatewayConfig, GatewayParams, Method, QueueKind};
+use netreturn_scenario::ngwa::NgwaSpec;
+use netreturn_scenario::scenario::{parse_override, Scenario, TopologySpec};
+use netreturn_scenario::{LinkDir, Resolved};
 
 pub const USAGE: &str = "\
 netreturn-gateway: transparent layer-2 bridge with link emulation and window control
@@ -22,10 +23,14 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
 
   --a IFACE            interface on the data senders' side (data flows A -> B)
   --b IFACE            interface on the receivers' side (ACKs flow B -> A)
-  --config FILE        a scenario file (docs/scenarios.md): its bottleneck link's
-                       rate, delay, queue, buffer, red, loss and gateway tables
-                       set both directions and the controller (the reverse
-                       direction: same rate, delay and buffer, DropTail)
+  --config FILE        a scenario file (docs/scenarios.md): its bottleneck link,
+                       resolved as the simulator resolves it, sets both
+                       directions: rate, delay, queue, buffer, red, loss (and
+                       loss_direction), the controller and its table; the
+                       reverse direction as `reverse = {...}` says (default:
+                       same rate, delay and buffer, DropTail); 1p weighs
+                       the scenario's packet (segment + 52 B); the default
+                       MSS is its segment size
   --set NAME=VALUE     override a [params] entry of --config (repeatable)
   --rate RATE          line rate A -> B, e.g. 100mbit, 45Mbps, 1Gbit (default: unlimited)
   --rate-ba RATE       line rate B -> A (default: same as --rate)
@@ -86,6 +91,16 @@ pub struct Args {
     pub controller: Option<ControllerKind>,
     /// The controllers' parameters, as a scenario's `gateway` table.
     pub gateway: GatewayParams,
+    /// The B -> A direction's window controller, resolved (it watches the
+    /// B -> A queue and rewrites the ACKs going A -> B): a scenario's
+    /// `reverse = { queue = "awm" }` (seed 002 footnote 1).
+    pub gateway_ba: Option<GatewayConfig>,
+    /// The A -> B controller's configuration as `--config` resolved it
+    /// (`None` with flags: built from `gateway` and the `--ctl` keys).
+    pub gateway_ab: Option<GatewayConfig>,
+    /// What one packet weighs in a packet limit and in RED's typical
+    /// packet: 1500 B with flags, the scenario's packet with `--config`.
+    pub packet_bytes: u32,
     /// Gateway-only settings (`--ctl buffer= capacity= max_flows=
     /// idle_timeout=`): `B` and `C` when not the queue's and the rate.
     pub ctl_buffer: Option<Size>,
@@ -152,7 +167,7 @@ impl QueueSpec {
                 }
                 _ => {
                     let key = RED_SHORT.iter().find(|(s, _)| *s == k).map_or(k, |(_, long)| long);
-                    red.insert(key.to_string(), netreturn_sim::scenario::parse_override(v));
+                    red.insert(key.to_string(), parse_override(v));
                 }
             }
         }
@@ -173,6 +188,11 @@ impl QueueSpec {
             )
         };
         Ok(QueueSpec { kind, limit, red })
+    }
+
+    /// One direction of a resolved scenario link.
+    pub fn of(l: &LinkDir) -> QueueSpec {
+        QueueSpec { kind: l.queue, limit: l.limit, red: l.red.clone() }
     }
 
     /// The discipline, given the egress rate (RED's idle decay needs the
@@ -201,7 +221,7 @@ fn gateway_from_ctl(kind: ControllerKind, ctl: &[(String, String)]) -> Result<Ga
     let mut sub = toml::Table::new();
     let mut top = toml::Table::new();
     for (k, v) in ctl {
-        let v = netreturn_sim::scenario::parse_override(v);
+        let v = parse_override(v);
         if k == "assume_wscale" {
             top.insert(k.clone(), v);
         } else {
@@ -227,16 +247,17 @@ fn parse_controller(v: &str) -> Result<Option<ControllerKind>, String> {
     })
 }
 
-/// What `--config FILE` sets: the scenario's bottleneck link, read with the
-/// simulator's loader. Errors name the file and the field.
+/// What `--config FILE` sets: the scenario's bottleneck link, resolved by
+/// the scenario model the simulator uses (`netreturn_scenario::Resolved`),
+/// both directions. Errors name the file and the field.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigLink {
-    pub rate: Rate,
-    pub delay: Time,
-    pub loss: f64,
-    pub queue: QueueSpec,
-    pub controller: Option<ControllerKind>,
-    pub gateway: GatewayParams,
+    /// The bottleneck's data direction (A -> B).
+    pub ab: LinkDir,
+    /// Its reverse (B -> A): `reverse = {...}` and `loss_direction` applied.
+    pub ba: LinkDir,
+    /// The scenario's segment size: the MSS of flows whose SYN had none.
+    pub mss: u32,
     /// The scenario's `[ngwa]` table.
     pub ngwa: Option<NgwaSpec>,
 }
@@ -244,62 +265,38 @@ pub struct ConfigLink {
 impl ConfigLink {
     pub fn load(path: &str, sets: &[(String, String)]) -> Result<ConfigLink, String> {
         let s = Scenario::from_file(std::path::Path::new(path), sets).map_err(|e| e.to_string())?;
-        let err = |field: &str, m: &str| format!("{path}: field `{field}`: {m}");
-        let link: &LinkSpec = match &s.topology {
-            TopologySpec::Dumbbell { bottleneck, .. } | TopologySpec::MultiRtt { bottleneck, .. } => bottleneck,
-            _ => {
-                return Err(err(
+        if !matches!(s.topology, TopologySpec::Dumbbell { .. } | TopologySpec::MultiRtt { .. }) {
+            return Err(s
+                .error(
                     "topology.kind",
-                    "the gateway runs one link, a topology's bottleneck; allowed: dumbbell, multi-rtt",
-                ))
-            }
-        };
-        if let Method::Stage(k) = link.queue {
-            return Err(err(
-                "topology.bottleneck.queue",
-                &format!(
-                    "the real gateway does not run {:?} yet (only its header codec exists); allowed: {}",
-                    k.name(),
-                    Method::all()
-                        .filter(|m| !matches!(m, Method::Stage(_)))
-                        .map(Method::name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
+                    "the gateway runs one link, a topology's bottleneck; allowed: dumbbell, multi-rtt".into(),
+                )
+                .to_string());
         }
-        let mut c = ConfigLink::from_link(link);
-        c.ngwa = s.ngwa.clone();
+        let r = Resolved::new(&s).map_err(|e| e.to_string())?;
+        let b = r.topology.bottleneck.expect("a dumbbell has a bottleneck") as usize;
+        let (ab, ba) = (r.links[b].clone(), r.links[b ^ 1].clone());
+        for d in [&ab, &ba] {
+            if let Some(k) = d.stage() {
+                let allowed: Vec<&str> =
+                    Method::all().filter(|m| !matches!(m, Method::Stage(_))).map(Method::name).collect();
+                return Err(s
+                    .error(
+                        &format!("{}.queue", d.field),
+                        format!(
+                            "the real gateway does not run {:?} yet (only its header codec exists); allowed: {}",
+                            k.name(),
+                            allowed.join(", ")
+                        ),
+                    )
+                    .to_string());
+            }
+        }
+        let c = ConfigLink { ab, ba, mss: s.tcp.segment_size, ngwa: s.ngwa.clone() };
         if let Some(n) = &c.ngwa {
-            check_ngwa(n, &|field, m| err(&format!("ngwa.{field}"), m))?;
+            check_ngwa(n, &|field, m| s.error(&format!("ngwa.{field}"), m.to_string()).to_string())?;
         }
         Ok(c)
-    }
-
-    /// The gateway's reading of one scenario link.
-    /// Like the simulator, a `red` table is read only by RED and ARED, so
-    /// that one file can sweep `queue`.
-    pub fn from_link(l: &LinkSpec) -> ConfigLink {
-        let delay = match (l.delay, l.rtt) {
-            (Some(d), _) => d.0,
-            (None, Some(r)) => Time::from_nanos(r.0.nanos() / 2),
-            (None, None) => Time::ZERO,
-        };
-        // Router stages (XCP) are refused by `load` before this.
-        let (queue_kind, controller) = match l.queue {
-            Method::Queue(q) => (q, None),
-            Method::Window(c) => (QueueKind::DropTail, Some(c)),
-            Method::Stage(_) => (QueueKind::DropTail, None),
-        };
-        ConfigLink {
-            rate: l.rate.0,
-            delay,
-            loss: l.loss,
-            queue: QueueSpec { kind: queue_kind, limit: size_limit(l.buffer.0), red: l.red.clone() },
-            controller,
-            gateway: l.gateway.clone().unwrap_or_default(),
-            ngwa: None,
-        }
     }
 }
 
@@ -310,7 +307,7 @@ fn check_ngwa(n: &NgwaSpec, err: &dyn Fn(&str, &str) -> String) -> Result<(), St
     let Some(m) = n.switches() else { return Ok(()) };
     if !m.cw {
         return Err(err(
-            if n.cw == netreturn_sim::ngwa::Switch::Off { "cw" } else { "mode" },
+            if n.cw == netreturn_scenario::ngwa::Switch::Off { "cw" } else { "mode" },
             &format!(
                 "mode {} without CW asks the senders for standard TCP (RFC 793), which real Linux senders are not; \
                  allowed: modes 1, 2, 5, 6 (or cw = true)",
@@ -334,7 +331,7 @@ fn ngwa_from_flags(pairs: &[(String, String)]) -> Result<NgwaSpec, String> {
         if k == "routers" {
             return Err("--ngwa routers: names simulated interfaces; a real gateway is told its role with --ngwa role=router|receiver-edge|both".into());
         }
-        t.insert(k.clone(), netreturn_sim::scenario::parse_override(v));
+        t.insert(k.clone(), parse_override(v));
     }
     let n = toml::Value::Table(t).try_into::<NgwaSpec>().map_err(|e| {
         let keys = netreturn_control::registry::struct_fields::<NgwaSpec>();
@@ -360,6 +357,9 @@ impl Args {
             loss_ba: 0.0,
             controller: None,
             gateway: GatewayParams::default(),
+            gateway_ba: None,
+            gateway_ab: None,
+            packet_bytes: 1500,
             ctl_buffer: None,
             ctl_capacity: None,
             max_flows: None,
@@ -379,6 +379,7 @@ impl Args {
             tx_ring_frames: 512,
         };
         let (mut rate_ba, mut delay_ba, mut queue_ba) = (None, None, None);
+        let mut mss = None;
         let (mut config, mut sets, mut ctl, mut ngwa) = (None, Vec::new(), Vec::new(), Vec::new());
         // Flags that are shorthands for keys of a --config file.
         let mut link_flags: Vec<&str> = Vec::new();
@@ -434,7 +435,7 @@ impl Args {
                         .filter(|m| (68..=65535).contains(m))
                         .ok_or("--mtu: a size in bytes, 68..65535 (RFC 791)")?
                 }
-                "--mss" => a.mss = val()?.parse().map_err(|_| "bad --mss".to_string())?,
+                "--mss" => mss = Some(val()?.parse().map_err(|_| "bad --mss".to_string())?),
                 "--seed" => a.seed = val()?.parse().map_err(|_| "bad --seed".to_string())?,
                 "--stats-file" => a.stats_file = Some(val()?),
                 "--duration" => a.duration = Some(unit(flag, parse_time(&val()?))?),
@@ -472,15 +473,21 @@ impl Args {
                 ));
             }
             let c = ConfigLink::load(path, &sets)?;
-            a.rate = Some(c.rate);
-            a.delay = c.delay;
-            a.loss = c.loss;
-            // The simulator's reverse direction: same rate, delay and
-            // buffer, under DropTail.
-            a.queue_ba = QueueSpec { kind: QueueKind::DropTail, limit: c.queue.limit, red: None };
-            a.queue = c.queue;
-            a.controller = c.controller;
-            a.gateway = c.gateway;
+            // Both directions as the simulator runs them (one resolved model).
+            a.rate = Some(c.ab.rate);
+            a.delay = c.ab.delay;
+            a.loss = c.ab.loss;
+            a.queue = QueueSpec::of(&c.ab);
+            a.controller = c.ab.controller();
+            a.gateway = GatewayParams::default();
+            rate_ba = Some(c.ba.rate);
+            delay_ba = Some(c.ba.delay);
+            a.loss_ba = c.ba.loss;
+            queue_ba = Some(QueueSpec::of(&c.ba));
+            a.gateway_ba = c.ba.gateway.clone();
+            a.packet_bytes = c.ab.packet_bytes;
+            a.mss = c.mss;
+            a.gateway_ab = c.ab.gateway.clone();
             if let Some((k, _)) = ngwa.first() {
                 return Err(format!(
                     "--ngwa {k}= sets ngwa.{k} of --config {path}; change the file (or --set its [params]) instead"
@@ -494,7 +501,11 @@ impl Args {
         }
         // Mode 0 is NGWA off.
         a.ngwa = a.ngwa.filter(|n| n.switches().is_some());
-        if let (Some(n), Some(k)) = (&a.ngwa, a.controller) {
+        if let Some(m) = mss {
+            a.mss = m;
+        }
+        let any_controller = a.controller.or(a.gateway_ba.as_ref().map(|g| g.controller.kind()));
+        if let (Some(n), Some(k)) = (&a.ngwa, any_controller) {
             if n.role.edge() {
                 return Err(format!(
                     "NGWA's receiver edge rewrites the ACKs' window itself; it cannot run beside controller {}; \
@@ -523,6 +534,27 @@ impl Args {
             a.queue_ba = q;
         }
         Ok(a)
+    }
+}
+
+impl Args {
+    /// The pipeline's two directions: rate, delay, loss and queue
+    /// discipline, a packet limit and RED's typical packet weighing
+    /// [`Args::packet_bytes`].
+    pub fn links(&self) -> Result<(crate::pipeline::LinkConfig, crate::pipeline::LinkConfig), String> {
+        let ab = crate::pipeline::LinkConfig {
+            rate: self.rate,
+            delay: self.delay,
+            loss: self.loss,
+            discipline: self.queue.discipline(self.rate, self.packet_bytes)?,
+        };
+        let ba = crate::pipeline::LinkConfig {
+            rate: self.rate_ba,
+            delay: self.delay_ba,
+            loss: self.loss_ba,
+            discipline: self.queue_ba.discipline(self.rate_ba, self.packet_bytes)?,
+        };
+        Ok((ab, ba))
     }
 }
 
@@ -602,7 +634,7 @@ mod tests {
     fn ngwa_flags_are_the_scenario_keys_and_what_linux_cannot_honour_is_refused() {
         let a = args("--a x --b y --ngwa mode=6 --ngwa role=receiver-edge").unwrap();
         let n = a.ngwa.unwrap();
-        assert_eq!(n.role, netreturn_sim::ngwa::Role::ReceiverEdge);
+        assert_eq!(n.role, netreturn_scenario::ngwa::Role::ReceiverEdge);
         assert!(n.switches().unwrap().se && n.switches().unwrap().fd);
         assert!(args("--a x --b y --ngwa mode=0").unwrap().ngwa.is_none(), "mode 0 is off");
         let e = args("--a x --b y --ngwa mode=3").unwrap_err();
@@ -622,7 +654,7 @@ mod tests {
         let f = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/ngwa/rate.toml");
         let a = args(&format!("--a x --b y --config {f} --set ngwa_mode=5")).unwrap();
         let n = a.ngwa.unwrap();
-        assert_eq!((n.mode, n.role), (5, netreturn_sim::ngwa::Role::Router));
+        assert_eq!((n.mode, n.role), (5, netreturn_scenario::ngwa::Role::Router));
         let e = args(&format!("--a x --b y --config {f} --set ngwa_mode=7")).unwrap_err();
         assert!(e.contains("rate.toml") && e.contains("`ngwa.mode`") && e.contains("mode 7"), "{e}");
         let e = args(&format!("--a x --b y --config {f} --set ngwa_mode=5 --ngwa role=both")).unwrap_err();

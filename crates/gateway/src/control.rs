@@ -36,9 +36,13 @@ pub fn gateway_config(args: &Args) -> Result<Option<GatewayConfig>, String> {
     let Some(kind) = args.controller else {
         return Ok(None);
     };
+    if let Some(cfg) = &args.gateway_ab {
+        // `--config`: resolved by the scenario model, as the simulator's.
+        return Ok(Some(with_table_limits(cfg.clone(), args)));
+    }
     let buffer = match args.ctl_buffer {
-        Some(b) => b.bytes(1500),
-        None => args.queue.limit.bytes(1500),
+        Some(b) => b.bytes(args.packet_bytes),
+        None => args.queue.limit.bytes(args.packet_bytes),
     };
     let link_rate = match args.ctl_capacity.or(args.rate) {
         Some(r) => r,
@@ -48,14 +52,25 @@ pub fn gateway_config(args: &Args) -> Result<Option<GatewayConfig>, String> {
         // The others do not use C; 1 Gb/s stands in.
         None => Rate::mbps(1000),
     };
-    let mut cfg = args.gateway.gateway_config(kind, buffer, link_rate, args.mss);
+    let cfg = args.gateway.gateway_config(kind, buffer, link_rate, args.mss);
+    Ok(Some(with_table_limits(cfg, args)))
+}
+
+/// The B -> A direction's controller (`reverse = { queue = "awm" }` of a
+/// `--config` file), or `None`.
+pub fn gateway_config_ba(args: &Args) -> Option<GatewayConfig> {
+    args.gateway_ba.clone().map(|cfg| with_table_limits(cfg, args))
+}
+
+/// The flow table's bounds of `--ctl max_flows= idle_timeout=`.
+fn with_table_limits(mut cfg: GatewayConfig, args: &Args) -> GatewayConfig {
     if let Some(m) = args.max_flows {
         cfg.max_flows = m;
     }
     if let Some(t) = args.idle_timeout {
         cfg.idle_timeout = t;
     }
-    Ok(Some(cfg))
+    cfg
 }
 
 /// The controller's counters as a JSON object (added to the gateway's).

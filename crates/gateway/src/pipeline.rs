@@ -129,10 +129,14 @@ impl Link {
     }
 }
 
-/// The whole bridge: two directions and an optional controller.
+/// The whole bridge: two directions and an optional controller on each.
 pub struct Pipeline<H: WindowHook> {
     links: [Link; 2],
+    /// The controller watching the A -> B queue (rewriting the ACKs B -> A).
     hook: Option<H>,
+    /// The controller watching the B -> A queue (rewriting the ACKs A -> B):
+    /// a scenario's `reverse = { queue = "awm" }`, for flows both ways.
+    hook_ba: Option<H>,
     stats: Stats,
     /// Frames longer than this are passed untouched (not parsed).
     max_frame: usize,
@@ -163,6 +167,7 @@ impl<H: WindowHook> Pipeline<H> {
         Pipeline {
             links: [mk(a_to_b, 0), mk(b_to_a, 1)],
             hook,
+            hook_ba: None,
             stats: Stats::default(),
             max_frame: DEFAULT_MAX_FRAME,
             hook_clock: Time::ZERO,
@@ -196,6 +201,22 @@ impl<H: WindowHook> Pipeline<H> {
     }
     pub fn hook(&self) -> Option<&H> {
         self.hook.as_ref()
+    }
+    /// Runs `h` on the B -> A queue: it sees the frames going B -> A as
+    /// data and rewrites the ACKs going A -> B, as the A -> B controller
+    /// does the other way.
+    pub fn set_hook_ba(&mut self, h: H) {
+        self.hook_ba = Some(h);
+    }
+    pub fn hook_ba(&self) -> Option<&H> {
+        self.hook_ba.as_ref()
+    }
+    /// The controller watching the queue of `dir`.
+    fn watcher(&mut self, dir: Dir) -> Option<&mut H> {
+        match dir {
+            Dir::AtoB => self.hook.as_mut(),
+            Dir::BtoA => self.hook_ba.as_mut(),
+        }
     }
     /// Counts frames the egress refused (called by the I/O layer).
     pub fn count_tx_error(&mut self, dir: Dir) {
@@ -255,13 +276,11 @@ impl<H: WindowHook> Pipeline<H> {
                 }
             }
         }
-        if dir == Dir::AtoB {
-            let t = self.hook_time(now);
-            if let Some(h) = self.hook.as_mut() {
-                match &tcp {
-                    Some(loc) => h.on_data(t, &loc.view),
-                    None => h.on_data_other(t, len as u32),
-                }
+        let t = self.hook_time(now);
+        if let Some(h) = self.watcher(dir) {
+            match &tcp {
+                Some(loc) => h.on_data(t, &loc.view),
+                None => h.on_data_other(t, len as u32),
             }
         }
         let link = &mut self.links[dir.index()];
@@ -278,11 +297,9 @@ impl<H: WindowHook> Pipeline<H> {
                 ev
             }
         };
-        if dir == Dir::AtoB {
-            let t = self.hook_time(now);
-            if let Some(h) = self.hook.as_mut() {
-                h.on_queue(t, &ev);
-            }
+        let t = self.hook_time(now);
+        if let Some(h) = self.watcher(dir) {
+            h.on_queue(t, &ev);
         }
     }
 
@@ -320,19 +337,23 @@ impl<H: WindowHook> Pipeline<H> {
             }
             let link = &mut self.links[i];
             let (mut q, mut size, ev) = link.fifo.dequeue(start).expect("head exists");
-            if dir == Dir::BtoA {
-                // The ACK's window is rewritten before NGWA may grow the
-                // frame: `loc`'s offsets are those of the frame as it came.
-                let t = self.hook_time(start);
-                if let (Some(h), Some(loc)) = (self.hook.as_mut(), &q.tcp) {
-                    if let Some(w) = h.on_ack(t, &loc.view) {
-                        // Rule 1 (never raise) is the controller's contract;
-                        // checked again here because a raised window is the
-                        // one harm a gateway must never do.
-                        if w < loc.view.window {
-                            frame::rewrite_window(&mut q.data, loc, w);
-                            self.stats.b_to_a.rewritten += 1;
-                        }
+            // An ACK leaving `dir` is offered to the controller of the
+            // other direction's queue. Its window is rewritten before NGWA
+            // may grow the frame: `loc`'s offsets are those of the frame as
+            // it came.
+            let other = match dir {
+                Dir::AtoB => Dir::BtoA,
+                Dir::BtoA => Dir::AtoB,
+            };
+            let t = self.hook_time(start);
+            if let (Some(h), Some(loc)) = (self.watcher(other), &q.tcp) {
+                if let Some(w) = h.on_ack(t, &loc.view) {
+                    // Rule 1 (never raise) is the controller's contract;
+                    // checked again here because a raised window is the
+                    // one harm a gateway must never do.
+                    if w < loc.view.window {
+                        frame::rewrite_window(&mut q.data, loc, w);
+                        self.dir_stats(dir).rewritten += 1;
                     }
                 }
             }
@@ -363,11 +384,9 @@ impl<H: WindowHook> Pipeline<H> {
             };
             link.busy_until = start + tx;
             let release = link.busy_until + link.cfg.delay;
-            if dir == Dir::AtoB {
-                let t = self.hook_time(start);
-                if let Some(h) = self.hook.as_mut() {
-                    h.on_queue(t, &ev);
-                }
+            let t = self.hook_time(start);
+            if let Some(h) = self.watcher(dir) {
+                h.on_queue(t, &ev);
             }
             self.links[i].line.push_back((release, q.data));
         }

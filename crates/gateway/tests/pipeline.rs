@@ -200,6 +200,44 @@ fn the_controller_watches_the_data_queue_and_rewrites_acks_with_valid_checksums(
 }
 
 #[test]
+fn a_reverse_controller_watches_the_b_to_a_queue_and_rewrites_the_acks_going_a_to_b() {
+    // A scenario's `reverse = { queue = "awm" }` (seed 002 footnote 1): flows
+    // both ways, one controller per direction's queue. Once `--config`
+    // dropped the reverse controller without a word.
+    let fwd = Recorder { answer: Some(1000), ..Default::default() };
+    let rev = Recorder { answer: Some(2000), ..Default::default() };
+    let mut p = Pipeline::new(
+        link(Some(Rate::mbps(100)), Time::ZERO, Limit::Packets(100)),
+        link(Some(Rate::mbps(100)), Time::ZERO, Limit::Packets(100)),
+        Some(fwd),
+        1,
+    );
+    p.set_hook_ba(rev);
+    // Data B -> A (a flow from side B) and its ACK A -> B, and the other way.
+    let data_ba = build_tcp_frame([10, 0, 0, 2], [10, 0, 0, 1], 5002, 40002, 1, 1, TcpFlags::ACK, 500, &[], &[7; 800]);
+    let ack_ab = build_tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 40002, 5002, 1, 1, TcpFlags::ACK, 6000, &[], &[]);
+    p.on_frame(Time::ZERO, Dir::BtoA, data_ba);
+    p.on_frame(Time::ZERO, Dir::AtoB, ack_ab);
+    p.on_frame(Time::ZERO, Dir::AtoB, data(1000));
+    p.on_frame(Time::ZERO, Dir::BtoA, ack(5000));
+    let out = drain(&mut p, Time::ZERO);
+    let (f, r) = (p.hook().unwrap(), p.hook_ba().unwrap());
+    // Each sees its own direction's arrivals and queue, and the ACKs of the
+    // other direction as they leave.
+    assert_eq!((f.data.len(), r.data.len()), (2, 2), "every frame arriving in its direction");
+    assert!(f.queue.len() == 4 && r.queue.len() == 4, "two enqueues and two dequeues each");
+    assert_eq!(f.acks.iter().map(|a| a.1.window).collect::<Vec<_>>(), vec![500, 5000]);
+    assert_eq!(r.acks.iter().map(|a| a.1.window).collect::<Vec<_>>(), vec![6000, 500]);
+    // Lowered, never raised, checksums right; counted where they left.
+    let windows =
+        |d: Dir| -> Vec<u16> { out.iter().filter(|o| o.1 == d).map(|o| tcp_view(&o.2).unwrap().window).collect() };
+    assert_eq!(windows(Dir::AtoB), vec![2000, 500], "the A -> B data's window (500) is below 2000: untouched");
+    assert_eq!(windows(Dir::BtoA), vec![500, 1000]);
+    assert!(out.iter().all(|o| tcp_checksums_ok(&o.2)));
+    assert_eq!((p.stats().a_to_b.rewritten, p.stats().b_to_a.rewritten), (1, 1));
+}
+
+#[test]
 fn a_window_above_the_original_is_never_written() {
     let hook = Recorder { answer: Some(60000), ..Default::default() };
     let mut p = Pipeline::new(

@@ -8,19 +8,19 @@
 //!
 //! Layout: [`event`] (the queue of events), [`topology`] (nodes, links,
 //! routes), [`world`] (the event loop: interfaces, TCP/UDP applications,
-//! gateways), [`metrics`] (definitions of SPEC.md section 4), [`scenario`]
-//! (the file format and its validation), [`units`] (quantities in files),
-//! [`xcp`] (XCP's routers and senders in a scenario).
+//! gateways), [`metrics`] (definitions of SPEC.md section 4), [`xcp`]
+//! (XCP's routers in a world). The scenario model (the file format, its
+//! validation and its resolution into per-direction link configs) is
+//! `netreturn_scenario`'s, re-exported here as [`scenario`], [`topology`]
+//! and [`resolve`].
 
 pub mod event;
-mod gateways;
 pub mod memory;
 pub mod metrics;
 pub mod ngwa;
 pub mod pcap;
-pub mod scenario;
-pub mod topology;
 pub use netreturn_base::units;
+pub use netreturn_scenario::{resolve, scenario, topology};
 pub mod web;
 pub mod world;
 pub mod xcp;

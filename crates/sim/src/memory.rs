@@ -76,7 +76,7 @@ pub fn check(s: &Scenario, limit: Option<u64>) -> Result<(), ScenarioError> {
 mod tests {
     use super::*;
 
-    use crate::scenario::tests::MINI as TEXT;
+    use crate::scenario::MINI as TEXT;
 
     #[test]
     fn a_scenario_too_large_for_the_machine_is_refused_naming_the_parameter_set() {

@@ -8,30 +8,16 @@
 //!   buffer the link declares.
 //! * If any link runs XCP, every TCP endpoint runs the XCP sender (an XCP
 //!   router can steer only XCP senders); `[tcp] cc = "xcp"` asks for the
-//!   sender explicitly.
+//!   sender explicitly. That choice is the scenario model's
+//!   (`netreturn_scenario::resolve::endpoint_config`).
 
 use netreturn_control::xcp::{XcpRouter, XcpRouterConfig};
-use netreturn_tcp::{CcKind, TcpConfig, XcpConfig};
 
-use crate::scenario::{CcName, QueueMethod, Scenario};
+use crate::scenario::QueueMethod;
+use crate::world::World;
+pub use netreturn_scenario::resolve::uses_xcp;
 
 const XCP: QueueMethod = QueueMethod::Stage(netreturn_control::StageKind::Xcp);
-use crate::topology::Topology;
-use crate::world::World;
-
-/// Whether any link of the scenario's topology runs XCP.
-pub fn uses_xcp(topo: &Topology) -> bool {
-    topo.ifaces.iter().any(|f| f.method == QueueMethod::Stage(netreturn_control::StageKind::Xcp))
-}
-
-/// The senders' congestion control once XCP's routers are known: XCP on an
-/// XCP network, the scenario's choice otherwise.
-pub fn sender_cc(s: &Scenario, topo: &Topology, cfg: &mut TcpConfig) {
-    if uses_xcp(topo) || s.tcp.cc == CcName::Xcp {
-        cfg.cc =
-            CcKind::Xcp(XcpConfig { ignore_handshake_rtt: s.tcp.xcp_ignore_handshake_rtt, ..XcpConfig::default() });
-    }
-}
 
 /// Attaches an XCP router to both interfaces of every XCP link.
 pub fn attach_routers(w: &mut World) -> Result<(), String> {

@@ -6,7 +6,7 @@ use netreturn_control::{ControllerKind, GatewayConfig, WindowController, WindowG
 use netreturn_gateway::cli::{Args, USAGE};
 use netreturn_gateway::control;
 use netreturn_gateway::ngwa::NgwaWire;
-use netreturn_gateway::pipeline::{LinkConfig, NoController, Pipeline, WindowHook};
+use netreturn_gateway::pipeline::{NoController, Pipeline, WindowHook};
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -31,22 +31,6 @@ fn main() {
         eprintln!("netreturn-gateway: {e}");
         std::process::exit(1);
     }
-}
-
-fn links(args: &Args) -> Result<(LinkConfig, LinkConfig), String> {
-    let ab = LinkConfig {
-        rate: args.rate,
-        delay: args.delay,
-        loss: args.loss,
-        discipline: args.queue.discipline(args.rate, 1500)?,
-    };
-    let ba = LinkConfig {
-        rate: args.rate_ba,
-        delay: args.delay_ba,
-        loss: args.loss_ba,
-        discipline: args.queue_ba.discipline(args.rate_ba, 1500)?,
-    };
-    Ok((ab, ba))
 }
 
 /// NGWA's steps of the pipeline, when `--ngwa` / `[ngwa]` turned it on:
@@ -102,16 +86,21 @@ fn controller_json<C: WindowController>(
     move |p| {
         let mut v =
             vec![("controller", name.clone()), ("controller_stats", p.hook().map_or("{}".into(), control::stats_json))];
+        if let Some(h) = p.hook_ba() {
+            v.push(("controller_ba", format!("\"{}\"", h.config().controller.kind().name())));
+            v.push(("controller_ba_stats", control::stats_json(h)));
+        }
         v.extend(ngwa_json(p));
         v
     }
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let (ab, ba) = links(args)?;
+    let (ab, ba) = args.links()?;
     let edge = args.ngwa.as_ref().filter(|n| n.role.edge());
+    let reverse = control::gateway_config_ba(args);
     match (args.controller, edge) {
-        (None, None) => {
+        (None, None) if reverse.is_none() => {
             let extra = |p: &Pipeline<NoController>| {
                 let mut v = vec![("controller", "\"none\"".to_string())];
                 v.extend(ngwa_json(p));
@@ -119,14 +108,16 @@ fn run(args: &Args) -> Result<(), String> {
             };
             run_pipeline(args, Pipeline::new(ab, ba, None, args.seed), &extra)
         }
-        (Some(kind), None) => {
-            let cfg = control::gateway_config(args)?.expect("a controller");
-            let gw = WindowGateway::new(cfg);
-            run_pipeline(
-                args,
-                Pipeline::new(ab, ba, Some(gw), args.seed),
-                &controller_json(format!("\"{}\"", kind.name())),
-            )
+        (kind, None) => {
+            // A controller on A -> B, on B -> A (`reverse = {...}` of a
+            // scenario), or both.
+            let gw = control::gateway_config(args)?.map(WindowGateway::new);
+            let mut p = Pipeline::new(ab, ba, gw, args.seed);
+            if let Some(cfg) = reverse {
+                p.set_hook_ba(WindowGateway::new(cfg));
+            }
+            let name = kind.map_or("none", |k| k.name());
+            run_pipeline(args, p, &controller_json(format!("\"{name}\"")))
         }
         (_, Some(n)) => {
             // The receiver rule inside the gateway's common rules (never
@@ -135,7 +126,7 @@ fn run(args: &Args) -> Result<(), String> {
             let rx = n.receiver(args.mss).expect("NGWA is on");
             let mut cfg = GatewayConfig::new(
                 ControllerKind::ALL[0].default_config(),
-                args.queue.limit.bytes(1500),
+                args.queue.limit.bytes(args.packet_bytes),
                 args.rate.unwrap_or(netreturn_base::Rate::mbps(1000)),
             );
             cfg.default_mss = args.mss;

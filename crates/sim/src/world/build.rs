@@ -3,48 +3,7 @@
 
 use super::*;
 
-pub fn tcp_config(s: &Scenario) -> TcpConfig {
-    let t = &s.tcp;
-    let cc = match t.cc {
-        CcName::None => CcKind::None,
-        CcName::Reno => CcKind::Reno,
-        CcName::NewReno => CcKind::NewReno,
-        CcName::WestwoodPlus => CcKind::WestwoodPlus,
-        CcName::Sarbe => CcKind::Sarbe(netreturn_tcp::SarbeConfig {
-            ts_tick: t.ts_tick.0,
-            restore_cwnd_after_recovery: t.sarbe_restore_cwnd,
-            ..Default::default()
-        }),
-        CcName::Cubic => CcKind::Cubic(netreturn_tcp::CubicConfig {
-            hystart: t.hystart,
-            fast_convergence: t.fast_convergence,
-            tcp_friendliness: t.tcp_friendliness,
-            ..Default::default()
-        }),
-        CcName::Xcp => CcKind::Xcp(Default::default()),
-    };
-    TcpConfig {
-        cc,
-        mss: t.segment_size,
-        rcv_buf: t.rcv_buf.0.bytes(t.segment_size),
-        snd_buf: t.snd_buf.0.bytes(t.segment_size),
-        sack: t.sack,
-        dupack_same_window: t.dupack_same_window,
-        impatient: t.newreno_impatient,
-        timestamps: t.timestamps,
-        window_scaling: t.window_scaling,
-        delayed_ack_count: t.delayed_ack_count,
-        delayed_ack_timeout: t.delayed_ack_timeout.0,
-        min_rto: t.min_rto.0,
-        initial_cwnd: t.initial_cwnd,
-        ts_tick: t.ts_tick.0,
-        recovery: match t.recovery {
-            crate::scenario::RecoveryName::Prr => netreturn_tcp::Recovery::Prr,
-            crate::scenario::RecoveryName::Classic => netreturn_tcp::Recovery::Classic,
-        },
-        ..TcpConfig::default()
-    }
-}
+pub use netreturn_scenario::resolve::tcp_config;
 
 impl World {
     /// Adds one finite TCP transfer (used by traffic generators outside
@@ -104,25 +63,13 @@ impl World {
     pub fn with_recorder(s: &Scenario, seed: u64, mut rec: Recorder) -> Result<World, (String, String)> {
         // Refuse what would not fit before allocating any of it.
         crate::memory::check(s, rec.memory_limit).map_err(|e| (e.field, e.message))?;
-        let topo = Topology::build(&s.topology)?;
-        let mtu = s.tcp.segment_size + IP_HEADER + 20 + 12;
-        let mut ifaces = Vec::with_capacity(topo.ifaces.len());
-        for (i, f) in topo.ifaces.iter().enumerate() {
-            let capacity_bytes = f.buffer.bytes(mtu);
-            let limit = match f.buffer {
-                Size::Bytes(b) => Limit::Bytes(b),
-                Size::Packets(p) => Limit::Packets(p),
-            };
-            let idle = f.rate.tx_time(mtu as u64);
-            // A window controller runs over a DropTail queue.
-            let kind = match f.method {
-                QueueMethod::Queue(q) => q,
-                QueueMethod::Window(_) | QueueMethod::Stage(_) => netreturn_control::QueueKind::DropTail,
-            };
-            let discipline = kind.discipline(limit, mtu, idle, f.red.as_ref());
-            let gateway = build_gateway(f, capacity_bytes, s.tcp.segment_size)
-                .map_err(|m| (format!("topology ({})", f.name), m))?
-                .map(Box::new);
+        let resolved = netreturn_scenario::Resolved::build(s)?;
+        let topo = resolved.topology;
+        let mut ifaces = Vec::with_capacity(resolved.links.len());
+        for (i, f) in resolved.links.into_iter().enumerate() {
+            let discipline = f.discipline();
+            let capacity_bytes = f.buffer_bytes;
+            let gateway = f.gateway.map(|cfg| Box::new(WindowGateway::new(cfg)));
             ifaces.push(Iface {
                 name: f.name.clone(),
                 rate: f.rate,
@@ -158,11 +105,7 @@ impl World {
             None => topo.bottleneck,
         };
 
-        let mut cfg = tcp_config(s);
-        if let Some(n) = &s.ngwa {
-            n.apply_to_tcp(&mut cfg, s.tcp.segment_size);
-        }
-        crate::xcp::sender_cc(s, &topo, &mut cfg);
+        let cfg = resolved.tcp;
         let mut w = World {
             now: Time::ZERO,
             ifaces,

@@ -3,16 +3,14 @@
 //! metrics are computed from.
 
 use crate::event::{Event, EventQueue, Link, LinkStore};
-use crate::gateways::build_gateway;
-use crate::scenario::{CcName, Dist, QueueMethod, Scenario, TrafficSpec};
+use crate::scenario::{Dist, Scenario, TrafficSpec};
 use crate::topology::{Topology, NO_ROUTE};
-use crate::units::Size;
 use netreturn_base::{FlowKey, InBand, Rate, Rng, Time};
 use netreturn_control::gateway::WindowGateway;
 use netreturn_control::ngwa::{Marking, NgwaRouter, TcpConn};
-use netreturn_control::queue::{DropReason, Fifo, Limit};
+use netreturn_control::queue::{DropReason, Fifo};
 use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, TcpMeta, TcpView};
-use netreturn_tcp::{CcKind, Connection, Segment, TcpConfig};
+use netreturn_tcp::{Connection, Segment, TcpConfig};
 
 mod build;
 mod forward;

@@ -5,7 +5,7 @@
 //! command line overrides parameters (`--set flows=24`). Every error names
 //! the file, the field and what is allowed.
 
-use crate::units::{RateQ, Size, SizeQ, TimeQ};
+use netreturn_base::units::{RateQ, Size, SizeQ, TimeQ};
 pub use netreturn_control::queue::RedParams as RedSpec;
 pub use netreturn_control::{GatewayParams, Method as QueueMethod};
 pub use netreturn_tcp::CcName;
@@ -601,6 +601,19 @@ impl Scenario {
         self.provenance.iter().find(|(at, _)| at == field).map_or("", |(_, n)| n.as_str())
     }
 
+    /// An error found after loading, at `field`: names the file, the field
+    /// and, if the field took a parameter, how the user set it.
+    pub fn error(&self, field: &str, message: String) -> ScenarioError {
+        // A field inside a substituted table counts as the table's.
+        let from = self
+            .provenance
+            .iter()
+            .find(|(at, _)| field == at || field.starts_with(&format!("{at}.")) || field.starts_with(&format!("{at}[")))
+            .map_or("", |(_, n)| n.as_str());
+        let message = if message.ends_with(from) { message } else { message + from };
+        ScenarioError { file: self.origin(), field: field.to_string(), message }
+    }
+
     /// How errors found after parsing name the scenario: its file if known.
     pub fn origin(&self) -> String {
         if self.file.is_empty() {
@@ -795,31 +808,32 @@ fn span_hint(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     }
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
+/// A small dumbbell with `flows` and `queue` parameters: four 5 MB
+/// transfers through 45 Mb/s (the examples and tests of every crate that
+/// reads scenarios start from it).
+pub const MINI: &str = r#"
+    name = "mini"
+    [params]
+    flows = 4
+    queue = "droptail"
+    [topology]
+    kind = "dumbbell"
+    pairs = "{flows}"
+    access = { rate = "100Mbps", rtt = "2ms" }
+    bottleneck = { rate = "45Mbps", rtt = "80ms", queue = "{queue}", buffer = "97kB" }
+    receivers = { rate = "100Mbps", rtt = "2ms" }
+    [[traffic]]
+    kind = "tcp-file"
+    from = "left"
+    to = "right"
+    count = "{flows}"
+    bytes = "5MB"
+    start = { uniform = ["1s", "8s"] }
+"#;
 
-    /// A small dumbbell with `flows` and `queue` parameters (also used by
-    /// other modules' tests).
-    pub(crate) const MINI: &str = r#"
-        name = "mini"
-        [params]
-        flows = 4
-        queue = "droptail"
-        [topology]
-        kind = "dumbbell"
-        pairs = "{flows}"
-        access = { rate = "100Mbps", rtt = "2ms" }
-        bottleneck = { rate = "45Mbps", rtt = "80ms", queue = "{queue}", buffer = "97kB" }
-        receivers = { rate = "100Mbps", rtt = "2ms" }
-        [[traffic]]
-        kind = "tcp-file"
-        from = "left"
-        to = "right"
-        count = "{flows}"
-        bytes = "5MB"
-        start = { uniform = ["1s", "8s"] }
-    "#;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn parameters_are_substituted_with_their_types_and_overridable() {

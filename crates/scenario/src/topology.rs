@@ -9,13 +9,16 @@ use std::collections::{BTreeMap, VecDeque};
 #[derive(Clone, Debug)]
 pub struct IfaceSpec {
     pub name: String,
+    /// Where the file describes it ("topology.bottleneck"; the reverse
+    /// direction adds ".reverse"), for errors.
+    pub field: String,
     pub from: u32,
     pub to: u32,
     pub rate: Rate,
     pub delay: Time,
     pub loss: f64,
     pub method: QueueMethod,
-    pub buffer: crate::units::Size,
+    pub buffer: netreturn_base::units::Size,
     pub gateway: Option<netreturn_control::GatewayParams>,
     pub red: Option<crate::scenario::RedSpec>,
 }
@@ -85,7 +88,7 @@ impl Builder {
     /// delay and buffer under plain DropTail (the ACK direction) unless
     /// `spec.reverse` gives it a queue of its own, and the same loss unless
     /// `loss_direction = "forward"`.
-    fn link(&mut self, a: u32, b: u32, spec: &LinkSpec) -> u32 {
+    fn link(&mut self, a: u32, b: u32, spec: &LinkSpec, field: &str) -> u32 {
         let delay = match (spec.delay, spec.rtt) {
             (Some(d), _) => d.0,
             (None, Some(r)) => Time(r.0.nanos() / 2),
@@ -93,6 +96,7 @@ impl Builder {
         };
         let fwd = IfaceSpec {
             name: format!("{}->{}", self.nodes[a as usize], self.nodes[b as usize]),
+            field: field.to_string(),
             from: a,
             to: b,
             rate: spec.rate.0,
@@ -106,6 +110,7 @@ impl Builder {
         let r = spec.reverse.clone().unwrap_or_default();
         let rev = IfaceSpec {
             name: format!("{}->{}", self.nodes[b as usize], self.nodes[a as usize]),
+            field: format!("{field}.reverse"),
             from: b,
             to: a,
             method: r.queue.unwrap_or(QueueMethod::Queue(netreturn_control::QueueKind::DropTail)),
@@ -134,15 +139,15 @@ impl Topology {
             TopologySpec::Dumbbell { pairs, access, bottleneck: bn, receivers } => {
                 let r1 = b.node("R1", None);
                 let r2 = b.node("R2", None);
-                bottleneck = Some(b.link(r1, r2, bn));
+                bottleneck = Some(b.link(r1, r2, bn, "topology.bottleneck"));
                 for i in 0..*pairs {
                     let l = b.node(&format!("left{i}"), Some("left"));
-                    b.link(l, r1, access);
+                    b.link(l, r1, access, "topology.access");
                 }
                 for i in 0..*pairs {
                     let r = b.node(&format!("right{i}"), Some("right"));
                     // Receivers' links are specified in the data direction R2 -> right.
-                    b.link(r2, r, receivers);
+                    b.link(r2, r, receivers, "topology.receivers");
                 }
             }
             TopologySpec::Chain { hops, link, overrides, access, hosts_per_router, end_hosts } => {
@@ -150,7 +155,12 @@ impl Topology {
                 let mut slowest: Option<(Rate, u32)> = None;
                 for i in 0..*hops as usize {
                     let spec = overrides.get(&i.to_string()).unwrap_or(link);
-                    let id = b.link(routers[i], routers[i + 1], spec);
+                    let field = if overrides.contains_key(&i.to_string()) {
+                        format!("topology.overrides.{i}")
+                    } else {
+                        "topology.link".to_string()
+                    };
+                    let id = b.link(routers[i], routers[i + 1], spec, &field);
                     if slowest.is_none_or(|(r, _)| spec.rate.0 < r) {
                         slowest = Some((spec.rate.0, id));
                     }
@@ -167,21 +177,21 @@ impl Topology {
                 for (i, &r) in routers.iter().enumerate() {
                     for j in 0..*hosts_per_router {
                         let h = b.node(&format!("h{i}_{j}"), Some(&format!("at{i}")));
-                        b.link(h, r, access);
+                        b.link(h, r, access, "topology.access");
                     }
                 }
                 for j in 0..*end_hosts {
                     let s = b.node(&format!("src{j}"), Some("src"));
-                    b.link(s, routers[0], access);
+                    b.link(s, routers[0], access, "topology.access");
                     let d = b.node(&format!("dst{j}"), Some("dst"));
-                    b.link(routers[*hops as usize], d, access);
+                    b.link(routers[*hops as usize], d, access, "topology.access");
                 }
             }
             TopologySpec::MultiRtt { pairs, bottleneck: bn, access_rate, base_rtt, step } => {
                 let r1 = b.node("R1", None);
                 let r2 = b.node("R2", None);
                 let bn_delay = bn.delay.map(|d| d.0).or(bn.rtt.map(|r| Time(r.0.nanos() / 2))).unwrap_or(Time::ZERO);
-                bottleneck = Some(b.link(r1, r2, bn));
+                bottleneck = Some(b.link(r1, r2, bn, "topology.bottleneck"));
                 for i in 0..*pairs {
                     // rtt_i = base + step i = 2 (access_i + bottleneck + 0):
                     // the sender's access link carries the difference.
@@ -189,10 +199,10 @@ impl Topology {
                     let one_way = Time((rtt.nanos() / 2).saturating_sub(bn_delay.nanos()));
                     let acc = LinkSpec {
                         rate: *access_rate,
-                        delay: Some(crate::units::TimeQ(one_way)),
+                        delay: Some(netreturn_base::units::TimeQ(one_way)),
                         rtt: None,
                         queue: QueueMethod::Queue(netreturn_control::QueueKind::DropTail),
-                        buffer: crate::units::SizeQ(crate::units::Size::Packets(1000)),
+                        buffer: netreturn_base::units::SizeQ(netreturn_base::units::Size::Packets(1000)),
                         loss: 0.0,
                         loss_direction: LossDirection::Both,
                         gateway: None,
@@ -200,10 +210,10 @@ impl Topology {
                         reverse: None,
                     };
                     let s = b.node(&format!("left{i}"), Some("left"));
-                    b.link(s, r1, &acc);
+                    b.link(s, r1, &acc, "topology.access_rate");
                     let d = b.node(&format!("right{i}"), Some("right"));
-                    let fast = LinkSpec { delay: Some(crate::units::TimeQ(Time::ZERO)), ..acc };
-                    b.link(r2, d, &fast);
+                    let fast = LinkSpec { delay: Some(netreturn_base::units::TimeQ(Time::ZERO)), ..acc };
+                    b.link(r2, d, &fast, "topology.access_rate");
                 }
             }
             TopologySpec::Graph { nodes, links, groups } => {
@@ -220,7 +230,7 @@ impl Topology {
                         })
                     };
                     let (x, y) = (find(&l.from, "from")?, find(&l.to, "to")?);
-                    let id = b.link(x, y, &l.spec);
+                    let id = b.link(x, y, &l.spec, &format!("topology.links[{i}]"));
                     if l.spec.queue != QueueMethod::Queue(netreturn_control::QueueKind::DropTail)
                         && bottleneck.is_none()
                     {

@@ -1,0 +1,289 @@
+//! Resolution: a loaded [`Scenario`] becomes explicit, per-direction link
+//! configs and one endpoint config, in bytes, nanoseconds and bits per
+//! second. Every default and every rule that turns what a file says into
+//! what runs is applied here, once:
+//!
+//! - a link's reverse direction (DropTail with the forward buffer, unless
+//!   `reverse = {...}`), and its loss (`loss_direction`): [`crate::topology`];
+//! - what "1p" weighs: [`packet_bytes`];
+//! - the queue discipline under a window controller (DropTail) and the
+//!   controller's whole configuration (`B` = this direction's buffer, `C` =
+//!   its rate, the default MSS = the scenario's segment size);
+//! - the TCP settings every endpoint shares, with NGWA's and XCP's
+//!   overrides of the congestion control.
+//!
+//! The simulator builds its interfaces from [`Resolved::links`], and the
+//! real gateway (`netreturn-gateway --config`) its two directions from the
+//! same [`LinkDir`]s of the scenario's bottleneck.
+
+use crate::scenario::{CcName, QueueMethod, RecoveryName, Scenario, ScenarioError};
+use crate::topology::{IfaceSpec, Topology};
+use netreturn_base::units::Size;
+use netreturn_base::{Rate, Time};
+use netreturn_control::queue::{Discipline, Limit, RedParams};
+use netreturn_control::{ControllerKind, GatewayConfig, QueueKind, StageKind};
+use netreturn_tcp::{CcKind, TcpConfig, XcpConfig};
+use std::fmt;
+
+/// IPv4 header without options (RFC 791).
+pub const IP_HEADER: u32 = 20;
+/// TCP header without options (RFC 9293 section 3.1).
+pub const TCP_HEADER: u32 = 20;
+/// The timestamp option as Linux and ns-3 send it: 10 bytes and two NOPs
+/// (RFC 7323 section 3).
+pub const TS_OPTION: u32 = 12;
+
+/// What one packet ("1p") weighs in a scenario's queues and buffers: a full
+/// segment of `segment_size` payload bytes with its IPv4, TCP and timestamp
+/// headers, as it sits in a queue (1458 + 52 = 1510 bytes by default).
+pub fn packet_bytes(segment_size: u32) -> u32 {
+    segment_size + IP_HEADER + TCP_HEADER + TS_OPTION
+}
+
+/// One direction of a link, resolved: what both worlds build.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkDir {
+    /// "R1->R2".
+    pub name: String,
+    /// Where the file describes it ("topology.bottleneck"), for errors.
+    pub field: String,
+    /// Node indices of [`Resolved::topology`].
+    pub from: u32,
+    pub to: u32,
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: Time,
+    /// Bernoulli loss probability per packet.
+    pub loss: f64,
+    /// The mechanism as written: a queue, a window controller or a stage.
+    pub method: QueueMethod,
+    /// The queue discipline that holds the packets (DropTail under a
+    /// window controller or a stage).
+    pub queue: QueueKind,
+    /// The queue's limit as written (packets or bytes).
+    pub limit: Limit,
+    /// The limit in bytes, a packet weighing [`LinkDir::packet_bytes`].
+    pub buffer_bytes: u64,
+    /// What "1p" weighs here ([`packet_bytes`]).
+    pub packet_bytes: u32,
+    /// RED's and ARED's table over the Linux-like preset (`None` for
+    /// DropTail, which reads none: one file can sweep `queue`).
+    pub red: Option<RedParams>,
+    /// The window controller's whole configuration, if the method is one.
+    pub gateway: Option<GatewayConfig>,
+}
+
+impl LinkDir {
+    /// The window controller this direction runs, if any.
+    pub fn controller(&self) -> Option<ControllerKind> {
+        self.method.controller()
+    }
+
+    /// The router stage (XCP) this direction runs, if any.
+    pub fn stage(&self) -> Option<StageKind> {
+        match self.method {
+            QueueMethod::Stage(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The queue discipline; RED's idle decay counts the transmission time
+    /// of one packet at this direction's rate.
+    pub fn discipline(&self) -> Discipline {
+        let idle = self.rate.tx_time(self.packet_bytes as u64);
+        self.queue.discipline(self.limit, self.packet_bytes, idle, self.red.as_ref())
+    }
+
+    fn from_iface(f: &IfaceSpec, packet: u32, mss: u32) -> LinkDir {
+        let buffer_bytes = f.buffer.bytes(packet);
+        let limit = match f.buffer {
+            Size::Bytes(b) => Limit::Bytes(b),
+            Size::Packets(p) => Limit::Packets(p),
+        };
+        let queue = match f.method {
+            QueueMethod::Queue(q) => q,
+            QueueMethod::Window(_) | QueueMethod::Stage(_) => QueueKind::DropTail,
+        };
+        let red = if matches!(queue, QueueKind::Red | QueueKind::Ared) { f.red.clone() } else { None };
+        let gateway = f.method.controller().map(|kind| {
+            let params = f.gateway.clone().unwrap_or_default();
+            params.gateway_config(kind, buffer_bytes, f.rate, mss)
+        });
+        LinkDir {
+            name: f.name.clone(),
+            field: f.field.clone(),
+            from: f.from,
+            to: f.to,
+            rate: f.rate,
+            delay: f.delay,
+            loss: f.loss,
+            method: f.method,
+            queue,
+            limit,
+            buffer_bytes,
+            packet_bytes: packet,
+            red,
+            gateway,
+        }
+    }
+}
+
+/// A scenario resolved: its graph, every interface's [`LinkDir`] (index
+/// for index with `topology.ifaces`: `2k` and `2k + 1` are link k's two
+/// directions) and the endpoints' TCP settings.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub topology: Topology,
+    pub links: Vec<LinkDir>,
+    pub tcp: TcpConfig,
+    /// What "1p" weighs ([`packet_bytes`]).
+    pub packet_bytes: u32,
+}
+
+impl Resolved {
+    /// Resolves `s`; an error names the file, the field and the parameter
+    /// the user set.
+    pub fn new(s: &Scenario) -> Result<Resolved, ScenarioError> {
+        Resolved::build(s).map_err(|(field, message)| s.error(&field, message))
+    }
+
+    /// [`Resolved::new`] with errors as (field, message).
+    pub fn build(s: &Scenario) -> Result<Resolved, (String, String)> {
+        let topology = Topology::build(&s.topology)?;
+        let packet = packet_bytes(s.tcp.segment_size);
+        let links: Vec<LinkDir> =
+            topology.ifaces.iter().map(|f| LinkDir::from_iface(f, packet, s.tcp.segment_size)).collect();
+        let tcp = endpoint_config(s, &topology);
+        Ok(Resolved { topology, links, tcp, packet_bytes: packet })
+    }
+
+    /// The interface whose queue is the scenario's headline: `run.monitor`
+    /// if set, else the topology's bottleneck.
+    pub fn monitored(&self, s: &Scenario) -> Option<u32> {
+        match &s.run.monitor {
+            Some(name) => self.topology.iface_by_name(name),
+            None => self.topology.bottleneck,
+        }
+    }
+}
+
+/// The TCP settings of `[tcp]`, before NGWA's and XCP's overrides.
+pub fn tcp_config(s: &Scenario) -> TcpConfig {
+    let t = &s.tcp;
+    let cc = match t.cc {
+        CcName::None => CcKind::None,
+        CcName::Reno => CcKind::Reno,
+        CcName::NewReno => CcKind::NewReno,
+        CcName::WestwoodPlus => CcKind::WestwoodPlus,
+        CcName::Sarbe => CcKind::Sarbe(netreturn_tcp::SarbeConfig {
+            ts_tick: t.ts_tick.0,
+            restore_cwnd_after_recovery: t.sarbe_restore_cwnd,
+            ..Default::default()
+        }),
+        CcName::Cubic => CcKind::Cubic(netreturn_tcp::CubicConfig {
+            hystart: t.hystart,
+            fast_convergence: t.fast_convergence,
+            tcp_friendliness: t.tcp_friendliness,
+            ..Default::default()
+        }),
+        CcName::Xcp => CcKind::Xcp(Default::default()),
+    };
+    TcpConfig {
+        cc,
+        mss: t.segment_size,
+        rcv_buf: t.rcv_buf.0.bytes(t.segment_size),
+        snd_buf: t.snd_buf.0.bytes(t.segment_size),
+        sack: t.sack,
+        dupack_same_window: t.dupack_same_window,
+        impatient: t.newreno_impatient,
+        timestamps: t.timestamps,
+        window_scaling: t.window_scaling,
+        delayed_ack_count: t.delayed_ack_count,
+        delayed_ack_timeout: t.delayed_ack_timeout.0,
+        min_rto: t.min_rto.0,
+        initial_cwnd: t.initial_cwnd,
+        ts_tick: t.ts_tick.0,
+        recovery: match t.recovery {
+            RecoveryName::Prr => netreturn_tcp::Recovery::Prr,
+            RecoveryName::Classic => netreturn_tcp::Recovery::Classic,
+        },
+        ..TcpConfig::default()
+    }
+}
+
+/// Whether any link of `topo` runs XCP's router stage.
+pub fn uses_xcp(topo: &Topology) -> bool {
+    topo.ifaces.iter().any(|f| f.method == QueueMethod::Stage(StageKind::Xcp))
+}
+
+/// The endpoints' TCP settings: `[tcp]`, then NGWA's modes (CW picks
+/// NewReno or standard TCP, the receiver rule: seed 001 section 2.1), then
+/// XCP senders on an XCP network or with `tcp.cc = "xcp"`.
+pub fn endpoint_config(s: &Scenario, topo: &Topology) -> TcpConfig {
+    let mut cfg = tcp_config(s);
+    if let Some(n) = &s.ngwa {
+        n.apply_to_tcp(&mut cfg, s.tcp.segment_size);
+    }
+    if uses_xcp(topo) || s.tcp.cc == CcName::Xcp {
+        cfg.cc =
+            CcKind::Xcp(XcpConfig { ignore_handshake_rtt: s.tcp.xcp_ignore_handshake_rtt, ..XcpConfig::default() });
+    }
+    cfg
+}
+
+impl fmt::Display for LinkDir {
+    /// One line a person reads: `R1->R2  45 Mb/s  40 ms  buffer 97000 B
+    /// (as written 97kB)  droptail  loss 0  controller ewt {...}`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let limit = match self.limit {
+            Limit::Bytes(b) => format!("{b} B"),
+            Limit::Packets(p) => format!("{p} p x {} B", self.packet_bytes),
+        };
+        write!(
+            f,
+            "{:<14} rate {:>12} bit/s  delay {:>10} ns  buffer {:>9} B ({})  queue {}  loss {}",
+            self.name,
+            self.rate.bits_per_sec(),
+            self.delay.nanos(),
+            self.buffer_bytes,
+            limit,
+            self.queue.name(),
+            self.loss
+        )?;
+        if let Some(r) = &self.red {
+            write!(f, "  red {r:?}")?;
+        }
+        if let Some(k) = self.stage() {
+            write!(f, "  stage {}", k.name())?;
+        }
+        if let (Some(k), Some(g)) = (self.controller(), &self.gateway) {
+            write!(
+                f,
+                "  controller {} B={} C={} default_mss={} assume_wscale={:?} {:?}",
+                k.name(),
+                g.buffer_bytes,
+                g.link_rate.bits_per_sec(),
+                g.default_mss,
+                g.assume_wscale,
+                g.controller
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "nodes: {}", self.topology.nodes.len())?;
+        writeln!(f, "one packet (\"1p\"): {} B", self.packet_bytes)?;
+        match self.topology.bottleneck {
+            Some(b) => writeln!(f, "bottleneck: {}", self.links[b as usize].name)?,
+            None => writeln!(f, "bottleneck: none")?,
+        }
+        writeln!(f, "links ({} directions):", self.links.len())?;
+        for l in &self.links {
+            writeln!(f, "  {l}")?;
+        }
+        writeln!(f, "tcp: {:?}", self.tcp)
+    }
+}
