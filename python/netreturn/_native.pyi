@@ -9,6 +9,9 @@ def load_scenario(path: str, overrides: list[tuple[str, str]] = ...) -> dict[str
     seeds, paper, file, document}: ``document`` is the file with its
     parameters substituted, as the simulator's loader read it."""
 
+def show_config(path: str, overrides: list[tuple[str, str]] = ...) -> str:
+    """The scenario as it will run (every link direction, the TCP settings), as text."""
+
 def run(path: str, seed: int, overrides: list[tuple[str, str]] = ...) -> dict[str, Any]: ...
 def mechanisms() -> dict[str, list[dict[str, Any]]]:
     """The registry: ``queues``, ``controllers`` (name, title, paper, keys,

@@ -176,6 +176,13 @@ def cmd_list(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_show_config(a: argparse.Namespace) -> int:
+    from .scenarios import show_config
+
+    print(show_config(a.scenario, dict(a.sets)), end="")
+    return 0
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from .bench import main as bench_main
 
@@ -266,6 +273,12 @@ def build_parser() -> argparse.ArgumentParser:
     validate_arguments(v)
     _add_common(v)
     v.set_defaults(func=cmd_validate)
+
+    sc = sub.add_parser("show-config", help="print the scenario as it will run: every link direction and the TCP settings, resolved")
+    sc.add_argument("scenario", help="scenario file or name (e.g. ewt/scenario2)")
+    sc.add_argument("--set", dest="sets", type=_kv, action="append", default=[], metavar="NAME=VALUE",
+                    help="override a [params] entry (repeatable)")
+    sc.set_defaults(func=cmd_show_config)
 
     ls = sub.add_parser("list", help="list the scenarios and their parameters")
     ls.set_defaults(func=cmd_list)

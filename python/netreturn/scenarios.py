@@ -63,3 +63,15 @@ def load(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
     except _native.NativeScenarioError as e:
         msg, file, field, detail = e.args
         raise ScenarioError(msg, file, field, detail) from None
+
+
+def show_config(name: str | Path, overrides: Mapping[str, Any] | None = None) -> str:
+    """The scenario as it will run, resolved once for the simulator and the
+    real gateway: each link direction's rate, delay, buffer in bytes, queue,
+    controller and its parameters, and the endpoints' TCP settings."""
+    path = resolve(name)
+    try:
+        return _native.show_config(str(path), overrides_list(overrides))
+    except _native.NativeScenarioError as e:
+        msg, file, field, detail = e.args
+        raise ScenarioError(msg, file, field, detail) from None

@@ -84,14 +84,44 @@ fn factor(table: &[(&str, f64)], unit: &str) -> Option<f64> {
     table.iter().find(|(u, _)| *u == unit).map(|(_, k)| *k)
 }
 
+/// The longest time a file or flag may give: 10^9 s (about 32 years).
+/// Longer values would saturate the nanosecond clock once added to `now`
+/// (a delay of "1e300s" once made the gateway a black hole).
+pub const MAX_SECS: f64 = 1e9;
+/// The fastest rate: 10^15 bit/s (1 Pb/s).
+pub const MAX_BPS: f64 = 1e15;
+/// The largest size: 10^15 bytes (1 PB), or 10^9 packets.
+pub const MAX_BYTES: f64 = 1e15;
+pub const MAX_PACKETS: f64 = 1e9;
+
+/// The checks every quantity passes after its unit is applied: finite, not
+/// negative, not past `max`, and not a positive value that rounds to zero
+/// in the internal unit (`1e-12s` is not 0 ns, `0.1bps` not 0 bit/s).
+fn check_range(s: &str, what: &str, v: f64, max: f64, max_text: &str, smallest: &str) -> Result<(), String> {
+    if v.is_nan() {
+        return Err(format!("{what} {s:?} is not a number"));
+    }
+    if v.is_infinite() {
+        return Err(format!("{what} {s:?} must be finite (at most {max_text})"));
+    }
+    if v < 0.0 {
+        return Err(format!("{what} {s:?} must not be negative"));
+    }
+    if v > max {
+        return Err(format!("{what} {s:?} is larger than the largest allowed, {max_text}"));
+    }
+    if v > 0.0 && v.round() == 0.0 {
+        return Err(format!("{what} {s:?} rounds to zero; the smallest is {smallest}"));
+    }
+    Ok(())
+}
+
 pub fn parse_time(s: &str) -> Result<Time, String> {
     let (v, unit) =
         split_number(s).ok_or_else(|| format!("{s:?} is not a time like \"80ms\"; allowed: ns, us, ms, s, min"))?;
     let k = factor(TIME_UNITS, unit)
         .ok_or_else(|| format!("unknown time unit {unit:?} in {s:?}; allowed: ns, us, ms, s, min"))?;
-    if v < 0.0 || !v.is_finite() {
-        return Err(format!("time {s:?} must be finite and not negative"));
-    }
+    check_range(s, "time", v * k * 1e9, MAX_SECS * 1e9, "1e9 s", "1ns")?;
     Ok(Time::from_secs_f64(v * k))
 }
 
@@ -102,7 +132,8 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let k = factor(RATE_UNITS, unit).ok_or_else(|| {
         format!("unknown rate unit {unit:?} in {s:?}; allowed: bps, kbps, Mbps, Gbps, kbit, mbit, gbit")
     })?;
-    if v <= 0.0 || !v.is_finite() {
+    check_range(s, "rate", v * k, MAX_BPS, "1e15 bit/s", "1 bit/s")?;
+    if v * k == 0.0 {
         return Err(format!("rate {s:?} must be positive"));
     }
     Ok(Rate((v * k).round() as u64))
@@ -128,21 +159,20 @@ impl Size {
 pub fn parse_size(s: &str) -> Result<Size, String> {
     const ALLOWED: &str = "B, kB, MB, GB, KiB, MiB, Mbit, p (packets)";
     let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not a size like \"97kB\"; allowed: {ALLOWED}"))?;
-    if v < 0.0 || !v.is_finite() {
-        return Err(format!("size {s:?} must not be negative"));
-    }
     if PACKET_UNITS.contains(&unit) {
+        check_range(s, "size", v, MAX_PACKETS, "1e9 packets", "1p")?;
         return Ok(Size::Packets(v.round() as u32));
     }
     let k =
         factor(SIZE_UNITS, unit).ok_or_else(|| format!("unknown size unit {unit:?} in {s:?}; allowed: {ALLOWED}"))?;
+    check_range(s, "size", v * k, MAX_BYTES, "1e15 bytes", "1 byte")?;
     Ok(Size::Bytes((v * k).round() as u64))
 }
 
 /// A quantity read from a string with units or from a bare number; what
 /// scenario files and gateway configs hold.
 macro_rules! quantity {
-    ($name:ident, $inner:ty, $parse:ident, $what:expr, $from_num:expr) => {
+    ($name:ident, $inner:ty, $parse:ident, $what:expr) => {
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct $name(pub $inner);
 
@@ -158,10 +188,9 @@ macro_rules! quantity {
                         $parse(s).map($name).map_err(E::custom)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
-                        if v < 0.0 || !v.is_finite() {
-                            return Err(E::custom(format!("{v} must be finite and not negative; expected {}", $what)));
-                        }
-                        $from_num(v).map($name).map_err(E::custom)
+                        // A bare number is the base unit: the same parser, so
+                        // the same range checks.
+                        $parse(&format!("{v}")).map($name).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
                         self.visit_f64(v as f64)
@@ -182,19 +211,9 @@ macro_rules! quantity {
     };
 }
 
-quantity!(TimeQ, Time, parse_time, "a time like \"80ms\" or a number of seconds", |v: f64| Ok::<_, String>(
-    Time::from_secs_f64(v)
-));
-quantity!(RateQ, Rate, parse_rate, "a rate like \"45Mbps\" or a number of bits per second", |v: f64| {
-    if v == 0.0 {
-        Err("a rate must be positive".to_string())
-    } else {
-        Ok(Rate(v.round() as u64))
-    }
-});
-quantity!(SizeQ, Size, parse_size, "a size like \"97kB\", \"100p\" or a number of bytes", |v: f64| Ok::<_, String>(
-    Size::Bytes(v.round() as u64)
-));
+quantity!(TimeQ, Time, parse_time, "a time like \"80ms\" or a number of seconds");
+quantity!(RateQ, Rate, parse_rate, "a rate like \"45Mbps\" or a number of bits per second");
+quantity!(SizeQ, Size, parse_size, "a size like \"97kB\", \"100p\" or a number of bytes");
 
 #[cfg(test)]
 mod tests {
@@ -229,6 +248,30 @@ mod tests {
         assert!(parse_time("-1ms").is_err());
         assert!(parse_rate("-3Mbps").is_err());
         assert!(parse_rate("NaN").is_err());
+    }
+
+    #[test]
+    fn values_that_round_to_zero_or_saturate_are_errors_naming_the_limit() {
+        // Issue 23: "0.1bps" passed as 0 bit/s and divided by zero; "1e300s"
+        // saturated the clock; "1e999Mbps" was called "not positive".
+        assert!(parse_rate("0.1bps").unwrap_err().contains("rounds to zero"));
+        assert!(parse_rate("1e30Gbps").unwrap_err().contains("1e15 bit/s"));
+        assert!(parse_rate("1e999Mbps").unwrap_err().contains("finite"));
+        assert!(parse_time("1e300s").unwrap_err().contains("1e9 s"));
+        assert!(parse_time("1e-12s").unwrap_err().contains("smallest is 1ns"));
+        assert!(parse_size("1e30B").unwrap_err().contains("1e15 bytes"));
+        assert!(parse_size("0.2p").unwrap_err().contains("rounds to zero"));
+        assert!(parse_size("1e10p").is_err(), "past u32 packets");
+        assert!(parse_time("nan").is_err() && parse_size("nan").is_err());
+        // Zero stays a legal time and size; the largest values pass.
+        assert_eq!(parse_time("0s").unwrap(), Time::ZERO);
+        assert_eq!(parse_size("0B").unwrap(), Size::Bytes(0));
+        assert_eq!(parse_rate("1Pbit").ok(), None, "no such unit");
+        assert_eq!(parse_rate("1e15").unwrap(), Rate(1_000_000_000_000_000));
+        use serde::de::value::Error;
+        use serde::de::IntoDeserializer;
+        assert!(Time::deserialize(IntoDeserializer::<Error>::into_deserializer(1e300f64)).is_err());
+        assert!(Rate::deserialize(IntoDeserializer::<Error>::into_deserializer(0.1f64)).is_err());
     }
 
     #[test]

@@ -218,6 +218,16 @@ impl QueueKind {
             QueueKind::Ared => "Floyd, Gummadi & Shenker 2001",
         }
     }
+    /// The domain check of RED's and ARED's configuration, as this
+    /// discipline would build it: (the `red` key at fault, what is allowed).
+    /// DropTail reads no `red` table and always passes.
+    pub fn check(self, limit: Limit, mean_packet: u32, red: Option<&RedParams>) -> Result<(), (&'static str, String)> {
+        match self {
+            QueueKind::DropTail => Ok(()),
+            QueueKind::Red | QueueKind::Ared => red_config(limit, mean_packet, Time::ZERO, red).check(),
+        }
+    }
+
     /// The discipline over a queue of `limit`, with the link's `red`
     /// table over the Linux-like preset (RED and ARED; DropTail ignores
     /// it). `mean_packet` is the typical packet, `idle_packet_time` its
@@ -229,14 +239,7 @@ impl QueueKind {
         idle_packet_time: Time,
         red: Option<&RedParams>,
     ) -> Discipline {
-        let red_cfg = || {
-            let mut c = RedConfig::linux_like(limit.bytes(mean_packet), mean_packet, idle_packet_time);
-            c.limit = limit;
-            match red {
-                Some(r) => r.apply(c),
-                None => c,
-            }
-        };
+        let red_cfg = || red_config(limit, mean_packet, idle_packet_time, red);
         match self {
             QueueKind::DropTail => Discipline::DropTail(DropTail::new(limit)),
             QueueKind::Red if red.and_then(|r| r.ns3_rules).unwrap_or(false) => {
@@ -438,5 +441,16 @@ mod tests {
         let mut expect: Vec<&str> = ControllerKind::ALL.iter().map(|k| k.name()).collect();
         expect.push("assume_wscale");
         assert_eq!(fields, expect.as_slice());
+    }
+}
+
+/// RED's configuration for a queue of `limit`: the Linux-like preset (seed
+/// 000 Table 3) under the link's `red` table.
+fn red_config(limit: Limit, mean_packet: u32, idle_packet_time: Time, red: Option<&RedParams>) -> RedConfig {
+    let mut c = RedConfig::linux_like(limit.bytes(mean_packet), mean_packet, idle_packet_time);
+    c.limit = limit;
+    match red {
+        Some(r) => r.apply(c),
+        None => c,
     }
 }

@@ -393,3 +393,42 @@ proptest! {
         }
     }
 }
+
+/// `frame` with its IPv4 header checksum zeroed (corrupted on the way).
+fn corrupted(frame: &[u8]) -> Vec<u8> {
+    let mut f = frame.to_vec();
+    f[24] = 0;
+    f[25] = 0;
+    assert!(!ipv4::Packet::new_unchecked(&f[14..]).verify_checksum());
+    f
+}
+
+#[test]
+fn a_corrupted_ipv4_header_is_never_laundered_by_marking_stripping_clamping_or_a_window_rewrite() {
+    // Issue 23: inserting or stripping the option recomputed the header
+    // checksum from scratch, so a header that arrived corrupted (checksum
+    // 0x0000) left with a valid one. Each rewrite the gateway does must let
+    // such a frame through byte for byte, and count it.
+    let mut p = router(Limit::Bytes(100_000), true);
+    let mut t = Time::ZERO;
+    let bad_data = corrupted(&data(1000));
+    let syn = build_tcp_frame(RECEIVER, SENDER, 40000, 5001, 0, 0, TcpFlags::SYN, 64240, &SYN_OPTS, &[]);
+    let bad_syn = corrupted(&syn);
+    let out = pass(&mut p, &mut t, Dir::AtoB, &[bad_data.clone(), bad_syn.clone()]);
+    assert_eq!(out, vec![bad_data, bad_syn], "router: no option inserted, no MSS clamped");
+    assert_eq!(p.stats().a_to_b.malformed_passed, 2);
+    assert_eq!(p.ngwa().unwrap().stats().inserted + p.ngwa().unwrap().stats().mss_clamped, 0);
+
+    // The edge: a marked segment whose header is corrupted keeps its option.
+    let mut p = edge(None);
+    let mut t = Time::ZERO;
+    handshake(&mut p, &mut t);
+    let bad_marked = corrupted(&marked(&data(1000), 20_000));
+    let out = pass(&mut p, &mut t, Dir::AtoB, &[bad_marked.clone()]);
+    assert_eq!(out, vec![bad_marked], "edge: not stripped, not read");
+    assert_eq!(p.ngwa().unwrap().stats().values_read, 0);
+    // A corrupted ACK is not lowered either, and the frames after it are.
+    let out = pass(&mut p, &mut t, Dir::BtoA, &[corrupted(&ack(1000))]);
+    assert_eq!(out, vec![corrupted(&ack(1000))], "window rewrite: untouched");
+    assert_eq!(p.stats().b_to_a.rewritten, 0);
+}

@@ -40,9 +40,10 @@ fn a_million_distinct_syns_leave_the_flow_table_and_memory_bounded() {
     assert_eq!(cfg.max_flows, CAP);
     let mut p = Pipeline::new(link(), link(), Some(WindowGateway::new(cfg)), 1);
     // One SYN frame, patched per flow: source address and port vary, so
-    // every SYN is a new 5-tuple (the TCP checksum is left stale: the
-    // gateway never verifies checksums, and building 10^6 frames from
-    // scratch would time the builder, not the gateway).
+    // every SYN is a new 5-tuple (the IPv4 header checksum is refreshed, as
+    // the gateway passes a corrupted header untouched; the TCP checksum is
+    // left stale: the gateway never verifies it, and building 10^6 frames
+    // from scratch would time the builder, not the gateway).
     let opts = [2, 4, 0x05, 0xb4, 1, 3, 3, 7];
     let template = build_tcp_frame([10, 1, 0, 0], [10, 2, 0, 1], 1, 80, 7, 0, TcpFlags::SYN, 64240, &opts, &[]);
     let mut t = Time::ZERO;
@@ -52,6 +53,7 @@ fn a_million_distinct_syns_leave_the_flow_table_and_memory_bounded() {
         let mut f = template.clone();
         f[28..30].copy_from_slice(&((i >> 16) as u16).to_be_bytes()); // source address, low half
         f[34..36].copy_from_slice(&(i as u16).to_be_bytes()); // source port
+        netreturn_wire::ipv4::Packet::new_unchecked(&mut f[14..34]).fill_checksum();
         t += Time::from_micros(1);
         p.on_frame(t, Dir::AtoB, f);
         p.poll(t, &mut |_, _| out += 1);

@@ -75,6 +75,24 @@ fn load_scenario(py: Python<'_>, path: &str, overrides: Vec<(String, String)>) -
     Ok(d.into_any().unbind())
 }
 
+/// The scenario as it will run, resolved by the model both worlds share
+/// (`netreturn_scenario::Resolved`): every link direction's rate, delay,
+/// buffer in bytes, queue and controller with its parameters, and the
+/// endpoints' TCP settings, as text.
+#[pyfunction]
+#[pyo3(signature = (path, overrides=vec![]))]
+fn show_config(path: &str, overrides: Vec<(String, String)>) -> PyResult<String> {
+    let s = load(path, overrides)?;
+    let r = netreturn_sim::resolve::Resolved::new(&s).map_err(scenario_err)?;
+    let monitored = r.monitored(&s).map(|i| r.links[i as usize].name.clone());
+    Ok(format!(
+        "scenario: {} ({})\nmonitored link: {}\n{r}",
+        s.name,
+        s.origin(),
+        monitored.as_deref().unwrap_or("none")
+    ))
+}
+
 /// Seconds from a time as scenario files write it ("80ms", 1.5).
 #[pyfunction]
 fn parse_time(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<f64> {
@@ -282,6 +300,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("NativeScenarioError", m.py().get_type::<NativeScenarioError>())?;
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(show_config, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;

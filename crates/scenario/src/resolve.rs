@@ -94,6 +94,22 @@ impl LinkDir {
         self.queue.discipline(self.limit, self.packet_bytes, idle, self.red.as_ref())
     }
 
+    /// The checks on resolved values, once units are applied: a buffer
+    /// that holds something, and RED's domain (`min_th < max_th`,
+    /// `0 < w_q <= 1`, `0 < max_p <= 1`) as the queue will be built.
+    /// Errors as (field, message).
+    pub fn check(&self) -> Result<(), (String, String)> {
+        if self.buffer_bytes == 0 {
+            return Err((format!("{}.buffer", self.field), "must be larger than zero".into()));
+        }
+        if self.rate.bits_per_sec() == 0 {
+            return Err((format!("{}.rate", self.field), "must be at least 1 bit/s".into()));
+        }
+        self.queue.check(self.limit, self.packet_bytes, self.red.as_ref()).map_err(|(key, m)| {
+            (format!("{}.red.{key}", self.field), format!("{m} ({}, {})", self.name, self.queue.name()))
+        })
+    }
+
     fn from_iface(f: &IfaceSpec, packet: u32, mss: u32) -> LinkDir {
         let buffer_bytes = f.buffer.bytes(packet);
         let limit = match f.buffer {
@@ -153,6 +169,9 @@ impl Resolved {
         let packet = packet_bytes(s.tcp.segment_size);
         let links: Vec<LinkDir> =
             topology.ifaces.iter().map(|f| LinkDir::from_iface(f, packet, s.tcp.segment_size)).collect();
+        for l in &links {
+            l.check()?;
+        }
         let tcp = endpoint_config(s, &topology);
         Ok(Resolved { topology, links, tcp, packet_bytes: packet })
     }

@@ -794,6 +794,135 @@ impl Scenario {
                 }
             }
         }
+        self.validate_run()?;
+        self.validate_tcp()?;
+        for (i, t) in self.traffic.iter().enumerate() {
+            self.validate_traffic(&format!("traffic[{i}]"), t)?;
+        }
+        Ok(())
+    }
+    /// `[run]`: a run that ends before it starts, or a sampler that would
+    /// not advance the clock, is refused rather than run as something else.
+    fn validate_run(&self) -> Result<(), (String, String)> {
+        let r = &self.run;
+        if r.stop.0 == netreturn_base::Time::ZERO {
+            return Err(("run.stop".into(), "must be longer than 0 s (a run of no time measures nothing)".into()));
+        }
+        if r.sample_interval.0 == netreturn_base::Time::ZERO {
+            return Err((
+                "run.sample_interval".into(),
+                "must be longer than 0 s: a sampler at the same instant forever never lets the clock advance".into(),
+            ));
+        }
+        if r.seeds == 0 {
+            return Err(("run.seeds".into(), "must be at least 1".into()));
+        }
+        if let Some(w) = r.warmup {
+            if w.0 >= r.stop.0 {
+                return Err((
+                    "run.warmup".into(),
+                    format!("{:.3} s is not shorter than the run ({:.3} s)", w.0.secs_f64(), r.stop.0.secs_f64()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `[tcp]`: values with which no connection could send.
+    fn validate_tcp(&self) -> Result<(), (String, String)> {
+        let t = &self.tcp;
+        for (field, v) in [("tcp.initial_cwnd", t.initial_cwnd), ("tcp.delayed_ack_count", t.delayed_ack_count)] {
+            if v == 0 {
+                return Err((field.into(), "must be at least 1 (segments)".into()));
+            }
+        }
+        if t.ts_tick.0 == netreturn_base::Time::ZERO {
+            return Err(("tcp.ts_tick".into(), "must be longer than 0 s (RFC 7323 section 5.4: 1 ms to 1 s)".into()));
+        }
+        for (field, b) in [("tcp.rcv_buf", t.rcv_buf), ("tcp.snd_buf", t.snd_buf)] {
+            let bytes = b.0.bytes(t.segment_size);
+            if bytes < t.segment_size as u64 {
+                return Err((
+                    field.into(),
+                    format!("{bytes} B cannot hold one segment ({} B): every flow would stall", t.segment_size),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// One traffic entry: counts, start bounds, and sources that must
+    /// advance the clock between packets.
+    fn validate_traffic(&self, at: &str, t: &TrafficSpec) -> Result<(), (String, String)> {
+        let (count, start) = match t {
+            TrafficSpec::TcpFile { count, start, .. }
+            | TrafficSpec::TcpBulk { count, start, .. }
+            | TrafficSpec::TcpRate { count, start, .. }
+            | TrafficSpec::UdpCbr { count, start, .. }
+            | TrafficSpec::UdpOnOff { count, start, .. } => (Some(*count), Some(start)),
+            TrafficSpec::TcpWeb { .. } => (None, None),
+        };
+        if count == Some(0) {
+            return Err((format!("{at}.count"), "must be at least 1 (remove the entry for no traffic)".into()));
+        }
+        if let Some(Dist::Uniform { uniform: [a, b] }) = start {
+            if a.0 > b.0 {
+                return Err((format!("{at}.start.uniform"), "the bounds are reversed: [low, high]".into()));
+            }
+        }
+        // A packet source sends one packet every `packet * 8 / rate`; below
+        // one nanosecond the clock would never move.
+        let paced = |packet: u32, rate: netreturn_base::Rate, field: &str| -> Result<(), (String, String)> {
+            if rate.0 > 0 && rate.tx_time(packet as u64) == netreturn_base::Time::ZERO {
+                return Err((
+                    format!("{at}.{field}"),
+                    format!(
+                        "{} bit/s sends a {packet}-byte packet every {:.3} ns, below the clock's 1 ns; at most {} bit/s",
+                        rate.0,
+                        packet as f64 * 8e9 / rate.0 as f64,
+                        packet as u64 * 8_000_000_000
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        match t {
+            TrafficSpec::UdpCbr { rate, packet, schedule, .. } => {
+                paced(*packet, rate.0, "rate")?;
+                for (k, (_, r)) in schedule.iter().enumerate() {
+                    paced(*packet, r.0, &format!("schedule[{k}]"))?;
+                }
+            }
+            TrafficSpec::UdpOnOff { rate, packet, on, .. } => {
+                paced(*packet, rate.0, "rate")?;
+                if on.0 == netreturn_base::Time::ZERO {
+                    return Err((
+                        format!("{at}.on"),
+                        "must be longer than 0 s: a source never on sends nothing and never lets the clock advance"
+                            .into(),
+                    ));
+                }
+            }
+            TrafficSpec::TcpRate { rate, packet, .. } => paced(*packet, rate.0, "rate")?,
+            TrafficSpec::TcpWeb { rate, shape, mean_size, .. } => {
+                if !(rate.is_finite() && *rate > 0.0) {
+                    return Err((
+                        format!("{at}.rate"),
+                        format!("{rate} is not a positive, finite number of flows per second"),
+                    ));
+                }
+                if !(shape.is_finite() && *shape > 1.0) {
+                    return Err((
+                        format!("{at}.shape"),
+                        format!("{shape}: a Pareto shape must be above 1 for a finite mean size"),
+                    ));
+                }
+                if mean_size.0.bytes(self.tcp.segment_size) == 0 {
+                    return Err((format!("{at}.mean_size"), "must be larger than zero".into()));
+                }
+            }
+            _ => {}
+        }
         Ok(())
     }
 }

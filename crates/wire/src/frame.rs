@@ -59,6 +59,11 @@ pub fn classify(frame: &[u8]) -> Class {
     if ip.next_header() != ipv4::protocol::TCP {
         return Class::OtherIpv4 { protocol: ip.next_header() };
     }
+    if !ip.verify_checksum() {
+        // Never parsed as TCP, so never rewritten (window, NGWA option, MSS):
+        // a corrupted header must reach the receiver still failing its check.
+        return Class::Malformed(Error::BadChecksum);
+    }
     let tcp = match tcp::Packet::new_checked(ip.payload()) {
         Ok(t) => t,
         Err(e) => return Class::Malformed(e),

@@ -85,6 +85,11 @@ pub enum Error {
     /// A field holds a value the header cannot have (version, header length,
     /// a length field smaller than the header...).
     Malformed,
+    /// The IPv4 header checksum does not verify (RFC 791 section 3.1): the
+    /// header was corrupted on the way. A gateway passes such a frame
+    /// untouched: rewriting it would recompute a valid checksum over a
+    /// corrupted header (laundering it).
+    BadChecksum,
 }
 
 impl std::fmt::Display for Error {
@@ -92,6 +97,7 @@ impl std::fmt::Display for Error {
         match self {
             Error::Truncated => f.write_str("truncated"),
             Error::Malformed => f.write_str("malformed"),
+            Error::BadChecksum => f.write_str("bad IPv4 header checksum"),
         }
     }
 }

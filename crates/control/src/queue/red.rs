@@ -50,6 +50,24 @@ impl RedConfig {
     }
 }
 
+impl RedConfig {
+    /// The domain of each parameter, as (the `red` key at fault, what is
+    /// allowed): `min_th < max_th`, `0 < w_q <= 1`, `0 < max_p <= 1`
+    /// (Floyd & Jacobson 1993 section 4), all finite.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
+            return Err(("w_q", format!("{} is outside 0 < w_q <= 1", self.w_q)));
+        }
+        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
+            return Err(("max_p", format!("{} is outside 0 < max_p <= 1", self.max_p)));
+        }
+        if self.min_th >= self.max_th {
+            return Err(("min_th", format!("min_th ({} B) must be below max_th ({} B)", self.min_th, self.max_th)));
+        }
+        Ok(())
+    }
+}
+
 /// A link's `red` table: overrides of the Linux-like preset, read by RED and
 /// Adaptive RED. Thresholds in packets count `mean_packet` bytes each.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
