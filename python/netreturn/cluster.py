@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import _native
+from .files import atomic_write
 from .runner import RunSpec, execute
 
 INSTALL = "pip install 'netreturn[dask]' (in a checkout: pip install -e '.[dask]')"
@@ -99,9 +99,8 @@ def execute_with_text(spec: RunSpec, text: str) -> dict:
     d.mkdir(parents=True, exist_ok=True)
     local = d / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}-{p.name}"
     if not local.is_file():
-        tmp = local.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, local)
+        # A worker's threads share its PID: the temporary name must be unique beyond it.
+        atomic_write(local, text)
     r = execute(dataclasses.replace(spec, scenario=str(local)))
     r["scenario"] = spec.scenario
     return r

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from . import _native
+from .files import atomic_write
 from .scenarios import ScenarioError, overrides_list, resolve
 
 SCHEMA = 1
@@ -138,12 +139,15 @@ def set_aside_stale_runs(out: str | Path, reuse_stale: bool = False) -> str:
               f"({old} -> {build}); they were moved to {dest} and will be run again "
               f"(--reuse-stale keeps them)", file=sys.stderr)
     updated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    man.write_text(json.dumps({"native_build": build, "updated": updated}, indent=1))
+    atomic_write(man, json.dumps({"native_build": build, "updated": updated}, indent=1))
     return build
 
 
 class Store:
-    """Finished runs on disk, one JSON file each, written atomically.
+    """Finished runs on disk, one JSON file each, written atomically
+    (:func:`~netreturn.files.atomic_write`): any number of processes may
+    write into one store at once, the same run or different ones, and a
+    reader sees a run complete or not at all.
 
     A spec is anything with a ``key()`` naming the run (``RunSpec`` here,
     the testbed's ``TbSpec``); a run kept without the time series a spec
@@ -170,14 +174,11 @@ class Store:
         return r
 
     def put(self, spec: Any, result: dict) -> None:
-        p = self.path(spec)
-        tmp = p.with_suffix(".tmp")
         try:  # results of execute() are JSON-safe already: no second walk
             text = json.dumps(result, allow_nan=False)
         except ValueError:
             text = json.dumps(json_safe(result))
-        tmp.write_text(text)
-        os.replace(tmp, p)
+        atomic_write(self.path(spec), text)
 
 
 @dataclass
