@@ -1,0 +1,104 @@
+"""The run store and the output folder under concurrency: writers that
+race on one run, sweeps that overlap in one folder, workers whose parent
+is killed."""
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from netreturn.files import atomic_open, atomic_write
+from netreturn.runner import Store
+
+
+class Key:
+    """A spec as the store sees one: anything with a ``key()``."""
+
+    def __init__(self, key: str):
+        self._key = key
+
+    def key(self) -> str:
+        return self._key
+
+
+def result_of(key: str, writer: int) -> dict:
+    # Large enough (about 200 kB) that writes take long enough to overlap.
+    return {"key": key, "writer": writer, "flows": {"fct_s": [float(i) for i in range(20_000)]}, "end": True}
+
+
+def complete(r: dict | None, key: str) -> bool:
+    return r is not None and r["key"] == key and r["end"] and len(r["flows"]["fct_s"]) == 20_000
+
+
+def writer(out: str, writer_id: int, rounds: int, errors) -> None:
+    store = Store(out)
+    try:
+        for n in range(rounds):
+            for key in ("shared-a", "shared-b", f"own-{writer_id}-{n % 5}"):
+                store.put(Key(key), result_of(key, writer_id))
+    except BaseException as e:
+        errors.put(f"writer {writer_id}: {type(e).__name__}: {e}")
+
+
+def reader(out: str, rounds: int, errors) -> None:
+    store = Store(out)
+    try:
+        for _ in range(rounds):
+            for key in ("shared-a", "shared-b"):
+                r = store.get(Key(key))
+                if r is not None and not complete(r, key):
+                    errors.put(f"reader saw a partial run {key}")
+    except BaseException as e:
+        errors.put(f"reader: {type(e).__name__}: {e}")
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork")
+def test_processes_writing_the_same_and_different_runs_into_one_store_lose_nothing(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    errors = ctx.Queue()
+    writers, rounds = 6, 40
+    procs = [ctx.Process(target=writer, args=(str(tmp_path), w, rounds, errors)) for w in range(writers)]
+    procs.append(ctx.Process(target=reader, args=(str(tmp_path), 2 * rounds, errors)))
+    t0 = time.monotonic()
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+    found = []
+    while not errors.empty():
+        found.append(errors.get())
+    assert found == [], found[:5]
+    store = Store(tmp_path)
+    keys = ["shared-a", "shared-b"] + [f"own-{w}-{n}" for w in range(writers) for n in range(5)]
+    for key in keys:
+        assert complete(store.get(Key(key)), key), key
+    left = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert left == sorted(f"{k}.json" for k in keys), "no temporary file is left behind"
+    print(f"{writers} writers x {rounds * 3} writes and a reader: {time.monotonic() - t0:.1f} s")
+
+
+def test_a_write_that_fails_leaves_the_old_file_and_no_temporary_file(tmp_path):
+    path = tmp_path / "runs.csv"
+    atomic_write(path, "old\n")
+    with pytest.raises(RuntimeError):
+        with atomic_open(path) as f:
+            f.write("half of a new tab")
+            raise RuntimeError("disk full")
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["runs.csv"]
+
+
+def test_an_atomically_written_file_has_the_permissions_open_would_give(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "a.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
