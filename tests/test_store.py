@@ -102,3 +102,60 @@ def test_an_atomically_written_file_has_the_permissions_open_would_give(tmp_path
     finally:
         os.umask(old)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie (a container's init may never reap the orphans)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_the_workers_of_a_sweep_exit_within_seconds_when_its_process_is_killed(tmp_path):
+    # Runs of about 20 s each, so that the workers are mid-run when the parent dies.
+    from netreturn.scenarios import resolve
+
+    text = resolve("ewt/scenario2").read_text()
+    assert '\nstop = "600s"\n' in text
+    (tmp_path / "long.toml").write_text(text.replace('\nstop = "600s"\n', '\nstop = "6000s"\n'))
+    parent = subprocess.Popen([sys.executable, "-m", "netreturn.cli", "run", str(tmp_path / "long.toml"),
+                               "--set", "file_bytes=10GB", "--seeds", "4", "--jobs", "2", "--no-plots", "-q",
+                               "--out", str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        t0 = time.monotonic()
+        while len(workers) < 2 and time.monotonic() - t0 < 30 and parent.poll() is None:
+            time.sleep(0.1)
+            workers = children(parent.pid)
+        assert len(workers) >= 2, f"no workers seen (the sweep's exit status: {parent.poll()})"
+        time.sleep(1.0)  # into their first runs
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        killed = time.monotonic()
+        while any(alive(w) for w in workers) and time.monotonic() - killed < 5:
+            time.sleep(0.05)
+        survived = time.monotonic() - killed
+        assert not any(alive(w) for w in workers), f"workers {workers} still running 5 s after their parent died"
+        print(f"{len(workers)} workers gone {survived:.2f} s after the parent's SIGKILL")
+    finally:
+        for w in workers:
+            if alive(w):
+                os.kill(w, signal.SIGKILL)
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()

@@ -17,7 +17,9 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -258,9 +260,9 @@ def run_many(
                     failed.append(e)
                 bar.advance()
         else:
-            from concurrent.futures import ProcessPoolExecutor, as_completed  # 40 ms: only when needed
+            from concurrent.futures import as_completed
 
-            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            with worker_pool(min(jobs, len(todo))) as pool:
                 futs = {pool.submit(execute, specs[i]): i for i in todo}
                 try:
                     for fut in as_completed(futs):
@@ -280,6 +282,49 @@ def run_many(
         raise ScenarioError(f"{len(failed)} run(s) of the sweep stopped; the other {len(todo) - len(failed)} "
                             "finished and were kept:\n  " + "\n  ".join(str(e) for e in failed))
     return [r for r in results if r is not None]
+
+
+def worker_pool(jobs: int):
+    """A process pool whose workers exit when this process dies.
+
+    Without it a SIGKILL to the parent alone leaves the workers running
+    their simulation and then waiting on the task pipe forever: every
+    worker holds that pipe open too (inherited at fork), so none of them
+    ever reads its end."""
+    from concurrent.futures import ProcessPoolExecutor  # 40 ms: only when needed
+
+    return ProcessPoolExecutor(max_workers=jobs, initializer=_exit_with_parent, initargs=(os.getpid(),))
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker's initializer: on Linux the kernel sends it SIGKILL when
+    the thread that forked it (the pool is grown from the thread that
+    submits, the parent's main thread here) exits; elsewhere a thread polls
+    the parent's PID. SIGKILL, not SIGTERM: a handler the parent installed
+    (the testbed's) is inherited at fork and would turn SIGTERM into an
+    exception. Nothing is lost: the parent, not the worker, writes the
+    store, so a killed run is simply not stored and runs again."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # it died before the prctl took effect
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass  # no prctl: poll
+    threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _is_run_failure(e: ScenarioError) -> bool:
