@@ -159,3 +159,72 @@ def test_the_workers_of_a_sweep_exit_within_seconds_when_its_process_is_killed(t
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def cli(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "netreturn.cli", *argv], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+QUICK = ["ewt/scenario2", "--set", "flows=2", "--set", "file_bytes=100kB", "--seed", "1", "--no-plots", "-q"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_second_sweep_into_a_folder_in_use_is_refused_and_runs_once_the_first_is_killed(tmp_path):
+    from netreturn.scenarios import resolve
+
+    text = resolve("ewt/scenario2").read_text()
+    (tmp_path / "long.toml").write_text(text.replace('\nstop = "600s"\n', '\nstop = "6000s"\n'))
+    out = tmp_path / "out"
+    first = subprocess.Popen([sys.executable, "-m", "netreturn.cli", "run", str(tmp_path / "long.toml"),
+                              "--set", "file_bytes=10GB", "--seeds", "2", "--jobs", "2", "--no-plots", "-q",
+                              "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        lock = out / ".netreturn.lock"
+        t0 = time.monotonic()
+        while not (lock.is_file() and f"PID {first.pid}," in lock.read_text()) and time.monotonic() - t0 < 30:
+            time.sleep(0.1)
+        assert f"PID {first.pid}," in lock.read_text()
+        t1 = time.monotonic()
+        second = cli("run", *QUICK, "--out", str(out))
+        assert time.monotonic() - t1 < 10
+        assert second.returncode == 2, second.stderr
+        assert "Traceback" not in second.stderr
+        assert f"{out} is in use by another sweep (PID {first.pid}," in second.stderr
+        assert "long.toml" in second.stderr and "--out" in second.stderr
+        assert not (out / "runs.csv").exists(), "the refused sweep wrote nothing"
+
+        workers = children(first.pid)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        killed = time.monotonic()
+        while any(alive(w) for w in workers) and time.monotonic() - killed < 5:
+            time.sleep(0.05)
+        # The dead sweep's lock file is still there, naming it: taken over.
+        assert f"PID {first.pid}," in lock.read_text()
+        again = cli("run", *QUICK, "--out", str(out))
+        assert again.returncode == 0, again.stderr
+        assert len((out / "runs.csv").read_text().splitlines()) == 2  # header and the one run
+    finally:
+        for w in workers:
+            if alive(w):
+                os.kill(w, signal.SIGKILL)
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+
+
+def test_a_process_holds_its_folder_again_without_refusing_itself_and_others_see_it_held(tmp_path):
+    from netreturn.files import FolderLock
+
+    with FolderLock(tmp_path):
+        with FolderLock(tmp_path):  # the command line, then the runner
+            pass
+        # Still held after the inner release: another process is refused.
+        probe = subprocess.run([sys.executable, "-c", "from netreturn.files import FolderLock\n"
+                                f"FolderLock({str(tmp_path)!r}).acquire()"], capture_output=True, text=True)
+        assert probe.returncode == 1 and "FolderInUse" in probe.stderr and f"PID {os.getpid()}," in probe.stderr
+    probe = subprocess.run([sys.executable, "-c", "from netreturn.files import FolderLock\n"
+                            f"FolderLock({str(tmp_path)!r}).acquire()"], capture_output=True, text=True)
+    assert probe.returncode == 0, probe.stderr

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .cluster import BackendError
+from .files import FolderInUse, FolderLock
 from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve
 
 # The default experiment shows what the project is about: the window-rewriting
@@ -95,6 +96,9 @@ def cmd_run(a: argparse.Namespace) -> int:
             if len(series) == groups:
                 worker.submit(figures.series_job(series, keys, out, name))
 
+    # Held from the first run to the last table and figure (the runner
+    # takes it again for the runs): another sweep into this folder is refused.
+    folder = FolderLock(out).acquire()
     try:
         if worker:
             worker.start()
@@ -130,6 +134,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     finally:
         if worker:
             worker.close()
+        folder.release()
     print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}")
     return 0
 
@@ -289,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
-    except BackendError as e:
+    except (BackendError, FolderInUse) as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

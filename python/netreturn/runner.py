@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from . import _native
-from .files import atomic_write
+from .files import FolderLock, atomic_write
 from .scenarios import ScenarioError, overrides_list, resolve
 
 SCHEMA = 1
@@ -220,7 +220,15 @@ def run_many(
     returns the results in the order of ``specs``. ``bar``: an open progress
     bar (anything with ``advance(n)``) to advance instead of opening one.
     Stored runs of another simulator build are set aside and run again
-    (:func:`set_aside_stale_runs`)."""
+    (:func:`set_aside_stale_runs`). ``out`` is held for the duration
+    (:class:`~netreturn.files.FolderLock`): while another process runs into
+    it, this raises :class:`~netreturn.files.FolderInUse`."""
+    with FolderLock(out) if out is not None else nullcontext():
+        return _run_many(specs, jobs, out, progress, backend, scheduler, on_result, bar)
+
+
+def _run_many(specs: Sequence[RunSpec], jobs: int | None, out: str | Path | None, progress: bool, backend: str,
+              scheduler: str | None, on_result: Callable[[RunSpec, dict], None] | None, bar: Any) -> list[dict]:
     if out is not None:
         set_aside_stale_runs(out)
     store = Store(out) if out is not None else None

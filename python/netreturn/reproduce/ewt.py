@@ -44,7 +44,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import write_frame_csv
+from ..files import FolderLock, write_frame_csv
 from . import claims as _claims
 from . import grid as _grid
 from .figures import after as _after, plot_capacity, plot_levels, plot_loss_curves, series_stats as _series_stats
@@ -180,10 +180,17 @@ class Outcome:
 
 
 def reproduce(opts: Options) -> Outcome:
-    """Runs (or resumes) the reproduction and writes ``<out>/report.md``."""
+    """Runs (or resumes) the reproduction and writes ``<out>/report.md``;
+    :class:`~netreturn.files.FolderInUse` while another process writes into
+    the same folder."""
     t0 = time.perf_counter()
     paper = load_paper()
     opts.resolve(PAPER)
+    with FolderLock(opts.out):
+        return _reproduce(opts, paper, t0)
+
+
+def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
     build = _check_build(opts)
     bar = Bar(opts.progress, "reproduce ewt")
     runs = Runs(opts, bar, PAPER)
