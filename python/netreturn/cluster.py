@@ -56,6 +56,8 @@ def connect(scheduler: str | None, jobs: int):
         client = dd.Client(scheduler, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as e:
         raise BackendError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+    except ValueError as e:  # an address Dask cannot parse
+        raise BackendError(f"--scheduler {scheduler!r} is not a Dask scheduler address like HOST:8786 ({e})") from None
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT_S)
     except (TimeoutError, OSError):
