@@ -10,13 +10,14 @@
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from . import report
 from .runner import RunSpec, flow_rows, run_many, run_rows
-from .scenarios import DEFAULT_SCENARIO, load
+from .scenarios import DEFAULT_SCENARIO, MAX_SEED, ScenarioError, load, resolve, swept
 
 
 @dataclass
@@ -57,6 +58,20 @@ class Results:
         return report.table_text(self.summary_rows(), self.group_keys)
 
 
+# The most runs one call starts: each run's spec and key are built up front
+# (100 000 take about 15 s and 60 MB); more is a typo or a job to split.
+MAX_RUNS = 100_000
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _too_many(combos: int, seeds: int, where: str = "") -> str:
+    return (f"{where}{combos * seeds:,} runs ({combos:,} sweep combination(s) x {seeds:,} seed(s)) are more than one "
+            f"sweep runs ({MAX_RUNS:,}); run fewer seeds or values, or split the sweep")
+
+
 def expand(sweep: Mapping[str, Sequence[Any]] | None) -> list[dict]:
     """The cartesian product of swept parameter values."""
     if not sweep:
@@ -83,14 +98,31 @@ def run(
     """Runs ``scenario`` over ``seeds`` seeds (1..n) or one ``seed``, for each
     combination of ``sweep`` values on top of ``set`` overrides.
     ``on_result(spec, result)``: called as each run that was not stored
-    yet finishes."""
+    yet finishes. Invalid arguments raise :class:`ScenarioError` naming them."""
+    if seed is not None and (not _is_int(seed) or not 0 <= seed <= MAX_SEED):
+        raise ScenarioError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+    if seeds is not None and (not _is_int(seeds) or seeds < 1):
+        raise ScenarioError(f"seeds must be a positive integer (a count of seeds), got {seeds!r}")
+    if jobs is not None and (not _is_int(jobs) or jobs < 1):
+        raise ScenarioError(f"jobs must be a positive integer (a count of processes), got {jobs!r}")
     base = dict(set or {})
+    # Counted before anything is built: a sweep of a billion runs would
+    # take the machine's memory before the first one started.
+    n_combos = math.prod(len(v) for v in (sweep or {}).values())
+    if n_combos > MAX_RUNS or (seed is None and seeds is not None and n_combos * seeds > MAX_RUNS):
+        raise ScenarioError(_too_many(n_combos, 1 if seed is not None else seeds))
     combos = expand(sweep)
     info = None
     for c in combos:
-        info = load(scenario, {**base, **c})  # validate every combination first
+        try:
+            info = load(scenario, {**base, **c})  # validate every combination first
+        except ScenarioError as e:
+            raise swept(e, c) from None
     assert info is not None
-    seed_list = [seed] if seed is not None else list(range(1, (seeds or info["seeds"]) + 1))
+    if seed is None and seeds is None and n_combos * info["seeds"] > MAX_RUNS:
+        raise ScenarioError(_too_many(n_combos, info["seeds"], f"{resolve(scenario)}: field `run.seeds`: "),
+                            str(resolve(scenario)), "run.seeds")
+    seed_list = [seed] if seed is not None else list(range(1, (seeds if seeds is not None else info["seeds"]) + 1))
     series_seed = keep_series_seed if keep_series_seed is not None else seed_list[0]
     specs = [
         RunSpec.make(scenario, {**base, **c}, s, keep_series=(s == series_seed),

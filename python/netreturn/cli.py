@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .cluster import BackendError
-from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve
+from .files import FolderInUse, FolderLock
+from .scenarios import DEFAULT_SCENARIO, MAX_SEED, ScenarioError, list_scenarios, load, resolve, swept
 
 # The default experiment shows what the project is about: the window-rewriting
 # gateways (EWA, AWM, EWT) against the queue disciplines (DropTail, RED).
@@ -21,6 +22,8 @@ def _kv(text: str) -> tuple[str, str]:
     if "=" not in text:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     k, v = text.split("=", 1)
+    if not k.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r} (no NAME)")
     return k.strip(), v.strip()
 
 
@@ -40,6 +43,29 @@ def _positive(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
     return n
+
+
+def _seed(text: str) -> int:
+    """``--seed``: what the simulator's seed holds (an unsigned 64-bit integer)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = None
+    if n is None or not 0 <= n <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_SEED}, got {text!r}")
+    return n
+
+
+def _levels(text: str) -> list[float]:
+    """``calibrate --levels``: loss ratios in %, each in (0, 100]."""
+    try:
+        xs = [float(x) for x in text.split(",")]
+    except ValueError:
+        xs = []
+    if not xs or not all(0 < x <= 100 for x in xs):  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected loss ratios in %, each above 0 and at most 100, separated by "
+                                         f"commas (like 0.1,0.5,1.0), got {text!r}")
+    return xs
 
 
 def _scales(text: str) -> list[int]:
@@ -64,12 +90,23 @@ def cmd_run(a: argparse.Namespace) -> int:
     from .api import expand as api_expand, run
     from .runner import flow_rows, incomplete_runs
 
-    scenario = a.scenario or DEFAULT_SCENARIO
+    scenario = a.scenario if a.scenario is not None else DEFAULT_SCENARIO
     sweep = dict(a.sweep) if a.sweep else (DEFAULT_SWEEP if a.scenario is None else {})
     sets = dict(a.sets)
-    info = load(scenario, {**sets, **{k: v[0] for k, v in sweep.items()}})
+    if a.scheduler is not None and a.backend != "dask":
+        raise ScenarioError(f"--scheduler {a.scheduler} is the address of a Dask scheduler: it needs --backend dask "
+                            "(without it the runs would silently stay on this machine)")
+    try:
+        info = load(scenario, {**sets, **{k: v[0] for k, v in sweep.items()}})
+    except ScenarioError as e:
+        raise swept(e, sweep) from None
     out = a.out or Path("results") / Path(str(resolve(scenario))).stem
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ScenarioError(f"--out {out}: is a file; the results go into a folder") from None
+    except OSError as e:
+        raise ScenarioError(f"--out {out}: cannot create the folder: {e.strerror}") from None
     seeds = None if a.seed is not None else (a.seeds or info["seeds"])
     print(f"{info['name']}: {info['description']}".strip().rstrip(":"))
     if info.get("reference"):
@@ -95,10 +132,13 @@ def cmd_run(a: argparse.Namespace) -> int:
             if len(series) == groups:
                 worker.submit(figures.series_job(series, keys, out, name))
 
+    # Held from the first run to the last table and figure (the runner
+    # takes it again for the runs): another sweep into this folder is refused.
+    folder = FolderLock(out).acquire()
     try:
         if worker:
             worker.start()
-        res = run(scenario, set=sets, sweep=sweep, seeds=seeds, seed=a.seed, jobs=a.jobs, out=out,
+        res = run(scenario, set=sets, sweep=sweep, seeds=a.seeds, seed=a.seed, jobs=a.jobs, out=out,
                   progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result)
         rows = res.run_rows()
         summary = report.summary_rows(rows, res.group_keys)
@@ -130,6 +170,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     finally:
         if worker:
             worker.close()
+        folder.release()
     print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}")
     return 0
 
@@ -137,8 +178,7 @@ def cmd_run(a: argparse.Namespace) -> int:
 def cmd_calibrate(a: argparse.Namespace) -> int:
     from .calibrate import calibrate
 
-    levels = [float(x) for x in a.levels.split(",")]
-    found = calibrate(a.scenario, levels=levels, seeds=a.seeds, sets=dict(a.sets), param=a.param,
+    found = calibrate(a.scenario, levels=a.levels, seeds=a.seeds, sets=dict(a.sets), param=a.param,
                       max_flows=a.max_flows, jobs=a.jobs, out=a.out, progress=not a.quiet, strategy=a.strategy)
     print(f"\n{'level':>8}  {'target loss %':>13}  {a.param:>6}  {'loss % (mean)':>13}")
     for name, target, n, loss in found:
@@ -211,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare values of a parameter (repeatable: cartesian product)")
     g = r.add_mutually_exclusive_group()
     g.add_argument("--seeds", type=_positive, default=None, help="number of seeds (default: the scenario's)")
-    g.add_argument("--seed", type=int, default=None, help="run this one seed")
+    g.add_argument("--seed", type=_seed, default=None, help="run this one seed")
     r.add_argument("--backend", choices=["local", "dask"], default="local",
                    help="local processes, or a Dask cluster for sweeps that outgrow one machine")
     r.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
@@ -221,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("calibrate", help="RFC 7928 congestion levels: smallest flow count per loss level, under DropTail")
     c.add_argument("scenario")
-    c.add_argument("--levels", default="0.1,0.5,1.0", help="target loss ratios in %% (default 0.1,0.5,1.0)")
+    c.add_argument("--levels", type=_levels, default=[0.1, 0.5, 1.0],
+                   help="target loss ratios in %% (default 0.1,0.5,1.0)")
     c.add_argument("--seeds", type=_positive, default=5)
     c.add_argument("--param", default="flows", help="the parameter to increase (default: flows)")
     c.add_argument("--max-flows", type=_positive, default=100)
@@ -302,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
-    except BackendError as e:
+    except (BackendError, FolderInUse) as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

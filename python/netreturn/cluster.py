@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import _native
+from .files import atomic_write
 from .runner import RunSpec, execute
 
 INSTALL = "pip install 'netreturn[dask]' (in a checkout: pip install -e '.[dask]')"
@@ -56,6 +56,8 @@ def connect(scheduler: str | None, jobs: int):
         client = dd.Client(scheduler, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as e:
         raise BackendError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+    except ValueError as e:  # an address Dask cannot parse
+        raise BackendError(f"--scheduler {scheduler!r} is not a Dask scheduler address like HOST:8786 ({e})") from None
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT_S)
     except (TimeoutError, OSError):
@@ -99,9 +101,8 @@ def execute_with_text(spec: RunSpec, text: str) -> dict:
     d.mkdir(parents=True, exist_ok=True)
     local = d / f"{hashlib.sha256(text.encode()).hexdigest()[:16]}-{p.name}"
     if not local.is_file():
-        tmp = local.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, local)
+        # A worker's threads share its PID: the temporary name must be unique beyond it.
+        atomic_write(local, text)
     r = execute(dataclasses.replace(spec, scenario=str(local)))
     r["scenario"] = spec.scenario
     return r

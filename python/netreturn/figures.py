@@ -86,11 +86,12 @@ class FigureWorker:
 
     def submit(self, job: dict) -> None:
         # Through a file: a job with time series is larger than a pipe's
-        # buffer, and the child may still be importing.
+        # buffer, and the child may still be importing. The PID in the name:
+        # another process drawing into the same folder must not take our job.
         if self._proc is None:
             self.start()
         assert self._proc is not None
-        f = Path(job["out"]) / f".figures-{len(self._files)}.json"
+        f = Path(job["out"]) / f".figures-{os.getpid()}-{len(self._files)}.json"
         f.write_text(json.dumps(job))
         self._files.append(f)
         if self._proc.stdin is None:

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from .files import atomic_open
 from .stats import mean_ci
 
 # Headline metrics, in print order, with a label and unit.
@@ -113,7 +114,7 @@ def write_csv(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> Path:
     cols: dict[str, None] = {}
     for r in rows:
         cols.update(dict.fromkeys(r))
-    with open(path, "w", newline="") as f:
+    with atomic_open(path, "w", newline="") as f:  # a reader never sees half a table
         w = csv.DictWriter(f, fieldnames=list(cols), restval="")
         w.writeheader()
         w.writerows({k: "" if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()} for r in rows)

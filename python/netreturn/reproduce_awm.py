@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from . import _native
+from .files import atomic_open
 from .runner import RunSpec, run_many
 from .scenarios import resolve
 from .stats import fmt_ci, mean_ci
@@ -243,7 +244,7 @@ def write_csv(path: Path, rows: list[dict]) -> None:
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
-    with path.open("w", newline="") as fh:
+    with atomic_open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)

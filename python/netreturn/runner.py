@@ -17,7 +17,9 @@ import json
 import math
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from . import _native
+from .files import FolderLock, atomic_write
 from .scenarios import ScenarioError, overrides_list, resolve
 
 SCHEMA = 1
@@ -138,12 +141,15 @@ def set_aside_stale_runs(out: str | Path, reuse_stale: bool = False) -> str:
               f"({old} -> {build}); they were moved to {dest} and will be run again "
               f"(--reuse-stale keeps them)", file=sys.stderr)
     updated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    man.write_text(json.dumps({"native_build": build, "updated": updated}, indent=1))
+    atomic_write(man, json.dumps({"native_build": build, "updated": updated}, indent=1))
     return build
 
 
 class Store:
-    """Finished runs on disk, one JSON file each, written atomically.
+    """Finished runs on disk, one JSON file each, written atomically
+    (:func:`~netreturn.files.atomic_write`): any number of processes may
+    write into one store at once, the same run or different ones, and a
+    reader sees a run complete or not at all.
 
     A spec is anything with a ``key()`` naming the run (``RunSpec`` here,
     the testbed's ``TbSpec``); a run kept without the time series a spec
@@ -170,14 +176,11 @@ class Store:
         return r
 
     def put(self, spec: Any, result: dict) -> None:
-        p = self.path(spec)
-        tmp = p.with_suffix(".tmp")
         try:  # results of execute() are JSON-safe already: no second walk
             text = json.dumps(result, allow_nan=False)
         except ValueError:
             text = json.dumps(json_safe(result))
-        tmp.write_text(text)
-        os.replace(tmp, p)
+        atomic_write(self.path(spec), text)
 
 
 @dataclass
@@ -217,7 +220,15 @@ def run_many(
     returns the results in the order of ``specs``. ``bar``: an open progress
     bar (anything with ``advance(n)``) to advance instead of opening one.
     Stored runs of another simulator build are set aside and run again
-    (:func:`set_aside_stale_runs`)."""
+    (:func:`set_aside_stale_runs`). ``out`` is held for the duration
+    (:class:`~netreturn.files.FolderLock`): while another process runs into
+    it, this raises :class:`~netreturn.files.FolderInUse`."""
+    with FolderLock(out) if out is not None else nullcontext():
+        return _run_many(specs, jobs, out, progress, backend, scheduler, on_result, bar)
+
+
+def _run_many(specs: Sequence[RunSpec], jobs: int | None, out: str | Path | None, progress: bool, backend: str,
+              scheduler: str | None, on_result: Callable[[RunSpec, dict], None] | None, bar: Any) -> list[dict]:
     if out is not None:
         set_aside_stale_runs(out)
     store = Store(out) if out is not None else None
@@ -257,9 +268,9 @@ def run_many(
                     failed.append(e)
                 bar.advance()
         else:
-            from concurrent.futures import ProcessPoolExecutor, as_completed  # 40 ms: only when needed
+            from concurrent.futures import as_completed
 
-            with ProcessPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
+            with worker_pool(min(jobs, len(todo))) as pool:
                 futs = {pool.submit(execute, specs[i]): i for i in todo}
                 try:
                     for fut in as_completed(futs):
@@ -279,6 +290,49 @@ def run_many(
         raise ScenarioError(f"{len(failed)} run(s) of the sweep stopped; the other {len(todo) - len(failed)} "
                             "finished and were kept:\n  " + "\n  ".join(str(e) for e in failed))
     return [r for r in results if r is not None]
+
+
+def worker_pool(jobs: int):
+    """A process pool whose workers exit when this process dies.
+
+    Without it a SIGKILL to the parent alone leaves the workers running
+    their simulation and then waiting on the task pipe forever: every
+    worker holds that pipe open too (inherited at fork), so none of them
+    ever reads its end."""
+    from concurrent.futures import ProcessPoolExecutor  # 40 ms: only when needed
+
+    return ProcessPoolExecutor(max_workers=jobs, initializer=_exit_with_parent, initargs=(os.getpid(),))
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker's initializer: on Linux the kernel sends it SIGKILL when
+    the thread that forked it (the pool is grown from the thread that
+    submits, the parent's main thread here) exits; elsewhere a thread polls
+    the parent's PID. SIGKILL, not SIGTERM: a handler the parent installed
+    (the testbed's) is inherited at fork and would turn SIGTERM into an
+    exception. Nothing is lost: the parent, not the worker, writes the
+    store, so a killed run is simply not stored and runs again."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # it died before the prctl took effect
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass  # no prctl: poll
+    threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _is_run_failure(e: ScenarioError) -> bool:

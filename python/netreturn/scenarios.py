@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from . import _native
 
@@ -11,6 +11,9 @@ from . import _native
 REPO_SCENARIOS = Path(__file__).resolve().parent.parent.parent / "scenarios"
 
 DEFAULT_SCENARIO = "ewt/scenario2.toml"
+
+# Seeds are u64 in the simulator.
+MAX_SEED = 2**64 - 1
 
 
 class ScenarioError(ValueError):
@@ -27,12 +30,31 @@ class ScenarioError(ValueError):
 def resolve(name: str | Path) -> Path:
     """A scenario path as given, or relative to the repository's
     ``scenarios/`` (``ewt/scenario2`` finds ``scenarios/ewt/scenario2.toml``)."""
+    if not str(name).strip():
+        raise ScenarioError("the scenario's name is empty; give a scenario file or a name from `netreturn list`")
     p = Path(name)
-    candidates = [p, p.with_suffix(".toml"), REPO_SCENARIOS / p, (REPO_SCENARIOS / p).with_suffix(".toml")]
+    candidates = [p, REPO_SCENARIOS / p]
+    # "/", "." and ".." have no name to put a suffix on.
+    candidates = [c for x in candidates for c in ((x, x.with_suffix(".toml")) if x.name else (x,))]
     for c in candidates:
         if c.is_file():
             return c
+    # Something is there, but not a file to read: say what (a FIFO would block a reader).
+    for c in candidates:
+        if c.is_dir():
+            raise ScenarioError(f"{name}: is a directory, not a scenario file; the scenarios in it: "
+                                f"{_scenarios_in(c)}", str(name))
+        if c.exists():
+            raise ScenarioError(f"{name}: is not a regular file; a scenario is a TOML file", str(name))
     raise ScenarioError(f"{name}: no such scenario file (looked in . and {REPO_SCENARIOS})", str(name))
+
+
+def _scenarios_in(d: Path, most: int = 8) -> str:
+    # Two levels, not rglob: the directory may be / or a home.
+    found = sorted(str(p.relative_to(d)) for pattern in ("*.toml", "*/*.toml") for p in d.glob(pattern))
+    if not found:
+        return "none"
+    return ", ".join(found[:most]) + (f" and {len(found) - most} more" if len(found) > most else "")
 
 
 def list_scenarios() -> list[str]:
@@ -59,10 +81,22 @@ def load(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
     """Validates a scenario with its overrides; returns its description."""
     path = resolve(name)
     try:
-        return _native.load_scenario(str(path), overrides_list(overrides))
+        info = _native.load_scenario(str(path), overrides_list(overrides))
     except _native.NativeScenarioError as e:
         msg, file, field, detail = e.args
         raise ScenarioError(msg, file, field, detail) from None
+    return info
+
+
+def swept(e: ScenarioError, keys: Iterable[str]) -> ScenarioError:
+    """``e`` with its wording fixed for a value that came from ``--sweep``:
+    the native loader knows overrides only as ``--set NAME=VALUE``."""
+    msg, detail = str(e), e.detail
+    for k in keys:
+        if e.field == f"params.{k}":  # an unknown parameter: "--set names an unknown parameter"
+            msg, detail = (x.replace("--set names", "--sweep names", 1) for x in (msg, detail))
+        msg, detail = (x.replace(f"--set {k}=", f"--sweep {k}=") for x in (msg, detail))
+    return ScenarioError(msg, e.file, e.field, detail)
 
 
 def show_config(name: str | Path, overrides: Mapping[str, Any] | None = None) -> str:

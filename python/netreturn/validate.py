@@ -27,6 +27,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from .files import atomic_write
 from .stats import fmt_ci, mean_ci
 
 #: (metric, label) compared; names are our summary names, which ns3ref uses
@@ -143,9 +144,7 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)
-                tmp = path(futs[f]).with_suffix(".tmp")
-                tmp.write_text(json.dumps(r, allow_nan=True))
-                tmp.replace(path(futs[f]))
+                atomic_write(path(futs[f]), json.dumps(r, allow_nan=True))
                 if bar:
                     bar.update()
         if bar:

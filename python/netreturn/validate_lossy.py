@@ -17,6 +17,7 @@ import json
 import math
 from pathlib import Path
 
+from .files import atomic_write
 from .stats import fmt_ci, mean_ci
 from .validate import agree
 
@@ -62,7 +63,7 @@ def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
             if not ns3ref.available():
                 raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
             for r in ns3lossy.run_lossy(cc, loss, todo, renosack=renosack, overrides=sets):
-                path(loss, r["seed"]).write_text(json.dumps(r, allow_nan=True))
+                atomic_write(path(loss, r["seed"]), json.dumps(r, allow_nan=True))
         runs = [json.loads(path(loss, s).read_text()) for s in seeds]
         for r in runs:  # cached before ns3lossy computed it
             r.setdefault("tcp_data_loss_pct", ns3lossy.data_loss_pct(r))

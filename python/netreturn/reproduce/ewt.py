@@ -44,6 +44,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import FolderLock, write_frame_csv
 from . import claims as _claims
 from . import grid as _grid
 from .figures import after as _after, plot_capacity, plot_levels, plot_loss_curves, series_stats as _series_stats
@@ -179,10 +180,17 @@ class Outcome:
 
 
 def reproduce(opts: Options) -> Outcome:
-    """Runs (or resumes) the reproduction and writes ``<out>/report.md``."""
+    """Runs (or resumes) the reproduction and writes ``<out>/report.md``;
+    :class:`~netreturn.files.FolderInUse` while another process writes into
+    the same folder."""
     t0 = time.perf_counter()
     paper = load_paper()
     opts.resolve(PAPER)
+    with FolderLock(opts.out):
+        return _reproduce(opts, paper, t0)
+
+
+def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
     build = _check_build(opts)
     bar = Bar(opts.progress, "reproduce ewt")
     runs = Runs(opts, bar, PAPER)
@@ -229,12 +237,13 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     w = doc.w
 
     # ---- CSV tables
-    table.frame().to_csv(out / "summary.csv", index=False)
-    table.runs_frame().to_csv(out / "runs.csv", index=False)
+    write_frame_csv(table.frame(), out / "summary.csv")
+    write_frame_csv(table.runs_frame(), out / "runs.csv")
     import pandas as pd
 
-    pd.DataFrame([{"variant": "rcv_buf 1MB", **r} for r in cap_rows]
-                 + [{"variant": f"rcv_buf {RCVBUF_ALT}", **r} for r in (cap_rows_rb or [])]).to_csv(out / "capacity.csv", index=False)
+    write_frame_csv(pd.DataFrame([{"variant": "rcv_buf 1MB", **r} for r in cap_rows]
+                                 + [{"variant": f"rcv_buf {RCVBUF_ALT}", **r} for r in (cap_rows_rb or [])]),
+                    out / "capacity.csv")
 
     # ---- Table 6 (scenario 2), paper vs ours
     t6_csv = []
@@ -249,7 +258,7 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                 t6_csv.append({"countset": cs, "method": m, "level": lv, "flows": table.flows("scenario2", cs, lv),
                                "paper_tcp": pt, "ours_tcp": ot[0], "ours_tcp_ci": ot[1], "diff_tcp": ot[0] - pt,
                                "paper_udp": pu, "ours_udp": ou[0], "ours_udp_ci": ou[1], "diff_udp": ou[0] - pu})
-    pd.DataFrame(t6_csv).to_csv(out / "table6.csv", index=False)
+    write_frame_csv(pd.DataFrame(t6_csv), out / "table6.csv")
 
     # ---- claims
     claim_rows, value_rows = _claims.check_all(PAPER, table, opts.scenarios, methods, cs_all)
@@ -601,7 +610,7 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
       "(rerunning the command reuses them and runs nothing).")
     w("")
     doc.write(out / "report.md", t0)
-    _claims.claims_frame(claim_rows, cs_all).to_csv(out / "claims.csv", index=False)
+    write_frame_csv(_claims.claims_frame(claim_rows, cs_all), out / "claims.csv")
     return claim_rows
 
 

@@ -8,12 +8,12 @@ import datetime as _dt
 import heapq
 import itertools
 import os
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..runner import RunSpec, Store, execute, native_build_id, set_aside_stale_runs  # noqa: F401  (re-exported)
+from ..runner import RunSpec, Store, execute, native_build_id, set_aside_stale_runs, worker_pool  # noqa: F401  (re-exported)
 from .paper import Paper
 
 
@@ -228,7 +228,7 @@ class Runs:
                     self._finish(key, execute(self._specs[key]))
                 continue
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+                self._pool = worker_pool(self.jobs)
             while len(self._inflight) < self.jobs:
                 key = self._next()
                 if key is None:

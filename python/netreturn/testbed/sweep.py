@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..files import write_frame_csv
 from ..runner import Store
 from .netns import TestbedError
 from .runner import RunConfig, run as run_once
@@ -397,10 +398,10 @@ def write_tables(raw: list[dict], out: Path, group_keys: Sequence[str]):
     for k in group_keys:
         if k in runs:
             runs[k] = runs[k].astype(str)
-    runs.to_csv(out / "runs.csv", index=False)
-    flows_frame(raw, group_keys).to_csv(out / "flows.csv", index=False)
+    write_frame_csv(runs, out / "runs.csv")
+    write_frame_csv(flows_frame(raw, group_keys), out / "flows.csv")
     summary = summary_frame(runs, group_keys)
-    summary.to_csv(out / "summary.csv", index=False)
+    write_frame_csv(summary, out / "summary.csv")
     return runs, summary
 
 
