@@ -56,6 +56,7 @@ pub const SIZE_UNITS: &[(&str, f64)] = &[
     ("GB", 1e9),
     ("KiB", 1024.0),
     ("MiB", 1024.0 * 1024.0),
+    ("GiB", 1024.0 * 1024.0 * 1024.0),
     ("Mbit", 1e6 / 8.0),
     ("Mb", 1e6 / 8.0),
 ];
@@ -157,7 +158,7 @@ impl Size {
 }
 
 pub fn parse_size(s: &str) -> Result<Size, String> {
-    const ALLOWED: &str = "B, kB, MB, GB, KiB, MiB, Mbit, p (packets)";
+    const ALLOWED: &str = "B, kB, MB, GB, KiB, MiB, GiB, Mbit, p (packets)";
     let (v, unit) = split_number(s).ok_or_else(|| format!("{s:?} is not a size like \"97kB\"; allowed: {ALLOWED}"))?;
     if PACKET_UNITS.contains(&unit) {
         check_range(s, "size", v, MAX_PACKETS, "1e9 packets", "1p")?;

@@ -187,6 +187,8 @@ impl QueueSpec {
                     .map_err(|e| format!("--queue {s:?}: {}", e.message()))?,
             )
         };
+        // RED's domain, as the queue will be built (1500-byte packets).
+        kind.check(limit, 1500, red.as_ref()).map_err(|(key, m)| format!("--queue {s:?}: {key}: {m}"))?;
         Ok(QueueSpec { kind, limit, red })
     }
 
@@ -414,10 +416,21 @@ impl Args {
                     let v = val()?;
                     let (k, x) = v.split_once('=').ok_or_else(|| format!("--ctl {v:?} is not KEY=VALUE"))?;
                     match k {
-                        "buffer" => a.ctl_buffer = Some(unit("--ctl buffer", parse_size(x))?),
+                        "buffer" => {
+                            let b = unit("--ctl buffer", parse_size(x))?;
+                            if b.bytes(1) == 0 {
+                                return Err(format!("--ctl buffer: {x:?} must be larger than zero"));
+                            }
+                            a.ctl_buffer = Some(b)
+                        }
                         "capacity" => a.ctl_capacity = Some(unit("--ctl capacity", parse_rate(x))?),
                         "max_flows" => {
-                            a.max_flows = Some(x.parse().map_err(|_| format!("--ctl max_flows: {x:?} is not a count"))?)
+                            a.max_flows = Some(
+                                x.parse::<usize>()
+                                    .ok()
+                                    .filter(|&n| n >= 1)
+                                    .ok_or_else(|| format!("--ctl max_flows: {x:?} is not a count of at least 1"))?,
+                            )
                         }
                         "idle_timeout" => a.idle_timeout = Some(unit("--ctl idle_timeout", parse_time(x))?),
                         _ => ctl.push((k.to_string(), x.to_string())),
@@ -435,11 +448,19 @@ impl Args {
                         .filter(|m| (68..=65535).contains(m))
                         .ok_or("--mtu: a size in bytes, 68..65535 (RFC 791)")?
                 }
-                "--mss" => mss = Some(val()?.parse().map_err(|_| "bad --mss".to_string())?),
+                "--mss" => {
+                    mss = Some(val()?.parse::<u32>().ok().filter(|m| (88..=65495).contains(m)).ok_or(
+                        "--mss: the MSS of flows whose SYN had none, in bytes: 88..65495 (RFC 9293 3.7.1, RFC 879)",
+                    )?)
+                }
                 "--seed" => a.seed = val()?.parse().map_err(|_| "bad --seed".to_string())?,
                 "--stats-file" => a.stats_file = Some(val()?),
                 "--duration" => a.duration = Some(unit(flag, parse_time(&val()?))?),
-                "--max-frame" => a.max_frame = val()?.parse().map_err(|_| "bad --max-frame".to_string())?,
+                "--max-frame" => {
+                    a.max_frame = val()?.parse::<usize>().ok().filter(|m| (60..=65_535 + 18).contains(m)).ok_or(
+                        "--max-frame: the largest frame parsed, in bytes: 60..65553 (frames above pass untouched)",
+                    )?
+                }
                 "--spin-us" => a.spin = Time::from_micros(val()?.parse().map_err(|_| "bad --spin-us".to_string())?),
                 "--idle-spin-us" => {
                     a.idle_spin = Time::from_micros(val()?.parse().map_err(|_| "bad --idle-spin-us".to_string())?)
@@ -601,6 +622,35 @@ mod tests {
         assert!(e.contains("must not be negative"), "{e}");
         let e = args("--a x --b y --controller saplaw").unwrap_err();
         assert!(e.contains("sap-law"), "{e}");
+    }
+
+    #[test]
+    fn values_outside_their_domain_are_refused_naming_the_flag_not_run_as_something_else() {
+        // Issue 23: each of these was accepted, panicked or ran as another
+        // gateway (--max-frame 0 turned off all parsing; a delay of 1e300 s
+        // made a black hole that exits 0).
+        for (flags, words) in [
+            ("--max-frame 0", "--max-frame"),
+            ("--mss 0", "--mss"),
+            ("--controller ewt --ctl max_flows=0", "max_flows"),
+            ("--controller ewt --ctl buffer=0", "--ctl buffer"),
+            ("--rate 0.1bps", "rounds to zero"),
+            ("--delay 1e300s", "1e9 s"),
+            ("--queue red,bytes=100kB,min=50kB,max=20kB", "min_th"),
+            ("--queue red,bytes=100kB,wq=2", "w_q"),
+            ("--queue red,bytes=100kB,maxp=-1", "max_p"),
+        ] {
+            let e = args(&format!("--a x --b y {flags}")).unwrap_err();
+            assert!(e.contains(words), "{flags}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_override_with_text_after_its_value_is_not_cut_short() {
+        // `--set 'queue="droptail"\nx = 1'` once read as "droptail".
+        assert_eq!(parse_override("\"droptail\"\nx = 1"), toml::Value::String("\"droptail\"\nx = 1".into()));
+        assert_eq!(parse_override("31"), toml::Value::Integer(31));
+        assert_eq!(parse_override("red"), toml::Value::String("red".into()));
     }
 
     #[test]

@@ -590,8 +590,11 @@ fn substitute(
 pub fn parse_override(value: &str) -> toml::Value {
     let doc = format!("v = {value}");
     match doc.parse::<toml::Table>() {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(value.to_string())),
-        Err(_) => toml::Value::String(value.to_string()),
+        // One value and nothing after it: `queue="droptail"\nx = 1` once
+        // read as "droptail", dropping the rest without a word; now the
+        // whole text is the (bare string) value, which the field refuses.
+        Ok(mut t) if t.len() == 1 => t.remove("v").unwrap_or_else(|| toml::Value::String(value.to_string())),
+        _ => toml::Value::String(value.to_string()),
     }
 }
 

@@ -357,6 +357,11 @@ impl Topology {
                 return down;
             }
             t = p;
+            if r.core[t as usize] == NO_ROUTE {
+                // Two stubs joined only to each other (an island of one
+                // link): not reachable from any core node.
+                return NO_ROUTE;
+            }
         }
         r.next_hop[r.core[from as usize] as usize * r.ncore + r.core[t as usize] as usize]
     }
@@ -387,5 +392,36 @@ impl Topology {
 
     pub fn iface_by_name(&self, name: &str) -> Option<u32> {
         self.ifaces.iter().position(|f| f.name == name).map(|i| i as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn a_destination_on_an_island_of_one_link_is_unreachable_not_a_panic() {
+        // Issue 23: c and d, joined only to each other, are both stubs; the
+        // route to d through its stub parent indexed with the no-route
+        // marker ("index is 4294967295").
+        let text = r#"
+            name = "islands"
+            [topology]
+            kind = "graph"
+            nodes = ["a", "r", "b", "c", "d"]
+            links = [
+              { from = "a", to = "r", rate = "10Mbps", delay = "1ms" },
+              { from = "r", to = "b", rate = "10Mbps", delay = "1ms" },
+              { from = "c", to = "d", rate = "10Mbps", delay = "1ms" },
+            ]
+        "#;
+        let s = Scenario::from_toml(text, "i.toml", &[]).unwrap();
+        let t = Topology::build(&s.topology).unwrap();
+        let id = |n: &str| t.nodes.iter().position(|x| x == n).unwrap() as u32;
+        assert!(!t.reachable(id("a"), id("d")));
+        assert!(!t.reachable(id("r"), id("c")));
+        assert!(t.reachable(id("c"), id("d")) && t.reachable(id("d"), id("c")), "the island talks to itself");
+        assert!(t.reachable(id("a"), id("b")));
     }
 }
