@@ -25,5 +25,11 @@ bench: install
 	netreturn bench
 	cargo run --release -q -p netreturn-sim -- scenarios/ewt/scenario2.toml --set flows=31 --repeat 5
 
+# Style and lints, as CI checks them: rustfmt (rustfmt.toml), clippy with
+# warnings as errors (workspace lint table in Cargo.toml).
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -q -- -D warnings
+
 clean:
 	rm -rf target results

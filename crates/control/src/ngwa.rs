@@ -533,7 +533,7 @@ mod tests {
             let conns = 1 + rng.below(30) as u16;
             let mut now = Time::ZERO;
             for _ in 0..5_000 {
-                now = now + Time::from_micros(rng.below(2_000));
+                now += Time::from_micros(rng.below(2_000));
                 let c = rng.below(conns as u64) as u16;
                 let (syn, fin, rst) = match rng.below(20) {
                     0..=2 => (true, false, false),

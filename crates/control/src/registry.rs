@@ -405,6 +405,17 @@ pub fn struct_fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
     out
 }
 
+/// RED's configuration for a queue of `limit`: the Linux-like preset (seed
+/// 000 Table 3) under the link's `red` table.
+fn red_config(limit: Limit, mean_packet: u32, idle_packet_time: Time, red: Option<&RedParams>) -> RedConfig {
+    let mut c = RedConfig::linux_like(limit.bytes(mean_packet), mean_packet, idle_packet_time);
+    c.limit = limit;
+    match red {
+        Some(r) => r.apply(c),
+        None => c,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,16 +452,5 @@ mod tests {
         let mut expect: Vec<&str> = ControllerKind::ALL.iter().map(|k| k.name()).collect();
         expect.push("assume_wscale");
         assert_eq!(fields, expect.as_slice());
-    }
-}
-
-/// RED's configuration for a queue of `limit`: the Linux-like preset (seed
-/// 000 Table 3) under the link's `red` table.
-fn red_config(limit: Limit, mean_packet: u32, idle_packet_time: Time, red: Option<&RedParams>) -> RedConfig {
-    let mut c = RedConfig::linux_like(limit.bytes(mean_packet), mean_packet, idle_packet_time);
-    c.limit = limit;
-    match red {
-        Some(r) => r.apply(c),
-        None => c,
     }
 }

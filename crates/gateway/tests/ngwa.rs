@@ -424,7 +424,7 @@ fn a_corrupted_ipv4_header_is_never_laundered_by_marking_stripping_clamping_or_a
     let mut t = Time::ZERO;
     handshake(&mut p, &mut t);
     let bad_marked = corrupted(&marked(&data(1000), 20_000));
-    let out = pass(&mut p, &mut t, Dir::AtoB, &[bad_marked.clone()]);
+    let out = pass(&mut p, &mut t, Dir::AtoB, std::slice::from_ref(&bad_marked));
     assert_eq!(out, vec![bad_marked], "edge: not stripped, not read");
     assert_eq!(p.ngwa().unwrap().stats().values_read, 0);
     // A corrupted ACK is not lowered either, and the frames after it are.

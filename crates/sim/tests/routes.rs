@@ -59,16 +59,10 @@ fn compact_routes_equal_a_full_search() {
     for c in cases {
         let t = topology(c);
         let reference = full_search(&t);
-        for from in 0..t.nodes.len() {
-            for to in 0..t.nodes.len() {
-                assert_eq!(
-                    t.route(from as u32, to as u32),
-                    reference[from][to],
-                    "{} -> {} in\n{c}",
-                    t.nodes[from],
-                    t.nodes[to]
-                );
-                assert_eq!(t.reachable(from as u32, to as u32), from == to || reference[from][to] != NO_ROUTE);
+        for (from, row) in reference.iter().enumerate() {
+            for (to, &want) in row.iter().enumerate() {
+                assert_eq!(t.route(from as u32, to as u32), want, "{} -> {} in\n{c}", t.nodes[from], t.nodes[to]);
+                assert_eq!(t.reachable(from as u32, to as u32), from == to || want != NO_ROUTE);
             }
         }
     }

@@ -137,7 +137,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn set_version_and_header_len(&mut self, header_len: usize) {
-        debug_assert!(header_len % 4 == 0 && (HEADER_LEN..=60).contains(&header_len));
+        debug_assert!(header_len.is_multiple_of(4) && (HEADER_LEN..=60).contains(&header_len));
         self.buffer.as_mut()[field::VER_IHL] = 0x40 | (header_len / 4) as u8;
     }
     pub fn set_total_len(&mut self, v: u16) {
@@ -187,7 +187,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         set_u32(self.buffer.as_mut(), at, w);
         // The value sits at an even offset (20 + 4k + 2 only if the option is
         // 2-byte aligned); the incremental update needs 16-bit alignment.
-        let c = if at % 2 == 0 {
+        let c = if at.is_multiple_of(2) {
             checksum::update_u32(self.checksum(), old, w)
         } else {
             self.set_checksum(0);

@@ -108,7 +108,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         set_u32(self.buffer.as_mut(), field::ACK_NUM, v)
     }
     pub fn set_header_len(&mut self, len: usize) {
-        debug_assert!(len % 4 == 0 && (HEADER_LEN..=60).contains(&len));
+        debug_assert!(len.is_multiple_of(4) && (HEADER_LEN..=60).contains(&len));
         let b = self.buffer.as_mut();
         b[field::DATA_OFF] = ((len / 4) as u8) << 4 | (b[field::DATA_OFF] & 0x0f);
     }

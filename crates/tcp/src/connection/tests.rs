@@ -162,7 +162,7 @@ fn advertised_window_shrinks_by_held_out_of_order_bytes_without_moving_the_edge_
 fn exchange(c: &mut Connection, s: &mut Connection, mut t: Time, mut segs: Vec<Segment>, step: Time) -> Time {
     let mut to_server = true;
     while !segs.is_empty() {
-        t = t + step;
+        t += step;
         let mut next = Vec::new();
         for g in &segs {
             if to_server {
