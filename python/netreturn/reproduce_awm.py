@@ -76,11 +76,11 @@ DIFFERENCES = {
         "windowInit_ = 1 (2 from 2006), an ACK per segment (TCPSink) and no handshake (their first window "
         "carries H_rtt = 0 and gets no feedback). XCP web throughput against NC, initial window 10 / 2 / 1, "
         "ours otherwise: +78 / +36 / -24 % (20 s, 2 seeds). With all three ns-2 choices (initial window 1, "
-        "an ACK per segment, [tcp] xcp_ignore_handshake_rtt = true), 30 s, 3 seeds: XCP web +2.8 %, forward "
+        "an ACK per segment, [tcp] xcp = { ignore_handshake_rtt = true }), 30 s, 3 seeds: XCP web +2.8 %, forward "
         "FTP -20.1 %, response -15.6 % (paper +5 %, -20 %, -20 to -30 %); AWM web +47 %, forward FTP -3.9 % "
         "(paper +25 %, under -5 %). No bug found in our XCP sender or router: a difference of parameters. "
         "`python scripts/awm_web_iw.py --iw 10 --iw 2 --iw 1`; ns-2-like: add "
-        "`--tcp 'xcp_ignore_handshake_rtt = true' --tcp 'delayed_ack_count = 1'`.",
+        "`--tcp 'xcp = { ignore_handshake_rtt = true }' --tcp 'delayed_ack_count = 1'`.",
         "The FTP column averages both directions; the mice share the link only with the forward FTP flows "
         "(the last column). XCP forward FTP against NC is -6.7 % with our senders (5 seeds) and -20.1 % with "
         "the ns-2-like ones above.",

@@ -190,7 +190,7 @@ impl NgwaSpec {
     /// section 2.1, eq. 1); the receiver rule with Wmax and SE (eq. 2, 4).
     pub fn apply_to_tcp(&self, cfg: &mut TcpConfig, mss: u32) {
         let Some(m) = self.switches() else { return };
-        cfg.cc = if m.cw { CcKind::NewReno } else { CcKind::None };
+        cfg.cc = if m.cw { CcKind::NewReno(Default::default()) } else { CcKind::None(Default::default()) };
         cfg.ngwa = self.receiver(mss);
     }
 
@@ -252,11 +252,11 @@ mod tests {
         assert_eq!(s.switches(), Some(Modes { cw: false, se: true, fd: false }));
         let mut cfg = TcpConfig::default();
         s.apply_to_tcp(&mut cfg, 1000);
-        assert_eq!(cfg.cc, CcKind::None);
+        assert_eq!(cfg.cc, CcKind::None(Default::default()));
         assert_eq!(cfg.ngwa, Some(NgwaConfig { wmax: 64_000, smoothing: Some(0.3), option_bytes: 8 }));
         let mut cfg = TcpConfig::default();
         spec("mode = 5").apply_to_tcp(&mut cfg, 1000);
-        assert_eq!(cfg.cc, CcKind::NewReno);
+        assert_eq!(cfg.cc, CcKind::NewReno(Default::default()));
         assert_eq!(cfg.ngwa.unwrap().smoothing, None);
         let mut cfg = TcpConfig::default();
         spec("mode = 0").apply_to_tcp(&mut cfg, 1000);

@@ -22,7 +22,7 @@ use netreturn_base::units::Size;
 use netreturn_base::{Rate, Time};
 use netreturn_control::queue::{Discipline, Limit, RedParams};
 use netreturn_control::{ControllerKind, GatewayConfig, QueueKind, StageKind};
-use netreturn_tcp::{CcKind, TcpConfig, XcpConfig};
+use netreturn_tcp::{CcKind, TcpConfig};
 use std::fmt;
 
 /// IPv4 header without options (RFC 791).
@@ -189,24 +189,11 @@ impl Resolved {
 /// The TCP settings of `[tcp]`, before NGWA's and XCP's overrides.
 pub fn tcp_config(s: &Scenario) -> TcpConfig {
     let t = &s.tcp;
-    let cc = match t.cc {
-        CcName::None => CcKind::None,
-        CcName::Reno => CcKind::Reno,
-        CcName::NewReno => CcKind::NewReno,
-        CcName::WestwoodPlus => CcKind::WestwoodPlus,
-        CcName::Sarbe => CcKind::Sarbe(netreturn_tcp::SarbeConfig {
-            ts_tick: t.ts_tick.0,
-            restore_cwnd_after_recovery: t.sarbe_restore_cwnd,
-            ..Default::default()
-        }),
-        CcName::Cubic => CcKind::Cubic(netreturn_tcp::CubicConfig {
-            hystart: t.hystart,
-            fast_convergence: t.fast_convergence,
-            tcp_friendliness: t.tcp_friendliness,
-            ..Default::default()
-        }),
-        CcName::Xcp => CcKind::Xcp(Default::default()),
-    };
+    let mut cc = t.cc_params.kind(t.cc);
+    if let CcKind::Sarbe(c) = &mut cc {
+        // SARBE samples the connection's timestamp clock (seed 004 eq. 1).
+        c.ts_tick = t.ts_tick.0;
+    }
     TcpConfig {
         cc,
         mss: t.segment_size,
@@ -244,8 +231,7 @@ pub fn endpoint_config(s: &Scenario, topo: &Topology) -> TcpConfig {
         n.apply_to_tcp(&mut cfg, s.tcp.segment_size);
     }
     if uses_xcp(topo) || s.tcp.cc == CcName::Xcp {
-        cfg.cc =
-            CcKind::Xcp(XcpConfig { ignore_handshake_rtt: s.tcp.xcp_ignore_handshake_rtt, ..XcpConfig::default() });
+        cfg.cc = CcKind::Xcp(s.tcp.cc_params.xcp.unwrap_or_default());
     }
     cfg
 }

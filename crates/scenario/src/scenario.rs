@@ -168,29 +168,17 @@ pub struct TcpSpec {
     /// classic RFC 6675 `cwnd = ssthresh`.
     #[serde(default = "default_recovery")]
     pub recovery: RecoveryName,
-    /// CUBIC switches (RFC 9438): HyStart, fast convergence, Reno-friendly
-    /// region.
-    #[serde(default = "yes")]
-    pub hystart: bool,
-    #[serde(default = "yes")]
-    pub fast_convergence: bool,
-    #[serde(default = "yes")]
-    pub tcp_friendliness: bool,
-    /// SARBE: give cwnd back its value at the loss when a recovery ends
-    /// (the pseudo-code's "keep cwnd"); false leaves cwnd = ssthresh = oCwnd
-    /// as an ns-2 NewReno agent's recovery exit would (docs/tcp.md).
-    #[serde(default = "yes")]
-    pub sarbe_restore_cwnd: bool,
     /// Tick of the timestamp clock (RFC 7323 TSval); SARBE's samples are
     /// quantized to it. Default 1 ms (ns-3, Linux).
     #[serde(default = "default_ts_tick")]
     pub ts_tick: TimeQ,
-    /// XCP senders: write `H_rtt = 0` until an ACK of data gives an RTT
-    /// sample, as ns-2's XCP senders (no handshake) do for their first
-    /// window; default off: the handshake's sample counts
-    /// (`XcpConfig::ignore_handshake_rtt`).
-    #[serde(default)]
-    pub xcp_ignore_handshake_rtt: bool,
+    /// Each congestion control's own table (`tcp.cubic = { hystart = false
+    /// }`, `tcp.sarbe = { restore_cwnd = false }`, `tcp.xcp = {
+    /// ignore_handshake_rtt = true }`: the keys of `netreturn_tcp::CcParams`),
+    /// read apart from the other keys of `[tcp]` (see
+    /// [`Scenario::from_toml`]).
+    #[serde(skip)]
+    pub cc_params: netreturn_tcp::CcParams,
 }
 
 fn default_ts_tick() -> TimeQ {
@@ -695,6 +683,9 @@ impl Scenario {
             toml::Value::Table(t) => t.clone(),
             _ => unreachable!("a TOML document is a table"),
         };
+        // Each congestion control's table moves out of `[tcp]` and is read
+        // into `CcParams`; old flat keys get a hint to their table.
+        let cc_params = take_cc_tables(&mut root).map_err(|(f, m)| err(&f, m))?;
         // `kind = "dumbbell"` tables become `{ dumbbell = { ... } }`, which
         // serde reads as an externally tagged enum and, unlike an internally
         // tagged one, with the full path of any error inside.
@@ -726,6 +717,7 @@ impl Scenario {
         })?;
         scenario.validate().map_err(|(f, m)| err(&f, m))?;
         let mut scenario = scenario;
+        scenario.tcp.cc_params = cc_params;
         scenario.file = file.to_string();
         scenario.document = document;
         scenario.provenance = seen.iter().map(|(at, _)| (at.clone(), provenance(at))).collect();
@@ -933,6 +925,40 @@ impl Scenario {
     }
 }
 
+/// Keys of `[tcp]` that moved into a congestion control's table.
+const MOVED_TCP_KEYS: &[(&str, &str)] = &[
+    ("hystart", "cubic = { hystart = ... }"),
+    ("fast_convergence", "cubic = { fast_convergence = ... }"),
+    ("tcp_friendliness", "cubic = { tcp_friendliness = ... }"),
+    ("sarbe_restore_cwnd", "sarbe = { restore_cwnd = ... }"),
+    ("xcp_ignore_handshake_rtt", "xcp = { ignore_handshake_rtt = ... }"),
+];
+
+/// Takes the congestion controls' tables (`cubic`, `sarbe`, ... : every
+/// name of `netreturn_tcp::CcName::ALL`) out of the document's `[tcp]` and
+/// reads them; errors as (field, message).
+fn take_cc_tables(root: &mut toml::Value) -> Result<netreturn_tcp::CcParams, (String, String)> {
+    let Some(toml::Value::Table(tcp)) = root.get_mut("tcp") else { return Ok(Default::default()) };
+    for (old, new) in MOVED_TCP_KEYS {
+        if tcp.contains_key(*old) {
+            return Err((
+                format!("tcp.{old}"),
+                format!("moved into the congestion control's table: write `[tcp] {new}`"),
+            ));
+        }
+    }
+    let mut tables = toml::Table::new();
+    for (_, name, _) in netreturn_tcp::CcName::ALL {
+        if let Some(v) = tcp.remove(*name) {
+            tables.insert(name.to_string(), v);
+        }
+    }
+    serde_path_to_error::deserialize(toml::Value::Table(tables)).map_err(|e| {
+        let path = e.path().to_string();
+        (format!("tcp.{path}"), e.into_inner().to_string())
+    })
+}
+
 fn span_hint(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     match span {
         Some(r) => {
@@ -1080,6 +1106,36 @@ mod tests {
         let netreturn_control::Controller::Ewt(ewt) = ctl else { panic!() };
         assert_eq!(ewt.start_threshold(), 20 * 1498);
         assert_eq!(cfg.assume_wscale, Some(7));
+    }
+
+    #[test]
+    fn every_registered_congestion_control_round_trips_by_name_with_its_table() {
+        // One list (netreturn_tcp's congestion_controls!): each name reads
+        // back as itself, from `tcp.cc` and with an (empty) table of its own.
+        for &(cc, name, _) in CcName::ALL {
+            assert_eq!(CcName::from_name(name), Some(cc));
+            assert_eq!(cc.name(), name);
+            let text = MINI.replace("[topology]", &format!("[tcp]\ncc = \"{name}\"\n{name:?} = {{}}\n[topology]"));
+            let s = Scenario::from_toml(&text, "cc.toml", &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(s.tcp.cc, cc);
+            assert_eq!(s.tcp.cc_params.kind(cc).name(), cc);
+        }
+    }
+
+    #[test]
+    fn a_congestion_control_table_sets_its_keys_and_refuses_unknown_ones() {
+        let text = MINI.replace("[topology]", "[tcp]\ncubic = { hystart = false, c = 0.5 }\n[topology]");
+        let s = Scenario::from_toml(&text, "cc.toml", &[]).unwrap();
+        let netreturn_tcp::CcKind::Cubic(c) = s.tcp.cc_params.kind(CcName::Cubic) else { panic!() };
+        assert_eq!((c.hystart, c.c, c.fast_convergence), (false, 0.5, true));
+        let text = MINI.replace("[topology]", "[tcp]\ncubic = { hystrat = false }\n[topology]");
+        let e = Scenario::from_toml(&text, "cc.toml", &[]).unwrap_err();
+        assert!(e.field.starts_with("tcp.cubic") && e.message.contains("hystart"), "{e}");
+        // The flat keys of older files point to the table.
+        let text = MINI.replace("[topology]", "[tcp]\nhystart = false\n[topology]");
+        let e = Scenario::from_toml(&text, "cc.toml", &[]).unwrap_err();
+        assert_eq!(e.field, "tcp.hystart");
+        assert!(e.message.contains("cubic = { hystart = ... }"), "{e}");
     }
 
     #[test]

@@ -4,83 +4,9 @@
 use netreturn_base::Time;
 
 use crate::cc::cubic::CubicConfig;
-use crate::cc::sarbe::SarbeConfig;
-use crate::cc::xcp::XcpConfig;
 use crate::ngwa::NgwaConfig;
 
-/// Which congestion control a connection runs. A closed enum (smoltcp
-/// style): adding an algorithm means adding a variant and a file under
-/// `src/cc/`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CcKind {
-    /// "Standard TCP" (RFC 793): no congestion window and no fast
-    /// retransmit; the receiver window alone limits the sender and losses are
-    /// repaired only by timeout (go-back-N over the receiver window).
-    None,
-    /// RFC 5681: a partial ACK ends fast recovery (no RFC 6582 handling).
-    Reno,
-    /// RFC 5681 + RFC 6582 (partial ACKs keep recovery going).
-    NewReno,
-    /// RFC 9438 with ns-3's HyStart.
-    Cubic(CubicConfig),
-    /// Westwood+ (Mascolo et al.) as Linux `tcp_westwood` / ns-3 3.44
-    /// `TcpWestwoodPlus`, on NewReno.
-    WestwoodPlus,
-    /// SARBE + LDED (seed 004), on NewReno.
-    Sarbe(SarbeConfig),
-    /// XCP's sender (Katabi et al. 2002 section 3.1): the window follows
-    /// the routers' feedback; losses as NewReno.
-    Xcp(XcpConfig),
-}
-
-/// The congestion controls by name: the list scenario files, the testbed
-/// and `netreturn list` read (`tcp.cc = "cubic"`). Adding one is a variant
-/// here, its row in [`CcName::ALL`] and a file under `src/cc/`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CcName {
-    /// "Standard TCP" (RFC 793): no congestion window.
-    None,
-    Reno,
-    NewReno,
-    Cubic,
-    /// Westwood+ (Linux `tcp_westwood`, ns-3 `TcpWestwoodPlus`).
-    #[serde(rename = "westwood+", alias = "westwoodplus")]
-    WestwoodPlus,
-    /// SARBE + LDED (seed 004).
-    Sarbe,
-    /// XCP's sender (SPEC.md 2.7); needs XCP routers (`queue = "xcp"`).
-    Xcp,
-}
-
-impl CcName {
-    /// Every congestion control, with its name and what it is.
-    pub const ALL: &'static [(CcName, &'static str, &'static str)] = &[
-        (CcName::None, "none", "no congestion window: the receiver window alone (RFC 793)"),
-        (CcName::Reno, "reno", "RFC 5681, a partial ACK ends fast recovery"),
-        (CcName::NewReno, "newreno", "RFC 5681 + RFC 6582"),
-        (CcName::Cubic, "cubic", "RFC 9438 with ns-3's HyStart"),
-        (
-            CcName::WestwoodPlus,
-            "westwood+",
-            "Westwood+: ssthresh = bandwidth estimate x RTTmin on loss (Linux tcp_westwood)",
-        ),
-        (
-            CcName::Sarbe,
-            "sarbe",
-            "SARBE + LDED (seed 004): receiver-timestamp bandwidth estimate, loss differentiation",
-        ),
-        (
-            CcName::Xcp,
-            "xcp",
-            "XCP's sender (Katabi et al. 2002): cwnd follows the routers' feedback; needs queue = \"xcp\"",
-        ),
-    ];
-
-    pub fn name(self) -> &'static str {
-        CcName::ALL.iter().find(|(c, _, _)| *c == self).map(|(_, n, _)| *n).unwrap_or("?")
-    }
-}
+pub use crate::cc::{CcKind, CcName, CcParams, NoConfig};
 
 /// How cwnd evolves during fast recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

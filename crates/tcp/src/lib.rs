@@ -31,7 +31,7 @@ pub mod stats;
 pub use cc::cubic::CubicConfig;
 pub use cc::sarbe::SarbeConfig;
 pub use cc::xcp::XcpConfig;
-pub use config::{CcKind, CcName, Recovery, TcpConfig};
+pub use config::{CcKind, CcName, CcParams, NoConfig, Recovery, TcpConfig};
 pub use connection::{Connection, State};
 pub use ngwa::{NgwaConfig, NgwaReceiver};
 pub use segment::{Options, SackBlocks, Segment, MAX_SACK_BLOCKS};

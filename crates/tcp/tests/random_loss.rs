@@ -11,9 +11,9 @@ use proptest::prelude::*;
 
 fn cc_of(k: u8) -> CcKind {
     match k % 4 {
-        0 => CcKind::None,
-        1 => CcKind::Reno,
-        2 => CcKind::NewReno,
+        0 => CcKind::None(Default::default()),
+        1 => CcKind::Reno(Default::default()),
+        2 => CcKind::NewReno(Default::default()),
         _ => CcKind::Cubic(Default::default()),
     }
 }

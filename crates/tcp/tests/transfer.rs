@@ -85,7 +85,12 @@ fn options_the_peer_did_not_offer_stay_off() {
 
 #[test]
 fn one_megabyte_transfer_delivers_exactly_one_megabyte_without_loss() {
-    for cc in [CcKind::Cubic(Default::default()), CcKind::NewReno, CcKind::Reno, CcKind::None] {
+    for cc in [
+        CcKind::Cubic(Default::default()),
+        CcKind::NewReno(Default::default()),
+        CcKind::Reno(Default::default()),
+        CcKind::None(Default::default()),
+    ] {
         let c = cfg(cc, true);
         let mut p = big_queue_pair(&c);
         assert!(p.transfer(1_000_000, Time::from_secs(60)), "{cc:?}");
@@ -115,7 +120,9 @@ fn transfer_over_a_small_queue_conserves_bytes_despite_drops() {
 #[test]
 fn a_single_lost_segment_is_repaired_by_fast_retransmit_not_rto() {
     for sack in [true, false] {
-        for cc in [CcKind::NewReno, CcKind::Reno, CcKind::Cubic(Default::default())] {
+        for cc in
+            [CcKind::NewReno(Default::default()), CcKind::Reno(Default::default()), CcKind::Cubic(Default::default())]
+        {
             let c = cfg(cc, sack);
             let mut p = big_queue_pair(&c);
             p.fwd.loss = Some(drop_first_tx_at(ISS, vec![20_000]));
@@ -134,7 +141,7 @@ fn a_single_lost_segment_is_repaired_by_fast_retransmit_not_rto() {
 fn multiple_losses_in_one_window_are_repaired_without_rto() {
     // Three segments of the third flight (cwnd 40) are lost.
     for (sack, recovery) in [(false, Recovery::Classic), (true, Recovery::Classic), (true, Recovery::Prr)] {
-        let c = TcpConfig { recovery, ..cfg(CcKind::NewReno, sack) };
+        let c = TcpConfig { recovery, ..cfg(CcKind::NewReno(Default::default()), sack) };
         let mut p = big_queue_pair(&c);
         p.fwd.loss = Some(drop_first_tx_at(ISS, vec![32_000, 35_000, 38_000, 41_000]));
         assert!(p.transfer(300_000, Time::from_secs(30)));
@@ -151,7 +158,7 @@ fn multiple_losses_in_one_window_are_repaired_without_rto() {
 fn reno_without_sack_leaves_recovery_on_a_partial_ack() {
     // Guards the Reno/NewReno difference: Reno needs more than one fast
     // retransmit (or a timeout) for several losses in a window.
-    let c = cfg(CcKind::Reno, false);
+    let c = cfg(CcKind::Reno(Default::default()), false);
     let mut p = big_queue_pair(&c);
     p.fwd.loss = Some(drop_first_tx_at(ISS, vec![32_000, 35_000, 38_000, 41_000]));
     assert!(p.transfer(300_000, Time::from_secs(60)));
@@ -177,7 +184,7 @@ fn a_tail_loss_is_repaired_by_the_retransmission_timer() {
 
 #[test]
 fn rto_backoff_doubles_the_interval_between_timeouts() {
-    let c = cfg(CcKind::NewReno, true);
+    let c = cfg(CcKind::NewReno(Default::default()), true);
     let mut p = big_queue_pair(&c);
     // Data segments 5..=12 are lost: the 5 originals after the first five,
     // then three retransmissions of the first of them.
@@ -221,7 +228,7 @@ fn syn_loss_is_repaired_with_backoff() {
 
 #[test]
 fn standard_tcp_never_fast_retransmits_and_recovers_by_timeout() {
-    let c = cfg(CcKind::None, true);
+    let c = cfg(CcKind::None(Default::default()), true);
     let mut p = big_queue_pair(&c);
     p.fwd.loss = Some(drop_first_tx_at(ISS, vec![20_000, 25_000]));
     assert!(p.transfer(200_000, Time::from_secs(60)));
@@ -248,7 +255,7 @@ fn the_same_inputs_give_identical_stats() {
 #[test]
 fn sequence_numbers_wrap_during_a_transfer() {
     // ISS just below 2^32: the stream crosses the wrap after 2000 bytes.
-    let c = cfg(CcKind::NewReno, true);
+    let c = cfg(CcKind::NewReno(Default::default()), true);
     let mut p = big_queue_pair(&c);
     p.client = Connection::client(&c, u32::MAX - 2000);
     p.fwd.loss = Some(drop_indices(vec![1, 2, 10]));
@@ -258,7 +265,7 @@ fn sequence_numbers_wrap_during_a_transfer() {
 
 #[test]
 fn close_sends_a_fin_after_the_data_and_both_ends_finish() {
-    let c = cfg(CcKind::NewReno, true);
+    let c = cfg(CcKind::NewReno(Default::default()), true);
     let mut p = big_queue_pair(&c);
     p.open();
     p.send(5_000);
@@ -291,7 +298,7 @@ fn a_sender_held_by_the_receive_window_does_not_grow_cwnd_beyond_it() {
     // while it limits the sender. A 16 kB receive buffer on a path that
     // could carry far more keeps every flight at 16 kB; without the rule
     // slow start would take cwnd to megabytes over 1 MB of ACKs.
-    for cc in [CcKind::Cubic(Default::default()), CcKind::NewReno] {
+    for cc in [CcKind::Cubic(Default::default()), CcKind::NewReno(Default::default())] {
         let client = cfg(cc, true);
         let server = TcpConfig { rcv_buf: 16_000, ..client };
         let mut p = Pair::with_links(

@@ -52,8 +52,7 @@ from .runner import FlowPlan, Hop
 CC = {"cubic": "cubic", "reno": "reno", "newreno": "reno"}
 #: TCP fields of the simulator the kernel decides for itself.
 KERNEL_TCP = ["segment_size", "sack", "timestamps", "window_scaling", "delayed_ack_count",
-              "delayed_ack_timeout", "min_rto", "initial_cwnd", "recovery", "hystart",
-              "fast_convergence", "tcp_friendliness"]
+              "delayed_ack_timeout", "min_rto", "initial_cwnd", "recovery", "cubic"]
 
 
 def controllers() -> list[str]:

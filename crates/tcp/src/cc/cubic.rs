@@ -15,7 +15,9 @@ use netreturn_base::Time;
 use super::{Ack, CongestionControl, Window};
 
 /// CUBIC settings. `Default` = ns-3 3.44 (SPEC.md section 6).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A scenario's `tcp.cubic = { ... }` table sets any of these by name.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CubicConfig {
     /// C, segments / s^3 (RFC 9438 section 5: 0.4).
     pub c: f64,

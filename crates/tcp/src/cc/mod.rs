@@ -1,6 +1,7 @@
 //! Congestion controls: a small trait with event-named methods and no-op
 //! defaults (smoltcp's `congestion` module), one file per algorithm, chosen
-//! through the closed enum [`CcKind`](crate::CcKind).
+//! through the closed enum [`CcKind`], generated with [`CcName`],
+//! [`CcParams`] and [`Cc`] from one list (`congestion_controls!` below).
 //!
 //! The connection owns the window variables ([`Window`], like ns-3's
 //! `TcpSocketState`) because loss recovery (RFC 6582 inflation, PRR) also
@@ -14,8 +15,6 @@ pub mod westwood;
 pub mod xcp;
 
 use netreturn_base::{InBand, Time};
-
-use crate::config::CcKind;
 
 /// The congestion-window variables shared by the connection and its
 /// controller, in bytes.
@@ -80,7 +79,7 @@ pub struct AckEvent {
 
 /// Events a congestion control reacts to. Every method has a default so an
 /// algorithm writes only what it changes: adding one means one file under
-/// `src/cc/`, one variant of [`Cc`] and of [`CcKind`](crate::CcKind).
+/// `src/cc/` and one line of the list below.
 pub trait CongestionControl {
     /// The window the sender may have in flight (before the receiver's
     /// window is applied).
@@ -139,43 +138,139 @@ pub trait CongestionControl {
     }
 }
 
-/// The closed set of controllers, dispatched by `match` (no boxing, no
-/// virtual calls on the hot path).
-#[derive(Clone, Debug)]
-pub enum Cc {
-    None(none::NoCc),
-    Reno(reno::Reno),
-    Cubic(cubic::Cubic),
-    WestwoodPlus(westwood::Westwood),
-    Sarbe(sarbe::Sarbe),
-    Xcp(xcp::Xcp),
+/// The settings of a congestion control that takes none: its table in a
+/// scenario may only be empty (`tcp.reno = {}`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoConfig {}
+
+/// Generates, from the one list below: [`CcKind`] (which control, with its
+/// settings), [`CcName`] (by name, for scenario files and every list a user
+/// sees), [`CcParams`] (the per-control tables of `[tcp]`), and [`Cc`] (the
+/// state, dispatched by `match`: no boxing, no virtual call on the hot
+/// path).
+macro_rules! congestion_controls {
+    ($( $variant:ident, $field:ident = $name:literal, $cfg:ty, $state:ty, |$c:ident, $abc:ident| $build:expr, $title:literal; )*) => {
+        /// Which congestion control a connection runs, with its settings.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum CcKind {
+            $( #[doc = $title] $variant($cfg), )*
+        }
+
+        /// A congestion control by name (`tcp.cc = "cubic"`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum CcName {
+            $( #[doc = $title] $variant, )*
+        }
+
+        impl CcName {
+            /// Every congestion control: the list scenario files, the
+            /// testbed, the property tests and `netreturn list` read.
+            pub const ALL: &'static [(CcName, &'static str, &'static str)] = &[ $( (CcName::$variant, $name, $title), )* ];
+        }
+
+        /// The per-control tables of `[tcp]` (`tcp.cubic = { hystart =
+        /// false }`); a control without one runs with its defaults.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct CcParams {
+            $( #[serde(default, rename = $name)] pub $field: Option<$cfg>, )*
+        }
+
+        impl CcParams {
+            /// Control `name` with the settings of its table, or its defaults.
+            pub fn kind(&self, name: CcName) -> CcKind {
+                match name {
+                    $( CcName::$variant => CcKind::$variant(self.$field.unwrap_or_default()), )*
+                }
+            }
+        }
+
+        impl CcKind {
+            pub fn name(&self) -> CcName {
+                match self {
+                    $( CcKind::$variant(_) => CcName::$variant, )*
+                }
+            }
+
+            /// Every congestion control with its default settings.
+            pub fn all_defaults() -> Vec<CcKind> {
+                vec![ $( CcKind::$variant(<$cfg>::default()), )* ]
+            }
+        }
+
+        /// The state of a connection's congestion control.
+        #[derive(Clone, Debug)]
+        pub enum Cc {
+            $( $variant($state), )*
+        }
+
+        impl Cc {
+            pub fn new(kind: CcKind, abc_limit: u32) -> Cc {
+                match kind {
+                    $( CcKind::$variant($c) => {
+                        let $abc = abc_limit;
+                        Cc::$variant($build)
+                    } )*
+                }
+            }
+        }
+
+        /// Calls `$e` with `$c` bound to the variant's state.
+        macro_rules! dispatch {
+            ($self_:ident, $c_:ident => $e_:expr) => {
+                match $self_ {
+                    $( Cc::$variant($c_) => $e_, )*
+                }
+            };
+        }
+    };
 }
 
-impl Cc {
-    pub fn new(kind: CcKind, abc_limit: u32) -> Cc {
-        match kind {
-            CcKind::None => Cc::None(none::NoCc),
-            CcKind::Reno => Cc::Reno(reno::Reno::new(abc_limit, false)),
-            CcKind::NewReno => Cc::Reno(reno::Reno::new(abc_limit, true)),
-            CcKind::Cubic(cfg) => Cc::Cubic(cubic::Cubic::new(cfg)),
-            CcKind::WestwoodPlus => Cc::WestwoodPlus(westwood::Westwood::new(abc_limit)),
-            CcKind::Sarbe(cfg) => Cc::Sarbe(sarbe::Sarbe::new(cfg, abc_limit)),
-            CcKind::Xcp(cfg) => Cc::Xcp(xcp::Xcp::new(cfg)),
-        }
+// The one list of congestion controls. Adding one is a file under
+// `src/cc/` and one line here: variant, table name = scenario name, its
+// settings, its state, how the state is built from them (`abc` is RFC 3465's
+// L), and what it is.
+congestion_controls! {
+    None, none = "none", NoConfig, none::NoCc, |_c, _abc| none::NoCc,
+        "no congestion window: the receiver window alone (RFC 793)";
+    Reno, reno = "reno", NoConfig, reno::Reno, |_c, abc| reno::Reno::new(abc, false),
+        "RFC 5681, a partial ACK ends fast recovery";
+    NewReno, newreno = "newreno", NoConfig, reno::Reno, |_c, abc| reno::Reno::new(abc, true),
+        "RFC 5681 + RFC 6582";
+    Cubic, cubic = "cubic", cubic::CubicConfig, cubic::Cubic, |c, _abc| cubic::Cubic::new(c),
+        "RFC 9438 with ns-3's HyStart";
+    WestwoodPlus, westwood_plus = "westwood+", NoConfig, westwood::Westwood, |_c, abc| westwood::Westwood::new(abc),
+        "Westwood+: ssthresh = bandwidth estimate x RTTmin on loss (Linux tcp_westwood)";
+    Sarbe, sarbe = "sarbe", sarbe::SarbeConfig, sarbe::Sarbe, |c, abc| sarbe::Sarbe::new(c, abc),
+        "SARBE + LDED (seed 004): receiver-timestamp bandwidth estimate, loss differentiation";
+    Xcp, xcp = "xcp", xcp::XcpConfig, xcp::Xcp, |c, _abc| xcp::Xcp::new(c),
+        "XCP's sender (Katabi et al. 2002): cwnd follows the routers' feedback; needs queue = \"xcp\"";
+}
+
+/// Other spellings scenario files may use.
+const ALIASES: &[(&str, CcName)] = &[("westwoodplus", CcName::WestwoodPlus)];
+
+impl CcName {
+    pub fn name(self) -> &'static str {
+        CcName::ALL.iter().find(|(c, _, _)| *c == self).map_or("?", |(_, n, _)| *n)
+    }
+
+    /// The control called `s` (its name or an alias).
+    pub fn from_name(s: &str) -> Option<CcName> {
+        let named = CcName::ALL.iter().find(|(_, n, _)| *n == s).map(|(c, _, _)| *c);
+        named.or_else(|| ALIASES.iter().find(|(a, _)| *a == s).map(|(_, c)| *c))
     }
 }
 
-macro_rules! dispatch {
-    ($self:ident, $c:ident => $e:expr) => {
-        match $self {
-            Cc::None($c) => $e,
-            Cc::Reno($c) => $e,
-            Cc::Cubic($c) => $e,
-            Cc::WestwoodPlus($c) => $e,
-            Cc::Sarbe($c) => $e,
-            Cc::Xcp($c) => $e,
-        }
-    };
+impl<'de> serde::Deserialize<'de> for CcName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CcName, D::Error> {
+        let s = String::deserialize(d)?;
+        CcName::from_name(&s).ok_or_else(|| {
+            let names: Vec<&str> = CcName::ALL.iter().map(|(_, n, _)| *n).collect();
+            serde::de::Error::custom(format!("unknown congestion control {s:?}; allowed: {}", names.join(", ")))
+        })
+    }
 }
 
 impl Cc {

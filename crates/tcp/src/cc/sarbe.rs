@@ -41,8 +41,10 @@ use super::reno::Reno;
 use super::westwood::DeliveredCount;
 use super::{Ack, AckEvent, CongestionControl, Window};
 
-/// Parameters of SARBE and LDED; the defaults are the paper's.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Parameters of SARBE and LDED; the defaults are the paper's. A scenario's
+/// `tcp.sarbe = { ... }` table sets them by name.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SarbeConfig {
     /// Gain of the instability EWMA, eq. 3 ("β was found to be 0.8").
     pub b: f64,
@@ -52,7 +54,10 @@ pub struct SarbeConfig {
     /// predictor is most accurate with alpha 1, beta 3).
     pub alpha: f64,
     pub beta: f64,
-    /// Tick of the receiver's timestamp clock (TcpConfig::ts_tick).
+    /// Tick of the receiver's timestamp clock: the connection's
+    /// (`TcpConfig::ts_tick`, the scenario's `tcp.ts_tick`), not a key of
+    /// its own.
+    #[serde(skip)]
     pub ts_tick: Time,
     /// At the end of a recovery, give cwnd back its value at the loss
     /// (without incipient congestion) or `min(cwnd, ssthresh)` (with), as
@@ -60,6 +65,7 @@ pub struct SarbeConfig {
     /// oCwnd` (RFC 6582 step 6), what an ns-2 NewReno agent running the
     /// pseudo-code at its fast retransmit would do; the "kept" cwnd then
     /// lasts only through the recovery.
+    #[serde(rename = "restore_cwnd")]
     pub restore_cwnd_after_recovery: bool,
 }
 

@@ -17,8 +17,9 @@ use netreturn_base::{InBand, Time, XcpFields};
 
 use super::{AckEvent, CongestionControl, Window};
 
-/// The XCP sender's settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// The XCP sender's settings (a scenario's `tcp.xcp = { ... }` table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct XcpConfig {
     /// The feedback the sender asks for per segment, bytes (`H_feedback` as
     /// initialised, XCP paper section 3.1: "the desired window increase").

@@ -372,7 +372,7 @@ fn standard_tcp_counts_triple_dupacks_it_does_not_act_on() {
     // Seed 001 Table 2 reports triple-dupACK events for RFC 793 TCP (4001
     // of them), which has no fast retransmit: they are counted on arrival.
     use crate::config::CcKind;
-    let cfg = TcpConfig { mss: 1000, cc: CcKind::None, ..Default::default() };
+    let cfg = TcpConfig { mss: 1000, cc: CcKind::None(Default::default()), ..Default::default() };
     let (mut c, mut s) = established(&cfg);
     let ms = Time::from_millis;
     let mut sent = Vec::new();
