@@ -12,7 +12,8 @@ import math
 import pytest
 
 from netreturn import ns3lossy, ns3ref
-from netreturn.validate_lossy import LOSSES, METRICS, losses, table
+from netreturn.args import losses
+from netreturn.validate_lossy import LOSSES, METRICS, table
 
 needs_ns3 = pytest.mark.skipif(not ns3ref.available(), reason="ns3 (pip install ns3==3.44.post0) is not installed")
 

@@ -9,73 +9,15 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from .args import kv as _kv, levels as _levels, positive as _positive, scales as _scales, seed as _seed
+from .args import sweep as _sweep
 from .cluster import BackendError
 from .files import FolderInUse, FolderLock
-from .scenarios import DEFAULT_SCENARIO, MAX_SEED, ScenarioError, list_scenarios, load, resolve, swept
+from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve, swept
 
 # The default experiment shows what the project is about: the window-rewriting
 # gateways (EWA, AWM, EWT) against the queue disciplines (DropTail, RED).
 DEFAULT_SWEEP = {"queue": ["droptail", "red", "ewa", "awm", "ewt"]}
-
-
-def _kv(text: str) -> tuple[str, str]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    k, v = text.split("=", 1)
-    if not k.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r} (no NAME)")
-    return k.strip(), v.strip()
-
-
-def _sweep(text: str) -> tuple[str, list[str]]:
-    k, v = _kv(text)
-    vals = [x.strip() for x in v.split(",") if x.strip()]
-    if not vals:
-        raise argparse.ArgumentTypeError(f"--sweep {k}= needs at least one value")
-    return k, vals
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
-    return n
-
-
-def _seed(text: str) -> int:
-    """``--seed``: what the simulator's seed holds (an unsigned 64-bit integer)."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = None
-    if n is None or not 0 <= n <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_SEED}, got {text!r}")
-    return n
-
-
-def _levels(text: str) -> list[float]:
-    """``calibrate --levels``: loss ratios in %, each in (0, 100]."""
-    try:
-        xs = [float(x) for x in text.split(",")]
-    except ValueError:
-        xs = []
-    if not xs or not all(0 < x <= 100 for x in xs):  # NaN fails too
-        raise argparse.ArgumentTypeError(f"expected loss ratios in %, each above 0 and at most 100, separated by "
-                                         f"commas (like 0.1,0.5,1.0), got {text!r}")
-    return xs
-
-
-def _scales(text: str) -> list[int]:
-    """``--ns3-scales``: factors of the scale benchmark, comma separated."""
-    out = []
-    for part in text.split(","):
-        if part.strip() not in ("1", "10", "100"):
-            raise argparse.ArgumentTypeError(f"expected factors among 1, 10 and 100 separated by commas, got {text!r}")
-        out.append(int(part))
-    return out
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:

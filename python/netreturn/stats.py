@@ -65,3 +65,13 @@ def batch_means_ci(series: Sequence[float], batches: int = 30) -> tuple[float, f
     independent observations, so the half-width is
     t_{0.975, batches-1} * s_batch / sqrt(batches)."""
     return mean_ci(batch_means(series, batches))
+
+
+def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | None:
+    """Whether two (mean, CI half-width, n) summaries agree within their
+    spread: ``|m1 - m2| <= sqrt(h1^2 + h2^2)``; None when either lacks a CI
+    (fewer than 2 finite values)."""
+    (m1, h1, _), (m2, h2, _) = a, b
+    if any(math.isnan(x) for x in (m1, h1, m2, h2)):
+        return None
+    return abs(m1 - m2) <= math.hypot(h1, h2)

@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from .files import atomic_write
-from .stats import fmt_ci, mean_ci
+from .stats import agree, fmt_ci, mean_ci
 
 #: (metric, label) compared; names are our summary names, which ns3ref uses
 #: too. Loss is compared on data segments: ns-3's FlowMonitor data-direction
@@ -72,20 +72,12 @@ def with_data_loss(run: dict) -> dict:
     return run
 
 
-def _positive(text: str) -> int:
-    import argparse
-
-    n = int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
-    return n
-
-
 def add_arguments(v) -> None:
     """The options of ``netreturn validate`` (called by cli.build_parser)."""
     from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
 
-    from .validate_lossy import SCENARIO as LOSSY, losses
+    from .args import losses, positive as _positive
+    from .validate_lossy import SCENARIO as LOSSY
 
     v.add_argument("--scenario", choices=[*SCENARIOS, LOSSY], default="ewt/scenario2",
                    help=f"an EWT dumbbell, or seed 004's lossy link ({LOSSY}: --cc, --loss)")
@@ -106,15 +98,6 @@ def add_arguments(v) -> None:
     v.add_argument("--ns3-renosack", choices=["linux", "ns3"], default="linux",
                    help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it")
-
-
-def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | None:
-    """Whether two (mean, CI half-width, n) summaries agree within their
-    spread; None when either lacks a CI (fewer than 2 finite values)."""
-    (m1, h1, _), (m2, h2, _) = a, b
-    if any(math.isnan(x) for x in (m1, h1, m2, h2)):
-        return None
-    return abs(m1 - m2) <= math.hypot(h1, h2)
 
 
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,

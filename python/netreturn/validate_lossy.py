@@ -18,8 +18,7 @@ import math
 from pathlib import Path
 
 from .files import atomic_write
-from .stats import fmt_ci, mean_ci
-from .validate import agree
+from .stats import agree, fmt_ci, mean_ci
 
 SCENARIO = "sarbe/lossy_link"
 #: Fig. 3b's loss rates (0.001 % to 10 %), as fractions: the scenario's ``loss``.
@@ -32,19 +31,6 @@ METRICS = [
     ("fast_recoveries", "fast recoveries"),
     ("timeouts", "RTOs"),
 ]
-
-
-def losses(text: str) -> tuple[float, ...]:
-    """``--loss 0.001,0.01``: loss probabilities in [0, 1]."""
-    import argparse
-
-    try:
-        xs = tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text}: comma-separated loss probabilities expected") from None
-    if not xs or any(not 0.0 <= x <= 1.0 for x in xs):
-        raise argparse.ArgumentTypeError(f"{text}: every loss probability must lie in [0, 1]")
-    return xs
 
 
 def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,

@@ -24,17 +24,10 @@ import json
 import sys
 from pathlib import Path
 
+from ..args import comma_list as _list, kv as _kv, positive as _positive, sweep as _sweep_arg
 from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
-from ..cli import _kv, _positive, _sweep as _sweep_arg
 from .bench import MODES
 from .runner import RunConfig, find_gateway, run
-
-
-def _list(text: str) -> list[str]:
-    vals = [x.strip() for x in text.split(",") if x.strip()]
-    if not vals:
-        raise argparse.ArgumentTypeError("expected a comma-separated list")
-    return vals
 
 
 def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
