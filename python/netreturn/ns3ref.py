@@ -59,6 +59,11 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
+try:
+    from .stats import jain, mean
+except ImportError:  # run as a script (``python ns3ref.py``, see run_ns3): no parent package
+    from netreturn.stats import jain, mean
+
 __all__ = ["available", "run_ns3", "main"]
 
 #: EWT's bottleneck buffer B (seed 000 Table 3), the EWT dumbbells' default.
@@ -295,15 +300,6 @@ CXX_FILES = ("prr.cc", "gateway.cc", "dumbbell.cc")
 def cxx_sources() -> list[Path]:
     """Paths of the C++ files the harness compiles, in order (they must exist)."""
     return [CXX_DIR / f for f in CXX_FILES]
-
-
-def _jain(xs: list[float]) -> float:
-    s, s2 = sum(xs), sum(x * x for x in xs)
-    return s * s / (len(xs) * s2) if xs and s2 > 0 else math.nan
-
-
-def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs) if xs else math.nan
 
 
 def _channel_delay_s(ns: Any, devices: Any) -> float:
@@ -609,11 +605,11 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "buffer_bytes": buffer, "segment": segment, "step_s": step, "ns2": ns2,
         "tcp_flows": flows,
         "flows_completed": len(fcts),
-        "goodput_mean_mbps": _mean(goodputs),
-        "fct_mean_s": _mean(fcts),
+        "goodput_mean_mbps": mean(goodputs),
+        "fct_mean_s": mean(fcts),
         "fct_max_s": max(fcts) if fcts else math.nan,
-        "jain_goodput": _jain(goodputs),
-        "tcp_efficiency_pct": _mean(effs),
+        "jain_goodput": jain(goodputs),
+        "tcp_efficiency_pct": mean(effs),
         # Span = first start (UDP at 0 s, else the first TCP start) to the end.
         "utilization": ((int(cpp.BnBytes()) - PPP_HEADER * int(cpp.BnPackets())) * 8
                         / (sc.bottleneck_bps * (now - (0.0 if udp else min(starts)))))

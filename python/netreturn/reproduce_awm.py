@@ -25,7 +25,7 @@ from . import _native
 from .files import atomic_open
 from .runner import RunSpec, run_many
 from .scenarios import resolve
-from .stats import fmt_ci, mean_ci
+from .stats import fmt_ci, jain, mean, mean_ci
 
 METHODS = {"awm": "AWM", "droptail": "NC", "xcp": "XCP"}
 
@@ -175,10 +175,6 @@ def summary_row(tags: dict, r: dict) -> dict:
     return row
 
 
-def _jain(x: Sequence[float]) -> float:
-    return sum(x) ** 2 / (len(x) * sum(v * v for v in x)) if x else math.nan
-
-
 def _slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     den = sum((x - mx) ** 2 for x in xs)
@@ -190,7 +186,7 @@ def k_for_jain(target: float, delays: Sequence[float]) -> float:
     lo, hi = 0.0, 10.0
     for _ in range(100):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _jain([d**-mid for d in delays]) > target else (lo, mid)
+        lo, hi = (mid, hi) if jain([d**-mid for d in delays]) > target else (lo, mid)
     return (lo + hi) / 2
 
 
@@ -216,7 +212,7 @@ def rtt_fit(tags: dict, r: dict) -> dict:
     qd = (s.get("queue_mean_bytes") or 0.0) * 8 / rate
     di = [d[i] for i in idx]
     lg = [math.log(g) for g in goodput]
-    out = {"queue_delay_ms": qd * 1e3, "jain_k1": _jain([1 / (x + qd) for x in di])}
+    out = {"queue_delay_ms": qd * 1e3, "jain_k1": jain([1 / (x + qd) for x in di])}
     if max(di) > min(di):
         out["k_prop"] = -_slope([math.log(x) for x in di], lg)
         out["k_rtt"] = -_slope([math.log(x + qd) for x in di], lg)
@@ -228,7 +224,7 @@ def forward_ftp(r: dict) -> float:
     mice (from the left), Mb/s."""
     f = r.get("flows") or {}
     g = [x for x, src, web in zip(f.get("goodput_mbps") or [], f.get("src") or [], f.get("web") or []) if not web and src.startswith("left")]
-    return sum(g) / len(g) if g else math.nan
+    return mean(g)
 
 
 def link_rows(tags: dict, r: dict) -> list[dict]:

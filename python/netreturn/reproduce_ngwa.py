@@ -26,7 +26,7 @@ from pathlib import Path
 from . import _native
 from .runner import RunSpec, run_many
 from .scenarios import resolve
-from .stats import batch_means_ci, fmt_ci, mean_ci
+from .stats import batch_means_ci, fmt_ci, jain, mean_ci, mean_sd
 
 RATE = "ngwa/rate.toml"
 WINDOW = "ngwa/window.toml"
@@ -57,11 +57,6 @@ def flow_rates(trace: dict, batches: int = 30, t0: float = 0.0) -> tuple[float, 
     t, d = trace["time_s"], trace["delivered"]
     rates = [(d[i] - d[i - 1]) / (t[i] - t[i - 1]) for i in range(1, len(t)) if t[i - 1] >= t0 and t[i] > t[i - 1]]
     return batch_means_ci(rates, batches)
-
-
-def jain(xs: list[float]) -> float:
-    s, q = sum(xs), sum(x * x for x in xs)
-    return s * s / (len(xs) * q) if q > 0 else math.nan
 
 
 def losses_table(seeds: int, workers: int, bottleneck: str | None, paper: dict, out: Path | None = None) -> list[str]:
@@ -103,10 +98,7 @@ def window_figure(out: Path, workers: int) -> list[str]:
         t, w = tr["time_s"], tr["effective"]
 
         def span(a, b):
-            xs = [x for ti, x in zip(t, w) if a <= ti < b]
-            m = sum(xs) / len(xs) if xs else math.nan
-            sd = math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)) if xs else math.nan
-            return m, sd
+            return mean_sd(x for ti, x in zip(t, w) if a <= ti < b)
 
         a, b, c = span(0, 45), span(60, 120), span(121, 180)
         lines.append(f"| {name} | {a[0]:.0f} | {b[0]:.0f} | {c[0]:.0f} | {b[1]:.0f} | {r['summary']['lost_packets']:.0f} |")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ..calibrate import LevelSearch
-from ..stats import mean_ci
+from ..stats import mean, mean_ci
 from .paper import Paper
 from .store import Options, Runs
 
@@ -199,7 +199,6 @@ def capacity_gains(rows: list[dict], methods: Sequence[str], levels: Sequence[st
                 "baseline": dt["bound"] if dt else None, "baseline_censored": dt["censored"] if dt else None,
                 "gain_baseline_pct": (e["bound"] / dt["bound"] - 1) * 100 if dt else math.nan,
             })
-    mean = lambda xs: sum(xs) / len(xs) if xs else math.nan  # noqa: E731
     return {"cases": cases,
             "mean_gain_best_pct": mean([c["gain_best_pct"] for c in cases]),
             "mean_gain_baseline_pct": mean([c["gain_baseline_pct"] for c in cases if not math.isnan(c["gain_baseline_pct"])]),

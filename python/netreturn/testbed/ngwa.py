@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..stats import batch_means_ci, jain
 from .netns import TestbedError, leftover_namespaces
 from .runner import FlowPlan, Hop, RunConfig, run
 
@@ -93,8 +94,6 @@ def hops(method: str, rate: str, packets: int, opt: Options) -> list[Hop]:
 
 def batch_ci(series: list[float], batches: int) -> tuple[float, float]:
     """Batch means (seed 001 section 3.2) of a throughput series."""
-    from ..stats import batch_means_ci
-
     m, h, _ = batch_means_ci(series, batches)
     return m, h
 
@@ -123,12 +122,13 @@ def run_one(out: Path, setting: tuple[str, str, int, int], method: str, opt: Opt
     per_flow = [batch_ci(s_, opt.batches) if len(s_) >= opt.batches else nan for s_ in steady]
     tm, th = batch_ci(total, opt.batches) if n >= opt.batches else nan
     means = [m for m, _ in per_flow]
-    jain = (sum(means) ** 2 / (len(means) * sum(x * x for x in means))) if all(m > 0 for m in means) else float("nan")
+    # Every flow must have moved data (and filled its batches) for the index to mean something.
+    fairness = jain(means) if all(m > 0 for m in means) else float("nan")
     bott = s["gateway"]
     return {
         "setting": name, "method": method, "flows": flows, "failed": s["failed_flows"],
         "total_mbps": tm, "total_ci": th, "flow_mbps": [m for m, _ in per_flow], "flow_ci": [h for _, h in per_flow],
-        "jain": jain, "retransmits": sum(x or 0 for x in s["retransmits"]),
+        "jain": fairness, "retransmits": sum(x or 0 for x in s["retransmits"]),
         "drops": bott.get("dropped_queue"), "ngwa": bott.get("ngwa"),
         "edge_rewritten": (s["gateways"][1].get("controller_stats") or {}).get("acks_rewritten"),
         "csum_errors": s["receiver_in_csum_errors"], "hdr_errors": s["receiver_in_hdr_errors"],

@@ -25,6 +25,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..stats import finite as _finite, mean_ci
 from .sweep import Options, TbSpec, describe, quantile, run_specs, write_tables
 from .scenario import TestbedScenarioError, plan as make_plan
 
@@ -98,10 +99,6 @@ def _groups(raw: list[dict]) -> dict[tuple[int, float, str], list[dict]]:
     return g
 
 
-def _finite(xs):
-    return [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
-
-
 def fct_table(raw: list[dict]):
     """Per flows / RTT / setting: per-transfer FCT quartiles (every transfer
     an independent event, as in the paper's Fig. 3), the slowest of each run
@@ -109,7 +106,6 @@ def fct_table(raw: list[dict]):
     control (the paper's "distance between the 50th percentiles")."""
     import pandas as pd
 
-    from ..stats import mean_ci
 
     rows = []
     for (n, rtt, s), rs in sorted(_groups(raw).items(), key=lambda kv: (kv[0][0], kv[0][1], list(SETTINGS).index(kv[0][2]))):
