@@ -122,9 +122,10 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
 
     found = calibrate(a.scenario, levels=a.levels, seeds=a.seeds, sets=dict(a.sets), param=a.param,
                       max_flows=a.max_flows, jobs=a.jobs, out=a.out, progress=not a.quiet, strategy=a.strategy)
-    print(f"\n{'level':>8}  {'target loss %':>13}  {a.param:>6}  {'loss % (mean)':>13}")
-    for name, target, n, loss in found:
-        print(f"{name:>8}  {target:>13.2f}  {n if n is not None else '-':>6}  {loss:>13.3f}")
+    from .table import num, render
+
+    rows = [[name, num(target, "%"), n, num(loss, "%")] for name, target, n, loss in found]
+    print("\n" + render(["level", "target loss %", a.param, "loss % (mean)"], rows, align=["right"] * 4))
     return 0
 
 

@@ -28,7 +28,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from .files import atomic_write
-from .stats import agree, fmt_ci, mean_ci
+from .stats import agree, mean_ci
+from .table import ci, render, unit_of
 
 #: (metric, label) compared; names are our summary names, which ns3ref uses
 #: too. Loss is compared on data segments: ns-3's FlowMonitor data-direction
@@ -38,16 +39,16 @@ METRICS = [
     ("tcp_packet_loss_pct", "TCP loss, data and ACKs (%)"),
     ("udp_loss_pct", "UDP loss ratio (%)"),
     ("goodput_mean_mbps", "goodput, mean per flow (Mb/s)"),
-    ("fct_mean_s", "FCT, mean (s)"),
-    ("fct_max_s", "FCT, max (s)"),
+    ("fct_mean_s", "FCT, mean (ms)"),
+    ("fct_max_s", "FCT, max (ms)"),
     ("jain_goodput", "Jain index of goodput"),
     ("tcp_efficiency_pct", "TCP efficiency (%)"),
     ("udp_efficiency_pct", "UDP efficiency (%)"),
     ("utilization", "bottleneck utilization"),
-    ("queue_mean_bytes", "queue, time mean (B)"),
+    ("queue_mean_bytes", "queue, time mean (kB)"),
     ("fast_recoveries", "fast recoveries"),
     ("timeouts", "RTO expiries"),
-    ("sim_time_s", "simulated time (s)"),
+    ("sim_time_s", "simulated time (ms)"),
 ]
 
 
@@ -157,12 +158,13 @@ def compare(ns3: list[dict], ours: list[dict]) -> list[dict]:
 
 
 def table(rows: list[dict], ns3_label: str = "ns-3 3.44") -> str:
-    head = f"{'metric':32}{ns3_label:>22}{'netreturn':>22}  verdict"
-    lines = [head, "-" * len(head)]
+    """Metric, both simulators' mean ± 95 % CI (each in its unit's format) and the verdict."""
+    body = []
     for r in rows:
+        unit = unit_of(r["metric"])
         v = {True: "agree", False: "DIFFER", None: "-"}[r["agree"]]
-        lines.append(f"{r['label']:32}{fmt_ci(*r['ns3'][:2]):>22}{fmt_ci(*r['netreturn'][:2]):>22}  {v}")
-    return "\n".join(lines)
+        body.append([r["label"], ci(*r["ns3"][:2], unit), ci(*r["netreturn"][:2], unit), v])
+    return render(["metric", ns3_label, "netreturn", "verdict"], body, align=["left", "right", "right", "left"])
 
 
 def main(a) -> int:

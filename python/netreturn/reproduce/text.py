@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..stats import fmt_ci as _fmt_ci
+from ..table import render
 from .store import git_rev, now
 
 
@@ -32,9 +33,8 @@ def pct(x: float | None) -> str:
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
+    """A Markdown table of the cells as given (:func:`netreturn.table.render`)."""
+    return render(header, rows, markdown=True, align=["left"] * len(header))
 
 
 WALL = "@@WALL@@"  # replaced by the invocation's wall time when the report is written

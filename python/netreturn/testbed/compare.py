@@ -28,8 +28,8 @@ DEFAULT_SWEEP = {"queue": ["droptail", "ewt"]}
 
 #: (column, label) of the side-by-side table.
 METRICS: list[tuple[str, str]] = [
-    ("fct_mean_s", "mean FCT (s)"),
-    ("fct_max_s", "slowest FCT (s)"),
+    ("fct_mean_s", "mean FCT (ms)"),
+    ("fct_max_s", "slowest FCT (ms)"),
     ("goodput_mean_mbps", "mean goodput (Mb/s)"),
     ("jain_goodput", "Jain fairness (goodput)"),
     ("utilization", "bottleneck utilization"),

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..stats import finite as _finite, mean_ci
+from ..table import num, render, unit_of
 from .sweep import Options, TbSpec, describe, quantile, run_specs, write_tables
 from .scenario import TestbedScenarioError, plan as make_plan
 
@@ -332,15 +333,18 @@ def plot_window(raw: list[dict], path: Path, rtt_ms: float = 60.0) -> Path | Non
 
 
 def _fmt(df, floatfmt: str = "{:.3g}") -> str:
+    """A frame as a table: columns named with a unit (``fct_mean_s``,
+    ``median_improvement_pct``) in that unit's format (seconds shown as ms,
+    the name saying so), the others with ``floatfmt``."""
     cols = list(df.columns)
-    rows = [[str(c) for c in cols]]
+    units = {c: unit_of(c) for c in cols}
+    header = [c[:-2] + "_ms" if units[c] == "s" else c for c in cols]
+    body = []
     for _, r in df.iterrows():
-        rows.append([floatfmt.format(v) if isinstance(v, float) and not math.isnan(v) else ("-" if isinstance(v, float) else str(v))
-                     for v in r])
-    w = [max(len(x[i]) for x in rows) for i in range(len(cols))]
-    lines = ["  ".join(x[i].rjust(w[i]) if i else x[i].ljust(w[i]) for i in range(len(cols))) for x in rows]
-    lines.insert(1, "  ".join("-" * x for x in w))
-    return "\n".join(lines)
+        body.append([num(v, units[c]) if units[c] != "count" else
+                     (floatfmt.format(v) if isinstance(v, float) and not math.isnan(v) else ("-" if isinstance(v, float) else str(v)))
+                     for c, v in zip(cols, r)])
+    return render(header, body)
 
 
 def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = None) -> str:
@@ -360,7 +364,7 @@ def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = 
             paper = None
     pap = paper_table(fct, rtt, paper)
     pap.to_csv(out / "paper.csv", index=False)
-    text = ["FCT per transfer (s): quartiles over every download of every repetition; "
+    text = ["FCT per transfer (ms): quartiles over every download of every repetition; "
             "improvement = distance of the medians to no control",
             _fmt(fct[["flows", "rtt_ms", "setting", "runs", "fct_p25_s", "fct_median_s", "fct_p75_s", "fct_mean_s",
                       "fct_ci95_s", "slowest_median_s", "median_improvement_pct", "retransmits_mean", "drops_mean"]]),

@@ -38,8 +38,8 @@ SCHEMA = 1
 
 #: Rows of the printed table: (summary column, label).
 METRICS: list[tuple[str, str]] = [
-    ("fct_mean_s", "mean FCT (s)"),
-    ("fct_max_s", "slowest flow's FCT (s)"),
+    ("fct_mean_s", "mean FCT (ms)"),
+    ("fct_max_s", "slowest flow's FCT (ms)"),
     ("goodput_mean_mbps", "mean goodput (Mb/s)"),
     ("jain_goodput", "Jain fairness (goodput)"),
     ("utilization", "bottleneck utilization"),
