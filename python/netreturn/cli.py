@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from .args import kv as _kv, levels as _levels, positive as _positive, scales as _scales, seed as _seed
-from .args import sweep as _sweep
+from .args import kv as _kv, levels as _levels, positive as _positive, scales as _scales, seed as _seed, sweep as _sweep
 from .cluster import BackendError
 from .files import FolderInUse, FolderLock
 from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve, swept
@@ -189,7 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="run a scenario over seeds and print mean ± 95 %% CI per metric")
-    r.add_argument("scenario", nargs="?", help=f"scenario file or name (default: {DEFAULT_SCENARIO} swept over {', '.join(DEFAULT_SWEEP['queue'])})")
+    r.add_argument(
+        "scenario",
+        nargs="?",
+        help=f"scenario file or name (default: {DEFAULT_SCENARIO} swept over {', '.join(DEFAULT_SWEEP['queue'])})",
+    )
     r.add_argument("--sweep", type=_sweep, action="append", default=[], metavar="NAME=V1,V2",
                    help="compare values of a parameter (repeatable: cartesian product)")
     g = r.add_mutually_exclusive_group()
@@ -202,7 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(r)
     r.set_defaults(func=cmd_run)
 
-    c = sub.add_parser("calibrate", help="RFC 7928 congestion levels: smallest flow count per loss level, under DropTail")
+    c = sub.add_parser(
+        "calibrate", help="RFC 7928 congestion levels: smallest flow count per loss level, under DropTail"
+    )
     c.add_argument("scenario")
     c.add_argument("--levels", type=_levels, default=[0.1, 0.5, 1.0],
                    help="target loss ratios in %% (default 0.1,0.5,1.0)")
@@ -223,7 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="smoke test: 3 seeds, capacity search up to 32 flows")
     rp.add_argument("--methods", default=None, help="comma-separated subset of droptail,red,ared,ewa,awm,ewt")
     rp.add_argument("--scenarios", default=None, help="comma-separated subset of 1,2")
-    rp.add_argument("--max-flows", type=_positive, default=None, help="capacity search limit (default 128; 32 with --quick)")
+    rp.add_argument(
+        "--max-flows", type=_positive, default=None, help="capacity search limit (default 128; 32 with --quick)"
+    )
     rp.add_argument("--first-seeds", type=_positive, default=6,
                     help="seeds a capacity probe starts with; more only while the CI straddles the level")
     rp.add_argument("--exact", action="store_true", help="run every capacity probe on all seeds")
@@ -258,7 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(v)
     v.set_defaults(func=cmd_validate)
 
-    sc = sub.add_parser("show-config", help="print the scenario as it will run: every link direction and the TCP settings, resolved")
+    sc = sub.add_parser(
+        "show-config", help="print the scenario as it will run: every link direction and the TCP settings, resolved"
+    )
     sc.add_argument("scenario", help="scenario file or name (e.g. ewt/scenario2)")
     sc.add_argument("--set", dest="sets", type=_kv, action="append", default=[], metavar="NAME=VALUE",
                     help="override a [params] entry (repeatable)")

@@ -158,7 +158,9 @@ def _plt():
     return plt
 
 
-def _time_plot(lines: dict[str, tuple[list, list]], ylabel: str, path: Path, title: str, hline: float | None = None) -> Path:
+def _time_plot(
+    lines: dict[str, tuple[list, list]], ylabel: str, path: Path, title: str, hline: float | None = None
+) -> Path:
     """One line per label over time, saved as a PNG."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -200,7 +202,7 @@ def plot_metrics(summary, group_keys: Sequence[str], path: Path, title: str, met
     by_metric: dict[str, list[dict]] = {}
     for r in _records(summary):
         by_metric.setdefault(r["metric"], []).append(r)
-    names = [(m, l) for m, l in metrics
+    names = [(m, lab) for m, lab in metrics
              if any(r["mean"] is not None and not math.isnan(r["mean"]) for r in by_metric.get(m, []))]
     cols = 3
     rows = max(1, math.ceil(len(names) / cols))
@@ -213,7 +215,7 @@ def plot_metrics(summary, group_keys: Sequence[str], path: Path, title: str, met
         es = [0.0 if math.isnan(_nan(r["ci95"])) else _nan(r["ci95"]) * factor for r in sel]
         ax.bar(range(len(sel)), ys, yerr=es, capsize=3, color="#4c72b0")
         ax.set_xticks(range(len(sel)))
-        ax.set_xticklabels([l.split("=")[-1] if len(keys) == 1 else l for l in labels], rotation=30, fontsize=7)
+        ax.set_xticklabels([lab.split("=")[-1] if len(keys) == 1 else lab for lab in labels], rotation=30, fontsize=7)
         ax.yaxis.set_major_locator(MaxNLocator(5))
         ax.tick_params(axis="y", labelsize=7)
         ax.set_title(label, fontsize=9, y=1.0)

@@ -75,9 +75,8 @@ def with_data_loss(run: dict) -> dict:
 
 def add_arguments(v) -> None:
     """The options of ``netreturn validate`` (called by cli.build_parser)."""
-    from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
-
     from .args import losses, positive as _positive
+    from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
     from .validate_lossy import SCENARIO as LOSSY
 
     v.add_argument("--scenario", choices=[*SCENARIOS, LOSSY], default="ewt/scenario2",
@@ -110,7 +109,10 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
     tag = "" if prr == "ns3" else f"_prr-{prr}"
     tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
     tag += "_aligned" if aligned else ""
-    path = lambda s: d / f"flows{flows}_{queue}{tag}_seed{s}.json"
+
+    def path(s):
+        return d / f"flows{flows}_{queue}{tag}_seed{s}.json"
+
     # Runs cached before the data-loss metric existed are run again.
     todo = [s for s in seeds if not path(s).exists() or "tcp_data_loss_pct" not in json.loads(path(s).read_text())]
     if todo:

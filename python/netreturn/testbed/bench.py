@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from ..table import num, render
-from .netns import Topology, TestbedError, cpu_plan, sh
+from .netns import TestbedError, Topology, cpu_plan, sh
 from .runner import find_gateway
 
 #: mode -> gateway arguments (None: the Linux bridge).

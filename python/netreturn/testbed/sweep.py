@@ -138,7 +138,7 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
     thr, rtt_series, win_series, all_rtt = [], [], None, []
     starts, ends = [], []
     infos = []
-    for k, fp in enumerate(flow_plan):
+    for k in range(len(flow_plan)):
         f = out / f"flow{k}.json"
         d = json.loads(f.read_text()) if f.is_file() else None
         info = _load_info(out / f"info{k}.json")
