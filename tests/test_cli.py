@@ -66,8 +66,22 @@ def test_a_malformed_set_argument_is_refused(capsys):
 def test_run_prints_a_ci_table_and_writes_tables_and_plots(tmp_path, capsys, small):
     out = tmp_path / "res"
     rc, text, _ = run_cli(
-        capsys, "run", "ewt/scenario2", "--set", f"flows={small['flows']}", "--set", f"file_bytes={small['file_bytes']}",
-        "--sweep", "queue=droptail,red", "--seeds", "3", "--jobs", "2", "--out", str(out), "-q",
+        capsys,
+        "run",
+        "ewt/scenario2",
+        "--set",
+        f"flows={small['flows']}",
+        "--set",
+        f"file_bytes={small['file_bytes']}",
+        "--sweep",
+        "queue=droptail,red",
+        "--seeds",
+        "3",
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+        "-q",
     )
     assert rc == 0
     assert "queue=droptail" in text and "queue=red" in text and "±" in text
@@ -152,7 +166,7 @@ def test_the_table_shows_readable_units_not_exponents(tmp_path, capsys, small):
     assert not re.search(r"\de[+-]\d", table), table
     queue_kb = float(re.search(r"mean queue \(kB\)\s+([\d.]+)", table).group(1))
     queue_b = pd.read_csv(tmp_path / "summary.csv").query("metric == 'queue_mean_bytes'")["mean"].iloc[0]
-    assert queue_kb == pytest.approx(queue_b / 1000, rel=0.01)  # summary.csv keeps bytes
+    assert queue_kb == pytest.approx(queue_b / 1000, abs=0.05)  # kB to 1 decimal; summary.csv keeps bytes
 
 
 def test_a_failed_figure_process_still_leaves_the_table_and_says_why(tmp_path, capsys, small, monkeypatch):
@@ -175,7 +189,9 @@ def test_a_failed_figure_process_still_leaves_the_table_and_says_why(tmp_path, c
     assert "Traceback" not in err
 
 
-def test_the_default_experiment_compares_queue_disciplines_with_window_rewriting_gateways(tmp_path, monkeypatch, capsys):
+def test_the_default_experiment_compares_queue_disciplines_with_window_rewriting_gateways(
+    tmp_path, monkeypatch, capsys
+):
     import netreturn.api
 
     asked = {}
@@ -205,7 +221,9 @@ def test_the_figure_process_draws_each_job_as_it_comes_and_lists_them_in_a_fixed
     w = figures.FigureWorker().start()
     try:
         w.submit(figures.series_job(res.raw, res.group_keys, tmp_path, "small"))
-        w.submit(figures.summary_job(report.summary_rows(res.run_rows(), res.group_keys), res.group_keys, tmp_path, "small"))
+        w.submit(
+            figures.summary_job(report.summary_rows(res.run_rows(), res.group_keys), res.group_keys, tmp_path, "small")
+        )
         paths = w.wait()
     finally:
         w.close()

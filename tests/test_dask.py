@@ -68,8 +68,24 @@ def test_a_missing_dask_is_a_clear_error_naming_the_install_command(tmp_path, ca
     # What importing dask.distributed does where Dask is not installed.
     monkeypatch.setitem(sys.modules, "dask", None)
     monkeypatch.setitem(sys.modules, "dask.distributed", None)
-    rc = cli.main(["run", "ewt/scenario2", "--set", f"flows={small['flows']}", "--set", f"file_bytes={small['file_bytes']}",
-                   "--seeds", "2", "--backend", "dask", "--no-plots", "--out", str(tmp_path), "-q"])
+    rc = cli.main(
+        [
+            "run",
+            "ewt/scenario2",
+            "--set",
+            f"flows={small['flows']}",
+            "--set",
+            f"file_bytes={small['file_bytes']}",
+            "--seeds",
+            "2",
+            "--backend",
+            "dask",
+            "--no-plots",
+            "--out",
+            str(tmp_path),
+            "-q",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2
     assert "Dask" in err and "pip install" in err and "[dask]" in err

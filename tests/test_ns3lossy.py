@@ -12,7 +12,8 @@ import math
 import pytest
 
 from netreturn import ns3lossy, ns3ref
-from netreturn.validate_lossy import LOSSES, METRICS, losses, table
+from netreturn.args import losses
+from netreturn.validate_lossy import LOSSES, METRICS, table
 
 needs_ns3 = pytest.mark.skipif(not ns3ref.available(), reason="ns3 (pip install ns3==3.44.post0) is not installed")
 
@@ -42,8 +43,11 @@ def test_the_lossy_table_has_a_row_per_loss_rate_and_marks_differences():
     same = {"ns3": (1.0, 0.1, 5), "netreturn": (1.05, 0.1, 5), "agree": True}
     rows = [{"loss": x, **{k: (cell if k == "goodput_mean_mbps" else same) for k, _ in METRICS}} for x in (0.001, 0.1)]
     text = table("newreno", rows).splitlines()
-    assert len(text) == 3 and text[1].startswith("0.1 |") and text[2].startswith("10 |")
-    assert all(ln.count("DIFFER") == 1 for ln in text[1:])
+    assert len(text) == 4 and text[0].startswith("newreno: loss %") and set(text[1]) == {"-", " "}
+    assert text[2].split()[0] == "0.1" and text[3].split()[0] == "10"
+    assert all(ln.count("DIFFER") == 1 for ln in text[2:])
+    # goodput in Mb/s (3 significant digits), the CI beside it: ns-3 / ours.
+    assert "1 ± 0.1 / 2 ± 0.1 DIFFER" in text[2]
 
 
 def test_data_loss_counts_destroyed_and_tail_dropped_packets_over_those_sent():

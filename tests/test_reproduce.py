@@ -2,15 +2,14 @@
 a tiny end-to-end reproduction that must resume without running anything."""
 
 import json
-import math
 import re
 from pathlib import Path
 
 import pytest
 
 from netreturn import cli
-from netreturn.reproduce import ewt as reproduce
 from netreturn.calibrate import LevelSearch, search_levels
+from netreturn.reproduce import ewt as reproduce
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO.parent / "shared" / "SPEC.md"
@@ -45,7 +44,14 @@ def test_the_paper_file_agrees_with_the_spec_text_and_the_scenario_file():
     if SPEC.is_file():
         text = " ".join(SPEC.read_text().split())
         text = text[text.index("heavy level TCP/UDP"):]
-        for name, m in [("DropTail", "droptail"), ("RED", "red"), ("ARED", "ared"), ("EWA", "ewa"), ("AWM", "awm"), ("EWT", "ewt")]:
+        for name, m in [
+            ("DropTail", "droptail"),
+            ("RED", "red"),
+            ("ARED", "ared"),
+            ("EWA", "ewa"),
+            ("AWM", "awm"),
+            ("EWT", "ewt"),
+        ]:
             hit = re.search(rf"\b{name} (\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)", text)
             assert hit, name
             assert [float(hit.group(1)), float(hit.group(2))] == p["table6"][m]["heavy"], name
@@ -77,7 +83,7 @@ def test_the_search_finds_the_boundaries_of_a_monotone_loss():
     assert all(len(v) < 30 for v in s.values.values())
     # A staircase with its steps anywhere, and a start hint.
     for a, b, c in [(1, 1, 1), (3, 57, 58), (90, 91, 150), (7, 7, 200)]:
-        g = lambda n: 0.0 if n < a else 0.2 if n < b else 0.7 if n < c else 3.0  # noqa: E731
+        g = lambda n, a=a, b=b, c=c: 0.0 if n < a else 0.2 if n < b else 0.7 if n < c else 3.0  # noqa: E731
         for start in (None, {0.1: 13, 0.5: 24, 1.0: 31}):
             s = search_levels(_exact(g), levels, max_flows=200, max_seeds=5, start=start)
             assert s.result() == {0.1: a, 0.5: b, 1.0: c}, (a, b, c, start)

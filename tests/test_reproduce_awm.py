@@ -6,6 +6,7 @@ import csv
 import math
 
 from netreturn import reproduce_awm as ra
+from netreturn.stats import jain
 
 
 def test_every_family_parses_and_its_sweep_lists_are_parallel():
@@ -38,7 +39,15 @@ def test_a_short_fairness_reproduction_writes_its_tables_and_resumes(tmp_path):
     assert {(r["method"], r["step"]) for r in rows} == {(m, s) for m in ra.METHODS for s in ("0ms", "10ms")}
     # Every run metric the tables read is one the simulator exports (a
     # renamed metric would leave a column of NaN).
-    for k in ("utilization", "queue_drops", "tcp_data_loss_pct", "queue_std_norm", "robustness_index", "jain_goodput", "events"):
+    for k in (
+        "utilization",
+        "queue_drops",
+        "tcp_data_loss_pct",
+        "queue_std_norm",
+        "robustness_index",
+        "jain_goodput",
+        "events",
+    ):
         assert all(r[k] not in ("", "nan") for r in rows), k
     with (tmp_path / "links.csv").open() as fh:
         links = list(csv.DictReader(fh))
@@ -69,16 +78,24 @@ def test_goodput_inverse_to_the_round_trip_with_its_queueing_delay_fits_k_one():
     # AWM's case 2: one suggested window for all, goodput_i = swnd / (D_i + q/C).
     d = ra.fairness_delays("10ms", 30)
     q = 0.090
-    run = {"summary": {"queue_mean_bytes": q * 30e6 / 8},
-           "flows": {"src": [f"left{i}" for i in reversed(range(30))], "goodput_mbps": [1 / (x + q) for x in reversed(d)]}}
+    run = {
+        "summary": {"queue_mean_bytes": q * 30e6 / 8},
+        "flows": {"src": [f"left{i}" for i in reversed(range(30))], "goodput_mbps": [1 / (x + q) for x in reversed(d)]},
+    }
     fit = ra.rtt_fit({"family": "fairness", "step": "10ms"}, run)
     assert math.isclose(fit["k_rtt"], 1.0) and fit["k_prop"] < 0.7
     assert math.isclose(fit["queue_delay_ms"], 90.0)
-    assert math.isclose(fit["jain_k1"], ra._jain([1 / (x + q) for x in d]))
+    assert math.isclose(fit["jain_k1"], jain([1 / (x + q) for x in d]))
 
 
 def test_the_forward_ftp_mean_leaves_out_the_mice_and_the_reverse_flows():
-    run = {"flows": {"src": ["left0", "left1", "right0", "left2"], "web": [False, False, False, True], "goodput_mbps": [1.0, 3.0, 10.0, 50.0]}}
+    run = {
+        "flows": {
+            "src": ["left0", "left1", "right0", "left2"],
+            "web": [False, False, False, True],
+            "goodput_mbps": [1.0, 3.0, 10.0, 50.0],
+        }
+    }
     assert ra.forward_ftp(run) == 2.0
 
 

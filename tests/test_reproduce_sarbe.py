@@ -47,5 +47,8 @@ def test_friendliness_compares_each_group_with_the_fair_share_of_its_own_run():
 
 
 def test_the_fairness_table_groups_jain_by_control_and_loss():
-    runs = [{"params": {"tcp": t, "loss": "0.001"}, "summary": {"jain_goodput": j}} for t, j in (("reno", 0.9), ("reno", 0.8), ("sarbe", 1.0))]
+    runs = [
+        {"params": {"tcp": t, "loss": "0.001"}, "summary": {"jain_goodput": j}}
+        for t, j in (("reno", 0.9), ("reno", 0.8), ("sarbe", 1.0))
+    ]
     assert fairness_table(runs) == {("reno", 0.001): [0.9, 0.8], ("sarbe", 0.001): [1.0]}

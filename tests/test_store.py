@@ -2,7 +2,6 @@
 race on one run, sweeps that overlap in one folder, workers whose parent
 is killed."""
 
-import json
 import multiprocessing
 import os
 import signal

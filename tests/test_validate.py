@@ -25,6 +25,18 @@ def test_compare_summarizes_each_simulator_over_its_seeds():
     assert rows["fct_mean_s"]["agree"] is None
     text = table(list(rows.values()))
     assert "DIFFER" in text and "TCP loss, data and ACKs" in text
+    assert "1.9 ± 0.25" in text and "10 ± 0.25" in text  # %, 3 significant digits, the CI to 2
+
+
+def test_the_table_shows_each_unit_in_one_format():
+    ns3 = [{"queue_mean_bytes": x, "fct_mean_s": 2.0 + x / 1e5, "jain_goodput": 0.9} for x in (13000.0, 14000.0)]
+    rows = compare(ns3, ns3)
+    text = table(rows)
+    line = {ln.split("  ")[0]: ln for ln in text.splitlines()}
+    # bytes as kB with 1 decimal (not 1.35e+04), seconds as ms, ratios to 3 decimals.
+    assert "13.5 ± 6.4" in line["queue, time mean (kB)"] and "e+0" not in text
+    assert "2135 ± 64" in line["FCT, mean (ms)"]
+    assert "0.900 ± 0.000" in line["Jain index of goodput"]
 
 
 def test_validate_defaults_to_the_upstream_prr_and_offers_every_queue():

@@ -88,9 +88,18 @@ def main(a) -> int:
 
     scenario, sets, seed = "ewt/scenario2", {"flows": "31", "queue": "droptail"}, 1
     # Peak memory of an idle interpreter with the module loaded, to subtract.
-    idle = json.loads(subprocess.run(
-        [sys.executable, "-c", "import json,resource,netreturn._native;print(json.dumps(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))"],
-        check=True, capture_output=True, text=True).stdout)
+    idle = json.loads(
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import json,resource,netreturn._native;print(json.dumps(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))",  # noqa: E501
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     best, walls = None, []
     for _ in range(a.repeat):
         t0 = time.perf_counter()
@@ -109,7 +118,9 @@ def main(a) -> int:
     print(f"{'':28}{'netreturn':>14}{'ns-3 (anchor)':>16}{'ns-3 (here)':>14}")
     ns3 = None if a.no_ns3 else _ns3_reference(seed)
     def row(label, ours, anchor, here):
-        f = lambda x: "-" if x is None else (f"{x:,.3f}" if isinstance(x, float) and x < 100 else f"{x:,.0f}")
+        def f(x):
+            return "-" if x is None else (f"{x:,.3f}" if isinstance(x, float) and x < 100 else f"{x:,.0f}")
+
         print(f"{label:28}{f(ours):>14}{f(anchor):>16}{f(here):>14}")
     row("wall time (s)", wall, ANCHOR_NS3_WALL_S, ns3 and ns3.get("wall_s"))
     row("events", float(events), ANCHOR_NS3_EVENTS, ns3 and ns3.get("events"))
@@ -122,8 +133,10 @@ def main(a) -> int:
     row("simulated time (s)", r["summary"]["sim_time_s"], None, ns3 and ns3.get("sim_time_s"))
     print(f"speed-up vs ns-3 anchor: {ANCHOR_NS3_WALL_S / wall:,.0f}x (median run {ANCHOR_NS3_WALL_S / median:,.0f}x)"
           + (f"; vs ns-3 measured here: {ns3['wall_s'] / wall:,.0f}x" if ns3 and ns3.get("wall_s") else ""))
-    print(f"peak memory: 31 flows {(child['maxrss_kb'] - idle) / 1024:.1f} MiB, 4 flows {(small['maxrss_kb'] - idle) / 1024:.1f} MiB "
-          f"above an idle interpreter ({idle / 1024:.0f} MiB)")
+    print(
+        f"peak memory: 31 flows {(child['maxrss_kb'] - idle) / 1024:.1f} MiB, 4 flows {(small['maxrss_kb'] - idle) / 1024:.1f} MiB "  # noqa: E501
+        f"above an idle interpreter ({idle / 1024:.0f} MiB)"
+    )
     if a.gateways:
         gateway_cost(a.repeat)
     if a.sweep:
@@ -170,8 +183,10 @@ def scale(factors=(1, 10, 100), seed: int = 1, ns3_scales=(1,)) -> list[dict]:
         ns_hop = r["cpu_s"] / r["hops"] * 1e9
         base = base or ns_hop
         rows.append({"scale": k, **r, "ns_per_hop": ns_hop})
-        print(f"{k:>5}x{flows:>7}{rate:>12}{r['wall_s']:>9.2f}{r['cpu_s']:>8.2f}{r['events']:>13,.0f}{r['hops'] / r['cpu_s']:>12,.0f}"
-              f"{ns_hop:>9.0f}{ns_hop / base:>7.2f}{r['maxrss_kb'] / 1024:>10.0f}{r.get('incomplete', 0):>11.0f}")
+        print(
+            f"{k:>5}x{flows:>7}{rate:>12}{r['wall_s']:>9.2f}{r['cpu_s']:>8.2f}{r['events']:>13,.0f}{r['hops'] / r['cpu_s']:>12,.0f}"  # noqa: E501
+            f"{ns_hop:>9.0f}{ns_hop / base:>7.2f}{r['maxrss_kb'] / 1024:>10.0f}{r.get('incomplete', 0):>11.0f}"
+        )
     # ns-3 on the same scenario (its own process per run): the simulation
     # alone (Simulator::Run), against our best wall time above.
     for row in rows:

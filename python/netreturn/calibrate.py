@@ -43,7 +43,9 @@ def calibrate(
     if param not in info["params"]:
         from .scenarios import ScenarioError
 
-        raise ScenarioError(f"{scenario}: --param {param}: not a parameter of this scenario ({', '.join(info['params'])})")
+        raise ScenarioError(
+            f"{scenario}: --param {param}: not a parameter of this scenario ({', '.join(info['params'])})"
+        )
     targets = sorted(levels)
     found: dict[float, tuple[int, float]] = {}
     out = Path(out) if out else Path("results") / "calibrate" / Path(scenario).stem

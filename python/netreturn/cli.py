@@ -3,79 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
+from .args import kv as _kv, levels as _levels, positive as _positive, scales as _scales, seed as _seed, sweep as _sweep
 from .cluster import BackendError
 from .files import FolderInUse, FolderLock
-from .scenarios import DEFAULT_SCENARIO, MAX_SEED, ScenarioError, list_scenarios, load, resolve, swept
+from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve, swept
 
 # The default experiment shows what the project is about: the window-rewriting
 # gateways (EWA, AWM, EWT) against the queue disciplines (DropTail, RED).
 DEFAULT_SWEEP = {"queue": ["droptail", "red", "ewa", "awm", "ewt"]}
-
-
-def _kv(text: str) -> tuple[str, str]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    k, v = text.split("=", 1)
-    if not k.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r} (no NAME)")
-    return k.strip(), v.strip()
-
-
-def _sweep(text: str) -> tuple[str, list[str]]:
-    k, v = _kv(text)
-    vals = [x.strip() for x in v.split(",") if x.strip()]
-    if not vals:
-        raise argparse.ArgumentTypeError(f"--sweep {k}= needs at least one value")
-    return k, vals
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {n}")
-    return n
-
-
-def _seed(text: str) -> int:
-    """``--seed``: what the simulator's seed holds (an unsigned 64-bit integer)."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = None
-    if n is None or not 0 <= n <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_SEED}, got {text!r}")
-    return n
-
-
-def _levels(text: str) -> list[float]:
-    """``calibrate --levels``: loss ratios in %, each in (0, 100]."""
-    try:
-        xs = [float(x) for x in text.split(",")]
-    except ValueError:
-        xs = []
-    if not xs or not all(0 < x <= 100 for x in xs):  # NaN fails too
-        raise argparse.ArgumentTypeError(f"expected loss ratios in %, each above 0 and at most 100, separated by "
-                                         f"commas (like 0.1,0.5,1.0), got {text!r}")
-    return xs
-
-
-def _scales(text: str) -> list[int]:
-    """``--ns3-scales``: factors of the scale benchmark, comma separated."""
-    out = []
-    for part in text.split(","):
-        if part.strip() not in ("1", "10", "100"):
-            raise argparse.ArgumentTypeError(f"expected factors among 1, 10 and 100 separated by commas, got {text!r}")
-        out.append(int(part))
-    return out
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -180,9 +120,10 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
 
     found = calibrate(a.scenario, levels=a.levels, seeds=a.seeds, sets=dict(a.sets), param=a.param,
                       max_flows=a.max_flows, jobs=a.jobs, out=a.out, progress=not a.quiet, strategy=a.strategy)
-    print(f"\n{'level':>8}  {'target loss %':>13}  {a.param:>6}  {'loss % (mean)':>13}")
-    for name, target, n, loss in found:
-        print(f"{name:>8}  {target:>13.2f}  {n if n is not None else '-':>6}  {loss:>13.3f}")
+    from .table import num, render
+
+    rows = [[name, num(target, "%"), n, num(loss, "%")] for name, target, n, loss in found]
+    print("\n" + render(["level", "target loss %", a.param, "loss % (mean)"], rows, align=["right"] * 4))
     return 0
 
 
@@ -246,7 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="run a scenario over seeds and print mean ± 95 %% CI per metric")
-    r.add_argument("scenario", nargs="?", help=f"scenario file or name (default: {DEFAULT_SCENARIO} swept over {', '.join(DEFAULT_SWEEP['queue'])})")
+    r.add_argument(
+        "scenario",
+        nargs="?",
+        help=f"scenario file or name (default: {DEFAULT_SCENARIO} swept over {', '.join(DEFAULT_SWEEP['queue'])})",
+    )
     r.add_argument("--sweep", type=_sweep, action="append", default=[], metavar="NAME=V1,V2",
                    help="compare values of a parameter (repeatable: cartesian product)")
     g = r.add_mutually_exclusive_group()
@@ -259,7 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(r)
     r.set_defaults(func=cmd_run)
 
-    c = sub.add_parser("calibrate", help="RFC 7928 congestion levels: smallest flow count per loss level, under DropTail")
+    c = sub.add_parser(
+        "calibrate", help="RFC 7928 congestion levels: smallest flow count per loss level, under DropTail"
+    )
     c.add_argument("scenario")
     c.add_argument("--levels", type=_levels, default=[0.1, 0.5, 1.0],
                    help="target loss ratios in %% (default 0.1,0.5,1.0)")
@@ -280,7 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="smoke test: 3 seeds, capacity search up to 32 flows")
     rp.add_argument("--methods", default=None, help="comma-separated subset of droptail,red,ared,ewa,awm,ewt")
     rp.add_argument("--scenarios", default=None, help="comma-separated subset of 1,2")
-    rp.add_argument("--max-flows", type=_positive, default=None, help="capacity search limit (default 128; 32 with --quick)")
+    rp.add_argument(
+        "--max-flows", type=_positive, default=None, help="capacity search limit (default 128; 32 with --quick)"
+    )
     rp.add_argument("--first-seeds", type=_positive, default=6,
                     help="seeds a capacity probe starts with; more only while the CI straddles the level")
     rp.add_argument("--exact", action="store_true", help="run every capacity probe on all seeds")
@@ -315,7 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(v)
     v.set_defaults(func=cmd_validate)
 
-    sc = sub.add_parser("show-config", help="print the scenario as it will run: every link direction and the TCP settings, resolved")
+    sc = sub.add_parser(
+        "show-config", help="print the scenario as it will run: every link direction and the TCP settings, resolved"
+    )
     sc.add_argument("scenario", help="scenario file or name (e.g. ewt/scenario2)")
     sc.add_argument("--set", dest="sets", type=_kv, action="append", default=[], metavar="NAME=VALUE",
                     help="override a [params] entry (repeatable)")

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 from . import _native
 from .files import atomic_write
-from .runner import RunSpec, execute
+from .task import RunSpec, execute
 
 INSTALL = "pip install 'netreturn[dask]' (in a checkout: pip install -e '.[dask]')"
 CONNECT_TIMEOUT = "10s"

@@ -61,7 +61,9 @@ def draw(job: dict) -> list[str]:
     if "summary" in job:
         paths.append(report.plot_metrics(job["summary"], job["keys"], out / "metrics.png", f"{name}: mean and 95 % CI"))
     if job.get("series"):
-        paths.append(report.plot_queues(job["series"], None, out / "queue.png", f"{name}: bottleneck queue (first seed)"))
+        paths.append(
+            report.plot_queues(job["series"], None, out / "queue.png", f"{name}: bottleneck queue (first seed)")
+        )
     if job.get("traces"):
         paths.append(report.plot_windows(job["traces"], out / "window.png", f"{name}: effective window of one flow"))
     return [str(p) for p in paths]

@@ -310,8 +310,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--log-out", default=None, metavar="PATH")
     a = ap.parse_args(argv)
     doc = json.loads(a.document)
-    from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
     import cppyy  # noqa: PLC0415
+    from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
 
     from netreturn.ns3ref import cxx_sources  # noqa: PLC0415
 

@@ -59,6 +59,11 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
+try:
+    from .stats import jain, mean
+except ImportError:  # run as a script (``python ns3ref.py``, see run_ns3): no parent package
+    from netreturn.stats import jain, mean
+
 __all__ = ["available", "run_ns3", "main"]
 
 #: EWT's bottleneck buffer B (seed 000 Table 3), the EWT dumbbells' default.
@@ -169,9 +174,16 @@ PRR_MODES = {
     # ns-3-dev's repaired TcpPrrRecovery (#1282, #1350, #1351) backported:
     # UpstreamPrr in ns3cxx/prr.cc, not a switch combination of NetreturnPrr.
     "upstream": None,
-    "wide": (True, True, False, False, False, False),           # only the uint32 overflow fixed
-    "wide-nobonus": (True, False, False, False, False, False),  # and no SMSS added per dupACK (still CRB, 2 calls, pipe)
-    "rfc6937": (True, False, True, True, True, False),          # RFC 6937 PRR-SSRB, DeliveredData and RecoverFS as there
+    "wide": (True, True, False, False, False, False),  # only the uint32 overflow fixed
+    "wide-nobonus": (
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ),  # and no SMSS added per dupACK (still CRB, 2 calls, pipe)
+    "rfc6937": (True, False, True, True, True, False),  # RFC 6937 PRR-SSRB, DeliveredData and RecoverFS as there
     # rfc6937 and no CUBIC increase on the ACK that ends recovery (ns-3 passes
     # it the whole cumulative ACK: cwnd = ssthresh + 1 MSS at every exit).
     "rfc6937-noexit": (True, False, True, True, True, True),
@@ -297,15 +309,6 @@ def cxx_sources() -> list[Path]:
     return [CXX_DIR / f for f in CXX_FILES]
 
 
-def _jain(xs: list[float]) -> float:
-    s, s2 = sum(xs), sum(x * x for x in xs)
-    return s * s / (len(xs) * s2) if xs and s2 > 0 else math.nan
-
-
-def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs) if xs else math.nan
-
-
 def _channel_delay_s(ns: Any, devices: Any) -> float:
     """One-way delay of the point-to-point channel under a device pair (read back)."""
     tv = ns.TimeValue()
@@ -344,8 +347,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     if multi:
         device_queue = sc.access_queue
         file_bytes = 0  # bulk: BulkSend without MaxBytes, no flow finishes
-    from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
     import cppyy  # noqa: PLC0415
+    from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
 
     # ns2: lossy.cc's hook clears ns-3's dupACK scoreboard when recovery ends.
     for f in cxx_sources() + ([CXX_DIR / "lossy.cc"] if ns2 else []):
@@ -494,9 +497,18 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         target = buffer / 2.0
         rtt = (sc.design_rtt_s if multi else AWM_DESIGN_RTT) + target / c_bps
         mtu = segment + 40.0
-        cpp.GatewaySetup(1 if queue == "ewt" else 2, qdiscs.Get(0), float(buffer), float(buffer * EWT_ST // BUFFER_BYTES),
-                         target, target / (4.0 * rtt), mtu, 10.0 * mtu, buffer + 4.0 * c_bps * rtt,
-                         segment)  # MSS when the SYN has no MSS option (ns-3 sends none), as ours
+        cpp.GatewaySetup(
+            1 if queue == "ewt" else 2,
+            qdiscs.Get(0),
+            float(buffer),
+            float(buffer * EWT_ST // BUFFER_BYTES),
+            target,
+            target / (4.0 * rtt),
+            mtu,
+            10.0 * mtu,
+            buffer + 4.0 * c_bps * rtt,
+            segment,
+        )  # MSS when the SYN has no MSS option (ns-3 sends none), as ours
     cpp.TraceFlows(min(trace, flows))
     cpp.ConnectBottleneck(bn.Get(0))
     cpp.ConnectQueueDisc(qdiscs.Get(0))
@@ -609,11 +621,11 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "buffer_bytes": buffer, "segment": segment, "step_s": step, "ns2": ns2,
         "tcp_flows": flows,
         "flows_completed": len(fcts),
-        "goodput_mean_mbps": _mean(goodputs),
-        "fct_mean_s": _mean(fcts),
+        "goodput_mean_mbps": mean(goodputs),
+        "fct_mean_s": mean(fcts),
         "fct_max_s": max(fcts) if fcts else math.nan,
-        "jain_goodput": _jain(goodputs),
-        "tcp_efficiency_pct": _mean(effs),
+        "jain_goodput": jain(goodputs),
+        "tcp_efficiency_pct": mean(effs),
         # Span = first start (UDP at 0 s, else the first TCP start) to the end.
         "utilization": ((int(cpp.BnBytes()) - PPP_HEADER * int(cpp.BnPackets())) * 8
                         / (sc.bottleneck_bps * (now - (0.0 if udp else min(starts)))))

@@ -13,11 +13,12 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .files import atomic_open
 from .stats import mean_ci
+from .table import ci, render, scale, unit_of
 
 # Headline metrics, in print order, with a label and unit.
 METRICS: list[tuple[str, str]] = [
     ("tcp_efficiency_pct", "TCP efficiency (%)"),
-    ("fct_mean_s", "mean FCT (s)"),
+    ("fct_mean_s", "mean FCT (ms)"),
     ("goodput_mean_mbps", "mean goodput (Mb/s)"),
     ("jain_goodput", "Jain fairness (goodput)"),
     ("tcp_data_loss_pct", "TCP loss, data segments (%)"),
@@ -31,27 +32,6 @@ METRICS: list[tuple[str, str]] = [
     ("lost_packets", "lost packets"),
     ("rtt_mean_ms", "mean RTT (ms)"),
 ]
-
-
-# Metrics stored in one unit and shown in another: the factor from stored to shown.
-SHOWN_SCALE: dict[str, float] = {"queue_mean_bytes": 1e-3}
-
-
-def fmt_num(x: float, digits: int = 3) -> str:
-    """``digits`` significant digits, without an exponent for large numbers
-    (1003, not 1e+03)."""
-    if abs(x) >= 10 ** digits:
-        return f"{x:.0f}"
-    return f"{x:.{digits}g}"
-
-
-def fmt_value(m: float, h: float) -> str:
-    """mean ± 95 % CI half-width, readable (65.8 ± 1.2, 3080 ± 230)."""
-    if m is None or math.isnan(m):
-        return "-"
-    if h is None or math.isnan(h):
-        return fmt_num(m)
-    return f"{fmt_num(m)} ± {fmt_num(h, 2)}"
 
 
 def group_label(params: dict, keys: Sequence[str]) -> str:
@@ -123,19 +103,17 @@ def write_csv(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> Path:
 
 def ci_table(header: Sequence[str], metrics, cells) -> str:
     """A plain-text table of mean ± 95 % CI, one row per ``(name, label)`` of
-    ``metrics``; ``cells(name)`` gives that row's ``(mean, ci95)`` per column
-    after the first, or None where there is no value. Rows without any value
-    are left out."""
-    lines = [list(header)]
+    ``metrics``, each in its unit's format (:mod:`netreturn.table`);
+    ``cells(name)`` gives that row's ``(mean, ci95)`` per column after the
+    first, or None where there is no value. Rows without any value are left
+    out."""
+    body = []
     for name, label in metrics:
         vals = [c if c is not None and not math.isnan(c[0]) else None for c in cells(name)]
         if any(v is not None for v in vals):
-            scale = SHOWN_SCALE.get(name, 1.0)
-            lines.append([label] + [fmt_value(v[0] * scale, v[1] * scale) if v is not None else "-" for v in vals])
-    widths = [max(len(r[i]) for r in lines) for i in range(len(header))]
-    out = ["  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)) for r in lines]
-    out.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(out)
+            unit = unit_of(name)
+            body.append([label] + [ci(v[0], v[1], unit) if v is not None else "-" for v in vals])
+    return render(header, body)
 
 
 def _records(summary) -> list[dict]:
@@ -180,7 +158,9 @@ def _plt():
     return plt
 
 
-def _time_plot(lines: dict[str, tuple[list, list]], ylabel: str, path: Path, title: str, hline: float | None = None) -> Path:
+def _time_plot(
+    lines: dict[str, tuple[list, list]], ylabel: str, path: Path, title: str, hline: float | None = None
+) -> Path:
     """One line per label over time, saved as a PNG."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -222,20 +202,20 @@ def plot_metrics(summary, group_keys: Sequence[str], path: Path, title: str, met
     by_metric: dict[str, list[dict]] = {}
     for r in _records(summary):
         by_metric.setdefault(r["metric"], []).append(r)
-    names = [(m, l) for m, l in metrics
+    names = [(m, lab) for m, lab in metrics
              if any(r["mean"] is not None and not math.isnan(r["mean"]) for r in by_metric.get(m, []))]
     cols = 3
     rows = max(1, math.ceil(len(names) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 2.8 * rows), squeeze=False)
     for ax, (m, label) in zip(axes.flat, names):
         sel = by_metric[m]
-        scale = SHOWN_SCALE.get(m, 1.0)
+        factor = scale(unit_of(m))
         labels = [group_label(r, keys) for r in sel] if keys else ["all"]
-        ys = [_nan(r["mean"]) * scale for r in sel]
-        es = [0.0 if math.isnan(_nan(r["ci95"])) else _nan(r["ci95"]) * scale for r in sel]
+        ys = [_nan(r["mean"]) * factor for r in sel]
+        es = [0.0 if math.isnan(_nan(r["ci95"])) else _nan(r["ci95"]) * factor for r in sel]
         ax.bar(range(len(sel)), ys, yerr=es, capsize=3, color="#4c72b0")
         ax.set_xticks(range(len(sel)))
-        ax.set_xticklabels([l.split("=")[-1] if len(keys) == 1 else l for l in labels], rotation=30, fontsize=7)
+        ax.set_xticklabels([lab.split("=")[-1] if len(keys) == 1 else lab for lab in labels], rotation=30, fontsize=7)
         ax.yaxis.set_major_locator(MaxNLocator(5))
         ax.tick_params(axis="y", labelsize=7)
         ax.set_title(label, fontsize=9, y=1.0)

@@ -17,15 +17,16 @@ import argparse
 import csv
 import math
 import re
-import tomllib
 from pathlib import Path
 from typing import Iterable, Sequence
+
+import tomllib
 
 from . import _native
 from .files import atomic_open
 from .runner import RunSpec, run_many
 from .scenarios import resolve
-from .stats import fmt_ci, mean_ci
+from .stats import fmt_ci, jain, mean, mean_ci
 
 METHODS = {"awm": "AWM", "droptail": "NC", "xcp": "XCP"}
 
@@ -60,7 +61,7 @@ DIFFERENCES = {
         "(150 / 75 / 40 kB: 0.70 / 0.62 / 0.60 at 120 s) and fairer with ours (700 kB: q/C = 150 ms). Short "
         "runs lower case 2 (10 / 20 / 60 / 120 / 300 s: 0.36 / 0.41 / 0.74 / 0.85 / 0.89) but case 1 with it "
         "(0.72 at 20 s against the paper's 0.9937); ns-2-like senders (no SACK, initial window 2, an ACK per "
-        "segment) give case 1 0.996-0.999 and case 2 0.72-0.87 (700 / 150 kB); a 20-segment window cap (ns-2's window_) "
+        "segment) give case 1 0.996-0.999 and case 2 0.72-0.87 (700 / 150 kB); a 20-segment window cap (ns-2's window_) "  # noqa: E501
         "gives 0.75 for AWM and NC alike; the closest pair, 0.9997 / 0.534 (k = 1.20), comes from ns-2-like "
         "senders all starting at 0 s over a 40 kB buffer. Seed 002 gives neither its buffer nor its run length "
         "for Table 1. ns-3 3.44 on the same topology agrees with ours (700 / 150 / 75 kB, 3 seeds: case 1 "
@@ -151,7 +152,9 @@ def specs(family: str, seeds: int, methods: Sequence[str], stop: str | None) -> 
             if stop:
                 over["stop"] = stop
             for seed in range(1, seeds + 1):
-                out.append(({"family": family, **pt, "method": m, "seed": seed}, RunSpec.make(FAMILIES[family][0], over, seed)))
+                out.append(
+                    ({"family": family, **pt, "method": m, "seed": seed}, RunSpec.make(FAMILIES[family][0], over, seed))
+                )
     return out
 
 
@@ -175,10 +178,6 @@ def summary_row(tags: dict, r: dict) -> dict:
     return row
 
 
-def _jain(x: Sequence[float]) -> float:
-    return sum(x) ** 2 / (len(x) * sum(v * v for v in x)) if x else math.nan
-
-
 def _slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     den = sum((x - mx) ** 2 for x in xs)
@@ -190,7 +189,7 @@ def k_for_jain(target: float, delays: Sequence[float]) -> float:
     lo, hi = 0.0, 10.0
     for _ in range(100):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _jain([d**-mid for d in delays]) > target else (lo, mid)
+        lo, hi = (mid, hi) if jain([d**-mid for d in delays]) > target else (lo, mid)
     return (lo + hi) / 2
 
 
@@ -216,7 +215,7 @@ def rtt_fit(tags: dict, r: dict) -> dict:
     qd = (s.get("queue_mean_bytes") or 0.0) * 8 / rate
     di = [d[i] for i in idx]
     lg = [math.log(g) for g in goodput]
-    out = {"queue_delay_ms": qd * 1e3, "jain_k1": _jain([1 / (x + qd) for x in di])}
+    out = {"queue_delay_ms": qd * 1e3, "jain_k1": jain([1 / (x + qd) for x in di])}
     if max(di) > min(di):
         out["k_prop"] = -_slope([math.log(x) for x in di], lg)
         out["k_rtt"] = -_slope([math.log(x + qd) for x in di], lg)
@@ -227,15 +226,21 @@ def forward_ftp(r: dict) -> float:
     """Mean goodput of the FTP flows that share the bottleneck with the
     mice (from the left), Mb/s."""
     f = r.get("flows") or {}
-    g = [x for x, src, web in zip(f.get("goodput_mbps") or [], f.get("src") or [], f.get("web") or []) if not web and src.startswith("left")]
-    return sum(g) / len(g) if g else math.nan
+    g = [
+        x
+        for x, src, web in zip(f.get("goodput_mbps") or [], f.get("src") or [], f.get("web") or [])
+        if not web and src.startswith("left")
+    ]
+    return mean(g)
 
 
 def link_rows(tags: dict, r: dict) -> list[dict]:
     f = r.get("ifaces") or {}
     names = f.get("iface") or []
     cols = ["utilization", "loss_pct", "queue_drops", "queue_mean_bytes", "queue_std_bytes", "robustness_index"]
-    return [{**tags, "iface": n, **{c: (f.get(c) or [math.nan] * len(names))[i] for c in cols}} for i, n in enumerate(names)]
+    return [
+        {**tags, "iface": n, **{c: (f.get(c) or [math.nan] * len(names))[i] for c in cols}} for i, n in enumerate(names)
+    ]
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
@@ -271,7 +276,11 @@ def chain_links(links: list[dict], methods: Sequence[str]) -> list[str]:
         for m in methods:
             sel = [r for r in links if r["iface"] == name and r["method"] == m]
             if sel:
-                out.append(f"| {name} | {METHODS[m]} | " + " | ".join(_cell(sel, k) for k in ("utilization", "loss_pct", "robustness_index")) + " |")
+                out.append(
+                    f"| {name} | {METHODS[m]} | "
+                    + " | ".join(_cell(sel, k) for k in ("utilization", "loss_pct", "robustness_index"))
+                    + " |"
+                )
     return out
 
 
@@ -284,7 +293,13 @@ def family_section(family: str, rows: list[dict], methods: Sequence[str], links:
     out.append("")
     keys = ["utilization", "queue_drops", "tcp_data_loss_pct", "queue_std_norm", "robustness_index", "jain_goodput"]
     if family == "web":
-        keys = ["utilization", "queue_drops", "web_response_mean_s", "web_throughput_mean_mbps", "ftp_throughput_mean_mbps"]
+        keys = [
+            "utilization",
+            "queue_drops",
+            "web_response_mean_s",
+            "web_throughput_mean_mbps",
+            "ftp_throughput_mean_mbps",
+        ]
     out.append("| point | method | " + " | ".join(keys) + " |")
     out.append("|---|---|" + "---|" * len(keys))
     for pt in points(family):
@@ -299,7 +314,9 @@ def family_section(family: str, rows: list[dict], methods: Sequence[str], links:
         if sel:
             lossy = sum(1 for r in sel if r["queue_drops"] and r["queue_drops"] > 0)
             umin = min(r["utilization"] for r in sel)
-            out.append(f"- ours, {METHODS[m]}: {lossy} of {len(sel)} runs dropped at the monitored bottleneck; lowest utilization {umin:.3f}")
+            out.append(
+                f"- ours, {METHODS[m]}: {lossy} of {len(sel)} runs dropped at the monitored bottleneck; lowest utilization {umin:.3f}"  # noqa: E501
+            )
     if family == "web":
         out += web_changes(rows)
     if family == "fairness":
@@ -308,21 +325,40 @@ def family_section(family: str, rows: list[dict], methods: Sequence[str], links:
         out += chain_links(links, methods)
     if DIFFERENCES.get(family):
         out.append("")
-        out += [f"- why ours differs (docs/xcp.md, \"Differences from the paper, explained\"): {d}" for d in DIFFERENCES[family]]
+        out += [
+            f'- why ours differs (docs/xcp.md, "Differences from the paper, explained"): {d}'
+            for d in DIFFERENCES[family]
+        ]
     out.append("")
     return out
 
 
 def web_changes(rows: list[dict]) -> list[str]:
     """Seed 002 Fig. 4(b)-(c): changes against NC at each arrival rate."""
-    out = ["", "| mice/s | method | response time vs NC | web throughput vs NC | FTP throughput vs NC | forward FTP vs NC |", "|---|---|---|---|---|---|"]
+    out = [
+        "",
+        "| mice/s | method | response time vs NC | web throughput vs NC | FTP throughput vs NC | forward FTP vs NC |",
+        "|---|---|---|---|---|---|",
+    ]
     for pt in points("web"):
-        def mean_of(m: str, k: str) -> float:
-            return mean_ci(r[k] for r in rows if r["method"] == m and str(r.get("mice")) == str(pt["mice"]))[0]
+        def mean_of(m: str, k: str, mice: str = str(pt["mice"])) -> float:
+            return mean_ci(r[k] for r in rows if r["method"] == m and str(r.get("mice")) == mice)[0]
 
         for m in ("awm", "xcp"):
-            ch = [100 * (mean_of(m, k) / mean_of("droptail", k) - 1) for k in ("web_response_mean_s", "web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "ftp_fwd_throughput_mean_mbps")]
-            out.append(f"| {pt['mice']} | {METHODS[m]} | " + " | ".join("-" if math.isnan(c) else f"{c:+.1f} %" for c in ch) + " |")
+            ch = [
+                100 * (mean_of(m, k) / mean_of("droptail", k) - 1)
+                for k in (
+                    "web_response_mean_s",
+                    "web_throughput_mean_mbps",
+                    "ftp_throughput_mean_mbps",
+                    "ftp_fwd_throughput_mean_mbps",
+                )
+            ]
+            out.append(
+                f"| {pt['mice']} | {METHODS[m]} | "
+                + " | ".join("-" if math.isnan(c) else f"{c:+.1f} %" for c in ch)
+                + " |"
+            )
     return out
 
 
@@ -331,20 +367,29 @@ def fairness_table(rows: list[dict], p: dict) -> list[str]:
     ref = p.get("jain", {})
     out = ["", "| method | case 1 (paper) | case 1 (ours) | case 2 (paper) | case 2 (ours) |", "|---|---|---|---|---|"]
     for m, label in METHODS.items():
-        ours = [_cell([r for r in rows if r["method"] == m and str(r.get("step")) == step], "jain_goodput", 4) for step in ("0ms", "10ms")]
+        ours = [
+            _cell([r for r in rows if r["method"] == m and str(r.get("step")) == step], "jain_goodput", 4)
+            for step in ("0ms", "10ms")
+        ]
         paper_v = ref.get(m, [math.nan, math.nan])
         out.append(f"| {label} | {paper_v[0]:.4f} | {ours[0]} | {paper_v[1]:.4f} | {ours[1]} |")
     # Case 2 as a power law goodput_i ~ RTT_i^-k (docs/xcp.md).
     case2 = [r for r in rows if str(r.get("step")) == "10ms"]
     if case2 and any("k_prop" in r for r in case2):
         d = fairness_delays("10ms", 30)
-        out += ["", "Case 2 as goodput_i ~ RTT_i^-k (fit per run, mean over seeds):", "",
-                "| method | k over D_i (ours) | k over D_i + q/C (ours) | q/C (ms) | Jain if k = 1 over D_i + q/C | k over D_i the paper's index implies |",
-                "|---|---|---|---|---|---|"]
+        out += [
+            "",
+            "Case 2 as goodput_i ~ RTT_i^-k (fit per run, mean over seeds):",
+            "",
+            "| method | k over D_i (ours) | k over D_i + q/C (ours) | q/C (ms) | Jain if k = 1 over D_i + q/C | k over D_i the paper's index implies |",  # noqa: E501
+            "|---|---|---|---|---|---|",
+        ]
         for m, label in METHODS.items():
             sel = [r for r in case2 if r["method"] == m and "k_prop" in r]
             if sel:
-                cells = " | ".join(_cell(sel, k, dg) for k, dg in (("k_prop", 3), ("k_rtt", 3), ("queue_delay_ms", 3), ("jain_k1", 4)))
+                cells = " | ".join(
+                    _cell(sel, k, dg) for k, dg in (("k_prop", 3), ("k_rtt", 3), ("queue_delay_ms", 3), ("jain_k1", 4))
+                )
                 pv = ref.get(m, [math.nan, math.nan])[1]
                 out.append(f"| {label} | {cells} | {k_for_jain(pv, d):.3f} |")
     return out
@@ -366,8 +411,12 @@ def reproduce(out: str | Path, seeds: int = 5, jobs: int = 2, families: Sequence
         rows = link_rows(tags, r)
         links += rows
         links_of[tags["family"]] += rows
-    lines = ["# AWM vs XCP vs NC (seed 002 section 3), reproduced", "",
-             f"Seeds per point: {seeds}; mean ± 95 % CI. Methods: AWM (NewReno over DropTail + AWM), NC (NewReno over DropTail), XCP.", ""]
+    lines = [
+        "# AWM vs XCP vs NC (seed 002 section 3), reproduced",
+        "",
+        f"Seeds per point: {seeds}; mean ± 95 % CI. Methods: AWM (NewReno over DropTail + AWM), NC (NewReno over DropTail), XCP.",  # noqa: E501
+        "",
+    ]
     for f in fams:
         write_csv(out / f"{f}.csv", by_family[f])
         lines += family_section(f, by_family[f], methods, links_of[f])
@@ -375,7 +424,9 @@ def reproduce(out: str | Path, seeds: int = 5, jobs: int = 2, families: Sequence
     costly = sorted((r for rs in by_family.values() for r in rs), key=lambda r: -(r["wall_s"] or 0))[:3]
     lines += ["## Cost", "", "| run | wall (s) | packet hops | ns per hop |", "|---|---|---|---|"]
     for r in costly:
-        tag = ", ".join(f"{k}={v}" for k, v in r.items() if k in ("family", "method", "seed") or k in (points(r["family"])[0] or {}))
+        tag = ", ".join(
+            f"{k}={v}" for k, v in r.items() if k in ("family", "method", "seed") or k in (points(r["family"])[0] or {})
+        )
         lines.append(f"| {tag} | {r['wall_s']:.2f} | {r['packet_hops']} | {r['ns_per_hop']:.0f} |")
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")

@@ -26,14 +26,15 @@ from pathlib import Path
 from . import _native
 from .runner import RunSpec, run_many
 from .scenarios import resolve
-from .stats import batch_means_ci, fmt_ci, mean_ci
+from .stats import batch_means_ci, fmt_ci, jain, mean_ci, mean_sd
 
 RATE = "ngwa/rate.toml"
 WINDOW = "ngwa/window.toml"
 # (row name, key in the paper's tables, overrides)
-ROWS = [("RFC 793", "rfc793", {"ngwa_mode": 0, "tcp": "none"}), ("NewReno", "newreno", {"ngwa_mode": 0, "tcp": "newreno"})] + [
-    (f"mode {m}", f"mode{m}", {"ngwa_mode": m}) for m in range(1, 9)
-]
+ROWS = [
+    ("RFC 793", "rfc793", {"ngwa_mode": 0, "tcp": "none"}),
+    ("NewReno", "newreno", {"ngwa_mode": 0, "tcp": "newreno"}),
+] + [(f"mode {m}", f"mode{m}", {"ngwa_mode": m}) for m in range(1, 9)]
 CALIBRATION = ["1.2Mbps", "1.5Mbps", "1.8Mbps", "2.0Mbps", "2.2Mbps"]
 
 
@@ -59,16 +60,14 @@ def flow_rates(trace: dict, batches: int = 30, t0: float = 0.0) -> tuple[float, 
     return batch_means_ci(rates, batches)
 
 
-def jain(xs: list[float]) -> float:
-    s, q = sum(xs), sum(x * x for x in xs)
-    return s * s / (len(xs) * q) if q > 0 else math.nan
-
-
 def losses_table(seeds: int, workers: int, bottleneck: str | None, paper: dict, out: Path | None = None) -> list[str]:
     extra = {"bottleneck": bottleneck} if bottleneck else {}
     jobs = [(RATE, s, {**ov, **extra}) for _, _, ov in ROWS for s in range(1, seeds + 1)]
     res = _many(jobs, workers, out)
-    lines = ["| test | lost packets (ours) | paper (Table 2) | triple dupACKs (ours) | paper (Fig. 6) | timeouts | Jain (goodput) |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| test | lost packets (ours) | paper (Table 2) | triple dupACKs (ours) | paper (Fig. 6) | timeouts | Jain (goodput) |",  # noqa: E501
+        "|---|---|---|---|---|---|---|",
+    ]
     for i, (name, key, _) in enumerate(ROWS):
         rs = res[i * seeds:(i + 1) * seeds]
         lost = mean_ci(r["summary"]["lost_packets"] for r in rs)
@@ -77,13 +76,18 @@ def losses_table(seeds: int, workers: int, bottleneck: str | None, paper: dict, 
         jn = mean_ci(r["summary"]["jain_goodput"] for r in rs)
         p_lost = paper.get("table2_lost", {}).get(key, "-")
         p_tri = paper.get("fig6_triple_dupacks", {}).get(key, "highest")
-        lines.append(f"| {name} | {fmt_ci(lost[0], lost[1], 4)} | {p_lost} | {fmt_ci(tri[0], tri[1], 4)} | {p_tri} | {fmt_ci(to[0], to[1], 3)} | {fmt_ci(jn[0], jn[1], 3)} |")
+        lines.append(
+            f"| {name} | {fmt_ci(lost[0], lost[1], 4)} | {p_lost} | {fmt_ci(tri[0], tri[1], 4)} | {p_tri} | {fmt_ci(to[0], to[1], 3)} | {fmt_ci(jn[0], jn[1], 3)} |"  # noqa: E501
+        )
     return lines
 
 
 def rates_table(workers: int) -> list[str]:
     res = _many([(RATE, 1, ov) for _, _, ov in ROWS], workers, series=True)
-    lines = ["| test | flow 1 | flow 2 | flow 3 | flow 4 (bytes/s, 95 % CI by 30 batch means) | Jain |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| test | flow 1 | flow 2 | flow 3 | flow 4 (bytes/s, 95 % CI by 30 batch means) | Jain |",
+        "|---|---|---|---|---|---|",
+    ]
     for (name, _, _), r in zip(ROWS, res):
         cells, means = [], []
         for tr in sorted(r["traces"], key=lambda x: x["flow"]):
@@ -97,19 +101,21 @@ def rates_table(workers: int) -> list[str]:
 def window_figure(out: Path, workers: int) -> list[str]:
     rows = [("NewReno", {"ngwa_mode": 0})] + [(f"mode {m}", {"ngwa_mode": m}) for m in (5, 6, 7, 8)]
     res = _many([(WINDOW, 1, ov) for _, ov in rows], workers, series=True)
-    lines = ["| test | mean effective window 0-45 s | 60-120 s | 121-180 s | std 60-120 s | lost packets |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| test | mean effective window 0-45 s | 60-120 s | 121-180 s | std 60-120 s | lost packets |",
+        "|---|---|---|---|---|---|",
+    ]
     for (name, _), r in zip(rows, res):
         tr = r["traces"][0]
         t, w = tr["time_s"], tr["effective"]
 
-        def span(a, b):
-            xs = [x for ti, x in zip(t, w) if a <= ti < b]
-            m = sum(xs) / len(xs) if xs else math.nan
-            sd = math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)) if xs else math.nan
-            return m, sd
+        def span(a, b, t=t, w=w):
+            return mean_sd(x for ti, x in zip(t, w) if a <= ti < b)
 
         a, b, c = span(0, 45), span(60, 120), span(121, 180)
-        lines.append(f"| {name} | {a[0]:.0f} | {b[0]:.0f} | {c[0]:.0f} | {b[1]:.0f} | {r['summary']['lost_packets']:.0f} |")
+        lines.append(
+            f"| {name} | {a[0]:.0f} | {b[0]:.0f} | {c[0]:.0f} | {b[1]:.0f} | {r['summary']['lost_packets']:.0f} |"
+        )
     try:
         import matplotlib
 
@@ -133,7 +139,9 @@ def window_figure(out: Path, workers: int) -> list[str]:
 
 def calibration(seeds: int, workers: int, out: Path | None = None) -> tuple[str, list[str]]:
     """NewReno's losses per bottleneck rate; the nearest to Table 2's 328."""
-    jobs = [(RATE, s, {"ngwa_mode": 0, "tcp": "newreno", "bottleneck": b}) for b in CALIBRATION for s in range(1, seeds + 1)]
+    jobs = [
+        (RATE, s, {"ngwa_mode": 0, "tcp": "newreno", "bottleneck": b}) for b in CALIBRATION for s in range(1, seeds + 1)
+    ]
     res = _many(jobs, workers, out)
     lines = ["| bottleneck | NewReno lost packets (mean ± 95 % CI) |", "|---|---|"]
     best, best_d = CALIBRATION[0], math.inf
@@ -156,9 +164,20 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     paper = _native.load_scenario(str(resolve(RATE)), []).get("paper") or {}
     best, cal = calibration(max(3, a.seeds // 3), a.jobs, out)
-    doc = ["# NGWA (seed 001) reproduced", "", "## Calibration of the bottleneck (not given in the paper)", "",
-           f"NewReno's lost packets against Table 2's 328; nearest: **{best}** (the scenario's default is 1.8 Mb/s).", "", *cal, "",
-           f"## Table 2 and Fig. 6 at {best} ({a.seeds} rounds)", "", *losses_table(a.seeds, a.jobs, best, paper, out), ""]
+    doc = [
+        "# NGWA (seed 001) reproduced",
+        "",
+        "## Calibration of the bottleneck (not given in the paper)",
+        "",
+        f"NewReno's lost packets against Table 2's 328; nearest: **{best}** (the scenario's default is 1.8 Mb/s).",
+        "",
+        *cal,
+        "",
+        f"## Table 2 and Fig. 6 at {best} ({a.seeds} rounds)",
+        "",
+        *losses_table(a.seeds, a.jobs, best, paper, out),
+        "",
+    ]
     if a.sensitivity:
         for b in CALIBRATION:
             if b != best:

@@ -215,7 +215,9 @@ def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
         for k, (o, (mine, other, _)) in enumerate(ft.items()):
             for j, (vals, who) in enumerate(((mine, "SARBE"), (other, LABEL[o]))):
                 m, h = mean_ci(vals)[:2]
-                ax.bar(k * 3 + j, m, yerr=0 if math.isnan(h) else h, capsize=3, color=f"C{j}" if j == 0 else f"C{k + 2}")
+                ax.bar(
+                    k * 3 + j, m, yerr=0 if math.isnan(h) else h, capsize=3, color=f"C{j}" if j == 0 else f"C{k + 2}"
+                )
                 ax.text(k * 3 + j, 0.02, who, rotation=90, ha="center", va="bottom", color="white")
         ax.axhline(1.0, color="k", ls=":", label="fair share")
         ax.set_xticks([k * 3 + 0.5 for k in range(len(ft))], [f"5 SARBE + 5 {LABEL[o]}" for o in ft])
@@ -241,12 +243,17 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
     for p in losses:
         L.append(f"| {p * 100:g} | " + " | ".join(fmt_ci(*table[(c, p)][:2]) for c in CCS) + " |")
     if (("sarbe", 0.01) in table):
-        L += ["", "## The paper's headline at 1 % loss", "",
-              "| | paper | ours |", "|---|---|---|",
-              f"| SARBE vs Reno | +{PAPER['gain_vs_reno_1pct'] * 100:.1f} % | {_gain(table, 'sarbe', 'reno', 0.01) * 100:+.1f} % |",
-              f"| SARBE vs NewReno | - | {_gain(table, 'sarbe', 'newreno', 0.01) * 100:+.1f} % |",
-              f"| SARBE vs Westwood(+) | +{PAPER['gain_vs_westwood_1pct'] * 100:.1f} % | "
-              f"{_gain(table, 'sarbe', 'westwood+', 0.01) * 100:+.1f} % |"]
+        L += [
+            "",
+            "## The paper's headline at 1 % loss",
+            "",
+            "| | paper | ours |",
+            "|---|---|---|",
+            f"| SARBE vs Reno | +{PAPER['gain_vs_reno_1pct'] * 100:.1f} % | {_gain(table, 'sarbe', 'reno', 0.01) * 100:+.1f} % |",  # noqa: E501
+            f"| SARBE vs NewReno | - | {_gain(table, 'sarbe', 'newreno', 0.01) * 100:+.1f} % |",
+            f"| SARBE vs Westwood(+) | +{PAPER['gain_vs_westwood_1pct'] * 100:.1f} % | "
+            f"{_gain(table, 'sarbe', 'westwood+', 0.01) * 100:+.1f} % |",
+        ]
     if res["sensitivity"] and all((c, 0.01) in table for c in ("reno", "westwood+", "sarbe")):
         by: dict[tuple[str, str, str], list[float]] = {}
         for r in res["sensitivity"]:
@@ -261,8 +268,10 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
         for rt, d, g in rows:
             if len(g) < 3:
                 continue
-            L.append(f"| {rt}, {d} | {g['reno']:.3f} | {g['westwood+']:.3f} | {g['sarbe']:.3f} | "
-                     f"{(g['sarbe'] / g['reno'] - 1) * 100:+.0f} % | {(g['sarbe'] / g['westwood+'] - 1) * 100:+.0f} % |")
+            L.append(
+                f"| {rt}, {d} | {g['reno']:.3f} | {g['westwood+']:.3f} | {g['sarbe']:.3f} | "
+                f"{(g['sarbe'] / g['reno'] - 1) * 100:+.0f} % | {(g['sarbe'] / g['westwood+'] - 1) * 100:+.0f} % |"
+            )
     if res["restore"]:
         rt = lossy_table(res["restore"])
         L += ["", "## SARBE's kept cwnd: restored after recovery (ours) or ns-2 NewReno's exit at oCwnd", "",
@@ -280,7 +289,11 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
     L += ["", "## Fig. 2: estimate minus available bandwidth (Mb/s of payload)", "",
           "| experiment | interval | Westwood+ mean / mean abs | SARBE mean / mean abs | SARBE, 1 us ticks |",
           "|---|---|---|---|---|"]
-    for key, spans in (("tracking", [(0, 30)]), ("tracking_fast", [(0, 30)]), ("ack_compression", [(0, 30), (30, 120), (120, 150)])):
+    for key, spans in (
+        ("tracking", [(0, 30)]),
+        ("tracking_fast", [(0, 30)]),
+        ("ack_compression", [(0, 30), (30, 120), (120, 150)]),
+    ):
         by_cc = {(_p(r, "tcp"), _p(r, "ts_tick") or "1ms"): r for r in res[key]}
         for t0, t1 in spans:
             cells = []

@@ -1,8 +1,10 @@
-"""Replication statistics: mean and 95 % confidence interval over seeds.
+"""The package's statistics, defined once: means, Jain's fairness index,
+and the mean with its 95 % confidence interval over replications.
 
 The papers report every figure as the mean of independent replications with
 a 95 % confidence interval (seed 000: 30 rounds). With n replications the
-half-width is t_{0.975, n-1} * s / sqrt(n).
+half-width is t_{0.975, n-1} * s / sqrt(n); the t quantile is :func:`t975`
+(a table to 30 degrees of freedom, then a series: scipy is not a dependency).
 """
 
 from __future__ import annotations
@@ -29,9 +31,40 @@ def t975(df: int) -> float:
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
+def finite(values: Iterable[float | None]) -> list[float]:
+    """The values that are numbers: None and NaN left out."""
+    return [float(v) for v in values if v is not None and not math.isnan(float(v))]
+
+
+def mean(values: Iterable[float], skip_missing: bool = False) -> float:
+    """Arithmetic mean; NaN of no values. ``skip_missing``: None and NaN are
+    left out (otherwise a NaN makes the mean NaN)."""
+    xs = finite(values) if skip_missing else [float(v) for v in values]
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def mean_sd(values: Iterable[float]) -> tuple[float, float]:
+    """Mean and population standard deviation (over n, not n - 1) of a
+    series, such as a queue or window trace; NaNs of no values."""
+    xs = [float(v) for v in values]
+    if not xs:
+        return math.nan, math.nan
+    m = sum(xs) / len(xs)
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+
+
+def jain(values: Iterable[float], skip_missing: bool = False) -> float:
+    """Jain's fairness index (sum x)^2 / (n * sum x^2): 1 for equal shares,
+    1/n when one of n takes everything; NaN of no values or all zeros.
+    ``skip_missing``: None and NaN are left out (otherwise they give NaN)."""
+    xs = finite(values) if skip_missing else [float(v) for v in values]
+    s, s2 = sum(xs), sum(x * x for x in xs)
+    return s * s / (len(xs) * s2) if xs and s2 > 0 else math.nan
+
+
 def mean_ci(values: Iterable[float]) -> tuple[float, float, int]:
     """Mean, 95 % CI half-width and count of the finite values."""
-    xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    xs = finite(values)
     n = len(xs)
     if n == 0:
         return math.nan, math.nan, 0
@@ -65,3 +98,13 @@ def batch_means_ci(series: Sequence[float], batches: int = 30) -> tuple[float, f
     independent observations, so the half-width is
     t_{0.975, batches-1} * s_batch / sqrt(batches)."""
     return mean_ci(batch_means(series, batches))
+
+
+def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | None:
+    """Whether two (mean, CI half-width, n) summaries agree within their
+    spread: ``|m1 - m2| <= sqrt(h1^2 + h2^2)``; None when either lacks a CI
+    (fewer than 2 finite values)."""
+    (m1, h1, _), (m2, h2, _) = a, b
+    if any(math.isnan(x) for x in (m1, h1, m2, h2)):
+        return None
+    return abs(m1 - m2) <= math.hypot(h1, h2)

@@ -28,7 +28,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from .files import atomic_write
-from .stats import fmt_ci, mean_ci
+from .stats import agree, mean_ci
+from .table import ci, render, unit_of
 
 #: (metric, label) compared; names are our summary names, which ns3ref uses
 #: too. Loss is compared on data segments: ns-3's FlowMonitor data-direction
@@ -38,16 +39,16 @@ METRICS = [
     ("tcp_packet_loss_pct", "TCP loss, data and ACKs (%)"),
     ("udp_loss_pct", "UDP loss ratio (%)"),
     ("goodput_mean_mbps", "goodput, mean per flow (Mb/s)"),
-    ("fct_mean_s", "FCT, mean (s)"),
-    ("fct_max_s", "FCT, max (s)"),
+    ("fct_mean_s", "FCT, mean (ms)"),
+    ("fct_max_s", "FCT, max (ms)"),
     ("jain_goodput", "Jain index of goodput"),
     ("tcp_efficiency_pct", "TCP efficiency (%)"),
     ("udp_efficiency_pct", "UDP efficiency (%)"),
     ("utilization", "bottleneck utilization"),
-    ("queue_mean_bytes", "queue, time mean (B)"),
+    ("queue_mean_bytes", "queue, time mean (kB)"),
     ("fast_recoveries", "fast recoveries"),
     ("timeouts", "RTO expiries"),
-    ("sim_time_s", "simulated time (s)"),
+    ("sim_time_s", "simulated time (ms)"),
 ]
 
 
@@ -72,20 +73,11 @@ def with_data_loss(run: dict) -> dict:
     return run
 
 
-def _positive(text: str) -> int:
-    import argparse
-
-    n = int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
-    return n
-
-
 def add_arguments(v) -> None:
     """The options of ``netreturn validate`` (called by cli.build_parser)."""
+    from .args import losses, positive as _positive
     from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
-
-    from .validate_lossy import SCENARIO as LOSSY, losses
+    from .validate_lossy import SCENARIO as LOSSY
 
     v.add_argument("--scenario", choices=[*SCENARIOS, LOSSY], default="ewt/scenario2",
                    help=f"an EWT dumbbell, or seed 004's lossy link ({LOSSY}: --cc, --loss)")
@@ -108,15 +100,6 @@ def add_arguments(v) -> None:
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it")
 
 
-def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | None:
-    """Whether two (mean, CI half-width, n) summaries agree within their
-    spread; None when either lacks a CI (fewer than 2 finite values)."""
-    (m1, h1, _), (m2, h2, _) = a, b
-    if any(math.isnan(x) for x in (m1, h1, m2, h2)):
-        return None
-    return abs(m1 - m2) <= math.hypot(h1, h2)
-
-
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False) -> list[dict]:
     from . import ns3ref
@@ -126,7 +109,10 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
     tag = "" if prr == "ns3" else f"_prr-{prr}"
     tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
     tag += "_aligned" if aligned else ""
-    path = lambda s: d / f"flows{flows}_{queue}{tag}_seed{s}.json"
+
+    def path(s):
+        return d / f"flows{flows}_{queue}{tag}_seed{s}.json"
+
     # Runs cached before the data-loss metric existed are run again.
     todo = [s for s in seeds if not path(s).exists() or "tcp_data_loss_pct" not in json.loads(path(s).read_text())]
     if todo:
@@ -174,12 +160,13 @@ def compare(ns3: list[dict], ours: list[dict]) -> list[dict]:
 
 
 def table(rows: list[dict], ns3_label: str = "ns-3 3.44") -> str:
-    head = f"{'metric':32}{ns3_label:>22}{'netreturn':>22}  verdict"
-    lines = [head, "-" * len(head)]
+    """Metric, both simulators' mean ± 95 % CI (each in its unit's format) and the verdict."""
+    body = []
     for r in rows:
+        unit = unit_of(r["metric"])
         v = {True: "agree", False: "DIFFER", None: "-"}[r["agree"]]
-        lines.append(f"{r['label']:32}{fmt_ci(*r['ns3'][:2]):>22}{fmt_ci(*r['netreturn'][:2]):>22}  {v}")
-    return "\n".join(lines)
+        body.append([r["label"], ci(*r["ns3"][:2], unit), ci(*r["netreturn"][:2], unit), v])
+    return render(["metric", ns3_label, "netreturn", "verdict"], body, align=["left", "right", "right", "left"])
 
 
 def main(a) -> int:

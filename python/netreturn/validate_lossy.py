@@ -18,8 +18,8 @@ import math
 from pathlib import Path
 
 from .files import atomic_write
-from .stats import fmt_ci, mean_ci
-from .validate import agree
+from .stats import agree, mean_ci
+from .table import ci, render, unit_of
 
 SCENARIO = "sarbe/lossy_link"
 #: Fig. 3b's loss rates (0.001 % to 10 %), as fractions: the scenario's ``loss``.
@@ -32,19 +32,6 @@ METRICS = [
     ("fast_recoveries", "fast recoveries"),
     ("timeouts", "RTOs"),
 ]
-
-
-def losses(text: str) -> tuple[float, ...]:
-    """``--loss 0.001,0.01``: loss probabilities in [0, 1]."""
-    import argparse
-
-    try:
-        xs = tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text}: comma-separated loss probabilities expected") from None
-    if not xs or any(not 0.0 <= x <= 1.0 for x in xs):
-        raise argparse.ArgumentTypeError(f"{text}: every loss probability must lie in [0, 1]")
-    return xs
 
 
 def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
@@ -72,17 +59,17 @@ def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
 
 
 def table(cc: str, rows: list[dict]) -> str:
-    """A text table: a row per loss rate, ns-3 / ours per metric."""
-    head = f"{cc}: loss % | " + " | ".join(f"{label}: ns-3 / netreturn" for _, label in METRICS)
-    lines = [head]
+    """A text table: a row per loss rate, ns-3 / ours per metric (each in its unit's format)."""
+    body = []
     for r in rows:
-        cells = []
+        cells = [f"{r['loss'] * 100:g}"]
         for key, _ in METRICS:
             a, b = r[key]["ns3"], r[key]["netreturn"]
             v = r[key]["agree"]
-            cells.append(f"{fmt_ci(*a[:2])} / {fmt_ci(*b[:2])}{' DIFFER' if v is False else ''}")
-        lines.append(f"{r['loss'] * 100:g} | " + " | ".join(cells))
-    return "\n".join(lines)
+            cells.append(f"{ci(*a[:2], unit_of(key))} / {ci(*b[:2], unit_of(key))}{' DIFFER' if v is False else ''}")
+        body.append(cells)
+    header = [f"{cc}: loss %"] + [f"{label}: ns-3 / netreturn" for _, label in METRICS]
+    return render(header, body)
 
 
 def main(a, out: Path) -> int:

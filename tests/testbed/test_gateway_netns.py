@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from _load import load_testbed
 
 tb = load_testbed()

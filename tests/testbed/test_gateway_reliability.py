@@ -31,7 +31,6 @@ import sys
 import time
 
 import pytest
-
 from _load import load_testbed
 from test_gateway_netns import _gateway_or_skip, needs_netns
 
@@ -194,7 +193,7 @@ for i in range(first, first + n):
             break
         except BlockingIOError:
             pass
-"""
+"""  # noqa: E501
 
 TRANSFER_SERVER = r"""
 import hashlib, random, socket, sys
@@ -367,8 +366,11 @@ def test_odd_frames_pass_byte_for_byte_both_ways_and_are_counted(tmp_path, gatew
 
 @needs_netns
 @pytest.mark.netns
-@pytest.mark.parametrize("io", [["--io", "ring"], ["--io", "ring", "--ring-frames", "64", "--tx-ring-frames", "16"], ["--io", "mmsg"]],
-                         ids=["ring", "ring-64-slots", "mmsg"])
+@pytest.mark.parametrize(
+    "io",
+    [["--io", "ring"], ["--io", "ring", "--ring-frames", "64", "--tx-ring-frames", "16"], ["--io", "mmsg"]],
+    ids=["ring", "ring-64-slots", "mmsg"],
+)
 def test_rewritten_acks_are_accepted_and_the_payload_arrives_intact(gateway_bin, io):
     """RWM at 100 Mb/s with 2 ms each way holds the window near the BDP
     (about 50 kB), below what the receiver offers: the gateway rewrites the

@@ -15,7 +15,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from _load import load_testbed
 
 tb = load_testbed()
@@ -93,7 +92,9 @@ def test_a_router_chain_and_a_receiver_edge_hold_the_sender_to_the_path_minimum_
     # the wide one lowers or keeps it; the sender's stack ignores it (its
     # InHdrErrors are checked below).
     assert bott["ngwa_back"]["inserted"] > 500, bott["ngwa_back"]
-    assert wide["ngwa_back"]["lowered"] + wide["ngwa_back"]["kept"] >= bott["ngwa_back"]["inserted"] - 5, wide["ngwa_back"]
+    assert wide["ngwa_back"]["lowered"] + wide["ngwa_back"]["kept"] >= bott["ngwa_back"]["inserted"] - 5, wide[
+        "ngwa_back"
+    ]
     assert "ngwa_back" not in edge, edge
     # The edge read the value of every marked segment, stripped every
     # option, and lowered the ACKs going back.

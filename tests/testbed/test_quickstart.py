@@ -7,7 +7,6 @@ import importlib
 import json
 
 import pytest
-
 from _load import load_testbed
 
 tb = load_testbed()

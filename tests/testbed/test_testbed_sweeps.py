@@ -52,7 +52,9 @@ def test_dumbbell_maps_onto_a_wan_emulator_and_a_bottleneck_gateway():
     assert bott.ctl == ['st="29kB"']
     assert p.senders == p.receivers == 4 and len(p.flows) == 4
     starts = [f.start for f in p.flow_plan(1)]
-    assert all(0 <= s <= 1 for s in starts) and starts == [f.start for f in p.flow_plan(1)] != [f.start for f in p.flow_plan(2)]
+    assert all(0 <= s <= 1 for s in starts) and starts == [f.start for f in p.flow_plan(1)] != [
+        f.start for f in p.flow_plan(2)
+    ]
     rwm = scenario.plan("testbed/rwm", {"flows": 4, "rtt": "60ms", "delta": -0.1})
     assert rwm.hops[0].delay == "30000us" and rwm.hops[1].ctl == ["delta=-0.1"]
     assert (rwm.senders, len(rwm.flows), rwm.tcp_mem_max) == (1, 4, 60_000_000)

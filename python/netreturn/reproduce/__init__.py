@@ -41,7 +41,9 @@ def main(a) -> int:
     if getattr(module, "OWN_COMMAND_LINE", False):
         # A module with its own command line (`python -m ...`) gets the
         # options it shares with this one as arguments.
-        return module.main(shared_argv(a) + list(getattr(module, "QUICK_ARGV", ()) if getattr(a, "quick", False) else ()))
+        return module.main(
+            shared_argv(a) + list(getattr(module, "QUICK_ARGV", ()) if getattr(a, "quick", False) else ())
+        )
     return module.main(a)
 
 

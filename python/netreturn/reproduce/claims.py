@@ -40,7 +40,7 @@ def check_claim(claim: dict, stats: dict[tuple[str, str], tuple[float, float]], 
     kind = claim["check"]
     verdicts, notes = [], []
     for lv in claim["levels"]:
-        means = {m: s[0] for (l, m), s in stats.items() if l == lv and not math.isnan(s[0])}
+        means = {m: s[0] for (lvl, m), s in stats.items() if lvl == lv and not math.isnan(s[0])}
         ci = {m: stats[(lv, m)] for m in means}
         me = claim.get("method")
         others = claim.get("others", [])
@@ -52,7 +52,15 @@ def check_claim(claim: dict, stats: dict[tuple[str, str], tuple[float, float]], 
         order = _ranked(means, sense)
         lab = labels
         if kind in ("best", "worst", "top2"):
-            ref = order[0] if kind == "best" else order[-1] if kind == "worst" else order[1] if len(order) > 1 else order[0]
+            ref = (
+                order[0]
+                if kind == "best"
+                else order[-1]
+                if kind == "worst"
+                else order[1]
+                if len(order) > 1
+                else order[0]
+            )
             if kind == "top2":
                 ok = me in order[:2]
                 tie = not ok and _overlap(ci[me], ci[order[1]])
@@ -66,7 +74,10 @@ def check_claim(claim: dict, stats: dict[tuple[str, str], tuple[float, float]], 
             bad = [o for o in others if not _better(means[me], means[o], sense)]
             tie = bool(bad) and all(_overlap(ci[me], ci[o]) for o in bad)
             v = "yes" if not bad else "tie" if tie else "no"
-            notes.append(f"{lv}: {lab[me]} {_f(means[me])}" + (f", not better than {', '.join(lab[o] + ' ' + _f(means[o]) for o in bad)}" if bad else ""))
+            notes.append(
+                f"{lv}: {lab[me]} {_f(means[me])}"
+                + (f", not better than {', '.join(lab[o] + ' ' + _f(means[o]) for o in bad)}" if bad else "")
+            )
         elif kind == "zero":
             v = "yes" if means[me] < zero_tol else "no"
             notes.append(f"{lv}: {lab[me]} {fmt_ci(*ci[me])}")
@@ -99,7 +110,9 @@ def check_claim(claim: dict, stats: dict[tuple[str, str], tuple[float, float]], 
     return overall, notes
 
 
-def claim_value(value: dict, stats: dict[tuple[str, str], tuple[float, float]], labels: dict[str, str]) -> tuple[float, str]:
+def claim_value(
+    value: dict, stats: dict[tuple[str, str], tuple[float, float]], labels: dict[str, str]
+) -> tuple[float, str]:
     """Our number for a numeric statement of the paper."""
     me = value["method"]
     if value["kind"] == "max_reduction":
@@ -140,8 +153,11 @@ def check_all(paper, table, scenarios, methods, countsets) -> tuple[list[dict], 
         res = {}
         for cs in countsets:
             stats = {(lv, m): table.get(v["scenario"], cs, lv, m, v["metric"])[:2] for lv in levels for m in methods}
-            res[cs] = (claim_value(v, stats, labels) if v["method"] in methods and v.get("other", v["method"]) in methods
-                       else (math.nan, "n/a"))
+            res[cs] = (
+                claim_value(v, stats, labels)
+                if v["method"] in methods and v.get("other", v["method"]) in methods
+                else (math.nan, "n/a")
+            )
         value_rows.append({"value": v, "result": res})
     return claim_rows, value_rows
 
@@ -150,6 +166,15 @@ def claims_frame(claim_rows: list[dict], countsets: list[str]):
     """``claims.csv``: one row per claim, verdict and notes per count set."""
     import pandas as pd
 
-    return pd.DataFrame([{"source": r["claim"]["source"], "scenario": r["claim"]["scenario"], "text": r["claim"]["text"],
-                          **{f"{cs}_verdict": r["result"][cs][0] for cs in countsets},
-                          **{f"{cs}_notes": "; ".join(r["result"][cs][1]) for cs in countsets}} for r in claim_rows])
+    return pd.DataFrame(
+        [
+            {
+                "source": r["claim"]["source"],
+                "scenario": r["claim"]["scenario"],
+                "text": r["claim"]["text"],
+                **{f"{cs}_verdict": r["result"][cs][0] for cs in countsets},
+                **{f"{cs}_notes": "; ".join(r["result"][cs][1]) for cs in countsets},
+            }
+            for r in claim_rows
+        ]
+    )

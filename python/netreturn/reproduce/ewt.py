@@ -45,8 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import FolderLock, write_frame_csv
-from . import claims as _claims
-from . import grid as _grid
+from . import claims as _claims, grid as _grid
 from .figures import after as _after, plot_capacity, plot_levels, plot_loss_curves, series_stats as _series_stats
 from .grid import Capacity, Evaluation, Grid, Table, capacity_rows
 from .paper import Paper, toml_load as _toml_load  # noqa: F401  (tests read TOML with it)
@@ -148,13 +147,17 @@ def _fig_runs(runs: Runs, opts: Options, paper: dict) -> dict:
     for sc in opts.scenarios:
         for m in q["methods"]:
             if m in opts.methods:
-                keys[("fig3", sc, m)] = runs.request(runs.spec(sc, q["flows"], m, 1, keep_series=True), "figures", Runs.FIGURE)
+                keys[("fig3", sc, m)] = runs.request(
+                    runs.spec(sc, q["flows"], m, 1, keep_series=True), "figures", Runs.FIGURE
+                )
     wsc = w["scenario"]
     if wsc in opts.scenarios:
         n = paper["table2"][wsc]["heavy"]
         for m in w["methods"]:
             if m in opts.methods:
-                keys[("fig10", wsc, m)] = runs.request(runs.spec(wsc, n, m, 1, keep_series=True), "figures", Runs.FIGURE)
+                keys[("fig10", wsc, m)] = runs.request(
+                    runs.spec(wsc, n, m, 1, keep_series=True), "figures", Runs.FIGURE
+                )
     return keys
 
 
@@ -273,8 +276,15 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     for sc in opts.scenarios:
         pc = [paper["table2"][sc][lv] for lv in LEVELS]
         cc = [calibrated.get(sc, {}).get(lv) for lv in LEVELS]
-        key.append([f"{sc}: flows for 0.1 / 0.5 / 1 % DropTail loss (Table 2)", " / ".join(map(str, pc)),
-                    " / ".join("> %d" % opts.max_flows if x is None else str(x) for x in cc) if "droptail" in methods else "-"])
+        key.append(
+            [
+                f"{sc}: flows for 0.1 / 0.5 / 1 % DropTail loss (Table 2)",
+                " / ".join(map(str, pc)),
+                " / ".join("> %d" % opts.max_flows if x is None else str(x) for x in cc)
+                if "droptail" in methods
+                else "-",
+            ]
+        )
         if "droptail" in methods:
             dl = [table.get(sc, "paper", lv, "droptail", "tcp_data_loss_pct")[0] for lv in LEVELS]
             key.append([f"{sc}: DropTail TCP loss % at the paper's counts", "≈ 0.1 / 0.5 / 1",
@@ -295,10 +305,14 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
         key.append(["§5.6: EWT flows vs DropTail", f"+{paper['capacity']['gain_over_droptail_pct']} %",
                     _pct(gains["mean_gain_baseline_pct"])])
     if gains_rb and gains_rb["cases"]:
-        key.append([f"§5.6 with a {RCVBUF_LABEL} receive buffer: EWT vs best competitor / vs DropTail",
-                    f"+{paper['capacity']['gain_over_best_competitor_pct']} % / +{paper['capacity']['gain_over_droptail_pct']} %",
-                    f"{_pct(gains_rb['mean_gain_best_pct'])} / {_pct(gains_rb['mean_gain_baseline_pct'])}"
-                    + (" (bounds: censored)" if gains_rb["censored"] else "")])
+        key.append(
+            [
+                f"§5.6 with a {RCVBUF_LABEL} receive buffer: EWT vs best competitor / vs DropTail",
+                f"+{paper['capacity']['gain_over_best_competitor_pct']} % / +{paper['capacity']['gain_over_droptail_pct']} %",  # noqa: E501
+                f"{_pct(gains_rb['mean_gain_best_pct'])} / {_pct(gains_rb['mean_gain_baseline_pct'])}"
+                + (" (bounds: censored)" if gains_rb["censored"] else ""),
+            ]
+        )
     n_yes = {cs: sum(1 for r in claim_rows if r["result"][cs][0] == "yes") for cs in cs_all}
     n_tie = {cs: sum(1 for r in claim_rows if r["result"][cs][0] == "tie") for cs in cs_all}
     n_all = {cs: sum(1 for r in claim_rows if r["result"][cs][0] != "n/a") for cs in cs_all}
@@ -311,19 +325,29 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     # ---- 1. congestion levels
     w("## 1. Congestion levels (RFC 7928, Table 2)")
     w("")
-    w("The paper raised the number of flows under DropTail until the TCP loss ratio reached about 0.1 % (mild), "
-      "0.5 % (medium) and 1 % (heavy). Our calibration is the same definition — the first flow count whose mean "
-      "TCP loss over the seeds reaches the level — found by the capacity search of section 6 below for DropTail "
-      "(`netreturn calibrate --strategy search` finds the same counts with the same seeds; the default linear scan may differ where "
-      "loss does not grow with the count).")
+    w(
+        "The paper raised the number of flows under DropTail until the TCP loss ratio reached about 0.1 % (mild), "
+        "0.5 % (medium) and 1 % (heavy). Our calibration is the same definition — the first flow count whose mean "
+        "TCP loss over the seeds reaches the level — found by the capacity search of section 6 below for DropTail "
+        "(`netreturn calibrate --strategy search` finds the same counts with the same seeds; the default linear scan may differ where "  # noqa: E501
+        "loss does not grow with the count)."
+    )
     w("")
     rows = []
     for sc in opts.scenarios:
         for lv in LEVELS:
             pc = paper["table2"][sc][lv]
             cc = calibrated.get(sc, {}).get(lv)
-            lp = table.get(sc, "paper", lv, "droptail", "tcp_data_loss_pct") if "droptail" in methods else (math.nan, math.nan, 0)
-            lc = table.get(sc, "calibrated", lv, "droptail", "tcp_data_loss_pct") if cc is not None else (math.nan, math.nan, 0)
+            lp = (
+                table.get(sc, "paper", lv, "droptail", "tcp_data_loss_pct")
+                if "droptail" in methods
+                else (math.nan, math.nan, 0)
+            )
+            lc = (
+                table.get(sc, "calibrated", lv, "droptail", "tcp_data_loss_pct")
+                if cc is not None
+                else (math.nan, math.nan, 0)
+            )
             rows.append([sc, lv, f"{paper['loss_target'][lv]} %", str(pc), fmt_ci(lp[0], lp[1]),
                          "-" if cc is None else str(cc), fmt_ci(lc[0], lc[1])])
     w(_md_table(["scenario", "level", "target", "paper flows", "our DropTail loss % there", "our flows",
@@ -423,8 +447,12 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
         ser = {METHOD_LABELS[k[2]]: r["queue_series"] for k, r in figs.items()
                if k[0] == "fig3" and k[1] == sc and r.get("queue_series")}
         if ser:
-            png = rep.plot_queues(ser, 97000, figdir / f"fig3_{sc}_queue.png",
-                                  f"{sc}, {paper['figures']['queue']['flows']} flows, seed 1: bottleneck queue (paper Fig. 3)")
+            png = rep.plot_queues(
+                ser,
+                97000,
+                figdir / f"fig3_{sc}_queue.png",
+                f"{sc}, {paper['figures']['queue']['flows']} flows, seed 1: bottleneck queue (paper Fig. 3)",
+            )
             rows, sds = [], {}
             t_from = 8.0 if min(s["time_s"][-1] for s in ser.values() if s["time_s"]) > 16.0 else 0.0
             for lab, s in ser.items():
@@ -453,11 +481,23 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
         for lab, t in tr.items():
             m, sd, mn = _series_stats(_after(t["time_s"], t["effective"], t["time_s"][0] + 10.0 if t["time_s"] else 0))
             cvs[lab] = (sd / m if m else math.nan, mn)
-            rows.append([lab, f"{m / 1000:.1f}", f"{sd / 1000:.1f}", f"{(sd / m if m else math.nan):.2f}", f"{mn / 1000:.1f}"])
+            rows.append(
+                [lab, f"{m / 1000:.1f}", f"{sd / 1000:.1f}", f"{(sd / m if m else math.nan):.2f}", f"{mn / 1000:.1f}"]
+            )
         w(f"**Fig. 10** ({wsc}, heavy level, {n} flows) — {paper['figures']['window']['text']}.")
         w("")
-        w(_md_table(["method", "mean effective window (kB), from 10 s after start", "std (kB)", "coefficient of variation",
-                     "minimum (kB)"], rows))
+        w(
+            _md_table(
+                [
+                    "method",
+                    "mean effective window (kB), from 10 s after start",
+                    "std (kB)",
+                    "coefficient of variation",
+                    "minimum (kB)",
+                ],
+                rows,
+            )
+        )
         w("")
         w(f"![Fig. 10]({png.relative_to(out)})")
         w("")
@@ -494,7 +534,9 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                     if c["censored"]:
                         r.append(f"> {opts.max_flows}")
                     else:
-                        r.append(f"{c['flows']} ({_f(c['loss_at'])} %; {_f(c['loss_below']) if c['flows'] > 1 else '-'} % at {c['flows'] - 1})")
+                        r.append(
+                            f"{c['flows']} ({_f(c['loss_at'])} %; {_f(c['loss_below']) if c['flows'] > 1 else '-'} % at {c['flows'] - 1})"  # noqa: E501
+                        )
                 s = searches_x[(sc, m)]
                 r.append(f"{len(s.values)} / {sum(len(v) for v in s.values.values())}")
                 if m == "droptail":
@@ -502,12 +544,24 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                 body.append(r)
             w(f"**{sc}** (paper {paper['figures'][sc]['capacity']}): flows (mean loss there; at one flow fewer)")
             w("")
-            w(_md_table(["method"] + [f"{lv} ({paper['loss_target'][lv]} %)" for lv in LEVELS] + ["counts probed / runs"], body))
+            w(
+                _md_table(
+                    ["method"] + [f"{lv} ({paper['loss_target'][lv]} %)" for lv in LEVELS] + ["counts probed / runs"],
+                    body,
+                )
+            )
             w("")
-            png = plot_capacity(rows_x, PAPER, sc, methods, figdir / f"capacity_{sc}{suffix}.png",
-                                f"{sc}{extra}: flows at each loss level (paper {paper['figures'][sc]['capacity']}); hatched: > {opts.max_flows}",
-                                opts.max_flows, {lv: paper["table2"][sc][lv] for lv in LEVELS} if "droptail" in methods else None,
-                                "paper DropTail (Table 2)")
+            png = plot_capacity(
+                rows_x,
+                PAPER,
+                sc,
+                methods,
+                figdir / f"capacity_{sc}{suffix}.png",
+                f"{sc}{extra}: flows at each loss level (paper {paper['figures'][sc]['capacity']}); hatched: > {opts.max_flows}",  # noqa: E501
+                opts.max_flows,
+                {lv: paper["table2"][sc][lv] for lv in LEVELS} if "droptail" in methods else None,
+                "paper DropTail (Table 2)",
+            )
             png2 = plot_loss_curves(searches_x, PAPER, sc, methods, figdir / f"loss_curve_{sc}{suffix}.png",
                                     f"{sc}{extra}: mean TCP loss at every flow count the search ran")
             w(f"![capacity {sc}]({png.relative_to(out)})")
@@ -518,18 +572,36 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
             body = []
             for c in gains_x["cases"]:
                 g = lambda n, cen: f"> {n - 1}" if cen else str(n)  # noqa: E731
-                body.append([c["scenario"], c["level"], g(c["proposed"], c["proposed_censored"]),
-                             f"{METHOD_LABELS[c['best']]} {g(c['best_flows'], c['best_censored'])}", _pct(c["gain_best_pct"]),
-                             "-" if c["baseline"] is None else g(c["baseline"], c["baseline_censored"]), _pct(c["gain_baseline_pct"])])
+                body.append(
+                    [
+                        c["scenario"],
+                        c["level"],
+                        g(c["proposed"], c["proposed_censored"]),
+                        f"{METHOD_LABELS[c['best']]} {g(c['best_flows'], c['best_censored'])}",
+                        _pct(c["gain_best_pct"]),
+                        "-" if c["baseline"] is None else g(c["baseline"], c["baseline_censored"]),
+                        _pct(c["gain_baseline_pct"]),
+                    ]
+                )
             w("EWT's gain in flows (EWT / other − 1):")
             w("")
-            w(_md_table(["scenario", "level", "EWT", "best competitor", "gain", "DropTail", "gain over DropTail"], body))
+            w(
+                _md_table(
+                    ["scenario", "level", "EWT", "best competitor", "gain", "DropTail", "gain over DropTail"], body
+                )
+            )
             w("")
-            w(f"Mean gain over the best competitor: **{_pct(gains_x['mean_gain_best_pct'])}** (paper +"
-              f"{paper['capacity']['gain_over_best_competitor_pct']} %); over DropTail: **{_pct(gains_x['mean_gain_baseline_pct'])}** "
-              f"(paper +{paper['capacity']['gain_over_droptail_pct']} %). The best competitor is taken per scenario and "
-              "level (the paper does not say whether it averaged per case or per method)."
-              + (f" Censored counts enter as {opts.max_flows + 1}, so these gains are bounds." if gains_x["censored"] else ""))
+            w(
+                f"Mean gain over the best competitor: **{_pct(gains_x['mean_gain_best_pct'])}** (paper +"
+                f"{paper['capacity']['gain_over_best_competitor_pct']} %); over DropTail: **{_pct(gains_x['mean_gain_baseline_pct'])}** "  # noqa: E501
+                f"(paper +{paper['capacity']['gain_over_droptail_pct']} %). The best competitor is taken per scenario and "  # noqa: E501
+                "level (the paper does not say whether it averaged per case or per method)."
+                + (
+                    f" Censored counts enter as {opts.max_flows + 1}, so these gains are bounds."
+                    if gains_x["censored"]
+                    else ""
+                )
+            )
             w("")
 
     capacity_block(searches, cap_rows, gains, "main")
@@ -573,17 +645,29 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
             w("")
             w(_md_table(["method"] + [f"{lab} {lv}" for _, lab in mets for lv in LEVELS], body))
             w("")
-            for metric, label, sense, scs in METRICS:
+            for metric, label, _sense, scs in METRICS:
                 if sc in scs and metric == "tcp_data_loss_pct":
                     pv = ({(m, lv): paper["table6"][m][lv][0] for m in methods for lv in LEVELS}
                           if sc == "scenario2" else None)
-                    png = plot_levels(table, PAPER, sc, "rcvbuf", metric, label, methods, figdir / f"{sc}_rcvbuf_{metric}.png",
-                                      f"{sc}, paper counts, {RCVBUF_LABEL} receive buffer: {label}", pv)
+                    png = plot_levels(
+                        table,
+                        PAPER,
+                        sc,
+                        "rcvbuf",
+                        metric,
+                        label,
+                        methods,
+                        figdir / f"{sc}_rcvbuf_{metric}.png",
+                        f"{sc}, paper counts, {RCVBUF_LABEL} receive buffer: {label}",
+                        pv,
+                    )
                     w(f"![{label} {RCVBUF_LABEL}]({png.relative_to(out)})")
                     w("")
 
     # ---- 8. claims
-    doc.claims("## 8. The paper's statements about its figures, checked", claim_rows, value_rows, cs_all, COUNT_SETS_ALL)
+    doc.claims(
+        "## 8. The paper's statements about its figures, checked", claim_rows, value_rows, cs_all, COUNT_SETS_ALL
+    )
 
     # ---- 9. differences
     w("## 9. Where we differ from the paper, and why")
@@ -632,14 +716,15 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
             if ratio:
                 out.append(
                     f"- **{sc}: DropTail loses {min(ratio):.1f}-{max(ratio):.1f}× the RFC 7928 target at the paper's "
-                    f"counts** ({' / '.join(_f(x) for x in dl)} % at {' / '.join(map(str, pc))} flows), so our calibrated "
-                    f"counts are {' / '.join('>' + str(opts.max_flows) if c is None else str(c) for c in cc)} instead of "
+                    f"counts** ({' / '.join(_f(x) for x in dl)} % at {' / '.join(map(str, pc))} flows), so our calibrated "  # noqa: E501
+                    f"counts are {' / '.join('>' + str(opts.max_flows) if c is None else str(c) for c in cc)} instead of "  # noqa: E501
                     f"{' / '.join(map(str, pc))}. Known reasons: (1) ns-3 3.44 itself, with this configuration, loses "
                     "1.7 % (13 flows) and 1.9 % (31 flows) under DropTail in scenario 2 against the paper's 0.07 % and "
-                    "0.52 % (`docs/validation.md`): the paper's loss levels are not reproduced by ns-3 3.44 either, and "
+                    "0.52 % (`docs/validation.md`): the paper's loss levels are not reproduced by ns-3 3.44 either, and "  # noqa: E501
                     "most of that loss is probably slow-start overshoot of 5 MB transfers against a 97 kB buffer; "
-                    "(2) the file size: the paper's \"5Mb\" is read as 5 MB (SPEC.md 5.1), 5 Mbit would give 8× shorter "
-                    "transfers; (3) loss recovery differs between TCP implementations, ns-3's included (next bullet).")
+                    '(2) the file size: the paper\'s "5Mb" is read as 5 MB (SPEC.md 5.1), 5 Mbit would give 8× shorter '
+                    "transfers; (3) loss recovery differs between TCP implementations, ns-3's included (next bullet)."
+                )
     # Our TCP against ns-3.
     if "scenario2" in opts.scenarios and "droptail" in methods:
         ours = table.get("scenario2", "paper", "heavy", "droptail", "timeouts")[0]
@@ -647,8 +732,11 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
         jain = table.get("scenario2", "paper", "heavy", "droptail", "jain_goodput")[0]
         ref = NS3_REFERENCE[(31, "droptail")]
         if not math.isnan(ours):
-            pairs = [("RTO expiries per run", ours, ref["timeouts"]), ("TCP efficiency %", eff, ref["tcp_efficiency_pct"]),
-                     ("Jain fairness", jain, ref["jain_goodput"])]
+            pairs = [
+                ("RTO expiries per run", ours, ref["timeouts"]),
+                ("TCP efficiency %", eff, ref["tcp_efficiency_pct"]),
+                ("Jain fairness", jain, ref["jain_goodput"]),
+            ]
             near = [f"{lab} {_f(a)} vs {_f(b)}" for lab, a, b in pairs if abs(a - b) <= 0.1 * abs(b)]
             far = [f"{lab} {_f(a)} vs {_f(b)}" for lab, a, b in pairs if abs(a - b) > 0.1 * abs(b)]
             out.append(
@@ -725,18 +813,20 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                            f"({ot / pt:.1f}×)." if pt else
                            f"- Table 6, {METHOD_LABELS[m]}, heavy: TCP loss {_f(ot)} % against the paper's 0.")
         if any(m in methods for m in ("ewa", "awm")):
-            out.append("- EWA and AWM: the paper used \"the authors' recommendation\" without listing the values. "
-                       "EWA's paper could not be found: our parameters are a documented choice, and EWA's loss depends "
-                       "mostly on its initial alpha (`--set ewa_alpha=4096` gives 0.12-0.14 % TCP loss at the medium and "
-                       "heavy levels of scenario 2, the paper's order; ours, 1024, gives almost none; docs/reproduce.md, "
-                       "\"EWA's parameters\"). AWM follows seed 002 with the oracle N (SPEC.md 2.3) and beta for "
-                       "critical damping (`crates/control/src/awm.rs`); when N changes, swnd is rescaled to keep "
-                       "N · swnd (seed 002 eq. 5). Without that rescaling swnd wound up to ~110 kB while the first "
-                       "flows ran over an empty queue and, once 31 flows were active (fair share ~10 kB), never came "
-                       "down far enough to bind: AWM then lost as much as DropTail (1.05 % TCP at the heavy level of "
-                       "scenario 2, build ebb64d3). seed 002's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) "
-                       "gave 0 / 0.024 / 0.075 % there, against the paper's 0 / 0 / 0.04 % (docs/reproduce.md, "
-                       "\"AWM's N\").")
+            out.append(
+                '- EWA and AWM: the paper used "the authors\' recommendation" without listing the values. '
+                "EWA's paper could not be found: our parameters are a documented choice, and EWA's loss depends "
+                "mostly on its initial alpha (`--set ewa_alpha=4096` gives 0.12-0.14 % TCP loss at the medium and "
+                "heavy levels of scenario 2, the paper's order; ours, 1024, gives almost none; docs/reproduce.md, "
+                '"EWA\'s parameters"). AWM follows seed 002 with the oracle N (SPEC.md 2.3) and beta for '
+                "critical damping (`crates/control/src/awm.rs`); when N changes, swnd is rescaled to keep "
+                "N · swnd (seed 002 eq. 5). Without that rescaling swnd wound up to ~110 kB while the first "
+                "flows ran over an empty queue and, once 31 flows were active (fair share ~10 kB), never came "
+                "down far enough to bind: AWM then lost as much as DropTail (1.05 % TCP at the heavy level of "
+                "scenario 2, build ebb64d3). seed 002's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) "
+                "gave 0 / 0.024 / 0.075 % there, against the paper's 0 / 0 / 0.04 % (docs/reproduce.md, "
+                '"AWM\'s N").'
+            )
     # Capacity.
     if gains["cases"]:
         pb = paper["capacity"]["gain_over_best_competitor_pct"]
@@ -745,10 +835,16 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
             f"- **Flow capacity:** EWT's mean gain {_pct(gains['mean_gain_best_pct'])} over the best competitor "
             f"(paper +{pb} %) and {_pct(gains['mean_gain_baseline_pct'])} over DropTail (paper +{pd_} %). Counts "
             "of 1 mean the method already reaches the level with a single flow (slow-start overshoot, above), so the "
-            "comparison says little there. " + ("Some counts hit the search limit (censored). " if gains["censored"] else "")
+            "comparison says little there. "
+            + ("Some counts hit the search limit (censored). " if gains["censored"] else "")
             + "Figs. 16-17 are images in the paper, so only the two averages can be compared."
-            + (f" With a {RCVBUF_LABEL} receive buffer: {_pct(gains_rb['mean_gain_best_pct'])} and "
-               f"{_pct(gains_rb['mean_gain_baseline_pct'])} (section 6)." if gains_rb and gains_rb["cases"] else ""))
+            + (
+                f" With a {RCVBUF_LABEL} receive buffer: {_pct(gains_rb['mean_gain_best_pct'])} and "
+                f"{_pct(gains_rb['mean_gain_baseline_pct'])} (section 6)."
+                if gains_rb and gains_rb["cases"]
+                else ""
+            )
+        )
     # Claims.
     for cs in cs_present:
         bad = [r for r in claim_rows if r["result"][cs][0] in ("no", "partly")]

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Sequence
 
+from ..stats import mean_sd
 from .paper import Paper
 
 
@@ -103,11 +104,8 @@ def plot_loss_curves(searches: dict, paper: Paper, sc: str, methods: Sequence[st
 def series_stats(values: Sequence[float]) -> tuple[float, float, float]:
     """Mean, standard deviation and minimum of a time series."""
     xs = [float(v) for v in values]
-    if not xs:
-        return math.nan, math.nan, math.nan
-    m = sum(xs) / len(xs)
-    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
-    return m, sd, min(xs)
+    m, sd = mean_sd(xs)
+    return m, sd, min(xs) if xs else math.nan
 
 
 def after(t: Sequence[float], v: Sequence[float], t0: float) -> list[float]:

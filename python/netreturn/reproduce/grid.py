@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ..calibrate import LevelSearch
-from ..stats import mean_ci
+from ..stats import mean, mean_ci
 from .paper import Paper
 from .store import Options, Runs
 
@@ -47,14 +47,22 @@ class Grid:
                 if n is None:
                     continue
                 for m in opts.methods:
-                    keys = [runs.request(runs.spec(sc, n, m, s, keep_series=(s == 1 and (sc, n, m) in series), variant=v),
-                                         phase, Runs.BULK) for s in range(1, opts.seeds + 1)]
+                    keys = [
+                        runs.request(
+                            runs.spec(sc, n, m, s, keep_series=(s == 1 and (sc, n, m) in series), variant=v),
+                            phase,
+                            Runs.BULK,
+                        )
+                        for s in range(1, opts.seeds + 1)
+                    ]
                     self.cells.append((sc, lv, m, n, keys))
         self.runs = runs
         self.countset = countset
 
     def groups(self) -> list[Group]:
-        return [Group(sc, self.countset, lv, m, n, [self.runs.get(k) for k in keys]) for sc, lv, m, n, keys in self.cells]
+        return [
+            Group(sc, self.countset, lv, m, n, [self.runs.get(k) for k in keys]) for sc, lv, m, n, keys in self.cells
+        ]
 
 
 class Capacity:
@@ -199,11 +207,14 @@ def capacity_gains(rows: list[dict], methods: Sequence[str], levels: Sequence[st
                 "baseline": dt["bound"] if dt else None, "baseline_censored": dt["censored"] if dt else None,
                 "gain_baseline_pct": (e["bound"] / dt["bound"] - 1) * 100 if dt else math.nan,
             })
-    mean = lambda xs: sum(xs) / len(xs) if xs else math.nan  # noqa: E731
-    return {"cases": cases,
-            "mean_gain_best_pct": mean([c["gain_best_pct"] for c in cases]),
-            "mean_gain_baseline_pct": mean([c["gain_baseline_pct"] for c in cases if not math.isnan(c["gain_baseline_pct"])]),
-            "censored": any(c["proposed_censored"] or c["best_censored"] or c["baseline_censored"] for c in cases)}
+    return {
+        "cases": cases,
+        "mean_gain_best_pct": mean([c["gain_best_pct"] for c in cases]),
+        "mean_gain_baseline_pct": mean(
+            [c["gain_baseline_pct"] for c in cases if not math.isnan(c["gain_baseline_pct"])]
+        ),
+        "censored": any(c["proposed_censored"] or c["best_censored"] or c["baseline_censored"] for c in cases),
+    }
 
 
 class Evaluation:

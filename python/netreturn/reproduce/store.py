@@ -268,7 +268,7 @@ class Runs:
         f = r.get("ifaces") or {}
         bottleneck = self.paper.run.get("bottleneck")
         if f.get("iface") and bottleneck:
-            drops = [(q or 0) + (l or 0) for q, l in zip(f.get("queue_drops", []), f.get("loss_drops", []))]
+            drops = [(q or 0) + (x or 0) for q, x in zip(f.get("queue_drops", []), f.get("loss_drops", []))]
             at = sum(d for i, d in zip(f["iface"], drops) if i == bottleneck)
             summ["drops_bottleneck"] = at
             summ["drops_elsewhere"] = sum(drops) - at

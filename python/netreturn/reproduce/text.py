@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..stats import fmt_ci as _fmt_ci
+from ..table import render
 from .store import git_rev, now
 
 
@@ -32,9 +33,8 @@ def pct(x: float | None) -> str:
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
+    """A Markdown table of the cells as given (:func:`netreturn.table.render`)."""
+    return render(header, rows, markdown=True, align=["left"] * len(header))
 
 
 WALL = "@@WALL@@"  # replaced by the invocation's wall time when the report is written
@@ -80,11 +80,15 @@ class Report:
           + (" (**quick smoke test: few seeds, not a reproduction**)" if opts.quick else ""))
         w(f"* generated {now()}; simulator build `{build}`; git `{git_rev()}`; {os.cpu_count()} cores, "
           f"jobs {opts.jobs or os.cpu_count()}; Python {platform.python_version()}")
-        w(f"* seeds 1..{opts.seeds} per cell, mean ± 95 % CI (Student's t); capacity search up to "
-          f"{opts.max_flows} flows, {'all' if opts.exact else f'{min(opts.first_seeds, opts.seeds)} then up to {opts.seeds}'} seeds per probe")
-        w(f"* {len(runs.results)} distinct runs: {runs.executed} run now, {len(runs.results) - runs.executed} reused from "
-          f"`{out}/runs`; {runs.cpu_s:.1f} s of simulation CPU time in this invocation; wall time of this invocation "
-          f"{WALL} s (runs, search and this report)")
+        w(
+            f"* seeds 1..{opts.seeds} per cell, mean ± 95 % CI (Student's t); capacity search up to "
+            f"{opts.max_flows} flows, {'all' if opts.exact else f'{min(opts.first_seeds, opts.seeds)} then up to {opts.seeds}'} seeds per probe"  # noqa: E501
+        )
+        w(
+            f"* {len(runs.results)} distinct runs: {runs.executed} run now, {len(runs.results) - runs.executed} reused from "  # noqa: E501
+            f"`{out}/runs`; {runs.cpu_s:.1f} s of simulation CPU time in this invocation; wall time of this invocation "
+            f"{WALL} s (runs, search and this report)"
+        )
         if opts.sets:
             w(f"* parameter overrides for every run: {', '.join(f'{k}={v}' for k, v in opts.sets.items())}")
         w("")

@@ -32,7 +32,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from .netns import Topology, TestbedError, cpu_plan, sh
+from ..table import num, render
+from .netns import TestbedError, Topology, cpu_plan, sh
 from .runner import find_gateway
 
 #: mode -> gateway arguments (None: the Linux bridge).
@@ -207,18 +208,18 @@ def format_table(rows: list[dict]) -> str:
     """The side-by-side table (best of the trials of each mode)."""
     nan = float("nan")
     kernel_ping = next((r.get("ping_avg_ms") for r in summarize(rows) if r["mode"] == "kernel"), None)
-    head = (f"{'mode':<16}{'n':>3}{'Gb/s':>7}{'(min-max)':>13}{'data Mpps':>10}{'gw Mpps':>9}"
-            f"{'gw cpu':>8}{'Gb/s/core':>10}{'rewritten':>10}{'retr':>7}{'ping ms':>9}{'added':>8}")
-    lines = [head]
+    header = ["mode", "n", "Gb/s", "(min-max)", "data Mpps", "gw Mpps", "gw cpu", "Gb/s/core", "rewritten", "retr",
+              "ping ms", "added"]
+    body = []
     for r in summarize(rows):
         ping = r.get("ping_avg_ms", nan)
         added = ping - kernel_ping if kernel_ping is not None and r["mode"] != "kernel" else nan
         spread = f"{r['gbps_min']:.2f}-{r['gbps_max']:.2f}"
-        lines.append(f"{r['mode']:<16}{r['n']:>3}{r.get('gbps', 0):>7.2f}{spread:>13}"
-                     f"{r.get('data_mpps', 0):>10.3f}{r.get('gw_mpps_both_dirs', nan):>9.3f}"
-                     f"{r.get('gw_cpu_frac', nan):>8.2f}{r.get('gbps_per_gw_core', nan):>10.2f}"
-                     f"{r.get('gw_rewritten', nan):>10.0f}{r.get('retransmits', 0):>7}"
-                     f"{ping:>9.3f}{added:>8.3f}")
+        body.append([r["mode"], r["n"], f"{r.get('gbps', 0):.2f}", spread, num(r.get("data_mpps", 0)),
+                     num(r.get("gw_mpps_both_dirs", nan)), num(r.get("gw_cpu_frac", nan), "ratio"),
+                     f"{r.get('gbps_per_gw_core', nan):.2f}", num(r.get("gw_rewritten", nan)), r.get("retransmits", 0),
+                     num(ping, "ms"), num(added, "ms")])
+    lines = [render(header, body)]
     lines.append("Gb/s: iperf3, 1 TCP stream, 1500-byte MTU, best of n (min-max over the n trials); data Mpps: "
                  "1448-byte segments/s; gw Mpps: frames the gateway forwarded, both directions; gw cpu: share of "
                  "one core; ping: idle RTT, lowest mean of the trials; added: vs the kernel bridge.")

@@ -24,17 +24,10 @@ import json
 import sys
 from pathlib import Path
 
-from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
-from ..cli import _kv, _positive, _sweep as _sweep_arg
+from ..args import comma_list as _list, kv as _kv, positive as _positive, sweep as _sweep_arg
 from .bench import MODES
+from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
 from .runner import RunConfig, find_gateway, run
-
-
-def _list(text: str) -> list[str]:
-    vals = [x.strip() for x in text.split(",") if x.strip()]
-    if not vals:
-        raise argparse.ArgumentTypeError("expected a comma-separated list")
-    return vals
 
 
 def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
@@ -70,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--pings", type=int, default=200)
     b.add_argument("--mode", action="append", default=None, choices=list(MODES),
                    help="modes to run (repeatable; default: all, side by side)")
-    b.add_argument("--repeat", type=int, default=3, help="interleaved trials per mode; the table shows the best and the spread")
+    b.add_argument(
+        "--repeat", type=int, default=3, help="interleaved trials per mode; the table shows the best and the spread"
+    )
     b.add_argument("--gateway-bin", default=None)
     b.add_argument("--no-pin", action="store_true", help="do not pin the gateway / steer host receive (RPS)")
     sw = sub.add_parser("sweep", help="repetitions of a scenario file (a sweep), with resume")
@@ -80,7 +75,9 @@ def _parser() -> argparse.ArgumentParser:
     _sweep_common(sw, "results/testbed-sweep")
     rw = sub.add_parser("rwm", help="the RWM paper's experiment (SPEC 5.4): FCT, slowest of four, RTT table")
     rw.add_argument("--scenario", default="testbed/rwm")
-    rw.add_argument("--rtt", type=_list, default=None, metavar="LIST", help="total RTTs (default 20ms,60ms,100ms,140ms)")
+    rw.add_argument(
+        "--rtt", type=_list, default=None, metavar="LIST", help="total RTTs (default 20ms,60ms,100ms,140ms)"
+    )
     rw.add_argument("--flows", type=_list, default=None, metavar="LIST", help="concurrent downloads (default 1,4)")
     rw.add_argument("--settings", type=_list, default=None, metavar="LIST",
                     help="controller settings among none,bdp-10%%,bdp,bdp+10%% (default all)")

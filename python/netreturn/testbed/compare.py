@@ -28,8 +28,8 @@ DEFAULT_SWEEP = {"queue": ["droptail", "ewt"]}
 
 #: (column, label) of the side-by-side table.
 METRICS: list[tuple[str, str]] = [
-    ("fct_mean_s", "mean FCT (s)"),
-    ("fct_max_s", "slowest FCT (s)"),
+    ("fct_mean_s", "mean FCT (ms)"),
+    ("fct_max_s", "slowest FCT (ms)"),
     ("goodput_mean_mbps", "mean goodput (Mb/s)"),
     ("jain_goodput", "Jain fairness (goodput)"),
     ("utilization", "bottleneck utilization"),
@@ -111,7 +111,7 @@ def plot(long, path: Path, title: str, metrics=METRICS) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [(c, l) for c, l in metrics if c in set(long.metric) and long[long.metric == c]["mean"].notna().any()]
+    names = [(c, lab) for c, lab in metrics if c in set(long.metric) and long[long.metric == c]["mean"].notna().any()]
     groups = list(dict.fromkeys(long["group"]))
     cols = 4
     rows = max(1, math.ceil(len(names) / cols))
@@ -171,6 +171,8 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
             *(f"  note: {x}" for x in pl.notes), "",
             table_text(long)]
     if plots:
-        text.append("\nplot: " + str(plot(long, out / "compare.png", f"{pl.name}: simulator vs testbed (mean, 95 % CI)")))
+        text.append(
+            "\nplot: " + str(plot(long, out / "compare.png", f"{pl.name}: simulator vs testbed (mean, 95 % CI)"))
+        )
     text.append(f"tables: {out / 'compare.csv'}, {out / 'sim'}/, {out / 'testbed'}/")
     return "\n".join(text)

@@ -125,7 +125,7 @@ class Topology:
 
     def _side(self, hosts: list[str], addrs: list[str], gw_if: str, lan: str, gw_ns: str | None = None) -> None:
         gw_ns = gw_ns or self.gw
-        for h, a in zip(hosts, addrs):
+        for h, _a in zip(hosts, addrs):
             self._ns(h)
         if len(hosts) == 1:
             self._veth(hosts[0], "eth0", gw_ns, gw_if)

@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..stats import batch_means_ci, jain
 from .netns import TestbedError, leftover_namespaces
 from .runner import FlowPlan, Hop, RunConfig, run
 
@@ -93,18 +94,28 @@ def hops(method: str, rate: str, packets: int, opt: Options) -> list[Hop]:
 
 def batch_ci(series: list[float], batches: int) -> tuple[float, float]:
     """Batch means (seed 001 section 3.2) of a throughput series."""
-    from ..stats import batch_means_ci
-
     m, h, _ = batch_means_ci(series, batches)
     return m, h
 
 
 def run_one(out: Path, setting: tuple[str, str, int, int], method: str, opt: Options, k: int) -> dict:
     name, rate, packets, flows = setting
-    cfg = RunConfig(out=out, senders=flows, receivers=flows, flows=flows, cc="reno", hops=hops(method, rate, packets, opt),
-                    primary_hop=0, flow_plan=[FlowPlan(i, i, 0) for i in range(flows)], interval=opt.interval,
-                    ss_interval=0, iperf3_seconds=opt.seconds, iperf3_window=opt.window, gateway_bin=opt.gateway_bin,
-                    prefix=f"nrng{os.getpid() % 1000}x{k}")
+    cfg = RunConfig(
+        out=out,
+        senders=flows,
+        receivers=flows,
+        flows=flows,
+        cc="reno",
+        hops=hops(method, rate, packets, opt),
+        primary_hop=0,
+        flow_plan=[FlowPlan(i, i, 0) for i in range(flows)],
+        interval=opt.interval,
+        ss_interval=0,
+        iperf3_seconds=opt.seconds,
+        iperf3_window=opt.window,
+        gateway_bin=opt.gateway_bin,
+        prefix=f"nrng{os.getpid() % 1000}x{k}",
+    )
     try:
         s = run(cfg)
     finally:
@@ -123,12 +134,13 @@ def run_one(out: Path, setting: tuple[str, str, int, int], method: str, opt: Opt
     per_flow = [batch_ci(s_, opt.batches) if len(s_) >= opt.batches else nan for s_ in steady]
     tm, th = batch_ci(total, opt.batches) if n >= opt.batches else nan
     means = [m for m, _ in per_flow]
-    jain = (sum(means) ** 2 / (len(means) * sum(x * x for x in means))) if all(m > 0 for m in means) else float("nan")
+    # Every flow must have moved data (and filled its batches) for the index to mean something.
+    fairness = jain(means) if all(m > 0 for m in means) else float("nan")
     bott = s["gateway"]
     return {
         "setting": name, "method": method, "flows": flows, "failed": s["failed_flows"],
         "total_mbps": tm, "total_ci": th, "flow_mbps": [m for m, _ in per_flow], "flow_ci": [h for _, h in per_flow],
-        "jain": jain, "retransmits": sum(x or 0 for x in s["retransmits"]),
+        "jain": fairness, "retransmits": sum(x or 0 for x in s["retransmits"]),
         "drops": bott.get("dropped_queue"), "ngwa": bott.get("ngwa"),
         "edge_rewritten": (s["gateways"][1].get("controller_stats") or {}).get("acks_rewritten"),
         "csum_errors": s["receiver_in_csum_errors"], "hdr_errors": s["receiver_in_hdr_errors"],
@@ -155,7 +167,9 @@ def run_all(out: Path, opt: Options, settings=None, methods=None, progress: bool
             r = run_one(d, setting, method, opt, k)
             k += 1
             if progress:
-                print(f"{setting[0]:<28} {method:<12} total {r['total_mbps']:7.2f} Mb/s  drops {r['drops']}", flush=True)
+                print(
+                    f"{setting[0]:<28} {method:<12} total {r['total_mbps']:7.2f} Mb/s  drops {r['drops']}", flush=True
+                )
             with open(done, "a") as f:
                 f.write(json.dumps(r) + "\n")
             results.append(r)
@@ -167,16 +181,21 @@ def _f(x: float, d: int = 2) -> str:
 
 
 def report(results: list[dict], opt: Options) -> str:
-    lines = [f"NGWA on real Linux (seed 001 section 4.3): iperf3 -w {opt.window}, {opt.seconds:g} s per run "
-             f"({opt.warmup:g} s warm-up dropped), rate sampled every {opt.interval:g} s, 95 % CI by "
-             f"{opt.batches} batch means; one-way delay {opt.delay}; Linux reno (NewReno + SACK).", "",
-             "| setting | method | total Mb/s (95 % CI) | per flow Mb/s | Jain | retransmits | router drops | ACKs rewritten | csum / hdr errors |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"NGWA on real Linux (seed 001 section 4.3): iperf3 -w {opt.window}, {opt.seconds:g} s per run "
+        f"({opt.warmup:g} s warm-up dropped), rate sampled every {opt.interval:g} s, 95 % CI by "
+        f"{opt.batches} batch means; one-way delay {opt.delay}; Linux reno (NewReno + SACK).",
+        "",
+        "| setting | method | total Mb/s (95 % CI) | per flow Mb/s | Jain | retransmits | router drops | ACKs rewritten | csum / hdr errors |",  # noqa: E501
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         flows = " / ".join(f"{_f(m)} ± {_f(h)}" for m, h in zip(r["flow_mbps"], r["flow_ci"]))
-        lines.append(f"| {r['setting']} | {r['method']} | {_f(r['total_mbps'])} ± {_f(r['total_ci'])} | {flows} | "
-                     f"{_f(r['jain'], 3) if r['flows'] > 1 else '-'} | {r['retransmits']} | {r['drops']} | "
-                     f"{r['edge_rewritten'] if r['edge_rewritten'] is not None else '-'} | {r['csum_errors']} / {r['hdr_errors']} |")
+        lines.append(
+            f"| {r['setting']} | {r['method']} | {_f(r['total_mbps'])} ± {_f(r['total_ci'])} | {flows} | "
+            f"{_f(r['jain'], 3) if r['flows'] > 1 else '-'} | {r['retransmits']} | {r['drops']} | "
+            f"{r['edge_rewritten'] if r['edge_rewritten'] is not None else '-'} | {r['csum_errors']} / {r['hdr_errors']} |"  # noqa: E501
+        )
     lines += ["", "The paper's claims (its figures give no numbers):"] + [f"- {c}" for c in CLAIMS]
     return "\n".join(lines)
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+from ..stats import mean
+from ..table import num, render
 from .netns import TestbedError, missing_requirements
 from .runner import RunConfig, find_gateway, run
 
@@ -66,10 +67,10 @@ def rows(summary: dict) -> dict[str, str]:
     wnd = summary.get("snd_wnd_median")
     return {
         "flows completed": f"{len(fct)} / {summary.get('flows')}",
-        "mean FCT (s)": f"{statistics.mean(fct):.2f}" if fct else "-",
-        "total goodput (Mb/s)": f"{sum(good):.1f}" if good else "-",
-        "mean RTT seen by the senders (ms)": f"{rtt:.0f}" if rtt is not None else "-",
-        "median window the senders see (kB)": f"{wnd / 1000:.0f}" if wnd is not None else "-",
+        "mean FCT (ms)": num(mean(fct), "s"),
+        "total goodput (Mb/s)": num(sum(good) if good else None, "Mb/s"),
+        "mean RTT seen by the senders (ms)": num(rtt, "ms"),
+        "median window the senders see (kB)": num(wnd, "bytes"),
         "segments retransmitted": str(summary.get("sender_retrans_segs", "-")),
         "packets dropped at the gateway": str((g.get("dropped_queue") or 0) + (g.get("dropped_loss") or 0)),
         "ACK windows rewritten": str(g.get("rewritten", 0)),
@@ -79,11 +80,7 @@ def rows(summary: dict) -> dict[str, str]:
 
 def table(cols: dict[str, dict[str, str]]) -> str:
     names = list(next(iter(cols.values())))
-    head = ["", *cols]
-    body = [[n, *(c[n] for c in cols.values())] for n in names]
-    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    fmt = lambda r: "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))  # noqa: E731
-    return "\n".join([fmt(head), "  ".join("-" * w for w in widths), *(fmt(r) for r in body)])
+    return render(["", *cols], [[n, *(c[n] for c in cols.values())] for n in names])
 
 
 def main(a: argparse.Namespace) -> int:

@@ -10,13 +10,12 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .netns import Topology, TestbedError, available_cc, sh
+from .netns import TestbedError, Topology, available_cc, sh
 
 TRAFFIC = str(Path(__file__).with_name("traffic.py"))
 

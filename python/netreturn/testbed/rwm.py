@@ -25,8 +25,10 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .sweep import Options, TbSpec, describe, quantile, run_specs, write_tables
+from ..stats import finite as _finite, mean_ci
+from ..table import num, render, unit_of
 from .scenario import TestbedScenarioError, plan as make_plan
+from .sweep import Options, TbSpec, describe, quantile, run_specs, write_tables
 
 SCENARIO = "testbed/rwm"
 #: The paper's four controller settings: name -> scenario parameters.
@@ -98,10 +100,6 @@ def _groups(raw: list[dict]) -> dict[tuple[int, float, str], list[dict]]:
     return g
 
 
-def _finite(xs):
-    return [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
-
-
 def fct_table(raw: list[dict]):
     """Per flows / RTT / setting: per-transfer FCT quartiles (every transfer
     an independent event, as in the paper's Fig. 3), the slowest of each run
@@ -109,10 +107,11 @@ def fct_table(raw: list[dict]):
     control (the paper's "distance between the 50th percentiles")."""
     import pandas as pd
 
-    from ..stats import mean_ci
 
     rows = []
-    for (n, rtt, s), rs in sorted(_groups(raw).items(), key=lambda kv: (kv[0][0], kv[0][1], list(SETTINGS).index(kv[0][2]))):
+    for (n, rtt, s), rs in sorted(
+        _groups(raw).items(), key=lambda kv: (kv[0][0], kv[0][1], list(SETTINGS).index(kv[0][2]))
+    ):
         fcts = _finite([x for r in rs for x in r["flows"]["fct_s"]])
         slow = _finite([r["summary"].get("fct_max_s") for r in rs])
         spread = _finite([(max(r["flows"]["fct_s"]) - min(r["flows"]["fct_s"])) / max(r["flows"]["fct_s"])
@@ -153,11 +152,20 @@ def rtt_table(raw: list[dict]):
     import pandas as pd
 
     rows = []
-    for (n, rtt, s), rs in sorted(_groups(raw).items(), key=lambda kv: (kv[0][1], list(SETTINGS).index(kv[0][2]), kv[0][0])):
+    for (n, rtt, s), rs in sorted(
+        _groups(raw).items(), key=lambda kv: (kv[0][1], list(SETTINGS).index(kv[0][2]), kv[0][0])
+    ):
         xs = [v for r in rs for ser in r["series"]["rtt"] for _, v in ser]
         d = describe(xs)
-        rows.append({"rtt_ms": rtt, "setting": s, "flows": n, **{k: d[k] for k in ("std", "mean", "p25", "p50", "p75", "max")},
-                     "samples": d["n"]})
+        rows.append(
+            {
+                "rtt_ms": rtt,
+                "setting": s,
+                "flows": n,
+                **{k: d[k] for k in ("std", "mean", "p25", "p50", "p75", "max")},
+                "samples": d["n"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -180,13 +188,19 @@ def paper_table(fct, rtt, paper: dict | None):
         best = sub.loc[sub.median_improvement_pct.idxmax()]
         exact = sub[sub.setting == "bdp"]
         ex = exact.loc[exact.median_improvement_pct.idxmax()] if len(exact) else None
-        rows.append({"claim": f"median FCT improvement, {n} download{'s' if n > 1 else ''} (up to)",
-                     "paper": f"{claims.get(name)} %",
-                     "testbed": f"{_pct(best.median_improvement_pct)} ({best.setting}, {best.rtt_ms:.0f} ms)"
-                                + (f"; exact BDP {_pct(ex.median_improvement_pct)} ({ex.rtt_ms:.0f} ms)" if ex is not None else "")})
+        rows.append(
+            {
+                "claim": f"median FCT improvement, {n} download{'s' if n > 1 else ''} (up to)",
+                "paper": f"{claims.get(name)} %",
+                "testbed": f"{_pct(best.median_improvement_pct)} ({best.setting}, {best.rtt_ms:.0f} ms)"
+                + (f"; exact BDP {_pct(ex.median_improvement_pct)} ({ex.rtt_ms:.0f} ms)" if ex is not None else ""),
+            }
+        )
         per = ", ".join(f"{r.rtt_ms:.0f} ms {_pct(r.median_improvement_pct)}" for _, r in exact.iterrows())
         if per:
-            rows.append({"claim": f"  exact BDP per RTT, {n} download{'s' if n > 1 else ''}", "paper": "-", "testbed": per})
+            rows.append(
+                {"claim": f"  exact BDP per RTT, {n} download{'s' if n > 1 else ''}", "paper": "-", "testbed": per}
+            )
     for t in paper.get("table1", []):
         setting = "none" if t["control"] == "none" else "bdp"
         sel = rtt[(rtt.rtt_ms == 20.0) & (rtt.setting == setting) & (rtt.flows == t["flows"])] if len(rtt) else rtt
@@ -220,7 +234,9 @@ def _plt():
     return plt
 
 
-def _boxes(ax, data: dict[tuple[float, str], list[float]], rtts: list[float], settings: list[str], ylabel: str, title: str):
+def _boxes(
+    ax, data: dict[tuple[float, str], list[float]], rtts: list[float], settings: list[str], ylabel: str, title: str
+):
     w = 0.8 / max(1, len(settings))
     for j, s in enumerate(settings):
         pos = [i + (j - (len(settings) - 1) / 2) * w for i in range(len(rtts))]
@@ -262,7 +278,10 @@ def plot_fct(raw: list[dict], path: Path, slowest: bool = False) -> Path | None:
                               else _finite([x for r in rs for x in r["flows"]["fct_s"]]))
         what = "slowest of the four downloads" if slowest else f"{n} download{'s' if n > 1 else ''} at once"
         _boxes(ax, data, rtts, settings, "FCT (s)", what)
-    fig.suptitle("RWM testbed: " + ("maximum FCT of each run (paper Fig. 5)" if slowest else "flow completion time (paper Fig. 3)"))
+    fig.suptitle(
+        "RWM testbed: "
+        + ("maximum FCT of each run (paper Fig. 5)" if slowest else "flow completion time (paper Fig. 3)")
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -296,7 +315,9 @@ def plot_throughput(raw: list[dict], path: Path, rtt_ms: float = 60.0, bin_s: fl
             ys = [sum(ser[i:i + m]) / len(ser[i:i + m]) for i in range(0, len(ser), m)]
             ax.plot([t0 + dt0 * min(i + m, len(ser)) for i in range(0, len(ser), m)], ys, linewidth=0.9,
                     label=f"flow {k}", drawstyle="steps-pre")
-        ax.set_title(f"{'no control' if s == 'none' else 'RWM, exact BDP'} (RTT {rtt:.0f} ms, rep {r['rep']})", fontsize=10)
+        ax.set_title(
+            f"{'no control' if s == 'none' else 'RWM, exact BDP'} (RTT {rtt:.0f} ms, rep {r['rep']})", fontsize=10
+        )
         ax.set_xlabel("time (s)")
         ax.set_ylabel(f"throughput (Mb/s, {dt:g} s bins)")
         ax.legend(fontsize=7)
@@ -323,9 +344,16 @@ def plot_window(raw: list[dict], path: Path, rtt_ms: float = 60.0) -> Path | Non
     for ax, (s, r) in zip(axes[0], runs):
         w = r["series"]["window0"]
         ax.plot([x[0] for x in w], [x[1] / 1000 for x in w], label="cwnd", linewidth=0.9)
-        ax.plot([x[0] for x in w], [(x[2] or 0) / 1000 for x in w], label="window seen by the sender (snd_wnd)", linewidth=0.9)
+        ax.plot(
+            [x[0] for x in w],
+            [(x[2] or 0) / 1000 for x in w],
+            label="window seen by the sender (snd_wnd)",
+            linewidth=0.9,
+        )
         ax.set_yscale("log")
-        ax.set_title(f"{'no control' if s == 'none' else 'RWM, exact BDP'}: flow 0 of {n}, RTT {rtt:.0f} ms", fontsize=10)
+        ax.set_title(
+            f"{'no control' if s == 'none' else 'RWM, exact BDP'}: flow 0 of {n}, RTT {rtt:.0f} ms", fontsize=10
+        )
         ax.set_xlabel("time (s)")
         ax.set_ylabel("kB")
         ax.legend(fontsize=7)
@@ -336,15 +364,27 @@ def plot_window(raw: list[dict], path: Path, rtt_ms: float = 60.0) -> Path | Non
 
 
 def _fmt(df, floatfmt: str = "{:.3g}") -> str:
+    """A frame as a table: columns named with a unit (``fct_mean_s``,
+    ``median_improvement_pct``) in that unit's format (seconds shown as ms,
+    the name saying so), the others with ``floatfmt``."""
     cols = list(df.columns)
-    rows = [[str(c) for c in cols]]
+    units = {c: unit_of(c) for c in cols}
+    header = [c[:-2] + "_ms" if units[c] == "s" else c for c in cols]
+    body = []
     for _, r in df.iterrows():
-        rows.append([floatfmt.format(v) if isinstance(v, float) and not math.isnan(v) else ("-" if isinstance(v, float) else str(v))
-                     for v in r])
-    w = [max(len(x[i]) for x in rows) for i in range(len(cols))]
-    lines = ["  ".join(x[i].rjust(w[i]) if i else x[i].ljust(w[i]) for i in range(len(cols))) for x in rows]
-    lines.insert(1, "  ".join("-" * x for x in w))
-    return "\n".join(lines)
+        body.append(
+            [
+                num(v, units[c])
+                if units[c] != "count"
+                else (
+                    floatfmt.format(v)
+                    if isinstance(v, float) and not math.isnan(v)
+                    else ("-" if isinstance(v, float) else str(v))
+                )
+                for c, v in zip(cols, r)
+            ]
+        )
+    return render(header, body)
 
 
 def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = None) -> str:
@@ -364,16 +404,35 @@ def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = 
             paper = None
     pap = paper_table(fct, rtt, paper)
     pap.to_csv(out / "paper.csv", index=False)
-    text = ["FCT per transfer (s): quartiles over every download of every repetition; "
-            "improvement = distance of the medians to no control",
-            _fmt(fct[["flows", "rtt_ms", "setting", "runs", "fct_p25_s", "fct_median_s", "fct_p75_s", "fct_mean_s",
-                      "fct_ci95_s", "slowest_median_s", "median_improvement_pct", "retransmits_mean", "drops_mean"]]),
-            "",
-            "RTT seen by the senders (ms; srtt from TCP_INFO every 20 ms while data is outstanding), the paper's Table I",
-            _fmt(rtt, "{:.1f}"),
-            "",
-            "Against the paper (SPEC.md 5.4)",
-            _fmt(pap)]
+    text = [
+        "FCT per transfer (ms): quartiles over every download of every repetition; "
+        "improvement = distance of the medians to no control",
+        _fmt(
+            fct[
+                [
+                    "flows",
+                    "rtt_ms",
+                    "setting",
+                    "runs",
+                    "fct_p25_s",
+                    "fct_median_s",
+                    "fct_p75_s",
+                    "fct_mean_s",
+                    "fct_ci95_s",
+                    "slowest_median_s",
+                    "median_improvement_pct",
+                    "retransmits_mean",
+                    "drops_mean",
+                ]
+            ]
+        ),
+        "",
+        "RTT seen by the senders (ms; srtt from TCP_INFO every 20 ms while data is outstanding), the paper's Table I",
+        _fmt(rtt, "{:.1f}"),
+        "",
+        "Against the paper (SPEC.md 5.4)",
+        _fmt(pap),
+    ]
     if plots:
         paths = [plot_fct(raw, out / "fct_boxplot.png"), plot_fct(raw, out / "slowest_boxplot.png", slowest=True),
                  plot_throughput(raw, out / "throughput.png"), plot_window(raw, out / "window.png")]

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import _native
-from ..scenarios import REPO_SCENARIOS, ScenarioError, load
+from ..scenarios import REPO_SCENARIOS, load
 from .runner import FlowPlan, Hop
 
 #: Linux's names for the simulator's congestion controls (Linux reno is
@@ -237,8 +237,12 @@ def _ngwa_hops(file: str, doc: dict, bottleneck: Hop) -> list[Hop]:
     if not n.get("mode"):
         return []
     if "routers" in n:
-        raise TestbedScenarioError(file, "ngwa.routers", "names simulated interfaces; the testbed marks at the "
-                                   "bottleneck gateway and runs the receiver rule at an edge gateway; allowed: no routers key")
+        raise TestbedScenarioError(
+            file,
+            "ngwa.routers",
+            "names simulated interfaces; the testbed marks at the "
+            "bottleneck gateway and runs the receiver rule at an edge gateway; allowed: no routers key",
+        )
     args = [x for k, v in n.items() if k != "role" for x in ("--ngwa", f"{k}={toml_literal(v)}")]
     bottleneck.args = bottleneck.args + args + ["--ngwa", "role=router"]
     return [Hop(name="edge", rate=None, delay="0us", args=args + ["--ngwa", "role=receiver-edge"])]
@@ -266,7 +270,9 @@ def _host(file: str, name: Any, at: str, side: str, n: int) -> list[int]:
     m = re.fullmatch(rf"{side}(\d+)", str(name))
     if m and int(m.group(1)) < n:
         return [int(m.group(1))]
-    raise TestbedScenarioError(file, at, f"{name!r} is not a host of this side; allowed: {side}, {side}0..{side}{n - 1}")
+    raise TestbedScenarioError(
+        file, at, f"{name!r} is not a host of this side; allowed: {side}, {side}0..{side}{n - 1}"
+    )
 
 
 def _start(file: str, v: Any, at: str):
@@ -302,9 +308,12 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
     access, bott, recv = (_link(file, topo, n) for n in ("access", "bottleneck", "receivers"))
     for link in (access, recv):
         if link["rate"] < bott["rate"]:
-            raise TestbedScenarioError(file, f"{link['at']}.rate",
-                                       f"{fmt_rate(link['rate'])} is below the bottleneck's {fmt_rate(bott['rate'])}: "
-                                       "the testbed emulates one rate limit, the bottleneck's; allowed: >= topology.bottleneck.rate")
+            raise TestbedScenarioError(
+                file,
+                f"{link['at']}.rate",
+                f"{fmt_rate(link['rate'])} is below the bottleneck's {fmt_rate(bott['rate'])}: "
+                "the testbed emulates one rate limit, the bottleneck's; allowed: >= topology.bottleneck.rate",
+            )
         if link["queue"] != "droptail":
             raise TestbedScenarioError(file, f"{link['at']}.queue", f"{link['queue']!r}: only the bottleneck "
                                        "runs a queue discipline in the testbed; allowed: droptail")

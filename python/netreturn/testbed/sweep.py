@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..files import write_frame_csv
 from ..runner import Store
+from ..stats import jain, mean
 from .netns import TestbedError
 from .runner import RunConfig, run as run_once
 from .scenario import Plan, plan as make_plan, resolve
@@ -37,8 +38,8 @@ SCHEMA = 1
 
 #: Rows of the printed table: (summary column, label).
 METRICS: list[tuple[str, str]] = [
-    ("fct_mean_s", "mean FCT (s)"),
-    ("fct_max_s", "slowest flow's FCT (s)"),
+    ("fct_mean_s", "mean FCT (ms)"),
+    ("fct_max_s", "slowest flow's FCT (ms)"),
     ("goodput_mean_mbps", "mean goodput (Mb/s)"),
     ("jain_goodput", "Jain fairness (goodput)"),
     ("utilization", "bottleneck utilization"),
@@ -128,18 +129,6 @@ def describe(xs: Sequence[float]) -> dict[str, float]:
             "p75": quantile(xs, 0.75), "max": max(xs), "n": n}
 
 
-def _mean(xs):
-    xs = [x for x in xs if x is not None and not math.isnan(x)]
-    return sum(xs) / len(xs) if xs else math.nan
-
-
-def _jain(xs):
-    xs = [x for x in xs if x is not None and not math.isnan(x)]
-    if not xs or sum(x * x for x in xs) == 0:
-        return math.nan
-    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
-
-
 def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
     """Per-flow rows, headline metrics and compact series of one run."""
     from .runner import _load_info
@@ -149,7 +138,7 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
     thr, rtt_series, win_series, all_rtt = [], [], None, []
     starts, ends = [], []
     infos = []
-    for k, fp in enumerate(flow_plan):
+    for k in range(len(flow_plan)):
         f = out / f"flow{k}.json"
         d = json.loads(f.read_text()) if f.is_file() else None
         info = _load_info(out / f"info{k}.json")
@@ -205,12 +194,12 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
     s = {
         "tcp_flows": float(len(flow_plan)),
         "flows_completed": float(sum(flows["completed"])),
-        "fct_mean_s": _mean(fcts),
+        "fct_mean_s": mean(fcts, skip_missing=True),
         "fct_max_s": max(fcts) if len(fcts) == len(flow_plan) and fcts else math.nan,
         "fct_min_s": min(fcts) if fcts else math.nan,
-        "goodput_mean_mbps": _mean(goodputs),
-        "jain_goodput": _jain(goodputs),
-        "tcp_efficiency_pct": _mean(flows["efficiency_pct"]),
+        "goodput_mean_mbps": mean(goodputs, skip_missing=True),
+        "jain_goodput": jain(goodputs, skip_missing=True),
+        "tcp_efficiency_pct": mean(flows["efficiency_pct"], skip_missing=True),
         "retransmits": float(sum(x or 0 for x in flows["retransmits"])),
         "tcp_data_loss_pct": lost / entered * 100 if entered else math.nan,
         "queue_drops": float(bott.get("a_to_b", {}).get("dropped_queue", math.nan)) if bott else math.nan,
