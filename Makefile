@@ -26,10 +26,12 @@ bench: install
 	cargo run --release -q -p netreturn-sim -- scenarios/ewt/scenario2.toml --set flows=31 --repeat 5
 
 # Style and lints, as CI checks them: rustfmt (rustfmt.toml), clippy with
-# warnings as errors (workspace lint table in Cargo.toml).
-lint:
+# warnings as errors (workspace lint table in Cargo.toml), ruff
+# ([tool.ruff] in pyproject.toml).
+lint: install
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
+	$(PY) -m ruff check python tests
 
 clean:
 	rm -rf target results
