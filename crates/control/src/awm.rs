@@ -306,7 +306,7 @@ mod tests {
     use std::collections::{BinaryHeap, VecDeque};
 
     fn link(b: u64, c: Rate) -> Bottleneck {
-        Bottleneck { buffer_bytes: b, link_rate: c, default_mss: 960 }
+        Bottleneck { buffer_bytes: b, link_rate: c, default_mss: 960, packet_bytes: None }
     }
 
     /// A 1000-byte enqueue leaving `backlog` bytes queued.

@@ -24,13 +24,17 @@ pub struct Bottleneck {
     pub link_rate: Rate,
     /// MSS assumed for flows whose handshake carried no MSS option.
     pub default_mss: u32,
+    /// What a size given in packets ("20p") weighs, if set
+    /// ([`crate::GatewayConfig::packet_bytes`]).
+    pub packet_bytes: Option<u32>,
 }
 
 impl Bottleneck {
-    /// The packet size a size given in packets ("20p") counts: an MTU of
-    /// `default_mss + 40` (IPv4 and TCP headers without options).
+    /// The packet size a size given in packets ("20p") counts: the
+    /// configured packet, else an MTU of `default_mss + 40` (IPv4 and TCP
+    /// headers without options).
     pub fn mtu(&self) -> u32 {
-        self.default_mss + 40
+        self.packet_bytes.unwrap_or(self.default_mss + 40)
     }
 }
 

@@ -168,7 +168,7 @@ mod tests {
     use netreturn_base::Rate;
 
     fn link() -> Bottleneck {
-        Bottleneck { buffer_bytes: 100_000, link_rate: Rate::mbps(10), default_mss: 1460 }
+        Bottleneck { buffer_bytes: 100_000, link_rate: Rate::mbps(10), default_mss: 1460, packet_bytes: None }
     }
 
     fn arrival(backlog: u64) -> QueueEvent {

@@ -127,7 +127,7 @@ mod tests {
 
     #[test]
     fn ewt_acts_only_above_the_start_threshold_not_below_as_algorithm_1_reads() {
-        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(4), default_mss: 1458 };
+        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(4), default_mss: 1458, packet_bytes: None };
         let mut ewt = Ewt::new(EwtConfig::default(), link);
         assert_eq!(ewt.start_threshold(), 29_000);
         ewt.on_queue(Time::ZERO, &queue_at(29_000));
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn a_full_buffer_asks_for_a_zero_window_which_the_gateway_floors() {
-        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(4), default_mss: 1458 };
+        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(4), default_mss: 1458, packet_bytes: None };
         let mut ewt = Ewt::new(EwtConfig::default(), link);
         ewt.on_queue(Time::ZERO, &queue_at(97_000));
         assert_eq!(ewt.tailor(60_000), Some(0));

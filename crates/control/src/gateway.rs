@@ -52,6 +52,10 @@ pub struct GatewayConfig {
     pub idle_timeout: Time,
     /// MSS of flows whose handshake carried no MSS option.
     pub default_mss: u32,
+    /// What a size in packets ("20p") of the controller's table weighs: the
+    /// scenario's packet (segment + 52 B, `netreturn_scenario::resolve`) or
+    /// the gateway's (1500 B); `None` counts `default_mss + 40`.
+    pub packet_bytes: Option<u32>,
 }
 
 impl GatewayConfig {
@@ -68,6 +72,7 @@ impl GatewayConfig {
             max_flows: 65_536,
             idle_timeout: Time::from_secs(300),
             default_mss: 536,
+            packet_bytes: None,
         }
     }
 }
@@ -140,8 +145,12 @@ pub struct WindowGateway<C: WindowController = Controller> {
 
 impl WindowGateway<Controller> {
     pub fn new(cfg: GatewayConfig) -> WindowGateway {
-        let link =
-            Bottleneck { buffer_bytes: cfg.buffer_bytes, link_rate: cfg.link_rate, default_mss: cfg.default_mss };
+        let link = Bottleneck {
+            buffer_bytes: cfg.buffer_bytes,
+            link_rate: cfg.link_rate,
+            default_mss: cfg.default_mss,
+            packet_bytes: cfg.packet_bytes,
+        };
         let controller = Controller::new(&cfg.controller, link);
         WindowGateway::with_controller(controller, cfg)
     }

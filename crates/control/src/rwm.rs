@@ -181,7 +181,8 @@ mod tests {
     /// class get equal rates whatever their RTT.
     #[test]
     fn windows_of_two_classes_satisfy_equation_1() {
-        let link = Bottleneck { buffer_bytes: 1 << 20, link_rate: Rate::mbps(100), default_mss: 1460 };
+        let link =
+            Bottleneck { buffer_bytes: 1 << 20, link_rate: Rate::mbps(100), default_mss: 1460, packet_bytes: None };
         let cfg = RwmConfig {
             classes: vec![
                 TrafficClass { ports: vec![80..=80, 443..=443], share: 0.7 },
@@ -218,7 +219,8 @@ mod tests {
 
     #[test]
     fn delta_scales_the_bdp_by_ten_percent_either_way() {
-        let link = Bottleneck { buffer_bytes: 1 << 20, link_rate: Rate::mbps(1000), default_mss: 1460 };
+        let link =
+            Bottleneck { buffer_bytes: 1 << 20, link_rate: Rate::mbps(1000), default_mss: 1460, packet_bytes: None };
         for (delta, expected) in [(-0.1, 2_250_000.0), (0.0, 2_500_000.0), (0.1, 2_750_000.0)] {
             let mut rwm = Rwm::new(RwmConfig { delta, ..RwmConfig::default() }, link);
             let f = info(&rwm, key(80, 0), 20);
@@ -230,7 +232,8 @@ mod tests {
 
     #[test]
     fn unmatched_ports_fall_into_the_default_class() {
-        let link = Bottleneck { buffer_bytes: 1 << 20, link_rate: Rate::mbps(10), default_mss: 1460 };
+        let link =
+            Bottleneck { buffer_bytes: 1 << 20, link_rate: Rate::mbps(10), default_mss: 1460, packet_bytes: None };
         let cfg = RwmConfig {
             classes: vec![TrafficClass { ports: vec![80..=80], share: 0.5 }],
             default_share: 0.5,

@@ -160,7 +160,8 @@ mod tests {
     /// 13.35 Mb/s, 10 TCP flows, RTT 84 ms.
     #[test]
     fn the_window_is_the_fair_share_of_the_capacity_left_by_udp_times_the_rtt() {
-        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(45), default_mss: 1458 };
+        let link =
+            Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(45), default_mss: 1458, packet_bytes: None };
         let mut s = SapLaw::new(SapLawConfig::default(), link);
         for _ in 0..10 {
             s.on_flow_start(Time::ZERO, &flow(84));
@@ -183,14 +184,15 @@ mod tests {
 
     #[test]
     fn a_flow_without_a_handshake_rtt_is_left_alone() {
-        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(45), default_mss: 1458 };
+        let link =
+            Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(45), default_mss: 1458, packet_bytes: None };
         let mut s = SapLaw::new(SapLawConfig::default(), link);
         assert_eq!(s.window(Time::ZERO, &FlowInfo { rtt: None, ..flow(10) }), None);
     }
 
     #[test]
     fn udp_above_capacity_asks_for_no_window_at_all() {
-        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(1), default_mss: 1458 };
+        let link = Bottleneck { buffer_bytes: 97_000, link_rate: Rate::mbps(1), default_mss: 1458, packet_bytes: None };
         let mut s = SapLaw::new(SapLawConfig::default(), link);
         for ms in 0..3000 {
             s.on_data_other(Time::from_millis(ms), 1400); // 11.2 Mb/s

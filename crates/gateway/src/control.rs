@@ -52,7 +52,9 @@ pub fn gateway_config(args: &Args) -> Result<Option<GatewayConfig>, String> {
         // The others do not use C; 1 Gb/s stands in.
         None => Rate::mbps(1000),
     };
-    let cfg = args.gateway.gateway_config(kind, buffer, link_rate, args.mss);
+    let mut cfg = args.gateway.gateway_config(kind, buffer, link_rate, args.mss);
+    // "20p" in a controller key weighs what it weighs in the queue.
+    cfg.packet_bytes = Some(args.packet_bytes);
     Ok(Some(with_table_limits(cfg, args)))
 }
 

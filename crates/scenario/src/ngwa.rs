@@ -188,19 +188,19 @@ impl NgwaSpec {
 
     /// The end hosts' settings: CW picks NewReno or standard TCP (seed 001
     /// section 2.1, eq. 1); the receiver rule with Wmax and SE (eq. 2, 4).
-    pub fn apply_to_tcp(&self, cfg: &mut TcpConfig, mss: u32) {
+    pub fn apply_to_tcp(&self, cfg: &mut TcpConfig, packet: u32) {
         let Some(m) = self.switches() else { return };
         cfg.cc = if m.cw { CcKind::NewReno(Default::default()) } else { CcKind::None(Default::default()) };
-        cfg.ngwa = self.receiver(mss);
+        cfg.ngwa = self.receiver(packet);
     }
 
     /// The receiver rule's settings (Wmax, SE's `a`, the option's bytes),
     /// `None` when NGWA is off: the simulated receivers' and the real
     /// receiver edge's.
-    pub fn receiver(&self, mss: u32) -> Option<NgwaConfig> {
+    pub fn receiver(&self, packet: u32) -> Option<NgwaConfig> {
         let m = self.switches()?;
         Some(NgwaConfig {
-            wmax: self.wmax.0.bytes(mss),
+            wmax: self.wmax.0.bytes(packet),
             smoothing: m.se.then_some(self.alpha),
             option_bytes: self.option_bytes,
         })

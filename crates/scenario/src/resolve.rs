@@ -33,9 +33,11 @@ pub const TCP_HEADER: u32 = 20;
 /// (RFC 7323 section 3).
 pub const TS_OPTION: u32 = 12;
 
-/// What one packet ("1p") weighs in a scenario's queues and buffers: a full
-/// segment of `segment_size` payload bytes with its IPv4, TCP and timestamp
-/// headers, as it sits in a queue (1458 + 52 = 1510 bytes by default).
+/// What one packet ("1p") weighs, wherever a scenario gives a size in
+/// packets (queue buffers, RED thresholds, controller keys, TCP buffers,
+/// transfer sizes, NGWA's Wmax): a full segment of `segment_size` payload
+/// bytes with its IPv4, TCP and timestamp headers, as it sits in a queue
+/// (1458 + 52 = 1510 bytes by default). docs/scenarios.md states it.
 pub fn packet_bytes(segment_size: u32) -> u32 {
     segment_size + IP_HEADER + TCP_HEADER + TS_OPTION
 }
@@ -123,7 +125,9 @@ impl LinkDir {
         let red = if matches!(queue, QueueKind::Red | QueueKind::Ared) { f.red.clone() } else { None };
         let gateway = f.method.controller().map(|kind| {
             let params = f.gateway.clone().unwrap_or_default();
-            params.gateway_config(kind, buffer_bytes, f.rate, mss)
+            let mut cfg = params.gateway_config(kind, buffer_bytes, f.rate, mss);
+            cfg.packet_bytes = Some(packet);
+            cfg
         });
         LinkDir {
             name: f.name.clone(),
@@ -197,8 +201,8 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
     TcpConfig {
         cc,
         mss: t.segment_size,
-        rcv_buf: t.rcv_buf.0.bytes(t.segment_size),
-        snd_buf: t.snd_buf.0.bytes(t.segment_size),
+        rcv_buf: t.rcv_buf.0.bytes(packet_bytes(t.segment_size)),
+        snd_buf: t.snd_buf.0.bytes(packet_bytes(t.segment_size)),
         sack: t.sack,
         dupack_same_window: t.dupack_same_window,
         impatient: t.newreno_impatient,
@@ -228,7 +232,7 @@ pub fn uses_xcp(topo: &Topology) -> bool {
 pub fn endpoint_config(s: &Scenario, topo: &Topology) -> TcpConfig {
     let mut cfg = tcp_config(s);
     if let Some(n) = &s.ngwa {
-        n.apply_to_tcp(&mut cfg, s.tcp.segment_size);
+        n.apply_to_tcp(&mut cfg, packet_bytes(s.tcp.segment_size));
     }
     if uses_xcp(topo) || s.tcp.cc == CcName::Xcp {
         cfg.cc = CcKind::Xcp(s.tcp.cc_params.xcp.unwrap_or_default());
@@ -290,5 +294,41 @@ impl fmt::Display for Resolved {
             writeln!(f, "  {l}")?;
         }
         writeln!(f, "tcp: {:?}", self.tcp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::MINI;
+
+    #[test]
+    fn a_packet_weighs_the_segment_and_52_bytes_in_every_size_a_file_gives() {
+        // Issue 22: "1p" meant 1510 B in a queue, 1498 B in controller keys
+        // and 1458 B in rcv_buf. One meaning now, at segment_size 1000.
+        let text = MINI
+            .replace("buffer = \"97kB\" }", "buffer = \"100p\", gateway = { ewt = { st = \"20p\" } } }")
+            .replace("[topology]", "[tcp]\nsegment_size = 1000\nrcv_buf = \"100p\"\nsnd_buf = \"50p\"\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[("queue".into(), "ewt".into())]).unwrap();
+        let r = Resolved::new(&s).unwrap();
+        assert_eq!(r.packet_bytes, 1052);
+        let b = r.topology.bottleneck.unwrap() as usize;
+        assert_eq!(r.links[b].buffer_bytes, 100 * 1052, "queue");
+        assert_eq!(r.links[b ^ 1].buffer_bytes, 100 * 1052, "the reverse queue takes the forward buffer");
+        assert_eq!((r.tcp.rcv_buf, r.tcp.snd_buf), (100 * 1052, 50 * 1052), "TCP buffers");
+        let g = r.links[b].gateway.as_ref().unwrap();
+        let ctl = netreturn_control::Controller::new(
+            &g.controller,
+            netreturn_control::Bottleneck {
+                buffer_bytes: g.buffer_bytes,
+                link_rate: g.link_rate,
+                default_mss: g.default_mss,
+                packet_bytes: g.packet_bytes,
+            },
+        );
+        let netreturn_control::Controller::Ewt(ewt) = ctl else { panic!() };
+        assert_eq!(ewt.start_threshold(), 20 * 1052, "controller keys");
+        // What show-config prints says the same.
+        assert!(r.to_string().contains("buffer    105200 B (100 p x 1052 B)"), "{r}");
     }
 }

@@ -838,7 +838,7 @@ impl Scenario {
             return Err(("tcp.ts_tick".into(), "must be longer than 0 s (RFC 7323 section 5.4: 1 ms to 1 s)".into()));
         }
         for (field, b) in [("tcp.rcv_buf", t.rcv_buf), ("tcp.snd_buf", t.snd_buf)] {
-            let bytes = b.0.bytes(t.segment_size);
+            let bytes = b.0.bytes(crate::resolve::packet_bytes(t.segment_size));
             if bytes < t.segment_size as u64 {
                 return Err((
                     field.into(),
@@ -915,7 +915,7 @@ impl Scenario {
                         format!("{shape}: a Pareto shape must be above 1 for a finite mean size"),
                     ));
                 }
-                if mean_size.0.bytes(self.tcp.segment_size) == 0 {
+                if mean_size.0.bytes(1) == 0 {
                     return Err((format!("{at}.mean_size"), "must be larger than zero".into()));
                 }
             }
@@ -1101,6 +1101,7 @@ mod tests {
                 buffer_bytes: 97_000,
                 link_rate: cfg.link_rate,
                 default_mss: cfg.default_mss,
+                packet_bytes: cfg.packet_bytes,
             },
         );
         let netreturn_control::Controller::Ewt(ewt) = ctl else { panic!() };

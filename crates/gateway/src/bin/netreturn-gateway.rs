@@ -123,7 +123,7 @@ fn run(args: &Args) -> Result<(), String> {
             // The receiver rule inside the gateway's common rules (never
             // raise, window scale, one-MSS floor, unknown flows alone);
             // `Args::parse` refused another controller beside it.
-            let rx = n.receiver(args.mss).expect("NGWA is on");
+            let rx = n.receiver(args.packet_bytes).expect("NGWA is on");
             let mut cfg = GatewayConfig::new(
                 ControllerKind::ALL[0].default_config(),
                 args.queue.limit.bytes(args.packet_bytes),
