@@ -66,7 +66,7 @@ pub(crate) fn add_web_flows(
     let mut rng = Rng::derive(seed, 3_000_000 + ti as u64);
     let begin = start.map_or(Time::ZERO, |t| t.0);
     let end = stop.map_or(s.run.stop.0, |t| t.0);
-    let mean_bytes = mean_size.0.bytes(s.tcp.segment_size) as f64;
+    let mean_bytes = mean_size.0.bytes(netreturn_scenario::resolve::packet_bytes(s.tcp.segment_size)) as f64;
     for (k, at) in poisson_arrivals(&mut rng, *rate, begin, end).into_iter().enumerate() {
         let (src, dst) = (srcs[k % srcs.len()], dsts[k % dsts.len()]);
         if w.topo.route(src, dst) == NO_ROUTE {

@@ -162,7 +162,11 @@ impl World {
                     | TrafficSpec::TcpBulk { start, port, .. }
                     | TrafficSpec::TcpRate { start, port, .. } => {
                         let (bytes, stop, app) = match t {
-                            TrafficSpec::TcpFile { bytes: b, .. } => (Some(b.0.bytes(s.tcp.segment_size)), None, None),
+                            TrafficSpec::TcpFile { bytes: b, .. } => (
+                                Some(b.0.bytes(netreturn_scenario::resolve::packet_bytes(s.tcp.segment_size))),
+                                None,
+                                None,
+                            ),
                             TrafficSpec::TcpBulk { stop, .. } => (None, stop.map(|x| x.0), None),
                             TrafficSpec::TcpRate { stop, rate, packet, .. } => {
                                 (None, stop.map(|x| x.0), Some((rate.0, *packet)))
