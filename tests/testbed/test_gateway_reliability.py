@@ -103,6 +103,10 @@ def odd_frames() -> list[tuple[str, str, bytes]]:
         ("total length below the header", "malformed", eth(0x0800, ipv4(6, good, total=12))),
         ("total length beyond the frame", "malformed", eth(0x0800, ipv4(6, good, total=1400))),
         ("version 6 in an IPv4 ethertype", "malformed", eth(0x0800, ipv4(6, good, version=6))),
+        # A header that fails its checksum is never parsed, so never
+        # rewritten: a gateway must not launder a corrupted header.
+        ("ipv4 header checksum wrong", "malformed",
+         eth(0x0800, (lambda p: p[:10] + bytes([p[10] ^ 0xFF, p[11]]) + p[12:])(ipv4(6, good)))),
         ("tcp header cut at 10 bytes", "malformed", eth(0x0800, ipv4(6, good[:10]))),
         ("tcp data offset 3", "malformed", eth(0x0800, ipv4(6, tcp(1, 2, ACK, offset=3)))),
         ("tcp data offset 15 beyond the segment", "malformed", eth(0x0800, ipv4(6, tcp(1, 2, ACK, offset=15)))),
@@ -184,9 +188,18 @@ tcp = bytearray(struct.pack("!HHIIBBHHH", 0, 80, 7, 0, 6 << 4, 0x02, 64240, 0, 0
 frame = bytearray(dst_mac + src_mac + b"\x08\x00" + ip + tcp)
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind(("eth0", 0))
+def fill_checksum(f):
+    # The gateway passes a header whose checksum fails untouched (never
+    # laundered): each SYN carries a valid one (RFC 791 section 3.1).
+    struct.pack_into("!H", f, 14 + 10, 0)
+    x = sum(struct.unpack_from("!12H", f, 14))
+    x = (x & 0xFFFF) + (x >> 16)
+    x = (x & 0xFFFF) + (x >> 16)
+    struct.pack_into("!H", f, 14 + 10, ~x & 0xFFFF)
 for i in range(first, first + n):
     struct.pack_into("!H", frame, 14 + 14, i >> 16)   # source address, low half
     struct.pack_into("!H", frame, 14 + 24, i & 0xFFFF)  # source port
+    fill_checksum(frame)
     while True:
         try:
             s.send(frame)
