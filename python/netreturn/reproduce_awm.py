@@ -210,7 +210,7 @@ def rtt_fit(tags: dict, r: dict) -> dict:
     if len(idx) != len(goodput) or len(goodput) < 2 or any(g is None or g <= 0 for g in goodput):
         return {}
     d = fairness_delays(str(tags.get("step", "0ms")), max(idx) + 1)
-    rate = _native.parse_rate(_table("fairness", "params").get("rate", "30Mbps"))
+    rate = _native.parse_rate(_table("fairness", "params").get("bottleneck_rate", "30Mbps"))
     s = r.get("summary", r)
     qd = (s.get("queue_mean_bytes") or 0.0) * 8 / rate
     di = [d[i] for i in idx]

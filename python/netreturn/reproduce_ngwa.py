@@ -61,7 +61,7 @@ def flow_rates(trace: dict, batches: int = 30, t0: float = 0.0) -> tuple[float, 
 
 
 def losses_table(seeds: int, workers: int, bottleneck: str | None, paper: dict, out: Path | None = None) -> list[str]:
-    extra = {"bottleneck": bottleneck} if bottleneck else {}
+    extra = {"bottleneck_rate": bottleneck} if bottleneck else {}
     jobs = [(RATE, s, {**ov, **extra}) for _, _, ov in ROWS for s in range(1, seeds + 1)]
     res = _many(jobs, workers, out)
     lines = [
@@ -140,7 +140,7 @@ def window_figure(out: Path, workers: int) -> list[str]:
 def calibration(seeds: int, workers: int, out: Path | None = None) -> tuple[str, list[str]]:
     """NewReno's losses per bottleneck rate; the nearest to Table 2's 328."""
     jobs = [
-        (RATE, s, {"ngwa_mode": 0, "tcp": "newreno", "bottleneck": b}) for b in CALIBRATION for s in range(1, seeds + 1)
+        (RATE, s, {"ngwa_mode": 0, "tcp": "newreno", "bottleneck_rate": b}) for b in CALIBRATION for s in range(1, seeds + 1)
     ]
     res = _many(jobs, workers, out)
     lines = ["| bottleneck | NewReno lost packets (mean ± 95 % CI) |", "|---|---|"]

@@ -62,7 +62,7 @@ def _specs(quick: bool, seeds: int) -> dict[str, list[RunSpec]]:
     losses = [1e-3, 1e-2, 1e-1] if quick else LOSSES
     s["lossy"] = [RunSpec.make("sarbe/lossy_link", {"tcp": cc, "loss": p}, k)
                   for cc in CCS for p in losses for k in range(1, seeds + 1)]
-    s["sensitivity"] = [RunSpec.make("sarbe/lossy_link", {"tcp": cc, "loss": 0.01, "wireless_rate": r,
+    s["sensitivity"] = [RunSpec.make("sarbe/lossy_link", {"tcp": cc, "loss": 0.01, "bottleneck_rate": r,
                                                           "wireless_delay": d}, k)
                         for cc in ("reno", "westwood+", "sarbe") for (r, d) in WIRELESS[1:]
                         for k in range(1, seeds + 1)]
@@ -257,7 +257,7 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
     if res["sensitivity"] and all((c, 0.01) in table for c in ("reno", "westwood+", "sarbe")):
         by: dict[tuple[str, str, str], list[float]] = {}
         for r in res["sensitivity"]:
-            by.setdefault((_p(r, "wireless_rate"), _p(r, "wireless_delay"), _p(r, "tcp")), []).append(
+            by.setdefault((_p(r, "bottleneck_rate"), _p(r, "wireless_delay"), _p(r, "tcp")), []).append(
                 r["summary"]["goodput_mean_mbps"])
         base = {c: table[(c, 0.01)][0] for c in ("reno", "westwood+", "sarbe") if (c, 0.01) in table}
         L += ["", "## Sensitivity of the 1 % gains to the wireless hop (not given by the paper)", "",

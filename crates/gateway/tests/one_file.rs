@@ -185,6 +185,10 @@ fn every_bundled_scenario_runs_the_same_bottleneck_in_the_simulator_and_the_gate
     for path in &files {
         let file = path.display().to_string();
         let s = Scenario::from_file(path, &[]).unwrap();
+        // One name for the bottleneck's rate in every bundled file.
+        for old in ["rate", "bottleneck", "wireless_rate"] {
+            assert!(!s.params.contains_key(old), "{file}: [params] {old}: the bottleneck's rate is `bottleneck_rate`");
+        }
         let argv: Vec<String> = ["--a", "x", "--b", "y", "--config", &file].map(String::from).to_vec();
         match (&s.topology, Args::parse(&argv)) {
             (TopologySpec::Dumbbell { .. } | TopologySpec::MultiRtt { .. }, Ok(a)) => {

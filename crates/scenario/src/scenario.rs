@@ -630,6 +630,12 @@ impl Scenario {
         };
         for (name, value) in overrides {
             let Some(old) = params.get(name) else {
+                if let Some((_, new)) = RENAMED_PARAMS.iter().find(|(o, n)| o == name && params.contains_key(*n)) {
+                    return Err(err(
+                        &format!("params.{name}"),
+                        format!("--set {name}: renamed; every bundled scenario calls the bottleneck's rate `{new}`: --set {new}={value}"),
+                    ));
+                }
                 let known: Vec<&str> = params.keys().map(|k| k.as_str()).collect();
                 return Err(err(
                     &format!("params.{name}"),
@@ -925,6 +931,11 @@ impl Scenario {
     }
 }
 
+/// `[params]` names the bundled scenarios used before one name per word:
+/// the bottleneck's rate was `rate`, `bottleneck` and `wireless_rate`.
+const RENAMED_PARAMS: &[(&str, &str)] =
+    &[("rate", "bottleneck_rate"), ("bottleneck", "bottleneck_rate"), ("wireless_rate", "bottleneck_rate")];
+
 /// Keys of `[tcp]` that moved into a congestion control's table.
 const MOVED_TCP_KEYS: &[(&str, &str)] = &[
     ("hystart", "cubic = { hystart = ... }"),
@@ -1037,6 +1048,14 @@ mod tests {
         let e = Scenario::from_toml(MINI, "mini.toml", &[("flow".into(), "3".into())]).unwrap_err();
         assert_eq!(e.field, "params.flow");
         assert!(e.message.contains("flows, queue"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_old_name_of_the_bottleneck_rate_is_refused_with_the_new_one() {
+        let text = MINI.replace("flows = 4", "flows = 4\nbottleneck_rate = \"45Mbps\"");
+        let e = Scenario::from_toml(&text, "mini.toml", &[("rate".into(), "10Mbps".into())]).unwrap_err();
+        assert_eq!(e.field, "params.rate");
+        assert!(e.message.contains("--set bottleneck_rate=10Mbps"), "{e}");
     }
 
     #[test]
