@@ -140,7 +140,9 @@ def window_figure(out: Path, workers: int) -> list[str]:
 def calibration(seeds: int, workers: int, out: Path | None = None) -> tuple[str, list[str]]:
     """NewReno's losses per bottleneck rate; the nearest to Table 2's 328."""
     jobs = [
-        (RATE, s, {"ngwa_mode": 0, "tcp": "newreno", "bottleneck_rate": b}) for b in CALIBRATION for s in range(1, seeds + 1)
+        (RATE, s, {"ngwa_mode": 0, "tcp": "newreno", "bottleneck_rate": b})
+        for b in CALIBRATION
+        for s in range(1, seeds + 1)
     ]
     res = _many(jobs, workers, out)
     lines = ["| bottleneck | NewReno lost packets (mean ± 95 % CI) |", "|---|---|"]
