@@ -37,7 +37,8 @@ def wheel(tmp_path_factory) -> Path:
     if shutil.which("cargo") is None:
         pytest.skip("cargo is needed to build the wheel (https://rustup.rs)")
     out = tmp_path_factory.mktemp("dist")
-    env = {**os.environ, "CARGO_TARGET_DIR": os.environ.get("NETRETURN_WHEEL_TARGET_DIR", str(ROOT / "target" / "wheel"))}
+    target = os.environ.get("NETRETURN_WHEEL_TARGET_DIR", str(ROOT / "target" / "wheel"))
+    env = {**os.environ, "CARGO_TARGET_DIR": target}
     sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", out, ROOT], cwd=ROOT, env=env, timeout=1800)
     (whl,) = out.glob("netreturn-*.whl")
     return whl

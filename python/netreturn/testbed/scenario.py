@@ -44,8 +44,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import _native
-from ..scenarios import ScenarioError, load
-from ..scenarios import resolve as resolve_scenario
+from ..scenarios import ScenarioError, load, resolve as resolve_scenario
 from .runner import FlowPlan, Hop
 
 #: Linux's names for the simulator's congestion controls (Linux reno is
