@@ -3,7 +3,7 @@
 PY ?= python3
 PIP ?= $(PY) -m pip
 
-.PHONY: install demo test test-rust test-python bench lint clean
+.PHONY: install system-deps demo test test-rust test-python bench lint clean
 
 install:
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
@@ -13,7 +13,12 @@ install:
 demo: install
 	netreturn run
 
-test: install test-rust test-python
+# The real-gateway tests need iproute2, ethtool and iperf3: installed here
+# as root (apt-get), else they skip and the script says so.
+system-deps:
+	scripts/install-system-deps.sh
+
+test: install system-deps test-rust test-python
 
 test-rust:
 	cargo test --workspace

@@ -182,8 +182,30 @@ def cmd_testbed(a: argparse.Namespace) -> int:
     return testbed.main(a.args)
 
 
+def version() -> str:
+    """The package's version and the hash of the compiled simulator (the
+    build id run manifests record)."""
+    from . import __version__
+    from .runner import native_build_id
+
+    return f"netreturn {__version__} (simulator build {native_build_id()})"
+
+
+class _Version(argparse.Action):
+    """``--version``, computed only when asked: hashing the native module
+    costs a read of it, which other commands need not pay."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="netreturn", description=__doc__)
+    p.add_argument("--version", action=_Version, help="print the version and the simulator's build hash")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="run a scenario over seeds and print mean ± 95 %% CI per metric")
@@ -278,6 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("testbed", help="real Linux TCP through the real gateway in network namespaces (root)")
     t.add_argument("args", nargs=argparse.REMAINDER)
     t.set_defaults(func=cmd_testbed)
+
+    # Listed here for --help; main() hands the arguments over untouched.
+    gw = sub.add_parser("gateway", help="run the real gateway (netreturn-gateway ARGS...), building it in a checkout "
+                                        "if missing; `netreturn gateway --help` is the gateway's")
+    gw.add_argument("args", nargs=argparse.REMAINDER)
     return p
 
 
@@ -288,6 +315,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import testbed
 
         return testbed.main(args[1:])
+    if args[:1] == ["gateway"]:
+        # The gateway binary parses its own arguments.
+        from . import gateway_binary
+
+        return gateway_binary.main(args[1:])
     a = build_parser().parse_args(args)
     try:
         return a.func(a)

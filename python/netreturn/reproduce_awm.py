@@ -20,9 +20,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import tomllib
-
-from . import _native
+from . import _native, _toml
 from .files import atomic_open
 from .runner import RunSpec, run_many
 from .scenarios import resolve
@@ -128,7 +126,7 @@ def paper(family: str) -> dict:
 
 
 def _table(family: str, name: str) -> dict:
-    return tomllib.loads(resolve(FAMILIES[family][0]).read_text()).get(name, {})
+    return _toml.load(resolve(FAMILIES[family][0])).get(name, {})
 
 
 def points(family: str) -> list[dict]:

@@ -7,8 +7,13 @@ from typing import Any, Iterable, Mapping
 
 from . import _native
 
-# The repository's scenarios/ directory (an editable install or a checkout).
-REPO_SCENARIOS = Path(__file__).resolve().parent.parent.parent / "scenarios"
+# The bundled scenario files are package data, beside this module, so a
+# checkout, an editable install and an installed wheel find them the same
+# way. (The repository's top-level `scenarios` is a symlink to this folder,
+# for the README's paths and the Rust tests.) A plain path, not
+# importlib.resources: the native loader opens files by name, and a package
+# with an extension module is never imported from a zip.
+BUNDLED_SCENARIOS = Path(__file__).resolve().parent / "scenarios_data"
 
 DEFAULT_SCENARIO = "ewt/scenario2.toml"
 
@@ -28,12 +33,12 @@ class ScenarioError(ValueError):
 
 
 def resolve(name: str | Path) -> Path:
-    """A scenario path as given, or relative to the repository's
-    ``scenarios/`` (``ewt/scenario2`` finds ``scenarios/ewt/scenario2.toml``)."""
+    """A scenario path as given, or one of the bundled scenarios
+    (``ewt/scenario2`` finds ``scenarios/ewt/scenario2.toml``)."""
     if not str(name).strip():
         raise ScenarioError("the scenario's name is empty; give a scenario file or a name from `netreturn list`")
     p = Path(name)
-    candidates = [p, REPO_SCENARIOS / p]
+    candidates = [p, BUNDLED_SCENARIOS / p]
     # "/", "." and ".." have no name to put a suffix on.
     candidates = [c for x in candidates for c in ((x, x.with_suffix(".toml")) if x.name else (x,))]
     for c in candidates:
@@ -46,7 +51,8 @@ def resolve(name: str | Path) -> Path:
                                 f"{_scenarios_in(c)}", str(name))
         if c.exists():
             raise ScenarioError(f"{name}: is not a regular file; a scenario is a TOML file", str(name))
-    raise ScenarioError(f"{name}: no such scenario file (looked in . and {REPO_SCENARIOS})", str(name))
+    detail = f"no such scenario file (looked in . and {BUNDLED_SCENARIOS})"
+    raise ScenarioError(f"{name}: {detail}", str(name), "", detail)
 
 
 def _scenarios_in(d: Path, most: int = 8) -> str:
@@ -58,9 +64,8 @@ def _scenarios_in(d: Path, most: int = 8) -> str:
 
 
 def list_scenarios() -> list[str]:
-    if not REPO_SCENARIOS.is_dir():
-        return []
-    return sorted(str(p.relative_to(REPO_SCENARIOS)) for p in REPO_SCENARIOS.rglob("*.toml"))
+    """The bundled scenarios, as names :func:`resolve` takes."""
+    return sorted(p.relative_to(BUNDLED_SCENARIOS).as_posix() for p in BUNDLED_SCENARIOS.rglob("*.toml"))
 
 
 def overrides_list(overrides: Mapping[str, Any] | None) -> list[tuple[str, str]]:

@@ -28,14 +28,14 @@ def test_the_quickstart_runs_both_settings_and_only_the_controller_rewrites_wind
         assert s["controller"] == ctl and not s["failed_flows"] and s["receiver_in_csum_errors"] == 0
 
 
-def test_a_missing_gateway_without_cargo_says_how_to_get_one(monkeypatch):
+def test_a_missing_gateway_without_cargo_says_how_to_get_one(monkeypatch, tmp_path):
     quickstart = importlib.import_module(tb.__name__ + ".quickstart")
+    gateway_binary = importlib.import_module(tb.__name__.rsplit(".", 1)[0] + ".gateway_binary")
 
-    def not_found(explicit=None):
-        raise tb.netns.TestbedError("netreturn-gateway not found")
-
-    monkeypatch.setattr(quickstart, "find_gateway", not_found)
-    monkeypatch.setattr(quickstart.shutil, "which", lambda name: None)
+    # Nothing on PATH (no gateway, no cargo), no checkout's target directory.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("NETRETURN_GATEWAY", raising=False)
+    monkeypatch.setattr(gateway_binary, "checkout", lambda: tmp_path)
     with pytest.raises(tb.netns.TestbedError, match="rustup"):
         quickstart.ensure_gateway(None, build=True)
     with pytest.raises(tb.netns.TestbedError, match="not found"):

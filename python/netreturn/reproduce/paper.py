@@ -14,16 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._toml import load as toml_load
+
+# Package data, beside the code, like the bundled scenarios (scenarios.py).
 PAPER_DIR = Path(__file__).resolve().parent.parent / "paper"
-
-
-def toml_load(path: str | Path) -> dict:
-    try:
-        import tomllib  # Python >= 3.11
-    except ModuleNotFoundError:  # pragma: no cover - older Pythons
-        import tomli as tomllib  # type: ignore[no-redef]
-    with open(path, "rb") as f:
-        return tomllib.load(f)
 
 
 def validate(d: dict, path: str | Path) -> dict:

@@ -12,17 +12,15 @@ ethtool (docs/gateway.md, "Quick start").
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from .. import gateway_binary
 from ..stats import mean
 from ..table import num, render
 from .netns import TestbedError, missing_requirements
-from .runner import RunConfig, find_gateway, run
+from .runner import RunConfig, run
 
-REPO = Path(__file__).resolve().parents[3]
 CONTROLLERS = ["ewt", "ewa", "awm", "saplaw", "rwm"]
 
 
@@ -41,21 +39,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def ensure_gateway(explicit: str | None, build: bool) -> str:
-    """The gateway binary; built with cargo (release) in this checkout when missing."""
+    """The gateway binary; built with cargo (release) in this checkout when
+    missing (:func:`netreturn.gateway_binary.ensure`)."""
     try:
-        return find_gateway(explicit)
-    except TestbedError:
-        if explicit or not build:
-            raise
-    cargo = shutil.which("cargo")
-    if cargo is None or not (REPO / "Cargo.toml").is_file():
-        raise TestbedError("netreturn-gateway not found and no cargo and checkout to build it: "
-                           "install Rust (rustup) or set NETRETURN_GATEWAY")
-    print(f"building netreturn-gateway in {REPO} (cargo build --release -p netreturn-gateway) ...", flush=True)
-    r = subprocess.run([cargo, "build", "--release", "-p", "netreturn-gateway"], cwd=REPO)
-    if r.returncode != 0:
-        raise TestbedError("cargo build --release -p netreturn-gateway failed")
-    return find_gateway(None)
+        return gateway_binary.ensure(explicit, build)
+    except gateway_binary.GatewayNotFound as e:
+        raise TestbedError(str(e)) from None
 
 
 def rows(summary: dict) -> dict[str, str]:

@@ -15,24 +15,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import gateway_binary
 from .netns import TestbedError, Topology, available_cc, sh
 
 TRAFFIC = str(Path(__file__).with_name("traffic.py"))
 
 
 def find_gateway(explicit: str | None = None) -> str:
-    """The netreturn-gateway binary: explicit path, $NETRETURN_GATEWAY,
-    $PATH, then the usual cargo target directories."""
-    cands = [explicit, os.environ.get("NETRETURN_GATEWAY"), shutil.which("netreturn-gateway")]
-    root = Path(__file__).resolve().parents[3]
-    for tdir in (os.environ.get("CARGO_TARGET_DIR"), str(root / "target"), "/work/target-gw"):
-        if tdir:
-            cands += [f"{tdir}/release/netreturn-gateway", f"{tdir}/debug/netreturn-gateway"]
-    for c in cands:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return c
-    raise TestbedError("netreturn-gateway not found: build it with "
-                       "`cargo build --release -p netreturn-gateway` or set NETRETURN_GATEWAY")
+    """The netreturn-gateway binary (:func:`netreturn.gateway_binary.find`:
+    explicit path, $NETRETURN_GATEWAY, $PATH, the checkout's cargo target
+    directories), as a TestbedError when there is none."""
+    try:
+        return gateway_binary.find(explicit)
+    except gateway_binary.GatewayNotFound as e:
+        raise TestbedError(str(e)) from None
 
 
 @dataclass

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import _native
-from ..scenarios import REPO_SCENARIOS, load
+from ..scenarios import ScenarioError, load, resolve as resolve_scenario
 from .runner import FlowPlan, Hop
 
 #: Linux's names for the simulator's congestion controls (Linux reno is
@@ -123,12 +123,11 @@ def toml_literal(v: Any) -> str:
 # -- reading a scenario ------------------------------------------------------
 
 def resolve(name: str | Path) -> Path:
-    """A path as given, or relative to the repository's ``scenarios/``."""
-    p = Path(name)
-    for c in (p, p.with_suffix(".toml"), REPO_SCENARIOS / p, (REPO_SCENARIOS / p).with_suffix(".toml")):
-        if c.is_file():
-            return c
-    raise TestbedScenarioError(str(name), "", f"no such scenario file (looked in . and {REPO_SCENARIOS})")
+    """A path as given, or a bundled scenario (the simulator's lookup)."""
+    try:
+        return resolve_scenario(name)
+    except ScenarioError as e:
+        raise TestbedScenarioError(str(name), "", e.detail or str(e)) from None
 
 
 def read(name: str | Path, overrides: Mapping[str, Any] | None = None) -> tuple[Path, dict, dict]:
