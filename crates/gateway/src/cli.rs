@@ -16,7 +16,9 @@ use netreturn_scenario::ngwa::NgwaSpec;
 use netreturn_scenario::scenario::{parse_override, Scenario, TopologySpec};
 use netreturn_scenario::{LinkDir, Resolved};
 
-pub const USAGE: &str = "\
+/// The usage text; `{controllers}` and `{queues}` are filled from the
+/// registry ([`usage`]).
+const USAGE: &str = "\
 netreturn-gateway: transparent layer-2 bridge with link emulation and window control
 
 USAGE: netreturn-gateway --a IFACE --b IFACE [options]
@@ -38,12 +40,13 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --delay-ba TIME      one-way delay B -> A (default: same as --delay)
   --queue SPEC         A -> B queue: droptail,bytes=SIZE | droptail,packets=N |
                        red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B]
-                       | ared,bytes=SIZE[,...] (min, max, wq, maxp: short
-                       forms of the red keys; default droptail,packets=1000)
-  --queue-ba SPEC      B -> A queue (default droptail,packets=1000)
+                       | ared,bytes=SIZE[,...] (queues: {queues}; min, max, wq, maxp: short
+                       forms of the red keys; default droptail,packets=100,
+                       a scenario link's default buffer)
+  --queue-ba SPEC      B -> A queue (default droptail,packets=100)
   --loss P             Bernoulli loss probability A -> B (default 0)
   --loss-ba P          Bernoulli loss probability B -> A (default 0)
-  --controller NAME    none | ewt | ewa | awm | sap-law | rwm (default none:
+  --controller NAME    none | {controllers} (default none:
                        link emulator mode)
   --ctl KEY=VALUE      controller parameter: a key of the scenario's
                        gateway.<controller> table (docs/mechanisms.md), or
@@ -73,6 +76,14 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
 Signals: SIGUSR1 prints the counters to stderr; SIGINT/SIGTERM stop and print
 them as JSON on stdout.
 ";
+
+/// The usage text, with the controllers and queues of the registry
+/// (`netreturn_control::registry`), so a new one shows up here unasked.
+pub fn usage() -> String {
+    let controllers: Vec<&str> = ControllerKind::ALL.iter().map(|k| k.name()).collect();
+    let queues: Vec<&str> = QueueKind::ALL.iter().map(|q| q.name()).collect();
+    USAGE.replace("{controllers}", &controllers.join(" | ")).replace("{queues}", &queues.join(" | "))
+}
 
 /// A parsed command line.
 #[derive(Clone, Debug)]
@@ -190,6 +201,13 @@ impl QueueSpec {
         // RED's domain, as the queue will be built (1500-byte packets).
         kind.check(limit, 1500, red.as_ref()).map_err(|(key, m)| format!("--queue {s:?}: {key}: {m}"))?;
         Ok(QueueSpec { kind, limit, red })
+    }
+
+    /// DropTail with a scenario link's default buffer
+    /// ([`netreturn_scenario::scenario::DEFAULT_BUFFER_PACKETS`]).
+    pub fn default_droptail() -> QueueSpec {
+        let limit = Limit::Packets(netreturn_scenario::scenario::DEFAULT_BUFFER_PACKETS);
+        QueueSpec { kind: QueueKind::DropTail, limit, red: None }
     }
 
     /// One direction of a resolved scenario link.
@@ -353,8 +371,8 @@ impl Args {
             rate_ba: None,
             delay: Time::ZERO,
             delay_ba: Time::ZERO,
-            queue: QueueSpec::parse("droptail,packets=1000").unwrap(),
-            queue_ba: QueueSpec::parse("droptail,packets=1000").unwrap(),
+            queue: QueueSpec::default_droptail(),
+            queue_ba: QueueSpec::default_droptail(),
             loss: 0.0,
             loss_ba: 0.0,
             controller: None,
@@ -643,6 +661,18 @@ mod tests {
             let e = args(&format!("--a x --b y {flags}")).unwrap_err();
             assert!(e.contains(words), "{flags}: {e}");
         }
+    }
+
+    #[test]
+    fn the_usage_lists_every_controller_and_queue_of_the_registry() {
+        let u = usage();
+        for k in ControllerKind::ALL {
+            assert!(u.contains(k.name()), "{}", k.name());
+        }
+        for q in QueueKind::ALL {
+            assert!(u.contains(q.name()), "{}", q.name());
+        }
+        assert!(!u.contains("{controllers}") && !u.contains("{queues}"), "every placeholder filled");
     }
 
     #[test]

@@ -294,9 +294,12 @@ pub enum LossDirection {
 fn default_method() -> QueueMethod {
     QueueMethod::Queue(netreturn_control::QueueKind::DropTail)
 }
+/// A link's buffer when the file gives none, in packets: ns-3's default
+/// device queue. The real gateway's queues default to it too.
+pub const DEFAULT_BUFFER_PACKETS: u32 = 100;
+
 fn default_buffer() -> SizeQ {
-    // ns-3's default device queue.
-    SizeQ(Size::Packets(100))
+    SizeQ(Size::Packets(DEFAULT_BUFFER_PACKETS))
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -3,7 +3,7 @@
 
 use netreturn_control::ngwa::NgwaEdge;
 use netreturn_control::{ControllerKind, GatewayConfig, WindowController, WindowGateway};
-use netreturn_gateway::cli::{Args, USAGE};
+use netreturn_gateway::cli::{usage, Args};
 use netreturn_gateway::control;
 use netreturn_gateway::ngwa::NgwaWire;
 use netreturn_gateway::pipeline::{NoController, Pipeline, WindowHook};
@@ -13,11 +13,11 @@ fn main() {
     let args = match Args::parse(&argv) {
         Ok(a) => a,
         Err(e) if e.is_empty() => {
-            print!("{USAGE}");
+            print!("{}", usage());
             return;
         }
         Err(e) => {
-            eprintln!("netreturn-gateway: {e}\n\n{USAGE}");
+            eprintln!("netreturn-gateway: {e}\n\n{}", usage());
             std::process::exit(2);
         }
     };
