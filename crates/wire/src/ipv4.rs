@@ -277,8 +277,9 @@ pub fn finish_insert(buf: &mut [u8], w: u32) -> usize {
 
 /// Removes the NGWA option from the IPv4 packet that starts `buf` (the
 /// receiver's edge gateway, before delivery: SPEC.md 2.6): the other
-/// options are kept in order, trailing NOP padding is dropped and the rest
-/// padded with End of Option List to a multiple of 4 bytes; the payload
+/// options are kept whole and in order, the two NOPs [`insert_ngwa`] wrote
+/// after the option are dropped with it, and the rest is padded with End of
+/// Option List to a multiple of 4 bytes; the payload
 /// moves back by what the header lost, and IHL, total length and header
 /// checksum are rewritten. A packet [`insert_ngwa`] grew gets its original
 /// bytes back. Where the header cannot shrink (the other options fill its
@@ -297,6 +298,11 @@ pub fn strip_ngwa(buf: &mut [u8]) -> Option<usize> {
     // The options without NGWA, copied on the stack (at most 40 bytes).
     let mut kept = [0u8; 40];
     let mut n = 0;
+    // The two NOPs `insert_ngwa` writes after the option are its padding
+    // and go with it; every other option, NOPs included, is kept whole (a
+    // 0x01 byte inside another option's data was once trimmed as padding:
+    // fuzz/regressions/wire_parsers).
+    let mut padding = 0;
     let mut i = HEADER_LEN;
     while i < hl {
         let len = match buf[i] {
@@ -304,14 +310,16 @@ pub fn strip_ngwa(buf: &mut [u8]) -> Option<usize> {
             OPT_NOP => 1,
             _ => buf[i + 1] as usize,
         };
-        if i != at {
+        if i == at {
+            padding = NGWA_INSERT_LEN - OPT_NGWA_LEN;
+        } else if buf[i] == OPT_NOP && padding > 0 {
+            padding -= 1;
+        } else {
+            padding = 0;
             kept[n..n + len].copy_from_slice(&buf[i..i + len]);
             n += len;
         }
         i += len;
-    }
-    while n > 0 && kept[n - 1] == OPT_NOP {
-        n -= 1;
     }
     let new_hl = HEADER_LEN + n.div_ceil(4) * 4;
     if new_hl >= hl {
@@ -523,6 +531,31 @@ mod tests {
         assert_eq!(p.options(), &[0x94, 4, 0, 0]);
         assert_eq!(p.payload(), b"payload!");
         assert!(p.verify_checksum());
+    }
+
+    #[test]
+    fn inserting_then_stripping_gives_back_a_packet_with_options_byte_for_byte() {
+        // Found by fuzzing (fuzz/regressions/wire_parsers): an option whose
+        // data ends in 0x01 bytes lost them, as if they were NOP padding, and
+        // the insert's two NOPs stayed (the header 4 bytes longer).
+        for opts in [&[25u8, 12, 9, 9, 9, 9, 9, 9, 1, 1, 1, 1][..], &[0x94, 4, 0, 1], &[1, 1, 0x94, 4, 0, 0, 1, 1]] {
+            let hl = HEADER_LEN + opts.len();
+            let mut b = vec![0u8; hl + 8 + 8];
+            {
+                let mut p = Packet::new_unchecked(&mut b[..]);
+                p.set_version_and_header_len(hl);
+                p.set_total_len((hl + 8) as u16);
+                p.set_next_header(protocol::UDP);
+                p.options_mut().copy_from_slice(opts);
+                p.fill_checksum();
+            }
+            b[hl..hl + 8].copy_from_slice(b"payload!");
+            let original = b[..hl + 8].to_vec();
+            let grown = insert_ngwa(&mut b, 7);
+            assert_eq!(grown, hl + 16);
+            let back = strip_ngwa(&mut b).unwrap();
+            assert_eq!(&b[..back], &original[..], "options {opts:?}");
+        }
     }
 
     #[test]
