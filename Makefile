@@ -3,7 +3,7 @@
 PY ?= python3
 PIP ?= $(PY) -m pip
 
-.PHONY: install demo test test-rust test-python bench lint clean
+.PHONY: install demo test test-rust test-python bench fuzz lint clean
 
 install:
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
@@ -24,6 +24,12 @@ test-python:
 bench: install
 	netreturn bench
 	cargo run --release -q -p netreturn-sim -- scenarios/ewt/scenario2.toml --set flows=31 --repeat 5
+
+# The cargo-fuzz targets of fuzz/ (docs/fuzzing.md), FUZZ_SECONDS each;
+# skipped with the reason when there is no nightly toolchain or cargo-fuzz.
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 clean:
 	rm -rf target results
