@@ -23,6 +23,26 @@ use netreturn_scenario::scenario::TopologySpec;
 use netreturn_scenario::{Resolved, Scenario};
 
 const MAX_NODES: u64 = 10_000;
+
+/// KNOWN BUG, reported, not fixed here (fuzz/regressions/README.md, case 2):
+/// a graph with a component of two nodes joined by one link, beside any
+/// other node, panics in `Topology::build` (the route table indexes with
+/// the no-route marker). Set to `false` once fixed.
+const KNOWN_ISLAND_BUG: bool = true;
+
+/// Whether `t` has two nodes linked only to each other, and another node.
+fn has_two_node_island(t: &TopologySpec) -> bool {
+    let TopologySpec::Graph { nodes, links, .. } = t else { return false };
+    if nodes.len() < 3 {
+        return false;
+    }
+    let mut degree = std::collections::HashMap::<&str, usize>::new();
+    for l in links {
+        *degree.entry(&l.from).or_default() += 1;
+        *degree.entry(&l.to).or_default() += 1;
+    }
+    links.iter().any(|l| l.from != l.to && degree[l.from.as_str()] == 1 && degree[l.to.as_str()] == 1)
+}
 const MAX_ROUTE_CELLS: u64 = 4_000_000;
 
 /// (nodes, core nodes) the topology will have, over-estimated.
@@ -59,6 +79,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let (nodes, core) = size(&s.topology);
     if nodes > MAX_NODES || core.saturating_mul(nodes) > MAX_ROUTE_CELLS {
+        return;
+    }
+    if KNOWN_ISLAND_BUG && has_two_node_island(&s.topology) {
         return;
     }
     match Resolved::new(&s) {
