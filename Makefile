@@ -3,7 +3,7 @@
 PY ?= python3
 PIP ?= $(PY) -m pip
 
-.PHONY: install system-deps demo test test-rust test-python bench lint clean
+.PHONY: install system-deps demo test test-rust test-python bench fuzz lint clean
 
 install:
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
@@ -37,6 +37,12 @@ lint: install
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
 	$(PY) -m ruff check python tests
+
+# The cargo-fuzz targets of fuzz/ (docs/fuzzing.md), FUZZ_SECONDS each;
+# skipped with the reason when there is no nightly toolchain or cargo-fuzz.
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 clean:
 	rm -rf target results
