@@ -147,6 +147,24 @@ def test_a_field_the_simulator_rejects_is_reported_with_its_path(tmp_path, capsy
     assert rc == 2 and "topology.bottleneck.queue" in err and "droptail" in err
 
 
+@needs_netns
+def test_what_the_gateway_refuses_stops_a_sweep_before_any_run_in_its_words(tmp_path, capsys):
+    """The bottleneck's settings are the gateway's to check (it reads the
+    file): a sweep passes every hop through its parser first. NGWA's option
+    in 12 bytes is the simulator's to run, not Linux's."""
+    _gateway_or_skip()
+    f = tmp_path / "ngwa12.toml"
+    f.write_text(DUMBBELL.read_text() + "\n[ngwa]\nmode = 6\noption_bytes = 12\n")
+    rc = tb_main(["sweep", str(f), "--reps", "1", "--out", str(tmp_path / "o"), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "refuses the bottleneck hop" in err and "`ngwa.option_bytes`" in err, err
+    assert "USAGE" not in err and not (tmp_path / "o" / "runs").exists()
+    # NGWA's mode picks the endpoints' control: mode 3 asks for standard TCP.
+    f.write_text(DUMBBELL.read_text() + "\n[ngwa]\nmode = 3\n")
+    assert tb_main(["sweep", str(f), "--reps", "1", "--out", str(tmp_path / "o"), "-q"]) == 2
+    assert "`ngwa.mode`" in capsys.readouterr().err
+
+
 # -- namespaces ------------------------------------------------------------------
 
 def _runs(out: Path) -> dict[str, dict]:

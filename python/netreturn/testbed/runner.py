@@ -249,7 +249,7 @@ def check_gateway_args(binary: str, args: list[str]) -> str | None:
                        timeout=30)
     if r.returncode == 1 and f"no interface '{_NO_IFACE[0]}'" in r.stderr:
         return None
-    msg = r.stderr.split("\n\nUSAGE:")[0].strip()
+    msg = r.stderr.strip().split("\n\n")[0]  # the usage text follows a blank line
     return msg.removeprefix("netreturn-gateway: ") or f"exit status {r.returncode}"
 
 

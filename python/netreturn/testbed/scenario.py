@@ -397,6 +397,10 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
     try:
         cc = registry.linux_cc(model.cc)
     except ValueError as e:
+        mode = (doc.get("ngwa") or {}).get("mode")
+        if mode and model.cc != tcp.get("cc"):  # NGWA's modes pick the endpoints' control (CW: NewReno)
+            raise TestbedScenarioError(file, "ngwa.mode", f"{mode} makes the endpoints' congestion control "
+                                       f"{model.cc!r}: {e}") from None
         raise TestbedScenarioError(file, "tcp.cc", str(e)) from None
     for k in tcp:
         if k in KERNEL_TCP:
