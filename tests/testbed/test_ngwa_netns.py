@@ -137,18 +137,23 @@ def test_the_linux_experiments_settings_are_the_papers():
 
 def test_a_scenario_with_ngwa_maps_to_a_marking_bottleneck_and_a_receiver_edge(tmp_path):
     """`netreturn testbed sweep` of a file with an [ngwa] table: the
-    bottleneck gateway marks, an edge gateway before the receivers runs the
-    receiver rule; both get the table's own keys (the gateway's parser reads
-    them); mode 0 adds nothing; `routers` names simulated interfaces."""
+    bottleneck gateway marks (it reads the table from the file, role router
+    by default), an edge gateway before the receivers runs the receiver
+    rule with the table's own keys (the gateway's parser reads them); mode
+    0 adds nothing; `routers` names simulated interfaces, and a role other
+    than router has no place in the testbed's bottleneck."""
     from netreturn.testbed import scenario
     src = (Path(__file__).resolve().parents[2] / "scenarios" / "testbed" / "dumbbell4.toml").read_text()
     f = tmp_path / "ngwa4.toml"
     f.write_text(src + '\n[ngwa]\nmode = 6\nwmax = "64kB"\n')
     path, bott, edge = scenario.plan(str(f)).hops
     keys = ["--ngwa", "mode=6", "--ngwa", 'wmax="64kB"']
-    assert bott.args == keys + ["--ngwa", "role=router"] and bott.rate == "45mbit"
+    assert bott.config == str(f.resolve()) and bott.args == [] and bott.sets == []
     assert edge.args == keys + ["--ngwa", "role=receiver-edge"] and edge.rate is None
     assert path.args == []
+    f.write_text(src + '\n[ngwa]\nmode = 6\nrole = "both"\n')
+    with pytest.raises(ValueError, match="ngwa.role"):
+        scenario.plan(str(f))
     f.write_text(src + "\n[ngwa]\nmode = 0\n")
     assert len(scenario.plan(str(f)).hops) == 2
     f.write_text(src + '\n[ngwa]\nmode = 1\nrouters = ["R1->R2"]\n')

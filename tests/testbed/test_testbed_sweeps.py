@@ -46,18 +46,31 @@ def _prefix(tag: str) -> str:
 def test_dumbbell_maps_onto_a_wan_emulator_and_a_bottleneck_gateway():
     p = scenario.plan("testbed/dumbbell4", {"queue": "ewt"})
     path, bott = p.hops
-    assert (path.controller, path.delay, path.rate) == ("none", "42000us", "400mbit")  # (2 + 80 + 2) / 2 ms
-    assert (bott.rate, bott.delay, bott.queue, bott.controller) == ("45mbit", "0us", "droptail,bytes=97000", "ewt")
-    # The scenario's own key and value: the gateway reads them with the same parser.
-    assert bott.ctl == ['st="29kB"']
+    # The path hop carries the access and receiver links' delay only (1 + 1 ms
+    # each way); the bottleneck's 40 ms each way are the gateway's, from the file.
+    assert (path.controller, path.delay, path.rate) == ("none", "2000us", "400mbit")
+    assert p.base_rtt_s == pytest.approx(0.084)
+    # The bottleneck: the scenario file and the settings as given, nothing rebuilt.
+    assert Path(bott.config) == DUMBBELL.resolve() and bott.sets == ["queue=ewt"]
+    assert (bott.rate, bott.queue, bott.controller, bott.ctl, bott.loss) == (None, None, "none", [], 0.0)
+    cfg = runner.RunConfig(out=Path("/x"), hops=p.hops)
+    cmd = runner.gateway_command(cfg, "gw", bott, 1)
+    assert cmd[-4:] == ["--config", str(DUMBBELL.resolve()), "--set", "queue=ewt"]
+    assert not {"--rate", "--delay", "--queue", "--controller", "--ctl", "--loss"} & set(cmd)
+    # What the testbed still needs, from the resolved model (show_config's).
+    assert (p.bottleneck_bps, p.buffer_bytes, p.cc, p.tcp_mem_max) == (45e6, 97000, "cubic", 4_000_000)
+    assert p.model.links["R1->R2"].controller == "ewt" and p.model.links["R2->R1"].controller is None
     assert p.senders == p.receivers == 4 and len(p.flows) == 4
     starts = [f.start for f in p.flow_plan(1)]
     assert all(0 <= s <= 1 for s in starts) and starts == [f.start for f in p.flow_plan(1)] != [
         f.start for f in p.flow_plan(2)
     ]
     rwm = scenario.plan("testbed/rwm", {"flows": 4, "rtt": "60ms", "delta": -0.1})
-    assert rwm.hops[0].delay == "30000us" and rwm.hops[1].ctl == ["delta=-0.1"]
+    assert rwm.hops[0].delay == "0us" and rwm.base_rtt_s == pytest.approx(0.060)
+    assert rwm.hops[1].sets == ["flows=4", "rtt=60ms", "delta=-0.1"]
     assert (rwm.senders, len(rwm.flows), rwm.tcp_mem_max) == (1, 4, 60_000_000)
+    # Packet sizes weigh the scenario's packet (segment + 52 B), as in the simulator.
+    assert scenario.plan("testbed/rwm", {"buffer": "500p"}).buffer_bytes == 500 * 1510
 
 
 def test_a_field_the_testbed_cannot_run_exits_2_naming_file_field_and_allowed(tmp_path, capsys):
@@ -65,7 +78,7 @@ def test_a_field_the_testbed_cannot_run_exits_2_naming_file_field_and_allowed(tm
     rc = tb_main(["sweep", "testbed/dumbbell4", "--set", "tcp=none", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert rc == 2
-    assert "dumbbell4.toml" in err and "`tcp.cc`" in err and "cubic, reno, newreno" in err
+    assert "dumbbell4.toml" in err and "`tcp.cc`" in err and "reno, newreno, cubic" in err
     # A slower access link than the bottleneck: only the bottleneck is rate-limited.
     bad = tmp_path / "slow.toml"
     bad.write_text(DUMBBELL.read_text().replace('access = { rate = "100Mbps"', 'access = { rate = "10Mbps"'))
@@ -92,10 +105,64 @@ def test_the_testbed_reads_units_and_controller_keys_through_the_simulators_load
     assert scenario.controllers() == ["ewt", "ewa", "awm", "sap-law", "rwm"]
 
 
+def test_every_name_the_testbed_offers_is_the_registrys_and_the_gateway_takes_it(capsys):
+    """`testbed quickstart` once offered "saplaw", which the gateway refuses,
+    and refused "sap-law". Every controller, queue and congestion control
+    the testbed's commands offer is the registry's, and the gateway's own
+    parser accepts each controller and queue (a dry run on interfaces that
+    do not exist: it fails at opening them, not at the name)."""
+    from netreturn import _native
+    from netreturn.testbed import registry
+
+    reg = {k: [m["name"] for m in v] for k, v in _native.mechanisms().items()}
+    assert registry.controllers() == reg["controllers"] and registry.queues() == reg["queues"]
+    assert set(registry.congestion_controls()) <= set(reg["congestion_controls"])
+    assert registry.linux_cc("newreno") == "reno"
+    parser = tb.cli._parser()
+    subs = parser._subparsers._group_actions[0].choices
+    offered = {(cmd, a.dest): list(a.choices) for cmd in ("quickstart", "run")
+               for a in subs[cmd]._actions if a.dest in ("controller", "cc") and a.choices}
+    assert offered == {("quickstart", "controller"): reg["controllers"],
+                       ("run", "controller"): ["none", *reg["controllers"]],
+                       ("run", "cc"): registry.congestion_controls()}
+    with pytest.raises(SystemExit):
+        tb_main(["quickstart", "--controller", "saplaw"])
+    with pytest.raises(SystemExit):
+        tb_main(["run", "--out", "/nonexistent", "--queue", "fifo,bytes=1"])
+    assert "allowed: droptail, red, ared" in capsys.readouterr().err
+    gw = _gateway_or_skip()
+    for name in reg["controllers"]:
+        assert runner.check_gateway_args(gw, ["--controller", name, "--rate", "10mbit"]) is None, name
+    for name in reg["queues"]:
+        assert runner.check_gateway_args(gw, ["--queue", f"{name},bytes=100000"]) is None, name
+    assert "sap-law" in runner.check_gateway_args(gw, ["--controller", "saplaw"])
+    # A scenario's hops, as the sweeps check them before running anything.
+    for q in reg["controllers"] + reg["queues"]:
+        scenario.check_gateway(scenario.plan("testbed/dumbbell4", {"queue": q}), gw)
+
+
 def test_a_field_the_simulator_rejects_is_reported_with_its_path(tmp_path, capsys):
     rc = tb_main(["compare", "--sweep", "queue=droptail,fifo", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert rc == 2 and "topology.bottleneck.queue" in err and "droptail" in err
+
+
+@needs_netns
+def test_what_the_gateway_refuses_stops_a_sweep_before_any_run_in_its_words(tmp_path, capsys):
+    """The bottleneck's settings are the gateway's to check (it reads the
+    file): a sweep passes every hop through its parser first. NGWA's option
+    in 12 bytes is the simulator's to run, not Linux's."""
+    _gateway_or_skip()
+    f = tmp_path / "ngwa12.toml"
+    f.write_text(DUMBBELL.read_text() + "\n[ngwa]\nmode = 6\noption_bytes = 12\n")
+    rc = tb_main(["sweep", str(f), "--reps", "1", "--out", str(tmp_path / "o"), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "refuses the bottleneck hop" in err and "`ngwa.option_bytes`" in err, err
+    assert "USAGE" not in err and not (tmp_path / "o" / "runs").exists()
+    # NGWA's mode picks the endpoints' control: mode 3 asks for standard TCP.
+    f.write_text(DUMBBELL.read_text() + "\n[ngwa]\nmode = 3\n")
+    assert tb_main(["sweep", str(f), "--reps", "1", "--out", str(tmp_path / "o"), "-q"]) == 2
+    assert "`ngwa.mode`" in capsys.readouterr().err
 
 
 # -- namespaces ------------------------------------------------------------------
@@ -188,3 +255,51 @@ def test_compare_runs_one_scenario_in_both_worlds(tmp_path, capsys):
         assert val[("queue=ewt", world, "acks_rewritten")] > 0
         assert val[("queue=droptail", world, "acks_rewritten")] == 0
         assert 0 < val[("queue=droptail", world, "fct_mean_s")] < 10
+
+
+@needs_netns
+@pytest.mark.netns
+def test_a_scenario_runs_its_bottleneck_through_gateway_config_as_the_simulator_resolves_it(tmp_path):
+    """Issue 22: the testbed hands the file and the settings to the gateway
+    (`--config FILE --set ...`), and the running gateway does what
+    `show_config` (the simulator's resolved model) says: the round trip of
+    the idle path, the controller of each direction (`reverse = {...}`,
+    which flags built in Python never carried), the loss of each direction
+    (`loss_direction`), the rate."""
+    pytest.importorskip("netreturn._native")
+    _gateway_or_skip()
+    f = tmp_path / "lossy.toml"
+    f.write_text(DUMBBELL.read_text().replace(
+        'buffer = "{buffer}", gateway',
+        'buffer = "{buffer}", loss = 0.01, loss_direction = "forward", reverse = { queue = "awm" }, gateway'))
+    sets = {"queue": "ewt", "flows": 1, "rtt": "20ms", "file_bytes": "1MB"}
+    pl = scenario.plan(str(f), sets)
+    model = scenario.resolved(f, sets)
+    ab, ba = model.links["R1->R2"], model.links["R2->R1"]
+    assert (ab.controller, ba.controller, ab.loss, ba.loss) == ("ewt", "awm", 0.01, 0.0)
+    out = tmp_path / "run"
+    cfg = runner.RunConfig(out=out, senders=pl.senders, receivers=pl.receivers, cc=pl.cc, hops=pl.hops,
+                           primary_hop=pl.bottleneck_hop, flow_plan=pl.flow_plan(1), tcp_mem_max=pl.tcp_mem_max,
+                           timeout=60, ss_interval=0, rtt_probes=8, prefix=_prefix("g"))
+    s = runner.run(cfg)
+    assert netns.leftover_namespaces(cfg.prefix) == []
+    assert not s["failed_flows"] and s["receiver_in_csum_errors"] == 0
+    # The command line: the file and the settings as given, no link flag.
+    cmds = (out / "gateway_cmd.txt").read_text().splitlines()
+    bott = cmds[pl.bottleneck_hop].split()
+    i = bott.index("--config")
+    assert bott[i:] == ["--config", str(f.resolve()), "--set", "queue=ewt", "--set", "flows=1", "--set", "rtt=20ms",
+                        "--set", "file_bytes=1MB"]
+    assert not {"--rate", "--delay", "--queue", "--controller", "--ctl", "--loss"} & set(bott)
+    # The round trip the scenario says (access 2 x 1 ms + bottleneck 2 x 10 ms):
+    # the path hop carries the access links' delay, the gateway its own.
+    assert pl.base_rtt_s == pytest.approx(0.024)
+    rtt = sorted(s["probe_rtt_ms"])
+    assert len(rtt) == 8 and 24.0 <= rtt[len(rtt) // 2] < 24.0 + 3, rtt
+    # Each direction's controller and loss, as resolved.
+    g = s["gateway"]
+    assert (g["controller"], g["controller_ba"]) == (ab.controller, ba.controller)
+    assert g["a_to_b"]["dropped_loss"] > 0 and g["b_to_a"]["dropped_loss"] == 0
+    assert g["b_to_a"]["rewritten"] > 0  # EWT on the data queue rewrites the ACKs going back
+    # No faster than the resolved rate.
+    assert 0 < s["goodput_mbps"][0] <= ab.rate_bps / 1e6

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from ..args import comma_list as _list, kv as _kv, positive as _positive, sweep as _sweep_arg
+from . import registry
 from .bench import MODES
 from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
 from .runner import RunConfig, find_gateway, run
@@ -41,6 +42,14 @@ def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
     p.add_argument("--keep-raw", action="store_true", help="keep every run's raw files under DIR/raw/")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def _queue_spec(v: str) -> str:
+    """A gateway --queue spec whose discipline is one of the registry's."""
+    name = v.split(",", 1)[0]
+    if name not in registry.queues():
+        raise argparse.ArgumentTypeError(f"unknown queue {name!r}; allowed: {', '.join(registry.queues())}")
+    return v
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -93,16 +102,19 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, required=True, help="output directory (CSV, JSON)")
     r.add_argument("--mode", choices=["gateway", "kernel"], default="gateway",
                    help="gateway: netreturn-gateway bridges; kernel: a Linux bridge (baseline)")
-    r.add_argument("--controller", default="none", help="none|ewt|ewa|awm|sap-law|rwm (the registry: netreturn list)")
+    r.add_argument("--controller", default="none", choices=["none", *registry.controllers()],
+                   help="window controller (the registry's: netreturn list; default none)")
     r.add_argument("--ctl", action="append", default=[], metavar="KEY=VALUE")
     r.add_argument("--rate", default="100mbit", help="bottleneck rate (gateway mode)")
     r.add_argument("--delay", default="5ms", help="one-way delay per direction (gateway mode)")
-    r.add_argument("--queue", default=None, help="gateway queue spec, e.g. droptail,bytes=100000")
+    r.add_argument("--queue", default=None, type=_queue_spec,
+                   help="gateway queue spec, e.g. droptail,bytes=100000 (" + "|".join(registry.queues()) + ")")
     r.add_argument("--senders", type=int, default=1)
     r.add_argument("--receivers", type=int, default=1)
     r.add_argument("--flows", type=int, default=1)
     r.add_argument("--bytes", type=int, default=20_000_000, dest="nbytes")
-    r.add_argument("--cc", default="cubic", help="sender congestion control")
+    r.add_argument("--cc", default="cubic", choices=registry.congestion_controls(),
+                   help="sender congestion control (the registry's that Linux runs; newreno is Linux reno)")
     r.add_argument("--stagger", type=float, default=0.0, help="seconds between flow starts")
     r.add_argument("--sndbuf", type=int, default=None)
     r.add_argument("--rcvbuf", type=int, default=None)
@@ -165,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         print(format_table(rows))
         return 0
     cfg = RunConfig(out=a.out, senders=a.senders, receivers=a.receivers, flows=a.flows,
-                    nbytes=a.nbytes, cc=a.cc, mode=a.mode, controller=a.controller, ctl=a.ctl,
+                    nbytes=a.nbytes, cc=registry.linux_cc(a.cc), mode=a.mode, controller=a.controller, ctl=a.ctl,
                     rate=a.rate, delay=a.delay, queue=a.queue, seed=a.seed, stagger=a.stagger,
                     sndbuf=a.sndbuf, rcvbuf=a.rcvbuf, interval=a.interval, timeout=a.timeout,
                     gateway_bin=a.gateway_bin, gateway_args=a.gateway_arg)
@@ -204,11 +216,16 @@ def _sweeps(a: argparse.Namespace) -> int:
         return 130
 
 
-def _require() -> None:
+def _require(plans=()) -> None:
+    """The testbed can run here, and the gateway accepts every plan's hops."""
+    from . import scenario as sc
+
     miss = missing_requirements()
     if miss:
         raise TestbedError("cannot run: " + "; ".join(miss))
-    find_gateway()
+    binary = find_gateway()
+    for pl in plans:
+        sc.check_gateway(pl, binary)
 
 
 def _sweeps_inner(a: argparse.Namespace) -> int:
@@ -219,12 +236,12 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         from . import sweep as sw
 
         sweep = dict(a.sweep)
-        for c in sw.expand(sweep):  # validate every combination first
-            pl = sc.plan(a.scenario, {**sets, **c})
+        plans = [sc.plan(a.scenario, {**sets, **c}) for c in sw.expand(sweep)]  # validate every combination first
+        pl = plans[-1]
         print(f"{pl.name}: {pl.file}")
         for n in pl.notes:
             print(f"  note: {n}")
-        _require()
+        _require(plans)
         a.out.mkdir(parents=True, exist_ok=True)
         raw, keys, pl = sw.sweep(a.scenario, a.out, sets, sweep, a.reps, _opts(a), not a.quiet)
         runs, summary = sw.write_tables(raw, a.out, keys)
@@ -252,7 +269,7 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         print(f"{pl.name}: {pl.file}")
         print(f"  RTT {', '.join(rtts)}; downloads {', '.join(map(str, flows))}; settings {', '.join(settings)}; "
               f"{reps} repetitions: {len(specs)} runs -> {a.out}/")
-        _require()
+        _require([sc.plan(s.scenario, dict(s.overrides)) for s in specs if s.rep == 1])
         a.out.mkdir(parents=True, exist_ok=True)
         raw = rwm.run_specs(specs, a.out, _opts(a), not a.quiet, desc="RWM testbed")
         print()
@@ -263,8 +280,6 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
     sweep = dict(a.sweep) if a.sweep else dict(cmp.DEFAULT_SWEEP)
     from . import sweep as sw
 
-    for c in sw.expand(sweep):
-        sc.plan(a.scenario, {**sets, **c})
-    _require()
+    _require([sc.plan(a.scenario, {**sets, **c}) for c in sw.expand(sweep)])
     print(cmp.compare(a.out, a.scenario, sweep, sets, a.reps, _opts(a), not a.quiet, not a.no_plots, a.jobs))
     return 0

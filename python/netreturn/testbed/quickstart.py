@@ -18,15 +18,15 @@ from pathlib import Path
 from .. import gateway_binary
 from ..stats import mean
 from ..table import num, render
+from . import registry
 from .netns import TestbedError, missing_requirements
 from .runner import RunConfig, run
-
-CONTROLLERS = ["ewt", "ewa", "awm", "saplaw", "rwm"]
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     q = sub.add_parser("quickstart", help="build the gateway if needed; two namespaces, with and without a controller")
-    q.add_argument("--controller", choices=CONTROLLERS, default="ewt", help="the controller to compare (default ewt)")
+    q.add_argument("--controller", choices=registry.controllers(), default="ewt",
+                   help="the controller to compare (the registry's; default ewt)")
     q.add_argument("--flows", type=int, default=4)
     q.add_argument("--bytes", type=int, default=5_000_000, dest="nbytes", help="bytes per download (default 5 MB)")
     q.add_argument("--rate", default="45mbit")

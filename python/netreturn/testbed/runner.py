@@ -33,7 +33,14 @@ def find_gateway(explicit: str | None = None) -> str:
 
 @dataclass
 class Hop:
-    """One gateway process of a chain (see :attr:`RunConfig.hops`)."""
+    """One gateway process of a chain (see :attr:`RunConfig.hops`).
+
+    Either a scenario's link, ``config`` (a scenario file) with ``sets``
+    (its ``--set NAME=VALUE`` overrides, as the user gave them): the gateway
+    resolves the file's bottleneck with the simulator's model, both
+    directions, and the link flags below stay unset; or the link in flags
+    (``rate``, ``delay``, ``queue``, ``controller``, ``ctl``, ``loss``).
+    ``args`` are extra flags either way."""
 
     name: str = "gw"
     rate: str | None = None
@@ -43,6 +50,8 @@ class Hop:
     ctl: list[str] = field(default_factory=list)
     loss: float = 0.0
     args: list[str] = field(default_factory=list)
+    config: str | None = None
+    sets: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -104,6 +113,10 @@ class RunConfig:
     iperf3_seconds: float | None = None
     #: iperf3 ``-w`` (socket buffers, so the window): "64K" in seed 001 section 4.3.
     iperf3_window: str | None = None
+    #: Handshake round trips of the idle path (receiver 0 connecting to
+    #: sender 0, one after the other) measured once the gateways run and
+    #: before the transfers: ``probe_rtt_ms`` of the summary (0: none).
+    rtt_probes: int = 0
 
 
 def hops_of(cfg: RunConfig) -> list[Hop]:
@@ -202,11 +215,16 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
             w.writerow(r)
 
 
-def gateway_command(cfg: RunConfig, binary: str, hop: Hop | None = None, k: int = 0) -> list[str]:
-    h = hop or hops_of(cfg)[0]
-    stats = cfg.out / ("gateway_stats.json" if k == 0 else f"gateway{k}_stats.json")
-    cmd = [binary, "--a", "gwa", "--b", "gwb", "--delay", h.delay, "--seed", str(cfg.seed + 1000 * k),
-           "--controller", h.controller, "--stats-file", str(stats)]
+def link_args(h: Hop) -> list[str]:
+    """The gateway flags that set hop ``h``'s link: ``--config FILE --set
+    NAME=VALUE...`` for a scenario's link (the gateway reads the file), the
+    link flags otherwise."""
+    if h.config is not None:
+        flags = (h.rate, h.queue, h.ctl, h.loss, h.controller != "none", h.delay not in ("0ms", "0us", "0"))
+        if any(flags):
+            raise ValueError(f"hop {h.name}: --config {h.config} sets the link; its link flags must stay unset")
+        return ["--config", h.config] + [x for kv in h.sets for x in ("--set", kv)]
+    cmd = ["--delay", h.delay, "--controller", h.controller]
     if h.rate:
         cmd += ["--rate", h.rate]
     if h.queue:
@@ -215,7 +233,31 @@ def gateway_command(cfg: RunConfig, binary: str, hop: Hop | None = None, k: int 
         cmd += ["--loss", repr(h.loss)]
     for c in h.ctl:
         cmd += ["--ctl", c]
-    return cmd + h.args
+    return cmd
+
+
+#: Interfaces no namespace has: the gateway parses and checks its whole
+#: command line, then stops at opening them (exit status 1, "no interface").
+_NO_IFACE = ("nrtb-noif-a", "nrtb-noif-b")
+
+
+def check_gateway_args(binary: str, args: list[str]) -> str | None:
+    """Runs ``binary`` with ``args`` on interfaces that do not exist: None
+    when the gateway accepts every setting (it fails only at opening the
+    interfaces), else its message (a usage error, exit status 2)."""
+    r = subprocess.run([binary, "--a", _NO_IFACE[0], "--b", _NO_IFACE[1], *args], capture_output=True, text=True,
+                       timeout=30)
+    if r.returncode == 1 and f"no interface '{_NO_IFACE[0]}'" in r.stderr:
+        return None
+    msg = r.stderr.strip().split("\n\n")[0]  # the usage text follows a blank line
+    return msg.removeprefix("netreturn-gateway: ") or f"exit status {r.returncode}"
+
+
+def gateway_command(cfg: RunConfig, binary: str, hop: Hop | None = None, k: int = 0) -> list[str]:
+    h = hop or hops_of(cfg)[0]
+    stats = cfg.out / ("gateway_stats.json" if k == 0 else f"gateway{k}_stats.json")
+    return [binary, "--a", "gwa", "--b", "gwb", "--seed", str(cfg.seed + 1000 * k), "--stats-file", str(stats),
+            *link_args(h), *h.args]
 
 
 def _load_info(path: Path) -> list[dict]:
@@ -232,6 +274,26 @@ def _load_info(path: Path) -> list[dict]:
         out.append({"peer": c.get("peer"), "samples": [dict(zip(cols, r)) for r in c.get("samples", [])],
                     "final": dict(zip(cols, c["final"])) if c.get("final") else None})
     return out
+
+
+def probe_rtt(topo: Topology, count: int, port: int = 4999) -> list[float]:
+    """``count`` handshake times (ms) of receiver 0 connecting to sender 0:
+    the idle path's round trip, gateways included (traffic.py ``rtt``)."""
+    srv = subprocess.Popen(["ip", "netns", "exec", topo.sender(0), "python3", TRAFFIC, "server", "--port", str(port),
+                            "--bytes", "1", "--count", str(count)],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert srv.stdout is not None
+        srv.stdout.readline()  # "ready"
+        r = sh(["python3", TRAFFIC, "rtt", "--host", topo.sender_addr(0), "--port", str(port), "--count", str(count)],
+               ns=topo.receiver(0), check=False, timeout=30 + 5 * count)
+        return json.loads(r.stdout) if r.returncode == 0 and r.stdout.strip() else []
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+        srv.wait()
+        if srv.stdout:
+            srv.stdout.close()
 
 
 def _stop_gateway(gw: subprocess.Popen) -> dict:
@@ -389,6 +451,7 @@ def run(cfg: RunConfig) -> dict:
                     log = cfg.out / ("gateway.log" if k == 0 else f"gateway{k}.log")
                     raise TestbedError(f"gateway {hops[k].name} exited at start: {log.read_text().strip()[-500:]} "
                                        f"(see {log})")
+        probes = probe_rtt(topo, cfg.rtt_probes) if cfg.rtt_probes > 0 else None
         hosts = [topo.sender(i) for i in range(cfg.senders)] + [topo.receiver(j) for j in range(cfg.receivers)]
         snmp0 = {ns: read_snmp(topo, ns) for ns in hosts}
         if cfg.iperf3_seconds is not None:
@@ -466,7 +529,9 @@ def run(cfg: RunConfig) -> dict:
         snd = [r["snd_wnd"] for r in rows if "snd_wnd" in r]
         rtts = [r["rtt_ms"] for r in rows if "rtt_ms" in r]
         summary = {
-            "mode": cfg.mode, "controller": hops[cfg.primary_hop].controller if cfg.mode != "kernel" else "none",
+            # The gateway's own word (a --config hop's controller is the file's).
+            "mode": cfg.mode, "controller": (gw_stats.get("controller", hops[cfg.primary_hop].controller)
+                                             if cfg.mode != "kernel" else "none"),
             "cc": cfg.cc, "flows": len(plan),
             "failed_flows": failed, "fct_s": [f.get("fct_s") for f in flows],
             "goodput_mbps": [f.get("goodput_mbps") for f in flows],
@@ -480,6 +545,8 @@ def run(cfg: RunConfig) -> dict:
             "rtt_ms_mean": sum(rtts) / len(rtts) if rtts else None,
             "rtt_samples": len(rtts),
         }
+        if probes is not None:
+            summary["probe_rtt_ms"] = probes
         (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1))
         return summary
     finally:

@@ -4,32 +4,42 @@ A testbed scenario is an ordinary simulator scenario (docs/scenarios.md):
 ``netreturn run FILE`` simulates it, ``netreturn testbed sweep FILE`` runs
 it with real Linux TCP through the real gateway. The file is read by the
 simulator's own loader through the native extension (``[params]``, ``--set``
-overrides, ``"{name}"`` substitution, units, every schema check); this
-module only maps what it describes onto namespaces:
+overrides, ``"{name}"`` substitution, units, every schema check) and
+resolved by the model both worlds share (``netreturn_scenario::Resolved``,
+what ``netreturn show-config`` prints); this module only maps it onto
+namespaces:
 
 * ``topology.kind = "dumbbell"`` only. ``pairs`` sender and receiver
   namespaces (``left<i>`` -> ``<prefix>-s<i>``, ``right<i>`` -> ``-r<i>``).
-* Two gateways in series. Hop ``path`` (a WAN emulator, controller none)
-  carries the propagation delay of the whole path (access + bottleneck +
-  receivers round trips, half each way) at the senders' aggregate access
-  rate (``access.rate`` x ``pairs``). Hop ``bottleneck`` is the dumbbell's
-  ``R1->R2`` queue: ``bottleneck.rate``, ``queue``, ``buffer``, ``loss``, and
-  the window controller with its ``gateway.<method>`` parameters (passed as
-  ``--ctl KEY=VALUE`` with the scenario's own keys), no delay.
-  A constant delay in series with a FIFO commutes with it, so the queue,
-  the drops and every RTT are those of the dumbbell; the controller sees
-  the same handshakes and the same queue.
+* Two gateways in series. Hop ``bottleneck`` is the dumbbell's ``R1->R2``
+  link, run by ``netreturn-gateway --config FILE --set NAME=VALUE...`` (the
+  scenario file and the user's settings, as given): the gateway resolves
+  the link as the simulator does, both directions (rate, one-way delay,
+  loss and ``loss_direction``, queue, buffer, RED table, the window
+  controller and its table, ``reverse = {...}``, ``[ngwa]``). Nothing of it
+  is read or rewritten here. Hop ``path`` (a WAN emulator, controller none)
+  comes first and carries the rest of the propagation delay, the access
+  and receiver links' (each direction as resolved), at the senders'
+  aggregate access rate (access rate x ``pairs``). A constant delay in
+  series with a FIFO commutes with it, so the queue, the drops and every
+  RTT are those of the dumbbell; the controller sees the same handshakes
+  and the same queue.
 * Access and receiver links are not rate-limited one by one: they must be
-  at least as fast as the bottleneck (an error says so otherwise).
-* ``tcp.cc``: cubic, reno, newreno (Linux reno is NewReno with SACK).
-  ``tcp.rcv_buf`` / ``snd_buf`` become the autotuning ceilings
-  (``tcp_rmem`` / ``tcp_wmem`` max). Other TCP fields are the kernel's and
-  are listed as notes when a file sets them.
+  at least as fast as the bottleneck, DropTail, lossless (an error says so
+  otherwise).
+* ``tcp.cc``: the registry's controls that Linux runs (cubic, reno, newreno;
+  Linux reno is NewReno with SACK: :mod:`.registry`). The resolved
+  ``rcv_buf`` / ``snd_buf`` (when the file sets them) become the autotuning
+  ceilings (``tcp_rmem`` / ``tcp_wmem`` max). Other TCP fields are the
+  kernel's and are listed as notes when a file sets them.
 * ``traffic``: ``tcp-file`` entries only (``from``/``to`` = ``left``/``right``
   or ``left<i>``/``right<i>``), starts fixed or drawn from ``uniform`` /
   ``exponential`` with the repetition's seed.
 * ``run.stop`` bounds a run (the testbed's timeout); ``run.seeds`` is the
   default number of repetitions.
+* ``[ngwa]`` (mode 1..8): the bottleneck gateway marks (the file's table,
+  role router), an edge gateway before the receivers applies the receiver
+  rule (role receiver-edge), real receivers being unpatched (SPEC.md 2.6).
 
 Errors name the file, the field and what is allowed (exit status 2).
 """
@@ -44,12 +54,10 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import _native
-from ..scenarios import ScenarioError, load, resolve as resolve_scenario
-from .runner import FlowPlan, Hop
+from ..scenarios import ScenarioError, load, overrides_list, resolve as resolve_scenario, show_config
+from . import registry
+from .runner import FlowPlan, Hop, check_gateway_args, link_args
 
-#: Linux's names for the simulator's congestion controls (Linux reno is
-#: NewReno with SACK); the others have no Linux counterpart.
-CC = {"cubic": "cubic", "reno": "reno", "newreno": "reno"}
 #: TCP fields of the simulator the kernel decides for itself.
 KERNEL_TCP = ["segment_size", "sack", "timestamps", "window_scaling", "delayed_ack_count",
               "delayed_ack_timeout", "min_rto", "initial_cwnd", "recovery", "cubic"]
@@ -57,7 +65,7 @@ KERNEL_TCP = ["segment_size", "sack", "timestamps", "window_scaling", "delayed_a
 
 def controllers() -> list[str]:
     """The window controllers' names, from the registry (crates/control)."""
-    return [c["name"] for c in _native.mechanisms()["controllers"]]
+    return registry.controllers()
 
 
 class TestbedScenarioError(ValueError):
@@ -141,6 +149,93 @@ def read(name: str | Path, overrides: Mapping[str, Any] | None = None) -> tuple[
     return path, doc, info["params"]
 
 
+
+# -- the resolved model ------------------------------------------------------
+#
+# TO REPLACE: `resolved` reads the resolved model out of the text
+# `_native.show_config` prints (`impl Display for Resolved / LinkDir`,
+# crates/scenario/src/resolve.rs), for want of a structured binding. The
+# binding wanted, in crates/py:
+#
+#     _native.resolve(path, overrides) -> {
+#         "packet_bytes": int, "bottleneck": int | None,
+#         "links": [{"name", "field", "from", "to", "rate_bps", "delay_ns",
+#                    "loss", "method", "queue", "limit": ("bytes"|"packets", n),
+#                    "buffer_bytes", "red": dict | None, "stage": str | None,
+#                    "controller": str | None, "gateway": dict | None}, ...],
+#         "tcp": {"cc": str, "mss", "rcv_buf", "snd_buf", ...},
+#     }
+#
+# (`Resolved::links` and `Resolved::tcp` as data, link `2k + 1` the reverse
+# of `2k`). With it, this section shrinks to one call and nothing below
+# changes: the mapping reads these dataclasses only.
+
+@dataclass(frozen=True)
+class LinkDir:
+    """One direction of a link as the scenario model resolved it."""
+
+    name: str  # "R1->R2"
+    rate_bps: int
+    delay_s: float
+    buffer_bytes: int
+    queue: str  # the discipline holding the packets (droptail under a controller)
+    loss: float
+    controller: str | None
+    stage: str | None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What the testbed needs of ``netreturn_scenario::Resolved``."""
+
+    text: str  # show_config's, for the record
+    packet_bytes: int
+    bottleneck: str | None  # a link direction's name
+    links: dict[str, LinkDir]
+    cc: str  # the endpoints' congestion control, a registry name (NGWA and XCP applied)
+    rcv_buf: int
+    snd_buf: int
+
+
+_LINK = re.compile(r"^  (?P<name>\S+)\s+rate\s+(?P<rate>\d+) bit/s\s+delay\s+(?P<delay>\d+) ns\s+"
+                   r"buffer\s+(?P<buf>\d+) B \([^)]*\)\s+queue (?P<queue>\S+)\s+loss (?P<loss>\S+)(?P<rest>.*)$")
+
+
+def resolved(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Resolved:
+    """The scenario as both worlds run it (see the note above: the one place
+    to replace with ``_native.resolve``)."""
+    text = show_config(path, overrides)
+    links: dict[str, LinkDir] = {}
+    for line in text.splitlines():
+        m = _LINK.match(line)
+        if m:
+            rest = m["rest"]
+            ctl = re.search(r"\bcontroller (\S+)", rest)
+            stage = re.search(r"\bstage (\S+)", rest)
+            links[m["name"]] = LinkDir(m["name"], int(m["rate"]), int(m["delay"]) / 1e9, int(m["buf"]),
+                                       m["queue"], float(m["loss"]), ctl[1] if ctl else None,
+                                       stage[1] if stage else None)
+    pkt = re.search(r'^one packet \("1p"\): (\d+) B$', text, re.M)
+    bott = re.search(r"^bottleneck: (\S+)$", text, re.M)
+    tcp = re.search(r"^tcp: TcpConfig \{(.*)\}$", text, re.M)
+    bufs = {k: re.search(rf"\b{k}: (\d+)", tcp[1]) if tcp else None for k in ("rcv_buf", "snd_buf")}
+    cc = re.search(r"\bcc: (\w+)", tcp[1]) if tcp else None
+    # CcKind's variant (`NewReno`, `Westwood`) -> the registry's name (`newreno`, `westwood+`).
+    norm = {re.sub(r"[^a-z0-9]", "", n): n for n in (c["name"] for c in _native.mechanisms()["congestion_controls"])}
+    cc_name = norm.get(cc[1].lower()) if cc else None
+    if not (links and pkt and bott and all(bufs.values()) and cc_name):
+        raise RuntimeError("netreturn show-config's text is not the format the testbed reads "
+                           "(python/netreturn/testbed/scenario.py, `resolved`); it needs _native.resolve")
+    b = bott[1] if bott[1] != "none" else None
+    return Resolved(text, int(pkt[1]), b, links, cc_name, int(bufs["rcv_buf"][1]), int(bufs["snd_buf"][1]))
+
+
+def reverse(name: str) -> str:
+    """The other direction of a link: ``R1->R2`` -> ``R2->R1``."""
+    a, b = name.split("->")
+    return f"{b}->{a}"
+
+
 # -- the mapping -------------------------------------------------------------
 
 @dataclass
@@ -154,7 +249,7 @@ class Plan:
     receivers: int
     hops: list[Hop]
     flows: list[dict]  # {sender, receiver, nbytes, start: ("fixed", s) | ("uniform", a, b) | ("exponential", m)}
-    cc: str
+    cc: str  # Linux's name
     tcp_mem_max: int
     timeout: float
     reps: int
@@ -164,6 +259,7 @@ class Plan:
     buffer_bytes: float
     notes: list[str] = field(default_factory=list)
     paper: dict | None = None
+    model: Resolved | None = None
 
     def flow_plan(self, rep: int) -> list[FlowPlan]:
         """Start times of repetition ``rep`` (seeded like the simulator's
@@ -196,42 +292,14 @@ def _get(file: str, d: dict, key: str, at: str, conv=None, default=None, require
         raise TestbedScenarioError(file, f"{at}.{key}" if at else key, str(e)) from None
 
 
-def _link(file: str, topo: dict, name: str) -> dict:
-    at = f"topology.{name}"
-    d = topo[name]
-    rate = _get(file, d, "rate", at, parse_rate, required=True)
-    delay = _get(file, d, "delay", at, parse_time)
-    rtt = _get(file, d, "rtt", at, parse_time)
-    one_way = delay if delay is not None else (rtt / 2 if rtt is not None else 0.0)
-    queue = _get(file, d, "queue", at, default="droptail")
-    buffer = _get(file, d, "buffer", at, parse_size, default=("packets", 100.0))
-    loss = _get(file, d, "loss", at, float, default=0.0)
-    if not 0.0 <= loss < 1.0:
-        raise TestbedScenarioError(file, f"{at}.loss", f"{loss} is not a probability in [0, 1)")
-    return {"rate": rate, "one_way": one_way, "queue": queue, "buffer": buffer, "loss": loss,
-            "gateway": d.get("gateway"), "red": d.get("red"), "at": at}
-
-
-def _ctl(file: str, link: dict, method: str) -> list[str]:
-    """--ctl arguments for the controller ``method``: its ``gateway.<method>``
-    table as the scenario writes it (the gateway reads the same keys with
-    the same parser; the simulator's loader has checked them already)."""
-    g = link["gateway"] or {}
-    out = []
-    if "assume_wscale" in g:
-        out.append(f"assume_wscale={toml_literal(g['assume_wscale'])}")
-    for k, v in (g.get(method) or {}).items():
-        out.append(f"{k}={toml_literal(v)}")
-    return out
-
-
-def _ngwa_hops(file: str, doc: dict, bottleneck: Hop) -> list[Hop]:
-    """NGWA (``[ngwa]``, mode 1..8): the bottleneck gateway marks (role
-    router) and an edge gateway before the receivers applies the receiver
-    rule (role receiver-edge), real receivers being unpatched (SPEC.md 2.6).
-    The table's keys go to both as ``--ngwa KEY=VALUE``, read by the
-    gateway with the simulator's parser, which also refuses what Linux
-    cannot honour (modes without CW). Returns the edge hop to append."""
+def _edge_hops(file: str, doc: dict) -> list[Hop]:
+    """NGWA (``[ngwa]``, mode 1..8): the bottleneck gateway reads the table
+    from the file and marks (role router); an edge gateway before the
+    receivers applies the receiver rule (role receiver-edge), real
+    receivers being unpatched (SPEC.md 2.6). The edge is not a link of the
+    scenario, so it takes the table's keys as ``--ngwa KEY=VALUE`` (the
+    gateway reads them with the simulator's parser, and refuses what Linux
+    cannot honour: modes without CW). Returns the edge hop to append."""
     n = doc.get("ngwa") or {}
     if not n.get("mode"):
         return []
@@ -242,25 +310,11 @@ def _ngwa_hops(file: str, doc: dict, bottleneck: Hop) -> list[Hop]:
             "names simulated interfaces; the testbed marks at the "
             "bottleneck gateway and runs the receiver rule at an edge gateway; allowed: no routers key",
         )
+    if n.get("role", "router") != "router":
+        raise TestbedScenarioError(file, "ngwa.role", f"{n['role']!r}: the testbed's bottleneck gateway marks and "
+                                   "an edge gateway runs the receiver rule; allowed: router")
     args = [x for k, v in n.items() if k != "role" for x in ("--ngwa", f"{k}={toml_literal(v)}")]
-    bottleneck.args = bottleneck.args + args + ["--ngwa", "role=router"]
     return [Hop(name="edge", rate=None, delay="0us", args=args + ["--ngwa", "role=receiver-edge"])]
-
-
-def _queue_spec(file: str, link: dict, mss: int) -> tuple[str, float]:
-    """The gateway's --queue for a link, and the buffer in bytes."""
-    unit, n = link["buffer"]
-    limit = f"packets={int(n)}" if unit == "packets" else f"bytes={int(n)}"
-    buf_bytes = n * (mss + 52) if unit == "packets" else n
-    q = link["queue"]
-    if q in ("red", "ared"):
-        # Unset keys: the gateway's Linux-like preset, the simulator's too
-        # (min B/12, max B/4, w_q 0.002, max_p 0.02; docs/scenarios.md).
-        parts = [q, f"bytes={int(buf_bytes)}"]
-        for k, v in (link["red"] or {}).items():
-            parts.append(f"{k}={toml_literal(v)}")
-        return ",".join(parts), buf_bytes
-    return f"droptail,{limit}", buf_bytes
 
 
 def _host(file: str, name: Any, at: str, side: str, n: int) -> list[int]:
@@ -288,14 +342,27 @@ def _start(file: str, v: Any, at: str):
         raise TestbedScenarioError(file, at, str(e)) from None
 
 
+def _edges(file: str, r: Resolved) -> dict[str, LinkDir]:
+    """The dumbbell's access and receiver links, both directions, by the
+    field that describes them (every pair's are the same: one spec)."""
+    names = {"topology.access": "left0->R1", "topology.access.reverse": "R1->left0",
+             "topology.receivers": "R2->right0", "topology.receivers.reverse": "right0->R2"}
+    missing = [n for n in names.values() if n not in r.links]
+    if missing:
+        raise TestbedScenarioError(file, "topology", f"no link {missing[0]} in the resolved dumbbell")
+    return {f: r.links[n] for f, n in names.items()}
+
+
 def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
-    """Validates ``name`` with ``overrides`` (the simulator's loader) and
-    maps it onto the testbed."""
+    """Validates ``name`` with ``overrides`` (the simulator's loader and
+    model) and maps it onto the testbed."""
     path, doc, params = read(name, overrides)
     file = str(path)
+    model = resolved(path, overrides)
     notes: list[str] = []
-    # The simulator's loader has checked the schema (fields, types, units);
-    # what follows is what the testbed can and cannot emulate.
+    # The simulator's loader has checked the schema (fields, types, units)
+    # and the model has resolved every link; what follows is what the
+    # testbed can and cannot emulate.
     topo = doc["topology"]
     kind = topo.get("kind")
     if kind != "dumbbell":
@@ -304,49 +371,54 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
     pairs = topo.get("pairs")
     if not isinstance(pairs, int) or isinstance(pairs, bool) or not 1 <= pairs <= 16:
         raise TestbedScenarioError(file, "topology.pairs", f"{pairs!r}: the testbed runs 1..16 pairs")
-    access, bott, recv = (_link(file, topo, n) for n in ("access", "bottleneck", "receivers"))
-    for link in (access, recv):
-        if link["rate"] < bott["rate"]:
+    assert model.bottleneck is not None, "a dumbbell has a bottleneck"
+    bott, bott_ba = model.links[model.bottleneck], model.links[reverse(model.bottleneck)]
+    if bott.stage or bott_ba.stage:
+        st = "topology.bottleneck" + (".reverse" if not bott.stage else "")
+        raise TestbedScenarioError(file, f"{st}.queue", f"{bott.stage or bott_ba.stage!r}: the real gateway runs "
+                                   "no router stage; allowed: " + ", ".join(registry.queues() + controllers()))
+    edges = _edges(file, model)
+    for at, link in edges.items():
+        if link.rate_bps < bott.rate_bps:
             raise TestbedScenarioError(
                 file,
-                f"{link['at']}.rate",
-                f"{fmt_rate(link['rate'])} is below the bottleneck's {fmt_rate(bott['rate'])}: "
+                f"{at}.rate",
+                f"{fmt_rate(link.rate_bps)} is below the bottleneck's {fmt_rate(bott.rate_bps)}: "
                 "the testbed emulates one rate limit, the bottleneck's; allowed: >= topology.bottleneck.rate",
             )
-        if link["queue"] != "droptail":
-            raise TestbedScenarioError(file, f"{link['at']}.queue", f"{link['queue']!r}: only the bottleneck "
+        if link.queue != "droptail" or link.controller or link.stage:
+            what = link.controller or link.stage or link.queue
+            raise TestbedScenarioError(file, f"{at}.queue", f"{what!r}: only the bottleneck "
                                        "runs a queue discipline in the testbed; allowed: droptail")
-        if link["loss"]:
-            raise TestbedScenarioError(file, f"{link['at']}.loss", "the testbed emulates loss on the bottleneck "
+        if link.loss:
+            raise TestbedScenarioError(file, f"{at}.loss", "the testbed emulates loss on the bottleneck "
                                        "only; allowed: 0")
     tcp = doc.get("tcp", {}) or {}
-    cc_name = tcp.get("cc", "cubic")
-    if cc_name not in CC:
-        raise TestbedScenarioError(file, "tcp.cc", f"{cc_name!r} has no Linux counterpart; allowed in the testbed: "
-                                   + ", ".join(CC))
+    try:
+        cc = registry.linux_cc(model.cc)
+    except ValueError as e:
+        mode = (doc.get("ngwa") or {}).get("mode")
+        if mode and model.cc != tcp.get("cc"):  # NGWA's modes pick the endpoints' control (CW: NewReno)
+            raise TestbedScenarioError(file, "ngwa.mode", f"{mode} makes the endpoints' congestion control "
+                                       f"{model.cc!r}: {e}") from None
+        raise TestbedScenarioError(file, "tcp.cc", str(e)) from None
     for k in tcp:
         if k in KERNEL_TCP:
             notes.append(f"tcp.{k} = {tcp[k]!r} is the simulator's; the testbed uses the kernel's setting")
-    mss = 1448  # Linux over a 1500-byte MTU with timestamps
-    bufs = []
-    for k in ("rcv_buf", "snd_buf"):
-        if k in tcp:
-            unit, n = _get(file, tcp, k, "tcp", parse_size)
-            bufs.append(int(n * (mss + 52) if unit == "packets" else n))
+    bufs = [b for k, b in (("rcv_buf", model.rcv_buf), ("snd_buf", model.snd_buf)) if k in tcp]
     tcp_mem_max = max(bufs + [1 << 20]) if bufs else 64 << 20
-    # Hops.
-    method = bott["queue"]
-    queue, buf_bytes = _queue_spec(file, bott, mss)
-    controller = method if method in controllers() else "none"
-    ctl = _ctl(file, bott, method) if controller != "none" else []
-    one_way = access["one_way"] + bott["one_way"] + recv["one_way"]
-    path_rate = access["rate"] * pairs
-    hops = [
-        Hop(name="path", rate=fmt_rate(path_rate), delay=fmt_time(one_way), queue="droptail,packets=10000"),
-        Hop(name="bottleneck", rate=fmt_rate(bott["rate"]), delay="0us", queue=queue, controller=controller,
-            ctl=ctl, loss=bott["loss"]),
-    ]
-    hops += _ngwa_hops(file, doc, hops[1])
+    # Hops: the rest of the path, then the bottleneck as the file says.
+    acc, acc_ba = edges["topology.access"], edges["topology.access.reverse"]
+    rcv, rcv_ba = edges["topology.receivers"], edges["topology.receivers.reverse"]
+    path_ab, path_ba = acc.delay_s + rcv.delay_s, rcv_ba.delay_s + acc_ba.delay_s
+    path_hop = Hop(name="path", rate=fmt_rate(acc.rate_bps * pairs), delay=fmt_time(path_ab),
+                   queue="droptail,packets=10000")
+    if fmt_time(path_ba) != fmt_time(path_ab):
+        path_hop.args = ["--delay-ba", fmt_time(path_ba)]
+    sets = [f"{k}={v}" for k, v in overrides_list(overrides)]
+    hops = [path_hop, Hop(name="bottleneck", config=str(path.resolve()), sets=sets)]
+    hops += _edge_hops(file, doc)
+    base_rtt = path_ab + path_ba + bott.delay_s + bott_ba.delay_s
     # Traffic.
     traffic = doc.get("traffic", []) or []
     if not isinstance(traffic, list) or not traffic:
@@ -378,6 +450,16 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
         if k in ("warmup",) and parse_time(v) > 0:
             notes.append("run.warmup is ignored by the testbed (every flow counts)")
     return Plan(file=file, name=doc["name"], params=params, senders=pairs, receivers=pairs, hops=hops, flows=flows,
-                cc=CC[cc_name], tcp_mem_max=tcp_mem_max, timeout=min(stop, 600.0), reps=int(reps),
-                base_rtt_s=2 * one_way, bottleneck_bps=bott["rate"], bottleneck_hop=1, buffer_bytes=buf_bytes,
-                notes=notes, paper=doc.get("paper"))
+                cc=cc, tcp_mem_max=tcp_mem_max, timeout=min(stop, 600.0), reps=int(reps),
+                base_rtt_s=base_rtt, bottleneck_bps=bott.rate_bps, bottleneck_hop=1,
+                buffer_bytes=bott.buffer_bytes, notes=notes, paper=doc.get("paper"), model=model)
+
+
+def check_gateway(pl: Plan, binary: str) -> None:
+    """Every hop's settings through the gateway's own parser and checks
+    (no interface is opened): what it refuses raises a TestbedScenarioError
+    with its message (which names the file and the field)."""
+    for h in pl.hops:
+        msg = check_gateway_args(binary, link_args(h) + h.args)
+        if msg:
+            raise TestbedScenarioError(pl.file, "", f"netreturn-gateway refuses the {h.name} hop: {msg}")

@@ -17,6 +17,10 @@ it runs inside any namespace as ``python3 traffic.py ...``.
   reads until EOF, and writes one JSON object: the flow-completion time
   (connect() called -> last byte received), the goodput, and the bytes
   received in every interval (throughput over time).
+* ``rtt --host H --port P --count N``: N connections to a ``server``
+  (``--bytes 1 --count N``), one after the other; prints a JSON list of
+  their handshake times in ms (connect(): SYN -> SYN-ACK, one round trip
+  of the idle path).
 """
 
 from __future__ import annotations
@@ -175,6 +179,20 @@ def fetch(host: str, port: int, nbytes: int, flow: int, out: str, start: float,
     return 0 if got == nbytes else 1
 
 
+def handshakes(host: str, port: int, count: int) -> int:
+    rtts = []
+    for _ in range(count):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        with s:
+            t0 = time.perf_counter()
+            s.connect((host, port))
+            rtts.append(round((time.perf_counter() - t0) * 1000, 3))
+            while s.recv(CHUNK):
+                pass
+    print(json.dumps(rtts))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="traffic")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -196,7 +214,13 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--interval", type=float, default=0.1)
     c.add_argument("--rcvbuf", type=int, default=None)
     c.add_argument("--at", type=float, default=None, help="wall-clock time (epoch s) to connect at")
+    r = sub.add_parser("rtt")
+    r.add_argument("--host", required=True)
+    r.add_argument("--port", type=int, required=True)
+    r.add_argument("--count", type=int, default=10)
     a = p.parse_args(argv)
+    if a.cmd == "rtt":
+        return handshakes(a.host, a.port, a.count)
     if a.cmd == "server":
         return serve(a.port, a.bytes, a.count, a.sndbuf, a.cc, a.info, a.info_interval)
     return fetch(a.host, a.port, a.bytes, a.flow, a.out, a.start, a.interval, a.rcvbuf, a.at)
