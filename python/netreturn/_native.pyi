@@ -12,6 +12,11 @@ def load_scenario(path: str, overrides: list[tuple[str, str]] = ...) -> dict[str
 def show_config(path: str, overrides: list[tuple[str, str]] = ...) -> str:
     """The scenario as it will run (every link direction, the TCP settings), as text."""
 
+def resolve(path: str, overrides: list[tuple[str, str]] = ...) -> dict[str, Any]:
+    """The resolved model as data: packet_bytes, bottleneck, monitored, links
+    (each direction: rate_bps, delay_ns, loss, queue, limit, buffer_bytes,
+    controller, ...), tcp."""
+
 def run(path: str, seed: int, overrides: list[tuple[str, str]] = ...) -> dict[str, Any]: ...
 def mechanisms() -> dict[str, list[dict[str, Any]]]:
     """The registry: ``queues``, ``controllers`` (name, title, paper, keys,

@@ -699,7 +699,7 @@ mod tests {
         assert_eq!(a.delay_ba, Time::from_millis(5));
         assert_eq!(a.queue.limit, Limit::Bytes(100_000));
         assert!(matches!(a.queue.discipline(a.rate, 1500), Ok(Discipline::Red(_))));
-        assert_eq!(a.queue_ba.limit, Limit::Packets(1000));
+        assert_eq!(a.queue_ba.limit, Limit::Packets(100), "a scenario link's default buffer");
     }
 
     #[test]

@@ -93,6 +93,61 @@ fn show_config(path: &str, overrides: Vec<(String, String)>) -> PyResult<String>
     ))
 }
 
+/// The resolved model as data (`netreturn_scenario::Resolved`):
+/// `{packet_bytes, bottleneck, monitored, links: [{name, field, from, to,
+/// rate_bps, delay_ns, loss, method, queue, limit: (unit, n), buffer_bytes,
+/// stage, controller, controller_config}], tcp: {cc, mss, rcv_buf, snd_buf,
+/// ...}, text}`; link `2k + 1` is the reverse of link `2k`. Every world
+/// reads these values; nothing in Python re-derives them.
+#[pyfunction]
+#[pyo3(signature = (path, overrides=vec![]))]
+fn resolve(py: Python<'_>, path: &str, overrides: Vec<(String, String)>) -> PyResult<PyObject> {
+    use netreturn_control::queue::Limit;
+    let s = load(path, overrides)?;
+    let r = netreturn_sim::resolve::Resolved::new(&s).map_err(scenario_err)?;
+    let d = PyDict::new(py);
+    d.set_item("packet_bytes", r.packet_bytes)?;
+    let name = |i: Option<u32>| i.map(|i| r.links[i as usize].name.clone());
+    d.set_item("bottleneck", name(r.topology.bottleneck))?;
+    d.set_item("monitored", name(r.monitored(&s)))?;
+    let links = PyList::empty(py);
+    for l in &r.links {
+        let x = PyDict::new(py);
+        x.set_item("name", &l.name)?;
+        x.set_item("field", &l.field)?;
+        x.set_item("from", &r.topology.nodes[l.from as usize])?;
+        x.set_item("to", &r.topology.nodes[l.to as usize])?;
+        x.set_item("rate_bps", l.rate.bits_per_sec())?;
+        x.set_item("delay_ns", l.delay.nanos())?;
+        x.set_item("loss", l.loss)?;
+        x.set_item("method", l.method.name())?;
+        x.set_item("queue", l.queue.name())?;
+        match l.limit {
+            Limit::Bytes(b) => x.set_item("limit", ("bytes", b))?,
+            Limit::Packets(p) => x.set_item("limit", ("packets", p as u64))?,
+        }
+        x.set_item("buffer_bytes", l.buffer_bytes)?;
+        x.set_item("stage", l.stage().map(|k| k.name()))?;
+        x.set_item("controller", l.controller().map(|k| k.name()))?;
+        x.set_item("controller_config", l.gateway.as_ref().map(|g| format!("{g:?}")))?;
+        links.append(x)?;
+    }
+    d.set_item("links", links)?;
+    let t = PyDict::new(py);
+    t.set_item("cc", r.tcp.cc.name().name())?;
+    t.set_item("mss", r.tcp.mss)?;
+    t.set_item("rcv_buf", r.tcp.rcv_buf)?;
+    t.set_item("snd_buf", r.tcp.snd_buf)?;
+    t.set_item("sack", r.tcp.sack)?;
+    t.set_item("timestamps", r.tcp.timestamps)?;
+    t.set_item("window_scaling", r.tcp.window_scaling)?;
+    t.set_item("initial_cwnd", r.tcp.initial_cwnd)?;
+    t.set_item("delayed_ack_count", r.tcp.delayed_ack_count)?;
+    d.set_item("tcp", t)?;
+    d.set_item("text", r.to_string())?;
+    Ok(d.into_any().unbind())
+}
+
 /// Seconds from a time as scenario files write it ("80ms", 1.5).
 #[pyfunction]
 fn parse_time(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<f64> {
@@ -301,6 +356,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NativeScenarioError", m.py().get_type::<NativeScenarioError>())?;
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(show_config, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms, m)?)?;
     m.add_function(wrap_pyfunction!(parse_time, m)?)?;

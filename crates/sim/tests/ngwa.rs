@@ -51,7 +51,7 @@ fn ngwa_marks_every_router_egress_in_both_directions_and_mode_0_none() {
 #[test]
 fn a_rate_limited_source_sends_at_its_application_rate_when_the_path_allows() {
     // ns-3 OnOffApplication, always on, 500 kb/s, over a 10 Mb/s bottleneck.
-    let r = run(&scenario("rate.toml", &[("bottleneck", "10Mbps")]), 1).unwrap();
+    let r = run(&scenario("rate.toml", &[("bottleneck_rate", "10Mbps")]), 1).unwrap();
     for f in &r.flows {
         let mbps = f.goodput_mbps;
         assert!((0.48..=0.501).contains(&mbps), "flow {}: {mbps} Mb/s", f.flow);

@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import _native
-from ..scenarios import ScenarioError, load, overrides_list, resolve as resolve_scenario, show_config
+from ..scenarios import ScenarioError, load, overrides_list, resolve as resolve_scenario
 from . import registry
 from .runner import FlowPlan, Hop, check_gateway_args, link_args
 
@@ -152,23 +152,8 @@ def read(name: str | Path, overrides: Mapping[str, Any] | None = None) -> tuple[
 
 # -- the resolved model ------------------------------------------------------
 #
-# TO REPLACE: `resolved` reads the resolved model out of the text
-# `_native.show_config` prints (`impl Display for Resolved / LinkDir`,
-# crates/scenario/src/resolve.rs), for want of a structured binding. The
-# binding wanted, in crates/py:
-#
-#     _native.resolve(path, overrides) -> {
-#         "packet_bytes": int, "bottleneck": int | None,
-#         "links": [{"name", "field", "from", "to", "rate_bps", "delay_ns",
-#                    "loss", "method", "queue", "limit": ("bytes"|"packets", n),
-#                    "buffer_bytes", "red": dict | None, "stage": str | None,
-#                    "controller": str | None, "gateway": dict | None}, ...],
-#         "tcp": {"cc": str, "mss", "rcv_buf", "snd_buf", ...},
-#     }
-#
-# (`Resolved::links` and `Resolved::tcp` as data, link `2k + 1` the reverse
-# of `2k`). With it, this section shrinks to one call and nothing below
-# changes: the mapping reads these dataclasses only.
+# Read through `_native.resolve` (`netreturn_scenario::Resolved` as data):
+# the values both worlds run, nothing re-derived here.
 
 @dataclass(frozen=True)
 class LinkDir:
@@ -197,37 +182,20 @@ class Resolved:
     snd_buf: int
 
 
-_LINK = re.compile(r"^  (?P<name>\S+)\s+rate\s+(?P<rate>\d+) bit/s\s+delay\s+(?P<delay>\d+) ns\s+"
-                   r"buffer\s+(?P<buf>\d+) B \([^)]*\)\s+queue (?P<queue>\S+)\s+loss (?P<loss>\S+)(?P<rest>.*)$")
-
-
 def resolved(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Resolved:
-    """The scenario as both worlds run it (see the note above: the one place
-    to replace with ``_native.resolve``)."""
-    text = show_config(path, overrides)
-    links: dict[str, LinkDir] = {}
-    for line in text.splitlines():
-        m = _LINK.match(line)
-        if m:
-            rest = m["rest"]
-            ctl = re.search(r"\bcontroller (\S+)", rest)
-            stage = re.search(r"\bstage (\S+)", rest)
-            links[m["name"]] = LinkDir(m["name"], int(m["rate"]), int(m["delay"]) / 1e9, int(m["buf"]),
-                                       m["queue"], float(m["loss"]), ctl[1] if ctl else None,
-                                       stage[1] if stage else None)
-    pkt = re.search(r'^one packet \("1p"\): (\d+) B$', text, re.M)
-    bott = re.search(r"^bottleneck: (\S+)$", text, re.M)
-    tcp = re.search(r"^tcp: TcpConfig \{(.*)\}$", text, re.M)
-    bufs = {k: re.search(rf"\b{k}: (\d+)", tcp[1]) if tcp else None for k in ("rcv_buf", "snd_buf")}
-    cc = re.search(r"\bcc: (\w+)", tcp[1]) if tcp else None
-    # CcKind's variant (`NewReno`, `Westwood`) -> the registry's name (`newreno`, `westwood+`).
-    norm = {re.sub(r"[^a-z0-9]", "", n): n for n in (c["name"] for c in _native.mechanisms()["congestion_controls"])}
-    cc_name = norm.get(cc[1].lower()) if cc else None
-    if not (links and pkt and bott and all(bufs.values()) and cc_name):
-        raise RuntimeError("netreturn show-config's text is not the format the testbed reads "
-                           "(python/netreturn/testbed/scenario.py, `resolved`); it needs _native.resolve")
-    b = bott[1] if bott[1] != "none" else None
-    return Resolved(text, int(pkt[1]), b, links, cc_name, int(bufs["rcv_buf"][1]), int(bufs["snd_buf"][1]))
+    """The scenario as both worlds run it (``_native.resolve``)."""
+    try:
+        r = _native.resolve(str(path), overrides_list(overrides))
+    except _native.NativeScenarioError as e:
+        msg, file, field, detail = e.args
+        raise ScenarioError(msg, file, field, detail) from None
+    links = {
+        x["name"]: LinkDir(x["name"], x["rate_bps"], x["delay_ns"] / 1e9, x["buffer_bytes"], x["queue"], x["loss"],
+                           x["controller"], x["stage"])
+        for x in r["links"]
+    }
+    t = r["tcp"]
+    return Resolved(r["text"], r["packet_bytes"], r["bottleneck"], links, t["cc"], t["rcv_buf"], t["snd_buf"])
 
 
 def reverse(name: str) -> str:
