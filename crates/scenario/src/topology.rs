@@ -61,6 +61,10 @@ struct Routes {
 
 pub const NO_ROUTE: u32 = u32::MAX;
 
+/// The most routing-table entries a topology may need (4 bytes each):
+/// 4 x 10^7, 160 MB, about 4 500 routers. A dumbbell of any size has two.
+pub const MAX_ROUTE_ENTRIES: u64 = 40_000_000;
+
 struct Builder {
     nodes: Vec<String>,
     index: BTreeMap<String, u32>,
@@ -253,7 +257,7 @@ impl Topology {
         }
         let mut topo =
             Topology { nodes: b.nodes, ifaces: b.ifaces, groups: b.groups, bottleneck, routes: Routes::default() };
-        topo.compute_routes();
+        topo.compute_routes()?;
         Ok(topo)
     }
 
@@ -263,7 +267,7 @@ impl Topology {
     /// other nodes never passes through a node with one link, and a stub's
     /// routes follow from its neighbour's, so the result is the one a search
     /// over every node gives (`compact_routes_equal_a_full_search`).
-    fn compute_routes(&mut self) {
+    fn compute_routes(&mut self) -> Result<(), (String, String)> {
         let n = self.nodes.len();
         let mut out: Vec<Vec<u32>> = vec![vec![]; n];
         let mut into: Vec<Vec<u32>> = vec![vec![]; n];
@@ -290,6 +294,22 @@ impl Topology {
             r.ncore += 1;
         }
         let nc = r.ncore;
+        // The tables hold `core x (core + n)` entries, and the search takes
+        // as many steps: a chain of 40 000 routers once asked for 6.4 GB and
+        // ran for minutes. Refused before anything is allocated.
+        let entries = nc as u64 * (nc as u64 + n as u64);
+        if entries > MAX_ROUTE_ENTRIES {
+            return Err((
+                "topology".into(),
+                format!(
+                    "{nc} routers (nodes with more than one link) need routing tables of {} MB; at most {} MB \
+                     (about {} routers)",
+                    entries * 4 / 1_000_000,
+                    MAX_ROUTE_ENTRIES * 4 / 1_000_000,
+                    ((MAX_ROUTE_ENTRIES / 2) as f64).sqrt() as u64
+                ),
+            ));
+        }
         r.next_hop = vec![NO_ROUTE; nc * nc];
         let mut dist = vec![u32::MAX; n];
         for dst in 0..n {
@@ -325,6 +345,7 @@ impl Topology {
                 self.routes.from_core[cv as usize * n + t] = hop;
             }
         }
+        Ok(())
     }
 
     /// The interface `from` sends a packet for `to` on (NO_ROUTE when
@@ -423,5 +444,21 @@ mod tests {
         assert!(!t.reachable(id("r"), id("c")));
         assert!(t.reachable(id("c"), id("d")) && t.reachable(id("d"), id("c")), "the island talks to itself");
         assert!(t.reachable(id("a"), id("b")));
+    }
+
+    #[test]
+    fn a_topology_whose_routing_tables_would_not_fit_is_refused_before_they_are_built() {
+        // Issue 23: a 3 MB graph of 40 000 links asked for 6.4 GB of routes.
+        let chain = |hops: u32| {
+            let text = format!(
+                "name = \"c\"\n[topology]\nkind = \"chain\"\nhops = {hops}\n\
+                 link = {{ rate = \"10Mbps\", delay = \"1ms\" }}\naccess = {{ rate = \"1Gbps\", delay = \"1ms\" }}\n"
+            );
+            Topology::build(&Scenario::from_toml(&text, "c.toml", &[]).unwrap().topology)
+        };
+        let (field, message) = chain(6000).unwrap_err();
+        assert_eq!(field, "topology");
+        assert!(message.contains("5999 routers") && message.contains("at most 160 MB"), "{message}");
+        assert!(chain(2000).is_ok());
     }
 }
