@@ -72,3 +72,23 @@ impl std::ops::BitOr for TcpFlags {
         self.union(rhs)
     }
 }
+
+/// The header fields of one TCP segment that controllers read. Both the
+/// simulator (from its packet structs) and the real gateway (from parsed
+/// bytes, `netreturn_wire::frame`) fill it in, so controllers never depend
+/// on either, and the wire parsers need nothing above this crate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpView {
+    pub key: FlowKey,
+    pub flags: TcpFlags,
+    pub seq: u32,
+    pub ack: u32,
+    /// The raw 16-bit window field (before scaling).
+    pub window: u16,
+    /// Window-scale option (RFC 7323), present on SYN / SYN-ACK only.
+    pub wscale: Option<u8>,
+    /// MSS option, present on SYN / SYN-ACK only.
+    pub mss: Option<u16>,
+    /// TCP payload bytes.
+    pub payload_len: u32,
+}

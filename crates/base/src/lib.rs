@@ -13,7 +13,7 @@ mod rng;
 mod time;
 pub mod units;
 
-pub use flow::{FlowKey, TcpFlags};
+pub use flow::{FlowKey, TcpFlags, TcpView};
 pub use inband::{InBand, XcpFields};
 pub use rate::Rate;
 pub use rng::Rng;

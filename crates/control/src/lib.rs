@@ -22,6 +22,7 @@ pub mod ewt;
 pub mod flows;
 pub mod gateway;
 pub mod ngwa;
+pub mod ngwa_receiver;
 pub mod queue;
 pub mod registry;
 pub mod rwm;

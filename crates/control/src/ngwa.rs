@@ -14,8 +14,8 @@
 
 use std::collections::HashMap;
 
+use crate::ngwa_receiver::{NgwaConfig, NgwaReceiver};
 use netreturn_base::{FlowKey, InBand, Time};
-use netreturn_tcp::ngwa::{NgwaConfig, NgwaReceiver};
 
 use crate::controller::{FlowInfo, WindowController};
 use crate::flows::{canonical, FxBuildHasher};

@@ -2,24 +2,9 @@
 //! (from its packet structs) and the real gateway (from parsed bytes) fill
 //! these in, so controllers never depend on either.
 
-use netreturn_base::{FlowKey, TcpFlags};
-
-/// The header fields of one TCP segment that controllers read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TcpView {
-    pub key: FlowKey,
-    pub flags: TcpFlags,
-    pub seq: u32,
-    pub ack: u32,
-    /// The raw 16-bit window field (before scaling).
-    pub window: u16,
-    /// Window-scale option (RFC 7323), present on SYN / SYN-ACK only.
-    pub wscale: Option<u8>,
-    /// MSS option, present on SYN / SYN-ACK only.
-    pub mss: Option<u16>,
-    /// TCP payload bytes.
-    pub payload_len: u32,
-}
+/// The header fields of one TCP segment (in `netreturn_base`, so that the
+/// wire parsers depend on nothing above it).
+pub use netreturn_base::TcpView;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueEventKind {

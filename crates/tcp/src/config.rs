@@ -4,7 +4,7 @@
 use netreturn_base::Time;
 
 use crate::cc::cubic::CubicConfig;
-use crate::ngwa::NgwaConfig;
+use netreturn_control::ngwa_receiver::NgwaConfig;
 
 pub use crate::cc::{CcKind, CcName, CcParams, NoConfig};
 

@@ -22,7 +22,6 @@
 pub mod cc;
 pub mod config;
 pub mod connection;
-pub mod ngwa;
 pub mod rtt;
 pub mod sack;
 pub mod segment;
@@ -33,6 +32,6 @@ pub use cc::sarbe::SarbeConfig;
 pub use cc::xcp::XcpConfig;
 pub use config::{CcKind, CcName, CcParams, NoConfig, Recovery, TcpConfig};
 pub use connection::{Connection, State};
-pub use ngwa::{NgwaConfig, NgwaReceiver};
+pub use netreturn_control::ngwa_receiver::{NgwaConfig, NgwaReceiver};
 pub use segment::{Options, SackBlocks, Segment, MAX_SACK_BLOCKS};
 pub use stats::{Probe, TcpStats};

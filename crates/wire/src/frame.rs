@@ -5,7 +5,7 @@
 use crate::ethernet::{self, EtherType};
 use crate::{ipv4, tcp, Error};
 use netreturn_base::FlowKey;
-use netreturn_control::TcpView;
+use netreturn_base::TcpView;
 
 /// Where the headers of a TCP/IPv4 frame sit, and what a controller reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

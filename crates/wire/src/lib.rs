@@ -14,7 +14,7 @@
 //! * [`checksum`]: the Internet checksum (RFC 1071) and its incremental
 //!   update (RFC 1624).
 //! * [`frame`]: one-call parsing of an Ethernet frame into a
-//!   [`netreturn_control::TcpView`] plus the offsets the gateway needs to
+//!   [`netreturn_base::TcpView`] plus the offsets the gateway needs to
 //!   rewrite the window in place.
 //!
 //! Nothing here allocates or does I/O.

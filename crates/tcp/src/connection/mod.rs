@@ -11,11 +11,11 @@ use netreturn_base::{InBand, TcpFlags, Time, XcpFields};
 
 use crate::cc::{Ack, AckEvent, Cc, CongestionControl, Window};
 use crate::config::{Recovery, TcpConfig};
-use crate::ngwa::NgwaReceiver;
 use crate::rtt::RttEstimator;
 use crate::sack::{OooQueue, Scoreboard};
 use crate::segment::{Options, Segment};
 use crate::stats::{Probe, TcpStats};
+use netreturn_control::ngwa_receiver::NgwaReceiver;
 
 mod ack;
 mod receive;

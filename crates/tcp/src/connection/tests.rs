@@ -423,7 +423,7 @@ fn ngwa_data(c: &Connection, k: u64, wngwa: u32) -> Segment {
 #[test]
 fn an_ngwa_receiver_advertises_the_least_of_buffer_wmax_and_wngwa() {
     // Seed 001 eq. 2: Wa = min(Wb, Wmax, Wngwa).
-    let ngwa = crate::ngwa::NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 };
+    let ngwa = netreturn_control::ngwa_receiver::NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 };
     let cfg = TcpConfig { mss: 1000, rcv_buf: 100_000, window_scaling: false, ngwa: Some(ngwa), ..Default::default() };
     let (c, mut s) = established(&cfg);
     assert_eq!(s.mss, 992, "seed 001 section 4.2: the segment shortened by the option");
@@ -455,7 +455,7 @@ fn an_ngwa_receiver_advertises_the_least_of_buffer_wmax_and_wngwa() {
 fn a_falling_wngwa_never_moves_the_advertised_right_edge_left() {
     // RFC 9293 section 3.8.6.2.2 against seed 001 eq. 2: the window falls
     // by the data received, never by taking back offered space.
-    let ngwa = crate::ngwa::NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 };
+    let ngwa = netreturn_control::ngwa_receiver::NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 };
     let cfg = TcpConfig { mss: 1000, rcv_buf: 64_000, window_scaling: false, ngwa: Some(ngwa), ..Default::default() };
     let (c, mut s) = established(&cfg);
     let mut out = Vec::new();
