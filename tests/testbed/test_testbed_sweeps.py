@@ -294,8 +294,11 @@ def test_a_scenario_runs_its_bottleneck_through_gateway_config_as_the_simulator_
     # The round trip the scenario says (access 2 x 1 ms + bottleneck 2 x 10 ms):
     # the path hop carries the access links' delay, the gateway its own.
     assert pl.base_rtt_s == pytest.approx(0.024)
+    # The fastest of 8 handshakes: a loaded machine (CI on 2 cores) adds
+    # scheduling delay to some, never takes delay away; a delay counted
+    # twice (48 ms) or missed (4 ms) still fails.
     rtt = sorted(s["probe_rtt_ms"])
-    assert len(rtt) == 8 and 24.0 <= rtt[len(rtt) // 2] < 24.0 + 3, rtt
+    assert len(rtt) == 8 and 24.0 <= rtt[0] < 24.0 + 3, rtt
     # Each direction's controller and loss, as resolved.
     g = s["gateway"]
     assert (g["controller"], g["controller_ba"]) == (ab.controller, ba.controller)
