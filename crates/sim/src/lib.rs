@@ -51,6 +51,18 @@ fn build(scenario: &Scenario, seed: u64) -> Result<world::World, ScenarioError> 
 
 /// The error of a run the memory guard stopped.
 fn finished(w: &world::World, scenario: &Scenario, seed: u64) -> Result<(), ScenarioError> {
+    if let Some(ev) = &w.rec.stalled {
+        return Err(ScenarioError {
+            file: scenario.origin(),
+            field: String::new(),
+            message: format!(
+                "seed {seed}: stopped at t = {:.6} s: {} events ran without the clock moving (the last: {ev}); \
+                 a source that reschedules itself at the same instant (a rate or interval too small for 1 ns)",
+                w.now.secs_f64(),
+                world::STALL_EVENTS
+            ),
+        });
+    }
     match w.rec.over_memory {
         None => Ok(()),
         Some(used) => Err(ScenarioError {

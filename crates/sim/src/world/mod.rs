@@ -30,6 +30,11 @@ const PREFETCH_FLOWS: usize = 256;
 
 /// IPv4 + TCP headers without options, and IPv4 + UDP.
 const IP_HEADER: u32 = 20;
+/// Events between two checks of the run loop's guard ([`World::checkpoint`]).
+pub const CHECK_EVERY: u32 = 1 << 20;
+/// Events at one instant that stop a run as stalled: about 16 million, far
+/// beyond any real burst (a 100x dumbbell pops ~10^4 events per instant).
+pub const STALL_EVENTS: u64 = 1 << 24;
 const UDP_HEADER: u32 = 8;
 
 /// A packet in flight. The simulator carries header fields, not bytes.
@@ -368,7 +373,15 @@ impl World {
     }
 
     fn run_loop<const PREFETCH: bool>(&mut self) {
+        let mut until_check = CHECK_EVERY;
         while let Some((t, ev)) = self.events.pop_with(&self.pool) {
+            until_check -= 1;
+            if until_check == 0 {
+                until_check = CHECK_EVERY;
+                if !self.checkpoint(&ev) {
+                    break;
+                }
+            }
             if t > self.stop {
                 self.now = self.stop;
                 break;
@@ -412,6 +425,30 @@ impl World {
             let backlog = self.ifaces[i].queue.backlog().bytes;
             self.ifaces[i].account_backlog(self.now, backlog);
         }
+    }
+
+    /// The run loop's guard, every [`CHECK_EVERY`] events, whatever the
+    /// events are: memory past the limit, or a clock that has not moved for
+    /// [`STALL_EVENTS`] events (a source that reschedules itself at the
+    /// same instant), stops the run; `false` then. The sampler's own check
+    /// cannot catch either when the sampler never gets its turn.
+    #[cold]
+    #[inline(never)]
+    fn checkpoint(&mut self, ev: &Event) -> bool {
+        if let Some(limit) = self.rec.memory_limit {
+            let used = self.memory_in_use();
+            if used > limit {
+                self.rec.over_memory = Some(used);
+                return false;
+            }
+        }
+        let (at, n) = self.rec.checkpoint;
+        self.rec.checkpoint = if at == self.now { (at, n + 1) } else { (self.now, 1) };
+        if self.rec.checkpoint.1 as u64 * CHECK_EVERY as u64 >= STALL_EVENTS {
+            self.rec.stalled = Some(format!("{ev:?}"));
+            return false;
+        }
+        true
     }
 
     pub fn events_processed(&self) -> u64 {
@@ -771,5 +808,52 @@ mod shared_lanes {
         for name in ["R1->R2", "R2->R1"] {
             assert_eq!(lane(name), w.topo.iface_by_name(name).unwrap(), "{name} keeps its own lane");
         }
+    }
+}
+
+#[cfg(test)]
+mod guard_tests {
+    use super::*;
+    use crate::scenario::MINI;
+
+    fn world() -> (Scenario, World) {
+        let s = Scenario::from_toml(MINI, "mini.toml", &[]).unwrap();
+        let w = World::new(&s, 1).unwrap();
+        (s, w)
+    }
+
+    #[test]
+    fn a_source_that_reschedules_itself_at_the_same_instant_stops_the_run_naming_it() {
+        // Issue 23: `sample_interval = "0s"` hung and grew to 10 GB; the
+        // loader refuses it now, and the run loop stops whatever else would
+        // hold the clock (here the sampler, forced to 0 past the loader).
+        let (s, mut w) = world();
+        w.rec.sample_interval = Time::ZERO;
+        w.rec.memory_limit = None;
+        w.run();
+        assert_eq!(w.rec.stalled.as_deref(), Some("Sample"));
+        assert_eq!(w.now, Time::ZERO);
+        let e = crate::finished(&w, &s, 1).unwrap_err();
+        assert!(e.message.contains("without the clock moving (the last: Sample)"), "{e}");
+    }
+
+    #[test]
+    fn the_memory_guard_acts_between_samples_too() {
+        // The sampler's own check never runs while one instant holds the
+        // clock; the loop's checkpoint does.
+        let (_, mut w) = world();
+        w.rec.sample_interval = Time::ZERO;
+        w.rec.memory_limit = Some(1);
+        w.run();
+        assert!(w.rec.over_memory.is_some() && w.rec.stalled.is_none());
+    }
+
+    #[test]
+    fn a_normal_run_is_not_stopped_by_the_guard() {
+        let s = Scenario::from_toml(MINI, "mini.toml", &[("flows".into(), "100".into())]).unwrap();
+        let mut w = World::new(&s, 1).unwrap();
+        w.run();
+        assert!(w.rec.stalled.is_none() && w.rec.over_memory.is_none());
+        assert!(w.events_processed() > CHECK_EVERY as u64, "the guard ran: {}", w.events_processed());
     }
 }

@@ -46,6 +46,12 @@ pub struct Recorder {
     /// `over_memory` then holds what was in use.
     pub memory_limit: Option<u64>,
     pub over_memory: Option<u64>,
+    /// Set when the run stopped because the clock did not move for
+    /// [`super::STALL_EVENTS`] events: the event that was running.
+    pub stalled: Option<String>,
+    /// The clock at the last checkpoint, and how many checkpoints in a row
+    /// found it there (the run loop's guard, [`super::CHECK_EVERY`]).
+    pub(super) checkpoint: (Time, u32),
     /// Packet-level log of one TCP flow (debugging; off unless asked).
     pub packet_log: Option<PacketLog>,
 }
