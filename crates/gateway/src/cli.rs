@@ -72,6 +72,8 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
                        mmsg when rings cannot be set up) or recvmmsg/sendmmsg
   --ring-frames N      slots of each interface's receive ring (default 4096)
   --tx-ring-frames N   slots of each interface's transmit ring (default 512)
+  --check              print both directions as they would run (rate, delay,
+                       loss, queue, controllers) and exit; no interface is opened
 
 Signals: SIGUSR1 prints the counters to stderr; SIGINT/SIGTERM stop and print
 them as JSON on stdout.
@@ -133,6 +135,8 @@ pub struct Args {
     pub io: Io,
     pub ring_frames: usize,
     pub tx_ring_frames: usize,
+    /// `--check`: print the configuration and exit.
+    pub check: bool,
 }
 
 /// How frames move between the interfaces and the bridge.
@@ -397,6 +401,7 @@ impl Args {
             io: Io::Ring,
             ring_frames: 4096,
             tx_ring_frames: 512,
+            check: false,
         };
         let (mut rate_ba, mut delay_ba, mut queue_ba) = (None, None, None);
         let mut mss = None;
@@ -495,6 +500,7 @@ impl Args {
                     a.ring_frames =
                         val()?.parse::<usize>().map_err(|_| "bad --ring-frames".to_string())?.clamp(64, 1 << 20)
                 }
+                "--check" => a.check = true,
                 "--tx-ring-frames" => {
                     a.tx_ring_frames =
                         val()?.parse::<usize>().map_err(|_| "bad --tx-ring-frames".to_string())?.clamp(16, 1 << 20)

@@ -234,3 +234,24 @@ fn a_reverse_queue_and_forward_only_loss_reach_the_gateway() {
     assert_same_link("reverse", &World::new(&s, 1).unwrap(), &a);
     std::fs::remove_file(&path).ok();
 }
+
+#[test]
+fn check_prints_both_directions_and_their_controllers_without_opening_an_interface() {
+    // `--check` is what a testbed compares with `netreturn show-config`: the
+    // AWM capacity family runs AWM on both directions (reverse = {...}).
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/awm/capacity.toml");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_netreturn-gateway"))
+        .args(["--a", "no-such-if0", "--b", "no-such-if1", "--config"])
+        .arg(&file)
+        .args(["--set", "bottleneck_rate=10Mbps", "--check"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    for dir in ["A->B", "B->A"] {
+        assert!(text.contains(&format!("{dir} rate 10000000 bit/s  delay 38000000 ns")), "{text}");
+        assert!(text.contains(&format!("{dir} controller awm  B=1500000 C=10000000")), "{text}");
+    }
+}

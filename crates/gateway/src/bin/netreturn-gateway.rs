@@ -27,6 +27,18 @@ fn main() {
         eprintln!("netreturn-gateway: {e}");
         std::process::exit(2);
     }
+    if args.check {
+        // What would run, without opening an interface: a testbed (or a
+        // person) compares it with `netreturn show-config`.
+        match check(&args) {
+            Ok(text) => print!("{text}"),
+            Err(e) => {
+                eprintln!("netreturn-gateway: {e}");
+                std::process::exit(2);
+            }
+        }
+        return;
+    }
     if let Err(e) = run(&args) {
         eprintln!("netreturn-gateway: {e}");
         std::process::exit(1);
@@ -140,4 +152,34 @@ fn run(args: &Args) -> Result<(), String> {
             run_pipeline(args, Pipeline::new(ab, ba, Some(gw), args.seed), &controller_json("\"ngwa-edge\"".into()))
         }
     }
+}
+
+/// The two directions and their controllers, one line each, in bytes,
+/// bit/s and ns (`--check`).
+fn check(args: &Args) -> Result<String, String> {
+    let (ab, ba) = args.links()?;
+    let ctl = [control::gateway_config(args)?, control::gateway_config_ba(args)];
+    let mut out = String::new();
+    for ((name, l), c) in [("A->B", &ab), ("B->A", &ba)].into_iter().zip(ctl) {
+        out += &format!(
+            "{name} rate {} bit/s  delay {} ns  loss {}  buffer {} B  queue {:?}\n",
+            l.rate.map_or(0, |r| r.bits_per_sec()),
+            l.delay.nanos(),
+            l.loss,
+            l.discipline.limit().bytes(args.packet_bytes),
+            l.discipline
+        );
+        if let Some(c) = c {
+            out += &format!(
+                "{name} controller {}  B={} C={} default_mss={} packet={:?} {:?}\n",
+                c.controller.kind().name(),
+                c.buffer_bytes,
+                c.link_rate.bits_per_sec(),
+                c.default_mss,
+                c.packet_bytes,
+                c.controller
+            );
+        }
+    }
+    Ok(out)
 }
