@@ -174,7 +174,7 @@ impl QueueSpec {
         for p in parts {
             let (k, v) = p.split_once('=').ok_or_else(|| format!("--queue: {p:?} is not KEY=VALUE"))?;
             match k {
-                "bytes" => limit = Some(size_limit(parse_size(v).map_err(|e| format!("--queue bytes: {e}"))?)),
+                "bytes" => limit = Some(Limit::from(parse_size(v).map_err(|e| format!("--queue bytes: {e}"))?)),
                 "packets" => {
                     let n: u32 =
                         v.parse().map_err(|_| format!("--queue packets: {v:?} is not a whole number of packets"))?;
@@ -225,13 +225,6 @@ impl QueueSpec {
         // Without a rate there is no idle decay to model; 1 Gb/s stands in.
         let idle = rate.unwrap_or(Rate::mbps(1000)).tx_time(mean_packet as u64);
         Ok(self.kind.discipline(self.limit, mean_packet, idle, self.red.as_ref()))
-    }
-}
-
-fn size_limit(s: Size) -> Limit {
-    match s {
-        Size::Bytes(b) => Limit::Bytes(b),
-        Size::Packets(p) => Limit::Packets(p),
     }
 }
 

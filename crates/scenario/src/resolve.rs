@@ -18,7 +18,6 @@
 
 use crate::scenario::{CcName, QueueMethod, RecoveryName, Scenario, ScenarioError};
 use crate::topology::{IfaceSpec, Topology};
-use netreturn_base::units::Size;
 use netreturn_base::{Rate, Time};
 use netreturn_control::queue::{Discipline, Limit, RedParams};
 use netreturn_control::{ControllerKind, GatewayConfig, QueueKind, StageKind};
@@ -113,15 +112,10 @@ impl LinkDir {
     }
 
     fn from_iface(f: &IfaceSpec, packet: u32, mss: u32) -> LinkDir {
-        let buffer_bytes = f.buffer.bytes(packet);
-        let limit = match f.buffer {
-            Size::Bytes(b) => Limit::Bytes(b),
-            Size::Packets(p) => Limit::Packets(p),
-        };
-        let queue = match f.method {
-            QueueMethod::Queue(q) => q,
-            QueueMethod::Window(_) | QueueMethod::Stage(_) => QueueKind::DropTail,
-        };
+        let limit = Limit::from(f.buffer);
+        let buffer_bytes = limit.bytes(packet);
+        // A window controller or a stage runs over a DropTail queue.
+        let queue = f.method.queue();
         let red = if matches!(queue, QueueKind::Red | QueueKind::Ared) { f.red.clone() } else { None };
         let gateway = f.method.controller().map(|kind| {
             let params = f.gateway.clone().unwrap_or_default();
@@ -193,6 +187,7 @@ impl Resolved {
 /// The TCP settings of `[tcp]`, before NGWA's and XCP's overrides.
 pub fn tcp_config(s: &Scenario) -> TcpConfig {
     let t = &s.tcp;
+    let packet = packet_bytes(t.segment_size);
     let mut cc = t.cc_params.kind(t.cc);
     if let CcKind::Sarbe(c) = &mut cc {
         // SARBE samples the connection's timestamp clock (seed 004 eq. 1).
@@ -201,8 +196,8 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
     TcpConfig {
         cc,
         mss: t.segment_size,
-        rcv_buf: t.rcv_buf.0.bytes(packet_bytes(t.segment_size)),
-        snd_buf: t.snd_buf.0.bytes(packet_bytes(t.segment_size)),
+        rcv_buf: t.rcv_buf.0.bytes(packet),
+        snd_buf: t.snd_buf.0.bytes(packet),
         sack: t.sack,
         dupack_same_window: t.dupack_same_window,
         impatient: t.newreno_impatient,

@@ -602,11 +602,7 @@ impl Scenario {
     /// and, if the field took a parameter, how the user set it.
     pub fn error(&self, field: &str, message: String) -> ScenarioError {
         // A field inside a substituted table counts as the table's.
-        let from = self
-            .provenance
-            .iter()
-            .find(|(at, _)| field == at || field.starts_with(&format!("{at}.")) || field.starts_with(&format!("{at}[")))
-            .map_or("", |(_, n)| n.as_str());
+        let from = self.provenance.iter().find(|(at, _)| within(field, at)).map_or("", |(_, n)| n.as_str());
         let message = if message.ends_with(from) { message } else { message + from };
         ScenarioError { file: self.origin(), field: field.to_string(), message }
     }
@@ -680,9 +676,7 @@ impl Scenario {
         };
         let provenance = |field: &str| -> String {
             // (a field inside a substituted table counts as the table's)
-            let hit = seen.iter().find(|(at, _)| {
-                field.strip_prefix(at.as_str()).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-            });
+            let hit = seen.iter().find(|(at, _)| within(field, at));
             hit.map_or(String::new(), |(_, name)| source(name))
         };
         let err = |field: &str, message: String| {
@@ -936,6 +930,12 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// Whether `field` is `at` or lies inside it (`at.key`, `at[i]`): a field
+/// inside a substituted table counts as the table's.
+fn within(field: &str, at: &str) -> bool {
+    field.strip_prefix(at).is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
 }
 
 /// `[params]` names the bundled scenarios used before one name per word:

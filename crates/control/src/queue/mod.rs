@@ -49,6 +49,17 @@ impl Limit {
     }
 }
 
+/// A size as scenario files and flags write it (`"97kB"`, `"100p"`) is a
+/// limit of the same kind.
+impl From<netreturn_base::Size> for Limit {
+    fn from(s: netreturn_base::Size) -> Limit {
+        match s {
+            netreturn_base::Size::Bytes(b) => Limit::Bytes(b),
+            netreturn_base::Size::Packets(p) => Limit::Packets(p),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
     /// The hard limit was reached (tail drop).
