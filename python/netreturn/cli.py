@@ -56,7 +56,9 @@ def cmd_run(a: argparse.Namespace) -> int:
     if sweep:
         print("  sweep: " + "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in sweep.items()))
     print(f"  seeds: {a.seed if a.seed is not None else f'1..{seeds}'}  ->  {out}/")
-    from . import figures, report
+    print(f"  monitored link: {info.get('monitored') or 'none'} (utilization, queue and drops below describe it; "
+          "--per-link shows every link)")
+    from . import figures, links, report
 
     # The figures are drawn by a child process that imports matplotlib while
     # the simulations run: the time series as soon as each group's first
@@ -88,6 +90,10 @@ def cmd_run(a: argparse.Namespace) -> int:
             worker.submit(figures.summary_job(summary, keys, out, name))
         print()
         print(report.table_text(summary, res.group_keys))
+        link_rows = links.link_rows(res.raw, res.group_keys)
+        if a.per_link:
+            print()
+            print(links.link_table(link_rows, res.group_keys))
         wall = sum(r["wall_s"] or 0 for r in rows)
         events = int(sum(r.get("events") or 0 for r in rows))
         print(f"\n{len(rows)} runs, {events:,} events, {wall:.2f} s of simulation CPU time")
@@ -100,6 +106,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         report.write_csv(out / "runs.csv", rows)
         report.write_csv(out / "summary.csv", summary)
         report.write_csv(out / "flows.csv", flow_rows(res.raw, res.group_keys))
+        report.write_csv(out / "links.csv", link_rows)
         if worker:
             try:
                 paths = worker.wait()
@@ -111,7 +118,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         if worker:
             worker.close()
         folder.release()
-    print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}")
+    print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}, {out / 'links.csv'}")
     return 0
 
 
@@ -223,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local processes, or a Dask cluster for sweeps that outgrow one machine")
     r.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
     r.add_argument("--no-plots", action="store_true")
+    r.add_argument("--per-link", action="store_true",
+                   help="also print every link direction's utilization, drops and queue (links.csv has them always)")
     _add_common(r)
     r.set_defaults(func=cmd_run)
 

@@ -24,7 +24,7 @@ METRICS: list[tuple[str, str]] = [
     ("tcp_data_loss_pct", "TCP loss, data segments (%)"),
     ("udp_loss_pct", "UDP loss ratio (%)"),
     ("udp_efficiency_pct", "UDP efficiency (%)"),
-    ("utilization", "bottleneck utilization"),
+    ("utilization", "utilization, monitored link"),
     ("queue_mean_bytes", "mean queue (kB)"),
     ("robustness_index", "robustness index"),
     ("fast_recoveries", "fast recoveries"),
