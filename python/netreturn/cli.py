@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Sequence
 from .args import kv as _kv, levels as _levels, positive as _positive, scales as _scales, seed as _seed, sweep as _sweep
 from .cluster import BackendError
 from .files import FolderInUse, FolderLock
-from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve, swept
+from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, swept
 
 # The default experiment shows what the project is about: the window-rewriting
 # gateways (EWA, AWM, EWT) against the queue disciplines (DropTail, RED).
@@ -28,7 +29,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def cmd_run(a: argparse.Namespace) -> int:
     from .api import expand as api_expand, run
-    from .runner import flow_rows, incomplete_runs
+    from .results import claim_folder, conflict, default_folder_name, folder_results, settings, write_tables
+    from .runner import incomplete_runs
 
     scenario = a.scenario if a.scenario is not None else DEFAULT_SCENARIO
     sweep = dict(a.sweep) if a.sweep else (DEFAULT_SWEEP if a.scenario is None else {})
@@ -40,7 +42,14 @@ def cmd_run(a: argparse.Namespace) -> int:
         info = load(scenario, {**sets, **{k: v[0] for k, v in sweep.items()}})
     except ScenarioError as e:
         raise swept(e, sweep) from None
-    out = a.out or Path("results") / Path(str(resolve(scenario))).stem
+    experiment = settings(scenario, sets, sweep)
+    out = a.out
+    if out is None:  # results/<scenario>, or the first of -2, -3, ... free for these settings: never overwritten
+        base = Path("results") / default_folder_name(scenario)
+        out = next(p for p in (base.with_name(f"{base.name}-{i}") if i > 1 else base for i in itertools.count(1))
+                   if not conflict(p, experiment))
+        if out != base:
+            print(f"netreturn: {base} holds runs of other settings; these go into {out}", file=sys.stderr)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
@@ -76,10 +85,11 @@ def cmd_run(a: argparse.Namespace) -> int:
     # takes it again for the runs): another sweep into this folder is refused.
     folder = FolderLock(out).acquire()
     try:
+        claim_folder(out, experiment)
         if worker:
             worker.start()
         res = run(scenario, set=sets, sweep=sweep, seeds=a.seeds, seed=a.seed, jobs=a.jobs, out=out,
-                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result)
+                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result, tables=False)
         rows = res.run_rows()
         summary = report.summary_rows(rows, res.group_keys)
         if worker:
@@ -97,9 +107,11 @@ def cmd_run(a: argparse.Namespace) -> int:
         if stalled:
             print(f"netreturn: WARNING: {len(stalled)} run(s) kept with unfinished transfers (FCT NaN in flows.csv)",
                   file=sys.stderr)
-        report.write_csv(out / "runs.csv", rows)
-        report.write_csv(out / "summary.csv", summary)
-        report.write_csv(out / "flows.csv", flow_rows(res.raw, res.group_keys))
+        stored = folder_results(out, res.raw)  # the tables cover every run in the folder
+        write_tables(out, stored)
+        if len(stored.raw) > len(rows):
+            print(f"the tables in {out} hold {len(stored.raw)} runs: these {len(rows)} and "
+                  f"{len(stored.raw) - len(rows)} stored there before with the same settings")
         if worker:
             try:
                 paths = worker.wait()

@@ -82,6 +82,23 @@ def overrides_list(overrides: Mapping[str, Any] | None) -> list[tuple[str, str]]
     return out
 
 
+def param_value(text: Any) -> Any:
+    """A parameter value as the scenario reads it, the inverse of
+    :func:`overrides_list`: ``"17"`` is the integer 17, ``"0.5"`` a float,
+    ``"true"`` a boolean (TOML literals); anything else (``"red"``,
+    ``"300kB"``) stays the string it is. Values that are not strings are
+    returned as they are. So a swept ``flows`` sorts 8 before 17."""
+    if not isinstance(text, str) or "\n" in text or "#" in text:
+        return text
+    from ._toml import loads
+
+    try:
+        v = loads(f"v = {text}")["v"]
+    except ValueError:  # not a TOML literal: a word such as red, or 300kB
+        return text
+    return v if isinstance(v, (bool, int, float)) else text
+
+
 def load(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
     """Validates a scenario with its overrides; returns its description."""
     path = resolve(name)
