@@ -6,6 +6,7 @@ import argparse
 import itertools
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
@@ -29,8 +30,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def cmd_run(a: argparse.Namespace) -> int:
     from .api import expand as api_expand, run
+    from .plots import small_sample_note
     from .results import claim_folder, conflict, default_folder_name, folder_results, settings, write_tables
-    from .runner import incomplete_runs
+    from .runner import flow_rows, incomplete_runs
 
     scenario = a.scenario if a.scenario is not None else DEFAULT_SCENARIO
     sweep = dict(a.sweep) if a.sweep else (DEFAULT_SWEEP if a.scenario is None else {})
@@ -50,6 +52,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                    if not conflict(p, experiment))
         if out != base:
             print(f"netreturn: {base} holds runs of other settings; these go into {out}", file=sys.stderr)
+    elif conflict(out, experiment):
+        claim_folder(out, experiment)  # raises, naming the differences, before anything is printed
     try:
         out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
@@ -91,11 +95,13 @@ def cmd_run(a: argparse.Namespace) -> int:
         res = run(scenario, set=sets, sweep=sweep, seeds=a.seeds, seed=a.seed, jobs=a.jobs, out=out,
                   progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result, tables=False)
         rows = res.run_rows()
-        summary = report.summary_rows(rows, res.group_keys)
+        summary = res.summary_rows()
+        stored = folder_results(out, res.raw)  # the tables and figures cover every run in the folder
         if worker:
             if len(series) < groups:  # some came from the run store
                 worker.submit(figures.series_job(res.raw, keys, out, name))
-            worker.submit(figures.summary_job(summary, keys, out, name))
+            worker.submit(figures.summary_job(stored.run_rows(), keys, out, name, flow_rows(stored.raw, keys),
+                                              columns=stored.metrics()))
         print()
         print(report.table_text(summary, res.group_keys))
         wall = sum(r["wall_s"] or 0 for r in rows)
@@ -107,8 +113,10 @@ def cmd_run(a: argparse.Namespace) -> int:
         if stalled:
             print(f"netreturn: WARNING: {len(stalled)} run(s) kept with unfinished transfers (FCT NaN in flows.csv)",
                   file=sys.stderr)
-        stored = folder_results(out, res.raw)  # the tables cover every run in the folder
         write_tables(out, stored)
+        note = small_sample_note(Counter(report.group_label(r, keys) for r in rows).values())
+        if note:
+            print(f"netreturn: WARNING: {note}", file=sys.stderr)
         if len(stored.raw) > len(rows):
             print(f"the tables in {out} hold {len(stored.raw)} runs: these {len(rows)} and "
                   f"{len(stored.raw) - len(rows)} stored there before with the same settings")
@@ -125,6 +133,12 @@ def cmd_run(a: argparse.Namespace) -> int:
         folder.release()
     print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}")
     return 0
+
+
+def cmd_plot(a: argparse.Namespace) -> int:
+    from .replot import main as plot_main
+
+    return plot_main(a)
 
 
 def cmd_calibrate(a: argparse.Namespace) -> int:
@@ -237,6 +251,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--no-plots", action="store_true")
     _add_common(r)
     r.set_defaults(func=cmd_run)
+
+    pl = sub.add_parser("plot", help="redraw a results folder's figures from its stored runs (--metrics, --format)")
+    from .replot import add_arguments as plot_arguments
+
+    plot_arguments(pl)
+    pl.set_defaults(func=cmd_plot)
 
     c = sub.add_parser(
         "calibrate", help="RFC 7928 congestion levels: smallest flow count per loss level, under DropTail"

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from . import report
 from .files import atomic_write
 from .runner import flow_rows, run_rows
-from .scenarios import BUNDLED_SCENARIOS, ScenarioError, overrides_list, param_value, resolve
+from .scenarios import BUNDLED_SCENARIOS, ScenarioError, load, overrides_list, param_value, resolve
 
 #: The settings of the experiment a folder holds.
 EXPERIMENT = "experiment.json"
@@ -63,9 +63,15 @@ class Results:
         """One dict per run (what :attr:`runs` holds, without pandas)."""
         return run_rows(self.raw)
 
+    def metrics(self) -> list[str]:
+        """The numeric columns of :attr:`runs` that are measurements: not the
+        seed nor a parameter (a ``--set flows=13`` is numeric too)."""
+        params = {k for r in self.raw for k in r.get("params", {})}
+        return [c for c in report.numeric_columns(self.run_rows()) if c not in params and c != "seed"]
+
     def summary_rows(self) -> list[dict]:
         """Mean, CI and n per metric per group (what :attr:`summary` holds, without pandas)."""
-        return report.summary_rows(self.run_rows(), self.group_keys)
+        return report.summary_rows(self.run_rows(), self.group_keys, self.metrics())
 
     @property
     def runs(self):
@@ -265,6 +271,12 @@ def folder_results(folder: str | Path, these: Sequence[dict] = ()) -> Results:
     order = exp.get("sweep") or {k: sorted({r.get("params", {}).get(k) for r in raw}, key=str) for k in keys}
     info = {"name": Path(exp.get("scenario", "")).stem or folder.name, "scenario": exp.get("scenario"),
             "set": exp.get("set", {})}
+    if exp.get("scenario"):
+        try:
+            desc = load(exp["scenario"])
+            info = {**desc, **info, "name": desc["name"]}
+        except ScenarioError:
+            pass  # the scenario file is gone or changed: the folder's runs are all there is
     return Results(info, keys, _ordered(raw, order))
 
 
@@ -274,7 +286,7 @@ def write_tables(folder: str | Path, res: Results) -> list[Path]:
     folder = Path(folder)
     rows = res.run_rows()
     return [report.write_csv(folder / "runs.csv", rows),
-            report.write_csv(folder / "summary.csv", report.summary_rows(rows, res.group_keys)),
+            report.write_csv(folder / "summary.csv", report.summary_rows(rows, res.group_keys, res.metrics())),
             report.write_csv(folder / "flows.csv", flow_rows(res.raw, res.group_keys))]
 
 
