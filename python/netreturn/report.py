@@ -166,7 +166,11 @@ def save(fig, path: str | Path, dpi: int = 120) -> Path:
     fmt = path.suffix.lstrip(".")
     if fmt not in FORMATS:
         raise ValueError(f"{path}: a figure is written as {', '.join(FORMATS)}, not {fmt or 'no suffix'}")
-    fig.savefig(path, format=fmt, **({"dpi": dpi, "pil_kwargs": PNG_OPTIONS} if fmt == "png" else {}))
+    import matplotlib
+
+    # Text as text, not outlines, in SVG and PDF: a paper's editor can change it.
+    with matplotlib.rc_context({"svg.fonttype": "none", "pdf.fonttype": 42}):
+        fig.savefig(path, format=fmt, **({"dpi": dpi, "pil_kwargs": PNG_OPTIONS} if fmt == "png" else {}))
     _plt().close(fig)
     return path
 
