@@ -52,14 +52,14 @@ def cmd_run(a: argparse.Namespace) -> int:
                    if not conflict(p, experiment))
         if out != base:
             print(f"netreturn: {base} holds runs of other settings; these go into {out}", file=sys.stderr)
-    elif conflict(out, experiment):
-        claim_folder(out, experiment)  # raises, naming the differences, before anything is printed
     try:
         out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
         raise ScenarioError(f"--out {out}: is a file; the results go into a folder") from None
     except OSError as e:
         raise ScenarioError(f"--out {out}: cannot create the folder: {e.strerror}") from None
+    with FolderLock(out):  # refused (in use, other settings) before anything is printed; checked again below
+        claim_folder(out, experiment)
     seeds = None if a.seed is not None else (a.seeds or info["seeds"])
     print(f"{info['name']}: {info['description']}".strip().rstrip(":"))
     if info.get("reference"):

@@ -43,14 +43,13 @@ def n_text(ns: Iterable[int]) -> str:
 
 
 def small_sample_note(ns: Iterable[int]) -> str | None:
-    """A warning when a group has fewer than :data:`SMALL_N` runs, else None."""
+    """A warning when a group has 2 to :data:`SMALL_N` - 1 runs (a
+    confidence interval is drawn, but rests on too few), else None. A
+    single run shows its values and no interval: nothing to warn of."""
     ns = [n for n in ns if n > 0]
-    if not ns or min(ns) >= SMALL_N:
+    lo = min((n for n in ns if n > 1), default=SMALL_N)
+    if lo >= SMALL_N:
         return None
-    lo = min(ns)
-    if lo == 1:
-        return (f"{n_text(ns)}: a single run has no confidence interval (its values are shown); "
-                f"run at least {SMALL_N} seeds to compare groups")
     return (f"{n_text(ns)}: a 95 % CI from {lo} runs uses t = {t975(lo - 1):.2f} and a standard deviation "
             f"from {lo} values, so it is wide and itself unreliable; run at least {SMALL_N} seeds (the papers use 30)")
 
@@ -132,7 +131,7 @@ def metrics_figure(rows: Sequence[Mapping[str, Any]], groups: Sequence[str], nam
         fig.suptitle(f"{name}: the value of one run per group", fontsize=10)
         caption = f"{n_text(ns)}: single values, no interval (run more seeds for a confidence interval)."
     note = small_sample_note(ns)
-    if note and many:
+    if note:
         caption += f" Warning: {note}."
     if len(order) > 1 and any(s != g for s, g in zip(short, order)):
         caption += f" Groups: {order[0].split('=', 1)[0]}."

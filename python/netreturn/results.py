@@ -198,12 +198,18 @@ def read_settings(folder: str | Path) -> dict | None:
                             f"{Path(folder)}", str(p)) from None
 
 
+def has_runs(folder: str | Path) -> bool:
+    """Whether any run is stored in ``folder``."""
+    return any(p.suffix == ".json" for p in (Path(folder) / "runs").glob("*.json"))
+
+
 def conflict(folder: str | Path, new: dict) -> list[str]:
     """Why ``folder`` cannot take runs of the experiment ``new``: the
-    differences in words; empty if it can (a new folder, the same settings,
-    or a folder made before ``experiment.json`` existed)."""
+    differences in words; empty if it can (a new folder, one whose sweep
+    stored no run before it stopped, the same settings, or a folder made
+    before ``experiment.json`` existed)."""
     old = read_settings(folder)
-    return [] if old is None else _differences(old, new)
+    return [] if old is None or not has_runs(folder) else _differences(old, new)
 
 
 def claim_folder(folder: str | Path, new: dict, flag: str = "--out") -> None:
@@ -217,7 +223,7 @@ def claim_folder(folder: str | Path, new: dict, flag: str = "--out") -> None:
         raise ScenarioError(f"{flag} {folder}: holds the runs of other settings ({'; '.join(why)}); its tables "
                             "would mix the two. Write into another folder, or delete this one to start over",
                             str(folder / EXPERIMENT))
-    old = read_settings(folder) or {}
+    old = (read_settings(folder) or {}) if has_runs(folder) else {}
     merged = dict(new)
     merged["sweep"] = {k: list(dict.fromkeys([*old.get("sweep", {}).get(k, []), *v])) for k, v in new["sweep"].items()}
     folder.mkdir(parents=True, exist_ok=True)
