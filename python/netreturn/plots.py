@@ -79,6 +79,7 @@ def metrics_figure(rows: Sequence[Mapping[str, Any]], groups: Sequence[str], nam
     below :data:`SMALL_N` runs per group. Returns the matplotlib figure."""
     import pandas as pd
     import seaborn as sns
+    from matplotlib.ticker import MaxNLocator
 
     plt = _plt()
     order = list(dict.fromkeys(groups))
@@ -93,13 +94,16 @@ def metrics_figure(rows: Sequence[Mapping[str, Any]], groups: Sequence[str], nam
     width = max(3.2 * cols, 1.2 + 0.45 * len(order) * cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(width, 2.5 * nrows + 1.1), squeeze=False)
     clipped: list[str] = []
-    short = [g.split("=", 1)[-1] if g.count("=") == 1 else g for g in order]
+    short = [g.split("=", 1)[-1] if g.count("=") == 1 else g for g in order]  # the value alone for one key
+    if len(set(short)) < len(short):
+        short = order
+    shown = dict(zip(order, short))
     for ax, (m, label) in zip(axes.flat, chosen):
         f = scale(unit_of(m))
         lo, hi = (b * f for b in bounds(m))
-        d = pd.DataFrame({"group": list(groups), "value": [math.nan if r.get(m) is None else float(r[m]) * f
-                                                           for r in rows]}).dropna()
-        sns.stripplot(data=d, x="group", y="value", order=order, ax=ax, color="0.35", alpha=0.6 if many else 1.0,
+        d = pd.DataFrame({"group": [shown[g] for g in groups],
+                          "value": [math.nan if r.get(m) is None else float(r[m]) * f for r in rows]}).dropna()
+        sns.stripplot(data=d, x="group", y="value", order=short, ax=ax, color="0.35", alpha=0.6 if many else 1.0,
                       size=5 if not many else 3.5 if max(ns) <= 10 else 2.5, jitter=0.18 if many else False, zorder=1)
         if many:
             def ci(x, lo=lo, hi=hi, label=label):
@@ -110,14 +114,13 @@ def metrics_figure(rows: Sequence[Mapping[str, Any]], groups: Sequence[str], nam
                     clipped.append(label)
                 return max(m_ - h, lo), min(m_ + h, hi)
 
-            sns.pointplot(data=d, x="group", y="value", order=order, ax=ax, errorbar=ci, linestyle="none",
+            sns.pointplot(data=d, x="group", y="value", order=short, ax=ax, errorbar=ci, linestyle="none",
                           color="C3", markers="D", markersize=4, capsize=0.3, err_kws={"linewidth": 1.2}, zorder=3)
         ax.set_title(label, fontsize=9)
         ax.set_xlabel("")
         ax.set_ylabel(shown_unit(unit_of(m)), fontsize=8)
-        ax.set_xticks(range(len(order)))
-        ax.set_xticklabels(short, rotation=30 if len(order) > 3 else 0, fontsize=7, ha="right" if len(order) > 3
-                           else "center")
+        ax.yaxis.set_major_locator(MaxNLocator(5))  # fewer ticks: each costs a text layout
+        ax.tick_params(axis="x", labelsize=7, rotation=30 if len(order) > 3 else 0)
         ax.tick_params(axis="y", labelsize=7)
     for ax in list(axes.flat)[len(chosen):]:
         ax.remove()
