@@ -218,3 +218,15 @@ def test_a_run_folder_records_its_experiment(tmp_path, small):
     exp = json.loads((tmp_path / "experiment.json").read_text())
     assert exp["scenario"].endswith("ewt/scenario2.toml")
     assert exp["set"] == {"flows": "4", "file_bytes": "300kB"} and exp["sweep"] == {"queue": ["red"]}
+
+
+def test_an_invalid_value_given_from_python_is_named_as_the_caller_wrote_it(small):
+    with pytest.raises(ScenarioError) as e:
+        netreturn.run("ewt/scenario2", set={**small, "queue": "fifo"}, seed=1)
+    assert "set['queue'] = 'fifo'" in str(e.value) and "--set" not in str(e.value) and "droptail" in str(e.value)
+    with pytest.raises(ScenarioError) as e:
+        netreturn.run("ewt/scenario2", set=small, sweep={"flows": [4, "abc"]}, seed=1)
+    assert "sweep['flows'] value 'abc'" in str(e.value) and "expected integer" in str(e.value)
+    with pytest.raises(ScenarioError) as e:
+        netreturn.run("ewt/scenario2", set={"flow": 3}, seed=1)
+    assert "set= names an unknown parameter" in str(e.value) and "flows" in str(e.value)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from .files import FolderLock
 from .results import Results, claim_folder, folder_results, settings, write_tables
 from .runner import RunSpec, run_many
-from .scenarios import DEFAULT_SCENARIO, MAX_SEED, ScenarioError, load, resolve, swept
+from .scenarios import DEFAULT_SCENARIO, MAX_SEED, ScenarioError, for_python, load, resolve, swept
 
 __all__ = ["MAX_RUNS", "Results", "expand", "run", "sweep_values"]
 
@@ -88,6 +88,7 @@ def run(
     keep_series_seed: int | None = None,
     on_result: Callable[[RunSpec, dict], None] | None = None,
     tables: bool = True,
+    wording: str = "python",
 ) -> Results:
     """Runs ``scenario`` over ``seeds`` seeds (1..n) or one ``seed``, for each
     combination of ``sweep`` values on top of ``set`` overrides.
@@ -115,6 +116,8 @@ def run(
             was not stored yet finishes.
         tables: with ``out``: claim the folder for this experiment and write
             its tables; False uses ``out`` only as a store of runs.
+        wording: how an invalid value is named in errors: ``"python"``
+            (``set['queue'] = 'fifo'``) or ``"cli"`` (``--set queue=fifo``).
 
     Returns:
         :class:`Results` of this call's runs (the stored ones included).
@@ -141,7 +144,8 @@ def run(
         try:
             info = load(scenario, {**base, **c})  # validate every combination first
         except ScenarioError as e:
-            raise swept(e, c) from None
+            e = swept(e, c)
+            raise (e if wording == "cli" else for_python(e, base, c)) from None
     assert info is not None
     if seed is None and seeds is None and n_combos * info["seeds"] > MAX_RUNS:
         raise ScenarioError(_too_many(n_combos, info["seeds"], f"{resolve(scenario)}: field `run.seeds`: "),

@@ -93,7 +93,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         if worker:
             worker.start()
         res = run(scenario, set=sets, sweep=sweep, seeds=a.seeds, seed=a.seed, jobs=a.jobs, out=out,
-                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result, tables=False)
+                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result, tables=False,
+                  wording="cli")
         rows = res.run_rows()
         summary = res.summary_rows()
         stored = folder_results(out, res.raw)  # the tables and figures cover every run in the folder

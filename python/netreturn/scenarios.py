@@ -121,6 +121,20 @@ def swept(e: ScenarioError, keys: Iterable[str]) -> ScenarioError:
     return ScenarioError(msg, e.file, e.field, detail)
 
 
+def for_python(e: ScenarioError, sets: Mapping[str, Any], sweep: Mapping[str, Any]) -> ScenarioError:
+    """``e`` (worded for the command line by :func:`swept`) reworded for a
+    caller of :func:`netreturn.run`: ``--set queue=fifo`` becomes
+    ``set['queue'] = 'fifo'`` and ``--sweep flows=abc`` ``sweep['flows']
+    value 'abc'``, with the values as the caller gave them."""
+    msg, detail = str(e), e.detail
+    for flag, values, fmt in (("--set", sets, "set[{k!r}] = {v!r}"), ("--sweep", sweep, "sweep[{k!r}] value {v!r}")):
+        for k, v in values.items():
+            text = overrides_list({k: v})[0][1]
+            msg, detail = (x.replace(f"{flag} {k}={text}", fmt.format(k=k, v=v)) for x in (msg, detail))
+        msg, detail = (x.replace(f"{flag} names", f"{flag.lstrip('-')}= names") for x in (msg, detail))
+    return ScenarioError(msg, e.file, e.field, detail)
+
+
 def show_config(name: str | Path, overrides: Mapping[str, Any] | None = None) -> str:
     """The scenario as it will run, resolved once for the simulator and the
     real gateway: each link direction's rate, delay, buffer in bytes, queue,
