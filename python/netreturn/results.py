@@ -178,7 +178,7 @@ def _differences(old: dict, new: dict) -> list[str]:
         out.append(f"the scenario file {new['scenario']} has changed since")
     a, b = old.get("set", {}), new["set"]
     for k in sorted(set(a) | set(b)):
-        if a.get(k) != b.get(k):
+        if param_value(a.get(k)) != param_value(b.get(k)):  # 0.010 on the command line is 0.01 from Python
             out.append(f"--set {k}: {a.get(k, '(not set)')} there, {b.get(k, '(not set)')} here")
     ka, kb = list(old.get("sweep", {})), list(new["sweep"])
     if sorted(ka) != sorted(kb):
