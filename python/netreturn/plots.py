@@ -92,7 +92,7 @@ def metrics_figure(rows: Sequence[Mapping[str, Any]], groups: Sequence[str], nam
     cols = min(3, max(1, len(chosen)))
     nrows = max(1, math.ceil(len(chosen) / cols))
     width = max(3.2 * cols, 1.2 + 0.45 * len(order) * cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(width, 2.5 * nrows + 1.1), squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(width, 2.5 * nrows + 1.5), squeeze=False)
     clipped: list[str] = []
     short = [g.split("=", 1)[-1] if g.count("=") == 1 else g for g in order]  # the value alone for one key
     if len(set(short)) < len(short):
@@ -139,8 +139,8 @@ def metrics_figure(rows: Sequence[Mapping[str, Any]], groups: Sequence[str], nam
     if len(order) > 1 and any(s != g for s, g in zip(short, order)):
         caption += f" Groups: {order[0].split('=', 1)[0]}."
     fig.text(0.01, 0.01, caption, fontsize=7.5, ha="left", va="bottom", wrap=True)
-    height = 2.5 * nrows + 1.1
-    fig.subplots_adjust(left=0.07, right=0.98, top=1 - 0.8 / height, bottom=1.0 / height, wspace=0.35,
+    height = 2.5 * nrows + 1.5  # inches: 0.8 for the title on top, 1.4 for the tick labels and caption below
+    fig.subplots_adjust(left=0.07, right=0.98, top=1 - 0.8 / height, bottom=1.4 / height, wspace=0.35,
                         hspace=0.75)
     if note:
         warnings.warn(note, SmallSampleWarning, stacklevel=2)
