@@ -230,3 +230,15 @@ def test_an_invalid_value_given_from_python_is_named_as_the_caller_wrote_it(smal
     with pytest.raises(ScenarioError) as e:
         netreturn.run("ewt/scenario2", set={"flow": 3}, seed=1)
     assert "set= names an unknown parameter" in str(e.value) and "flows" in str(e.value)
+
+
+def test_a_folder_made_before_experiment_json_existed_resumes_without_rerunning(tmp_path, small):
+    """Folders written by an earlier version have runs but no experiment.json:
+    the same sweep resumes there (nothing run again) and records its settings."""
+    netreturn.run("ewt/scenario2", set=small, seeds=2, jobs=1, out=tmp_path)
+    (tmp_path / "experiment.json").unlink()
+    ran = []
+    res = netreturn.run("ewt/scenario2", set=small, seeds=2, jobs=1, out=tmp_path,
+                        on_result=lambda s, r: ran.append(s.seed))
+    assert ran == [] and len(res.raw) == 2
+    assert json.loads((tmp_path / "experiment.json").read_text())["set"] == {"flows": "4", "file_bytes": "300kB"}
