@@ -18,6 +18,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .args import expand_ranges
 from .files import FolderLock
 from .results import Results, claim_folder, folder_results, settings, write_tables
 from .runner import RunSpec, run_many
@@ -43,7 +44,9 @@ def _too_many(combos: int, seeds: int, where: str = "") -> str:
 def sweep_values(sweep: Mapping[str, Any] | None) -> dict[str, list]:
     """``sweep`` with each entry a list of values: a single value (a string,
     a number) is one value, not a sequence to iterate (``{"queue": "red"}``
-    sweeps one queue, not the letters r, e, d). Raises
+    sweeps one queue, not the letters r, e, d); a string with ranges
+    (``{"flows": "10:100:10"}``) gives their values, as ``--sweep`` does
+    (:func:`netreturn.args.expand_ranges`). Raises
     :class:`ScenarioError` for a sweep that is not a mapping, or an entry
     without values."""
     if sweep is None:
@@ -53,7 +56,12 @@ def sweep_values(sweep: Mapping[str, Any] | None) -> dict[str, list]:
                             f", got {type(sweep).__name__} {sweep!r}")
     out = {}
     for k, v in sweep.items():
-        if isinstance(v, (str, bytes, int, float, bool)) or not hasattr(v, "__iter__") or isinstance(v, Mapping):
+        if isinstance(v, str) and ":" in v:
+            try:
+                vals = list(expand_ranges(v))
+            except ValueError as e:
+                raise ScenarioError(f"sweep={{{k!r}: {v!r}}}: {e}") from None
+        elif isinstance(v, (str, bytes, int, float, bool)) or not hasattr(v, "__iter__") or isinstance(v, Mapping):
             vals = [v]
         else:
             vals = list(v)
