@@ -56,6 +56,7 @@ class Folder:
     runs: list[dict]
     flows: list[dict]
     series: list[dict] = field(default_factory=list)   # stored runs with a time series
+    param_keys: list[str] = field(default_factory=list)  # the parameters that vary across the stored runs
     scenario: str | None = None
     overrides: dict = field(default_factory=dict)
     manifest: dict = field(default_factory=dict)
@@ -100,6 +101,10 @@ def load(path: str | Path) -> Folder:
     if not path.is_dir():
         raise ReportError(f"{path}: no such folder (give the --out folder of `netreturn run` or `reproduce`)")
     stored = _stored(path)
+    names: dict[str, None] = {}
+    for r in stored:
+        names.update(dict.fromkeys(r.get("params", {})))
+    varying = [k for k in names if len({str(r.get("params", {}).get(k)) for r in stored}) > 1]
     if (path / "summary.csv").is_file():
         summary = read_csv(path / "summary.csv")
         head = list(summary[0]) if summary else []
@@ -107,10 +112,7 @@ def load(path: str | Path) -> Folder:
         runs = read_csv(path / "runs.csv") if (path / "runs.csv").is_file() else run_rows(stored)
     elif stored:
         runs = run_rows(stored)
-        names: dict[str, None] = {}
-        for r in stored:
-            names.update(dict.fromkeys(r.get("params", {})))
-        keys = [k for k in names if len({str(r.get("params", {}).get(k)) for r in stored}) > 1]
+        keys = varying
         summary = summary_rows(runs, keys)
     else:
         raise ReportError(f"{path}: no summary.csv and no stored runs (runs/*.json): not a results folder of "
@@ -118,7 +120,7 @@ def load(path: str | Path) -> Folder:
     if (path / "flows.csv").is_file():
         flows = read_csv(path / "flows.csv")
     else:
-        flows = flow_rows([r for r in stored if "flows" in r], [k for k in keys if k != "seed"])
+        flows = flow_rows([r for r in stored if "flows" in r], varying)
     series = [r for r in stored if r.get("queue_series")]
     manifest = {}
     if (path / "manifest.json").is_file():
@@ -131,7 +133,7 @@ def load(path: str | Path) -> Folder:
     shared = dict(first.get("params", {}))
     for r in stored:
         shared = {k: v for k, v in shared.items() if r.get("params", {}).get(k) == v}
-    return Folder(path, keys, summary, runs, flows, series, first.get("scenario"),
+    return Folder(path, keys, summary, runs, flows, series, varying, first.get("scenario"),
                   {k: v for k, v in shared.items() if k not in keys}, manifest)
 
 
@@ -225,7 +227,7 @@ def _series_figures(f: Folder) -> list[dict]:
     if not f.series:
         return []
     queue, window = [], []
-    keys = [k for k in f.group_keys if k != "seed"]
+    keys = f.param_keys
     for i, r in enumerate(f.series):
         name = (group_label(r.get("params", {}), keys) if keys else "run") + f", seed {r.get('seed')}"
         colour = COLOURS[i % len(COLOURS)]
@@ -261,7 +263,7 @@ FLOW_COLUMNS = ["flow", "src", "dst", "start_s", "fct_s", "goodput_mbps", "effic
 
 def _flow_tables(f: Folder) -> str:
     """One table per run (group and seed), its flows as rows."""
-    keys = [k for k in f.group_keys if k != "seed"]
+    keys = [k for k in (f.flows[0] if f.flows else {}) if k in f.group_keys or k in f.param_keys]
     runs: dict[tuple, list[dict]] = {}
     for r in f.flows:
         runs.setdefault(tuple(r.get(k) for k in keys) + (r.get("seed"),), []).append(r)
