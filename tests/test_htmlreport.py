@@ -65,6 +65,7 @@ def test_the_settings_name_the_simulator_build_and_the_overrides(run_folder):
     assert f"<td>{build}</td>" in page
     assert "file_bytes=300kB" in page and "flows=4" in page
     assert "scenario2.toml" in page
+    assert '<div class="topology"><svg' in page and "R1-&gt;R2: 45 Mb/s, 40 ms, 97 kB" in page
 
 
 def test_a_folder_without_results_is_a_clear_error(tmp_path, capsys):

@@ -4,8 +4,9 @@ The page holds the summary table (mean ± 95 % CI per metric and group, in
 the units of :mod:`netreturn.table`), interactive plots (Plotly, its
 JavaScript embedded in the page: it opens offline, from a file or a mail),
 the time series of each group's series seed, one table per run and per
-flow, and the settings: the scenario as it ran (``show-config``), the
-overrides and the simulator build from ``manifest.json``.
+flow, and the settings: the topology (``netreturn show``), the scenario as
+it ran (``show-config``), the overrides and the simulator build from
+``manifest.json``.
 
 It reads what ``netreturn run``/``sweep`` and ``netreturn reproduce`` leave
 in the folder: ``summary.csv``, ``runs.csv``, ``flows.csv`` where they are,
@@ -291,13 +292,17 @@ def _settings(f: Folder) -> str:
             ["simulator build of the runs", f.manifest.get("native_build", "-")],
             ["runs last updated", f.manifest.get("updated", "-")],
             ["page written by", f"netreturn {__version__}"]]
-    text = ""
+    text = drawing = ""
     if f.scenario and Path(f.scenario).is_file():
+        from . import topology
+        from .scenarios import model
+
         try:
             text = show_config(f.scenario, f.overrides)
+            drawing = f'<div class="topology">{topology.svg(model(f.scenario, f.overrides))}</div>'
         except ScenarioError as e:
             text = f"(the scenario cannot be resolved here: {e})"
-    resolved = (f"<details><summary>The scenario as it ran (first group; <code>netreturn show-config</code>)"
+    resolved = drawing +  (f"<details><summary>The scenario as it ran (first group; <code>netreturn show-config</code>)"
                 f"</summary><pre>{_e(text)}</pre></details>") if text else ""
     return _table(["setting", "value"], rows, "settings") + resolved
 
@@ -327,7 +332,7 @@ th { background: #f0f0f0; }
 .plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 8px; }
 pre { background: #f7f7f7; padding: 0.5em; overflow-x: auto; font-size: 12px; }
 details { margin: 0.2em 0; }
-figure img { max-width: 100%; }
+figure img, .topology svg { max-width: 100%; height: auto; }
 """
 
 # Errors in the page (uncaught, or through console.error) are kept on
