@@ -1,4 +1,4 @@
-"""`python -m netreturn.reproduce_awm`: seed 002's six families, their
+"""`python -m netreturn.reproduce_awm`: the AWM paper's six families, their
 points and the paper's numbers as data, and a tiny end-to-end reproduction
 (fairness, short runs) that writes its CSVs and report and resumes."""
 

@@ -80,7 +80,7 @@ def add_arguments(v) -> None:
     from .validate_lossy import SCENARIO as LOSSY
 
     v.add_argument("--scenario", choices=[*SCENARIOS, LOSSY], default="ewt/scenario2",
-                   help=f"an EWT dumbbell, or seed 004's lossy link ({LOSSY}: --cc, --loss)")
+                   help=f"an EWT dumbbell, or the SARBE paper's lossy link ({LOSSY}: --cc, --loss)")
     v.add_argument("--flows", type=_positive, default=None, help="flows (default: the paper's heavy level, 31 / 24)")
     v.add_argument("--queue", choices=list(QUEUES), default="droptail")
     v.add_argument("--seeds", type=_positive, default=5)

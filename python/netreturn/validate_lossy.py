@@ -1,4 +1,4 @@
-"""``netreturn validate --scenario sarbe/lossy_link``: seed 004's lossy
+"""``netreturn validate --scenario sarbe/lossy_link``: the SARBE paper's lossy
 wireless link (SPEC.md 5.5) in ns-3 3.44 and in netreturn, one table per
 congestion control, a row per loss rate (issue 14 item 5).
 

@@ -7,7 +7,7 @@ sections and its explanations of the differences. Everything else is the
 package's generic machinery (``store``, ``grid``, ``claims``, ``figures``,
 ``text``).
 
-Seed 000 (SPEC.md 5.1) evaluates six methods (DropTail, RED, ARED, EWA, AWM,
+The EWT paper (SPEC.md 5.1) evaluates six methods (DropTail, RED, ARED, EWA, AWM,
 EWT) in two dumbbell scenarios at three RFC 7928 congestion levels, 30 seeds
 each, and then asks how many flows each method serves at each loss level
 (section 5.6). This module runs all of it with the existing runner (every run
@@ -818,12 +818,12 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                 "EWA's paper could not be found: our parameters are a documented choice, and EWA's loss depends "
                 "mostly on its initial alpha (`--set ewa_alpha=4096` gives 0.12-0.14 % TCP loss at the medium and "
                 "heavy levels of scenario 2, the paper's order; ours, 1024, gives almost none; docs/reproduce.md, "
-                '"EWA\'s parameters"). AWM follows seed 002 with the oracle N (SPEC.md 2.3) and beta for '
+                '"EWA\'s parameters"). AWM follows the AWM paper with the oracle N (SPEC.md 2.3) and beta for '
                 "critical damping (`crates/control/src/awm.rs`); when N changes, swnd is rescaled to keep "
-                "N · swnd (seed 002 eq. 5). Without that rescaling swnd wound up to ~110 kB while the first "
+                "N · swnd (the AWM paper's eq. 5). Without that rescaling swnd wound up to ~110 kB while the first "
                 "flows ran over an empty queue and, once 31 flows were active (fair share ~10 kB), never came "
                 "down far enough to bind: AWM then lost as much as DropTail (1.05 % TCP at the heavy level of "
-                "scenario 2, build ebb64d3). seed 002's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) "
+                "scenario 2, build ebb64d3). the AWM paper's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) "
                 "gave 0 / 0.024 / 0.075 % there, against the paper's 0 / 0 / 0.04 % (docs/reproduce.md, "
                 '"AWM\'s N").'
             )

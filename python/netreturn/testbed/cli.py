@@ -6,7 +6,7 @@ in network namespaces.
     netreturn testbed run --controller rwm --rate 100mbit --delay 10ms --flows 4 --out DIR
     netreturn testbed sweep testbed/dumbbell4 --sweep queue=droptail,ewt --reps 10 --out DIR
     netreturn testbed rwm --reps 10 --out DIR          (the RWM paper's experiment, SPEC 5.4)
-    netreturn testbed ngwa --seconds 120 --out DIR     (the NGWA paper's Linux experiment, seed 001 section 4.3)
+    netreturn testbed ngwa --seconds 120 --out DIR     (the NGWA paper's Linux experiment, the NGWA paper's section 4.3)
     netreturn testbed compare --reps 10 --out DIR      (same scenario in the simulator and here)
     netreturn testbed bench --out DIR
     netreturn testbed cleanup

@@ -1,4 +1,4 @@
-"""The RWM paper's experiment (seed 003 section IV, SPEC.md 5.4) in the
+"""The RWM paper's experiment (section IV, SPEC.md 5.4) in the
 namespace testbed, scaled to what one machine sustains.
 
 sender -> WAN emulator (netreturn-gateway, controller none: the delay for a
