@@ -19,7 +19,7 @@ def test_every_family_parses_and_its_sweep_lists_are_parallel():
 
 
 def test_the_fairness_numbers_are_the_papers_table_1():
-    # SPEC.md 5.3: Jain AWM 1.0000 / 0.7007, XCP 1.0000 / 0.9954, NC 0.9937 / 0.4392.
+    # docs/decisions.md §5.3: Jain AWM 1.0000 / 0.7007, XCP 1.0000 / 0.9954, NC 0.9937 / 0.4392.
     assert ra.paper("fairness")["jain"] == {"awm": [1.0, 0.7007], "xcp": [1.0, 0.9954], "droptail": [0.9937, 0.4392]}
 
 

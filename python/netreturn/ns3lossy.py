@@ -1,4 +1,4 @@
-"""ns-3 3.44 reference runs of the SARBE paper's lossy wireless link (SPEC.md 5.5),
+"""ns-3 3.44 reference runs of the SARBE paper's lossy wireless link (docs/decisions.md §5.5),
 for validating our Westwood+ and NewReno against ns-3's ``TcpWestwoodPlus``
 and ``TcpNewReno`` (issue 14 item 5).
 

@@ -1,4 +1,4 @@
-"""ns-3 3.44 reference runs of the EWT dumbbells (SPEC.md 5.1), for validation.
+"""ns-3 3.44 reference runs of the EWT dumbbells (docs/decisions.md §5.1), for validation.
 
 Also the AWM paper's Table 1 topology (``--scenario awm/fairness``, ``MultiRtt``):
 our ``multi-rtt`` builder's round trips RTT_i = 40 ms + step i, NewReno,
@@ -71,7 +71,7 @@ BUFFER_BYTES = 97_000
 
 
 class Dumbbell(NamedTuple):
-    """One EWT dumbbell (SPEC.md 5.1): link rates and one-way delays."""
+    """One EWT dumbbell (docs/decisions.md §5.1): link rates and one-way delays."""
 
     access_rate: str
     access_delay: str
@@ -147,7 +147,7 @@ DEVICE_QUEUE = "100p"
 ALIGNED_SOCKET_BUF = 1 << 20
 ALIGNED_DEVICE_QUEUE = "1000p"
 # EWT start threshold (the EWT paper's Table 3) and AWM's settings, the choices
-# documented in SPEC.md 2.3 and crates/control/src/awm.rs: target T = B/2,
+# documented in docs/decisions.md §2.3 and crates/control/src/awm.rs: target T = B/2,
 # beta = T / (4 R) with R = 200 ms + T / C (critical damping), floor one MTU =
 # MSS + 40, swnd_0 = 10 MTU, upper bound B + 4 C R.
 EWT_ST = BUFFER_BYTES * 29 // 97

@@ -1,4 +1,4 @@
-"""The AWM paper's comparison (section 3; SPEC.md 5.3): AWM, NC
+"""The AWM paper's comparison (section 3; docs/decisions.md §5.3): AWM, NC
 (NewReno over DropTail) and XCP in six families of experiments, each a
 scenario file under ``scenarios/awm/`` whose ``[paper]`` table holds the
 swept points and the paper's statements and numbers.

@@ -1,4 +1,4 @@
-"""The NGWA paper's simulation experiments (section 3, SPEC.md 5.2)
+"""The NGWA paper's simulation experiments (section 3, docs/decisions.md §5.2)
 beside its numbers: ``python -m netreturn.reproduce_ngwa [--seeds 30]
 [--out results/ngwa]`` writes ``report.md`` (and ``window.png`` when
 matplotlib is there).

@@ -1,7 +1,7 @@
 """The SARBE paper (SARBE + LDED, Le Tuan Anh and Hong, ICCS 2005) reproduced:
 ``netreturn reproduce sarbe``.
 
-Experiments (SPEC.md 5.5, scenarios under ``scenarios/sarbe/``):
+Experiments (docs/decisions.md §5.5, scenarios under ``scenarios/sarbe/``):
 
 - ``tracking``: Fig. 2a, SARBE's and Westwood+'s estimates against the
   available bandwidth while a CBR changes its rate;

@@ -1,4 +1,4 @@
-"""NGWA on real Linux TCP (the NGWA paper's section 4; SPEC.md 2.6; issue 12 items
+"""NGWA on real Linux TCP (the NGWA paper's section 4; docs/decisions.md §2.6; issue 12 items
 7-8): gateways in a chain between namespaces, routers marking the data
 with their queue's free bytes in IPv4 option 33, the receiver's edge
 reading it, lowering the ACKs' window and stripping the option.

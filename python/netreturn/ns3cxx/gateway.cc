@@ -1,9 +1,9 @@
 // Window-rewriting gateways for the ns-3 3.44 reference harness
-// (python/netreturn/ns3ref.py, --queue ewt|awm): EWT (SPEC.md 2.1, the EWT paper
-// Algorithm 1) and AWM (SPEC.md 2.3, the AWM paper's section 2), written for ns-3
+// (python/netreturn/ns3ref.py, --queue ewt|awm): EWT (docs/decisions.md §2.1, the EWT paper
+// Algorithm 1) and AWM (docs/decisions.md §2.3, the AWM paper's section 2), written for ns-3
 // apart from our simulator's crates/control, so the two can check each other.
 //
-// Placement (SPEC.md 1 rule 5): at R1. The data queue Q_F is R1's bottleneck
+// Placement (docs/decisions.md §1 rule 5): at R1. The data queue Q_F is R1's bottleneck
 // egress queue disc (a FifoQueueDisc of B bytes, as for DropTail); the
 // gateway watches it through its Enqueue / DropBeforeEnqueue / Dequeue trace
 // sources. The ACKs of the same flows leave R1 on its access devices towards
@@ -11,7 +11,7 @@
 // that never drops (the device's own 100-packet queue stays below it) and
 // rewrites the TCP window of every ACK as it leaves (DoDequeue).
 //
-// The rules of SPEC.md 1, applied once here for both controllers:
+// The rules of docs/decisions.md §1, applied once here for both controllers:
 //  1. never raise: new = min(Wr, max(computed, floor));
 //  2. window scale (RFC 7323): Wr = field << shift, the shift learned from the
 //     SYN-ACK the gateway forwarded (a SYN-ACK carries the option only when
@@ -73,7 +73,7 @@ static ConnKey DataKey(const Ipv4Header& ip, const TcpHeader& tcp) {
 }
 
 static void SetActive(uint32_t n) {
-    // Oracle N (SPEC.md 2.3): when N changes, keep N * swnd (the AWM paper's eq. 5).
+    // Oracle N (docs/decisions.md §2.3): when N changes, keep N * swnd (the AWM paper's eq. 5).
     double before = std::max<uint32_t>(G.active, 1);
     G.active = n;
     double after = std::max<uint32_t>(G.active, 1);
@@ -134,7 +134,7 @@ static void QfDequeue(Ptr<const QueueDiscItem>) {
 static double Computed(double wr) {
     if (G.kind == 1) {
         double u = G.dataQueue->GetNBytes();
-        if (u <= G.st) return wr;            // EWT acts only when U > St (SPEC.md 2.1 erratum)
+        if (u <= G.st) return wr;            // EWT acts only when U > St (docs/decisions.md §2.1 erratum)
         double ba = std::max(0.0, G.buffer - u);
         return std::floor(ba * wr / G.buffer);  // Wewt = (B - U) / B * Wr (the EWT paper's eq. 9, 10)
     }
@@ -162,7 +162,7 @@ static void RewriteAck(Ptr<QueueDiscItem> item) {
     G.acks++;
     auto it = G.shift.find(k);
     if (it == G.shift.end()) {
-        G.unknown++;  // handshake not seen: left alone (SPEC.md 1 rule 2)
+        G.unknown++;  // handshake not seen: left alone (docs/decisions.md §1 rule 2)
         return;
     }
     uint32_t shift = it->second;

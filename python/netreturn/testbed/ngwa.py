@@ -1,5 +1,5 @@
 """``netreturn testbed ngwa``: the NGWA paper's Linux experiment
-(section 4.3; SPEC.md 5.2; issue 12 item 7) in network namespaces.
+(section 4.3; docs/decisions.md §5.2; issue 12 item 7) in network namespaces.
 
 The paper: a central link of 10 or 100 Mb/s between directly cabled PCs,
 a queue of 100 or 1000 packets, iperf with a 64 kB window sending
