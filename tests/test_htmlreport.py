@@ -133,3 +133,15 @@ def test_a_screenshot_of_the_page_shows_the_bars_and_both_groups_lines(run_folde
 
     assert share(htmlreport.COLOURS[0]) > 0.02  # the bars (and the first group's lines)
     assert share(htmlreport.COLOURS[1]) > 0.0001  # the second group's lines (1 px wide, anti-aliased)
+
+
+def test_an_earlier_sweeps_runs_in_the_store_stay_out_of_the_page(run_folder, tmp_path):
+    """The tables are the last sweep's; its time series are too."""
+    import shutil as sh
+
+    folder = tmp_path / "f"
+    sh.copytree(run_folder, folder)
+    spec = RunSpec.make("ewt/scenario2", {"flows": 4, "file_bytes": "300kB", "queue": "red"}, 1, keep_series=True)
+    run_many([spec], jobs=1, out=folder, progress=False)  # an earlier sweep's run, with its series
+    f = htmlreport.load(folder)
+    assert sorted(r["params"]["queue"] for r in f.series) == ["droptail", "ewt"]

@@ -123,6 +123,10 @@ def load(path: str | Path) -> Folder:
     else:
         flows = flow_rows([r for r in stored if "flows" in r], varying)
     series = [r for r in stored if r.get("queue_series")]
+    if keys and all(k in r.get("params", {}) for k in keys for r in series):
+        # Only the groups of the tables: the store may hold an earlier sweep's runs too.
+        groups = {tuple(str(x.get(k)) for k in keys) for x in summary}
+        series = [r for r in series if tuple(str(r["params"][k]) for k in keys) in groups]
     manifest = {}
     if (path / "manifest.json").is_file():
         try:

@@ -285,7 +285,7 @@ impl StageKind {
     }
     pub const fn paper(self) -> &'static str {
         match self {
-            StageKind::Xcp => "Katabi, Handley & Rohrs 2002; the AWM paper's reference (SPEC.md 2.7)",
+            StageKind::Xcp => "Katabi, Handley & Rohrs 2002; the AWM paper's reference (docs/decisions.md §2.7)",
         }
     }
 }
