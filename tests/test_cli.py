@@ -97,7 +97,7 @@ def test_run_prints_a_ci_table_and_writes_tables_and_plots(tmp_path, capsys, sma
         assert col in runs.columns
     flows = pd.read_csv(out / "flows.csv")
     assert len(flows) == 6 * small["flows"]
-    for png in ["metrics.png", "queue.png", "window.png"]:
+    for png in ["metrics.png", "fct_cdf.png", "queue.png", "window.png", "rtt_cdf.png"]:
         assert (out / png).stat().st_size > 5000, png
 
 
@@ -212,22 +212,22 @@ def test_the_default_experiment_compares_queue_disciplines_with_window_rewriting
 
 
 def test_the_figure_process_draws_each_job_as_it_comes_and_lists_them_in_a_fixed_order(tmp_path, small):
-    """The time series are sent before the summary (as soon as the first
-    seeds are in): both are drawn, and listed metrics, queue, window."""
+    """The time series are sent before the run rows (as soon as the first
+    seeds are in): both are drawn, and listed in a fixed order."""
     import netreturn
-    from netreturn import figures, report
+    from netreturn import figures
+    from netreturn.runner import flow_rows
 
     res = netreturn.run("ewt/scenario2", set=small, sweep={"queue": ["droptail", "ewt"]}, seeds=2, jobs=1)
     w = figures.FigureWorker().start()
     try:
         w.submit(figures.series_job(res.raw, res.group_keys, tmp_path, "small"))
-        w.submit(
-            figures.summary_job(report.summary_rows(res.run_rows(), res.group_keys), res.group_keys, tmp_path, "small")
-        )
+        w.submit(figures.summary_job(res.run_rows(), res.group_keys, tmp_path, "small",
+                                     flow_rows(res.raw, res.group_keys), columns=res.metrics()))
         paths = w.wait()
     finally:
         w.close()
-    assert [p.name for p in paths] == ["metrics.png", "queue.png", "window.png"]
+    assert [p.name for p in paths] == ["metrics.png", "fct_cdf.png", "queue.png", "window.png", "rtt_cdf.png"]
     assert all(p.stat().st_size > 5000 for p in paths)
     assert not list(tmp_path.glob(".figures-*.json"))  # the job files are cleaned up
 

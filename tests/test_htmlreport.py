@@ -66,6 +66,9 @@ def test_the_settings_name_the_simulator_build_and_the_overrides(run_folder):
     assert "file_bytes=300kB" in page and "flows=4" in page
     assert "scenario2.toml" in page
     assert '<div class="topology"><svg' in page and "R1-&gt;R2: 45 Mb/s, 40 ms, 97 kB" in page
+    assert "<td>queue in {droptail, ewt}</td>" in page  # experiment.json's sweep
+    links = re.search(r'<table class="links">.*?</table>', page, re.S).group(0)
+    assert re.search(r"<tr><td>droptail</td><td>1</td><td>R1-&gt;R2</td><td>True</td>", links)
 
 
 def test_a_folder_without_results_is_a_clear_error(tmp_path, capsys):
@@ -104,7 +107,8 @@ def test_the_page_renders_in_headless_chromium_without_console_errors(run_folder
     assert dom.count('class="main-svg"') >= len(plots)
     # The tables' rows: a summary row per group, a row per run.
     assert re.search(r'<table class="summary">.*?<td>droptail</td>.*?<td>ewt</td>', dom, re.S)
-    assert len(re.findall(r"<tr><td>(droptail|ewt)</td><td>[12]</td>", dom)) == 4
+    runs = re.search(r'<table class="runs">.*?</table>', dom, re.S).group(0)
+    assert len(re.findall(r"<tr><td>(droptail|ewt)</td><td>[12]</td>", runs)) == 4
 
 
 @needs_chromium

@@ -58,15 +58,16 @@ def test_many_hosts_of_a_router_are_one_box_naming_their_range(tmp_path, monkeyp
     assert not any(t.startswith("left5->R1") for t in texts)
 
 
-def test_a_monitored_link_that_is_not_the_bottleneck_is_marked_apart_from_it(tmp_path):
-    """SARBE's lossy link: the bottleneck is S->R1, the monitored link R1->R2."""
+def test_the_lossy_links_drawing_marks_its_monitored_link_and_the_loss_on_the_wireless_hop(tmp_path):
+    """The SARBE paper's lossy link: the monitored link is R1->R2 (the 5 Mb/s
+    hop), not the first one; the wireless hop R2->D loses 1 %."""
     out = tmp_path / "s.svg"
     assert cli.main(["show", "sarbe/lossy_link", "--out", str(out)]) == 0
     texts = _texts(out)
     marked = [t for t, colour in texts if colour == topology.MONITORED]
-    assert len(marked) == 1 and marked[0].startswith("R1->R2:") and "[monitored]" in marked[0]
-    assert any(t.startswith("S->R1:") and "[bottleneck]" in t for t, _ in texts)
+    assert len(marked) == 1 and marked[0].startswith("R1->R2: 5 Mb/s, 50 ms") and "monitored" in marked[0]
     assert any(t.startswith("R2->D:") and "loss 1 %" in t for t, _ in texts)
+    assert not any(t.startswith("S->R1:") and "monitored" in t for t, _ in texts)
 
 
 def test_an_out_file_that_is_not_svg_and_an_unknown_scenario_are_clear_errors(tmp_path, capsys):

@@ -7,8 +7,9 @@ Linux gateway running the same controller code.
 """
 
 from . import _native
-from .api import Results, run
+from .api import run
+from .results import Results, open_results as open
 from .scenarios import ScenarioError, list_scenarios, load
 
 __version__ = _native.__version__
-__all__ = ["Results", "ScenarioError", "list_scenarios", "load", "run", "__version__"]
+__all__ = ["Results", "ScenarioError", "list_scenarios", "load", "open", "run", "__version__"]

@@ -1,61 +1,30 @@
 """The Python API, mirroring the command line.
 
 >>> import netreturn
->>> res = netreturn.run("ewt/scenario2", set={"flows": 13}, sweep={"queue": ["droptail", "red"]}, seeds=5)
->>> res.runs        # one row per run (pandas DataFrame)
+>>> res = netreturn.run("ewt/scenario2", set={"flows": 13}, sweep={"queue": ["droptail", "red"]}, seeds=5,
+...                     out="results/queues")
+>>> res.runs        # one row per run (pandas DataFrame), swept values typed
 >>> res.summary     # mean and 95 % CI per metric per group
+>>> res.series      # time series, long form
 >>> print(res.table())
+>>> netreturn.open("results/queues").runs   # the same, read back from the folder
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from . import report
-from .runner import RunSpec, flow_rows, run_many, run_rows
-from .scenarios import DEFAULT_SCENARIO, MAX_SEED, ScenarioError, load, resolve, swept
+from .args import expand_ranges
+from .files import FolderLock
+from .results import Results, claim_folder, folder_results, settings, write_tables
+from .runner import RunSpec, run_many
+from .scenarios import DEFAULT_SCENARIO, MAX_SEED, ScenarioError, for_python, load, resolve, swept
 
-
-@dataclass
-class Results:
-    scenario: dict
-    group_keys: list[str]
-    raw: list[dict]
-
-    def run_rows(self) -> list[dict]:
-        """One dict per run (what :attr:`runs` holds, without pandas)."""
-        return run_rows(self.raw)
-
-    def summary_rows(self) -> list[dict]:
-        """Mean, CI and n per metric per group (what :attr:`summary` holds, without pandas)."""
-        return report.summary_rows(self.run_rows(), self.group_keys)
-
-    @property
-    def runs(self):
-        """One row per run: swept parameters, seed and every summary metric."""
-        import pandas as pd
-
-        return pd.DataFrame(self.run_rows())
-
-    @property
-    def flows(self):
-        """One row per TCP flow per run."""
-        import pandas as pd
-
-        return pd.DataFrame(flow_rows(self.raw, self.group_keys))
-
-    @property
-    def summary(self):
-        import pandas as pd
-
-        return pd.DataFrame(self.summary_rows())
-
-    def table(self) -> str:
-        return report.table_text(self.summary_rows(), self.group_keys)
+__all__ = ["MAX_RUNS", "Results", "expand", "run", "sweep_values"]
 
 
 # The most runs one call starts: each run's spec and key are built up front
@@ -72,8 +41,40 @@ def _too_many(combos: int, seeds: int, where: str = "") -> str:
             f"sweep runs ({MAX_RUNS:,}); run fewer seeds or values, or split the sweep")
 
 
+def sweep_values(sweep: Mapping[str, Any] | None) -> dict[str, list]:
+    """``sweep`` with each entry a list of values: a single value (a string,
+    a number) is one value, not a sequence to iterate (``{"queue": "red"}``
+    sweeps one queue, not the letters r, e, d); a string with ranges
+    (``{"flows": "10:100:10"}``) gives their values, as ``--sweep`` does
+    (:func:`netreturn.args.expand_ranges`). Raises
+    :class:`ScenarioError` for a sweep that is not a mapping, or an entry
+    without values."""
+    if sweep is None:
+        return {}
+    if not isinstance(sweep, Mapping):
+        raise ScenarioError(f"sweep must be a dict of parameter name to values, like {{'queue': ['droptail', 'red']}}"
+                            f", got {type(sweep).__name__} {sweep!r}")
+    out = {}
+    for k, v in sweep.items():
+        if isinstance(v, str) and ":" in v:
+            try:
+                vals = list(expand_ranges(v))
+            except ValueError as e:
+                raise ScenarioError(f"sweep={{{k!r}: {v!r}}}: {e}") from None
+        elif isinstance(v, (str, bytes, int, float, bool)) or not hasattr(v, "__iter__") or isinstance(v, Mapping):
+            vals = [v]
+        else:
+            vals = list(v)
+        if not vals:
+            raise ScenarioError(f"sweep={{{k!r}: {v!r}}}: no values to sweep; give a value or a list of values")
+        out[str(k)] = vals
+    return out
+
+
 def expand(sweep: Mapping[str, Sequence[Any]] | None) -> list[dict]:
-    """The cartesian product of swept parameter values."""
+    """The cartesian product of swept parameter values, one dict per
+    combination (``[{}]`` without a sweep)."""
+    sweep = sweep_values(sweep)
     if not sweep:
         return [{}]
     keys = list(sweep)
@@ -84,7 +85,7 @@ def run(
     scenario: str | Path = DEFAULT_SCENARIO,
     *,
     set: Mapping[str, Any] | None = None,
-    sweep: Mapping[str, Sequence[Any]] | None = None,
+    sweep: Mapping[str, Sequence[Any] | Any] | None = None,
     seeds: int | None = None,
     seed: int | None = None,
     jobs: int | None = None,
@@ -94,18 +95,52 @@ def run(
     scheduler: Any = None,
     keep_series_seed: int | None = None,
     on_result: Callable[[RunSpec, dict], None] | None = None,
+    tables: bool = True,
+    wording: str = "python",
 ) -> Results:
     """Runs ``scenario`` over ``seeds`` seeds (1..n) or one ``seed``, for each
     combination of ``sweep`` values on top of ``set`` overrides.
-    ``on_result(spec, result)``: called as each run that was not stored
-    yet finishes. Invalid arguments raise :class:`ScenarioError` naming them."""
+
+    Args:
+        scenario: a scenario file, or a bundled scenario's name (``netreturn list``).
+        set: parameter overrides, ``{"flows": 13, "file_bytes": "300kB"}``.
+        sweep: values to compare, ``{"queue": ["droptail", "red"]}``; several
+            entries give their cartesian product; a single value is one value.
+        seeds: run seeds 1..``seeds`` (default: the scenario's ``run.seeds``).
+        seed: run this one seed instead.
+        jobs: parallel processes (default: every core).
+        out: a results folder: each run is stored there as it finishes
+            (``out/runs``), runs stored already are not run again (an
+            interrupted sweep resumes), and, with ``tables``, ``runs.csv``,
+            ``summary.csv`` and ``flows.csv`` are written covering every run
+            stored in the folder. A folder holds one experiment: ``out`` with
+            runs of another scenario, other ``set`` values or other swept
+            parameters is refused (:class:`ScenarioError`), never mixed.
+        progress: show a progress bar.
+        backend: ``"local"`` processes or ``"dask"`` (with ``scheduler``).
+        keep_series_seed: the seed whose runs keep their time series
+            (default: the first).
+        on_result: ``on_result(spec, result)`` is called as each run that
+            was not stored yet finishes.
+        tables: with ``out``: claim the folder for this experiment and write
+            its tables; False uses ``out`` only as a store of runs.
+        wording: how an invalid value is named in errors: ``"python"``
+            (``set['queue'] = 'fifo'``) or ``"cli"`` (``--set queue=fifo``).
+
+    Returns:
+        :class:`Results` of this call's runs (the stored ones included).
+
+    Invalid arguments raise :class:`ScenarioError` naming them."""
     if seed is not None and (not _is_int(seed) or not 0 <= seed <= MAX_SEED):
         raise ScenarioError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
     if seeds is not None and (not _is_int(seeds) or seeds < 1):
         raise ScenarioError(f"seeds must be a positive integer (a count of seeds), got {seeds!r}")
     if jobs is not None and (not _is_int(jobs) or jobs < 1):
         raise ScenarioError(f"jobs must be a positive integer (a count of processes), got {jobs!r}")
+    if set is not None and not isinstance(set, Mapping):
+        raise ScenarioError(f"set must be a dict of parameter name to value, like {{'flows': 13}}, got {set!r}")
     base = dict(set or {})
+    sweep = sweep_values(sweep)
     # Counted before anything is built: a sweep of a billion runs would
     # take the machine's memory before the first one started.
     n_combos = math.prod(len(v) for v in (sweep or {}).values())
@@ -117,7 +152,8 @@ def run(
         try:
             info = load(scenario, {**base, **c})  # validate every combination first
         except ScenarioError as e:
-            raise swept(e, c) from None
+            e = swept(e, c)
+            raise (e if wording == "cli" else for_python(e, base, c)) from None
     assert info is not None
     if seed is None and seeds is None and n_combos * info["seeds"] > MAX_RUNS:
         raise ScenarioError(_too_many(n_combos, info["seeds"], f"{resolve(scenario)}: field `run.seeds`: "),
@@ -130,6 +166,14 @@ def run(
         for c in combos
         for s in seed_list
     ]
-    raw = run_many(specs, jobs=jobs, out=out, progress=progress, backend=backend, scheduler=scheduler,
-                   on_result=on_result)
-    return Results(info, list(sweep or {}), raw)
+    claim = out is not None and tables
+    with FolderLock(out) if claim else nullcontext():
+        if claim:
+            claim_folder(out, settings(scenario, base, sweep), "out=")
+        raw = run_many(specs, jobs=jobs, out=out, progress=progress, backend=backend, scheduler=scheduler,
+                       on_result=on_result)
+        for spec, r in zip(specs, raw):
+            r["run"] = spec.key()
+        if claim:
+            write_tables(out, folder_results(out, raw))
+    return Results(info, list(sweep), raw)

@@ -9,6 +9,8 @@ use it without importing another.
 from __future__ import annotations
 
 import argparse
+import math
+import re
 
 #: The largest seed: what the simulator's seed holds (an unsigned 64-bit integer).
 MAX_SEED = 2**64 - 1
@@ -25,12 +27,64 @@ def kv(text: str) -> tuple[str, str]:
 
 
 def sweep(text: str) -> tuple[str, list[str]]:
-    """``--sweep NAME=V1,V2``."""
+    """``--sweep NAME=V1,V2``; an item ``START:STOP:STEP`` is a range
+    (:func:`expand_ranges`)."""
     k, v = kv(text)
-    vals = [x.strip() for x in v.split(",") if x.strip()]
+    try:
+        vals = expand_ranges(v)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"--sweep {k}={v}: {e}") from None
     if not vals:
         raise argparse.ArgumentTypeError(f"--sweep {k}= needs at least one value")
     return k, vals
+
+
+#: The most values one range may give (a typo such as 1:1e9:1 is refused,
+#: not run for weeks).
+MAX_RANGE = 10_000
+
+_QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/%]*)\s*$")
+
+
+def expand_ranges(text: str) -> list[str]:
+    """The values of a comma-separated list whose items may be ranges
+    ``START:STOP:STEP``, STOP included when the steps reach it:
+    ``"10:40:10"`` -> 10, 20, 30, 40; ``"5ms:20ms:5ms"`` -> 5ms, 10ms, 15ms,
+    20ms (one unit for the three); ``"1,2,5:15:5"`` -> 1, 2, 5, 10, 15.
+    Integers stay integers; decimals are rounded to 12 significant digits
+    (0.1:0.3:0.1 gives 0.3, not 0.30000000000000004). Raises
+    :class:`ValueError` saying what is wrong."""
+    out: list[str] = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        if ":" not in item:
+            out.append(item)
+            continue
+        parts = item.split(":")
+        if len(parts) != 3:
+            raise ValueError(f"range {item!r}: write START:STOP:STEP, e.g. 10:100:10")
+        nums, units = [], []
+        for p in parts:
+            m = _QUANTITY.match(p)
+            if not m:
+                raise ValueError(f"range {item!r}: {p!r} is not a number with an optional unit")
+            nums.append(m.group(1))
+            units.append(m.group(2))
+        unit = units[0]
+        if any(u != unit for u in units):
+            raise ValueError(f"range {item!r}: START, STOP and STEP need the same unit ({', '.join(units)})")
+        ints = all(re.fullmatch(r"[-+]?\d+", n) for n in nums)
+        start, stop, step = (int(n) if ints else float(n) for n in nums)
+        if step == 0 or (stop - start) * step < 0:
+            raise ValueError(f"range {item!r}: the step {nums[2]} never goes from {nums[0]} to {nums[1]}")
+        count = int(math.floor((stop - start) / step + 1e-9)) + 1
+        if count > MAX_RANGE:
+            raise ValueError(f"range {item!r} gives {count} values; at most {MAX_RANGE}")
+        for i in range(count):
+            v = start + i * step
+            out.append(f"{v}{unit}" if ints else f"{v:.12g}{unit}")
+    return out
 
 
 def positive(text: str) -> int:

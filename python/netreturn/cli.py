@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
 from .args import kv as _kv, levels as _levels, positive as _positive, scales as _scales, seed as _seed, sweep as _sweep
 from .cluster import BackendError
 from .files import FolderInUse, FolderLock
-from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, resolve, swept
+from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, swept
 
 # The default experiment shows what the project is about: the window-rewriting
 # gateways (EWA, AWM, EWT) against the queue disciplines (DropTail, RED).
@@ -28,6 +30,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def cmd_run(a: argparse.Namespace) -> int:
     from .api import expand as api_expand, run
+    from .plots import small_sample_note
+    from .results import claim_folder, conflict, default_folder_name, folder_results, settings, write_tables
     from .runner import flow_rows, incomplete_runs
 
     scenario = a.scenario if a.scenario is not None else DEFAULT_SCENARIO
@@ -40,13 +44,22 @@ def cmd_run(a: argparse.Namespace) -> int:
         info = load(scenario, {**sets, **{k: v[0] for k, v in sweep.items()}})
     except ScenarioError as e:
         raise swept(e, sweep) from None
-    out = a.out or Path("results") / Path(str(resolve(scenario))).stem
+    experiment = settings(scenario, sets, sweep)
+    out = a.out
+    if out is None:  # results/<scenario>, or the first of -2, -3, ... free for these settings: never overwritten
+        base = Path("results") / default_folder_name(scenario)
+        out = next(p for p in (base.with_name(f"{base.name}-{i}") if i > 1 else base for i in itertools.count(1))
+                   if not conflict(p, experiment))
+        if out != base:
+            print(f"netreturn: {base} holds runs of other settings; these go into {out}", file=sys.stderr)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
         raise ScenarioError(f"--out {out}: is a file; the results go into a folder") from None
     except OSError as e:
         raise ScenarioError(f"--out {out}: cannot create the folder: {e.strerror}") from None
+    with FolderLock(out):  # refused (in use, other settings) before anything is printed; checked again below
+        claim_folder(out, experiment)
     seeds = None if a.seed is not None else (a.seeds or info["seeds"])
     print(f"{info['name']}: {info['description']}".strip().rstrip(":"))
     if info.get("reference"):
@@ -56,7 +69,9 @@ def cmd_run(a: argparse.Namespace) -> int:
     if sweep:
         print("  sweep: " + "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in sweep.items()))
     print(f"  seeds: {a.seed if a.seed is not None else f'1..{seeds}'}  ->  {out}/")
-    from . import figures, report
+    print(f"  monitored link: {info.get('monitored') or 'none'} (utilization, queue and drops below describe it; "
+          "--per-link shows every link)")
+    from . import figures, links, report
 
     # The figures are drawn by a child process that imports matplotlib while
     # the simulations run: the time series as soon as each group's first
@@ -76,18 +91,25 @@ def cmd_run(a: argparse.Namespace) -> int:
     # takes it again for the runs): another sweep into this folder is refused.
     folder = FolderLock(out).acquire()
     try:
+        claim_folder(out, experiment)
         if worker:
             worker.start()
         res = run(scenario, set=sets, sweep=sweep, seeds=a.seeds, seed=a.seed, jobs=a.jobs, out=out,
-                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result)
+                  progress=not a.quiet, backend=a.backend, scheduler=a.scheduler, on_result=on_result, tables=False,
+                  wording="cli")
         rows = res.run_rows()
-        summary = report.summary_rows(rows, res.group_keys)
+        summary = res.summary_rows()
+        stored = folder_results(out, res.raw)  # the tables and figures cover every run in the folder
         if worker:
             if len(series) < groups:  # some came from the run store
                 worker.submit(figures.series_job(res.raw, keys, out, name))
-            worker.submit(figures.summary_job(summary, keys, out, name))
+            worker.submit(figures.summary_job(stored.run_rows(), keys, out, name, flow_rows(stored.raw, keys),
+                                              columns=stored.metrics()))
         print()
         print(report.table_text(summary, res.group_keys))
+        if a.per_link:
+            print()
+            print(links.link_table(links.link_rows(res.raw, res.group_keys), res.group_keys))
         wall = sum(r["wall_s"] or 0 for r in rows)
         events = int(sum(r.get("events") or 0 for r in rows))
         print(f"\n{len(rows)} runs, {events:,} events, {wall:.2f} s of simulation CPU time")
@@ -97,9 +119,13 @@ def cmd_run(a: argparse.Namespace) -> int:
         if stalled:
             print(f"netreturn: WARNING: {len(stalled)} run(s) kept with unfinished transfers (FCT NaN in flows.csv)",
                   file=sys.stderr)
-        report.write_csv(out / "runs.csv", rows)
-        report.write_csv(out / "summary.csv", summary)
-        report.write_csv(out / "flows.csv", flow_rows(res.raw, res.group_keys))
+        write_tables(out, stored)
+        note = small_sample_note(Counter(report.group_label(r, keys) for r in rows).values())
+        if note:
+            print(f"netreturn: WARNING: {note}", file=sys.stderr)
+        if len(stored.raw) > len(rows):
+            print(f"the tables in {out} hold {len(stored.raw)} runs: these {len(rows)} and "
+                  f"{len(stored.raw) - len(rows)} stored there before with the same settings")
         if worker:
             try:
                 paths = worker.wait()
@@ -111,8 +137,14 @@ def cmd_run(a: argparse.Namespace) -> int:
         if worker:
             worker.close()
         folder.release()
-    print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}")
+    print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}, {out / 'links.csv'}")
     return 0
+
+
+def cmd_plot(a: argparse.Namespace) -> int:
+    from .replot import main as plot_main
+
+    return plot_main(a)
 
 
 def cmd_calibrate(a: argparse.Namespace) -> int:
@@ -235,8 +267,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local processes, or a Dask cluster for sweeps that outgrow one machine")
     r.add_argument("--scheduler", default=None, help="Dask scheduler address (with --backend dask)")
     r.add_argument("--no-plots", action="store_true")
+    r.add_argument("--per-link", action="store_true",
+                   help="also print every link direction's utilization, drops and queue (links.csv has them always)")
     _add_common(r)
     r.set_defaults(func=cmd_run)
+
+    pl = sub.add_parser("plot", help="redraw a results folder's figures from its stored runs (--metrics, --format)")
+    from .replot import add_arguments as plot_arguments
+
+    plot_arguments(pl)
+    pl.set_defaults(func=cmd_plot)
 
     c = sub.add_parser(
         "calibrate", help="RFC 7928 congestion levels: smallest flow count per loss level, under DropTail"

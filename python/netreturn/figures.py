@@ -6,7 +6,7 @@ starts this child before the simulations: it imports matplotlib while they
 run (on another core when there is one). Jobs come as lines on its standard
 input, each the path of a JSON file: the time series (queue, window) as soon
 as every group's first seed is in, so those figures are drawn while the
-other seeds run; the summary (bar charts) when all runs are done. The
+other seeds run; the run rows (metrics figure, FCT CDF) when all runs are done. The
 parent prints the table meanwhile and only waits for the child at the very
 end; at the end of its input the child prints the paths it drew.
 
@@ -22,15 +22,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 # The order the figures are listed in, whatever order they were drawn in.
-ORDER = ["metrics.png", "queue.png", "window.png"]
+ORDER = ["metrics", "fct_cdf", "queue", "window", "rtt_cdf"]
 
 
-def series_job(results: Iterable[dict], keys: Sequence[str], out: Path, name: str) -> dict:
+def series_job(results: Iterable[dict], keys: Sequence[str], out: Path, name: str, fmt: str = "png") -> dict:
     """The time-series figures' job: per group, the queue series of the run
-    that kept it and its first flow's window trace."""
+    that kept it (with the monitored link's name and the seed) and its
+    first traced flow's window and RTT trace (with the flow and seed)."""
     from .report import group_label
 
     series, traces = {}, {}
@@ -39,33 +40,69 @@ def series_job(results: Iterable[dict], keys: Sequence[str], out: Path, name: st
             continue
         label = group_label(r["params"], keys)
         if r["queue_series"] and r["queue_series"]["time_s"]:
-            series[label] = r["queue_series"]
+            series[label] = {**r["queue_series"], "seed": r["seed"], "link": r.get("monitor_link")}
         if r.get("traces"):
-            traces[label] = r["traces"][0]
-    return {"out": str(out), "name": name, "series": series, "traces": traces}
+            traces[label] = {**r["traces"][0], "seed": r["seed"]}
+    return {"out": str(out), "name": name, "series": series, "traces": traces, "fmt": fmt}
 
 
-def summary_job(summary: list[dict], keys: Sequence[str], out: Path, name: str) -> dict:
-    """The bar charts' job: the summary rows (mean, CI per metric and group)."""
-    return {"out": str(out), "name": name, "keys": list(keys), "summary": summary}
+def summary_job(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], out: Path, name: str,
+                flows: Sequence[Mapping[str, Any]] = (), metrics: Sequence[str] | None = None,
+                fmt: str = "png", columns: Sequence[str] | None = None) -> dict:
+    """The metrics figure's and the FCT CDF's job: one row per run (its
+    group and ``columns``, default every numeric one), each finished flow's
+    FCT per group, the metrics to draw (default: the headline ones) and the
+    format."""
+    from .report import group_label, numeric_columns
+
+    cols = [c for c in (numeric_columns(rows) if columns is None else columns) if c not in keys]
+    groups = [group_label(r, keys) for r in rows]
+    fct: dict[str, list] = {g: [] for g in dict.fromkeys(groups)}
+    for f in flows:
+        fct.setdefault(group_label(f, keys), []).append(f.get("fct_s"))
+    return {"out": str(out), "name": name, "groups": groups, "rows": [{c: r.get(c) for c in cols} for r in rows],
+            "fct": fct, "metrics": list(metrics) if metrics else None, "fmt": fmt}
+
+
+def _one(values: Iterable[Any]) -> Any:
+    """The value all have in common, or None."""
+    vs = set(values)
+    return vs.pop() if len(vs) == 1 else None
 
 
 def draw(job: dict) -> list[str]:
-    """Draws what ``job`` holds into ``job["out"]``: ``metrics.png`` from a
-    summary, ``queue.png`` and ``window.png`` from time series; returns
-    their paths."""
-    from . import report
+    """Draws what ``job`` holds into ``job["out"]`` (in ``job["fmt"]``):
+    ``metrics`` and ``fct_cdf`` from run rows, ``queue``, ``window`` and
+    ``rtt_cdf`` from time series; returns their paths."""
+    from . import plots, report
 
-    out, name = Path(job["out"]), job["name"]
+    out, name, fmt = Path(job["out"]), job["name"], job.get("fmt", "png")
     paths = []
-    if "summary" in job:
-        paths.append(report.plot_metrics(job["summary"], job["keys"], out / "metrics.png", f"{name}: mean and 95 % CI"))
+    if "rows" in job:
+        fig = plots.metrics_figure(job["rows"], job["groups"], name, job.get("metrics"))
+        paths.append(report.save(fig, out / f"metrics.{fmt}"))
+        runs = {g: job["groups"].count(g) for g in dict.fromkeys(job["groups"])}
+        fig = plots.fct_cdf_figure(job.get("fct", {}), runs, name)
+        if fig is not None:
+            paths.append(report.save(fig, out / f"fct_cdf.{fmt}"))
     if job.get("series"):
-        paths.append(
-            report.plot_queues(job["series"], None, out / "queue.png", f"{name}: bottleneck queue (first seed)")
-        )
+        s = job["series"]
+        link = _one(x.get("link") for x in s.values())
+        seed = _one(x.get("seed") for x in s.values())
+        what = f"queue of link {link}" if link else "bottleneck queue"
+        labels = {k if link or not x.get("link") else f"{k} ({x['link']})": x for k, x in s.items()}
+        paths.append(report.plot_queues(labels, None, out / f"queue.{fmt}",
+                                        f"{name}: {what}, " + (f"seed {seed}" if seed is not None else "first seed")))
     if job.get("traces"):
-        paths.append(report.plot_windows(job["traces"], out / "window.png", f"{name}: effective window of one flow"))
+        t = job["traces"]
+        flow, seed = _one(x.get("flow") for x in t.values()), _one(x.get("seed") for x in t.values())
+        labels = {k if flow is not None else f"{k}, flow {x.get('flow')}": x for k, x in t.items()}
+        whose = f"flow {flow}" if flow is not None else "one flow per group"
+        paths.append(report.plot_windows(labels, out / f"window.{fmt}", f"{name}: effective window min(cwnd, rwnd) "
+                                         f"of {whose}, " + (f"seed {seed}" if seed is not None else "first seed")))
+        fig = plots.rtt_cdf_figure(t, name)
+        if fig is not None:
+            paths.append(report.save(fig, out / f"rtt_cdf.{fmt}"))
     return [str(p) for p in paths]
 
 
@@ -154,6 +191,7 @@ def _warm_up(plt: Any) -> None:
     fig.suptitle("warm-up")
     fig.savefig(io.BytesIO(), format="png", dpi=50)
     plt.close(fig)
+    import seaborn  # noqa: F401  (the metrics figure's; its import is most of a second)
 
 
 def main() -> int:
@@ -168,7 +206,7 @@ def main() -> int:
     for line in sys.stdin:
         if line.strip():
             paths += draw(json.loads(Path(line.strip()).read_text()))
-    paths.sort(key=lambda p: ORDER.index(Path(p).name) if Path(p).name in ORDER else len(ORDER))
+    paths.sort(key=lambda p: ORDER.index(Path(p).stem) if Path(p).stem in ORDER else len(ORDER))
     print(json.dumps(paths))
     return 0
 

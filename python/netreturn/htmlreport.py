@@ -61,6 +61,8 @@ class Folder:
     scenario: str | None = None
     overrides: dict = field(default_factory=dict)
     manifest: dict = field(default_factory=dict)
+    sweep: dict = field(default_factory=dict)  # experiment.json's, where the folder has one
+    links: list[dict] = field(default_factory=list)  # links.csv: per link direction per run
 
 
 def _value(text: str) -> Any:
@@ -81,8 +83,9 @@ def _value(text: str) -> Any:
 
 
 def read_csv(path: Path) -> list[dict]:
+    """Rows of a table the folder holds; a run's id (``run``) stays text."""
     with open(path, newline="") as f:
-        return [{k: _value(v) for k, v in r.items()} for r in csv.DictReader(f)]
+        return [{k: v if k == "run" else _value(v) for k, v in r.items()} for r in csv.DictReader(f)]
 
 
 def _stored(path: Path) -> list[dict]:
@@ -138,8 +141,16 @@ def load(path: str | Path) -> Folder:
     shared = dict(first.get("params", {}))
     for r in stored:
         shared = {k: v for k, v in shared.items() if r.get("params", {}).get(k) == v}
-    return Folder(path, keys, summary, runs, flows, series, varying, first.get("scenario"),
-                  {k: v for k, v in shared.items() if k not in keys}, manifest)
+    overrides = {k: v for k, v in shared.items() if k not in keys}
+    scenario, sweep = first.get("scenario"), {}
+    if (path / "experiment.json").is_file():  # the folder's own record of what it runs
+        try:
+            exp = json.loads((path / "experiment.json").read_text())
+            scenario, overrides, sweep = exp.get("scenario", scenario), exp.get("set", overrides), exp.get("sweep", {})
+        except json.JSONDecodeError:
+            pass
+    links = read_csv(path / "links.csv") if (path / "links.csv").is_file() else []
+    return Folder(path, keys, summary, runs, flows, series, varying, scenario, overrides, manifest, sweep, links)
 
 
 # -- HTML pieces ------------------------------------------------------------
@@ -286,13 +297,27 @@ def _flow_tables(f: Folder) -> str:
     return "".join(parts) or "<p>No per-flow results in this folder.</p>"
 
 
+def _links_table(f: Folder) -> str:
+    """links.csv for each group's first seed: every link direction's utilization, drops and queue."""
+    if not f.links:
+        return "<p>No links.csv in this folder.</p>"
+    first = min((r.get("seed") for r in f.links), key=lambda x: (x is None, x))
+    rows = [r for r in f.links if r.get("seed") == first][:MAX_RUN_ROWS]
+    cols = list(rows[0])
+    body = [[num(r.get(c), unit_of(c)) if isinstance(r.get(c), float) else r.get(c) for c in cols] for r in rows]
+    return (f"<p>Seed {first} of each group (every seed in links.csv).</p>"
+            + _table([f"{c} ({shown_unit(unit_of(c))})" if isinstance(rows[0].get(c), float) and shown_unit(unit_of(c))
+                      else c for c in cols], body, "links"))
+
+
 def _settings(f: Folder) -> str:
     from . import __version__
     from .scenarios import ScenarioError, show_config
 
     rows = [["scenario", f.scenario or "-"],
             ["overrides (--set)", ", ".join(f"{k}={v}" for k, v in f.overrides.items()) or "none"],
-            ["swept (groups)", ", ".join(f.group_keys) or "none"],
+            ["swept (groups)", "; ".join(f"{k} in {{{', '.join(map(str, v))}}}" for k, v in f.sweep.items())
+             or ", ".join(f.group_keys) or "none"],
             ["simulator build of the runs", f.manifest.get("native_build", "-")],
             ["runs last updated", f.manifest.get("updated", "-")],
             ["page written by", f"netreturn {__version__}"]]
@@ -370,7 +395,8 @@ def render(f: Folder, title: str | None = None) -> str:
 <h1>{_e(title)}</h1>
 <p>{len(f.runs)} runs in {len(_groups(f))} group(s) from <code>{_e(f.path)}</code>.
 <a href="#summary">Summary</a> · <a href="#plots">Plots</a> · <a href="#series">Time series</a> ·
-<a href="#runs">Runs</a> · <a href="#flows">Flows</a> · <a href="#settings">Settings</a></p>
+<a href="#runs">Runs</a> · <a href="#flows">Flows</a> · <a href="#links">Links</a> ·
+<a href="#settings">Settings</a></p>
 <h2 id="summary">Summary: mean ± 95 % CI</h2>
 {summary_table(f, head_metrics or metrics)}
 <h2 id="plots">Per metric</h2>
@@ -381,6 +407,8 @@ def render(f: Folder, title: str | None = None) -> str:
 {_run_table(f, head_metrics or metrics)}
 <h2 id="flows">Flows</h2>
 {_flow_tables(f)}
+<h2 id="links">Links</h2>
+{_links_table(f)}
 <h2 id="settings">Settings</h2>
 {_settings(f)}
 {_extras(f)}

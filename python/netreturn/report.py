@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .files import atomic_open
 from .stats import mean_ci
-from .table import ci, render, scale, unit_of
+from .table import ci, render, unit_of
 
 # Headline metrics, in print order, with a label and unit.
 METRICS: list[tuple[str, str]] = [
@@ -24,7 +24,7 @@ METRICS: list[tuple[str, str]] = [
     ("tcp_data_loss_pct", "TCP loss, data segments (%)"),
     ("udp_loss_pct", "UDP loss ratio (%)"),
     ("udp_efficiency_pct", "UDP efficiency (%)"),
-    ("utilization", "bottleneck utilization"),
+    ("utilization", "utilization, monitored link"),
     ("queue_mean_bytes", "mean queue (kB)"),
     ("robustness_index", "robustness index"),
     ("fast_recoveries", "fast recoveries"),
@@ -147,6 +147,8 @@ def _nan(x: Any) -> float:
 
 # zlib's fastest level: about two thirds of the time of the default (6), files about a third larger.
 PNG_OPTIONS = {"compress_level": 1}
+#: The formats a figure is written in.
+FORMATS = ("png", "svg", "pdf")
 
 
 def _plt():
@@ -158,12 +160,28 @@ def _plt():
     return plt
 
 
+def save(fig, path: str | Path, dpi: int = 120) -> Path:
+    """Saves ``fig`` in the format its suffix names (png, svg or pdf) and closes it."""
+    path = Path(path)
+    fmt = path.suffix.lstrip(".")
+    if fmt not in FORMATS:
+        raise ValueError(f"{path}: a figure is written as {', '.join(FORMATS)}, not {fmt or 'no suffix'}")
+    import matplotlib
+
+    # Text as text, not outlines, in SVG and PDF: a paper's editor can change it.
+    with matplotlib.rc_context({"svg.fonttype": "none", "pdf.fonttype": 42}):
+        fig.savefig(path, format=fmt, **({"dpi": dpi, "pil_kwargs": PNG_OPTIONS} if fmt == "png" else {}))
+    _plt().close(fig)
+    return path
+
+
 def _time_plot(
     lines: dict[str, tuple[list, list]], ylabel: str, path: Path, title: str, hline: float | None = None
 ) -> Path:
-    """One line per label over time, saved as a PNG."""
+    """One line per label over time, the legend right of the axes (where
+    it hides no data); the format from ``path``'s suffix."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = plt.subplots(figsize=(9, 4))
     for label, (x, y) in lines.items():
         ax.plot(x, y, label=label, linewidth=0.8)
     if hline:
@@ -172,12 +190,10 @@ def _time_plot(
     ax.set_ylabel(ylabel)
     # A fixed title position and margins: matplotlib's automatic layout
     # (tight_layout, title placement) measures every tick label, twice.
-    ax.set_title(title, y=1.0)
-    ax.legend(loc="upper right", fontsize=8)
-    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.92)
-    fig.savefig(path, dpi=120, pil_kwargs=PNG_OPTIONS)
-    plt.close(fig)
-    return path
+    ax.set_title(title, y=1.0, fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    fig.subplots_adjust(left=0.08, right=0.78, bottom=0.12, top=0.92)
+    return save(fig, path)
 
 
 def plot_queues(series: dict[str, dict], capacity: float | None, path: Path, title: str) -> Path:
@@ -190,43 +206,3 @@ def plot_windows(traces: dict[str, dict], path: Path, title: str) -> Path:
     """Effective window min(cwnd, rwnd) of one flow (the EWT paper's Fig. 10)."""
     lines = {f"{k} effective": (t["time_s"], [w / 1000 for w in t["effective"]]) for k, t in traces.items()}
     return _time_plot(lines, "window (kB)", path, title)
-
-
-def plot_metrics(summary, group_keys: Sequence[str], path: Path, title: str, metrics=METRICS) -> Path:
-    """Bar charts with 95 % CI error bars, one panel per metric.
-    ``summary``: rows of :func:`summary_rows` or its DataFrame."""
-    from matplotlib.ticker import MaxNLocator
-
-    plt = _plt()
-    keys = list(group_keys)
-    by_metric: dict[str, list[dict]] = {}
-    for r in _records(summary):
-        by_metric.setdefault(r["metric"], []).append(r)
-    names = [(m, lab) for m, lab in metrics
-             if any(r["mean"] is not None and not math.isnan(r["mean"]) for r in by_metric.get(m, []))]
-    cols = 3
-    rows = max(1, math.ceil(len(names) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 2.8 * rows), squeeze=False)
-    for ax, (m, label) in zip(axes.flat, names):
-        sel = by_metric[m]
-        factor = scale(unit_of(m))
-        labels = [group_label(r, keys) for r in sel] if keys else ["all"]
-        ys = [_nan(r["mean"]) * factor for r in sel]
-        es = [0.0 if math.isnan(_nan(r["ci95"])) else _nan(r["ci95"]) * factor for r in sel]
-        ax.bar(range(len(sel)), ys, yerr=es, capsize=3, color="#4c72b0")
-        ax.set_xticks(range(len(sel)))
-        ax.set_xticklabels([lab.split("=")[-1] if len(keys) == 1 else lab for lab in labels], rotation=30, fontsize=7)
-        ax.yaxis.set_major_locator(MaxNLocator(5))
-        ax.tick_params(axis="y", labelsize=7)
-        ax.set_title(label, fontsize=9, y=1.0)
-    for ax in list(axes.flat)[len(names):]:
-        ax.remove()
-    height = 2.8 * rows
-    fig.suptitle(title, y=1 - 0.12 / height)
-    # Fixed margins (see _time_plot), in inches: the title on top, the
-    # rotated group labels below.
-    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.9 / height, top=1 - 0.75 / height,
-                        wspace=0.25, hspace=0.6)
-    fig.savefig(path, dpi=110, pil_kwargs=PNG_OPTIONS)
-    plt.close(fig)
-    return path

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .files import FolderLock, atomic_write
-from .scenarios import ScenarioError
+from .scenarios import ScenarioError, param_value
 from .task import SCHEMA, RunSpec, execute, json_safe, native_build_id
 
 __all__ = ["SCHEMA", "RunSpec", "execute", "json_safe", "run_many", "run_rows", "flow_rows", "Store"]
@@ -257,8 +257,11 @@ def _is_run_failure(e: ScenarioError) -> bool:
 
 
 def run_rows(results: Iterable[dict]) -> list[dict]:
-    """One dict per run: seed, parameters and headline metrics."""
-    return [{"seed": r["seed"], **r.get("params", {}), **r["summary"], "wall_s": r.get("wall_s")} for r in results]
+    """One dict per run: its id (``run``, where known), seed, parameters
+    (typed: :func:`~netreturn.scenarios.param_value`) and headline metrics."""
+    return [{**({"run": r["run"]} if r.get("run") else {}), "seed": r["seed"],
+             **{k: param_value(v) for k, v in r.get("params", {}).items()}, **r["summary"], "wall_s": r.get("wall_s")}
+            for r in results]
 
 
 def flow_rows(results: Iterable[dict], group_keys: Sequence[str]) -> list[dict]:
@@ -267,7 +270,8 @@ def flow_rows(results: Iterable[dict], group_keys: Sequence[str]) -> list[dict]:
     for r in results:
         f = r["flows"]
         cols = list(f)
-        head = {"seed": r["seed"], **{k: r["params"].get(k) for k in group_keys}}
+        head = {**({"run": r["run"]} if r.get("run") else {}), "seed": r["seed"],
+                **{k: param_value(r["params"].get(k)) for k in group_keys}}
         n = len(f[cols[0]]) if cols else 0
         rows.extend({**head, **{c: f[c][i] for c in cols}} for i in range(n))
     return rows

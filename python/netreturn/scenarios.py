@@ -82,6 +82,23 @@ def overrides_list(overrides: Mapping[str, Any] | None) -> list[tuple[str, str]]
     return out
 
 
+def param_value(text: Any) -> Any:
+    """A parameter value as the scenario reads it, the inverse of
+    :func:`overrides_list`: ``"17"`` is the integer 17, ``"0.5"`` a float,
+    ``"true"`` a boolean (TOML literals); anything else (``"red"``,
+    ``"300kB"``) stays the string it is. Values that are not strings are
+    returned as they are. So a swept ``flows`` sorts 8 before 17."""
+    if not isinstance(text, str) or "\n" in text or "#" in text:
+        return text
+    from ._toml import loads
+
+    try:
+        v = loads(f"v = {text}")["v"]
+    except ValueError:  # not a TOML literal: a word such as red, or 300kB
+        return text
+    return v if isinstance(v, (bool, int, float)) else text
+
+
 def load(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
     """Validates a scenario with its overrides; returns its description."""
     path = resolve(name)
@@ -101,6 +118,20 @@ def swept(e: ScenarioError, keys: Iterable[str]) -> ScenarioError:
         if e.field == f"params.{k}":  # an unknown parameter: "--set names an unknown parameter"
             msg, detail = (x.replace("--set names", "--sweep names", 1) for x in (msg, detail))
         msg, detail = (x.replace(f"--set {k}=", f"--sweep {k}=") for x in (msg, detail))
+    return ScenarioError(msg, e.file, e.field, detail)
+
+
+def for_python(e: ScenarioError, sets: Mapping[str, Any], sweep: Mapping[str, Any]) -> ScenarioError:
+    """``e`` (worded for the command line by :func:`swept`) reworded for a
+    caller of :func:`netreturn.run`: ``--set queue=fifo`` becomes
+    ``set['queue'] = 'fifo'`` and ``--sweep flows=abc`` ``sweep['flows']
+    value 'abc'``, with the values as the caller gave them."""
+    msg, detail = str(e), e.detail
+    for flag, values, fmt in (("--set", sets, "set[{k!r}] = {v!r}"), ("--sweep", sweep, "sweep[{k!r}] value {v!r}")):
+        for k, v in values.items():
+            text = overrides_list({k: v})[0][1]
+            msg, detail = (x.replace(f"{flag} {k}={text}", fmt.format(k=k, v=v)) for x in (msg, detail))
+        msg, detail = (x.replace(f"{flag} names", f"{flag.lstrip('-')}= names") for x in (msg, detail))
     return ScenarioError(msg, e.file, e.field, detail)
 
 

@@ -56,6 +56,21 @@ def unit_of(metric: str) -> str:
     return "count"
 
 
+def bounds(metric: str) -> tuple[float, float]:
+    """The range a metric's values can take: Jain's index and utilization
+    in [0, 1], percentages in [0, 100], sizes, rates, times and counts at
+    least 0; other ratios unbounded. A 95 % CI drawn for a metric is clipped
+    to it (a t interval from a few runs can reach past the possible)."""
+    if metric.startswith("jain") or metric == "utilization":
+        return 0.0, 1.0
+    unit = unit_of(metric)
+    if unit == "%":
+        return 0.0, 100.0
+    if unit == "ratio":
+        return -math.inf, math.inf
+    return 0.0, math.inf
+
+
 def shown_unit(unit: str) -> str:
     """The unit a value is shown in (``"s"`` -> ``"ms"``); "" for ratios and counts."""
     return UNITS[unit][1]

@@ -80,7 +80,7 @@ def text(m: Mapping[str, Any], title: str = "") -> str:
                      d.get("controller") or "-", f"{d['loss'] * 100:.3g} %" if d.get("loss") else "0", role])
     t = m["tcp"]
     head = [f"{title}" if title else "",
-            f"monitored link: {m.get('monitored')}   bottleneck: {m.get('bottleneck')}   "
+            f"monitored link: {m.get('monitored')}   bottleneck: {m.get('bottleneck') or 'none declared'}   "
             f"packet: {m['packet_bytes']} B   TCP: {t['cc']}, MSS {t['mss']} B, receive buffer {t['rcv_buf']:,} B",
             f"links ({len(m['links'])} directions):"]
     return "\n".join(h for h in head if h) + "\n" + render(
@@ -274,7 +274,7 @@ def svg(m: Mapping[str, Any], title: str = "") -> str:
                       f'font-weight="{"bold" if router else "normal"}">{html.escape(name)}</text>')
         points.extend([(x - w / 2, y - 13), (x + w / 2, y + 13)])
     t = m["tcp"]
-    foot = (f"monitored link: {m.get('monitored')} (red) · bottleneck: {m.get('bottleneck')} · "
+    foot = (f"monitored link: {m.get('monitored')} (red) · bottleneck: {m.get('bottleneck') or 'none declared'} · "
             f"packet {m['packet_bytes']} B · TCP {t['cc']}, MSS {t['mss']} B")
     x0, x1 = min(x for x, _ in points) - 20, max(x for x, _ in points) + 20
     y0, y1 = min(y for _, y in points) - 50, max(y for _, y in points) + 40

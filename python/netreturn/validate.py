@@ -210,7 +210,7 @@ def main(a) -> int:
     settings = {"flows": flows, "queue": a.queue}
     if a.queue == "ared":
         settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
-    res = run(mine, set=settings, seeds=a.seeds, jobs=a.jobs, out=out / "netreturn", progress=not a.quiet)
+    res = run(mine, set=settings, seeds=a.seeds, jobs=a.jobs, out=out / "netreturn", progress=not a.quiet, tables=False)
     ours = [with_data_loss(r) for r in res.runs.to_dict("records")]
     rows = compare(ns3, ours)
     text = table(rows, label)

@@ -104,7 +104,7 @@ def main(a, out: Path) -> int:
             print(f"netreturn: error: {e}", file=sys.stderr)
             return 2
         res = run(SCENARIO, set={**sets, "tcp": cc}, sweep={"loss": list(loss_rates)}, seeds=a.seeds, jobs=a.jobs,
-                  out=out / "netreturn", progress=not a.quiet)
+                  out=out / "netreturn", progress=not a.quiet, tables=False)
         ours = res.run_rows()
         rows = []
         for loss in loss_rates:

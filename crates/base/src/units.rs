@@ -3,7 +3,12 @@
 //! bindings) the testbed: times ("80ms"), rates ("45Mbps"), sizes ("97kB",
 //! "100p").
 //!
-//! A bare number means seconds, bits per second or bytes. Prefixes are
+//! In a scenario file or a gateway config a quantity must carry its unit:
+//! a bare number (`rtt = 20`, or `"20"`) is refused with a hint, since 20
+//! could be milliseconds as well as seconds (a bare `0` is allowed: zero
+//! has no unit). The plain parsers below, used by command-line flags and
+//! Python callers, read a bare number as seconds, bits per second or bytes.
+//! Prefixes are
 //! decimal (k = 1000), as in the papers' tables; binary prefixes (KiB, MiB)
 //! are accepted too. A negative, non-finite or unknown value is an error
 //! that names what is allowed; nothing silently becomes zero.
@@ -173,7 +178,7 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
 /// A quantity read from a string with units or from a bare number; what
 /// scenario files and gateway configs hold.
 macro_rules! quantity {
-    ($name:ident, $inner:ty, $parse:ident, $what:expr) => {
+    ($name:ident, $inner:ty, $parse:ident, $what:expr, $hint:expr) => {
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct $name(pub $inner);
 
@@ -186,12 +191,16 @@ macro_rules! quantity {
                         f.write_str($what)
                     }
                     fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
-                        $parse(s).map($name).map_err(E::custom)
+                        match split_number(s) {
+                            Some((v, "")) if v != 0.0 => Err(E::custom(bare_number(&s.trim(), $hint))),
+                            _ => $parse(s).map($name).map_err(E::custom),
+                        }
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
-                        // A bare number is the base unit: the same parser, so
-                        // the same range checks.
-                        $parse(&format!("{v}")).map($name).map_err(E::custom)
+                        if v != 0.0 {
+                            return Err(E::custom(bare_number(&v, $hint)));
+                        }
+                        $parse("0").map($name).map_err(E::custom)
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
                         self.visit_f64(v as f64)
@@ -212,9 +221,16 @@ macro_rules! quantity {
     };
 }
 
-quantity!(TimeQ, Time, parse_time, "a time like \"80ms\" or a number of seconds");
-quantity!(RateQ, Rate, parse_rate, "a rate like \"45Mbps\" or a number of bits per second");
-quantity!(SizeQ, Size, parse_size, "a size like \"97kB\", \"100p\" or a number of bytes");
+/// The refusal of a unitless quantity, with the spellings the user may
+/// have meant: `hint` holds `{}` where the number goes.
+fn bare_number(v: &dyn fmt::Display, hint: &[&str]) -> String {
+    let options: Vec<String> = hint.iter().map(|u| format!("\"{v}{u}\"")).collect();
+    format!("{v} has no unit; write {}", options.join(" or "))
+}
+
+quantity!(TimeQ, Time, parse_time, "a time with its unit, like \"80ms\"", &["ms", "s"]);
+quantity!(RateQ, Rate, parse_rate, "a rate with its unit, like \"45Mbps\"", &["Mbps", "kbps", "bps"]);
+quantity!(SizeQ, Size, parse_size, "a size with its unit, like \"97kB\" or \"100p\"", &["p", "kB", "B"]);
 
 #[cfg(test)]
 mod tests {
@@ -284,14 +300,33 @@ mod tests {
     }
 
     #[test]
-    fn numbers_mean_seconds_bits_per_second_and_bytes() {
+    fn a_file_quantity_without_its_unit_is_refused_with_the_spellings_meant() {
         use serde::de::value::Error;
         use serde::de::IntoDeserializer;
-        let t = Time::deserialize(IntoDeserializer::<Error>::into_deserializer(2.5f64)).unwrap();
-        let r = Rate::deserialize(IntoDeserializer::<Error>::into_deserializer(1000u64)).unwrap();
-        let s = Size::deserialize(IntoDeserializer::<Error>::into_deserializer(1500i64)).unwrap();
-        assert_eq!((t, r, s), (Time::from_millis(2500), Rate(1000), Size::Bytes(1500)));
-        assert!(Size::deserialize(IntoDeserializer::<Error>::into_deserializer(-1i64)).is_err());
+        let err = |r: Result<Time, Error>| r.unwrap_err().to_string();
+        let t = err(Time::deserialize(IntoDeserializer::<Error>::into_deserializer(20i64)));
+        assert_eq!(t, r#"20 has no unit; write "20ms" or "20s""#);
+        let t = err(Time::deserialize(IntoDeserializer::<Error>::into_deserializer("2.5")));
+        assert_eq!(t, r#"2.5 has no unit; write "2.5ms" or "2.5s""#);
+        let r = Rate::deserialize(IntoDeserializer::<Error>::into_deserializer(1000u64)).unwrap_err().to_string();
+        assert!(r.contains(r#""1000Mbps""#), "{r}");
+        let s = Size::deserialize(IntoDeserializer::<Error>::into_deserializer(1500i64)).unwrap_err().to_string();
+        assert!(s.contains(r#""1500p""#) && s.contains(r#""1500B""#), "{s}");
+        // Zero has no unit to forget; a rate must still be positive.
+        let z = Time::deserialize(IntoDeserializer::<Error>::into_deserializer(0i64)).unwrap();
+        assert_eq!(z, Time::ZERO);
         assert!(Rate::deserialize(IntoDeserializer::<Error>::into_deserializer(0u64)).is_err());
+        // With its unit, the same number is read as written.
+        let ms = Time::deserialize(IntoDeserializer::<Error>::into_deserializer("20ms")).unwrap();
+        assert_eq!(ms, Time::from_millis(20));
+    }
+
+    #[test]
+    fn a_flag_or_python_number_means_seconds_bits_per_second_and_bytes() {
+        assert_eq!(parse_time("2.5").unwrap(), Time::from_millis(2500));
+        assert_eq!(parse_rate("1000").unwrap(), Rate(1000));
+        assert_eq!(parse_size("1500").unwrap(), Size::Bytes(1500));
+        assert!(parse_size("-1").is_err());
+        assert!(parse_rate("0").is_err());
     }
 }

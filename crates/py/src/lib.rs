@@ -54,9 +54,11 @@ fn load_scenario(py: Python<'_>, path: &str, overrides: Vec<(String, String)>) -
     let s = load(path, overrides)?;
     // Building the topology and traffic catches errors serde cannot see
     // (unknown hosts, gateway parameters) before any run starts.
-    netreturn_sim::world::World::new(&s, 0)
+    let w = netreturn_sim::world::World::new(&s, 0)
         .map_err(|(field, message)| scenario_err(ScenarioError { file: path.to_string(), field, message }))?;
     let d = PyDict::new(py);
+    // The link direction the headline describes (`Resolved::monitored`).
+    d.set_item("monitored", w.rec.monitor.map(|m| w.ifaces[m as usize].name.clone()))?;
     d.set_item("name", &s.name)?;
     d.set_item("description", &s.description)?;
     d.set_item("reference", &s.reference)?;
@@ -84,13 +86,7 @@ fn load_scenario(py: Python<'_>, path: &str, overrides: Vec<(String, String)>) -
 fn show_config(path: &str, overrides: Vec<(String, String)>) -> PyResult<String> {
     let s = load(path, overrides)?;
     let r = netreturn_sim::resolve::Resolved::new(&s).map_err(scenario_err)?;
-    let monitored = r.monitored(&s).map(|i| r.links[i as usize].name.clone());
-    Ok(format!(
-        "scenario: {} ({})\nmonitored link: {}\n{r}",
-        s.name,
-        s.origin(),
-        monitored.as_deref().unwrap_or("none")
-    ))
+    Ok(format!("scenario: {} ({})\n{r}", s.name, s.origin()))
 }
 
 /// The resolved model as data (`netreturn_scenario::Resolved`):
@@ -109,7 +105,7 @@ fn resolve(py: Python<'_>, path: &str, overrides: Vec<(String, String)>) -> PyRe
     d.set_item("packet_bytes", r.packet_bytes)?;
     let name = |i: Option<u32>| i.map(|i| r.links[i as usize].name.clone());
     d.set_item("bottleneck", name(r.topology.bottleneck))?;
-    d.set_item("monitored", name(r.monitored(&s)))?;
+    d.set_item("monitored", name(r.monitored))?;
     let links = PyList::empty(py);
     for l in &r.links {
         let x = PyDict::new(py);
@@ -247,6 +243,7 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
         summary.set_item(*k, *v)?;
     }
     d.set_item("summary", summary)?;
+    d.set_item("monitor_link", r.monitor.clone())?;
     macro_rules! o {
         ($e:expr) => {
             $e.into_pyobject(py).unwrap().into_any().unbind()

@@ -152,6 +152,9 @@ pub struct Resolved {
     pub tcp: TcpConfig,
     /// What "1p" weighs ([`packet_bytes`]).
     pub packet_bytes: u32,
+    /// The link direction the run's headline describes
+    /// ([`Resolved::pick_monitored`]).
+    pub monitored: Option<u32>,
 }
 
 impl Resolved {
@@ -171,17 +174,106 @@ impl Resolved {
             l.check()?;
         }
         let tcp = endpoint_config(s, &topology);
-        Ok(Resolved { topology, links, tcp, packet_bytes: packet })
+        let monitored = Resolved::pick_monitored(s, &topology, &links)?;
+        Ok(Resolved { topology, links, tcp, packet_bytes: packet, monitored })
     }
 
-    /// The interface whose queue is the scenario's headline: `run.monitor`
-    /// if set, else the topology's bottleneck.
-    pub fn monitored(&self, s: &Scenario) -> Option<u32> {
-        match &s.run.monitor {
-            Some(name) => self.topology.iface_by_name(name),
-            None => self.topology.bottleneck,
+    /// The link direction whose queue is the scenario's headline, in this
+    /// order: `run.monitor`; the topology's declared bottleneck (dumbbell,
+    /// multi-rtt); else the lowest-rate link direction on the traffic's
+    /// paths. Among equally slow directions the one running a gateway or
+    /// an AQM is taken; if that does not single one out, the error lists
+    /// them and asks for `run.monitor` (a chain of equal links once
+    /// reported its idle first hop as "the bottleneck").
+    fn pick_monitored(s: &Scenario, topo: &Topology, links: &[LinkDir]) -> Result<Option<u32>, (String, String)> {
+        if let Some(name) = &s.run.monitor {
+            return match topo.iface_by_name(name) {
+                Some(i) => Ok(Some(i)),
+                None => Err((
+                    "run.monitor".into(),
+                    format!("no link direction {name:?}; the links are {}", names(links, 0..links.len())),
+                )),
+            };
+        }
+        if topo.bottleneck.is_some() {
+            return Ok(topo.bottleneck);
+        }
+        let on_paths = traffic_paths(s, topo);
+        let Some(slowest) = on_paths.iter().map(|&i| links[i].rate).min() else {
+            return Ok(None);
+        };
+        let tied: Vec<usize> = on_paths.iter().copied().filter(|&i| links[i].rate == slowest).collect();
+        if tied.len() == 1 {
+            return Ok(Some(tied[0] as u32));
+        }
+        let managed: Vec<usize> =
+            tied.iter().copied().filter(|&i| links[i].method != QueueMethod::Queue(QueueKind::DropTail)).collect();
+        if managed.len() == 1 {
+            return Ok(Some(managed[0] as u32));
+        }
+        Err((
+            "run.monitor".into(),
+            format!(
+                "the traffic's slowest links tie at {slowest} ({}); name the one to report, e.g. \
+                 [run] monitor = {:?}",
+                names(links, tied.iter().copied()),
+                links[tied[tied.len() / 2]].name
+            ),
+        ))
+    }
+}
+
+fn names(links: &[LinkDir], ids: impl Iterator<Item = usize>) -> String {
+    let v: Vec<&str> = ids.map(|i| links[i].name.as_str()).collect();
+    if v.len() > 12 {
+        format!("{}, ... ({} in all)", v[..12].join(", "), v.len())
+    } else {
+        v.join(", ")
+    }
+}
+
+/// The link directions some traffic's packets cross from its senders to
+/// its receivers (flow k goes from `from`[k] to `to`[k], cycling through
+/// the groups, as the simulator pairs them), in order of first use. At
+/// most 4096 pairs per traffic entry are followed: enough to meet every
+/// link of the bundled topologies, cheap at the scale benchmark's size.
+fn traffic_paths(s: &Scenario, topo: &Topology) -> Vec<usize> {
+    use crate::scenario::TrafficSpec as T;
+    let mut seen = vec![false; topo.ifaces.len()];
+    let mut out = vec![];
+    for t in &s.traffic {
+        let (from, to, count) = match t {
+            T::TcpFile { from, to, count, .. }
+            | T::TcpBulk { from, to, count, .. }
+            | T::TcpRate { from, to, count, .. }
+            | T::UdpCbr { from, to, count, .. }
+            | T::UdpOnOff { from, to, count, .. } => (from, to, Some(*count as usize)),
+            T::TcpWeb { from, to, .. } => (from, to, None),
+        };
+        let (Some(srcs), Some(dsts)) = (topo.hosts(from), topo.hosts(to)) else { continue };
+        if srcs.is_empty() || dsts.is_empty() {
+            continue;
+        }
+        let pairs = count.unwrap_or(srcs.len().max(dsts.len())).min(4096);
+        for k in 0..pairs {
+            let (mut at, dst) = (srcs[k % srcs.len()], dsts[k % dsts.len()]);
+            for _ in 0..topo.nodes.len() {
+                if at == dst {
+                    break;
+                }
+                let i = topo.route(at, dst);
+                if i == crate::topology::NO_ROUTE {
+                    break;
+                }
+                if !seen[i as usize] {
+                    seen[i as usize] = true;
+                    out.push(i as usize);
+                }
+                at = topo.ifaces[i as usize].to;
+            }
         }
     }
+    out
 }
 
 /// The TCP settings of `[tcp]`, before NGWA's and XCP's overrides.
@@ -280,9 +372,9 @@ impl fmt::Display for Resolved {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "nodes: {}", self.topology.nodes.len())?;
         writeln!(f, "one packet (\"1p\"): {} B", self.packet_bytes)?;
-        match self.topology.bottleneck {
-            Some(b) => writeln!(f, "bottleneck: {}", self.links[b as usize].name)?,
-            None => writeln!(f, "bottleneck: none")?,
+        match self.monitored {
+            Some(b) => writeln!(f, "monitored link (the headline's): {}", self.links[b as usize].name)?,
+            None => writeln!(f, "monitored link: none")?,
         }
         writeln!(f, "links ({} directions):", self.links.len())?;
         for l in &self.links {
@@ -325,5 +417,87 @@ mod tests {
         assert_eq!(ewt.start_threshold(), 20 * 1052, "controller keys");
         // What show-config prints says the same.
         assert!(r.to_string().contains("buffer    105200 B (100 p x 1052 B)"), "{r}");
+    }
+
+    fn chain(links: &str, monitor: &str) -> Result<Resolved, ScenarioError> {
+        let text = format!(
+            r#"
+            name = "chain"
+            [topology]
+            kind = "chain"
+            hops = 3
+            {links}
+            access = {{ rate = "1Gbps", delay = "1ms" }}
+            end_hosts = 1
+            [[traffic]]
+            kind = "tcp-bulk"
+            from = "src0"
+            to = "dst0"
+            [run]
+            stop = "1s"
+            {monitor}
+            "#
+        );
+        Resolved::new(&Scenario::from_toml(&text, "chain.toml", &[]).unwrap())
+    }
+
+    fn monitored_name(r: &Resolved) -> &str {
+        &r.links[r.monitored.unwrap() as usize].name
+    }
+
+    #[test]
+    fn a_chain_of_equal_links_without_monitor_asks_which_link_to_report() {
+        // Issue 26: the first, idle hop was reported as the bottleneck.
+        let e = chain(r#"link = { rate = "10Mbps", delay = "5ms" }"#, "").unwrap_err();
+        assert_eq!(e.field, "run.monitor");
+        assert!(e.message.contains("tie at 10 Mb/s"), "{e}");
+        for hop in ["R0->R1", "R1->R2", "R2->R3"] {
+            assert!(e.message.contains(hop), "{e}");
+        }
+        assert!(e.message.contains("monitor = \"R1->R2\""), "the hint is a line to paste: {e}");
+        // Named, it runs and reports that link.
+        let r = chain(r#"link = { rate = "10Mbps", delay = "5ms" }"#, r#"monitor = "R2->R3""#).unwrap();
+        assert_eq!(monitored_name(&r), "R2->R3");
+    }
+
+    #[test]
+    fn without_monitor_the_slowest_link_on_the_traffics_path_is_reported() {
+        let r = chain(
+            r#"link = { rate = "10Mbps", delay = "5ms" }
+            overrides = { "1" = { rate = "5Mbps", delay = "5ms" } }"#,
+            "",
+        )
+        .unwrap();
+        assert_eq!(monitored_name(&r), "R1->R2");
+        // Not the reverse direction, which the data never crosses, and
+        // not the faster access links.
+        assert_eq!(r.topology.bottleneck, None, "a chain declares no bottleneck");
+    }
+
+    #[test]
+    fn among_equally_slow_links_the_one_with_a_gateway_is_reported() {
+        let r = chain(
+            r#"link = { rate = "10Mbps", delay = "5ms" }
+            overrides = { "2" = { rate = "10Mbps", delay = "5ms", queue = "ewt" } }"#,
+            "",
+        )
+        .unwrap();
+        assert_eq!(monitored_name(&r), "R2->R3");
+    }
+
+    #[test]
+    fn a_monitor_naming_no_link_is_refused_with_the_links_there_are() {
+        let e = chain(r#"link = { rate = "10Mbps", delay = "5ms" }"#, r#"monitor = "R1-R2""#).unwrap_err();
+        assert_eq!(e.field, "run.monitor");
+        assert!(e.message.contains("\"R1-R2\"") && e.message.contains("R1->R2"), "{e}");
+    }
+
+    #[test]
+    fn a_dumbbell_reports_its_declared_bottleneck_even_behind_slower_access_links() {
+        let text = MINI.replace("[topology]", "[topology]\n");
+        let s = Scenario::from_toml(&text, "mini.toml", &[]).unwrap();
+        let r = Resolved::new(&s).unwrap();
+        assert_eq!(r.monitored, r.topology.bottleneck);
+        assert!(r.monitored.is_some());
     }
 }

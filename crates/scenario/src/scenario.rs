@@ -579,6 +579,78 @@ fn substitute(
     Ok(())
 }
 
+/// Whether an override names a field by its path (`run.stop`,
+/// `traffic[0].count`) rather than a `[params]` entry.
+fn is_path(name: &str) -> bool {
+    name.contains(['.', '['])
+}
+
+/// Sets the field at `path` (`topology.bottleneck.rate`, `traffic[1].count`)
+/// of a scenario document. Every table and array element on the way must
+/// exist; the last key may be new in its table (serde then checks it is a
+/// field there). Errors say which part is missing and what is there.
+fn set_path(root: &mut toml::Value, path: &str, value: toml::Value) -> Result<(), String> {
+    // "a.b[2].c" -> [Key(a), Key(b), Index(2), Key(c)]
+    enum Step<'a> {
+        Key(&'a str),
+        Index(usize),
+    }
+    let mut steps = vec![];
+    for part in path.split('.') {
+        let (key, mut rest) = part.split_once('[').map_or((part, ""), |(k, r)| (k, r));
+        if key.is_empty() && steps.is_empty() {
+            return Err("a path starts with a table name, like topology.bottleneck.rate".into());
+        }
+        if !key.is_empty() {
+            steps.push(Step::Key(key));
+        }
+        while !rest.is_empty() {
+            let (n, after) = rest.split_once(']').ok_or_else(|| format!("unclosed [ in {part:?}"))?;
+            let i = n.parse::<usize>().map_err(|_| format!("{n:?} is not an index in {part:?}"))?;
+            steps.push(Step::Index(i));
+            rest = after.strip_prefix('[').unwrap_or(after);
+            if !after.is_empty() && !after.starts_with('[') {
+                return Err(format!("unexpected {after:?} after ] in {part:?}"));
+            }
+        }
+    }
+    let (last, walk) = steps.split_last().ok_or("an empty path")?;
+    let mut at = root;
+    let mut here = String::new();
+    for step in walk {
+        at = match (step, at) {
+            (Step::Key(k), toml::Value::Table(t)) => {
+                let keys: Vec<String> = t.keys().cloned().collect();
+                let next = t.get_mut(*k).ok_or_else(|| {
+                    let within = if here.is_empty() { "the file".to_string() } else { here.clone() };
+                    format!("no `{k}` in {within}; it has: {}", keys.join(", "))
+                })?;
+                here = if here.is_empty() { k.to_string() } else { format!("{here}.{k}") };
+                next
+            }
+            (Step::Index(i), toml::Value::Array(a)) => {
+                let n = a.len();
+                here = format!("{here}[{i}]");
+                a.get_mut(*i).ok_or_else(|| format!("{here} does not exist; there are {n}"))?
+            }
+            (Step::Key(k), _) => return Err(format!("{here} is not a table, so it has no `{k}`")),
+            (Step::Index(_), _) => return Err(format!("{here} is not a list")),
+        };
+    }
+    match (last, at) {
+        (Step::Key(k), toml::Value::Table(t)) => {
+            t.insert(k.to_string(), value);
+            Ok(())
+        }
+        (Step::Index(i), toml::Value::Array(a)) if *i < a.len() => {
+            a[*i] = value;
+            Ok(())
+        }
+        (Step::Index(i), toml::Value::Array(a)) => Err(format!("{here}[{i}] does not exist; there are {}", a.len())),
+        (_, _) => Err(format!("{here} is not a table or a list")),
+    }
+}
+
 /// Parses an override value as TOML (numbers, booleans, quoted strings),
 /// falling back to a bare string (`queue=red`).
 pub fn parse_override(value: &str) -> toml::Value {
@@ -627,7 +699,14 @@ impl Scenario {
             Some(_) => return Err(err("params", "must be a table of name = value".into())),
             None => BTreeMap::new(),
         };
+        // `--set topology.bottleneck.rate=5Mbps` names a field by its path:
+        // applied to the document after the parameters are substituted.
+        let mut paths: Vec<(&String, &String)> = vec![];
         for (name, value) in overrides {
+            if is_path(name) {
+                paths.push((name, value));
+                continue;
+            }
             let Some(old) = params.get(name) else {
                 if let Some((_, new)) = RENAMED_PARAMS.iter().find(|(o, n)| o == name && params.contains_key(*n)) {
                     return Err(err(
@@ -638,7 +717,11 @@ impl Scenario {
                 let known: Vec<&str> = params.keys().map(|k| k.as_str()).collect();
                 return Err(err(
                     &format!("params.{name}"),
-                    format!("--set names an unknown parameter; this scenario has: {}", known.join(", ")),
+                    format!(
+                        "--set names an unknown parameter; this scenario has: {}; any field can be set by its \
+                         path, e.g. --set topology.bottleneck.rate=10Mbps",
+                        known.join(", ")
+                    ),
                 ));
             };
             let new = parse_override(value);
@@ -665,13 +748,20 @@ impl Scenario {
         let mut root = toml::Value::Table(doc);
         let mut seen = vec![];
         substitute(&mut root, &params, "", &mut seen).map_err(|(f, m)| err(&f, m))?;
+        for (path, value) in paths {
+            set_path(&mut root, path, parse_override(value))
+                .map_err(|m| err(path, format!("--set {path}={value}: {m}")))?;
+            seen.retain(|(at, _)| !within(at, path));
+            seen.push((path.clone(), path.clone()));
+        }
         // An error in a field that took a parameter names the parameter as
         // the user set it (`--set flows=-3`), not only the resolved field.
         // How the user set parameter `name`.
         let source = |name: &str| -> String {
-            match overrides.iter().rev().find(|(k, _)| k == name) {
-                Some((_, v)) => format!(" (from --set {name}={v})"),
-                None => format!(" (from params.{name} = {})", params[name]),
+            match (overrides.iter().rev().find(|(k, _)| k == name), params.get(name)) {
+                (Some((_, v)), _) => format!(" (from --set {name}={v})"),
+                (None, Some(p)) => format!(" (from params.{name} = {p})"),
+                (None, None) => String::new(),
             }
         };
         let provenance = |field: &str| -> String {
@@ -1013,6 +1103,49 @@ pub const MINI: &str = r#"
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn with(sets: &[(&str, &str)]) -> Result<Scenario, ScenarioError> {
+        let o: Vec<(String, String)> = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Scenario::from_toml(MINI, "mini.toml", &o)
+    }
+
+    #[test]
+    fn any_field_can_be_set_by_its_path_not_only_declared_parameters() {
+        // Issue 26: --set reached only the names of [params].
+        let s = with(&[("topology.bottleneck.rate", "10Mbps"), ("traffic[0].bytes", "1MB")]).unwrap();
+        let TopologySpec::Dumbbell { bottleneck, .. } = &s.topology else { panic!() };
+        assert_eq!(bottleneck.rate.0, netreturn_base::Rate::mbps(10));
+        let TrafficSpec::TcpFile { bytes, .. } = &s.traffic[0] else { panic!() };
+        assert_eq!(bytes.0, Size::Bytes(1_000_000));
+        // A path wins over the parameter the field held, and the parameter
+        // still reaches its other fields.
+        let s = with(&[("topology.pairs", "2"), ("flows", "6")]).unwrap();
+        let TopologySpec::Dumbbell { pairs, .. } = &s.topology else { panic!() };
+        assert_eq!(*pairs, 2);
+        let TrafficSpec::TcpFile { count, .. } = &s.traffic[0] else { panic!() };
+        assert_eq!(*count, 6);
+    }
+
+    #[test]
+    fn a_path_that_does_not_exist_says_what_is_there() {
+        let e = with(&[("topology.bottlenek.rate", "10Mbps")]).unwrap_err();
+        assert_eq!(e.field, "topology.bottlenek.rate");
+        assert!(e.message.contains("no `bottlenek` in topology") && e.message.contains("bottleneck"), "{e}");
+        let e = with(&[("traffic[3].count", "2")]).unwrap_err();
+        assert!(e.message.contains("traffic[3] does not exist; there are 1"), "{e}");
+        // A new key in an existing table reaches serde, which names the
+        // fields it knows.
+        let e = with(&[("run.stopp", "\"5s\"")]).unwrap_err();
+        assert!(e.message.contains("stopp"), "{e}");
+    }
+
+    #[test]
+    fn a_value_set_by_path_is_checked_and_the_error_names_the_users_setting() {
+        let e = with(&[("topology.bottleneck.rtt", "20")]).unwrap_err();
+        assert_eq!(e.field, "topology.bottleneck.rtt");
+        assert!(e.message.contains("20 has no unit; write \"20ms\" or \"20s\""), "{e}");
+        assert!(e.message.contains("(from --set topology.bottleneck.rtt=20)"), "{e}");
+    }
 
     #[test]
     fn parameters_are_substituted_with_their_types_and_overridable() {

@@ -30,7 +30,10 @@ pub struct Topology {
     pub nodes: Vec<String>,
     pub ifaces: Vec<IfaceSpec>,
     pub groups: BTreeMap<String, Vec<u32>>,
-    /// The interface whose queue is the scenario's headline bottleneck.
+    /// The bottleneck the file declares (`topology.bottleneck` of a
+    /// dumbbell or a multi-rtt); chains and graphs declare none, and
+    /// [`crate::resolve::Resolved::monitored`] finds theirs on the traffic's
+    /// paths.
     pub bottleneck: Option<u32>,
     routes: Routes,
 }
@@ -156,7 +159,6 @@ impl Topology {
             }
             TopologySpec::Chain { hops, link, overrides, access, hosts_per_router, end_hosts } => {
                 let routers: Vec<u32> = (0..=*hops).map(|i| b.node(&format!("R{i}"), None)).collect();
-                let mut slowest: Option<(Rate, u32)> = None;
                 for i in 0..*hops as usize {
                     let spec = overrides.get(&i.to_string()).unwrap_or(link);
                     let field = if overrides.contains_key(&i.to_string()) {
@@ -164,10 +166,7 @@ impl Topology {
                     } else {
                         "topology.link".to_string()
                     };
-                    let id = b.link(routers[i], routers[i + 1], spec, &field);
-                    if slowest.is_none_or(|(r, _)| spec.rate.0 < r) {
-                        slowest = Some((spec.rate.0, id));
-                    }
+                    b.link(routers[i], routers[i + 1], spec, &field);
                 }
                 for key in overrides.keys() {
                     match key.parse::<u32>() {
@@ -177,7 +176,6 @@ impl Topology {
                         }
                     }
                 }
-                bottleneck = slowest.map(|(_, id)| id);
                 for (i, &r) in routers.iter().enumerate() {
                     for j in 0..*hosts_per_router {
                         let h = b.node(&format!("h{i}_{j}"), Some(&format!("at{i}")));
@@ -234,12 +232,7 @@ impl Topology {
                         })
                     };
                     let (x, y) = (find(&l.from, "from")?, find(&l.to, "to")?);
-                    let id = b.link(x, y, &l.spec, &format!("topology.links[{i}]"));
-                    if l.spec.queue != QueueMethod::Queue(netreturn_control::QueueKind::DropTail)
-                        && bottleneck.is_none()
-                    {
-                        bottleneck = Some(id);
-                    }
+                    b.link(x, y, &l.spec, &format!("topology.links[{i}]"));
                 }
                 for (g, members) in groups {
                     for m in members {
@@ -249,9 +242,6 @@ impl Topology {
                             .ok_or_else(|| (format!("topology.groups.{g}"), format!("unknown node {m:?}")))?;
                         b.groups.entry(g.clone()).or_default().push(id);
                     }
-                }
-                if bottleneck.is_none() && !b.ifaces.is_empty() {
-                    bottleneck = Some(0);
                 }
             }
         }

@@ -324,6 +324,9 @@ pub struct RunResult {
     pub flows: Vec<FlowRow>,
     pub udp: Vec<UdpRow>,
     pub ifaces: Vec<IfaceRow>,
+    /// The link direction the headline metrics and `queue_series` describe
+    /// ("R1->R2"; `Resolved::monitored`).
+    pub monitor: Option<String>,
     /// Monitored queue occupancy: (time s, bytes).
     pub queue_series: (Vec<f64>, Vec<f64>),
     /// Available bandwidth at the monitored interface at the times of
@@ -513,6 +516,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         flows,
         udp,
         ifaces,
+        monitor: w.rec.monitor.map(|m| w.ifaces[m as usize].name.clone()),
         queue_series: w.rec.queue_series.clone(),
         avail_mbps: w.rec.avail_mbps.clone(),
         traces: w.rec.traces.clone(),

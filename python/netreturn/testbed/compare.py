@@ -156,7 +156,7 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
         pl = make_plan(scenario, {**sets, **c})  # both worlds' validation, before anything runs
     assert pl is not None
     n = reps or pl.reps
-    res = sim_run(scenario, set=sets, sweep=sweep, seeds=n, out=out / "sim", progress=progress, jobs=jobs)
+    res = sim_run(scenario, set=sets, sweep=sweep, seeds=n, out=out / "sim", progress=progress, jobs=jobs, tables=False)
     sim_runs = _sim_frame(res, pl.base_rtt_s * 1000)
     sim_runs.to_csv(out / "sim" / "runs.csv", index=False)
     res.flows.to_csv(out / "sim" / "flows.csv", index=False)

@@ -120,6 +120,7 @@ fn main() -> ExitCode {
         last = Some(r);
     }
     let r = last.expect("repeat >= 1");
+    println!("{:>20} {}", "monitored_link", r.monitor.as_deref().unwrap_or("none"));
     for (k, v) in &r.summary {
         println!("{k:>20} {v}");
     }

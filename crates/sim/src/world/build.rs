@@ -98,12 +98,7 @@ impl World {
             })?;
             ifaces[i as usize].pcap = Some(Box::new(crate::pcap::Pcap::new()));
         }
-        rec.monitor = match &rec.monitor_name {
-            Some(name) => Some(topo.iface_by_name(name).ok_or_else(|| {
-                ("run.monitor".to_string(), format!("no interface {name:?}; interfaces look like \"R1->R2\""))
-            })?),
-            None => topo.bottleneck,
-        };
+        rec.monitor = resolved.monitored;
 
         let cfg = resolved.tcp;
         let mut w = World {

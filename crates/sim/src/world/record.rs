@@ -15,14 +15,12 @@ use super::*;
 #[derive(Default)]
 pub struct Recorder {
     pub(super) sample_interval: Time,
-    /// The interface named by `run.monitor`, if any (else the bottleneck);
-    /// resolved against the topology when the world is built.
-    pub(super) monitor_name: Option<String>,
     /// The TCP flows `run.trace_flows` asks to trace, checked when the
     /// world is built.
     pub(super) trace_flows: Vec<usize>,
-    /// The interface whose queue is sampled (the scenario's bottleneck
-    /// unless `run.monitor` names another).
+    /// The interface whose queue is sampled: `Resolved::monitored`
+    /// (`run.monitor`, else the declared bottleneck, else the traffic's
+    /// slowest link).
     pub monitor: Option<u32>,
     /// Packets created, delivered to their destination node, and dropped
     /// (queues and lossy links), over the whole run.
@@ -72,7 +70,6 @@ impl Recorder {
     pub fn new(s: &Scenario) -> Recorder {
         Recorder {
             sample_interval: s.run.sample_interval.0,
-            monitor_name: s.run.monitor.clone(),
             trace_flows: s.run.trace_flows.clone(),
             memory_limit: crate::memory::limit(),
             ..Recorder::default()
