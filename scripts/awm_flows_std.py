@@ -1,4 +1,4 @@
-"""Seed 002 Fig. 3(b): AWM's normalized queue std against the number of
+"""The AWM paper's Fig. 3(b): AWM's normalized queue std against the number of
 flows. For each flow count, one AWM run of the flows family with its queue
 sampled every 10 ms: std / buffer over the whole run and over the steady
 part (t >= --steady), the robustness index's denominator min(mean, B - mean),

@@ -1,4 +1,4 @@
-"""Seed 002 Table 1, case 2: why our Jain indices differ from the paper's.
+"""The AWM paper's Table 1, case 2: why our Jain indices differ from the paper's.
 
 Runs the fairness scenario (case 2: RTT_i = 40 + 10 (i - 1) ms) for AWM and
 NC over a few buffer sizes and run lengths, and for each run prints Jain's
@@ -21,7 +21,7 @@ import numpy as np
 
 from netreturn.runner import RunSpec, execute
 
-D = 40.0 + 10.0 * np.arange(30)  # ms, seed 002 section 3.4
+D = 40.0 + 10.0 * np.arange(30)  # ms, the AWM paper's section 3.4
 
 
 def jain(x: np.ndarray) -> float:

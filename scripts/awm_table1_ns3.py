@@ -1,4 +1,4 @@
-"""Seed 002 Table 1 (30 flows, 30 Mb/s) in ns-3 3.44 and in ours, side by side.
+"""The AWM paper's Table 1 (30 flows, 30 Mb/s) in ns-3 3.44 and in ours, side by side.
 
 Cross-check of issue 13 (docs/xcp.md, "Differences from the paper,
 explained", subsection 1): the same multi-rtt topology

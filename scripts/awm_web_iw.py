@@ -1,4 +1,4 @@
-"""Seed 002 Fig. 4(c) at 500 mice/s: why XCP's web and FTP changes against
+"""The AWM paper's Fig. 4(c) at 500 mice/s: why XCP's web and FTP changes against
 NC differ from the paper's (+5 % web, -20 % FTP).
 
 Runs the web scenario for NC, AWM and XCP with the senders' initial window

@@ -14,9 +14,14 @@ from netreturn.runner import RunSpec, run_many
 
 
 @pytest.fixture(scope="module")
-def scheduler():
+def local_cluster():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
-        yield c.scheduler_address
+        yield c
+
+
+@pytest.fixture(scope="module")
+def scheduler(local_cluster):
+    return local_cluster.scheduler_address
 
 
 def _numbers(results):
@@ -32,6 +37,33 @@ def test_a_sweep_on_a_dask_cluster_gives_the_local_backends_results(tmp_path, sm
     assert len(remote.raw) == 4
     assert _numbers(remote.raw) == _numbers(local.raw)
     assert remote.table() == local.table()
+
+
+def test_a_cluster_object_is_taken_as_the_scheduler_as_a_batch_clusters_is_and_the_dashboard_is_printed(
+        tmp_path, small, local_cluster, capsys):
+    """dask-jobqueue's SLURMCluster is passed the same way (README, cluster.py)."""
+    kw = dict(set=small, sweep={"queue": ["droptail", "ewt"]}, seeds=1)
+    local = netreturn.run("ewt/scenario2", jobs=1, **kw)
+    remote = netreturn.run("ewt/scenario2", backend="dask", scheduler=local_cluster, out=tmp_path, **kw)
+    assert _numbers(remote.raw) == _numbers(local.raw)
+    err = capsys.readouterr().err
+    assert "2 run(s) on 2 Dask worker(s)" in err
+    assert f"dashboard: {local_cluster.dashboard_link}" in err
+
+
+def test_workers_of_another_simulator_build_are_refused_naming_both_builds(tmp_path, small, scheduler, monkeypatch):
+    """Same crate version, other build: the check is by the build hash that
+    `netreturn --version` prints, not by the version."""
+    from netreturn import cluster
+    from netreturn.task import native_build_id
+
+    theirs = native_build_id()  # the workers' processes hash their own module
+    monkeypatch.setattr(cluster, "native_build_id", lambda: "0123456789abcdef")
+    with pytest.raises(cluster.BackendError) as e:
+        netreturn.run("ewt/scenario2", set=small, seed=1, backend="dask", scheduler=scheduler, out=tmp_path)
+    assert "another simulator build than this client's (0123456789abcdef" in str(e.value)
+    assert f"has {theirs}" in str(e.value)
+    assert not list((tmp_path / "runs").glob("*.json"))
 
 
 def test_results_from_the_cluster_land_in_the_run_store_and_a_rerun_resumes_locally(tmp_path, small, scheduler):

@@ -1,4 +1,4 @@
-"""Seed 004's lossy link in ns-3 (python/netreturn/ns3lossy.py) and the
+"""The SARBE paper's lossy link in ns-3 (python/netreturn/ns3lossy.py) and the
 ``netreturn validate --scenario sarbe/lossy_link`` tables (issue 14 item 5).
 
 The runs need the optional ``ns3`` package and are skipped without it; the

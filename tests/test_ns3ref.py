@@ -229,7 +229,7 @@ def test_step_buffer_and_ns2_are_checked_before_spawning():
 
 
 def _fairness_run(queue: str, **kw):
-    """Three pairs of seed 002's fairness topology in ns-3, seed 1 (skips without ns-3)."""
+    """Three pairs of the AWM paper's fairness topology in ns-3, seed 1 (skips without ns-3)."""
     mod = _load()
     if not mod.available():
         pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")

@@ -14,7 +14,7 @@ from netreturn.reproduce import ewt as reproduce
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO.parent / "shared" / "SPEC.md"
 
-# SPEC.md 5.1, heavy level of Table 6: TCP / UDP loss ratio (%).
+# docs/decisions.md §5.1, heavy level of Table 6: TCP / UDP loss ratio (%).
 SPEC_TABLE6_HEAVY = {"droptail": (0.52, 0.43), "red": (0.83, 0.62), "ared": (0.62, 0.50),
                      "ewa": (0.19, 0.05), "awm": (0.04, 0.02), "ewt": (0.0, 0.0)}
 

@@ -1,4 +1,4 @@
-"""`python -m netreturn.reproduce_awm`: seed 002's six families, their
+"""`python -m netreturn.reproduce_awm`: the AWM paper's six families, their
 points and the paper's numbers as data, and a tiny end-to-end reproduction
 (fairness, short runs) that writes its CSVs and report and resumes."""
 
@@ -19,7 +19,7 @@ def test_every_family_parses_and_its_sweep_lists_are_parallel():
 
 
 def test_the_fairness_numbers_are_the_papers_table_1():
-    # SPEC.md 5.3: Jain AWM 1.0000 / 0.7007, XCP 1.0000 / 0.9954, NC 0.9937 / 0.4392.
+    # docs/decisions.md §5.3: Jain AWM 1.0000 / 0.7007, XCP 1.0000 / 0.9954, NC 0.9937 / 0.4392.
     assert ra.paper("fairness")["jain"] == {"awm": [1.0, 0.7007], "xcp": [1.0, 0.9954], "droptail": [0.9937, 0.4392]}
 
 

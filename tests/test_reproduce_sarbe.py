@@ -1,4 +1,4 @@
-"""Seed 004's reproduction: the scenarios run and the report's arithmetic."""
+"""The SARBE paper's reproduction: the scenarios run and the report's arithmetic."""
 
 import math
 

@@ -1,4 +1,4 @@
-"""Batch means (seed 001 section 3.2) on a hand-computed case."""
+"""Batch means (the NGWA paper's section 3.2) on a hand-computed case."""
 
 import math
 

@@ -69,3 +69,26 @@ def test_loss_is_compared_on_data_segments_with_a_marked_fallback():
                                                                                "tcp_packet_loss_pct": 2.0}
     old = with_data_loss({"tcp_packet_loss_pct": 2.0})
     assert old["tcp_data_loss_pct"] == 2.0 and old["data_loss_fallback"] is True
+
+
+def test_each_differ_says_which_section_of_validation_md_explains_it():
+    """Under the table, a line per metric that differs, naming the section;
+    every section named exists in docs/validation.md (a renamed heading fails here)."""
+    from pathlib import Path
+
+    from netreturn.validate import EXPLAINED, EXPLAINED_ANY, EXPLAINED_PRR_NS3, explained
+    from netreturn.validate_lossy import EXPLAINED_LOSSY
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
+    headings = [line.lstrip("#").strip() for line in doc.read_text().splitlines() if line.startswith("#")]
+    for section in {*EXPLAINED.values(), EXPLAINED_ANY, EXPLAINED_PRR_NS3, EXPLAINED_LOSSY}:
+        assert any(h.startswith(section) for h in headings), section
+    ns3 = [{"tcp_packet_loss_pct": x, "timeouts": 50 + x} for x in (1.8, 1.9, 2.0)]
+    ours = [{"tcp_packet_loss_pct": x, "timeouts": 400 + x} for x in (9.9, 10.0, 10.1)]
+    rows = compare(ns3, ours)
+    differ = [r["label"] for r in rows if r["agree"] is False]
+    lines = explained(differ, EXPLAINED["red"]).splitlines()
+    assert len(differ) == 2 and len(lines) == 2
+    for label, line in zip(differ, lines):
+        assert line.startswith(f"DIFFER {label}: ") and 'docs/validation.md, section "The RED gap of scenario 2' in line
+    assert explained([], EXPLAINED["red"]) == ""

@@ -92,7 +92,7 @@ def run(
     out: str | Path | None = None,
     progress: bool = False,
     backend: str = "local",
-    scheduler: str | None = None,
+    scheduler: Any = None,
     keep_series_seed: int | None = None,
     on_result: Callable[[RunSpec, dict], None] | None = None,
     tables: bool = True,

@@ -1,4 +1,4 @@
-"""RFC 7928 congestion levels (seed 000 section 5.3).
+"""RFC 7928 congestion levels (the EWT paper's section 5.3).
 
 With DropTail, the flow count is raised one at a time; the first count whose
 mean TCP loss ratio over the seeds reaches a level's target is that level

@@ -208,6 +208,18 @@ def cmd_validate(a: argparse.Namespace) -> int:
     return validate_main(a)
 
 
+def cmd_show(a: argparse.Namespace) -> int:
+    from .topology import main as show_main
+
+    return show_main(a)
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    from .htmlreport import main as report_main
+
+    return report_main(a)
+
+
 def cmd_testbed(a: argparse.Namespace) -> int:
     from . import testbed
 
@@ -333,6 +345,20 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--set", dest="sets", type=_kv, action="append", default=[], metavar="NAME=VALUE",
                     help="override a [params] entry (repeatable)")
     sc.set_defaults(func=cmd_show_config)
+
+    sh = sub.add_parser("show", help="draw the topology (SVG) and print every link's rate, delay, buffer, queue "
+                                     "and controller, the monitored one marked")
+    sh.add_argument("scenario", help="scenario file or name (e.g. ewt/scenario2)")
+    sh.add_argument("--set", dest="sets", type=_kv, action="append", default=[], metavar="NAME=VALUE",
+                    help="override a [params] entry (repeatable)")
+    sh.add_argument("--out", type=Path, default=None, help="the drawing (default: <scenario>-topology.svg here)")
+    sh.set_defaults(func=cmd_show)
+
+    hr = sub.add_parser("report", help="write a results folder's page: tables, interactive plots, time series, "
+                                       "flows and settings in one HTML file that opens offline")
+    hr.add_argument("folder", type=Path, help="the --out folder of `netreturn run` or `netreturn reproduce`")
+    hr.add_argument("--out", type=Path, default=None, help="the page (default: FOLDER/report.html)")
+    hr.set_defaults(func=cmd_report)
 
     ls = sub.add_parser("list", help="list the scenarios and their parameters")
     ls.set_defaults(func=cmd_list)

@@ -3,7 +3,8 @@
 Dask's distributed scheduler does the distributing; this module only hands
 it the task the local backend runs (:func:`~netreturn.runner.execute`, one
 simulation per task) and checks first that the workers run it the same way:
-netreturn importable there, with the client's simulator version. The
+netreturn importable there, with the client's simulator build (the hash
+``netreturn --version`` prints). The
 scenario file's text travels with each task, so the workers need not share
 the client's disk. Results come back to the client, which writes each one
 into the run store (``<out>/runs/``) as it arrives, exactly as the local
@@ -13,19 +14,28 @@ backend does: an interrupted sweep resumes on either backend.
     dask worker tcp://HOST:8786 --nthreads 1 --nworkers auto   # on every machine
     netreturn run ewt/scenario2 --sweep queue=droptail,ewt --seeds 30 \\
         --backend dask --scheduler HOST:8786
+
+On a batch cluster (SLURM, PBS, ...), ``dask-jobqueue`` submits the workers
+as jobs; its cluster object is passed as the scheduler (the same path a
+``LocalCluster`` takes in the tests):
+
+    from dask_jobqueue import SLURMCluster
+    cluster = SLURMCluster(cores=1, processes=1, memory="2GB", walltime="01:00:00")
+    cluster.scale(jobs=20)
+    netreturn.run("ewt/scenario2", seeds=100, backend="dask", scheduler=cluster, out="results/big")
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import _native
 from .files import atomic_write
-from .task import RunSpec, execute
+from .task import RunSpec, execute, native_build_id
 
 INSTALL = "pip install 'netreturn[dask]' (in a checkout: pip install -e '.[dask]')"
 CONNECT_TIMEOUT = "10s"
@@ -46,44 +56,65 @@ def _distributed():
     return dd
 
 
-def connect(scheduler: str | None, jobs: int):
-    """A client of the scheduler at ``scheduler`` (``HOST:PORT``), or of a
-    cluster of ``jobs`` local worker processes when None."""
+def connect(scheduler: Any, jobs: int):
+    """A client of the scheduler at ``scheduler``: an address (``HOST:PORT``),
+    a cluster object (a ``LocalCluster``, dask-jobqueue's ``SLURMCluster``,
+    ...), or None for a cluster of ``jobs`` local worker processes."""
     dd = _distributed()
     if scheduler is None:
         return dd.Client(processes=True, n_workers=jobs, threads_per_worker=1, dashboard_address=":0")
+    if not isinstance(scheduler, str):
+        # A cluster object: its workers may still be queued as batch jobs.
+        client = dd.Client(scheduler, timeout=CONNECT_TIMEOUT)
+        return _wait_for_workers(client, getattr(scheduler, "scheduler_address", repr(scheduler)))
     try:
         client = dd.Client(scheduler, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as e:
         raise BackendError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
     except ValueError as e:  # an address Dask cannot parse
         raise BackendError(f"--scheduler {scheduler!r} is not a Dask scheduler address like HOST:8786 ({e})") from None
+    return _wait_for_workers(client, scheduler)
+
+
+def _wait_for_workers(client: Any, where: str):
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT_S)
     except (TimeoutError, OSError):
         client.close()
-        raise BackendError(f"no worker joined the Dask scheduler at {scheduler} within {WORKER_WAIT_S} s; "
-                           f"start some with: dask worker {scheduler} --nthreads 1") from None
+        raise BackendError(f"no worker joined the Dask scheduler at {where} within {WORKER_WAIT_S} s; "
+                           f"start some with: dask worker {where} --nthreads 1") from None
     return client
 
 
-def worker_version() -> str:
-    """Run on each worker: the simulator version it would run."""
-    return _native.__version__
+def worker_build() -> str:
+    """Run on each worker: the build hash of the simulator it would run."""
+    return native_build_id()
 
 
 def check_workers(client: Any) -> None:
-    """Every worker runs netreturn, with the client's simulator version
-    (a run's key in the store names that version)."""
+    """Every worker runs netreturn, with the client's simulator build: two
+    builds of one version may differ in their numbers, and the run store
+    keeps runs of one build (``runner.set_aside_stale_runs``)."""
     try:
-        versions = client.run(worker_version)
+        builds = client.run(worker_build)
     except Exception as e:  # a worker without netreturn cannot even unpickle the function
         raise BackendError(f"the Dask workers cannot run netreturn ({type(e).__name__}: {e}); "
                            "install netreturn, the same build as here, on every worker") from None
-    bad = {w: v for w, v in versions.items() if v != _native.__version__}
+    ours = native_build_id()
+    bad = {w: v for w, v in builds.items() if v != ours}
     if bad:
-        raise BackendError("Dask workers with another netreturn version than this client's "
-                           f"({_native.__version__}): " + ", ".join(f"{w} has {v}" for w, v in sorted(bad.items())))
+        which = ", ".join(f"{w} has {v}" for w, v in sorted(bad.items()))
+        raise BackendError(f"Dask workers with another simulator build than this client's ({ours}; "
+                           f"`netreturn --version` prints it): {which}; install the same build on every worker")
+
+
+def dashboard(client: Any) -> str | None:
+    """The address of the scheduler's dashboard (a web page of the tasks and
+    workers), or None when it has none (``distributed`` without bokeh)."""
+    try:
+        return client.dashboard_link or None
+    except (AttributeError, KeyError):
+        return None
 
 
 def execute_with_text(spec: RunSpec, text: str) -> dict:
@@ -108,13 +139,17 @@ def execute_with_text(spec: RunSpec, text: str) -> dict:
     return r
 
 
-def run(specs: Sequence[RunSpec], todo: Sequence[int], jobs: int, scheduler: str | None,
+def run(specs: Sequence[RunSpec], todo: Sequence[int], jobs: int, scheduler: Any,
         done: Callable[[int, dict], None], bar: Any) -> None:
     """Runs ``specs[i]`` for every ``i`` in ``todo`` on the cluster;
     ``done(i, result)`` on the client as each result arrives."""
     dd = _distributed()
     with connect(scheduler, jobs) as client:
         check_workers(client)
+        link = dashboard(client)
+        n = len(client.scheduler_info().get("workers", {}))
+        print(f"netreturn: {len(todo)} run(s) on {n} Dask worker(s)"
+              + (f"; dashboard: {link}" if link else " (no dashboard: pip install bokeh)"), file=sys.stderr)
         texts = {s: Path(s).read_text() for s in {specs[i].scenario for i in todo}}
         futs = {client.submit(execute_with_text, specs[i], texts[specs[i].scenario], pure=False): i for i in todo}
         try:

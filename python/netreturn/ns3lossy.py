@@ -1,4 +1,4 @@
-"""ns-3 3.44 reference runs of seed 004's lossy wireless link (SPEC.md 5.5),
+"""ns-3 3.44 reference runs of the SARBE paper's lossy wireless link (docs/decisions.md §5.5),
 for validating our Westwood+ and NewReno against ns-3's ``TcpWestwoodPlus``
 and ``TcpNewReno`` (issue 14 item 5).
 
@@ -299,7 +299,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description="seed 004's lossy link in ns-3 3.44 (reference runs)")
+    ap = argparse.ArgumentParser(description="the SARBE paper's lossy link in ns-3 3.44 (reference runs)")
     ap.add_argument("--document", required=True, help="our scenario document, JSON (ns3lossy._document)")
     ap.add_argument("--cc", choices=list(CCS), required=True)
     ap.add_argument("--seeds", default="1")

@@ -1,6 +1,6 @@
-"""ns-3 3.44 reference runs of the EWT dumbbells (SPEC.md 5.1), for validation.
+"""ns-3 3.44 reference runs of the EWT dumbbells (docs/decisions.md §5.1), for validation.
 
-Also seed 002's Table 1 topology (``--scenario awm/fairness``, ``MultiRtt``):
+Also the AWM paper's Table 1 topology (``--scenario awm/fairness``, ``MultiRtt``):
 our ``multi-rtt`` builder's round trips RTT_i = 40 ms + step i, NewReno,
 1000-byte packets, bulk flows for 120 s (``--step``, ``--buffer``, ``--ns2``;
 docs/xcp.md, "Cross-check with ns-3 3.44"). The settings listed below are the
@@ -66,12 +66,12 @@ except ImportError:  # run as a script (``python ns3ref.py``, see run_ns3): no p
 
 __all__ = ["available", "run_ns3", "main"]
 
-#: EWT's bottleneck buffer B (seed 000 Table 3), the EWT dumbbells' default.
+#: EWT's bottleneck buffer B (the EWT paper's Table 3), the EWT dumbbells' default.
 BUFFER_BYTES = 97_000
 
 
 class Dumbbell(NamedTuple):
-    """One EWT dumbbell (SPEC.md 5.1): link rates and one-way delays."""
+    """One EWT dumbbell (docs/decisions.md §5.1): link rates and one-way delays."""
 
     access_rate: str
     access_delay: str
@@ -115,7 +115,7 @@ SCENARIOS: dict[str, Any] = {
     "ewt/scenario2": Dumbbell("100Mbps", "1ms", 45_000_000, "40ms", "100Mbps", "1ms", udp=True, stop_s=600.0),
     # Table 4: every link 4 Mb/s; RTT 5 ms access, 360 ms bottleneck, 5 ms receivers.
     "ewt/scenario1": Dumbbell("4Mbps", "2.5ms", 4_000_000, "180ms", "4Mbps", "2.5ms", udp=False, stop_s=3000.0),
-    # Seed 002 Table 1 (scenarios/awm/fairness.toml): 30 Mb/s, 20 ms of the
+    # The AWM paper's Table 1 (scenarios/awm/fairness.toml): 30 Mb/s, 20 ms of the
     # round trip on the bottleneck, access 10 Gb/s, RTT_i = 40 ms + step (i - 1),
     # 700 kB buffer, NewReno, 1000-byte packets (948 + 52), rcv_buf 64 MB,
     # starts uniform in [0, 2] s, 120 s. The send buffer (ns-3's holds
@@ -146,8 +146,8 @@ DEVICE_QUEUE = "100p"
 # links, 1 MiB socket buffers, RED with ns-3's automatic thresholds, gentle on.
 ALIGNED_SOCKET_BUF = 1 << 20
 ALIGNED_DEVICE_QUEUE = "1000p"
-# EWT start threshold (seed 000 Table 3) and AWM's settings, the choices
-# documented in SPEC.md 2.3 and crates/control/src/awm.rs: target T = B/2,
+# EWT start threshold (the EWT paper's Table 3) and AWM's settings, the choices
+# documented in docs/decisions.md §2.3 and crates/control/src/awm.rs: target T = B/2,
 # beta = T / (4 R) with R = 200 ms + T / C (critical damping), floor one MTU =
 # MSS + 40, swnd_0 = 10 MTU, upper bound B + 4 C R.
 EWT_ST = BUFFER_BYTES * 29 // 97

@@ -197,12 +197,12 @@ def _time_plot(
 
 
 def plot_queues(series: dict[str, dict], capacity: float | None, path: Path, title: str) -> Path:
-    """Queue occupancy over time, one line per method (seed 000 Fig. 3)."""
+    """Queue occupancy over time, one line per method (the EWT paper's Fig. 3)."""
     lines = {k: (s["time_s"], [b / 1000 for b in s["bytes"]]) for k, s in series.items()}
     return _time_plot(lines, "bottleneck queue (kB)", path, title, capacity / 1000 if capacity else None)
 
 
 def plot_windows(traces: dict[str, dict], path: Path, title: str) -> Path:
-    """Effective window min(cwnd, rwnd) of one flow (seed 000 Fig. 10)."""
+    """Effective window min(cwnd, rwnd) of one flow (the EWT paper's Fig. 10)."""
     lines = {f"{k} effective": (t["time_s"], [w / 1000 for w in t["effective"]]) for k, t in traces.items()}
     return _time_plot(lines, "window (kB)", path, title)

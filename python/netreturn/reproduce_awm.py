@@ -1,4 +1,4 @@
-"""The AWM paper's comparison (seed 002 section 3; SPEC.md 5.3): AWM, NC
+"""The AWM paper's comparison (section 3; docs/decisions.md §5.3): AWM, NC
 (NewReno over DropTail) and XCP in six families of experiments, each a
 scenario file under ``scenarios/awm/`` whose ``[paper]`` table holds the
 swept points and the paper's statements and numbers.
@@ -38,7 +38,7 @@ FAMILIES = {
     "fairness": ("awm/fairness", "Table 1: fairness"),
 }
 
-# Where our numbers differ from seed 002's, and why: printed beside the
+# Where our numbers differ from the AWM paper's, and why: printed beside the
 # family's table in every report. The evidence (runs, fits, commands) is in
 # docs/xcp.md, "Differences from the paper, explained"; the scripts named
 # here reproduce it in a few minutes.
@@ -49,7 +49,7 @@ DIFFERENCES = {
         "q/C against the D_i: our buffer is the BDP at the mean round trip of case 2 (700 kB), the target half "
         "of it, q/C = 90 ms, Jain 0.88. The paper's 0.7007 is what k = 1 gives with about 6 ms of queueing "
         "(k = 0.94 over D_i alone): a buffer near 50-100 kB; ours with 150 kB gives 0.75, with 75 kB 0.64. "
-        "Seed 002 does not give Table 1's buffer (a missing parameter, not a bug). "
+        "The AWM paper does not give Table 1's buffer (a missing parameter, not a bug). "
         "`python scripts/awm_table1_k.py --buffer 700kB --buffer 150kB --buffer 75kB`. "
         "ns-3 3.44 with an AWM gateway written apart agrees (700 kB: 0.882, no loss; 150 kB: 0.752) and also "
         "drops at 75 kB, where the window AWM writes has wound up above every flow's cwnd and the link runs "
@@ -61,7 +61,7 @@ DIFFERENCES = {
         "(0.72 at 20 s against the paper's 0.9937); ns-2-like senders (no SACK, initial window 2, an ACK per "
         "segment) give case 1 0.996-0.999 and case 2 0.72-0.87 (700 / 150 kB); a 20-segment window cap (ns-2's window_) "  # noqa: E501
         "gives 0.75 for AWM and NC alike; the closest pair, 0.9997 / 0.534 (k = 1.20), comes from ns-2-like "
-        "senders all starting at 0 s over a 40 kB buffer. Seed 002 gives neither its buffer nor its run length "
+        "senders all starting at 0 s over a 40 kB buffer. The AWM paper gives neither its buffer nor its run length "
         "for Table 1. ns-3 3.44 on the same topology agrees with ours (700 / 150 / 75 kB, 3 seeds: case 1 "
         "0.94 / 0.98 / 0.98, case 2 0.80 / 0.67 / 0.61; ours 0.96 / 0.99 / 0.99 and 0.85 / 0.70 / 0.62), so "
         "the paper's NC pair is reproduced by neither simulator; with ns-2-like senders ns-3's case 2 is "
@@ -92,7 +92,7 @@ DIFFERENCES = {
         "which averages out as the flows multiply (0.22 at 10, 0.05 at 100-500). At 1000 flows each way the "
         "window per flow is about 3 segments, a sender sends only whole segments (RFC 9293 3.8.6), and one "
         "segment on every flow is N MSS = 0.63 B: the queue swings over most of the buffer (5-95 % range "
-        "156-1417 kB), seed 002's rounding argument; other segment sizes give 0.009-0.21 there, and without "
+        "156-1417 kB), the AWM paper's rounding argument; other segment sizes give 0.009-0.21 there, and without "
         "reverse traffic the rounding shows only at 1.55 segments per flow (0.17). Open: how the rounding and "
         "the ACK compression combine. `python scripts/awm_flows_std.py`.",
     ],
@@ -266,7 +266,7 @@ _CHAIN_LINK = re.compile(r"^R(\d+)->R(\d+)$")
 
 
 def chain_links(links: list[dict], methods: Sequence[str]) -> list[str]:
-    """Seed 002 Fig. 5: every forward link of the chain, per method."""
+    """The AWM paper's Fig. 5: every forward link of the chain, per method."""
     fwd = sorted({r["iface"] for r in links if (m := _CHAIN_LINK.match(r["iface"])) and int(m[2]) == int(m[1]) + 1},
                  key=lambda n: int(_CHAIN_LINK.match(n)[1]))
     out = ["", "| link | method | utilization | loss (%) | robustness index |", "|---|---|---|---|---|"]
@@ -332,7 +332,7 @@ def family_section(family: str, rows: list[dict], methods: Sequence[str], links:
 
 
 def web_changes(rows: list[dict]) -> list[str]:
-    """Seed 002 Fig. 4(b)-(c): changes against NC at each arrival rate."""
+    """The AWM paper's Fig. 4(b)-(c): changes against NC at each arrival rate."""
     out = [
         "",
         "| mice/s | method | response time vs NC | web throughput vs NC | FTP throughput vs NC | forward FTP vs NC |",
@@ -361,7 +361,7 @@ def web_changes(rows: list[dict]) -> list[str]:
 
 
 def fairness_table(rows: list[dict], p: dict) -> list[str]:
-    """Seed 002 Table 1, ours beside the paper's."""
+    """The AWM paper's Table 1, ours beside the paper's."""
     ref = p.get("jain", {})
     out = ["", "| method | case 1 (paper) | case 1 (ours) | case 2 (paper) | case 2 (ours) |", "|---|---|---|---|---|"]
     for m, label in METHODS.items():
@@ -410,7 +410,7 @@ def reproduce(out: str | Path, seeds: int = 5, jobs: int = 2, families: Sequence
         links += rows
         links_of[tags["family"]] += rows
     lines = [
-        "# AWM vs XCP vs NC (seed 002 section 3), reproduced",
+        "# AWM vs XCP vs NC (the AWM paper's section 3), reproduced",
         "",
         f"Seeds per point: {seeds}; mean ± 95 % CI. Methods: AWM (NewReno over DropTail + AWM), NC (NewReno over DropTail), XCP.",  # noqa: E501
         "",

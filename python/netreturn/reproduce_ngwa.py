@@ -1,4 +1,4 @@
-"""The NGWA paper's simulation experiments (seed 001 section 3, SPEC.md 5.2)
+"""The NGWA paper's simulation experiments (section 3, docs/decisions.md §5.2)
 beside its numbers: ``python -m netreturn.reproduce_ngwa [--seeds 30]
 [--out results/ngwa]`` writes ``report.md`` (and ``window.png`` when
 matplotlib is there).
@@ -128,7 +128,7 @@ def window_figure(out: Path, workers: int) -> list[str]:
             ax.plot(tr["time_s"], tr["effective"], label=name, lw=0.8)
         ax.set_xlabel("time (s)")
         ax.set_ylabel("effective window min(cwnd, rwnd) (bytes)")
-        ax.set_title("seed 001 Fig. 3: the connection active throughout")
+        ax.set_title("the NGWA paper's Fig. 3: the connection active throughout")
         ax.legend()
         fig.savefig(out / "window.png", dpi=120, bbox_inches="tight")
         plt.close(fig)
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     paper = _native.load_scenario(str(resolve(RATE)), []).get("paper") or {}
     best, cal = calibration(max(3, a.seeds // 3), a.jobs, out)
     doc = [
-        "# NGWA (seed 001) reproduced",
+        "# NGWA (the NGWA paper) reproduced",
         "",
         "## Calibration of the bottleneck (not given in the paper)",
         "",

@@ -1,7 +1,7 @@
-"""Seed 004 (SARBE + LDED, Le Tuan Anh and Hong, ICCS 2005) reproduced:
+"""The SARBE paper (SARBE + LDED, Le Tuan Anh and Hong, ICCS 2005) reproduced:
 ``netreturn reproduce sarbe``.
 
-Experiments (SPEC.md 5.5, scenarios under ``scenarios/sarbe/``):
+Experiments (docs/decisions.md §5.5, scenarios under ``scenarios/sarbe/``):
 
 - ``tracking``: Fig. 2a, SARBE's and Westwood+'s estimates against the
   available bandwidth while a CBR changes its rate;
@@ -14,7 +14,7 @@ Experiments (SPEC.md 5.5, scenarios under ``scenarios/sarbe/``):
 - ``friendliness``: Fig. 5b, 5 SARBE flows with 5 Reno or 5 Westwood+ flows
   at 1 % loss against the fair share.
 
-Kept apart from ``reproduce.py`` (seed 000) so that it can move into the
+Kept apart from ``reproduce.py`` (the EWT paper) so that it can move into the
 generic reproduce package as its own paper module.
 """
 
@@ -232,7 +232,7 @@ def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
 
 
 def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str]) -> str:
-    L: list[str] = ["# Seed 004 (SARBE + LDED) reproduced", ""]
+    L: list[str] = ["# The SARBE paper reproduced", ""]
     L.append(f"{seeds} seeds per point; {sum(len(v) for v in res.values())} runs in {wall:.1f} s. "
              "Parameters the paper does not give are in the scenario files (`scenarios/sarbe/`).")
     L += ["", "## Fig. 3b: goodput (Mb/s) vs wireless loss, mean ± 95 % CI", ""]

@@ -11,8 +11,6 @@ back into the same store.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
-import hashlib
 import json
 import os
 import shutil
@@ -25,23 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from . import _native
 from .files import FolderLock, atomic_write
 from .scenarios import ScenarioError, param_value
-from .task import SCHEMA, RunSpec, execute, json_safe
+from .task import SCHEMA, RunSpec, execute, json_safe, native_build_id
 
 __all__ = ["SCHEMA", "RunSpec", "execute", "json_safe", "run_many", "run_rows", "flow_rows", "Store"]
-
-@functools.lru_cache(maxsize=1)
-def native_build_id() -> str:
-    """A hash of the compiled simulator: runs stored by another build are
-    stale. (The module cannot change under a running process: hashed once.)"""
-    h = hashlib.sha256()
-    with open(_native.__file__, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
-
 
 def set_aside_stale_runs(out: str | Path, reuse_stale: bool = False) -> str:
     """Moves ``<out>/runs`` aside to ``<out>/stale-<build>`` when
@@ -141,7 +127,7 @@ def run_many(
     out: str | Path | None = None,
     progress: bool = True,
     backend: str = "local",
-    scheduler: str | None = None,
+    scheduler: Any = None,
     on_result: Callable[[RunSpec, dict], None] | None = None,
     bar: Any = None,
 ) -> list[dict]:
@@ -157,7 +143,7 @@ def run_many(
 
 
 def _run_many(specs: Sequence[RunSpec], jobs: int | None, out: str | Path | None, progress: bool, backend: str,
-              scheduler: str | None, on_result: Callable[[RunSpec, dict], None] | None, bar: Any) -> list[dict]:
+              scheduler: Any, on_result: Callable[[RunSpec, dict], None] | None, bar: Any) -> list[dict]:
     if out is not None:
         set_aside_stale_runs(out)
     store = Store(out) if out is not None else None

@@ -145,3 +145,15 @@ def show_config(name: str | Path, overrides: Mapping[str, Any] | None = None) ->
     except _native.NativeScenarioError as e:
         msg, file, field, detail = e.args
         raise ScenarioError(msg, file, field, detail) from None
+
+
+def model(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
+    """The scenario as it will run, as data (``_native.resolve``): packet
+    size, bottleneck, monitored link, every link direction (rate, delay,
+    loss, queue, buffer, controller) and the TCP settings."""
+    path = resolve(name)
+    try:
+        return _native.resolve(str(path), overrides_list(overrides))
+    except _native.NativeScenarioError as e:
+        msg, file, field, detail = e.args
+        raise ScenarioError(msg, file, field, detail) from None

@@ -2,7 +2,7 @@
 and the mean with its 95 % confidence interval over replications.
 
 The papers report every figure as the mean of independent replications with
-a 95 % confidence interval (seed 000: 30 rounds). With n replications the
+a 95 % confidence interval (the EWT paper: 30 rounds). With n replications the
 half-width is t_{0.975, n-1} * s / sqrt(n); the t quantile is :func:`t975`
 (a table to 30 degrees of freedom, then a series: scipy is not a dependency).
 """
@@ -84,7 +84,7 @@ def fmt_ci(m: float, h: float, digits: int = 3) -> str:
 
 
 def batch_means(series: Sequence[float], batches: int = 30) -> list[float]:
-    """Means of ``batches`` equal consecutive batches (seed 001's method for
+    """Means of ``batches`` equal consecutive batches (the NGWA paper's method for
     one long run); the tail that does not fill a batch is dropped."""
     n = len(series) // batches
     if n == 0:
@@ -94,7 +94,7 @@ def batch_means(series: Sequence[float], batches: int = 30) -> list[float]:
 
 def batch_means_ci(series: Sequence[float], batches: int = 30) -> tuple[float, float, int]:
     """Mean and 95 % CI half-width of one long run by the batch-means method
-    (seed 001 section 3.2: 30 batches): the batch means are treated as
+    (the NGWA paper's section 3.2: 30 batches): the batch means are treated as
     independent observations, so the half-width is
     t_{0.975, batches-1} * s_batch / sqrt(batches)."""
     return mean_ci(batch_means(series, batches))

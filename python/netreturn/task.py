@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -17,6 +18,17 @@ from . import _native
 from .scenarios import ScenarioError, overrides_list, resolve
 
 SCHEMA = 1
+
+
+@functools.lru_cache(maxsize=1)
+def native_build_id() -> str:
+    """A hash of the compiled simulator: runs stored by another build are
+    stale. (The module cannot change under a running process: hashed once.)"""
+    h = hashlib.sha256()
+    with open(_native.__file__, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
 
 
 @dataclass(frozen=True)

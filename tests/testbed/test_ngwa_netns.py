@@ -1,4 +1,4 @@
-"""NGWA on real Linux TCP (seed 001 section 4; SPEC.md 2.6; issue 12 items
+"""NGWA on real Linux TCP (the NGWA paper's section 4; docs/decisions.md §2.6; issue 12 items
 7-8): gateways in a chain between namespaces, routers marking the data
 with their queue's free bytes in IPv4 option 33, the receiver's edge
 reading it, lowering the ACKs' window and stripping the option.
@@ -122,7 +122,7 @@ def test_ngwa_hops_carry_their_role_on_the_command_line(tmp_path):
 
 
 def test_the_linux_experiments_settings_are_the_papers():
-    """Seed 001 section 4.3: RED limit 170 kB, min 20 kB, max 84 kB, max_p
+    """The NGWA paper's section 4.3: RED limit 170 kB, min 20 kB, max 84 kB, max_p
     0.02, x10 for 1000 packets; NGWA hops carry the mode and the roles."""
     ngwa = tb.ngwa if hasattr(tb, "ngwa") else __import__(tb.__name__ + ".ngwa", fromlist=["x"])
     assert ngwa.queue_spec("red", 100) == "red,bytes=170000,min_th=20000,max_th=84000,max_p=0.02"

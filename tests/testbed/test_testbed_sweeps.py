@@ -185,7 +185,7 @@ def test_rwm_sweep_lowers_rtt_with_four_flows_and_resumes(tmp_path, capsys):
     assert set(by) == {"none", "bdp"}
     for s in by.values():
         assert s["flows_completed"] == 4 and s["csum_errors"] == 0
-    # Seed 003 Table I: without control the four CUBIC flows fill the edge
+    # The RWM paper's Table I: without control the four CUBIC flows fill the edge
     # queue (RTT well above the 20 ms path); RWM keeps it near the path RTT.
     assert by["bdp"]["rtt_mean_ms"] < by["none"]["rtt_mean_ms"] - 10, by
     # Near: within 15 ms of the path (about 23 ms when quiet; host

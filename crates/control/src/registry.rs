@@ -144,11 +144,11 @@ macro_rules! controllers {
 
 // The one list of window controllers. Adding one is one line here.
 controllers! {
-    Ewt, ewt = "ewt", "EWT", "Early Window Tailoring (seed 000 §4, Algorithm 1)", needs_rate: false, ewt::Ewt(EwtConfig);
-    Ewa, ewa = "ewa", "EWA", "Explicit Window Adaptation (Kalampoukas et al. 1998; seed 000 §3.1, eqs. 2-3)", needs_rate: false, ewa::Ewa(EwaConfig);
-    Awm, awm = "awm", "AWM", "Active Window Management (seed 002 §2)", needs_rate: true, awm::Awm(AwmConfig);
-    SapLaw, sap_law = "sap-law", "SAP-LAW", "Smart Access Point with Limited Advertised Window (seed 000 §3.2, eq. 5)", needs_rate: true, saplaw::SapLaw(SapLawConfig);
-    Rwm, rwm = "rwm", "RWM", "Receive Window Modulation (seed 003 §III, Algorithm 1)", needs_rate: true, rwm::Rwm(RwmConfig);
+    Ewt, ewt = "ewt", "EWT", "Early Window Tailoring (the EWT paper §4, Algorithm 1)", needs_rate: false, ewt::Ewt(EwtConfig);
+    Ewa, ewa = "ewa", "EWA", "Explicit Window Adaptation (Kalampoukas et al. 1998; the EWT paper §3.1, eqs. 2-3)", needs_rate: false, ewa::Ewa(EwaConfig);
+    Awm, awm = "awm", "AWM", "Active Window Management (the AWM paper §2)", needs_rate: true, awm::Awm(AwmConfig);
+    SapLaw, sap_law = "sap-law", "SAP-LAW", "Smart Access Point with Limited Advertised Window (the EWT paper §3.2, eq. 5)", needs_rate: true, saplaw::SapLaw(SapLawConfig);
+    Rwm, rwm = "rwm", "RWM", "Receive Window Modulation (the RWM paper §III, Algorithm 1)", needs_rate: true, rwm::Rwm(RwmConfig);
 }
 
 impl WindowController for Controller {
@@ -214,7 +214,7 @@ impl QueueKind {
     pub const fn paper(self) -> &'static str {
         match self {
             QueueKind::DropTail => "FIFO, drop on overflow",
-            QueueKind::Red => "Floyd & Jacobson 1993; Linux-like preset of seed 000 Table 3",
+            QueueKind::Red => "Floyd & Jacobson 1993; Linux-like preset of the EWT paper's Table 3",
             QueueKind::Ared => "Floyd, Gummadi & Shenker 2001",
         }
     }
@@ -285,7 +285,7 @@ impl StageKind {
     }
     pub const fn paper(self) -> &'static str {
         match self {
-            StageKind::Xcp => "Katabi, Handley & Rohrs 2002; the AWM paper's reference (SPEC.md 2.7)",
+            StageKind::Xcp => "Katabi, Handley & Rohrs 2002; the AWM paper's reference (docs/decisions.md §2.7)",
         }
     }
 }

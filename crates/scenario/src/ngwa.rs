@@ -177,11 +177,11 @@ impl NgwaSpec {
         if self.mode > 8 {
             return Err((
                 "ngwa.mode".into(),
-                format!("{} is not a mode: 0 (off) or 1..8 (seed 001 Table 1)", self.mode),
+                format!("{} is not a mode: 0 (off) or 1..8 (the NGWA paper's Table 1)", self.mode),
             ));
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
-            return Err(("ngwa.alpha".into(), format!("{} is outside 0 < a < 1 (seed 001 eq. 4)", self.alpha)));
+            return Err(("ngwa.alpha".into(), format!("{} is outside 0 < a < 1 (the NGWA paper's eq. 4)", self.alpha)));
         }
         Ok(())
     }

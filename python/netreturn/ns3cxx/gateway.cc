@@ -1,9 +1,9 @@
 // Window-rewriting gateways for the ns-3 3.44 reference harness
-// (python/netreturn/ns3ref.py, --queue ewt|awm): EWT (SPEC.md 2.1, seed 000
-// Algorithm 1) and AWM (SPEC.md 2.3, seed 002 section 2), written for ns-3
+// (python/netreturn/ns3ref.py, --queue ewt|awm): EWT (docs/decisions.md §2.1, the EWT paper
+// Algorithm 1) and AWM (docs/decisions.md §2.3, the AWM paper's section 2), written for ns-3
 // apart from our simulator's crates/control, so the two can check each other.
 //
-// Placement (SPEC.md 1 rule 5): at R1. The data queue Q_F is R1's bottleneck
+// Placement (docs/decisions.md §1 rule 5): at R1. The data queue Q_F is R1's bottleneck
 // egress queue disc (a FifoQueueDisc of B bytes, as for DropTail); the
 // gateway watches it through its Enqueue / DropBeforeEnqueue / Dequeue trace
 // sources. The ACKs of the same flows leave R1 on its access devices towards
@@ -11,7 +11,7 @@
 // that never drops (the device's own 100-packet queue stays below it) and
 // rewrites the TCP window of every ACK as it leaves (DoDequeue).
 //
-// The rules of SPEC.md 1, applied once here for both controllers:
+// The rules of docs/decisions.md §1, applied once here for both controllers:
 //  1. never raise: new = min(Wr, max(computed, floor));
 //  2. window scale (RFC 7323): Wr = field << shift, the shift learned from the
 //     SYN-ACK the gateway forwarded (a SYN-ACK carries the option only when
@@ -45,7 +45,7 @@ struct GatewayState {
     double buffer = 0;     // B, bytes
     uint32_t defaultMss = 536;  // for handshakes without an MSS option
     double st = 0;         // EWT start threshold St, bytes
-    // AWM (seed 002 eq. 1-3), oracle N (the flows the gateway sees active).
+    // AWM (the AWM paper's eq. 1-3), oracle N (the flows the gateway sees active).
     double target = 0, beta = 0, mtu = 0, maxSwnd = 0, swnd = 0, lastQ = 0;
     double lastEvent = -1;
     uint32_t active = 0;
@@ -73,14 +73,14 @@ static ConnKey DataKey(const Ipv4Header& ip, const TcpHeader& tcp) {
 }
 
 static void SetActive(uint32_t n) {
-    // Oracle N (SPEC.md 2.3): when N changes, keep N * swnd (seed 002 eq. 5).
+    // Oracle N (docs/decisions.md §2.3): when N changes, keep N * swnd (the AWM paper's eq. 5).
     double before = std::max<uint32_t>(G.active, 1);
     G.active = n;
     double after = std::max<uint32_t>(G.active, 1);
     G.swnd = std::clamp(G.swnd * before / after, G.mtu, G.maxSwnd);
 }
 
-// One AWM updating event (seed 002 section 2.1): an arrival at Q_F, accepted
+// One AWM updating event (the AWM paper's section 2.1): an arrival at Q_F, accepted
 // or refused, or a departure; q the backlog after it, bytes.
 static void AwmEvent(double q) {
     double now = Simulator::Now().GetSeconds();
@@ -134,9 +134,9 @@ static void QfDequeue(Ptr<const QueueDiscItem>) {
 static double Computed(double wr) {
     if (G.kind == 1) {
         double u = G.dataQueue->GetNBytes();
-        if (u <= G.st) return wr;            // EWT acts only when U > St (SPEC.md 2.1 erratum)
+        if (u <= G.st) return wr;            // EWT acts only when U > St (docs/decisions.md §2.1 erratum)
         double ba = std::max(0.0, G.buffer - u);
-        return std::floor(ba * wr / G.buffer);  // Wewt = (B - U) / B * Wr (seed 000 eq. 9, 10)
+        return std::floor(ba * wr / G.buffer);  // Wewt = (B - U) / B * Wr (the EWT paper's eq. 9, 10)
     }
     return std::floor(G.swnd);               // AWM: awnd = swnd if awnd > swnd
 }
@@ -162,7 +162,7 @@ static void RewriteAck(Ptr<QueueDiscItem> item) {
     G.acks++;
     auto it = G.shift.find(k);
     if (it == G.shift.end()) {
-        G.unknown++;  // handshake not seen: left alone (SPEC.md 1 rule 2)
+        G.unknown++;  // handshake not seen: left alone (docs/decisions.md §1 rule 2)
         return;
     }
     uint32_t shift = it->second;

@@ -1,4 +1,4 @@
-// seed 004's lossy link in ns-3 3.44 (python/netreturn/ns3lossy.py): what the
+// the SARBE paper's lossy link in ns-3 3.44 (python/netreturn/ns3lossy.py): what the
 // dumbbell's sinks (dumbbell.cc, compiled before this file) do not record,
 // the ssthresh set at each loss reaction and TcpWestwoodPlus's bandwidth
 // estimate (its `EstimatedBW` trace source) over time.

@@ -25,10 +25,10 @@ import sys
 
 # name -> (module under netreturn.reproduce, what `netreturn reproduce --help` says of it)
 PAPERS: dict[str, tuple[str, str]] = {
-    "ewt": (".ewt", "the EWT paper (seed 000): both scenarios, six methods"),
-    "ngwa": ("..reproduce_ngwa", "the NGWA paper (seed 001): window behaviour, rates, Table 2"),
-    "awm": ("..reproduce_awm", "the AWM paper (seed 002): AWM vs NC vs XCP, six families"),
-    "sarbe": ("..reproduce_sarbe", "the SARBE paper (seed 004): estimators, lossy link, fairness"),
+    "ewt": (".ewt", "the EWT paper: both scenarios, six methods"),
+    "ngwa": ("..reproduce_ngwa", "the NGWA paper: window behaviour, rates, Table 2"),
+    "awm": ("..reproduce_awm", "the AWM paper: AWM vs NC vs XCP, six families"),
+    "sarbe": ("..reproduce_sarbe", "the SARBE paper: estimators, lossy link, fairness"),
 }
 
 

@@ -7,7 +7,7 @@ sections and its explanations of the differences. Everything else is the
 package's generic machinery (``store``, ``grid``, ``claims``, ``figures``,
 ``text``).
 
-Seed 000 (SPEC.md 5.1) evaluates six methods (DropTail, RED, ARED, EWA, AWM,
+The EWT paper (docs/decisions.md §5.1) evaluates six methods (DropTail, RED, ARED, EWA, AWM,
 EWT) in two dumbbell scenarios at three RFC 7928 congestion levels, 30 seeds
 each, and then asks how many flows each method serves at each loss level
 (section 5.6). This module runs all of it with the existing runner (every run
@@ -617,7 +617,8 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
         w(f"## 7. Sensitivity: the receivers' window ({RCVBUF_LABEL} instead of 1 MB)")
         w("")
         w("EWT writes Wr' = (B − U) / B · Wr into ACKs: its effect scales with the window Wr the receiver "
-          "advertises. Our scenarios give every receiver a 1 MB buffer (SPEC.md 6: large enough never to limit); "
+          "advertises. Our scenarios give every receiver a 1 MB buffer (docs/decisions.md §6: large enough never "
+          "to limit); "
           f"the paper does not state its own, and ns-3's default (`TcpSocket::RcvBufSize`) is 131072 B. With "
           "1 MB, n flows may keep n · (B − U) / B · 1 MB in flight, more than path and buffer hold unless U is "
           "close to B; with 128 KiB the windows bind far earlier. The same grid at the paper's counts, with "
@@ -722,7 +723,8 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                     "1.7 % (13 flows) and 1.9 % (31 flows) under DropTail in scenario 2 against the paper's 0.07 % and "
                     "0.52 % (`docs/validation.md`): the paper's loss levels are not reproduced by ns-3 3.44 either, and "  # noqa: E501
                     "most of that loss is probably slow-start overshoot of 5 MB transfers against a 97 kB buffer; "
-                    '(2) the file size: the paper\'s "5Mb" is read as 5 MB (SPEC.md 5.1), 5 Mbit would give 8× shorter '
+                    '(2) the file size: the paper\'s "5Mb" is read as 5 MB (docs/decisions.md §5.1), 5 Mbit would '
+                    "give 8× shorter "
                     "transfers; (3) loss recovery differs between TCP implementations, ns-3's included (next bullet)."
                 )
     # Our TCP against ns-3.
@@ -800,7 +802,7 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                     "EWT writes (B − U) / B · Wr, proportional to the receiver's window: with Wr = 1 MB and n flows "
                     "the windows allow n · (B − U) / B · 1 MB in flight, which exceeds path plus buffer until the "
                     "queue U is within a few kB of B = 97 kB, so bursts still overflow it (the arithmetic of "
-                    "SPEC.md 2.1; section 7 measures the effect of a smaller Wr). EWT also acts only above "
+                    "docs/decisions.md §2.1; section 7 measures the effect of a smaller Wr). EWT also acts only above "
                     "St = 29 kB and never on drops outside the bottleneck (bullet above). Beyond both, EWT can only "
                     "hold back a sender whose cwnd exceeds the window it writes: a flow in slow start, or recovering "
                     "after a timeout, with cwnd below (B − U) / B · Wr sends what cwnd allows, whatever the queue.")
@@ -818,12 +820,13 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                 "EWA's paper could not be found: our parameters are a documented choice, and EWA's loss depends "
                 "mostly on its initial alpha (`--set ewa_alpha=4096` gives 0.12-0.14 % TCP loss at the medium and "
                 "heavy levels of scenario 2, the paper's order; ours, 1024, gives almost none; docs/reproduce.md, "
-                '"EWA\'s parameters"). AWM follows seed 002 with the oracle N (SPEC.md 2.3) and beta for '
+                '"EWA\'s parameters"). AWM follows the AWM paper with the oracle N (docs/decisions.md §2.3) and '
+                "beta for "
                 "critical damping (`crates/control/src/awm.rs`); when N changes, swnd is rescaled to keep "
-                "N · swnd (seed 002 eq. 5). Without that rescaling swnd wound up to ~110 kB while the first "
+                "N · swnd (the AWM paper's eq. 5). Without that rescaling swnd wound up to ~110 kB while the first "
                 "flows ran over an empty queue and, once 31 flows were active (fair share ~10 kB), never came "
                 "down far enough to bind: AWM then lost as much as DropTail (1.05 % TCP at the heavy level of "
-                "scenario 2, build ebb64d3). seed 002's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) "
+                "scenario 2, build ebb64d3). the AWM paper's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) "
                 "gave 0 / 0.024 / 0.075 % there, against the paper's 0 / 0 / 0.04 % (docs/reproduce.md, "
                 '"AWM\'s N").'
             )

@@ -73,7 +73,7 @@ class Report:
         out = opts.out
         w(f"# {paper.run['heading']}")
         w("")
-        w(f"Paper: {paper['title']} (`../shared/seeds/{paper['seed_file']}`), {paper.run['sections']}; "
+        w(f"Paper: {paper['title']} (docs/bibliography.md), {paper.run['sections']}; "
           f"its numbers are in `python/netreturn/paper/{paper.name}.toml`.")
         w("")
         w(f"* command: `{self.command()} --out {out}`"

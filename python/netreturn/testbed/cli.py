@@ -5,8 +5,8 @@ in network namespaces.
     netreturn testbed quickstart                       (builds the gateway if needed; without and with EWT)
     netreturn testbed run --controller rwm --rate 100mbit --delay 10ms --flows 4 --out DIR
     netreturn testbed sweep testbed/dumbbell4 --sweep queue=droptail,ewt --reps 10 --out DIR
-    netreturn testbed rwm --reps 10 --out DIR          (the RWM paper's experiment, SPEC 5.4)
-    netreturn testbed ngwa --seconds 120 --out DIR     (the NGWA paper's Linux experiment, seed 001 section 4.3)
+    netreturn testbed rwm --reps 10 --out DIR          (the RWM paper's experiment, docs/decisions.md §5.4)
+    netreturn testbed ngwa --seconds 120 --out DIR     (the NGWA paper's Linux experiment, the NGWA paper's section 4.3)
     netreturn testbed compare --reps 10 --out DIR      (same scenario in the simulator and here)
     netreturn testbed bench --out DIR
     netreturn testbed cleanup
@@ -82,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--sweep", type=_sweep_arg, action="append", default=[], metavar="NAME=V1,V2",
                     help="compare values of a parameter (repeatable: cartesian product)")
     _sweep_common(sw, "results/testbed-sweep")
-    rw = sub.add_parser("rwm", help="the RWM paper's experiment (SPEC 5.4): FCT, slowest of four, RTT table")
+    rw = sub.add_parser("rwm", help="the RWM paper's experiment (docs/decisions.md §5.4): FCT, slowest of four, "
+                                    "RTT table")
     rw.add_argument("--scenario", default="testbed/rwm")
     rw.add_argument(
         "--rtt", type=_list, default=None, metavar="LIST", help="total RTTs (default 20ms,60ms,100ms,140ms)"

@@ -1,5 +1,5 @@
-"""``netreturn testbed ngwa``: the NGWA paper's Linux experiment (seed 001
-section 4.3; SPEC.md 5.2; issue 12 item 7) in network namespaces.
+"""``netreturn testbed ngwa``: the NGWA paper's Linux experiment
+(section 4.3; docs/decisions.md §5.2; issue 12 item 7) in network namespaces.
 
 The paper: a central link of 10 or 100 Mb/s between directly cabled PCs,
 a queue of 100 or 1000 packets, iperf with a 64 kB window sending
@@ -93,7 +93,7 @@ def hops(method: str, rate: str, packets: int, opt: Options) -> list[Hop]:
 
 
 def batch_ci(series: list[float], batches: int) -> tuple[float, float]:
-    """Batch means (seed 001 section 3.2) of a throughput series."""
+    """Batch means (the NGWA paper's section 3.2) of a throughput series."""
     m, h, _ = batch_means_ci(series, batches)
     return m, h
 
@@ -182,7 +182,7 @@ def _f(x: float, d: int = 2) -> str:
 
 def report(results: list[dict], opt: Options) -> str:
     lines = [
-        f"NGWA on real Linux (seed 001 section 4.3): iperf3 -w {opt.window}, {opt.seconds:g} s per run "
+        f"NGWA on real Linux (the NGWA paper's section 4.3): iperf3 -w {opt.window}, {opt.seconds:g} s per run "
         f"({opt.warmup:g} s warm-up dropped), rate sampled every {opt.interval:g} s, 95 % CI by "
         f"{opt.batches} batch means; one-way delay {opt.delay}; Linux reno (NewReno + SACK).",
         "",
@@ -201,7 +201,7 @@ def report(results: list[dict], opt: Options) -> str:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("ngwa", help="the NGWA paper's Linux experiment (seed 001 section 4.3)")
+    p = sub.add_parser("ngwa", help="the NGWA paper's Linux experiment (section 4.3)")
     p.add_argument("--out", type=Path, default=Path("results/testbed-ngwa"))
     p.add_argument("--seconds", type=float, default=120.0, help="iperf3 duration per run (paper: 2 minutes)")
     p.add_argument("--warmup", type=float, default=5.0, help="seconds dropped before the batches")

@@ -111,7 +111,7 @@ class RunConfig:
     #: many seconds from its sender (iperf3 client) to its receiver (server),
     #: throughput reported every ``interval``; ``nbytes`` is not used.
     iperf3_seconds: float | None = None
-    #: iperf3 ``-w`` (socket buffers, so the window): "64K" in seed 001 section 4.3.
+    #: iperf3 ``-w`` (socket buffers, so the window): "64K" in the NGWA paper's section 4.3.
     iperf3_window: str | None = None
     #: Handshake round trips of the idle path (receiver 0 connecting to
     #: sender 0, one after the other) measured once the gateways run and
@@ -354,7 +354,7 @@ def _iperf3_flow(path: Path, k: int, fp: "FlowPlan") -> tuple[dict, list[dict]]:
 
 def _run_iperf3(cfg: RunConfig, topo: Topology, plan: list[FlowPlan], procs: list, hosts: list[str],
                 snmp0: dict, gws: list, hops: list) -> dict:
-    """The traffic part of :func:`run` with iperf3 (seed 001 section 4.3:
+    """The traffic part of :func:`run` with iperf3 (the NGWA paper's section 4.3:
     "iperf ... TCP with 64 KBytes of window, transmitting data constantly in
     one direction (client to server)"): a server per flow in its receiver,
     the client in its sender; the caller's ``finally`` cleans up."""

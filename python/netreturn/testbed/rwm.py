@@ -1,4 +1,4 @@
-"""The RWM paper's experiment (seed 003 section IV, SPEC.md 5.4) in the
+"""The RWM paper's experiment (section IV, docs/decisions.md §5.4) in the
 namespace testbed, scaled to what one machine sustains.
 
 sender -> WAN emulator (netreturn-gateway, controller none: the delay for a
@@ -175,7 +175,7 @@ def _pct(x: float) -> str:
 
 
 def paper_table(fct, rtt, paper: dict | None):
-    """Our figures next to the paper's claims (SPEC.md 5.4)."""
+    """Our figures next to the paper's claims (docs/decisions.md §5.4)."""
     import pandas as pd
 
     paper = paper or {}
@@ -430,7 +430,7 @@ def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = 
         "RTT seen by the senders (ms; srtt from TCP_INFO every 20 ms while data is outstanding), the paper's Table I",
         _fmt(rtt, "{:.1f}"),
         "",
-        "Against the paper (SPEC.md 5.4)",
+        "Against the paper (docs/decisions.md §5.4)",
         _fmt(pap),
     ]
     if plots:

@@ -39,7 +39,7 @@ namespaces:
   default number of repetitions.
 * ``[ngwa]`` (mode 1..8): the bottleneck gateway marks (the file's table,
   role router), an edge gateway before the receivers applies the receiver
-  rule (role receiver-edge), real receivers being unpatched (SPEC.md 2.6).
+  rule (role receiver-edge), real receivers being unpatched (docs/decisions.md §2.6).
 
 Errors name the file, the field and what is allowed (exit status 2).
 """
@@ -264,7 +264,7 @@ def _edge_hops(file: str, doc: dict) -> list[Hop]:
     """NGWA (``[ngwa]``, mode 1..8): the bottleneck gateway reads the table
     from the file and marks (role router); an edge gateway before the
     receivers applies the receiver rule (role receiver-edge), real
-    receivers being unpatched (SPEC.md 2.6). The edge is not a link of the
+    receivers being unpatched (docs/decisions.md §2.6). The edge is not a link of the
     scenario, so it takes the table's keys as ``--ngwa KEY=VALUE`` (the
     gateway reads them with the simulator's parser, and refuses what Linux
     cannot honour: modes without CW). Returns the edge hop to append."""

@@ -6,7 +6,7 @@ it runs inside any namespace as ``python3 traffic.py ...``.
 
 * ``server --port P --bytes N [--count K] [--sndbuf B] [--info FILE
   --info-interval I]``: every accepted connection gets N bytes, then the
-  server closes it (the HTTP download of the RWM paper, seed 003 section
+  server closes it (the HTTP download of the RWM paper, its section
   IV). Exits after K connections. With ``--info``, the sender's own
   ``TCP_INFO`` (what ``ss -ti`` shows: smoothed RTT, cwnd, the window the
   sender sees, bytes sent / retransmitted) is sampled every I seconds for

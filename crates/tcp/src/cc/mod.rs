@@ -243,7 +243,7 @@ congestion_controls! {
     WestwoodPlus, westwood_plus = "westwood+", NoConfig, westwood::Westwood, |_c, abc| westwood::Westwood::new(abc),
         "Westwood+: ssthresh = bandwidth estimate x RTTmin on loss (Linux tcp_westwood)";
     Sarbe, sarbe = "sarbe", sarbe::SarbeConfig, sarbe::Sarbe, |c, abc| sarbe::Sarbe::new(c, abc),
-        "SARBE + LDED (seed 004): receiver-timestamp bandwidth estimate, loss differentiation";
+        "SARBE + LDED (the SARBE paper): receiver-timestamp bandwidth estimate, loss differentiation";
     Xcp, xcp = "xcp", xcp::XcpConfig, xcp::Xcp, |c, _abc| xcp::Xcp::new(c),
         "XCP's sender (Katabi et al. 2002): cwnd follows the routers' feedback; needs queue = \"xcp\"";
 }
