@@ -177,7 +177,7 @@ def test_a_thirty_seed_figure_has_intervals_and_n_in_its_caption_without_a_warni
     assert "95 % CI" in fig._suptitle.get_text()
     assert _error_bars(fig)
     # The axis is fitted to the data: utilization in [0.9, 1] does not start at zero.
-    util = next(ax for ax in fig.axes if ax.get_title() == "bottleneck utilization")
+    util = next(ax for ax in fig.axes if ax.get_title() == "utilization, monitored link")
     assert util.get_ylim()[0] > 0.5
     plots._plt().close(fig)
 
