@@ -184,9 +184,9 @@ impl Resolved {
         }
         for k in (0..self.links.len()).step_by(2) {
             let off = phase_offset(seed, &self.links[k].name, phase);
-            self.links[k].delay = self.links[k].delay + off;
+            self.links[k].delay += off;
             if let Some(rev) = self.links.get_mut(k + 1) {
-                rev.delay = rev.delay + off;
+                rev.delay += off;
             }
         }
     }
