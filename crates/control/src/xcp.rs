@@ -7,7 +7,9 @@
 //! * the efficiency controller's aggregate feedback
 //!   `phi = alpha d S - beta Q` (XCP eq. 1), `S` the spare bandwidth
 //!   (capacity minus the input rate of the last interval), `Q` the persistent
-//!   queue (the smallest queue seen over the last interval);
+//!   queue: the smallest queue an arriving packet saw over the last
+//!   propagation delay, not over the whole interval (XCP section 3.5;
+//!   SPEC.md 2.7; see [`XcpRouter::sample_queue`]);
 //! * the fairness controller's shuffled traffic
 //!   `h = max(0, gamma y - |phi|)` (XCP section 3.5, gamma = 0.1), `y` the
 //!   input traffic of an interval;
@@ -124,7 +126,14 @@ pub struct XcpRouter {
     d: Time,
     /// Measured over the running interval.
     input_bytes: u64,
-    min_queue: Option<u64>,
+    /// The persistent queue `Q`, bytes: the smallest backlog seen by an
+    /// arriving packet over the last completed queue window, the window
+    /// ending at `q_next` and starting one window earlier.
+    q_persistent: u64,
+    q_window_min: Option<u64>,
+    q_next: Time,
+    /// The backlog the last arriving packet saw.
+    q_last: u64,
     /// Over the packets given feedback: sum of `rtt s` (for `d`), of
     /// `rtt s / cwnd` (for `xi_p`) and of `s` (for `xi_n`).
     sum_rtt_s: f64,
@@ -152,7 +161,10 @@ impl XcpRouter {
             start: Time::ZERO,
             d,
             input_bytes: 0,
-            min_queue: None,
+            q_persistent: 0,
+            q_window_min: None,
+            q_next: Self::queue_window(d, 0, None),
+            q_last: 0,
             sum_rtt_s: 0.0,
             sum_rtt_s_per_cwnd: 0.0,
             sum_s: 0.0,
@@ -183,8 +195,8 @@ impl XcpRouter {
         // S: spare bandwidth, capacity minus input rate (bytes/s).
         let y_rate = self.input_bytes as f64 / len;
         let spare = c - y_rate;
-        // Q: the persistent queue, the minimum over the interval.
-        let q = self.min_queue.unwrap_or(queue.backlog_bytes) as f64;
+        // Q: the persistent queue over the last propagation delay.
+        let q = self.q_persistent as f64;
         // XCP eq. 1.
         let phi = self.cfg.aggregate_feedback(d, spare, q);
         // Fairness controller, shuffling: h = max(0, gamma y - |phi|), y the
@@ -211,14 +223,41 @@ impl XcpRouter {
         self.start = if now >= end + d_next { now } else { end };
         self.d = d_next;
         self.input_bytes = 0;
-        self.min_queue = None;
         self.sum_rtt_s = 0.0;
         self.sum_rtt_s_per_cwnd = 0.0;
         self.sum_s = 0.0;
     }
 
-    fn see_queue(&mut self, backlog: u64) {
-        self.min_queue = Some(self.min_queue.map_or(backlog, |m| m.min(backlog)));
+    /// Length of a queue window: `max(2 ms, (d - q / C) / 2)`, the
+    /// propagation delay (the average RTT `d` less the local queueing delay
+    /// `q / C`, XCP section 3.5) halved as the authors' ns-2 router
+    /// (`xcpq.cc`, `Tq_`) samples it. `Q` taken at a control decision is the
+    /// minimum over the last completed window, so it covers between half a
+    /// propagation delay and one before the decision.
+    fn queue_window(d: Time, backlog: u64, rate: Option<f64>) -> Time {
+        let local = rate.filter(|c| *c > 0.0).map_or(0.0, |c| backlog as f64 / c);
+        Time::from_secs_f64(((d.secs_f64() - local) / 2.0).max(0.002))
+    }
+
+    /// The persistent queue `Q` (XCP section 3.5, SPEC.md 2.7): "the
+    /// minimum queue seen by an arriving packet during the last propagation
+    /// delay". Closes every queue window that ended by `now` (`Q` = its
+    /// minimum; a window no packet arrived in keeps the last backlog seen),
+    /// then counts the backlog this arrival sees. Not the minimum over the
+    /// whole control interval: with ACK-compressed two-way traffic the queue
+    /// touches zero once per interval while a standing queue persists for
+    /// most of it.
+    fn sample_queue(&mut self, now: Time, queue: &QueueState) {
+        let c = queue.rate.bytes_per_sec_f64();
+        while now >= self.q_next {
+            self.q_persistent = self.q_window_min.take().unwrap_or(self.q_last);
+            let w = Self::queue_window(self.d, self.q_last, Some(c));
+            // After an idle spell longer than a window, restart from now.
+            self.q_next = if now >= self.q_next + w { now + w } else { self.q_next + w };
+        }
+        let b = queue.backlog_bytes;
+        self.q_last = b;
+        self.q_window_min = Some(self.q_window_min.map_or(b, |m| m.min(b)));
     }
 
     /// This router's feedback for a packet of `size` bytes from a flow with
@@ -251,15 +290,14 @@ impl ForwardStage for XcpRouter {
     }
 
     fn on_enqueue(&mut self, now: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
+        self.sample_queue(now, queue);
         self.tick(now, queue);
         // y: every byte offered to the link, dropped or not.
         self.input_bytes += pkt.size as u64;
-        self.see_queue(queue.backlog_bytes);
     }
 
     fn on_dequeue(&mut self, at: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
         self.tick(at, queue);
-        self.see_queue(queue.backlog_bytes);
         let Some(InBand::Xcp(x)) = pkt.inband.as_deref_mut() else { return };
         let data = pkt.tcp.is_some_and(|t| t.payload_len > 0);
         if x.ack || !data {
@@ -436,6 +474,26 @@ mod tests {
         // In whole bytes on the wire: within half a byte per packet.
         assert_eq!(a, -630);
         assert!((b + 1_630).abs() <= 10, "B {b}");
+    }
+
+    #[test]
+    fn the_persistent_queue_is_the_minimum_over_the_last_propagation_delay_not_the_whole_interval() {
+        // SPEC.md 2.7. 100 packets of 1000 B per 100 ms interval (RTT 100
+        // ms) on a 10 Mb/s link (1.25 MB/s); the queue is empty for the
+        // first 10 ms of every interval and holds 20 kB after. Queue windows:
+        // the first ends at max(2 ms, 100 ms / 2) = 50 ms, the next
+        // (100 ms - 20_000 / 1.25e6 s) / 2 = 42 ms later, at 92 ms, with a
+        // minimum of 20 kB. At the decision (t = 100 ms): S = 1.25e6 - 1e6 =
+        // 250 kB/s, phi = 0.4 * 0.1 * 250_000 - 0.226 * 20_000 = 5_480 B.
+        // The minimum over the whole interval would be 0 (phi = 10_000 B).
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        for k in 0..101u64 {
+            let at = Time::from_millis(k);
+            let q = queue(10, if k % 100 < 10 { 0 } else { 20_000 });
+            pass(&mut r, at, 1, 10_000, 100_000, &q);
+        }
+        assert_eq!(r.current.d, 0.1);
+        assert!((r.current.phi - 5_480.0).abs() < 1e-6, "phi {}", r.current.phi);
     }
 
     #[test]
