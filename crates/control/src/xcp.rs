@@ -273,13 +273,33 @@ impl XcpRouter {
     }
 
     /// This packet's feedback, its shares capped by what is left of the
-    /// interval's budgets and drawn from them.
-    fn draw(&mut self, size: f64, cwnd: f64, rtt: f64) -> f64 {
+    /// interval's budgets and drawn from them. `carried` is the feedback
+    /// the packet arrives with.
+    ///
+    /// A packet that already carries less than our feedback has its
+    /// bottleneck elsewhere, and leaves with what it carries. The budgets
+    /// are then charged what the packet carries, not our shares: its
+    /// shortfall `ours - carried` counts as negative feedback given here
+    /// (the authors' ns-2 router, `xcpq.cc` lines L 26-27). Otherwise a link
+    /// that is not the bottleneck of some of its flows spends part of its
+    /// negative feedback on flows that are being cut elsewhere anyway and
+    /// hands out its positive feedback to flows that cannot take it, so its
+    /// own flows are cut twice and it settles below capacity with `phi`
+    /// positive (the parking lot of seed 002 section 3.5; docs/xcp.md).
+    fn draw(&mut self, size: f64, cwnd: f64, rtt: f64, carried: i32) -> f64 {
         let (p, n) = self.shares(size, cwnd, rtt);
-        let (p, n) = (p.min(self.pos_left), n.min(self.neg_left));
-        self.pos_left -= p;
-        self.neg_left -= n;
-        p - n
+        let (p, mut n) = (p.min(self.pos_left), n.min(self.neg_left));
+        let ours = p - n;
+        let carried = carried as f64;
+        let p = if ours.round() < carried {
+            p
+        } else {
+            n = (n + (ours - carried)).min(self.neg_left);
+            carried + n
+        };
+        self.pos_left = (self.pos_left - p).max(0.0);
+        self.neg_left = (self.neg_left - n).max(0.0);
+        ours
     }
 }
 
@@ -312,7 +332,7 @@ impl ForwardStage for XcpRouter {
             self.sum_rtt_s += rtt * s;
             self.sum_rtt_s_per_cwnd += rtt * s / cwnd;
             self.sum_s += s;
-            self.draw(s, cwnd, rtt).round().clamp(i32::MIN as f64, i32::MAX as f64) as i32
+            self.draw(s, cwnd, rtt, x.feedback).round().clamp(i32::MIN as f64, i32::MAX as f64) as i32
         };
         // Every router lowers H_feedback to its own value (XCP section 3.5).
         if own < x.feedback {
@@ -494,6 +514,42 @@ mod tests {
         }
         assert_eq!(r.current.d, 0.1);
         assert!((r.current.phi - 5_480.0).abs() < 1e-6, "phi {}", r.current.phi);
+    }
+
+    #[test]
+    fn feedback_cut_upstream_counts_as_negative_feedback_given_here_so_local_flows_are_not_cut_twice() {
+        // The persistent-queue interval above (phi = -2_260 B, h = 740 B:
+        // 3_000 B to take back, 740 B to give; per packet A 37 - 100 B,
+        // B 18.5 - 100 B), then an interval in which B's 20 packets arrive
+        // carrying -1_000 B from a bottleneck upstream (ns-2 xcpq.cc L 26-27).
+        // Each B packet's shortfall, 918.5 B, counts as negative feedback
+        // given here: the 3_000 B are used up by the fifth packet (A, B, B,
+        // A, B), after which A's packets get their positive share only:
+        // A = 2 * -63 + 8 * 37 = 170 B. Charging B our own shares instead
+        // cuts A by the full 10 * 63 = 630 B although B alone is cut by
+        // 20_000 B, more than this link's phi asks for.
+        let q = QueueState { backlog_bytes: 10_000, capacity_bytes: 100_000, rate: Rate::kbps(2_400) };
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        interval(&mut r, Time::ZERO, &q);
+        interval(&mut r, Time::from_millis(100), &q);
+        let (mut a, mut b) = (0i64, 0i64);
+        for k in 0..30u64 {
+            let at = Time::from_millis(200) + Time::from_micros(k * 100_000 / 30);
+            let (src, cwnd, carried) = if k % 3 == 0 { (1, 10_000, i32::MAX) } else { (2, 20_000, -1_000) };
+            let mut ib = InBand::Xcp(XcpFields { cwnd, rtt_us: 100_000, feedback: carried, ack: false });
+            let mut p = ForwardPacket { tcp: Some(meta(src)), size: 1000, inband: Some(&mut ib) };
+            r.on_enqueue(at, &mut p, &q);
+            r.on_dequeue(at, &mut p, &q);
+            let InBand::Xcp(x) = ib else { unreachable!() };
+            if src == 1 {
+                a += x.feedback as i64;
+            } else {
+                b += x.feedback as i64;
+            }
+        }
+        assert!((r.current.phi + 2_260.0).abs() < 1e-6, "phi {}", r.current.phi);
+        assert_eq!(b, -20_000, "B leaves with what it carried");
+        assert_eq!(a, 170);
     }
 
     #[test]
