@@ -19,7 +19,8 @@ def test_the_ns2_script_builds_every_link_direction_with_its_buffer_and_every_fl
     model = _native.resolve(str(scenario_path("awm/capacity")), list(SMALL.items()))
     links = re.findall(r"^link_dir (\S+) (\S+) (\d+) (\S+) (\d+) ([01])$", text, re.M)
     assert len(links) == len(model["links"])
-    by_name = {f"{a}->{b}": (int(rate), float(delay), int(limit), xcp == "1") for a, b, rate, delay, limit, xcp in links}
+    by_name = {f"{a}->{b}": (int(rate), float(delay), int(limit), xcp == "1")
+               for a, b, rate, delay, limit, xcp in links}
     for link in model["links"]:
         rate, delay, limit, xcp = by_name[link["name"]]
         assert rate == link["rate_bps"] and delay == pytest.approx(link["delay_ns"] * 1e-9)

@@ -307,6 +307,7 @@ def table(result: dict, markdown: bool = False) -> str:
     """Per link direction and metric: ns-2 and ours, mean ± 95 % CI over
     seeds, and whether they agree within the combined spread."""
     rows = []
+    verdict = {True: "yes", False: "no", None: "-"}
 
     def cell(s):
         m, h, _ = s
@@ -317,10 +318,10 @@ def table(result: dict, markdown: bool = False) -> str:
         for key, label in LINK_METRICS:
             a = mean_ci(r["links"][name][key] for r in result["ns2"])
             b = mean_ci(r["links"][name][key] for r in result["ours"])
-            rows.append([name, label, cell(a), cell(b), {True: "yes", False: "no", None: "-"}[agree(a, b)]])
+            rows.append([name, label, cell(a), cell(b), verdict[agree(a, b)]])
     a = mean_ci(r["jain"] for r in result["ns2"])
     b = mean_ci(r["jain"] for r in result["ours"])
-    rows.append(["all flows", "Jain index of goodput", cell(a), cell(b), {True: "yes", False: "no", None: "-"}[agree(a, b)]])
+    rows.append(["all flows", "Jain index of goodput", cell(a), cell(b), verdict[agree(a, b)]])
     return render(["link", "metric", "ns-2.35", "ours", "agree"], rows, markdown=markdown)
 
 
