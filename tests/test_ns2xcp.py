@@ -31,8 +31,8 @@ def test_the_ns2_script_builds_every_link_direction_with_its_buffer_and_every_fl
     flows = re.findall(r"^flow (\d+) (\S+) (\S+) \[\$startrng uniform 0.0 2.0\]$", text, re.M)
     assert [(s, d) for _, s, d in flows] == [(f"left{i}", f"right{i}") for i in range(5)] + \
         [(f"right{i}", f"left{i}") for i in range(5)]
-    # The AWM families' XCP end systems are ns-2's: initial window 2.
-    assert "Agent/TCP set windowInit_ 2\n" in text
+    # ns-2's end systems as shipped: its initial window (2) is not touched.
+    assert "set windowInit_" not in text
     assert "$defaultRNG seed 3\n" in text
 
 

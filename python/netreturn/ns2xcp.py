@@ -149,13 +149,11 @@ def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: floa
             flows.append(f"flow {i} {src[k % len(src)]} {dst[k % len(dst)]} {when}")
             i += 1
     tcp = model["tcp"]
-    iw = tcp["initial_cwnd"]
     # A full data segment as it sits in our queues: segment + 52 + XCP's 16.
     data_bytes = tcp["mss"] + 52 + 16
     fields = {
         "SEED": str(seed),
         "PAYLOAD": str(data_bytes - 40),
-        "IW": str(iw),
         "PKT": str(model["packet_bytes"]),
         "NODES": "\n".join(f"set node({n}) [$ns node]" for n in nodes),
         "LINKS": "\n".join(lines),
@@ -225,19 +223,21 @@ def _sim_links(binary: str, path: str, pairs: list[tuple[str, str]], seed: int) 
     for k, v in pairs:
         cmd += ["--set", f"{k}={v}"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
-    ifaces, flows, section = {}, [], None
+    ifaces, flows, section, columns, header = {}, [], None, [], []
     for line in out:
         f = line.split()
         if not f:
             continue
         if f[0] == "iface":
-            section = "iface"
+            section, columns = "iface", f
             continue
         if f[0] == "flow":
             section, header = "flow", f
             continue
         if section == "iface" and "->" in f[0]:
-            ifaces[f[0]] = {"utilization": float(f[1]), "queue_drops": float(f[5]), "queue_mean_bytes": float(f[3])}
+            row = dict(zip(columns, f))
+            ifaces[f[0]] = {"utilization": float(row["utilization"]), "queue_drops": float(row["queue_drops"]),
+                            "queue_mean_bytes": float(row["queue_mean_B"])}
         elif section == "flow" and f[0].isdigit():
             flows.append(float(dict(zip(header, f))["goodput_mbps"]))
     return ifaces, flows
@@ -279,9 +279,12 @@ def run_ours(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
 
 
 def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None, sim: str | None = None,
-            jobs: int = 2, overrides: dict[str, str] | None = None, scenarios: Path | None = None) -> dict:
+            jobs: int = 2, overrides: dict[str, str] | None = None, scenarios: Path | None = None,
+            ours_only: dict[str, str] | None = None) -> dict:
     """Both simulators over ``seeds``; ns-2 runs cached as JSON under
-    ``out/ns2`` (a rerun with more seeds runs only the new ones)."""
+    ``out/ns2`` (a rerun with more seeds runs only the new ones).
+    ``overrides`` go to both, ``ours_only`` to ours (a variant of our end
+    systems against the same reference)."""
     scenario, base = CASES[case]
     ov = {**base, **(overrides or {}), "queue": "xcp"}
     tag = "_".join(f"{k}-{v}" for k, v in sorted(ov.items()) if k != "queue")
@@ -298,9 +301,10 @@ def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None,
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         theirs = list(ex.map(ns2, seeds))
-    ours = [run_ours(scenario, ov, s, stop_s, sim, scenarios) for s in seeds]
-    return {"case": case, "scenario": scenario, "overrides": ov, "seeds": seeds, "stop_s": stop_s,
-            "ns2": theirs, "ours": ours}
+    mine = {**ov, **(ours_only or {})}
+    ours = [run_ours(scenario, mine, s, stop_s, sim, scenarios) for s in seeds]
+    return {"case": case, "scenario": scenario, "overrides": ov, "ours_overrides": ours_only or {}, "seeds": seeds,
+            "stop_s": stop_s, "ns2": theirs, "ours": ours}
 
 
 def table(result: dict, markdown: bool = False) -> str:
@@ -332,7 +336,10 @@ def add_arguments(p) -> None:
     p.add_argument("--seeds", type=positive, default=5)
     p.add_argument("--stop", type=float, default=20.0, help="seconds simulated per run (default 20)")
     p.add_argument("--set", dest="overrides", type=kv, action="append", default=[], metavar="NAME=VALUE",
-                   help="scenario parameter for both simulators (e.g. xcp_initial_cwnd=10, xcp_ack_every=2)")
+                   help="scenario parameter for both simulators (e.g. flows=10)")
+    p.add_argument("--ours-set", dest="ours_only", type=kv, action="append", default=[], metavar="NAME=VALUE",
+                   help="scenario parameter for ours only, e.g. today's end systems: "
+                        "--ours-set xcp_initial_cwnd=10 --ours-set xcp_ack_every=2")
     p.add_argument("--sim", default=None, help="run ours with this netreturn-sim binary (default: the extension)")
     p.add_argument("--scenarios", type=Path, default=None,
                    help="with --sim: the directory its scenario files are in (an older tree's scenarios/)")
@@ -348,8 +355,9 @@ def main(a) -> int:
         return 2
     seeds = list(range(1, a.seeds + 1))
     for case in a.case or list(CASES):
-        r = compare(case, seeds, a.stop, a.out, a.sim, a.jobs, dict(a.overrides), a.scenarios)
+        r = compare(case, seeds, a.stop, a.out, a.sim, a.jobs, dict(a.overrides), a.scenarios, dict(a.ours_only))
         ov = ", ".join(f"{k}={v}" for k, v in r["overrides"].items())
-        print(f"\n{case}: {r['scenario']} ({ov}), {a.stop:g} s, seeds 1..{a.seeds}: ns-2.35 XCP vs ours")
+        mine = "".join(f", {k}={v}" for k, v in r["ours_overrides"].items())
+        print(f"\n{case}: {r['scenario']} ({ov}), {a.stop:g} s, seeds 1..{a.seeds}: ns-2.35 XCP vs ours{mine}")
         print(table(r, a.markdown))
     return 0

@@ -16,8 +16,7 @@ $startrng seed @SEED@
 Agent/TCP set packetSize_ @PAYLOAD@
 # Never the limit (ours: rcv_buf 64 MB).
 Agent/TCP set window_ 1000000
-# The initial window: ns-2's default (2) unless the harness asks otherwise.
-Agent/TCP set windowInit_ @IW@
+# windowInit_ stays ns-2's default, 2: the reference's end systems as shipped.
 # RTT clock of 1 ms, as ours (ns-2's default tick is 10 ms).
 Agent/TCP set tcpTick_ 0.001
 # Buffers in bytes, as the scenario gives them.
