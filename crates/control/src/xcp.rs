@@ -134,9 +134,9 @@ pub struct XcpRouter {
     q_next: Time,
     /// The backlog the last arriving packet saw.
     q_last: u64,
-    /// Over the packets given feedback: sum of `rtt s` (for `d`), of
-    /// `rtt s / cwnd` (for `xi_p`) and of `s` (for `xi_n`).
-    sum_rtt_s: f64,
+    /// Over the packets given feedback: sum of `rtt^2 s / cwnd` (for `d`),
+    /// of `rtt s / cwnd` (for `d` and `xi_p`) and of `s` (for `xi_n`).
+    sum_rtt2_s_per_cwnd: f64,
     sum_rtt_s_per_cwnd: f64,
     sum_s: f64,
     /// What the last interval decided, applied in the running one.
@@ -165,7 +165,7 @@ impl XcpRouter {
             q_window_min: None,
             q_next: Self::queue_window(d, 0, None),
             q_last: 0,
-            sum_rtt_s: 0.0,
+            sum_rtt2_s_per_cwnd: 0.0,
             sum_rtt_s_per_cwnd: 0.0,
             sum_s: 0.0,
             current: XcpInterval { d: d.secs_f64(), ..Default::default() },
@@ -184,10 +184,18 @@ impl XcpRouter {
         }
         let len = self.d.secs_f64();
         let c = queue.rate.bytes_per_sec_f64();
-        // d: the average RTT of the traffic, weighted by bytes as the
-        // packets carry it (XCP section 3.5: "the average RTT").
-        let d_next = if self.sum_s > 0.0 {
-            Time::from_secs_f64(self.sum_rtt_s / self.sum_s).clamp(self.cfg.min_interval, self.cfg.max_interval)
+        // d: the average RTT of the flows (XCP section 3.5: "the average
+        // RTT"). Each packet weighs `rtt s / cwnd`, so a flow's packets of
+        // one interval weigh `d` together whatever its rate, and every flow
+        // counts once: sum(rtt^2 s / cwnd) / sum(rtt s / cwnd), as the
+        // authors' ns-2 router computes it (xcpq.cc, L 7:
+        // sum_rtt_by_throughput_ / sum_inv_throughput_). Weighting by bytes
+        // instead lets the fast short-RTT flows set `d`: in the parking lot
+        // (cross flows 44 ms, end-to-end flows 364 ms) it made `d` about
+        // half the flows' mean RTT (docs/xcp.md, "Against ns-2.35").
+        let d_next = if self.sum_rtt_s_per_cwnd > 0.0 {
+            Time::from_secs_f64(self.sum_rtt2_s_per_cwnd / self.sum_rtt_s_per_cwnd)
+                .clamp(self.cfg.min_interval, self.cfg.max_interval)
         } else {
             self.d
         };
@@ -223,7 +231,7 @@ impl XcpRouter {
         self.start = if now >= end + d_next { now } else { end };
         self.d = d_next;
         self.input_bytes = 0;
-        self.sum_rtt_s = 0.0;
+        self.sum_rtt2_s_per_cwnd = 0.0;
         self.sum_rtt_s_per_cwnd = 0.0;
         self.sum_s = 0.0;
     }
@@ -329,7 +337,7 @@ impl ForwardStage for XcpRouter {
             let s = pkt.size as f64;
             let rtt = x.rtt_us as f64 * 1e-6;
             let cwnd = (x.cwnd as f64).max(s);
-            self.sum_rtt_s += rtt * s;
+            self.sum_rtt2_s_per_cwnd += rtt * rtt * s / cwnd;
             self.sum_rtt_s_per_cwnd += rtt * s / cwnd;
             self.sum_s += s;
             self.draw(s, cwnd, rtt, x.feedback).round().clamp(i32::MIN as f64, i32::MAX as f64) as i32
@@ -550,6 +558,25 @@ mod tests {
         assert!((r.current.phi + 2_260.0).abs() < 1e-6, "phi {}", r.current.phi);
         assert_eq!(b, -20_000, "B leaves with what it carried");
         assert_eq!(a, 170);
+    }
+
+    #[test]
+    fn the_control_interval_is_the_average_rtt_of_the_flows_not_of_the_bytes() {
+        // One 100 ms interval: A (RTT 40 ms, cwnd 40 kB, 1 MB/s) sends 100
+        // packets, B (RTT 400 ms, cwnd 40 kB, 100 kB/s) 10. Each flow's
+        // packets weigh rtt s / cwnd = 0.1 in all, so d = (0.04 + 0.4) / 2 =
+        // 220 ms, the flows' mean RTT (ns-2 xcpq.cc L 7). Weighted by bytes
+        // it would be (100 * 0.04 + 10 * 0.4) / 110 = 72.7 ms, A's alone
+        // nearly.
+        let q = queue(100, 0);
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        for k in 0..110u64 {
+            let at = Time::from_micros(k * 100_000 / 110);
+            let rtt = if k % 11 == 10 { 400_000 } else { 40_000 };
+            pass(&mut r, at, (k % 11 == 10) as u32, 40_000, rtt, &q);
+        }
+        pass(&mut r, Time::from_millis(100), 0, 40_000, 40_000, &q);
+        assert!((r.current.d - 0.22).abs() < 1e-9, "d {}", r.current.d);
     }
 
     #[test]
