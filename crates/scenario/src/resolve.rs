@@ -355,7 +355,16 @@ pub fn endpoint_config(s: &Scenario, topo: &Topology) -> TcpConfig {
         n.apply_to_tcp(&mut cfg, packet_bytes(s.tcp.segment_size));
     }
     if uses_xcp(topo) || s.tcp.cc == CcName::Xcp {
-        cfg.cc = CcKind::Xcp(s.tcp.cc_params.xcp.unwrap_or_default());
+        let x = s.tcp.cc_params.xcp.unwrap_or_default();
+        // The XCP end systems' own window and ACK settings (docs/xcp.md,
+        // "End systems"): ns-2's where a file asks for them.
+        if let Some(n) = x.initial_cwnd {
+            cfg.initial_cwnd = n.get();
+        }
+        if let Some(n) = x.delayed_ack_count {
+            cfg.delayed_ack_count = n.get();
+        }
+        cfg.cc = CcKind::Xcp(x);
     }
     cfg
 }
@@ -562,5 +571,25 @@ mod tests {
             assert_eq!(r.links[k + 1].delay, plain.links[k + 1].delay + off, "{}", r.links[k + 1].name);
         }
         assert!(r.links.iter().zip(&plain.links).any(|(a, b)| a.delay != b.delay));
+    }
+
+    #[test]
+    fn xcp_end_system_settings_apply_to_xcp_endpoints_only_and_refuse_zero() {
+        // One file for every queue of an AWM family: [tcp] xcp = { ... }
+        // gives XCP's rows ns-2's end systems (initial window 2, an ACK per
+        // segment), the DropTail rows keep [tcp]'s.
+        let text = MINI.replace(
+            "[topology]",
+            "[tcp]\ninitial_cwnd = 10\nxcp = { initial_cwnd = 2, delayed_ack_count = 1 }\n[topology]",
+        );
+        let xcp = Scenario::from_toml(&text, "p.toml", &[("queue".into(), "xcp".into())]).unwrap();
+        let r = Resolved::new(&xcp).unwrap();
+        assert_eq!((r.tcp.initial_cwnd, r.tcp.delayed_ack_count), (2, 1));
+        let dt = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        let r = Resolved::new(&dt).unwrap();
+        assert_eq!((r.tcp.initial_cwnd, r.tcp.delayed_ack_count), (10, 2));
+        let zero = text.replace("delayed_ack_count = 1", "delayed_ack_count = 0");
+        let e = Scenario::from_toml(&zero, "p.toml", &[("queue".into(), "xcp".into())]).unwrap_err().to_string();
+        assert!(e.contains("tcp.xcp") && e.contains("nonzero"), "{e}");
     }
 }
