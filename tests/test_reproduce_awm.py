@@ -1,11 +1,11 @@
-"""`python -m netreturn.reproduce_awm`: seed 002's six families, their
+"""`netreturn reproduce awm`: seed 002's six families, their
 points and the paper's numbers as data, and a tiny end-to-end reproduction
 (fairness, short runs) that writes its CSVs and report and resumes."""
 
 import csv
 import math
 
-from netreturn import reproduce_awm as ra
+from netreturn.reproduce import awm as ra
 from netreturn.stats import jain
 
 

@@ -3,7 +3,7 @@
 import math
 
 from netreturn import _native
-from netreturn.reproduce_sarbe import PAYLOAD_SHARE, fairness_table, friendliness_table, lossy_table, tracking_error
+from netreturn.reproduce.sarbe import PAYLOAD_SHARE, fairness_table, friendliness_table, lossy_table, tracking_error
 from netreturn.scenarios import resolve
 
 

@@ -866,9 +866,6 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
 
 def main(a) -> int:
     """``netreturn reproduce ewt`` (argparse namespace from cli.py)."""
-    if a.paper != "ewt":
-        print(f"netreturn: error: no reproduction for {a.paper!r}; available: ewt", file=sys.stderr)
-        return 2
     opts = Options(out=a.out or Path("results") / "reproduce-ewt", jobs=a.jobs, progress=not a.quiet,
                    sets=dict(a.sets), first_seeds=a.first_seeds, exact=a.exact, reuse_stale=a.reuse_stale,
                    sensitivity=a.sensitivity)

@@ -1,6 +1,6 @@
 """The NGWA paper's simulation experiments (seed 001 section 3, SPEC.md 5.2)
-beside its numbers: ``python -m netreturn.reproduce_ngwa [--seeds 30]
-[--out results/ngwa]`` writes ``report.md`` (and ``window.png`` when
+beside its numbers: ``netreturn reproduce ngwa [--seeds 30]
+[--out results/reproduce-ngwa]`` writes ``report.md`` (and ``window.png`` when
 matplotlib is there).
 
 - Table 2 / Fig. 6: lost packets and triple dupACKs, mean of ``--seeds``
@@ -13,8 +13,7 @@ matplotlib is there).
   NewReno's losses come nearest Table 2's 328; every row is also shown at
   the neighbouring rates (sensitivity).
 
-A separate module because ``reproduce.py`` is being split into a package;
-the paper's numbers come from the scenario files' ``[paper]`` tables.
+The paper's numbers come from the scenario files' ``[paper]`` tables.
 """
 
 from __future__ import annotations
@@ -23,10 +22,10 @@ import argparse
 import math
 from pathlib import Path
 
-from . import _native
-from .runner import RunSpec, run_many
-from .scenarios import resolve
-from .stats import batch_means_ci, fmt_ci, jain, mean_ci, mean_sd
+from .. import _native
+from ..runner import RunSpec, run_many
+from ..scenarios import resolve
+from ..stats import batch_means_ci, fmt_ci, jain, mean_ci, mean_sd
 
 RATE = "ngwa/rate.toml"
 WINDOW = "ngwa/window.toml"
@@ -36,11 +35,6 @@ ROWS = [
     ("NewReno", "newreno", {"ngwa_mode": 0, "tcp": "newreno"}),
 ] + [(f"mode {m}", f"mode{m}", {"ngwa_mode": m}) for m in range(1, 9)]
 CALIBRATION = ["1.2Mbps", "1.5Mbps", "1.8Mbps", "2.0Mbps", "2.2Mbps"]
-
-
-# `netreturn reproduce` passes --out/--seeds/--jobs to main(); --quick adds these.
-OWN_COMMAND_LINE = True
-QUICK_ARGV = ()
 
 
 def _many(jobs: list[tuple[str, int, dict]], workers: int, out: Path | None = None, series: bool = False) -> list[dict]:
@@ -155,13 +149,11 @@ def calibration(seeds: int, workers: int, out: Path | None = None) -> tuple[str,
     return best, lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m netreturn.reproduce_ngwa", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", type=int, default=30, help="rounds per row of Table 2 (the paper: 30)")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--out", default="results/ngwa")
-    ap.add_argument("--sensitivity", action="store_true", help="Table 2 again at the neighbouring bottleneck rates")
-    a = ap.parse_args(argv)
+def main(a: argparse.Namespace) -> int:
+    """``netreturn reproduce ngwa`` (options: :mod:`.commands`)."""
+    a.seeds = a.seeds or (3 if a.quick else 30)
+    if a.out is None:
+        a.out = Path("results") / "reproduce-ngwa"
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     paper = _native.load_scenario(str(resolve(RATE)), []).get("paper") or {}
@@ -190,7 +182,3 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(doc))
     return 0
 
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

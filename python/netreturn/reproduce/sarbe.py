@@ -13,9 +13,6 @@ Experiments (SPEC.md 5.5, scenarios under ``scenarios/sarbe/``):
 - ``fairness``: Fig. 5a, Jain's index of 10 flows of one variant vs loss;
 - ``friendliness``: Fig. 5b, 5 SARBE flows with 5 Reno or 5 Westwood+ flows
   at 1 % loss against the fair share.
-
-Kept apart from ``reproduce.py`` (seed 000) so that it can move into the
-generic reproduce package as its own paper module.
 """
 
 from __future__ import annotations
@@ -26,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .runner import RunSpec, run_many
-from .stats import fmt_ci, mean_ci
+from ..runner import RunSpec, run_many
+from ..stats import fmt_ci, mean_ci
 
 CCS = ["reno", "newreno", "westwood+", "sarbe"]
 LABEL = {"reno": "Reno", "newreno": "NewReno", "westwood+": "Westwood+", "sarbe": "SARBE+LDED"}
@@ -344,5 +341,5 @@ def main(a: argparse.Namespace) -> int:
 
 
 def run(**kw: Any) -> int:
-    """``netreturn.reproduce_sarbe.run(seeds=3, quick=True)`` from Python."""
+    """``netreturn.reproduce.sarbe.run(seeds=3, quick=True)`` from Python."""
     return main(argparse.Namespace(**kw))

@@ -3,7 +3,7 @@
 scenario file under ``scenarios/awm/`` whose ``[paper]`` table holds the
 swept points and the paper's statements and numbers.
 
-    python -m netreturn.reproduce_awm --out results/awm --seeds 5 --jobs 2
+    netreturn reproduce awm --out results/reproduce-awm --seeds 5 --jobs 2
 
 Runs are kept under ``<out>/runs/`` (an interrupted reproduction resumes);
 the output is one CSV per family (one row per run), ``links.csv`` (every
@@ -20,11 +20,11 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from . import _native, _toml
-from .files import atomic_open
-from .runner import RunSpec, run_many
-from .scenarios import resolve
-from .stats import fmt_ci, jain, mean, mean_ci
+from .. import _native, _toml
+from ..files import atomic_open
+from ..runner import RunSpec, run_many
+from ..scenarios import resolve
+from ..stats import fmt_ci, jain, mean, mean_ci
 
 METHODS = {"awm": "AWM", "droptail": "NC", "xcp": "XCP"}
 
@@ -106,10 +106,8 @@ METRICS = [
 ]
 
 
-
-# `netreturn reproduce` passes --out/--seeds/--jobs to main(); --quick adds these.
-OWN_COMMAND_LINE = True
-QUICK_ARGV = ("--stop", "20s")
+# What `--quick` changes (the seeds: 3 unless --seeds is given).
+QUICK_STOP = "20s"
 
 
 def size_bytes(text: str) -> float:
@@ -393,7 +391,7 @@ def fairness_table(rows: list[dict], p: dict) -> list[str]:
     return out
 
 
-def reproduce(out: str | Path, seeds: int = 5, jobs: int = 2, families: Sequence[str] | None = None,
+def reproduce(out: str | Path, seeds: int = 5, jobs: int | None = None, families: Sequence[str] | None = None,
               methods: Sequence[str] = tuple(METHODS), stop: str | None = None, progress: bool = True) -> Path:
     """Runs the families (all by default); returns the report's path."""
     out = Path(out)
@@ -431,20 +429,11 @@ def reproduce(out: str | Path, seeds: int = 5, jobs: int = 2, families: Sequence
     return path
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m netreturn.reproduce_awm", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="results/awm")
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--family", action="append", choices=list(FAMILIES), help="run only these (repeatable)")
-    ap.add_argument("--method", action="append", choices=list(METHODS), help="run only these (repeatable)")
-    ap.add_argument("--stop", help="override every run's stop time (e.g. 20s, for a quick look)")
-    a = ap.parse_args(argv)
-    path = reproduce(a.out, a.seeds, a.jobs, a.family, a.method or list(METHODS), a.stop)
+def main(a: argparse.Namespace) -> int:
+    """``netreturn reproduce awm`` (options: :mod:`.commands`)."""
+    seeds = a.seeds or (3 if a.quick else 5)
+    stop = a.stop or (QUICK_STOP if a.quick else None)
+    path = reproduce(a.out or Path("results") / "reproduce-awm", seeds, a.jobs, a.family, a.method or list(METHODS),
+                     stop, progress=not a.quiet)
     print(path.read_text())
     return 0
-
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
