@@ -10,6 +10,7 @@ import pytest
 from netreturn import cli
 from netreturn.calibrate import LevelSearch, search_levels
 from netreturn.reproduce import ewt as reproduce
+from netreturn.reproduce.claims import CLAIM_CHECKS
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO.parent / "shared" / "SPEC.md"
@@ -29,11 +30,12 @@ def test_the_paper_file_parses_and_matches_the_spec():
     assert p["capacity"]["gain_over_droptail_pct"] == 75.8
     assert p["loss_target"] == {"mild": 0.1, "medium": 0.5, "heavy": 1.0}
     assert set(p["table6"]) == set(reproduce.METHODS)
-    # Every claim names a known check, method and metric.
-    for c in p["claims"]:
-        assert c["check"] in {"best", "worst", "better", "zero", "positive", "top2", "worst_set", "close"}, c
-        assert c["metric"] in {m for m, *_ in reproduce.METRICS}, c
-        for m in [c.get("method")] + c.get("others", []):
+    # Every statement names a known check; a grid check a known metric and methods.
+    for c in p["statements"]:
+        assert c["check"] in reproduce.STATEMENT_CHECKS, c
+        if c["check"] in CLAIM_CHECKS:
+            assert c["metric"] in {m for m, *_ in reproduce.METRICS}, c
+        for m in [c.get("method")] + c.get("others", []) + c.get("methods", []):
             assert m is None or m in reproduce.METHODS, c
 
 
@@ -174,7 +176,7 @@ def test_quick_reproduction_writes_the_report_and_resumes_without_rerunning(tmp_
     for png in re.findall(r"\]\((figures/[^)]+\.png)\)", report):
         assert (out / png).stat().st_size > 3000, png
     assert (out / "figures" / "fig3_scenario2_queue.png").is_file()
-    for csv in ["summary.csv", "runs.csv", "table6.csv", "capacity.csv", "claims.csv"]:
+    for csv in ["summary.csv", "runs.csv", "table6.csv", "capacity.csv", "statements.csv"]:
         assert (out / csv).stat().st_size > 100, csv
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["native_build"] == reproduce.native_build_id()

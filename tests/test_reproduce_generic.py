@@ -23,11 +23,12 @@ heavy = 1.0
 mild = 2
 heavy = 3
 
-[[claims]]
-source = "Fig. 1"
+[[statements]]
+id = "fig1-ewt-loses-less"
+where = "Fig. 1"
 scenario = "scenario2"
 levels = ["mild", "heavy"]
-text = "EWT loses less than DropTail."
+quote = "EWT loses less than DropTail."
 metric = "tcp_data_loss_pct"
 check = "better"
 sense = "min"

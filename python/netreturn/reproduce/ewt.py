@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import FolderLock, write_frame_csv
-from . import claims as _claims, grid as _grid
+from . import claims as _claims, grid as _grid, statements as _st
 from .figures import after as _after, plot_capacity, plot_levels, plot_loss_curves, series_stats as _series_stats
 from .grid import Capacity, Evaluation, Grid, Table, capacity_rows
 from .paper import Paper, toml_load as _toml_load  # noqa: F401  (tests read TOML with it)
@@ -69,6 +69,10 @@ RCVBUF_ALT = PAPER.run["sensitivity"]["rcv_buf"]
 RCVBUF_LABEL = PAPER.run["sensitivity"]["label"]
 COUNT_SETS_ALL = {**COUNT_SETS, "rcvbuf": f"the paper's flow counts with a {RCVBUF_LABEL} receive buffer"}
 ZERO_TOL = float(PAPER.run["zero_tol"])
+# The checks of EWT's own statements, judged here (own_judgements), beside
+# the grid's and the values' (claims.py).
+OWN_CHECKS = {"queue_steadier", "window_steadier", "capacity_best", "capacity_gain", "not_reproduced"}
+STATEMENT_CHECKS = _claims.CLAIM_CHECKS | _claims.VALUE_CHECKS | OWN_CHECKS
 
 
 # --------------------------------------------------------------------------
@@ -78,9 +82,10 @@ ZERO_TOL = float(PAPER.run["zero_tol"])
 def load_paper(path: str | Path = PAPER_FILE) -> dict:
     """The EWT paper's evaluation values (``paper/ewt.toml``), validated."""
     d = Paper.load("ewt", path).data
-    for key in ("table2", "table6", "capacity", "loss_target", "claims"):
+    for key in ("table2", "table6", "capacity", "loss_target", "statements"):
         if key not in d:
             raise ValueError(f"{path}: missing [{key}]")
+    _st.validate(d["statements"], path, STATEMENT_CHECKS)
     for m in METHODS:
         for lv in LEVELS:
             v = d["table6"][m][lv]
@@ -159,6 +164,132 @@ def _fig_runs(runs: Runs, opts: Options, paper: dict) -> dict:
                     runs.spec(wsc, n, m, 1, keep_series=True), "figures", Runs.FIGURE
                 )
     return keys
+
+
+# --------------------------------------------------------------------------
+# the statements the grid checks cannot judge
+
+
+def queue_stats(figs: dict, sc: str) -> tuple[float, dict[str, tuple[float, float]]]:
+    """Fig. 3's runs of ``sc``: (from when, method label -> (mean, std) of
+    the bottleneck queue in bytes)."""
+    ser = {METHOD_LABELS[k[2]]: r["queue_series"] for k, r in figs.items()
+           if k[0] == "fig3" and k[1] == sc and r.get("queue_series")}
+    if not ser:
+        return 0.0, {}
+    t_from = 8.0 if min(s["time_s"][-1] for s in ser.values() if s["time_s"]) > 16.0 else 0.0
+    out = {}
+    for lab, s in ser.items():
+        m, sd, _ = _series_stats(_after(s["time_s"], s["bytes"], t_from))
+        out[lab] = (m, sd)
+    return t_from, out
+
+
+def window_stats(figs: dict) -> dict[str, tuple[float, float, float]]:
+    """Fig. 10's runs: method label -> (mean, std, minimum) of one flow's
+    effective window from 10 s after its start, bytes."""
+    out = {}
+    for k, r in figs.items():
+        if k[0] == "fig10" and r.get("traces"):
+            t = r["traces"][0]
+            out[METHOD_LABELS[k[2]]] = _series_stats(
+                _after(t["time_s"], t["effective"], t["time_s"][0] + 10.0 if t["time_s"] else 0))
+    return out
+
+
+def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict) -> dict[str, _st.Judgement]:
+    """The statements with EWT's own checks (``queue_steadier``,
+    ``window_steadier``, ``capacity_best``, ``capacity_gain``,
+    ``not_reproduced``), judged from this report's figure runs and capacity
+    search."""
+    out: dict[str, _st.Judgement] = {}
+    nm = _st.NOT_MEASURABLE
+    for s in PAPER["statements"]:
+        c = s["check"]
+        if c == "not_reproduced":
+            out[s["id"]] = _st.Judgement(nm, "-", s["why"])
+        elif c == "queue_steadier":
+            ok, parts = [], []
+            for sc in opts.scenarios:
+                t_from, st = queue_stats(figs, sc)
+                if "DropTail" in st and "EWT" in st:
+                    (me, se), (md, sd) = st["EWT"], st["DropTail"]
+                    ok.append(se < sd)
+                    parts.append(f"{sc}: queue std from {t_from:g} s EWT {se / 1000:.1f} kB "
+                                 f"(CV {se / me if me else math.nan:.2f}) vs DropTail {sd / 1000:.1f} kB "
+                                 f"(CV {sd / md if md else math.nan:.2f})")
+            if not ok:
+                out[s["id"]] = _st.Judgement(nm, "-", "needs DropTail and EWT (--methods)")
+            else:
+                v = _st.HOLDS if all(ok) else _st.FAILS if not any(ok) else _st.PARTLY
+                why = "" if v == _st.HOLDS else "EWT's queue varies more than DropTail's where it fails"
+                out[s["id"]] = _st.Judgement(v, "; ".join(parts) + f" ({paper_flows_fig3()} flows, seed 1)", why)
+        elif c == "window_steadier":
+            st = window_stats(figs)
+            if "RED" in st and "EWT" in st:
+                (me, se, mine), (mr, sr, minr) = st["EWT"], st["RED"]
+                cve, cvr = (se / me if me else math.nan), (sr / mr if mr else math.nan)
+                v = _st.HOLDS if cve < cvr and mine >= minr else _st.PARTLY if cve < cvr or mine >= minr else _st.FAILS
+                out[s["id"]] = _st.Judgement(
+                    v, f"coefficient of variation EWT {cve:.2f} vs RED {cvr:.2f}; minimum {mine / 1000:.1f} vs "
+                       f"{minr / 1000:.1f} kB (one flow, seed 1)",
+                    "" if v == _st.HOLDS else "judged on both: oscillation (CV) and low values (minimum)")
+            else:
+                out[s["id"]] = _st.Judgement(nm, "-", "needs RED and EWT in scenario 1 (--methods, --scenarios)")
+        elif c == "capacity_best":
+            by = {(r["scenario"], r["level"], r["method"]): r for r in cap_rows}
+            cases = sorted({(r["scenario"], r["level"]) for r in cap_rows})
+            if "ewt" not in opts.methods or len(opts.methods) < 2 or not cases:
+                out[s["id"]] = _st.Judgement(nm, "-", "needs EWT and another method's capacity search")
+                continue
+            won, parts = 0, []
+            for sc, lv in cases:
+                e = by[(sc, lv, "ewt")]
+                best = max((r for (a, b, m), r in by.items() if (a, b) == (sc, lv) and m != "ewt"),
+                           key=lambda r: r["bound"])
+                won += e["bound"] >= best["bound"]
+                parts.append(f"{sc} {lv}: EWT {_bound(e, opts)} vs "
+                             f"{METHOD_LABELS[best['method']]} {_bound(best, opts)}")
+            v = _st.HOLDS if won == len(cases) else _st.FAILS if won == 0 else _st.PARTLY
+            out[s["id"]] = _st.Judgement(v, f"EWT most or equal in {won} of {len(cases)}: " + "; ".join(parts))
+        elif c == "capacity_gain":
+            key = "mean_gain_best_pct" if s["against"] == "best" else "mean_gain_baseline_pct"
+            if not gains["cases"] or math.isnan(gains[key]):
+                out[s["id"]] = _st.Judgement(nm, "-", "needs EWT and the other methods' capacity search")
+                continue
+            j = _claims.value_judgement(s, gains[key], "mean over scenarios and levels"
+                                        + (", censored counts as bounds" if gains["censored"] else ""))
+            out[s["id"]] = j
+    return out
+
+
+def paper_flows_fig3() -> int:
+    return int(PAPER["figures"]["queue"]["flows"])
+
+
+def _bound(row: dict, opts: Options) -> str:
+    return f"> {opts.max_flows}" if row["censored"] else str(row["flows"])
+
+
+def judged(opts: Options, claim_rows: list[dict], value_rows: list[dict], own: dict[str, _st.Judgement],
+           countsets: list[str]) -> dict[str, dict[str, _st.Judgement]]:
+    """Every statement of the paper file judged, one column per count set
+    (EWT's own checks in the first column only), ``--quick`` applied."""
+    by_id = {s["id"]: s for s in PAPER["statements"]}
+    cols: dict[str, dict[str, _st.Judgement]] = {}
+    for i, cs in enumerate(countsets):
+        col: dict[str, _st.Judgement] = {}
+        for r in claim_rows:
+            col[r["claim"]["id"]] = _claims.judgement(*r["result"][cs])
+        for r in value_rows:
+            col[r["value"]["id"]] = _claims.value_judgement(r["value"], *r["result"][cs])
+        if i == 0:
+            col.update(own)
+            for sid, s in by_id.items():
+                if sid not in col:  # a grid statement about a scenario not run
+                    col[sid] = _st.Judgement(_st.NOT_MEASURABLE, "-", f"{s.get('scenario', '')} not run (--scenarios)")
+        cols[COUNT_SETS_ALL[cs]] = {sid: _st.for_quick(by_id[sid], j, opts.quick) for sid, j in col.items()}
+    return cols
 
 
 # --------------------------------------------------------------------------
@@ -263,8 +394,9 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                                "paper_udp": pu, "ours_udp": ou[0], "ours_udp_ci": ou[1], "diff_udp": ou[0] - pu})
     write_frame_csv(pd.DataFrame(t6_csv), out / "table6.csv")
 
-    # ---- claims
+    # ---- the statements, every one judged
     claim_rows, value_rows = _claims.check_all(PAPER, table, opts.scenarios, methods, cs_all)
+    columns = judged(opts, claim_rows, value_rows, own_judgements(opts, figs, cap_rows, gains), cs_all)
 
     # ---- header
     doc.header(runs, build)
@@ -313,12 +445,11 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                 + (" (bounds: censored)" if gains_rb["censored"] else ""),
             ]
         )
-    n_yes = {cs: sum(1 for r in claim_rows if r["result"][cs][0] == "yes") for cs in cs_all}
-    n_tie = {cs: sum(1 for r in claim_rows if r["result"][cs][0] == "tie") for cs in cs_all}
-    n_all = {cs: sum(1 for r in claim_rows if r["result"][cs][0] != "n/a") for cs in cs_all}
-    for cs in cs_all:
-        key.append([f"the paper's statements about its figures that hold (at {COUNT_SETS_ALL[cs]}; section 8)", "all",
-                    f"{n_yes[cs]} / {n_all[cs]} (+{n_tie[cs]} within the CIs)"])
+    for lab, col in columns.items():
+        t = _st.tally(col)
+        key.append([f"the paper's {len(PAPER['statements'])} statements about its results (at {lab}; section 8)",
+                    "all hold", f"{t[_st.HOLDS]} hold, {t[_st.PARTLY]} partly, {t[_st.FAILS]} fail, "
+                    f"{t[_st.NOT_MEASURABLE]} not measurable"])
     w(_md_table(["quantity", "paper", "ours"], key))
     w("")
 
@@ -453,12 +584,10 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                 figdir / f"fig3_{sc}_queue.png",
                 f"{sc}, {paper['figures']['queue']['flows']} flows, seed 1: bottleneck queue (paper Fig. 3)",
             )
-            rows, sds = [], {}
-            t_from = 8.0 if min(s["time_s"][-1] for s in ser.values() if s["time_s"]) > 16.0 else 0.0
-            for lab, s in ser.items():
-                m, sd, _ = _series_stats(_after(s["time_s"], s["bytes"], t_from))
-                sds[lab] = sd
-                rows.append([lab, f"{m / 1000:.1f}", f"{sd / 1000:.1f}", f"{(sd / m if m else math.nan):.2f}"])
+            t_from, st = queue_stats(figs, sc)
+            sds = {lab: sd for lab, (m, sd) in st.items()}
+            rows = [[lab, f"{m / 1000:.1f}", f"{sd / 1000:.1f}", f"{(sd / m if m else math.nan):.2f}"]
+                    for lab, (m, sd) in st.items()]
             w(f"**Fig. 3, {sc}** — {paper['figures']['queue']['text']}.")
             w("")
             w(_md_table(["method", f"mean queue from {t_from:g} s (kB)", "std (kB)", "coefficient of variation"], rows))
@@ -477,13 +606,9 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
         n = paper["table2"][wsc]["heavy"]
         png = rep.plot_windows(tr, figdir / "fig10_window.png",
                                f"{wsc}, {n} flows, flow 0, seed 1: effective window (paper Fig. 10)")
-        rows, cvs = [], {}
-        for lab, t in tr.items():
-            m, sd, mn = _series_stats(_after(t["time_s"], t["effective"], t["time_s"][0] + 10.0 if t["time_s"] else 0))
-            cvs[lab] = (sd / m if m else math.nan, mn)
-            rows.append(
-                [lab, f"{m / 1000:.1f}", f"{sd / 1000:.1f}", f"{(sd / m if m else math.nan):.2f}", f"{mn / 1000:.1f}"]
-            )
+        cvs = {lab: (sd / m if m else math.nan, mn) for lab, (m, sd, mn) in window_stats(figs).items()}
+        rows = [[lab, f"{m / 1000:.1f}", f"{sd / 1000:.1f}", f"{(sd / m if m else math.nan):.2f}", f"{mn / 1000:.1f}"]
+                for lab, (m, sd, mn) in window_stats(figs).items()]
         w(f"**Fig. 10** ({wsc}, heavy level, {n} flows) — {paper['figures']['window']['text']}.")
         w("")
         w(
@@ -665,14 +790,14 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                     w("")
 
     # ---- 8. claims
-    doc.claims(
-        "## 8. The paper's statements about its figures, checked", claim_rows, value_rows, cs_all, COUNT_SETS_ALL
-    )
+    for line in _st.section("## 8. The paper's statements about its results, judged", PAPER["statements"], columns,
+                            opts.quick):
+        w(line)
 
     # ---- 9. differences
     w("## 9. Where we differ from the paper, and why")
     w("")
-    for line in differences(opts, paper, table, calibrated, gains, claim_rows, cs_present, gains_rb):
+    for line in differences(opts, paper, table, calibrated, gains, columns, gains_rb):
         w(line)
     w("")
     w("### Runs with unfinished transfers")
@@ -694,16 +819,17 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
       "(rerunning the command reuses them and runs nothing).")
     w("")
     doc.write(out / "report.md", t0)
-    write_frame_csv(_claims.claims_frame(claim_rows, cs_all), out / "claims.csv")
-    return claim_rows
+    _st.write(out, PAPER["statements"], columns)
+    return columns
 
 
-def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gains: dict, claim_rows: list[dict],
-                cs_present: list[str], gains_rb: dict | None = None) -> list[str]:
+def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gains: dict,
+                columns: dict[str, dict[str, _st.Judgement]], gains_rb: dict | None = None) -> list[str]:
     """Bullets: each computed difference, with what we found to be its
     reason, and saying so where the reason is not pinned down."""
     out: list[str] = []
     methods = opts.methods
+    cs_present = [cs for cs in COUNT_SETS if any(g.countset == cs for g in table.groups)]
 
     # Loss levels.
     if "droptail" in methods:
@@ -845,16 +971,18 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                 else ""
             )
         )
-    # Claims.
+    # Statements.
+    by_id = {st["id"]: st for st in PAPER["statements"]}
     for cs in cs_present:
-        bad = [r for r in claim_rows if r["result"][cs][0] in ("no", "partly")]
+        col = columns.get(COUNT_SETS_ALL[cs], {})
+        bad = [sid for sid, j in col.items() if j.verdict in (_st.FAILS, _st.PARTLY)]
         if bad:
-            out.append(f"- At {COUNT_SETS[cs]}, {len(bad)} of the paper's statements do not hold in our runs: "
-                       + "; ".join(f"{r['claim']['source']} ({r['claim']['scenario']}): \"{r['claim']['text'][:70]}…\""
-                                   for r in bad)
+            out.append(f"- At {COUNT_SETS[cs]}, {len(bad)} of the paper's statements do not hold, or hold only in "
+                       "part, in our runs (section 8): "
+                       + "; ".join(f"{by_id[sid]['where']}: \"{by_id[sid]['quote'][:70]}…\"" for sid in bad)
                        + ". Most follow from the loss differences above (losses drive efficiency, FCT and fairness): "
-                       "EWT's zero-loss statements fail because EWT loses packets here (its bullet above), the EWA "
-                       "statements because our EWA is almost lossless (EWA and AWM bullet).")
+                       "EWT's zero-loss statements fail where EWT loses packets (its bullet above), the EWA "
+                       "statements where our EWA is almost lossless (EWA and AWM bullet).")
     if not out:
         out.append("- No differences beyond the confidence intervals.")
     return out
