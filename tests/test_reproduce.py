@@ -216,3 +216,35 @@ def test_unknown_methods_and_papers_are_errors_not_tracebacks(tmp_path, capsys):
     assert "fifo" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["reproduce", "pink"])
+
+
+def _reasons(report: str) -> str:
+    return report.split("## 9. Where we differ from the paper, and why", 1)[1].split("### Runs with unfinished", 1)[0]
+
+
+def test_the_reasons_are_computed_from_the_runs_so_other_seeds_give_other_numbers(tmp_path, capsys):
+    # Issue 24: nothing frozen. Two seed sets (1..2 and 1..3) of the same
+    # tiny reproduction: the reasons' numbers move with them, and those the
+    # reasons quote from the runs are the runs' (summary.csv).
+    texts = {}
+    for k in (2, 3):
+        out = tmp_path / f"seeds{k}"
+        argv = ["reproduce", "ewt", "--quick", "--scenarios", "2", "--methods", "droptail,ewt", "--seeds", str(k),
+                "--set", "file_bytes=150kB", "--max-flows", "4", "--first-seeds", "2", "--sensitivity", "off",
+                "--out", str(out), "-q"]
+        assert cli.main(argv) == 0
+        report = (out / "report.md").read_text()
+        reasons = _reasons(report)
+        texts[k] = reasons
+        summary = {(r[1], r[2], r[4], r[5]): r[6] for r in (ln.split(",") for ln in
+                                                            (out / "summary.csv").read_text().splitlines()[1:])}
+        m = re.search(r"DropTail loses [^(]*\(([\d.]+) / ([\d.]+) / ([\d.]+) % at", reasons)
+        assert m, reasons[:300]
+        for lv, shown in zip(reproduce.LEVELS, m.groups()):
+            assert float(shown) == pytest.approx(float(summary[("paper", lv, "droptail", "tcp_data_loss_pct")]),
+                                                 rel=5e-3), lv
+        for frozen in ("0.024", "1.64 vs 1.37", "70 vs 74"):
+            assert frozen not in reasons, frozen
+    assert texts[2] != texts[3]
+    nums = {k: re.findall(r"\d+\.\d+", t) for k, t in texts.items()}
+    assert nums[2] != nums[3]

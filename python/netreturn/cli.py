@@ -116,7 +116,7 @@ def cmd_run(a: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(a: argparse.Namespace) -> int:
-    from .calibrate import calibrate
+    from .calibrate import calibrate, degenerate
 
     found = calibrate(a.scenario, levels=a.levels, seeds=a.seeds, sets=dict(a.sets), param=a.param,
                       max_flows=a.max_flows, jobs=a.jobs, out=a.out, progress=not a.quiet, strategy=a.strategy)
@@ -124,6 +124,9 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
 
     rows = [[name, num(target, "%"), n, num(loss, "%")] for name, target, n, loss in found]
     print("\n" + render(["level", "target loss %", a.param, "loss % (mean)"], rows, align=["right"] * 4))
+    why = degenerate([n for _, _, n, _ in found], param=a.param)
+    if why:
+        print(f"netreturn: WARNING: degenerate calibration: {why}", file=sys.stderr)
     return 0
 
 

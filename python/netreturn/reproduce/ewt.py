@@ -263,6 +263,27 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict)
     return out
 
 
+def calibration_warnings(opts: Options, calibrated: dict, searches: dict) -> list[str]:
+    """A warning per scenario whose calibration is degenerate
+    (:func:`~netreturn.calibrate.degenerate`), with the DropTail loss the
+    capacity search measured at its smallest count."""
+    from ..calibrate import degenerate
+
+    out = []
+    for sc in opts.scenarios:
+        counts = [calibrated.get(sc, {}).get(lv) for lv in LEVELS]
+        why = degenerate(counts)
+        if why:
+            s = searches.get((sc, PAPER.run["baseline"]))
+            at1 = s.mean(1) if s is not None and s.seeds_at(1) else None
+            out.append(f"**Warning: degenerate calibration in {sc}** (counts "
+                       f"{' / '.join('-' if c is None else str(c) for c in counts)}): {why}."
+                       + (f" DropTail's mean TCP loss at 1 flow: {fmt_ci(at1[0], at1[1])} % over {at1[2]} seeds."
+                          if at1 else "")
+                       + " Results at the calibrated counts say little; section 9 says where the loss is.")
+    return out
+
+
 def paper_flows_fig3() -> int:
     return int(PAPER["figures"]["queue"]["flows"])
 
@@ -452,6 +473,9 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                     f"{t[_st.NOT_MEASURABLE]} not measurable"])
     w(_md_table(["quantity", "paper", "ours"], key))
     w("")
+    for line in calibration_warnings(opts, calibrated, searches):
+        w(line)
+        w("")
 
     # ---- 1. congestion levels
     w("## 1. Congestion levels (RFC 7928, Table 2)")
@@ -484,6 +508,9 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     w(_md_table(["scenario", "level", "target", "paper flows", "our DropTail loss % there", "our flows",
                  "our DropTail loss % there"], rows))
     w("")
+    for line in calibration_warnings(opts, calibrated, searches):
+        w(line)
+        w("")
 
     # ---- 2/3. per-scenario metrics
     fig_no = {"scenario1": 2, "scenario2": 3}
@@ -823,6 +850,33 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     return columns
 
 
+def _elsewhere_share(table: Table, sc: str, cs: str, m: str) -> float | None:
+    """The share of ``m``'s lost packets dropped outside the bottleneck, over
+    the levels of count set ``cs`` (None without drops)."""
+    a = sum(x for x in (table.get(sc, cs, lv, m, "drops_bottleneck")[0] for lv in LEVELS) if not math.isnan(x))
+    b = sum(x for x in (table.get(sc, cs, lv, m, "drops_elsewhere")[0] for lv in LEVELS) if not math.isnan(x))
+    return b / (a + b) if a + b > 0 else None
+
+
+def _prr_evidence(table: Table) -> str:
+    """ns-3 with PRR repaired (the paper file's ``[run.ns3_prr]``, a cited
+    evidence run) beside this report's DropTail at the same count."""
+    ev = PAPER.run.get("ns3_prr")
+    if not ev:
+        return ""
+    n = int(ev["flows"])
+    lv = next((x for x in LEVELS if table.flows("scenario2", "paper", x) == n), None)
+    if lv is None:
+        return ""
+    ours = {k: table.get("scenario2", "paper", lv, "droptail", k)[0]
+            for k in ("jain_goodput", "goodput_mean_mbps", "queue_mean_bytes")}
+    return (f"With PRR as RFC 6937 defines it, ns-3 gives Jain {ev['jain_goodput']}, goodput "
+            f"{ev['goodput_mean_mbps']} Mb/s and mean queue {ev['queue_mean_kb']} kB (cited evidence run, not re-run: "
+            f"`{ev['command']}`, {ev['settings']}, recorded at git {ev['git']}); ours here: Jain "
+            f"{_f(ours['jain_goodput'])}, goodput {_f(ours['goodput_mean_mbps'])} Mb/s, mean queue "
+            f"{_f(ours['queue_mean_bytes'] / 1000)} kB.")
+
+
 def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gains: dict,
                 columns: dict[str, dict[str, _st.Judgement]], gains_rb: dict | None = None) -> list[str]:
     """Bullets: each computed difference, with what we found to be its
@@ -840,16 +894,37 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
             pc = [paper["table2"][sc][lv] for lv in LEVELS]
             ratio = [d / t for d, t in zip(dl, tg) if not math.isnan(d)]
             if ratio:
+                reasons = []
+                if sc == "scenario2":
+                    n3 = [NS3_REFERENCE.get((paper["table2"][sc][lv], "droptail"), {}).get("tcp_packet_loss_pct")
+                          for lv in LEVELS]
+                    cited = [(paper["table2"][sc][lv], x, paper["table6"]["droptail"][lv][0])
+                             for lv, x in zip(LEVELS, n3) if x is not None]
+                    if cited:
+                        reasons.append(
+                            "ns-3 3.44 itself, with this configuration, loses "
+                            + " and ".join(f"{x} % ({n} flows)" for n, x, _ in cited)
+                            + " under DropTail against the paper's "
+                            + " and ".join(f"{p} %" for _, _, p in cited)
+                            + " (evidence run cited, not re-run: `netreturn validate`, ns-3 3.44, seeds 1-3, "
+                            "packet loss with ACKs; `docs/validation.md`, `[[run.ns3_reference]]` of the paper "
+                            "file): the paper's loss levels are not reproduced by ns-3 3.44 either")
+                else:
+                    share = _elsewhere_share(table, sc, "paper", "droptail")
+                    if share is not None:
+                        reasons.append(f"{share * 100:.0f} % of DropTail's lost packets at the paper's counts are "
+                                       "dropped in the senders' access queues, not at the bottleneck (measured: "
+                                       "`drops_elsewhere` / all drops in `summary.csv`; the bullet below)")
+                reasons += ['the file size: the paper\'s "5Mb" is read as 5 MB (SPEC.md 5.1), 5 Mbit would give 8× '
+                            "shorter transfers",
+                            "loss recovery differs between TCP implementations, ns-3's included"
+                            + (" (next bullet)" if sc == "scenario2" else "")]
                 out.append(
                     f"- **{sc}: DropTail loses {min(ratio):.1f}-{max(ratio):.1f}× the RFC 7928 target at the paper's "
                     f"counts** ({' / '.join(_f(x) for x in dl)} % at {' / '.join(map(str, pc))} flows), so our calibrated "  # noqa: E501
                     f"counts are {' / '.join('>' + str(opts.max_flows) if c is None else str(c) for c in cc)} instead of "  # noqa: E501
-                    f"{' / '.join(map(str, pc))}. Known reasons: (1) ns-3 3.44 itself, with this configuration, loses "
-                    "1.7 % (13 flows) and 1.9 % (31 flows) under DropTail in scenario 2 against the paper's 0.07 % and "
-                    "0.52 % (`docs/validation.md`): the paper's loss levels are not reproduced by ns-3 3.44 either, and "  # noqa: E501
-                    "most of that loss is probably slow-start overshoot of 5 MB transfers against a 97 kB buffer; "
-                    '(2) the file size: the paper\'s "5Mb" is read as 5 MB (SPEC.md 5.1), 5 Mbit would give 8× shorter '
-                    "transfers; (3) loss recovery differs between TCP implementations, ns-3's included (next bullet)."
+                    f"{' / '.join(map(str, pc))}. Known reasons: "
+                    + "; ".join(f"({i}) {r}" for i, r in enumerate(reasons, 1)) + "."
                 )
     # Our TCP against ns-3.
     if "scenario2" in opts.scenarios and "droptail" in methods:
@@ -872,10 +947,8 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                 + (f"Further apart: {', '.join(far)}. " if far else "")
                 + "`docs/validation.md` traces the fairness gap to ns-3 3.44's PRR, which departs from RFC 6937 (it "
                 "counts SACKed bytes twice and a 32-bit product wraps): a large-window flow's retransmission is lost "
-                "and it waits for an RTO, where ours, following the RFC, recovers. With PRR as RFC 6937 defines it, "
-                "ns-3 gives Jain 0.75 ± 0.20 and goodput 1.34 ± 0.13 Mb/s (seeds 1-10), agreeing with ours. Still "
-                "apart then: our TCP loss 1.64 vs 1.37 % and mean queue 70 vs 74 kB, not yet explained "
-                "(`netreturn validate --ns3-prr rfc6937`).")
+                "and it waits for an RTO, where ours, following the RFC, recovers. "
+                + _prr_evidence(table))
     # Where packets are dropped.
     for sc in opts.scenarios:
         worst = None
@@ -942,16 +1015,19 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
             out.append(
                 '- EWA and AWM: the paper used "the authors\' recommendation" without listing the values. '
                 "EWA's paper could not be found: our parameters are a documented choice, and EWA's loss depends "
-                "mostly on its initial alpha (`--set ewa_alpha=4096` gives 0.12-0.14 % TCP loss at the medium and "
-                "heavy levels of scenario 2, the paper's order; ours, 1024, gives almost none; docs/reproduce.md, "
-                '"EWA\'s parameters"). AWM follows seed 002 with the oracle N (SPEC.md 2.3) and beta for '
+                "mostly on its initial alpha (`--set ewa_alpha=4096` brings scenario 2's losses at the medium and "
+                "heavy levels to the paper's order, evidence recorded at git fd9bf71; ours, 1024, "
+                + (f"gives {' / '.join(_f(table.get('scenario2', 'paper', lv, 'ewa', 'tcp_data_loss_pct')[0]) for lv in LEVELS)} % "  # noqa: E501
+                   "here" if "ewa" in methods else "is not run here")
+                + '; docs/reproduce.md, "EWA\'s parameters"). AWM follows seed 002 with the oracle N (SPEC.md 2.3) '
+                "and beta for "
                 "critical damping (`crates/control/src/awm.rs`); when N changes, swnd is rescaled to keep "
                 "N · swnd (seed 002 eq. 5). Without that rescaling swnd wound up to ~110 kB while the first "
                 "flows ran over an empty queue and, once 31 flows were active (fair share ~10 kB), never came "
                 "down far enough to bind: AWM then lost as much as DropTail (1.05 % TCP at the heavy level of "
-                "scenario 2, build ebb64d3). seed 002's own estimate of N (eq. 6, `--set awm_estimator=adaptive`) "
-                "gave 0 / 0.024 / 0.075 % there, against the paper's 0 / 0 / 0.04 % (docs/reproduce.md, "
-                '"AWM\'s N").'
+                "scenario 2, build ebb64d3). seed 002's own estimate of N (eq. 6) is not run by this report: "
+                "`netreturn reproduce ewt --scenarios 2 --methods awm --set awm_estimator=adaptive` measures it "
+                '(docs/reproduce.md, "AWM\'s N").'
             )
     # Capacity.
     if gains["cases"]:
@@ -1020,9 +1096,14 @@ def main(a) -> int:
     print(f"\n{res.report}")
     print(f"{res.unique} distinct runs ({res.executed} run now, {res.unique - res.executed} reused), "
           f"{res.cpu_s:.0f} s simulation CPU, {res.wall_s:.0f} s wall")
+    from ..calibrate import degenerate
+
     for sc, c in res.calibrated.items():
         print(f"  {sc}: calibrated DropTail counts mild/medium/heavy = "
               + " / ".join(f"> {opts.max_flows}" if x is None else str(x) for x in c.values()))
+        why = degenerate(list(c.values()))
+        if why:
+            print(f"netreturn: WARNING: {sc}: degenerate calibration: {why}", file=sys.stderr)
     g = res.gains
     if g["cases"]:
         print(f"  capacity: EWT vs best competitor {_pct(g['mean_gain_best_pct'])} (paper +49.3 %), "
