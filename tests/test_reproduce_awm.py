@@ -129,3 +129,31 @@ def test_the_fairness_reasons_move_with_the_runs():
                 for step in ("0ms", "10ms")]
     a, b = ra._fairness_why(rows(90.0, 0.88), None)[0], ra._fairness_why(rows(40.0, 0.8), None)[0]
     assert "q/C = 90 ms here and Jain 0.880" in a and "q/C = 40 ms here and Jain 0.800" in b
+
+
+def test_quick_cuts_only_the_runs_longer_than_20_s_and_the_labels_say_what_ran():
+    cap = ra.points("capacity", ra.QUICK_STOP)
+    assert [p["stop"] for p in cap] == ["20s", "20s", "20s", "20s", "10s", "10s"]  # the sweep's 1 and 3 Gb/s: 10 s
+    assert all(p["stop"] == "20s" for p in ra.points("fairness", ra.QUICK_STOP))  # the scenario's own: 120 s
+    assert "stop=10s" in ra._point_label(cap[-1]) and "stop=20s" in ra._point_label(cap[0])
+
+
+def test_the_quick_command_judges_every_statement_and_says_what_it_cannot(tmp_path):
+    from netreturn import cli
+    from reproduce_checks import check_statement_table
+
+    out = tmp_path / "awm"
+    assert cli.main(["reproduce", "awm", "--quick", "--family", "fairness", "--seeds", "2", "--stop", "4s",
+                     "--out", str(out), "-q"]) == 0
+    verdicts = check_statement_table(out, ra.PAPER["statements"])
+    for st in ra.PAPER["statements"]:
+        if st.get("family") not in (None, "fairness"):
+            assert verdicts[st["id"]] == "not measurable", st["id"]
+    report = (out / "report.md").read_text()
+    assert "smoke test, not a reproduction" in report and "step=10ms, stop=4s" in report
+    # The reason's q/C and Jain are this run's (fairness.csv).
+    with (out / "fairness.csv").open() as fh:
+        rows = [r for r in csv.DictReader(fh) if r["method"] == "awm" and r["step"] == "10ms"]
+    q = sum(float(r["queue_delay_ms"]) for r in rows) / len(rows)
+    j = sum(float(r["jain_goodput"]) for r in rows) / len(rows)
+    assert f"q/C = {q:.0f} ms here and Jain {j:.3f}" in report
