@@ -67,7 +67,9 @@ KEEP = PAPER.keep
 NS3_REFERENCE = PAPER.ns3_reference
 RCVBUF_ALT = PAPER.run["sensitivity"]["rcv_buf"]
 RCVBUF_LABEL = PAPER.run["sensitivity"]["label"]
-COUNT_SETS_ALL = {**COUNT_SETS, "rcvbuf": f"the paper's flow counts with a {RCVBUF_LABEL} receive buffer"}
+ACCESS_ALT = PAPER.run["sensitivity"]["access_buffer"]
+COUNT_SETS_ALL = {**COUNT_SETS, "rcvbuf": f"the paper's flow counts with a {RCVBUF_LABEL} receive buffer",
+                  "access": f"the paper's flow counts with {ACCESS_ALT} access queues"}
 ZERO_TOL = float(PAPER.run["zero_tol"])
 # The checks of EWT's own statements, judged here (own_judgements), beside
 # the grid's and the values' (claims.py).
@@ -140,6 +142,30 @@ def rcvbuf_variant(out: Path, sc: str) -> tuple[str, dict] | None:
     if not dest.is_file() or dest.read_text() != text:
         dest.write_text(text)
     return str(dest.resolve()), {"rcv_buf": RCVBUF_ALT}
+
+
+def access_variant(out: Path, sc: str) -> tuple[str, dict] | None:
+    """The scenario with its access queues (senders' ``access`` and the
+    ``receivers`` links, 100 packets in the bundled files) as one parameter,
+    ``access_buffer``, set to ACCESS_ALT: a copy under ``<out>/scenarios``.
+    None if the file has no such buffers to turn."""
+    import re
+
+    from ..scenarios import resolve
+
+    text = resolve(SCENARIOS[sc]).read_text()
+    pat = re.compile(r'^((?:access|receivers) = \{[^}\n]*buffer = )"([^"{}]*)"', re.M)
+    found = pat.findall(text)
+    if not found or "\n[params]\n" not in text or len({b for _, b in found}) != 1:
+        return None
+    text = pat.sub(lambda x: f'{x.group(1)}"{{access_buffer}}"', text)
+    text = text.replace("\n[params]\n", f'\n[params]\naccess_buffer = "{found[0][1]}"   # added by netreturn '
+                        'reproduce\n', 1)
+    dest = Path(out) / "scenarios" / f"{sc}_access.toml"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if not dest.is_file() or dest.read_text() != text:
+        dest.write_text(text)
+    return str(dest.resolve()), {"access_buffer": ACCESS_ALT}
 
 
 def _fig_runs(runs: Runs, opts: Options, paper: dict) -> dict:
@@ -263,6 +289,61 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict)
     return out
 
 
+def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, calibrated_ac: dict,
+                   searches_ac: dict, columns: dict[str, dict[str, _st.Judgement]]) -> list[str]:
+    """Section 7, the access queues (not given by the paper; ours 100
+    packets): loss and where it happens, DropTail's calibration, Table 6's
+    distance from the paper and the statements whose verdict moves, at 100
+    packets and at ACCESS_ALT."""
+    out = [f"### 7b. Sensitivity: the access queues ({ACCESS_ALT} instead of 100 packets)", "",
+           "The paper gives neither the senders' nor the receivers' access queues; ours hold 100 packets. The grid at "
+           f"the paper's counts again with {ACCESS_ALT} in each (a copy of the scenario under `scenarios/` with an "
+           "`access_buffer` parameter), and DropTail's calibration (the capacity search) with them:", ""]
+    methods = [m for m in METHODS if m in opts.methods]
+    for sc in opts.scenarios:
+        body = []
+        for m in methods:
+            row = [METHOD_LABELS[m]]
+            for cs in ("paper", "access"):
+                loss = " / ".join(_f(table.get(sc, cs, lv, m, "tcp_data_loss_pct")[0]) for lv in LEVELS)
+                share = _elsewhere_share(table, sc, cs, m)
+                row.append(f"{loss} ({'-' if share is None else f'{share * 100:.0f} %'})")
+            body.append(row)
+        out += [f"**{sc}**: TCP loss % mild / medium / heavy (share of the drops outside the bottleneck)", "",
+                _md_table(["method", "100 packets", ACCESS_ALT], body), ""]
+        if (sc, PAPER.run["baseline"]) in searches_ac:
+            a = [calibrated.get(sc, {}).get(lv) for lv in LEVELS]
+            b = [calibrated_ac.get(sc, {}).get(lv) for lv in LEVELS]
+            fmt = lambda xs: " / ".join(f"> {opts.max_flows}" if x is None else str(x) for x in xs)  # noqa: E731
+            out += [f"Calibrated DropTail counts (RFC 7928 levels), {sc}: {fmt(a)} with 100 packets, {fmt(b)} with "
+                    f"{ACCESS_ALT} (paper, Table 2: {' / '.join(str(paper['table2'][sc][lv]) for lv in LEVELS)}).", ""]
+            from ..calibrate import degenerate
+
+            for xs, lab in ((a, "100 packets"), (b, ACCESS_ALT)):
+                why = degenerate(xs)
+                if why:
+                    out += [f"**Warning: degenerate calibration with {lab} access queues ({sc}):** {why}.", ""]
+    if "scenario2" in opts.scenarios:
+        dist = {}
+        for cs in ("paper", "rcvbuf", "access"):
+            d = [abs(table.get("scenario2", cs, lv, m, "tcp_data_loss_pct")[0] - paper["table6"][m][lv][0])
+                 for m in methods for lv in LEVELS]
+            d = [x for x in d if not math.isnan(x)]
+            if d:
+                dist[cs] = sum(d) / len(d)
+        if dist:
+            near = min(dist, key=dist.get)
+            out += ["Which setting brings Table 6 nearest the paper (mean |ours − paper| of TCP loss, percentage "
+                    "points): " + "; ".join(f"{COUNT_SETS_ALL[cs]} {x:.2f}" for cs, x in dist.items())
+                    + f". Nearest: {COUNT_SETS_ALL[near]}.", ""]
+    base, alt = columns.get(COUNT_SETS_ALL["paper"], {}), columns.get(COUNT_SETS_ALL["access"], {})
+    moved = [(sid, base[sid].verdict, alt[sid].verdict) for sid in alt if sid in base
+             and base[sid].verdict != alt[sid].verdict]
+    out += [f"Statements whose verdict moves with {ACCESS_ALT} access queues (section 8 has every one): "
+            + ("; ".join(f"{sid} {a} → {b}" for sid, a, b in moved) if moved else "none") + ".", ""]
+    return out
+
+
 def calibration_warnings(opts: Options, calibrated: dict, searches: dict) -> list[str]:
     """A warning per scenario whose calibration is degenerate
     (:func:`~netreturn.calibrate.degenerate`), with the DropTail loss the
@@ -353,12 +434,19 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
         figs = _fig_runs(runs, opts, paper)
         series = {(k[1], paper["table2"][k[1]]["heavy"], k[2]) for k in figs if k[0] == "fig10"}
         ev = Evaluation(runs, opts, PAPER, series)
-        cap_rb = None
+        cap_rb = cap_ac = None
         if opts.sensitivity != "off":
             variants = {sc: rcvbuf_variant(opts.out, sc) for sc in opts.scenarios}
             ev.grids.append(Grid(runs, opts, ev.paper_counts, "rcvbuf", set(), "receive buffer", variants))
             if opts.sensitivity == "full":
                 cap_rb = Capacity(runs, opts, PAPER, variants, "receive buffer: capacity")
+            # The access queues: the grid, and the calibration (DropTail's
+            # capacity search) with them.
+            access = {sc: access_variant(opts.out, sc) for sc in opts.scenarios}
+            ev.grids.append(Grid(runs, opts, ev.paper_counts, "access", set(), "access queues", access))
+            if PAPER.run["baseline"] in opts.methods:
+                base = Options(**{**opts.__dict__, "methods": [PAPER.run["baseline"]]})
+                cap_ac = Capacity(runs, base, PAPER, access, "access queues: calibration")
         runs.drain()
     finally:
         runs.close()
@@ -372,9 +460,12 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
     gains = capacity_gains(rows, opts.methods)
     rows_rb = capacity_rows(searches_rb, PAPER)
     gains_rb = capacity_gains(rows_rb, opts.methods)
+    calibrated_ac: dict[str, dict[str, int | None]] = {}
+    for r in capacity_rows(cap_ac.searches, PAPER) if cap_ac else []:
+        calibrated_ac.setdefault(r["scenario"], {})[r["level"]] = r["flows"]
     out = opts.out
     claims = write_report(out, opts, paper, table, figs, searches, rows, gains, calibrated, runs, t0, build,
-                          searches_rb, rows_rb, gains_rb)
+                          searches_rb, rows_rb, gains_rb, calibrated_ac, cap_ac.searches if cap_ac else {})
     wall = time.perf_counter() - t0
     return Outcome(out / "report.md", runs.executed, runs.requested, len(runs.results), wall, runs.cpu_s,
                    calibrated, rows, gains, gains_rb, table, searches, claims)
@@ -382,7 +473,8 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
 
 def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict, searches: dict, cap_rows: list[dict],
                  gains: dict, calibrated: dict, runs: Runs, t0: float, build: str, searches_rb: dict | None = None,
-                 cap_rows_rb: list[dict] | None = None, gains_rb: dict | None = None) -> list[dict]:
+                 cap_rows_rb: list[dict] | None = None, gains_rb: dict | None = None,
+                 calibrated_ac: dict | None = None, searches_ac: dict | None = None) -> dict:
     figdir = out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     methods = [m for m in METHODS if m in opts.methods]
@@ -815,6 +907,10 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                     )
                     w(f"![{label} {RCVBUF_LABEL}]({png.relative_to(out)})")
                     w("")
+
+    if "access" in cs_all:
+        for line in access_section(opts, paper, table, calibrated, calibrated_ac or {}, searches_ac or {}, columns):
+            w(line)
 
     # ---- 8. claims
     for line in _st.section("## 8. The paper's statements about its results, judged", PAPER["statements"], columns,
