@@ -387,9 +387,14 @@ def judged(opts: Options, claim_rows: list[dict], value_rows: list[dict], own: d
             col[r["value"]["id"]] = _claims.value_judgement(r["value"], *r["result"][cs])
         if i == 0:
             col.update(own)
-            for sid, s in by_id.items():
-                if sid not in col:  # a grid statement about a scenario not run
-                    col[sid] = _st.Judgement(_st.NOT_MEASURABLE, "-", f"{s.get('scenario', '')} not run (--scenarios)")
+        for sid, s in by_id.items():
+            if sid in col:
+                continue
+            if s["check"] in OWN_CHECKS:
+                col[sid] = _st.Judgement(_st.NOT_MEASURABLE, "-", "judged at the paper's counts only (first column): "
+                                         "its runs (figures, capacity search) are the same for every count set")
+            else:  # a grid statement about a scenario not run
+                col[sid] = _st.Judgement(_st.NOT_MEASURABLE, "-", f"{s.get('scenario', '')} not run (--scenarios)")
         cols[COUNT_SETS_ALL[cs]] = {sid: _st.for_quick(by_id[sid], j, opts.quick) for sid, j in col.items()}
     return cols
 
