@@ -1156,7 +1156,7 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
         if bad:
             out.append(f"- At {COUNT_SETS[cs]}, {len(bad)} of the paper's statements do not hold, or hold only in "
                        "part, in our runs (section 8): "
-                       + "; ".join(f"{by_id[sid]['where']}: \"{by_id[sid]['quote'][:70]}…\"" for sid in bad)
+                       + ", ".join(f"{sid} ({by_id[sid]['where']})" for sid in bad)
                        + ". Most follow from the loss differences above (losses drive efficiency, FCT and fairness): "
                        "EWT's zero-loss statements fail where EWT loses packets (its bullet above), the EWA "
                        "statements where our EWA is almost lossless (EWA and AWM bullet).")
