@@ -157,3 +157,23 @@ def test_the_new_grid_checks_judge_similarity_trends_and_several_methods_at_once
     lower = {"check": "lower", "method": "a", "others": ["c"], "levels": ["mild"]}
     assert claims.check_claim(lower, stats, labels, 0.005)[0] == "yes"
     assert claims.check_claim({**lower, "others": ["b"]}, stats, labels, 0.005)[0] == "tie"
+
+
+def test_each_paper_subcommand_shows_only_its_own_options(capsys):
+    from netreturn import cli
+
+    def help_of(paper: str) -> str:
+        with pytest.raises(SystemExit):
+            cli.main(["reproduce", paper, "--help"])
+        return capsys.readouterr().out
+
+    ewt, ngwa, awm, sarbe = (help_of(p) for p in ("ewt", "ngwa", "awm", "sarbe"))
+    assert "--methods" in ewt and "--max-flows" in ewt and "--sensitivity" in ewt
+    assert "--sensitivity" in ngwa and "--methods" not in ngwa and "--max-flows" not in ngwa
+    assert "--family" in awm and "--stop" in awm and "--methods" not in awm and "--sensitivity" not in awm
+    for text in (ewt, ngwa, awm, sarbe):
+        assert "--quick" in text and "--seeds" in text and "--out" in text
+    assert "--family" not in sarbe and "--methods" not in sarbe and "--sensitivity" not in sarbe
+    with pytest.raises(SystemExit):
+        cli.main(["reproduce", "ngwa", "--methods", "ewt"])  # an option of another paper is an error, not ignored
+    assert "unrecognized arguments: --methods" in capsys.readouterr().err
