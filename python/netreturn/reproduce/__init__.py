@@ -1,19 +1,26 @@
 """``netreturn reproduce <paper>``: a paper's evaluation redone, its report
 beside the paper's numbers.
 
-What one paper needs is data and its own figures: ``paper/<name>.toml``
-(its parameters, tables, claims, methods, labels, colours, reference
-numbers; see :mod:`.paper`) and a module here with its figure functions, its
-report sections and a ``main(args)``. The rest is shared:
+Every paper is data, its scenarios and its own figures: ``paper/<name>.toml``
+(its tables, the numbers its text gives, every statement about its results
+with quote and location, and how it runs), its scenario files, and a module
+here (``ewt``, ``ngwa``, ``awm``, ``sarbe``; RWM's is
+:mod:`netreturn.testbed.rwm`, on the testbed) with its figure functions, the
+judges of its statements, its report sections and ``main(args)``. Every
+report has the same layout: ``report.md``, ``figures/``, tables as CSV,
+``statements.csv``, ``runs/``. The rest is shared:
 
 * :mod:`.store`: options, the scheduler of all runs (searches first, the
   cores kept busy across phases), the resumable run store under
   ``<out>/runs``, the manifest that sets aside runs of another build;
 * :mod:`.grid`: grids of (scenario, level, method) cells, the capacity
   search, the calibration at RFC 7928 levels, mean and CI tables;
-* :mod:`.claims`: the text's statements about its figures, checked;
+* :mod:`.statements`: verdicts (holds, partly, fails, not measurable), the
+  statement table every report carries, its tally, ``--quick``;
+* :mod:`.claims`: the grid checks of a statement on mean ± CI tables;
 * :mod:`.figures` and :mod:`.text`: the common figures, Markdown, and the
-  report's skeleton (header, claims, files).
+  report's header;
+* :mod:`.commands`: one subcommand per paper with only its options.
 
 :data:`PAPERS` (in :mod:`.commands`) lists the reproductions and their
 options; adding one is adding its line.

@@ -1,10 +1,12 @@
 """``netreturn reproduce ewt``: the EWT paper's evaluation, redone.
 
-What is EWT's own: its paper file (``paper/ewt.toml``: tables, claims,
-methods, labels, colours, ns-3 reference numbers), the time-series figures
-(Fig. 3 and Fig. 10), the receive-buffer sensitivity, and the report's
-sections and its explanations of the differences. Everything else is the
-package's generic machinery (``store``, ``grid``, ``claims``, ``figures``,
+What is EWT's own: its paper file (``paper/ewt.toml``: tables, the 45
+statements of its text, methods, labels, colours, ns-3 reference numbers),
+the time-series figures (Fig. 3 and Fig. 10), the judges of the statements
+the grid checks cannot judge (queue, window, capacity), the receive-buffer
+and access-queue sensitivity, and the report's sections and its
+explanations of the differences. Everything else is the package's generic
+machinery (``store``, ``grid``, ``claims``, ``statements``, ``figures``,
 ``text``).
 
 Seed 000 (SPEC.md 5.1) evaluates six methods (DropTail, RED, ARED, EWA, AWM,
@@ -28,7 +30,9 @@ What it runs:
   same grid is then run at those counts;
 * sensitivity (``--sensitivity grid``, the default): the grid at the paper's
   counts with ns-3's default 128 KiB receive buffer instead of 1 MB (EWT's
-  window scales with it); ``full`` adds the capacity search there too.
+  window scales with it), and with 1000-packet access queues instead of 100
+  (the paper gives neither), DropTail's calibration included; ``full`` adds
+  the capacity search with the receive buffer too.
 
 All of it goes through one scheduler (:class:`~.store.Runs`): no phase waits for
 another, the searches' runs go first, the bulk grids fill the cores.
