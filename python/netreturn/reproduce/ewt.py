@@ -341,7 +341,8 @@ def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, c
                     "points): " + "; ".join(f"{COUNT_SETS_ALL[cs]} {x:.2f}" for cs, x in dist.items())
                     + f". Nearest: {COUNT_SETS_ALL[near]}.", ""]
     base, alt = columns.get(COUNT_SETS_ALL["paper"], {}), columns.get(COUNT_SETS_ALL["access"], {})
-    moved = [(sid, base[sid].verdict, alt[sid].verdict) for sid in alt if sid in base
+    own = {st["id"] for st in PAPER["statements"] if st["check"] in OWN_CHECKS}  # judged once, not per count set
+    moved = [(sid, base[sid].verdict, alt[sid].verdict) for sid in alt if sid in base and sid not in own
              and base[sid].verdict != alt[sid].verdict]
     out += [f"Statements whose verdict moves with {ACCESS_ALT} access queues (section 8 has every one): "
             + ("; ".join(f"{sid} {a} → {b}" for sid, a, b in moved) if moved else "none") + ".", ""]
