@@ -157,3 +157,16 @@ def test_the_quick_command_judges_every_statement_and_says_what_it_cannot(tmp_pa
     q = sum(float(r["queue_delay_ms"]) for r in rows) / len(rows)
     j = sum(float(r["jain_goodput"]) for r in rows) / len(rows)
     assert f"q/C = {q:.0f} ms here and Jain {j:.3f}" in report
+
+
+def test_other_seeds_give_other_numbers_in_the_reasons(tmp_path):
+    # Issue 24: nothing frozen. The fairness family with seeds 1..1 and 1..2:
+    # its reasons quote each run set's own q/C, Jain and k.
+    def reasons(seeds: int) -> list[str]:
+        path = ra.reproduce(tmp_path / f"s{seeds}", seeds=seeds, jobs=1, families=["fairness"], stop="4s",
+                            progress=False)
+        return [ln for ln in path.read_text().splitlines() if ln.startswith("- why ours differs")]
+
+    one, two = reasons(1), reasons(2)
+    assert len(one) == len(two) == 2
+    assert one != two
