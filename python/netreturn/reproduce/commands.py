@@ -52,10 +52,10 @@ AWM_METHODS = ("awm", "droptail", "xcp")
 
 
 def _awm(p: argparse.ArgumentParser) -> None:
-    add_shared(p, "awm", 5, "3 seeds, every run stopped at 20 s")
+    add_shared(p, "awm", 5, "3 seeds, no run longer than 20 s")
     p.add_argument("--family", action="append", choices=AWM_FAMILIES, help="run only these (repeatable)")
     p.add_argument("--method", action="append", choices=AWM_METHODS, help="run only these (repeatable)")
-    p.add_argument("--stop", help="override every run's stop time (e.g. 20s); the report labels say so")
+    p.add_argument("--stop", help="set every run's stop time (e.g. 20s); the point labels say what ran")
 
 
 def _ngwa(p: argparse.ArgumentParser) -> None:
