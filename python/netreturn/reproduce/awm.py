@@ -392,8 +392,9 @@ def _fairness_why(rows: list[dict], stop: str | None) -> list[str]:
             f"k = 1 gives with {q_paper:.1f} ms of queueing (computed): a buffer far smaller than ours. Seed 002 does "
             "not give Table 1's buffer (a missing parameter, not a bug). Cited evidence, not re-run here "
             "(docs/xcp.md at git c833450): `python scripts/awm_table1_k.py --buffer 700kB --buffer 150kB --buffer "
-            "75kB` gave 0.75 at 150 kB and 0.64 at 75 kB; ns-3 3.44 with an AWM gateway written apart agreed "
-            "(700 kB: 0.882, no loss; 150 kB: 0.752) and also dropped at 75 kB, where the window AWM writes had "
+            "75kB` gave 0.75 at 150 kB and 0.64 at 75 kB; ns-3 3.44 with an AWM gateway written apart (docs/xcp.md "
+            "at git 2e21e92) agreed (700 kB: 0.882, no loss; 150 kB: 0.752) and also dropped at 75 kB, "
+            "where the window AWM writes had "
             "wound up above every flow's cwnd and the link ran as DropTail (`scripts/awm_table1_ns3.py`).")
     if any(r["method"] == "droptail" for r in rows):
         j1, j2 = _case(rows, "droptail", 1), _case(rows, "droptail", 2)
@@ -423,10 +424,11 @@ def _web_why(rows: list[dict], stop: str | None) -> list[str]:
         "XcpEndsys::opencwnd does nothing), so a mouse (median 13 packets) lives on its initial window and the "
         "routers' feedback. Ours start with RFC 6928's 10 segments, delayed ACKs, and an RTT from the handshake; "
         "the paper's ns-2 agents with windowInit_ = 1 (2 from 2006), an ACK per segment (TCPSink) and no "
-        "handshake. Cited evidence, not re-run here (docs/xcp.md at git c833450): `python scripts/awm_web_iw.py "
-        "--iw 10 --iw 2 --iw 1` (20 s, 2 seeds) and, with all three ns-2 choices (`--tcp 'xcp = { "
-        "ignore_handshake_rtt = true }' --tcp 'delayed_ack_count = 1'`, 30 s, 3 seeds), XCP web +2.8 %, forward "
-        "FTP -20.1 %, the paper's order. No bug found in our XCP sender or router: a difference of parameters.",
+        "handshake. Cited evidence, not re-run here: `python scripts/awm_web_iw.py --iw 10 --iw 2 --iw 1` (20 s, "
+        "2 seeds; docs/xcp.md at git c833450) and, with all three ns-2 choices (`--tcp 'xcp = { "
+        "ignore_handshake_rtt = true }' --tcp 'delayed_ack_count = 1'`, 30 s, 3 seeds; git f66ce31 and 264c10a), "
+        "XCP web +2.8 %, forward FTP -20.1 %, the paper's order. No bug found in our XCP sender or router: a "
+        "difference of parameters.",
         f"The FTP column averages both directions; the mice share the link only with the forward FTP flows (the "
         f"last column): XCP forward FTP against NC is {fwd:+.1f} % here.",
     ]
