@@ -1,11 +1,12 @@
-"""`python -m netreturn.reproduce_awm`: the AWM paper's six families, their
-points and the paper's numbers as data, and a tiny end-to-end reproduction
-(fairness, short runs) that writes its CSVs and report and resumes."""
+"""`netreturn reproduce awm`: seed 002's six families, their points, the
+paper's numbers and statements as data (paper/awm.toml), and a tiny
+end-to-end reproduction (fairness, short runs) that writes its CSVs and
+report, judges every statement and resumes."""
 
 import csv
 import math
 
-from netreturn import reproduce_awm as ra
+from netreturn.reproduce import awm as ra
 from netreturn.stats import jain
 
 
@@ -19,8 +20,8 @@ def test_every_family_parses_and_its_sweep_lists_are_parallel():
 
 
 def test_the_fairness_numbers_are_the_papers_table_1():
-    # docs/decisions.md §5.3: Jain AWM 1.0000 / 0.7007, XCP 1.0000 / 0.9954, NC 0.9937 / 0.4392.
-    assert ra.paper("fairness")["jain"] == {"awm": [1.0, 0.7007], "xcp": [1.0, 0.9954], "droptail": [0.9937, 0.4392]}
+    # SPEC.md 5.3: Jain AWM 1.0000 / 0.7007, XCP 1.0000 / 0.9954, NC 0.9937 / 0.4392.
+    assert ra.PAPER["table1"] == {"awm": [1.0, 0.7007], "xcp": [1.0, 0.9954], "droptail": [0.9937, 0.4392]}
 
 
 def test_sizes_use_decimal_prefixes():
@@ -34,6 +35,11 @@ def test_a_short_fairness_reproduction_writes_its_tables_and_resumes(tmp_path):
     text = path.read_text()
     assert "Table 1" in text and "| XCP | 1.0000 |" in text
     assert "why ours differs" in text and "k over D_i + q/C" in text
+    # The labels say what ran; every statement of the paper file has a row.
+    assert "step=10ms, stop=3s" in text
+    for st in ra.PAPER["statements"]:
+        assert f"| {st['id']} |" in text, st["id"]
+    assert f"**{len(ra.PAPER['statements'])} statements:" in text
     with (tmp_path / "fairness.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert {(r["method"], r["step"]) for r in rows} == {(m, s) for m in ra.METHODS for s in ("0ms", "10ms")}
@@ -101,3 +107,66 @@ def test_the_forward_ftp_mean_leaves_out_the_mice_and_the_reverse_flows():
 
 def test_every_explained_difference_belongs_to_a_family():
     assert set(ra.DIFFERENCES) <= set(ra.FAMILIES)
+
+
+def test_the_queueing_delay_the_papers_awm_index_implies_gives_that_index_back():
+    d = ra.fairness_delays("10ms", 30)
+    q = ra.queue_delay_for_jain(0.7007, d)
+    assert 0 < q < 0.05
+    assert math.isclose(jain([1 / (x + q) for x in d]), 0.7007, abs_tol=1e-6)
+
+
+def test_a_statement_about_a_family_not_run_is_not_measurable_and_says_why():
+    st = next(s for s in ra.PAPER["statements"] if s["family"] == "capacity")
+    j = ra.judge(st, {"fairness": [{"method": "awm"}]}, [], None)
+    assert j.verdict == "not measurable" and "capacity" in j.why
+
+
+def test_the_fairness_reasons_move_with_the_runs():
+    # Two made-up sets of runs: the AWM bullet quotes each one's own q/C and Jain.
+    def rows(q, j):
+        return [{"method": "awm", "step": step, "jain_goodput": j, "queue_delay_ms": q, "k_rtt": 1.0}
+                for step in ("0ms", "10ms")]
+    a, b = ra._fairness_why(rows(90.0, 0.88), None)[0], ra._fairness_why(rows(40.0, 0.8), None)[0]
+    assert "q/C = 90 ms here and Jain 0.880" in a and "q/C = 40 ms here and Jain 0.800" in b
+
+
+def test_quick_cuts_only_the_runs_longer_than_20_s_and_the_labels_say_what_ran():
+    cap = ra.points("capacity", ra.QUICK_STOP)
+    assert [p["stop"] for p in cap] == ["20s", "20s", "20s", "20s", "10s", "10s"]  # the sweep's 1 and 3 Gb/s: 10 s
+    assert all(p["stop"] == "20s" for p in ra.points("fairness", ra.QUICK_STOP))  # the scenario's own: 120 s
+    assert "stop=10s" in ra._point_label(cap[-1]) and "stop=20s" in ra._point_label(cap[0])
+
+
+def test_the_quick_command_judges_every_statement_and_says_what_it_cannot(tmp_path):
+    from netreturn import cli
+    from reproduce_checks import check_statement_table
+
+    out = tmp_path / "awm"
+    assert cli.main(["reproduce", "awm", "--quick", "--family", "fairness", "--seeds", "2", "--stop", "4s",
+                     "--out", str(out), "-q"]) == 0
+    verdicts = check_statement_table(out, ra.PAPER["statements"])
+    for st in ra.PAPER["statements"]:
+        if st.get("family") not in (None, "fairness"):
+            assert verdicts[st["id"]] == "not measurable", st["id"]
+    report = (out / "report.md").read_text()
+    assert "smoke test, not a reproduction" in report and "step=10ms, stop=4s" in report
+    # The reason's q/C and Jain are this run's (fairness.csv).
+    with (out / "fairness.csv").open() as fh:
+        rows = [r for r in csv.DictReader(fh) if r["method"] == "awm" and r["step"] == "10ms"]
+    q = sum(float(r["queue_delay_ms"]) for r in rows) / len(rows)
+    j = sum(float(r["jain_goodput"]) for r in rows) / len(rows)
+    assert f"q/C = {q:.0f} ms here and Jain {j:.3f}" in report
+
+
+def test_other_seeds_give_other_numbers_in_the_reasons(tmp_path):
+    # Issue 24: nothing frozen. The fairness family with seeds 1..1 and 1..2:
+    # its reasons quote each run set's own q/C, Jain and k.
+    def reasons(seeds: int) -> list[str]:
+        path = ra.reproduce(tmp_path / f"s{seeds}", seeds=seeds, jobs=1, families=["fairness"], stop="4s",
+                            progress=False)
+        return [ln for ln in path.read_text().splitlines() if ln.startswith("- why ours differs")]
+
+    one, two = reasons(1), reasons(2)
+    assert len(one) == len(two) == 2
+    assert one != two

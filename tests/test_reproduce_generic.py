@@ -23,11 +23,12 @@ heavy = 1.0
 mild = 2
 heavy = 3
 
-[[claims]]
-source = "Fig. 1"
+[[statements]]
+id = "fig1-ewt-loses-less"
+where = "Fig. 1"
 scenario = "scenario2"
 levels = ["mild", "heavy"]
-text = "EWT loses less than DropTail."
+quote = "EWT loses less than DropTail."
 metric = "tcp_data_loss_pct"
 check = "better"
 sense = "min"
@@ -104,3 +105,75 @@ def test_a_paper_file_without_a_label_for_a_method_is_refused(tmp_path):
 def test_unknown_methods_of_a_paper_are_refused_with_the_allowed_ones(tiny):
     with pytest.raises(ValueError, match="allowed: droptail, ewt"):
         Options(methods=["red"]).resolve(tiny)
+
+
+def test_a_calibration_that_reaches_every_level_at_one_flow_is_called_degenerate():
+    from netreturn.calibrate import degenerate
+
+    assert "smallest count" in degenerate([1, 1, 1])
+    assert "same count" in degenerate([3, 7, 7])
+    assert degenerate([8, 17, 24]) is None
+    assert degenerate([8, None, None]) is None  # one level found: nothing to compare
+
+
+def test_the_statement_table_refuses_a_report_that_leaves_a_statement_out():
+    from netreturn.reproduce import statements as st
+
+    sts = st.validate([{"id": "a", "where": "Fig. 1", "quote": "x", "check": "c"},
+                       {"id": "b", "where": "Fig. 2", "quote": "y", "check": "c", "quick": False}], "p.toml")
+    j = st.Judgement(st.HOLDS, "1.0")
+    with pytest.raises(ValueError, match="not judged: b"):
+        st.section("## s", sts, {"ours": {"a": j}})
+    lines = st.section("## s", sts, {"ours": {"a": j, "b": st.for_quick(sts[1], j, True)}}, quick=True)
+    text = "\n".join(lines)
+    assert "2 statements: 1 hold, 0 partly, 0 fail, 1 not measurable here" in text
+    assert "cannot judge 1 statements (b)" in text
+
+
+def test_a_paper_file_with_a_repeated_statement_id_or_an_unknown_verdict_is_refused():
+    from netreturn.reproduce import statements as st
+
+    with pytest.raises(ValueError, match="p.toml: statements\\[1\\]: id 'a' repeats"):
+        st.validate([{"id": "a", "where": "w", "quote": "q", "check": "c"}] * 2, "p.toml")
+    with pytest.raises(ValueError, match="missing quote"):
+        st.validate([{"id": "a", "where": "w", "check": "c"}], "p.toml")
+    with pytest.raises(ValueError, match="verdict 'maybe'"):
+        st.Judgement("maybe", "")
+
+
+def test_the_new_grid_checks_judge_similarity_trends_and_several_methods_at_once():
+    labels = {"a": "A", "b": "B", "c": "C"}
+    stats = {("mild", "a"): (1.0, 0.1), ("mild", "b"): (1.05, 0.1), ("mild", "c"): (3.0, 0.1),
+             ("heavy", "a"): (0.5, 0.1), ("heavy", "b"): (1.5, 0.1), ("heavy", "c"): (0.0, 0.0)}
+    similar = {"check": "similar", "methods": ["a", "b"], "levels": ["mild"]}
+    assert claims.check_claim(similar, stats, labels, 0.005)[0] == "yes"
+    assert claims.check_claim({**similar, "methods": ["a", "c"]}, stats, labels, 0.005)[0] == "no"
+    falls = {"check": "falls", "methods": ["a"], "levels": ["mild", "heavy"]}
+    assert claims.check_claim(falls, stats, labels, 0.005)[0] == "yes"
+    assert claims.check_claim({**falls, "methods": ["b"]}, stats, labels, 0.005)[0] == "no"
+    assert claims.check_claim({**falls, "check": "rises", "methods": ["b"]}, stats, labels, 0.005)[0] == "yes"
+    positive = {"check": "positive", "methods": ["a", "c"], "levels": ["heavy"]}
+    assert claims.check_claim(positive, stats, labels, 0.005)[0] == "partly"  # C has none at heavy
+    lower = {"check": "lower", "method": "a", "others": ["c"], "levels": ["mild"]}
+    assert claims.check_claim(lower, stats, labels, 0.005)[0] == "yes"
+    assert claims.check_claim({**lower, "others": ["b"]}, stats, labels, 0.005)[0] == "tie"
+
+
+def test_each_paper_subcommand_shows_only_its_own_options(capsys):
+    from netreturn import cli
+
+    def help_of(paper: str) -> str:
+        with pytest.raises(SystemExit):
+            cli.main(["reproduce", paper, "--help"])
+        return capsys.readouterr().out
+
+    ewt, ngwa, awm, sarbe = (help_of(p) for p in ("ewt", "ngwa", "awm", "sarbe"))
+    assert "--methods" in ewt and "--max-flows" in ewt and "--sensitivity" in ewt
+    assert "--sensitivity" in ngwa and "--methods" not in ngwa and "--max-flows" not in ngwa
+    assert "--family" in awm and "--stop" in awm and "--methods" not in awm and "--sensitivity" not in awm
+    for text in (ewt, ngwa, awm, sarbe):
+        assert "--quick" in text and "--seeds" in text and "--out" in text
+    assert "--family" not in sarbe and "--methods" not in sarbe and "--sensitivity" not in sarbe
+    with pytest.raises(SystemExit):
+        cli.main(["reproduce", "ngwa", "--methods", "ewt"])  # an option of another paper is an error, not ignored
+    assert "unrecognized arguments: --methods" in capsys.readouterr().err

@@ -3,7 +3,7 @@
 import math
 
 from netreturn import _native
-from netreturn.reproduce_sarbe import PAYLOAD_SHARE, fairness_table, friendliness_table, lossy_table, tracking_error
+from netreturn.reproduce.sarbe import PAYLOAD_SHARE, fairness_table, friendliness_table, lossy_table, tracking_error
 from netreturn.scenarios import resolve
 
 
@@ -52,3 +52,24 @@ def test_the_fairness_table_groups_jain_by_control_and_loss():
         for t, j in (("reno", 0.9), ("reno", 0.8), ("sarbe", 1.0))
     ]
     assert fairness_table(runs) == {("reno", 0.001): [0.9, 0.8], ("sarbe", 0.001): [1.0]}
+
+
+def test_the_quick_reproduction_judges_every_statement_from_its_runs(tmp_path):
+    from netreturn import cli
+    from netreturn.reproduce import sarbe
+    from reproduce_checks import check_statement_table
+
+    out = tmp_path / "sarbe"
+    assert cli.main(["reproduce", "sarbe", "--quick", "--seeds", "2", "--out", str(out), "-q"]) == 0
+    verdicts = check_statement_table(out, sarbe.PAPER["statements"])
+    assert all(verdicts[s["id"]] == "not measurable" for s in sarbe.PAPER["statements"] if s.get("quick") is False)
+    report = (out / "report.md").read_text()
+    assert "smoke test, not a reproduction" in report
+    # The 1 % gains beside the verdicts are the goodput table's (fig3b_goodput.csv).
+    import csv
+
+    with (out / "fig3b_goodput.csv").open() as fh:
+        g = {(r["tcp"], float(r["loss"])): float(r["goodput_mbps"]) for r in csv.DictReader(fh)}
+    gain = (g[("sarbe", 0.01)] / g[("reno", 0.01)] - 1) * 100
+    assert f"SARBE vs Reno at 1 %: {gain:+.1f} % (paper +76.6 %)" in report
+    assert all((out / "figures" / f).stat().st_size > 3000 for f in ("fig3b_goodput.png", "fig4_cwnd.png"))

@@ -103,17 +103,17 @@ def test_the_installed_version_names_the_package_version_and_the_simulator_build
 def test_every_installed_reproduction_finds_its_paper_data_and_scenario_files(installed, empty):
     cwd, env = empty
     code = (
-        "from netreturn.reproduce import PAPERS\n"
+        "from netreturn.reproduce import PAPERS, awm, ngwa, sarbe\n"
         "from netreturn.reproduce.paper import Paper\n"
-        "from netreturn import reproduce_awm, reproduce_ngwa, reproduce_sarbe\n"
+        "from netreturn.testbed import rwm\n"
         "from netreturn.scenarios import load\n"
         "files = list(Paper.load('ewt').scenarios.values())\n"
-        "files += [f for fam in reproduce_awm.FAMILIES.values() for f in fam[:1]]\n"
-        "files += [reproduce_ngwa.RATE, reproduce_ngwa.WINDOW]\n"
-        "assert all(reproduce_awm.paper(f) for f in reproduce_awm.FAMILIES)\n"
+        "files += [f for fam in awm.FAMILIES.values() for f in fam[:1]]\n"
+        "files += [ngwa.RATE, ngwa.WINDOW]\n"
+        "assert all(m.PAPER['statements'] for m in (awm, ngwa, sarbe, rwm))\n"
         "for f in files:\n"
         "    load(f)\n"
-        "for spec in sum(reproduce_sarbe._specs(True, 1).values(), []):\n"
+        "for spec in sum(sarbe._specs(True, 1).values(), []):\n"
         "    load(spec.scenario, dict(spec.overrides))\n"
         "print(sorted(PAPERS))\n"
     )

@@ -20,6 +20,29 @@ from .stats import mean_ci
 LEVEL_NAMES = {0.1: "mild", 0.5: "medium", 1.0: "heavy"}
 
 
+def degenerate(counts: Sequence[int | None], start: int = 1, param: str = "flows") -> str | None:
+    """Why a calibration's answer cannot separate congestion levels, or None.
+
+    RFC 7928 levels are meant to differ (the EWT paper section 5.3: mild, medium
+    and heavy are different flow counts). Two answers make the counts
+    meaningless: every level reached at the smallest count (``start``: the
+    loss at one flow is already above the heaviest target, so the levels say
+    nothing about congestion), or several levels at one count (the loss
+    jumps past more than one target in a single step)."""
+    known = [c for c in counts if c is not None]
+    if len(known) < 2:
+        return None
+    if all(c == start for c in known):
+        return (f"every level is reached at the smallest count ({param}={start}): the loss there is already above "
+                "the heaviest target, so the levels do not measure congestion (look for loss that does not come "
+                "from sharing the bottleneck, e.g. a sender's access queue)")
+    if len(set(known)) < len(known):
+        same = sorted({c for c in known if known.count(c) > 1})
+        return (f"several levels fall on the same count ({', '.join(f'{param}={c}' for c in same)}): the loss jumps "
+                "past more than one target in one step, so those levels are not distinct")
+    return None
+
+
 def calibrate(
     scenario: str,
     levels: Sequence[float] = (0.1, 0.5, 1.0),

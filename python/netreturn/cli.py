@@ -148,7 +148,7 @@ def cmd_plot(a: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(a: argparse.Namespace) -> int:
-    from .calibrate import calibrate
+    from .calibrate import calibrate, degenerate
 
     found = calibrate(a.scenario, levels=a.levels, seeds=a.seeds, sets=dict(a.sets), param=a.param,
                       max_flows=a.max_flows, jobs=a.jobs, out=a.out, progress=not a.quiet, strategy=a.strategy)
@@ -156,6 +156,9 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
 
     rows = [[name, num(target, "%"), n, num(loss, "%")] for name, target, n, loss in found]
     print("\n" + render(["level", "target loss %", a.param, "loss % (mean)"], rows, align=["right"] * 4))
+    why = degenerate([n for _, _, n, _ in found], param=a.param)
+    if why:
+        print(f"netreturn: WARNING: degenerate calibration: {why}", file=sys.stderr)
     return 0
 
 
@@ -299,25 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_calibrate)
 
     rp = sub.add_parser("reproduce", help="reproduce a paper's evaluation and write a report beside its numbers")
-    from .reproduce import PAPERS  # a table only; a paper's module is imported when it runs
+    from .reproduce.commands import add_parsers  # the options only; a paper's module is imported when it runs
 
-    rp.add_argument("paper", choices=list(PAPERS),
-                    help="which paper (" + "; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items()) + ")")
-    rp.add_argument("--seeds", type=_positive, default=None, help="seeds per cell (default 30; 3 with --quick)")
-    rp.add_argument("--quick", action="store_true", help="smoke test: 3 seeds, capacity search up to 32 flows")
-    rp.add_argument("--methods", default=None, help="comma-separated subset of droptail,red,ared,ewa,awm,ewt")
-    rp.add_argument("--scenarios", default=None, help="comma-separated subset of 1,2")
-    rp.add_argument(
-        "--max-flows", type=_positive, default=None, help="capacity search limit (default 128; 32 with --quick)"
-    )
-    rp.add_argument("--first-seeds", type=_positive, default=6,
-                    help="seeds a capacity probe starts with; more only while the CI straddles the level")
-    rp.add_argument("--exact", action="store_true", help="run every capacity probe on all seeds")
-    rp.add_argument("--reuse-stale", action="store_true", help="keep runs made by a different simulator build")
-    rp.add_argument("--sensitivity", choices=["off", "grid", "full"], default="grid",
-                    help="receive buffer 128 KiB (ns-3's default) instead of 1 MB: off; grid: the paper's counts "
-                         "(default); full: also the capacity search")
-    _add_common(rp)
+    add_parsers(rp)
     rp.set_defaults(func=cmd_reproduce)
 
     b = sub.add_parser("bench", help="benchmark the simulator (and ns-3 side by side when installed)")

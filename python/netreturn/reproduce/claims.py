@@ -1,17 +1,25 @@
-"""The claims a paper's text makes about its figures, checked on our means.
+"""The statements a paper's text makes about its figures, judged on the means
+of a grid of (scenario, level, method) cells.
 
-A claim (``[[claims]]`` of a paper file) names a metric, a method, the
-levels and a check: ``best``, ``worst``, ``top2``, ``better`` (than each of
-``others``), ``zero``, ``positive``, ``worst_set``, ``close``. A value
-(``[[values]]``) is a number the text gives: ``max_reduction``,
-``relative_diff``; ours is computed, not judged.
+A statement (``[[statements]]`` of a paper file, see :mod:`.statements`)
+with a grid check names a metric, a method (or methods), the levels and the
+check: ``best``, ``worst``, ``top2``, ``better`` (than each of ``others``),
+``lower``, ``zero``, ``positive``, ``worst_set``, ``close``, ``similar``,
+``falls``, ``rises``. One with a value check gives a number of the text
+(``max_reduction``, ``relative_diff``), judged against ours within its
+``tolerance``. Other checks belong to the paper's module.
 """
 
 from __future__ import annotations
 
 import math
 
+from .statements import FAILS, HOLDS, NOT_MEASURABLE, PARTLY, Judgement
 from .text import f as _f, fmt_ci
+
+CLAIM_CHECKS = {"best", "worst", "top2", "better", "lower", "zero", "positive", "worst_set", "close", "similar",
+                "falls", "rises"}
+VALUE_CHECKS = {"max_reduction", "relative_diff"}
 
 
 def _better(a: float, b: float, sense: str) -> bool:
@@ -44,7 +52,8 @@ def check_claim(claim: dict, stats: dict[tuple[str, str], tuple[float, float]], 
         ci = {m: stats[(lv, m)] for m in means}
         me = claim.get("method")
         others = claim.get("others", [])
-        needed = ([me] if me else []) + list(others)
+        group = list(claim.get("methods", [me] if me else []))
+        needed = ([me] if me else []) + list(others) + group
         if not means or any(x not in means for x in needed):
             verdicts.append("n/a")
             notes.append(f"{lv}: n/a")
@@ -78,12 +87,21 @@ def check_claim(claim: dict, stats: dict[tuple[str, str], tuple[float, float]], 
                 f"{lv}: {lab[me]} {_f(means[me])}"
                 + (f", not better than {', '.join(lab[o] + ' ' + _f(means[o]) for o in bad)}" if bad else "")
             )
-        elif kind == "zero":
-            v = "yes" if means[me] < zero_tol else "no"
-            notes.append(f"{lv}: {lab[me]} {fmt_ci(*ci[me])}")
-        elif kind == "positive":
-            v = "yes" if means[me] >= zero_tol else "no"
-            notes.append(f"{lv}: {lab[me]} {fmt_ci(*ci[me])}")
+        elif kind == "lower":
+            bad = [o for o in others if not means[me] < means[o]]
+            tie = not bad and any(_overlap(ci[me], ci[o]) for o in others)
+            v = "no" if bad else "tie" if tie else "yes"
+            notes.append(f"{lv}: {lab[me]} {fmt_ci(*ci[me])} vs "
+                         + ", ".join(f"{lab[o]} {fmt_ci(*ci[o])}" for o in others))
+        elif kind in ("zero", "positive"):
+            ok = [means[m] < zero_tol if kind == "zero" else means[m] >= zero_tol for m in group]
+            v = "yes" if all(ok) else "no" if not any(ok) else "partly"
+            notes.append(f"{lv}: " + ", ".join(f"{lab[m]} {fmt_ci(*ci[m])}" for m in group))
+        elif kind == "similar":
+            apart = [(a, b) for i, a in enumerate(group) for b in group[i + 1:] if not _overlap(ci[a], ci[b])]
+            v = "yes" if not apart else "no"
+            notes.append(f"{lv}: " + ", ".join(f"{lab[m]} {fmt_ci(*ci[m])}" for m in group)
+                         + (f" (apart: {', '.join(lab[a] + '/' + lab[b] for a, b in apart)})" if apart else ""))
         elif kind == "worst_set":
             k = len(others)
             worst = set(order[-k:])
@@ -93,9 +111,14 @@ def check_claim(claim: dict, stats: dict[tuple[str, str], tuple[float, float]], 
             o = others[0]
             v = "yes" if _overlap(ci[me], ci[o]) else "no"
             notes.append(f"{lv}: {lab[me]} {fmt_ci(*ci[me])} vs {lab[o]} {fmt_ci(*ci[o])}")
+        elif kind in ("falls", "rises"):
+            # Judged between consecutive levels below (the trend), not per level.
+            continue
         else:
             raise ValueError(f"unknown claim check {kind!r}")
         verdicts.append(v)
+    if kind in ("falls", "rises"):
+        verdicts, notes = _trend(claim, stats, labels, kind)
     real = [v for v in verdicts if v != "n/a"]
     if not real:
         overall = "n/a"
@@ -110,12 +133,30 @@ def check_claim(claim: dict, stats: dict[tuple[str, str], tuple[float, float]], 
     return overall, notes
 
 
+def _trend(claim: dict, stats: dict, labels: dict[str, str], kind: str) -> tuple[list[str], list[str]]:
+    """``falls``/``rises``: each method's mean moves the stated way from one
+    level to the next; a step within the CIs is a tie."""
+    verdicts, notes = [], []
+    lv = claim["levels"]
+    for m in claim["methods"]:
+        xs = [stats.get((x, m), (math.nan, math.nan)) for x in lv]
+        if any(math.isnan(x[0]) for x in xs):
+            verdicts.append("n/a")
+            notes.append(f"{labels.get(m, m)}: n/a")
+            continue
+        for a, b in zip(xs, xs[1:]):
+            moved = b[0] < a[0] if kind == "falls" else b[0] > a[0]
+            verdicts.append("yes" if moved else "tie" if _overlap(a, b) else "no")
+        notes.append(f"{labels[m]} " + " → ".join(fmt_ci(*x) for x in xs))
+    return verdicts, notes
+
+
 def claim_value(
     value: dict, stats: dict[tuple[str, str], tuple[float, float]], labels: dict[str, str]
 ) -> tuple[float, str]:
     """Our number for a numeric statement of the paper."""
     me = value["method"]
-    if value["kind"] == "max_reduction":
+    if value["check"] == "max_reduction":
         best, where = -math.inf, ""
         for (lv, m), (x, _) in stats.items():
             y = stats.get((lv, me), (math.nan, 0))[0]
@@ -125,56 +166,62 @@ def claim_value(
             if red > best:
                 best, where = red, f"{lv}, vs {labels[m]}"
         return (best if best > -math.inf else math.nan), where
-    if value["kind"] == "relative_diff":
+    if value["check"] == "relative_diff":
         lv = value["level"]
         x = stats.get((lv, me), (math.nan, 0))[0]
         y = stats.get((lv, value["other"]), (math.nan, 0))[0]
         return ((x / y - 1) * 100 if y else math.nan), f"{lv}: {_f(x)} vs {_f(y)}"
-    raise ValueError(f"unknown value kind {value['kind']!r}")
+    raise ValueError(f"unknown value check {value['check']!r}")
 
 
 def check_all(paper, table, scenarios, methods, countsets) -> tuple[list[dict], list[dict]]:
-    """Every claim and value of ``paper`` about ``scenarios``, checked per
-    count set on ``table`` (a :class:`~.grid.Table`): (claim rows, value rows)."""
+    """Every statement of ``paper`` with a grid or value check about
+    ``scenarios``, judged per count set on ``table`` (a
+    :class:`~.grid.Table`): (claim rows, value rows), each row
+    ``{"claim"|"value": statement, "result": {countset: ...}}``."""
     labels, tol, levels = paper.labels, float(paper.run.get("zero_tol", 0.005)), paper.levels
-    claim_rows = []
-    for c in paper["claims"]:
-        if c["scenario"] not in scenarios:
+    claim_rows, value_rows = [], []
+    for c in paper.data.get("statements", []):
+        if c["check"] not in CLAIM_CHECKS | VALUE_CHECKS or c.get("scenario") not in scenarios:
             continue
         res = {}
         for cs in countsets:
             stats = {(lv, m): table.get(c["scenario"], cs, lv, m, c["metric"])[:2] for lv in levels for m in methods}
-            res[cs] = check_claim(c, stats, labels, tol)
-        claim_rows.append({"claim": c, "result": res})
-    value_rows = []
-    for v in paper.data.get("values", []):
-        if v["scenario"] not in scenarios:
-            continue
-        res = {}
-        for cs in countsets:
-            stats = {(lv, m): table.get(v["scenario"], cs, lv, m, v["metric"])[:2] for lv in levels for m in methods}
-            res[cs] = (
-                claim_value(v, stats, labels)
-                if v["method"] in methods and v.get("other", v["method"]) in methods
-                else (math.nan, "n/a")
-            )
-        value_rows.append({"value": v, "result": res})
+            if c["check"] in CLAIM_CHECKS:
+                res[cs] = check_claim(c, stats, labels, tol)
+            elif c["method"] in methods and c.get("other", c["method"]) in methods:
+                res[cs] = claim_value(c, stats, labels)
+            else:
+                res[cs] = (math.nan, "n/a")
+        (claim_rows if c["check"] in CLAIM_CHECKS else value_rows).append(
+            {"claim" if c["check"] in CLAIM_CHECKS else "value": c, "result": res})
     return claim_rows, value_rows
 
 
-def claims_frame(claim_rows: list[dict], countsets: list[str]):
-    """``claims.csv``: one row per claim, verdict and notes per count set."""
-    import pandas as pd
+def judgement(verdict: str, notes: list[str]) -> Judgement:
+    """A grid check's result as a :class:`~.statements.Judgement`."""
+    measured = "; ".join(notes)
+    if verdict == "yes":
+        return Judgement(HOLDS, measured)
+    if verdict == "tie":
+        return Judgement(PARTLY, measured, "the stated ordering is not ours, but the 95 % CIs overlap")
+    if verdict == "partly":
+        return Judgement(PARTLY, measured, "holds at some levels only")
+    if verdict == "no":
+        return Judgement(FAILS, measured)
+    return Judgement(NOT_MEASURABLE, measured, "a method or level it needs was not run (--methods, --scenarios)")
 
-    return pd.DataFrame(
-        [
-            {
-                "source": r["claim"]["source"],
-                "scenario": r["claim"]["scenario"],
-                "text": r["claim"]["text"],
-                **{f"{cs}_verdict": r["result"][cs][0] for cs in countsets},
-                **{f"{cs}_notes": "; ".join(r["result"][cs][1]) for cs in countsets},
-            }
-            for r in claim_rows
-        ]
-    )
+
+def value_judgement(value: dict, ours: float, where: str) -> Judgement:
+    """A number of the paper against ours: holds within ``tolerance``
+    (relative, default 0.25), partly with the same sign, fails otherwise."""
+    paper = float(value["paper"])
+    measured = f"{ours:+.2f} % ({where}); paper {paper:+.2f} %"
+    if math.isnan(ours):
+        return Judgement(NOT_MEASURABLE, measured, "a method it needs was not run (--methods, --scenarios)")
+    tol = float(value.get("tolerance", 0.25))
+    if abs(ours - paper) <= tol * abs(paper):
+        return Judgement(HOLDS, measured)
+    if ours * paper > 0:
+        return Judgement(PARTLY, measured, f"same sign, more than {tol * 100:.0f} % from the paper's number")
+    return Judgement(FAILS, measured)

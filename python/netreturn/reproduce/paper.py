@@ -1,7 +1,7 @@
 """A paper's evaluation as data: ``python/netreturn/paper/<name>.toml``.
 
-The file holds what the paper says (its tables, loss levels, the claims its
-text makes about its figures) and, under ``[run]``, how a reproduction runs
+The file holds what the paper says (its tables, loss levels, every statement
+its text makes about its results, ``[[statements]]``: :mod:`.statements`) and, under ``[run]``, how a reproduction runs
 and shows it: which scenario files, which parameter selects a method and
 which one the congestion levels vary, the methods' labels and colours, the
 metrics the paper plots, reference numbers from ns-3. :class:`Paper` reads
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._toml import load as toml_load
+from . import statements as _statements
 
 # Package data, beside the code, like the bundled scenarios (scenarios.py).
 PAPER_DIR = Path(__file__).resolve().parent.parent / "paper"
@@ -41,6 +42,15 @@ def validate(d: dict, path: str | Path) -> dict:
     for lv in d["levels"]:
         if lv not in d["loss_target"]:
             raise ValueError(f"{path}: loss_target: no value for {lv!r}")
+    _statements.validate(d.get("statements", []), path)
+    for i, st in enumerate(d.get("statements", [])):
+        if "metric" in st and st.get("scenario") not in run["scenarios"]:
+            raise ValueError(f"{path}: statements[{i}] ({st['id']}): scenario {st.get('scenario')!r} is not one of "
+                             f"run.scenarios ({', '.join(run['scenarios'])})")
+        for m in [st.get("method"), st.get("other"), *st.get("others", []), *st.get("methods", [])]:
+            if m is not None and m not in d["methods"]:
+                raise ValueError(f"{path}: statements[{i}] ({st['id']}): method {m!r} is not one of "
+                                 f"{', '.join(d['methods'])}")
     return d
 
 

@@ -93,36 +93,6 @@ class Report:
             w(f"* parameter overrides for every run: {', '.join(f'{k}={v}' for k, v in opts.sets.items())}")
         w("")
 
-    def claims(self, title: str, claim_rows: list[dict], value_rows: list[dict], countsets: list[str],
-               countset_labels: dict[str, str]) -> None:
-        """The paper's statements, each with our verdict per count set, and
-        its numbers beside ours."""
-        w = self.w
-        w(title)
-        w("")
-        w("Each statement the text makes about a figure, tested on our means (`tie`: the ordering differs but the 95 % "
-          "CIs overlap; `partly`: holds at some levels).")
-        w("")
-        body = []
-        for r in claim_rows:
-            c = r["claim"]
-            row = [c["source"], c["scenario"][-1], c["text"]]
-            for cs in countsets:
-                v, notes = r["result"][cs]
-                row.append(f"**{v}** — " + "; ".join(notes))
-            body.append(row)
-        self.table(["source", "sc.", "paper says"] + [f"ours, {countset_labels[cs]}" for cs in countsets], body)
-        if value_rows:
-            body = []
-            for r in value_rows:
-                v = r["value"]
-                row = [v["source"], v["text"], f"{v['paper']:+.2f} %"]
-                for cs in countsets:
-                    x, where = r["result"][cs]
-                    row.append(f"{pct(x)} ({where})")
-                body.append(row)
-            self.table(["source", "paper says", "paper"] + [f"ours, {countset_labels[cs]}" for cs in countsets], body)
-
     def write(self, path: Path, t0: float) -> str:
         text = "\n".join(self.lines).replace(WALL, f"{time.perf_counter() - t0:.0f}")
         Path(path).write_text(text)

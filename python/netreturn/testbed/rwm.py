@@ -25,6 +25,9 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .. import _toml
+from ..reproduce import statements as _st
+from ..reproduce.paper import PAPER_DIR
 from ..stats import finite as _finite, mean_ci
 from ..table import num, render, unit_of
 from .scenario import TestbedScenarioError, plan as make_plan
@@ -38,6 +41,23 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "bdp": {"queue": "rwm", "delta": 0.0},
     "bdp+10%": {"queue": "rwm", "delta": 0.1},
 }
+PAPER_FILE = PAPER_DIR / "rwm.toml"
+# The checks judged here (paper/rwm.toml explains each).
+CHECKS = {"median_ratio", "improvement", "p75_below_p25", "bdp_best", "under_steadier", "finish_together",
+          "slowest_better", "rtt_nominal", "rtt_std_higher", "standing_queue", "table1_mean"}
+
+
+def load_paper(path: str | Path = PAPER_FILE) -> dict:
+    """The RWM paper's data, checked: ValueError naming the file and field."""
+    d = _toml.load(path)
+    for key in ("title", "seed_file", "fct_median_improvement_pct", "table1", "statements"):
+        if key not in d:
+            raise ValueError(f"{path}: missing {key}")
+    _st.validate(d["statements"], path, CHECKS)
+    return d
+
+
+PAPER = load_paper()
 DEFAULT_RTTS = ["20ms", "60ms", "100ms", "140ms"]
 DEFAULT_FLOWS = [1, 4]
 GROUP = ["flows", "rtt", "setting"]
@@ -178,9 +198,9 @@ def paper_table(fct, rtt, paper: dict | None):
     """Our figures next to the paper's claims (docs/decisions.md §5.4)."""
     import pandas as pd
 
-    paper = paper or {}
+    paper = paper or PAPER
     rows = []
-    claims = paper.get("fct_median_improvement_pct", {"one": 46, "four": 70})
+    claims = paper["fct_median_improvement_pct"]
     for n, name in ((1, "one"), (4, "four")):
         sub = fct[(fct.flows == n) & (fct.setting != "none")] if len(fct) else fct
         if len(sub) == 0:
@@ -221,6 +241,121 @@ def paper_table(fct, rtt, paper: dict | None):
                      "paper": "RWM better at every RTT (Fig. 5)",
                      "testbed": ", ".join(f"{s} {_pct(sl[s])}" for s in SETTINGS if s in sl and s != "none")})
     return pd.DataFrame(rows)
+
+
+# -- the statements, judged ---------------------------------------------------
+
+def judge(st: dict, fct, rtt) -> _st.Judgement:
+    """One statement of ``paper/rwm.toml`` from the testbed's tables
+    (:func:`fct_table`, :func:`rtt_table`)."""
+    c = st["check"]
+    H, P, F, NM = _st.HOLDS, _st.PARTLY, _st.FAILS, _st.NOT_MEASURABLE
+
+    def cell(n: int, rtt_ms: float, setting: str):
+        sel = fct[(fct.flows == n) & (fct.rtt_ms == rtt_ms) & (fct.setting == setting)] if len(fct) else fct
+        return sel.iloc[0] if len(sel) else None
+
+    def verdict(ok: int, n: int) -> str:
+        return H if ok == n else F if ok == 0 else P
+
+    controlled = [x for x in SETTINGS if x != "none"]
+    if c in ("median_ratio", "p75_below_p25"):
+        none = cell(st["flows"], st["rtt_ms"], "none")
+        if none is None or cell(st["flows"], st["rtt_ms"], "bdp") is None:
+            return _st.Judgement(NM, "-", f"{st['flows']} downloads at {st['rtt_ms']} ms with and without RWM not run "
+                                          "(--rtt, --flows, --settings)")
+        if c == "median_ratio":
+            x = none.fct_median_s / cell(st["flows"], st["rtt_ms"], "bdp").fct_median_s
+            v = H if abs(x - st["paper"]) <= st["tolerance"] else P if x > 1 else F
+            return _st.Judgement(v, f"median FCT without control / with the exact BDP: {x:.2f} (paper {st['paper']})")
+        rows = {x: cell(st["flows"], st["rtt_ms"], x) for x in controlled}
+        rows = {x: r for x, r in rows.items() if r is not None}
+        ok = sum(r.fct_p75_s < none.fct_p25_s for r in rows.values())
+        return _st.Judgement(verdict(ok, len(rows)), f"no control's 25th percentile {none.fct_p25_s:.2f} s; 75th: "
+                             + ", ".join(f"{x} {r.fct_p75_s:.2f} s" for x, r in rows.items()))
+    if c == "improvement":
+        sub = fct[(fct.flows == st["flows"]) & (fct.setting != "none")] if len(fct) else fct
+        sub = sub[sub.median_improvement_pct.notna()] if len(sub) else sub
+        if not len(sub):
+            return _st.Judgement(NM, "-", f"{st['flows']} downloads with and without RWM not run")
+        best = sub.loc[sub.median_improvement_pct.idxmax()]
+        p = PAPER["fct_median_improvement_pct"]["one" if st["flows"] == 1 else "four"]
+        x = best.median_improvement_pct
+        v = H if abs(x - p) <= st["tolerance"] * p else P if x > 0 else F
+        return _st.Judgement(v, f"best median improvement {x:+.0f} % ({best.setting}, {best.rtt_ms:.0f} ms; paper up "
+                             f"to {p} %)", "" if v == H else "scaled testbed: 100 Mb/s and 25 MB (docs/testbed.md)")
+    if c in ("bdp_best", "under_steadier", "slowest_better"):
+        rtts = sorted({r for r in (fct.rtt_ms if len(fct) else [])})
+        parts, ok, n = [], 0, 0
+        for r in rtts:
+            if c == "slowest_better":
+                b = cell(4, r, st["setting"])
+                if b is None or math.isnan(b.slowest_improvement_pct):
+                    continue
+                n += 1
+                ok += b.slowest_improvement_pct > 0
+                parts.append(f"{r:.0f} ms {_pct(b.slowest_improvement_pct)}")
+                continue
+            b = cell(st["flows"], r, "bdp")
+            others = [cell(st["flows"], r, x) for x in ("bdp-10%", "bdp+10%")]
+            if b is None or any(o is None for o in others):
+                continue
+            n += 1
+            if c == "bdp_best":
+                ok += all(b.fct_median_s <= o.fct_median_s for o in others)
+                parts.append(f"{r:.0f} ms: BDP {b.fct_median_s:.2f}, -10 % {others[0].fct_median_s:.2f}, "
+                             f"+10 % {others[1].fct_median_s:.2f} s")
+            else:
+                u = others[0]
+                ok += (u.fct_p75_s - u.fct_p25_s) < (b.fct_p75_s - b.fct_p25_s) and u.fct_mean_s > b.fct_mean_s
+                parts.append(f"{r:.0f} ms: IQR -10 % {u.fct_p75_s - u.fct_p25_s:.2f} vs BDP "
+                             f"{b.fct_p75_s - b.fct_p25_s:.2f} s, mean {u.fct_mean_s:.2f} vs {b.fct_mean_s:.2f} s")
+        if not n:
+            return _st.Judgement(NM, "-", "the settings it compares were not run (--settings, --flows)")
+        what = {"bdp_best": "median FCT", "under_steadier": "FCT", "slowest_better": "slowest of four vs none"}[c]
+        return _st.Judgement(verdict(ok, n), f"{what}: " + "; ".join(parts))
+    if c == "finish_together":
+        four = fct[fct.flows == 4] if len(fct) else fct
+        by = four.groupby("setting").finish_spread_median.median() if len(four) else {}
+        if st["setting"] not in by or "none" not in by:
+            return _st.Judgement(NM, "-", "four downloads with and without RWM not run")
+        a, b = by[st["setting"]], by["none"]
+        v = H if a <= st["max_spread"] and a < b else P if a < b else F
+        return _st.Judgement(v, f"median spread of finish times (max-min)/max: {st['setting']} {a * 100:.0f} %, "
+                             f"none {b * 100:.0f} % (together read as within {st['max_spread'] * 100:.0f} %)")
+    t20 = rtt[rtt.rtt_ms == 20.0] if len(rtt) else rtt
+
+    def r20(setting: str, n: int):
+        sel = t20[(t20.setting == setting) & (t20.flows == n)] if len(t20) else t20
+        return sel.iloc[0] if len(sel) else None
+
+    flows = sorted({int(n) for n in (t20.flows if len(t20) else [])})
+    if c == "table1_mean":
+        r = r20("none" if st["control"] == "none" else "bdp", st["flows"])
+        if r is None:
+            return _st.Judgement(NM, "-", "20 ms with these downloads not run")
+        v = H if abs(r["mean"] - st["paper"]) <= st["tolerance"] * st["paper"] else F
+        return _st.Judgement(v, f"mean RTT {r['mean']:.1f} ms (paper {st['paper']})")
+    pairs = [(n, r20("none", n), r20("bdp", n)) for n in flows]
+    if c == "rtt_std_higher":
+        pairs = [(n, a, b) for n, a, b in pairs if a is not None and b is not None]
+        if not pairs:
+            return _st.Judgement(NM, "-", "20 ms with and without RWM not run")
+        ok = sum(a["std"] > b["std"] for _, a, b in pairs)
+        return _st.Judgement(verdict(ok, len(pairs)), "RTT std at 20 ms, none vs RWM: "
+                             + ", ".join(f"{n} flow(s) {a['std']:.1f} vs {b['std']:.1f} ms" for n, a, b in pairs))
+    got = [(n, a if c == "standing_queue" else b) for n, a, b in pairs]
+    got = [(n, r) for n, r in got if r is not None]
+    if not got:
+        return _st.Judgement(NM, "-", "20 ms not run")
+    if c == "standing_queue":
+        ok = sum(r["mean"] - 20.0 >= st["min_ratio"] * 20.0 for _, r in got)
+        return _st.Judgement(verdict(ok, len(got)), "no control, 20 ms: mean RTT "
+                             + ", ".join(f"{n} flow(s) {r['mean']:.1f} ms" for n, r in got)
+                             + f" (order of the latency read as at least {st['min_ratio'] * 20:.0f} ms of queue)")
+    ok = sum(abs(r["mean"] - 20.0) <= st["tolerance_ms"] and r["std"] <= st["max_std_ms"] for _, r in got)
+    return _st.Judgement(verdict(ok, len(got)), "RWM (exact BDP), 20 ms: "
+                         + ", ".join(f"{n} flow(s) mean {r['mean']:.1f}, std {r['std']:.1f} ms" for n, r in got))
 
 
 # -- figures ------------------------------------------------------------------
@@ -397,13 +532,11 @@ def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = 
     rtt = rtt_table(raw)
     fct.to_csv(out / "fct.csv", index=False)
     rtt.to_csv(out / "rtt_table.csv", index=False)
-    if paper is None:
-        try:
-            paper = make_plan(SCENARIO, {}).paper
-        except Exception:
-            paper = None
     pap = paper_table(fct, rtt, paper)
     pap.to_csv(out / "paper.csv", index=False)
+    judged = {st["id"]: judge(st, fct, rtt) for st in PAPER["statements"]}
+    _st.write(out, PAPER["statements"], {"the testbed's runs": judged})
+    statements = _st.section("## The paper's statements, judged", PAPER["statements"], {"the testbed's runs": judged})
     text = [
         "FCT per transfer (ms): quartiles over every download of every repetition; "
         "improvement = distance of the medians to no control",
@@ -433,10 +566,22 @@ def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = 
         "Against the paper (docs/decisions.md §5.4)",
         _fmt(pap),
     ]
+    paths: list = []
     if plots:
-        paths = [plot_fct(raw, out / "fct_boxplot.png"), plot_fct(raw, out / "slowest_boxplot.png", slowest=True),
-                 plot_throughput(raw, out / "throughput.png"), plot_window(raw, out / "window.png")]
+        fig = out / "figures"
+        fig.mkdir(exist_ok=True)
+        paths = [plot_fct(raw, fig / "fct_boxplot.png"), plot_fct(raw, fig / "slowest_boxplot.png", slowest=True),
+                 plot_throughput(raw, fig / "throughput.png"), plot_window(raw, fig / "window.png")]
         text.append("\nplots: " + ", ".join(str(p) for p in paths if p))
     text.append(f"tables: {out / 'fct.csv'}, {out / 'rtt_table.csv'}, {out / 'paper.csv'}, {out / 'summary.csv'}, "
-                f"{out / 'runs.csv'}, {out / 'flows.csv'}")
+                f"{out / 'runs.csv'}, {out / 'flows.csv'}, {out / 'statements.csv'}; report: {out / 'report.md'}")
+    t = _st.tally(judged)
+    text.append(f"statements of the paper: {t['holds']} hold, {t['partly']} partly, {t['fails']} fail, "
+                f"{t['not measurable']} not measurable ({out / 'report.md'})")
+    (out / "report.md").write_text("\n".join(
+        ["# RWM (the RWM paper section IV) on the namespace testbed", "",
+         f"Paper: {PAPER['title']} (docs/bibliography.md); its numbers and statements are in "
+         "`python/netreturn/paper/rwm.toml`. Scaled: docs/testbed.md.", "", *statements,
+         "## Tables", "", "```", *text[:-2], "```", ""]
+        + [f"![{p.name}](figures/{p.name})" for p in paths if p]) + "\n")
     return "\n".join(text)

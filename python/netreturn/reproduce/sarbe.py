@@ -13,9 +13,6 @@ Experiments (docs/decisions.md §5.5, scenarios under ``scenarios/sarbe/``):
 - ``fairness``: Fig. 5a, Jain's index of 10 flows of one variant vs loss;
 - ``friendliness``: Fig. 5b, 5 SARBE flows with 5 Reno or 5 Westwood+ flows
   at 1 % loss against the fair share.
-
-Kept apart from ``reproduce.py`` (the EWT paper) so that it can move into the
-generic reproduce package as its own paper module.
 """
 
 from __future__ import annotations
@@ -26,8 +23,30 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .runner import RunSpec, run_many
-from .stats import fmt_ci, mean_ci
+from .. import _toml
+from ..runner import RunSpec, run_many
+from ..stats import fmt_ci, mean_ci
+from . import statements as _st
+from .paper import PAPER_DIR
+
+PAPER_FILE = PAPER_DIR / "sarbe.toml"
+# The checks this module judges (paper/sarbe.toml explains each).
+CHECKS = {"tracking_worse", "tracking_close", "overestimate", "best_goodput", "gain", "fewer_losses", "timeouts",
+          "high_fairness", "coexist"}
+
+
+def load_paper(path: str | Path = PAPER_FILE) -> dict:
+    """The SARBE paper's data, checked: ValueError naming the file and field."""
+    d = _toml.load(path)
+    for key in ("title", "seed_file", "gain_vs_reno_1pct_pct", "gain_vs_westwood_1pct_pct",
+                "westwood_overestimate_mbps", "statements"):
+        if key not in d:
+            raise ValueError(f"{path}: missing {key}")
+    _st.validate(d["statements"], path, CHECKS)
+    return d
+
+
+PAPER = load_paper()
 
 CCS = ["reno", "newreno", "westwood+", "sarbe"]
 LABEL = {"reno": "Reno", "newreno": "NewReno", "westwood+": "Westwood+", "sarbe": "SARBE+LDED"}
@@ -39,12 +58,6 @@ WIRELESS = [("10Mbps", "1ms"), ("10Mbps", "10ms"), ("2Mbps", "1ms"), ("54Mbps", 
 FAST_RATES = ["1Mbps", "0.25Mbps", "1.25Mbps", 0, "0.75Mbps", "0.5Mbps", "1Mbps", 0, "1.25Mbps", "0.25Mbps", 0,
               "0.75Mbps", 0, "1Mbps"]
 FAST_SCHEDULE = [[f"{2 * (k + 1)}s", r] for k, r in enumerate(FAST_RATES)]
-# What the paper states (section 4.1 and Fig. 2b).
-PAPER = {
-    "gain_vs_reno_1pct": 0.766,
-    "gain_vs_westwood_1pct": 0.179,
-    "westwood_overestimate_mbps": 2.0,
-}
 # Bytes on the wire per 1000-B segment (IP 20 + TCP 20 + timestamps 12):
 # the available bandwidth is measured on the wire, estimates in payload.
 PAYLOAD_SHARE = 1000 / 1052
@@ -156,7 +169,7 @@ def _vs_loss(plt: Any, out: Path, name: str, title: str, ylabel: str,
     ax.set_title(title)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / name, dpi=110)
+    fig.savefig(out / "figures" / name, dpi=110)
     plt.close(fig)
     return name
 
@@ -185,7 +198,7 @@ def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
         ax.set_title(title)
         ax.legend()
         fig.tight_layout()
-        fig.savefig(out / name, dpi=110)
+        fig.savefig(out / "figures" / name, dpi=110)
         plt.close(fig)
         made.append(name)
     table = lossy_table(res["lossy"])
@@ -202,7 +215,7 @@ def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
     axes[0].set_ylabel("segments")
     axes[0].legend()
     fig.tight_layout()
-    fig.savefig(out / "fig4_cwnd.png", dpi=110)
+    fig.savefig(out / "figures" / "fig4_cwnd.png", dpi=110)
     plt.close(fig)
     made.append("fig4_cwnd.png")
     fj = fairness_table(res["fairness"])
@@ -225,16 +238,29 @@ def figures(res: dict[str, list[dict]], out: Path) -> list[str]:
         ax.set_title("Fig. 5b: friendliness at 1 % loss")
         ax.legend()
         fig.tight_layout()
-        fig.savefig(out / "fig5b_friendliness.png", dpi=110)
+        fig.savefig(out / "figures" / "fig5b_friendliness.png", dpi=110)
         plt.close(fig)
         made.append("fig5b_friendliness.png")
     return made
 
 
-def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str]) -> str:
-    L: list[str] = ["# The SARBE paper reproduced", ""]
-    L.append(f"{seeds} seeds per point; {sum(len(v) for v in res.values())} runs in {wall:.1f} s. "
+def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str], quick: bool = False,
+           out: Path | None = None) -> str:
+    L: list[str] = ["# The SARBE paper (SARBE + LDED) reproduced", ""]
+    L.append(f"Paper: {PAPER['title']} (docs/bibliography.md); its numbers and statements are in "
+             "`python/netreturn/paper/sarbe.toml`.")
+    L.append("")
+    L.append(f"Seeds 1..{seeds} per point; {sum(len(v) for v in res.values())} runs in {wall:.1f} s. "
              "Parameters the paper does not give are in the scenario files (`scenarios/sarbe/`).")
+    if quick:
+        L += ["", f"**`--quick`: a smoke test, not a reproduction** ({seeds} seeds; loss rates "
+              f"{', '.join(f'{p * 100:g} %' for p in sorted({float(_p(r, 'loss')) for r in res['lossy']}))}; "
+              "fairness at 1 % only)."]
+    judged = {st["id"]: _st.for_quick(st, judge(st, res), quick) for st in PAPER["statements"]}
+    L += [""] + _st.section("## The paper's statements, judged", PAPER["statements"], {"this report's runs": judged},
+                            quick)
+    if out is not None:
+        _st.write(out, PAPER["statements"], {"this report's runs": judged})
     L += ["", "## Fig. 3b: goodput (Mb/s) vs wireless loss, mean ± 95 % CI", ""]
     table = lossy_table(res["lossy"])
     losses = sorted({p for (_, p) in table})
@@ -249,9 +275,9 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
             "",
             "| | paper | ours |",
             "|---|---|---|",
-            f"| SARBE vs Reno | +{PAPER['gain_vs_reno_1pct'] * 100:.1f} % | {_gain(table, 'sarbe', 'reno', 0.01) * 100:+.1f} % |",  # noqa: E501
+            f"| SARBE vs Reno | +{PAPER['gain_vs_reno_1pct_pct']:.1f} % | {_gain(table, 'sarbe', 'reno', 0.01) * 100:+.1f} % |",  # noqa: E501
             f"| SARBE vs NewReno | - | {_gain(table, 'sarbe', 'newreno', 0.01) * 100:+.1f} % |",
-            f"| SARBE vs Westwood(+) | +{PAPER['gain_vs_westwood_1pct'] * 100:.1f} % | "
+            f"| SARBE vs Westwood(+) | +{PAPER['gain_vs_westwood_1pct_pct']:.1f} % | "
             f"{_gain(table, 'sarbe', 'westwood+', 0.01) * 100:+.1f} % |",
         ]
     if res["sensitivity"] and all((c, 0.01) in table for c in ("reno", "westwood+", "sarbe")):
@@ -316,7 +342,7 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str])
     for o, (mine, other, fs) in friendliness_table(res["friendliness"]).items():
         L.append(f"| {LABEL[o]} | {fmt_ci(*mean_ci(mine)[:2])} | {fmt_ci(*mean_ci(other)[:2])} | {fs:.3f} |")
     if made:
-        L += ["", "Figures: " + ", ".join(made)]
+        L += ["", "Figures: " + ", ".join(f"![{m}](figures/{m})" for m in made)]
     return "\n".join(L) + "\n"
 
 
@@ -324,7 +350,7 @@ def main(a: argparse.Namespace) -> int:
     quick = bool(getattr(a, "quick", False))
     seeds = getattr(a, "seeds", None) or (3 if quick else 10)
     out = Path(getattr(a, "out", None) or "results/reproduce-sarbe")
-    out.mkdir(parents=True, exist_ok=True)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
     specs = _specs(quick, seeds)
     flat = [s for v in specs.values() for s in v]
     t0 = time.perf_counter()
@@ -336,13 +362,110 @@ def main(a: argparse.Namespace) -> int:
         res[k] = results[i:i + len(v)]
         i += len(v)
     made = figures(res, out)
-    text = report(res, seeds, wall, made)
+    text = report(res, seeds, wall, made, quick, out)
+    _tables(res, out)
     (out / "report.md").write_text(text)
     print(text)
     print(f"report: {out / 'report.md'}")
     return 0
 
 
+def _tables(res: dict[str, list[dict]], out: Path) -> None:
+    """Fig. 3(b) and Fig. 5(a) as CSV."""
+    import pandas as pd
+
+    from ..files import write_frame_csv
+
+    write_frame_csv(pd.DataFrame([{"tcp": c, "loss": p, "goodput_mbps": m, "ci95": h, "n": n}
+                                  for (c, p), (m, h, n) in sorted(lossy_table(res["lossy"]).items())]),
+                    out / "fig3b_goodput.csv")
+    write_frame_csv(pd.DataFrame([{"tcp": c, "loss": p, "jain": m, "ci95": h, "n": n}
+                                  for (c, p), xs in sorted(fairness_table(res["fairness"]).items())
+                                  for m, h, n in [mean_ci(xs)]]), out / "fig5a_fairness.csv")
+
+
+# --------------------------------------------------------------------------
+# the statements, judged
+
+WESTWOOD_NOTE = "Westwood+ stands in for the paper's original Westwood (per-ACK samples, not implemented)"
+
+
+def judge(st: dict, res: dict[str, list[dict]]) -> _st.Judgement:
+    """One statement of ``paper/sarbe.toml`` from this report's runs."""
+    c = st["check"]
+    H, P, F = _st.HOLDS, _st.PARTLY, _st.FAILS
+    ww = WESTWOOD_NOTE if "westwood+" in (st.get("worse"), st.get("over"), st.get("other"), *st.get("ccs", []),
+                                          *st.get("others", [])) else ""
+    if c in ("tracking_worse", "tracking_close", "overestimate"):
+        by = {_p(r, "tcp"): r for r in res[st["experiment"]] if (_p(r, "ts_tick") or "1ms") == "1ms"}
+        err = {cc: tracking_error(r, st["from_s"], st["to_s"]) for cc, r in by.items()}
+        span = f"{st['experiment']} {st['from_s']}-{st['to_s']} s, estimate minus available (mean / mean abs, Mb/s): "
+        measured = span + ", ".join(f"{LABEL[cc]} {m:+.3f} / {a:.3f}" for cc, (m, a) in err.items())
+        if c == "tracking_worse":
+            ok = err[st["worse"]][1] > err[st["better"]][1]
+            return _st.Judgement(H if ok else F, measured, ww)
+        if c == "tracking_close":
+            ok = err[st["cc"]][1] <= st["max_mbps"]
+            return _st.Judgement(H if ok else F, measured + f" (read as within {st['max_mbps']} Mb/s)")
+        d = err[st["over"]][0] - err[st["under"]][0]
+        v = H if d >= PAPER["westwood_overestimate_mbps"] else P if d > 0 else F
+        return _st.Judgement(v, measured + f"; difference {d:+.3f} Mb/s (paper: over "
+                             f"{PAPER['westwood_overestimate_mbps']:g})",
+                             ww + ("; the original's per-ACK samples are what ACK compression inflates "
+                                   "(the SARBE paper section 2), Westwood+'s per-RTT filter is not" if v != H else ""))
+    if c in ("best_goodput", "gain"):
+        table = lossy_table(res["lossy"])
+        losses = sorted({p for (_, p) in table})
+        if c == "best_goodput":
+            bad = [(p, o) for p in losses for o in CCS if o != "sarbe" and table[(o, p)][0] >= table[("sarbe", p)][0]]
+            measured = "; ".join(
+                f"{p * 100:g} %: SARBE {table[('sarbe', p)][0]:.3f}, "
+                + ", ".join(f"{LABEL[o]} {table[(o, p)][0]:.3f}" for o in CCS if o != "sarbe") for p in losses)
+            bad_losses = sorted({p for p, _ in bad})
+            v = H if not bad else F if len(bad_losses) == len(losses) else P
+            why = "" if not bad else ("not better at " + ", ".join(f"{p * 100:g} %" for p in bad_losses))
+            return _st.Judgement(v, measured + " Mb/s", "; ".join(x for x in (why, ww) if x))
+        if ("sarbe", 0.01) not in table or (st["other"], 0.01) not in table:
+            return _st.Judgement(_st.NOT_MEASURABLE, "-", "1 % loss not run")
+        g = _gain(table, "sarbe", st["other"], 0.01) * 100
+        p = st["paper"]
+        v = H if abs(g - p) <= st["tolerance"] * p else P if g > 0 else F
+        return _st.Judgement(v, f"SARBE vs {LABEL[st['other']]} at 1 %: {g:+.1f} % (paper +{p} %)", ww)
+    if c in ("fewer_losses", "timeouts"):
+        by = {_p(r, "tcp"): r["summary"] for r in res["cwnd"]}
+        if c == "fewer_losses":
+            lost = {cc: by[cc]["lost_packets"] for cc in [st["cc"], *st["others"]]}
+            ok = sum(lost[st["cc"]] < lost[o] for o in st["others"])
+            v = H if ok == len(st["others"]) else F if ok == 0 else P
+            return _st.Judgement(v, "lost packets without random loss (one seed): "
+                                 + ", ".join(f"{LABEL[cc]} {x:.0f}" for cc, x in lost.items()), ww)
+        to = {cc: by[cc]["timeouts"] for cc in st["ccs"]}
+        ok = sum(x >= 1 for x in to.values())
+        v = H if ok == len(to) else F if ok == 0 else P
+        return _st.Judgement(v, "retransmission timeouts without random loss (one seed): "
+                             + ", ".join(f"{LABEL[cc]} {x:.0f}" for cc, x in to.items()),
+                             "; ".join(x for x in (ww, "" if v == H else "our senders recover by SACK and fast "
+                                                   "retransmit where the paper's ns-2 ones timed out") if x))
+    if c == "high_fairness":
+        fj = fairness_table(res["fairness"])
+        cells = {(cc, p): mean_ci(xs)[0] for (cc, p), xs in fj.items() if cc in st["ccs"]}
+        ok = sum(x >= st["min"] for x in cells.values())
+        v = H if ok == len(cells) else F if ok == 0 else P
+        return _st.Judgement(v, "Jain of 10 flows: " + ", ".join(f"{LABEL[cc]} {p * 100:g} % {x:.3f}"
+                                                                 for (cc, p), x in sorted(cells.items()))
+                             + f" (read as at least {st['min']})", ww)
+    if c == "coexist":
+        ft = friendliness_table(res["friendliness"])
+        if st["other"] not in ft:
+            return _st.Judgement(_st.NOT_MEASURABLE, "-", f"no run with {LABEL[st['other']]}")
+        mine, other, fair = ft[st["other"]]
+        m, o = mean_ci(mine)[0], mean_ci(other)[0]
+        v = H if o >= st["min_share"] and m > o else P if o >= st["min_share"] or m > o else F
+        return _st.Judgement(v, f"goodput per flow over the fair share ({fair:.3f} Mb/s): SARBE {m:.3f}, "
+                             f"{LABEL[st['other']]} {o:.3f} (coexisting read as at least {st['min_share']})")
+    raise ValueError(f"{PAPER_FILE}: unknown check {c!r}")
+
+
 def run(**kw: Any) -> int:
-    """``netreturn.reproduce_sarbe.run(seeds=3, quick=True)`` from Python."""
+    """``netreturn.reproduce.sarbe.run(seeds=3, quick=True)`` from Python."""
     return main(argparse.Namespace(**kw))

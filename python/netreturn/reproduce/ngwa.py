@@ -1,0 +1,348 @@
+"""The NGWA paper's simulation experiments (the NGWA paper section 3, docs/decisions.md §5.2)
+beside its numbers: ``netreturn reproduce ngwa [--seeds 30]
+[--out results/reproduce-ngwa]`` writes ``report.md``, ``statements.csv``,
+``table2.csv`` and ``figures/fig3_window.png`` (when matplotlib is there).
+
+- Table 2 / Fig. 6: lost packets and triple dupACKs, mean of ``--seeds``
+  rounds with 95 % CIs, for RFC 793 TCP, NewReno and modes 1-8.
+- Figs. 4-5: per-flow transmission rate of one 10-minute run with 95 % CIs
+  by batch means over 30 batches (section 3.2), and Jain's index.
+- Fig. 3: the window of the connection that lives throughout, NewReno and
+  modes 5-8.
+- The calibration: the bottleneck (not in the paper) is the rate at which
+  NewReno's losses come nearest Table 2's 328; every row is also shown at
+  the neighbouring rates (sensitivity).
+
+The paper's numbers and statements are in ``paper/ngwa.toml``; every
+statement is judged from the report's runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from .. import _toml
+from ..runner import RunSpec, run_many
+from ..stats import batch_means_ci, fmt_ci, jain, mean_ci, mean_sd
+from . import statements as _st
+from .paper import PAPER_DIR
+
+PAPER_FILE = PAPER_DIR / "ngwa.toml"
+# The checks this module judges (paper/ngwa.toml explains each).
+CHECKS = {"plateau", "steadier", "starts_higher", "jain_lowest", "jain_at_least", "jain_below", "jain_above",
+          "pairs_better", "top", "order", "zero", "value", "testbed"}
+
+
+def load_paper(path: str | Path = PAPER_FILE) -> dict:
+    """The NGWA paper's data, checked: ValueError naming the file and field."""
+    d = _toml.load(path)
+    for key in ("title", "seed_file", "rows", "table2_lost", "fig6_triple_dupacks", "fig3", "statements"):
+        if key not in d:
+            raise ValueError(f"{path}: missing {key}")
+    _st.validate(d["statements"], path, CHECKS)
+    for i, st in enumerate(d["statements"]):
+        for k in [st.get("row"), *st.get("rows", []), *st.get("others", []), *sum(st.get("pairs", []), [])]:
+            if k is not None and k not in d["rows"]:
+                raise ValueError(f"{path}: statements[{i}] ({st['id']}): row {k!r} is not one of "
+                                 f"{', '.join(d['rows'])}")
+    return d
+
+
+PAPER = load_paper()
+
+RATE = "ngwa/rate.toml"
+WINDOW = "ngwa/window.toml"
+# (row name, key in the paper's tables, overrides)
+ROWS = [
+    ("RFC 793", "rfc793", {"ngwa_mode": 0, "tcp": "none"}),
+    ("NewReno", "newreno", {"ngwa_mode": 0, "tcp": "newreno"}),
+] + [(f"mode {m}", f"mode{m}", {"ngwa_mode": m}) for m in range(1, 9)]
+CALIBRATION = ["1.2Mbps", "1.5Mbps", "1.8Mbps", "2.0Mbps", "2.2Mbps"]
+
+
+def _many(jobs: list[tuple[str, int, dict]], workers: int, out: Path | None = None, series: bool = False) -> list[dict]:
+    """The runs (scenario, seed, overrides) through the project's runner, in
+    order: in parallel, with a progress bar, and kept under ``out/runs``
+    (resumable) when ``out`` is given. Runs whose time series are needed
+    (``series``) are not stored: a 10-minute trace is tens of MB of JSON."""
+    specs = [RunSpec.make(sc, {k: str(v) for k, v in ov.items()}, seed, keep_series=series) for sc, seed, ov in jobs]
+    return run_many(specs, jobs=workers, out=None if series else out)
+
+
+def flow_rates(trace: dict, batches: int = 30, t0: float = 0.0) -> tuple[float, float, int]:
+    """A flow's transmission rate (bytes/s) by batch means: the delivered
+    bytes of each sampling interval over its length, from ``t0`` on."""
+    t, d = trace["time_s"], trace["delivered"]
+    rates = [(d[i] - d[i - 1]) / (t[i] - t[i - 1]) for i in range(1, len(t)) if t[i - 1] >= t0 and t[i] > t[i - 1]]
+    return batch_means_ci(rates, batches)
+
+
+def losses_table(seeds: int, workers: int, bottleneck: str | None, out: Path | None = None
+                 ) -> tuple[list[str], dict[str, dict[str, tuple[float, float, int]]]]:
+    """Table 2 and Fig. 6 at ``bottleneck``: the report's lines, and per
+    row key the mean, 95 % CI and n of ``lost``, ``triple_dupacks``,
+    ``timeouts`` and ``jain``."""
+    extra = {"bottleneck_rate": bottleneck} if bottleneck else {}
+    jobs = [(RATE, s, {**ov, **extra}) for _, _, ov in ROWS for s in range(1, seeds + 1)]
+    res = _many(jobs, workers, out)
+    lines = [
+        "| test | lost packets (ours) | paper (Table 2) | triple dupACKs (ours) | paper (Fig. 6) | timeouts | Jain (goodput) |",  # noqa: E501
+        "|---|---|---|---|---|---|---|",
+    ]
+    stats = {}
+    for i, (name, key, _) in enumerate(ROWS):
+        rs = res[i * seeds:(i + 1) * seeds]
+        st = {k: mean_ci(r["summary"][col] for r in rs) for k, col in
+              (("lost", "lost_packets"), ("triple_dupacks", "triple_dupacks"), ("timeouts", "timeouts"),
+               ("jain", "jain_goodput"))}
+        stats[key] = st
+        p_lost = PAPER["table2_lost"].get(key, "-")
+        p_tri = PAPER["fig6_triple_dupacks"].get(key, "highest")
+        lost, tri, to, jn = st["lost"], st["triple_dupacks"], st["timeouts"], st["jain"]
+        lines.append(
+            f"| {name} | {fmt_ci(lost[0], lost[1], 4)} | {p_lost} | {fmt_ci(tri[0], tri[1], 4)} | {p_tri} | {fmt_ci(to[0], to[1], 3)} | {fmt_ci(jn[0], jn[1], 3)} |"  # noqa: E501
+        )
+    return lines, stats
+
+
+def rates_table(workers: int) -> tuple[list[str], dict[str, float]]:
+    """Figs. 4-5: per-flow rates of one 10-minute run; the lines and Jain's
+    index of the four rates per row key."""
+    res = _many([(RATE, 1, ov) for _, _, ov in ROWS], workers, series=True)
+    lines = [
+        "| test | flow 1 | flow 2 | flow 3 | flow 4 (bytes/s, 95 % CI by 30 batch means) | Jain |",
+        "|---|---|---|---|---|---|",
+    ]
+    jains = {}
+    for (name, key, _), r in zip(ROWS, res):
+        cells, means = [], []
+        for tr in sorted(r["traces"], key=lambda x: x["flow"]):
+            m, h, _ = flow_rates(tr, 30, t0=1.0)
+            means.append(m)
+            cells.append(fmt_ci(m, h, 5))
+        jains[key] = jain(means)
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {jains[key]:.4f} |")
+    return lines, jains
+
+
+WINDOW_ROWS = [("NewReno", "newreno", {"ngwa_mode": 0})] + [(f"mode {m}", f"mode{m}", {"ngwa_mode": m})
+                                                            for m in (5, 6, 7, 8)]
+
+
+def span(trace: tuple[list[float], list[float]], a: float, b: float) -> tuple[float, float]:
+    """Mean and standard deviation of a window trace over [a, b) seconds."""
+    t, w = trace
+    return mean_sd(x for ti, x in zip(t, w) if a <= ti < b)
+
+
+def window_figure(out: Path, workers: int) -> tuple[list[str], dict[str, tuple[list[float], list[float]]]]:
+    """Fig. 3: the lines, and the effective window (time, bytes) of the
+    connection active throughout per row key."""
+    res = _many([(WINDOW, 1, ov) for _, _, ov in WINDOW_ROWS], workers, series=True)
+    lines = [
+        "| test | mean effective window 0-45 s | 60-120 s | 121-180 s | std 60-120 s | lost packets |",
+        "|---|---|---|---|---|---|",
+    ]
+    traces = {}
+    for (name, key, _), r in zip(WINDOW_ROWS, res):
+        tr = r["traces"][0]
+        traces[key] = (tr["time_s"], tr["effective"])
+        a, b, c = span(traces[key], 0, 45), span(traces[key], 60, 120), span(traces[key], 121, 180)
+        lines.append(
+            f"| {name} | {a[0]:.0f} | {b[0]:.0f} | {c[0]:.0f} | {b[1]:.0f} | {r['summary']['lost_packets']:.0f} |"
+        )
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 4))
+        for (name, key, _) in WINDOW_ROWS:
+            ax.plot(*traces[key], label=name, lw=0.8)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("effective window min(cwnd, rwnd) (bytes)")
+        ax.set_title("the NGWA paper Fig. 3: the connection active throughout")
+        ax.legend()
+        (out / "figures").mkdir(exist_ok=True)
+        fig.savefig(out / "figures" / "fig3_window.png", dpi=120, bbox_inches="tight")
+        plt.close(fig)
+        lines += ["", "![Fig. 3](figures/fig3_window.png)"]
+    except ImportError:
+        pass
+    return lines, traces
+
+
+def calibration(seeds: int, workers: int, out: Path | None = None) -> tuple[str, list[str]]:
+    """NewReno's losses per bottleneck rate; the nearest to Table 2's."""
+    target = PAPER["table2_lost"]["newreno"]
+    jobs = [
+        (RATE, s, {"ngwa_mode": 0, "tcp": "newreno", "bottleneck_rate": b})
+        for b in CALIBRATION
+        for s in range(1, seeds + 1)
+    ]
+    res = _many(jobs, workers, out)
+    lines = ["| bottleneck | NewReno lost packets (mean ± 95 % CI) |", "|---|---|"]
+    best, best_d = CALIBRATION[0], math.inf
+    for i, b in enumerate(CALIBRATION):
+        m, h, _ = mean_ci(r["summary"]["lost_packets"] for r in res[i * seeds:(i + 1) * seeds])
+        lines.append(f"| {b} | {fmt_ci(m, h, 4)} |")
+        if abs(m - target) < best_d:
+            best, best_d = b, abs(m - target)
+    return best, lines
+
+
+# --------------------------------------------------------------------------
+# the statements, judged
+
+LABEL = {key: name for name, key, _ in ROWS}
+
+
+def judge(st: dict, loss: dict, jains: dict[str, float], traces: dict) -> _st.Judgement:
+    """One statement of ``paper/ngwa.toml`` from this report's runs:
+    ``loss`` from :func:`losses_table`, ``jains`` from :func:`rates_table`,
+    ``traces`` from :func:`window_figure`."""
+    c = st["check"]
+    H, P, F = _st.HOLDS, _st.PARTLY, _st.FAILS
+
+    def verdict(ok: int, n: int) -> str:
+        return H if ok == n else F if ok == 0 else P
+
+    if c == "testbed":
+        return _st.Judgement(_st.NOT_MEASURABLE, "-", "section 4 runs Linux hosts with iperf through a real NGWA "
+                             "router; this reproduction simulates section 3 only")
+    if c in ("plateau", "steadier", "starts_higher"):
+        if c == "plateau":
+            f = PAPER["fig3"]
+            got = {k: span(traces[k], f["plateau_from_s"], f["plateau_to_s"])[0] for k in st["rows"]}
+            ok = sum(abs(x - f["plateau_bytes"]) <= st["tolerance"] * f["plateau_bytes"] for x in got.values())
+            return _st.Judgement(verdict(ok, len(got)), f"mean window {f['plateau_from_s']}-{f['plateau_to_s']} s: "
+                                 + ", ".join(f"{LABEL[k]} {x:.0f} B" for k, x in got.items())
+                                 + f" (paper {f['plateau_bytes']} B, ±{st['tolerance'] * 100:.0f} %)")
+        if c == "steadier":
+            sd = {k: span(traces[k], st["from_s"], st["to_s"])[1] for k in ["newreno", *st["rows"]]}
+            ok = sum(sd[k] < sd["newreno"] for k in st["rows"])
+            return _st.Judgement(verdict(ok, len(st["rows"])), f"window std {st['from_s']}-{st['to_s']} s: "
+                                 + ", ".join(f"{LABEL[k]} {x:.0f} B" for k, x in sd.items()))
+        m = {k: span(traces[k], 0, st["to_s"])[0] for k in st["rows"] + st["others"]}
+        ok = sum(all(m[k] > m[o] for o in st["others"]) for k in st["rows"])
+        return _st.Judgement(verdict(ok, len(st["rows"])), f"mean window 0-{st['to_s']} s: "
+                             + ", ".join(f"{LABEL[k]} {x:.0f} B" for k, x in m.items()))
+    if c.startswith("jain"):
+        measured = "Jain of the four flows' rates: " + ", ".join(f"{LABEL[k]} {x:.3f}" for k, x in jains.items())
+        if c == "jain_lowest":
+            low = min(jains, key=jains.get)
+            return _st.Judgement(H if low == st["row"] else F, measured, "" if low == st["row"] else
+                                 f"{LABEL[low]} is the lowest")
+        if c == "jain_at_least":
+            ok = sum(jains[k] >= st["min"] for k in st["rows"])
+            return _st.Judgement(verdict(ok, len(st["rows"])), measured + f" (read as at least {st['min']})")
+        below = c == "jain_below"
+        ok = sum(all((jains[k] < jains[o]) if below else (jains[k] > jains[o]) for o in st["others"])
+                 for k in st["rows"])
+        return _st.Judgement(verdict(ok, len(st["rows"])), measured)
+    metric = st["metric"]
+    if metric == "jain":
+        vals = {k: (x, 0.0, 1) for k, x in jains.items()}
+    else:
+        vals = {k: v[metric] for k, v in loss.items()}
+    show = lambda keys: ", ".join(f"{LABEL[k]} {fmt_ci(vals[k][0], vals[k][1], 4)}" for k in keys)  # noqa: E731
+    if c == "pairs_better":
+        better = (lambda a, b: a > b) if metric == "jain" else (lambda a, b: a < b)
+        ok = sum(better(vals[a][0], vals[b][0]) for a, b in st["pairs"])
+        return _st.Judgement(verdict(ok, len(st["pairs"])), f"{metric}: " + show([k for pr in st["pairs"] for k in pr]))
+    if c == "top":
+        order = sorted(vals, key=lambda k: -vals[k][0])
+        top = set(order[:len(st["rows"])])
+        ok = len(top & set(st["rows"]))
+        return _st.Judgement(verdict(ok, len(st["rows"])), f"{metric}, highest first: " + show(order[:4]))
+    if c == "order":
+        xs = [vals[k][0] for k in st["rows"]]
+        inv = sum(1 for i in range(len(xs)) for j in range(i + 1, len(xs)) if xs[i] <= xs[j])
+        pairs = len(xs) * (len(xs) - 1) // 2
+        v = H if inv == 0 else F if inv == pairs else P
+        return _st.Judgement(v, f"{metric}: " + show(st["rows"]),
+                             "" if v == H else f"{inv} of {pairs} pairs out of the stated order")
+    if c == "zero":
+        ok = sum(vals[k][0] < 0.5 for k in st["rows"])
+        return _st.Judgement(verdict(ok, len(st["rows"])), f"{metric}: " + show(st["rows"]))
+    if c == "value":
+        x, h, _ = vals[st["row"]]
+        p = float(st["paper"])
+        ok = x < 0.5 if p == 0 else abs(x - p) <= st["tolerance"] * p
+        v = H if ok else (P if p and x > 0.5 and abs(x - p) <= 2 * st["tolerance"] * p else F)
+        return _st.Judgement(v, f"{LABEL[st['row']]} {fmt_ci(x, h, 4)} (paper {st['paper']})",
+                             "" if ok else "see docs/ngwa.md: the bottleneck's rate and RTT are not given by the "
+                             "paper and move these counts (--sensitivity)")
+    raise ValueError(f"{PAPER_FILE}: unknown check {c!r}")
+
+
+def main(a: argparse.Namespace) -> int:
+    """``netreturn reproduce ngwa`` (options: :mod:`.commands`)."""
+    a.seeds = a.seeds or (3 if a.quick else 30)
+    if a.out is None:
+        a.out = Path("results") / "reproduce-ngwa"
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "figures").mkdir(exist_ok=True)
+    best, cal = calibration(max(3, a.seeds // 3), a.jobs, out)
+    t2_lines, loss = losses_table(a.seeds, a.jobs, best, out)
+    doc = [
+        "# NGWA reproduced",
+        "",
+        f"Paper: {PAPER['title']} (docs/bibliography.md); its numbers and statements are in "
+        "`python/netreturn/paper/ngwa.toml`.",
+        "",
+        f"* command: `netreturn reproduce ngwa{' --quick' if a.quick else ''} --seeds {a.seeds}"
+        f"{' --sensitivity' if a.sensitivity else ''} --out {out}`",
+        f"* rounds 1..{a.seeds} per row of Table 2 (the paper: 30); Figs. 3-5 one run each, as the paper's",
+        "",
+    ]
+    if a.quick:
+        doc += [f"**`--quick`: a smoke test, not a reproduction** ({a.seeds} rounds per Table 2 row, the "
+                f"calibration on {max(3, a.seeds // 3)}).", ""]
+    rate_lines, jains = rates_table(a.jobs)
+    win_lines, traces = window_figure(out, a.jobs)
+    judged = {st["id"]: _st.for_quick(st, judge(st, loss, jains, traces), a.quick) for st in PAPER["statements"]}
+    doc += _st.section("## The paper's statements, judged", PAPER["statements"], {"this report's runs": judged},
+                       a.quick)
+    _st.write(out, PAPER["statements"], {"this report's runs": judged})
+    _write_table2(out / "table2.csv", loss, best)
+    doc += [
+        "## Calibration of the bottleneck (not given in the paper)",
+        "",
+        f"NewReno's lost packets against Table 2's {PAPER['table2_lost']['newreno']}; nearest: **{best}** (the "
+        "scenario's default is 1.8 Mb/s).",
+        "",
+        *cal,
+        "",
+        f"## Table 2 and Fig. 6 at {best} ({a.seeds} rounds)",
+        "",
+        *t2_lines,
+        "",
+    ]
+    if a.sensitivity:
+        for b in CALIBRATION:
+            if b != best:
+                doc += [f"### Sensitivity: {b}", "", *losses_table(max(3, a.seeds // 3), a.jobs, b, out)[0], ""]
+    doc += ["## Figs. 4-5: per-flow transmission rate (one 10-minute run, batch means)", "", *rate_lines, "",
+            "## Fig. 3: window behaviour (flow 1, active throughout)", "", *win_lines, "",
+            "## Files", "", "`statements.csv`, `table2.csv`, `figures/fig3_window.png`; the Table 2 runs under "
+            "`runs/` (a rerun reuses them).", ""]
+    (out / "report.md").write_text("\n".join(doc))
+    print("\n".join(doc))
+    return 0
+
+
+def _write_table2(path: Path, loss: dict, bottleneck: str) -> None:
+    import pandas as pd
+
+    from ..files import write_frame_csv
+
+    write_frame_csv(pd.DataFrame([
+        {"row": k, "bottleneck_rate": bottleneck, **{f"{m}_{part}": v[m][i] for m in v for i, part in
+                                                    enumerate(("mean", "ci95", "n"))},
+         "paper_lost": PAPER["table2_lost"].get(k), "paper_triple_dupacks": PAPER["fig6_triple_dupacks"].get(k)}
+        for k, v in loss.items()]), path)
