@@ -162,12 +162,20 @@ impl TustinEstimator {
     /// Virtual null samples (section 2.2) for every `tau/m` that passed
     /// without an ACK before `now`.
     pub fn advance(&mut self, now: Time) {
-        if self.bwe.is_none() {
+        if self.bwe.is_none() || self.last_sample + self.gap >= now {
             return;
         }
-        while self.last_sample + self.gap < now {
-            let t = self.last_sample + self.gap;
-            self.filter(t, 0.0);
+        // n null samples, at last_sample + j tau/m for j = 1..n, all before
+        // now.
+        let n = (now - self.last_sample - Time::from_nanos(1)).nanos() / self.gap.nanos();
+        self.filter(self.last_sample + self.gap, 0.0);
+        if n > 1 {
+            // The later ones have b_k = b_{k-1} = 0: each multiplies the
+            // estimate by a = (2 tau - tau/m) / (2 tau + tau/m).
+            let g = self.gap.secs_f64();
+            let a = (2.0 * self.tau - g) / (2.0 * self.tau + g);
+            self.bwe = self.bwe.map(|b| b * a.powf((n - 1) as f64));
+            self.last_sample = self.last_sample + Time::from_nanos(self.gap.nanos() * (n - 1));
         }
     }
 
@@ -343,6 +351,31 @@ mod tests {
         let after = cc.ssthresh_after_loss(Time::from_secs(5), &w, 0);
         assert!(before.abs_diff(100 * MSS) <= 1, "1 MB/s x 100 ms: {before}");
         assert!(after < before / 10, "{after} after 4.9 s without an ACK");
+    }
+
+    #[test]
+    fn a_long_silence_gives_the_same_estimate_at_once_as_sample_by_sample() {
+        let start = |e: &mut TustinEstimator| {
+            e.on_ack(Time::ZERO, 0);
+            e.on_ack(Time::from_millis(100), 1000);
+            e.on_ack(Time::from_millis(110), 3000);
+        };
+        let (mut once, mut steps) =
+            (TustinEstimator::new(Time::from_millis(500), 2), TustinEstimator::new(Time::from_millis(500), 2));
+        start(&mut once);
+        start(&mut steps);
+        let end = Time::from_millis(10_000);
+        once.advance(end);
+        let mut t = Time::from_millis(110);
+        while t < end {
+            t = t + Time::from_millis(7);
+            steps.advance(t.min(end));
+        }
+        // 39 null samples (at 0.36, 0.61, ..., 9.86 s).
+        assert_eq!(once.last_sample, Time::from_millis(9_860));
+        assert_eq!(steps.last_sample, once.last_sample);
+        assert!(close(once.estimate(), steps.estimate()), "{} vs {}", once.estimate(), steps.estimate());
+        assert!(once.estimate() > 0.0 && once.estimate() < 1.0, "{}", once.estimate());
     }
 
     #[test]
