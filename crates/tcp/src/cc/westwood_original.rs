@@ -175,7 +175,7 @@ impl TustinEstimator {
             let g = self.gap.secs_f64();
             let a = (2.0 * self.tau - g) / (2.0 * self.tau + g);
             self.bwe = self.bwe.map(|b| b * a.powf((n - 1) as f64));
-            self.last_sample = self.last_sample + Time::from_nanos(self.gap.nanos() * (n - 1));
+            self.last_sample += Time::from_nanos(self.gap.nanos() * (n - 1));
         }
     }
 
@@ -368,7 +368,7 @@ mod tests {
         once.advance(end);
         let mut t = Time::from_millis(110);
         while t < end {
-            t = t + Time::from_millis(7);
+            t += Time::from_millis(7);
             steps.advance(t.min(end));
         }
         // 39 null samples (at 0.36, 0.61, ..., 9.86 s).

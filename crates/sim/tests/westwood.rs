@@ -1,10 +1,12 @@
-//! The SARBE paper's claim behind its Fig. 2b (seed 004, section 2 and
-//! 3.1): "if ACK packets encounter the network congestion along the
+//! The original Westwood (`tcp.cc = "westwood"`) in scenarios: its table
+//! of settings, and the SARBE paper's claim behind its Fig. 2b (seed 004,
+//! sections 2 and 3.1): "if ACK packets encounter the network congestion along the
 //! backward path, called ACK compression, TCP Westwood overestimates the
 //! available bandwidth". `scenarios/sarbe/ack_compression.toml`: a 1.5 Mb/s
 //! bottleneck, a 0.5 Mb/s CBR beside the traced FTP, and a reverse FTP from
 //! 30 s to 120 s whose data queue up the traced flow's ACKs.
 
+use netreturn_sim::scenario::MINI;
 use netreturn_sim::world::World;
 use netreturn_sim::Scenario;
 
@@ -44,4 +46,22 @@ fn with_ack_compression_the_original_westwood_estimates_more_than_the_link_rate_
     // Westwood+ counts payload only, so it stays below what is available
     // on the wire even when it tracks it.
     assert!(plus < avail && plus < LINK_MBPS, "Westwood+ {plus} Mb/s, available {avail}");
+}
+
+#[test]
+fn the_westwood_table_sets_tau_m_and_the_window_rule_and_refuses_what_the_filter_cannot_run() {
+    let with =
+        |table: &str| MINI.replace("[topology]", &format!("[tcp]\ncc = \"westwood\"\nwestwood = {table}\n[topology]"));
+    let s = Scenario::from_toml(&with(r#"{ tau = "2s", m = 4, keep_lower_cwnd = false }"#), "w.toml", &[]).unwrap();
+    let netreturn_tcp::CcKind::Westwood(c) = s.tcp.cc_params.kind(s.tcp.cc) else { panic!("{:?}", s.tcp.cc) };
+    assert_eq!((c.tau.secs_f64(), c.m, c.keep_lower_cwnd), (2.0, 4, false));
+    for (table, field, says) in [
+        (r#"{ tau = "0s" }"#, "tcp.westwood.tau", "longer than 0"),
+        ("{ m = 1 }", "tcp.westwood.m", "m >= 2"),
+        (r#"{ tua = "1s" }"#, "tcp.westwood", "tau"),
+    ] {
+        let e = Scenario::from_toml(&with(table), "w.toml", &[]).unwrap_err();
+        assert!(e.field.starts_with(field) && e.message.contains(says), "{table}: {e}");
+        assert_eq!(e.file, "w.toml");
+    }
 }
