@@ -28,6 +28,10 @@ from netreturn.scenarios import resolve
 
 def variant(iw: int, extra_tcp: list[str]) -> str:
     text = resolve("awm/web").read_text()
+    # The file's XCP-only end systems (issue 25: ns-2's IW 2 and an ACK per
+    # segment for XCP's rows) would override the [tcp] lines set here: drop
+    # them, so these lines hold for every row as when the table was made.
+    text = re.sub(r"^xcp = \{[^\n]*\n", "", text, count=1, flags=re.M)
     lines = [f"initial_cwnd = {iw}"] + extra_tcp
     text = re.sub(r"^\[tcp\]\n", "[tcp]\n" + "\n".join(lines) + "\n", text, count=1, flags=re.M)
     f = Path(tempfile.gettempdir()) / f"awm_web_iw{iw}_{abs(hash(tuple(extra_tcp)))}.toml"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # What the real-gateway tests need besides Rust and Python: iproute2 (ip, ss,
-# tc), ethtool and iperf3; and chromium, in which the test of `netreturn
-# report` opens the page (tests/test_htmlreport.py). As root on a Debian-like
-# system, installs whichever is missing (quietly); otherwise says what is
-# missing, since those tests skip without it. Called by `make test` and by .ci/run: the one copy of this list.
+# tc), ethtool and iperf3; chromium, in which the test of `netreturn report`
+# opens the page (tests/test_htmlreport.py); and ns2 (ns-2.35, /usr/bin/ns)
+# for the XCP comparison (`netreturn validate-xcp`, tests/test_ns2xcp.py). As
+# root on a Debian-like system, installs whichever is missing (quietly);
+# otherwise says what is missing, since those tests skip without it. Called
+# by `make test` and by .ci/run: the one copy of this list.
 set -euo pipefail
 
 missing=""
@@ -11,10 +13,11 @@ command -v ip >/dev/null && command -v ss >/dev/null || missing="$missing iprout
 command -v ethtool >/dev/null || missing="$missing ethtool"
 command -v iperf3 >/dev/null || missing="$missing iperf3"
 command -v chromium >/dev/null || missing="$missing chromium"
+command -v ns >/dev/null || missing="$missing ns2"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "installing for the gateway and report tests:$missing"
+    echo "installing for the gateway, report-page and ns-2 tests:$missing"
     # Quiet unless it fails (debconf talks on stderr even with -qq).
     # Non-interactive: iperf3's package would ask whether to start a daemon
     # (the default, no, is what the tests want).
@@ -24,5 +27,5 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         exit 1
     fi
 else
-    echo "note: the real-gateway or report-page tests will skip: missing$missing (as root: apt-get install$missing)" >&2
+    echo "note: the real-gateway, report-page or ns-2 XCP tests will skip: missing$missing (as root: apt-get install$missing)" >&2
 fi

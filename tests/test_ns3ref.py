@@ -261,3 +261,24 @@ def test_ns2_like_senders_ack_every_segment_through_the_awm_gateway():
     delivered_segments = sum(p["bytes_delivered"] for p in r["per_flow"]) / 948
     # Delayed ACKs (every second segment) would give about half as many ACKs.
     assert g["acks"] >= 0.95 * delivered_segments
+
+
+def test_phase_randomization_builds_the_same_offsets_in_ns3_as_in_ours():
+    # Issue 25: both simulators draw one rule's per-link offsets per seed
+    # (run.phase / --phase-ns); ns-3's channels, read back, carry them.
+    mod = _load()
+    if not mod.available():
+        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
+    from netreturn import _native
+
+    phase, seed = 3_000_000, 4
+    r = mod.run_ns3(3, "droptail", seed=seed, file_bytes=100_000, udp=False, stop_s=3.0, phase_ns=phase,
+                    timeout_s=900)
+    off = [(_native.phase_offset(seed, f"left{i}->R1", phase), _native.phase_offset(seed, f"R2->right{i}", phase))
+           for i in range(3)]
+    bn = _native.phase_offset(seed, "R1->R2", phase)
+    base = 2 * (0.001 + 0.040 + 0.001)
+    for i, f in enumerate(r["per_flow"]):
+        want = base + 2 * (off[i][0] + bn + off[i][1]) * 1e-9
+        assert math.isclose(f["rtt_prop_s"], want, abs_tol=2e-9), (i, f["rtt_prop_s"], want)
+    assert len({round(f["rtt_prop_s"], 9) for f in r["per_flow"]}) == 3, "each pair its own phase"

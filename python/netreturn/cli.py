@@ -220,6 +220,12 @@ def cmd_report(a: argparse.Namespace) -> int:
     return report_main(a)
 
 
+def cmd_validate_xcp(a: argparse.Namespace) -> int:
+    from .ns2xcp import main as xcp_main
+
+    return xcp_main(a)
+
+
 def cmd_testbed(a: argparse.Namespace) -> int:
     from . import testbed
 
@@ -337,6 +343,13 @@ def build_parser() -> argparse.ArgumentParser:
     validate_arguments(v)
     _add_common(v)
     v.set_defaults(func=cmd_validate)
+
+    vx = sub.add_parser("validate-xcp", help="XCP in ns-2.35 (its own Queue/XCP, senders, sinks) and in netreturn, "
+                                             "per link direction")
+    from .ns2xcp import add_arguments as xcp_arguments
+
+    xcp_arguments(vx)
+    vx.set_defaults(func=cmd_validate_xcp)
 
     sc = sub.add_parser(
         "show-config", help="print the scenario as it will run: every link direction and the TCP settings, resolved"

@@ -214,6 +214,7 @@ def run_ns3(
     step_s: Optional[float] = None,
     buffer_bytes: Optional[int] = None,
     ns2: bool = False,
+    phase_ns: int = 0,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -234,7 +235,10 @@ def run_ns3(
     RED's thresholds and the gateways' follow it). ``scenario="awm/fairness"``
     builds our multi-rtt topology (``MultiRtt``; ``file_bytes`` unused, flows
     never finish): ``step_s`` is its RTT step (0.0: Table 1 case 1, 0.01: case
-    2), ``ns2=True`` its ns-2-like senders (``NS2_TCP``).
+    2), ``ns2=True`` its ns-2-like senders (``NS2_TCP``). ``phase_ns > 0``
+    randomizes the phase as ``run.phase`` does in ours: each link's one-way
+    delay grows by ``_native.phase_offset(seed, link, phase_ns)``, the same
+    offsets our simulator draws for that seed.
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in QUEUES:
@@ -277,6 +281,8 @@ def run_ns3(
         cmd += ["--buffer", str(int(buffer_bytes))]
     if ns2:
         cmd.append("--ns2")
+    if phase_ns:
+        cmd += ["--phase-ns", str(int(phase_ns))]
     if not udp:
         cmd.append("--no-udp")
     if not flowmon:
@@ -335,7 +341,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
               drop_log: Optional[str] = None, red_trace: Optional[str] = None,
               step_s: Optional[float] = None, buffer_bytes: Optional[int] = None,
-              ns2: bool = False) -> dict[str, Any]:
+              ns2: bool = False, phase_ns: int = 0) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = SCENARIOS[scenario]
     multi = isinstance(sc, MultiRtt)
@@ -428,16 +434,26 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     # Propagation round trip of each pair (multi-rtt: the sender's access link
     # carries what the bottleneck does not; the receiver's link nothing).
     bn_one_way = ns.Time(sc.bottleneck_delay).GetSeconds()
+
+    def phased(link: str, one_way_s: float) -> str:
+        """A link's delay in ns: as written, plus its phase offset (run.phase)."""
+        off = 0
+        if phase_ns:
+            from netreturn import _native
+
+            off = _native.phase_offset(int(seed), link, int(phase_ns))
+        return f"{round(one_way_s * 1e9) + off}ns"
+
     if multi:
         rtts = [sc.base_rtt_s + step * i for i in range(flows)]
         access_delays = [max(r / 2 - bn_one_way, 0.0) for r in rtts]
         # Nanoseconds, as ours rounds (Time(rtt.nanos() / 2 - bottleneck)).
-        access_of = [p2p(sc.access_rate, f"{round(d * 1e9)}ns", device_queue) for d in access_delays]
-        receivers = p2p(sc.access_rate, "0ns", device_queue)
+        access_of = [p2p(sc.access_rate, phased(f"left{i}->R1", d), device_queue) for i, d in enumerate(access_delays)]
+        receivers_of = [p2p(sc.access_rate, phased(f"R2->right{i}", 0.0), device_queue) for i in range(flows)]
     else:
-        access = p2p(sc.access_rate, sc.access_delay, device_queue)
-        access_of = [access] * flows
-        receivers = p2p(sc.receiver_rate, sc.receiver_delay, device_queue)
+        a_s, r_s = ns.Time(sc.access_delay).GetSeconds(), ns.Time(sc.receiver_delay).GetSeconds()
+        access_of = [p2p(sc.access_rate, phased(f"left{i}->R1", a_s), device_queue) for i in range(flows)]
+        receivers_of = [p2p(sc.receiver_rate, phased(f"R2->right{i}", r_s), device_queue) for i in range(flows)]
     gateway = queue in ("ewt", "awm")
     cpp.GatewayRegister()
     tch_gw = ns.TrafficControlHelper()
@@ -457,7 +473,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         if gateway:
             # R1's egress towards the sender carries the ACKs the gateway rewrites.
             tch_gw.Install(d.Get(1))
-        d = receivers.Install(r2, right.Get(i))
+        d = receivers_of[i].Install(r2, right.Get(i))
         named_devs += [(d.Get(0), f"R2->right{i}"), (d.Get(1), f"right{i}->R2")]
         addr.SetBase(ns.Ipv4Address(pair_subnet("right", i)), ns.Ipv4Mask("255.255.255.0"))
         right_if.append(addr.Assign(d))
@@ -467,7 +483,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     # Bottleneck: the queue disc holds the buffer; the device queue under it
     # is one packet (else 100 more packets would hide below the queue disc).
     # The reverse direction (R2 -> R1, ACKs) is a plain 100p device queue.
-    bn = p2p(f"{sc.bottleneck_bps}bps", sc.bottleneck_delay, device_queue).Install(r1, r2)
+    bn = p2p(f"{sc.bottleneck_bps}bps", phased("R1->R2", bn_one_way), device_queue).Install(r1, r2)
     bn_delay_read = _channel_delay_s(ns, bn)
     cpp.SetDeviceQueue(bn.Get(0), "1p")
     tch_bn = ns.TrafficControlHelper()
@@ -789,6 +805,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="awm/fairness: round-trip step between pairs, s (0: Table 1 case 1; default 0.01: case 2)")
     ap.add_argument("--ns2", action="store_true",
                     help="awm/fairness: ns-2-like senders (no SACK, initial window 2, an ACK per segment)")
+    ap.add_argument("--phase-ns", type=int, default=0, metavar="NS",
+                    help="phase randomization as run.phase in ours: each link's delay grows by the seed's offset, "
+                         "uniform in [0, NS) ns (netreturn._native.phase_offset)")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     if a.receiver_delay:
@@ -815,7 +834,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     udp = (not multi) and sc.udp and not a.no_udp
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
-                    a.red_trace, a.step, a.buffer, a.ns2)
+                    a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

@@ -88,6 +88,10 @@ def add_arguments(v) -> None:
     v.add_argument("--aligned", action="store_true",
                    help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
                         "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
+    v.add_argument("--phase", type=_time, default=None, metavar="D",
+                   help="phase randomization in both simulators: every link's delay grows by a per-seed offset, "
+                        "uniform in [0, D) (e.g. 1ms; run.phase in ours, the same offsets in ns-3), so seeds "
+                        "sample phases instead of repeating one")
     v.add_argument("--ns3-prr", choices=["ns3", *PRR_MODES], default=DEFAULT_PRR,
                    help="ns-3's PRR: upstream (default) = ns-3-dev's repaired TcpPrrRecovery; ns3 = as shipped "
                         "in 3.44; wide, wide-nobonus, rfc6937, rfc6937-noexit: see docs/validation.md")
@@ -101,8 +105,23 @@ def add_arguments(v) -> None:
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it")
 
 
+def _time(text: str) -> str:
+    """A time with its unit (``--phase 1ms``), checked by the one unit parser."""
+    import argparse
+
+    from . import _native
+
+    try:
+        if _native.parse_time(text) <= 0 or text.strip().replace(".", "").isdigit():
+            raise ValueError("a positive time with its unit, like 1ms")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: {e}") from None
+    return text
+
+
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
-              prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False) -> list[dict]:
+              prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
+              phase_ns: int = 0) -> list[dict]:
     from . import ns3ref
 
     d = out / "ns3"
@@ -110,6 +129,7 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
     tag = "" if prr == "ns3" else f"_prr-{prr}"
     tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
     tag += "_aligned" if aligned else ""
+    tag += f"_phase{phase_ns}ns" if phase_ns else ""
 
     def path(s):
         return d / f"flows{flows}_{queue}{tag}_seed{s}.json"
@@ -127,7 +147,7 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
         # Each ns-3 run is its own process (ns3ref.run_ns3); threads only wait.
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr, scenario=scenario,
-                                aligned=aligned): s for s in todo}
+                                aligned=aligned, phase_ns=phase_ns): s for s in todo}
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)
@@ -198,16 +218,23 @@ def main(a) -> int:
     scenario = getattr(a, "scenario", "ewt/scenario2")
     aligned = bool(getattr(a, "aligned", False))
     flows = a.flows or SCENARIOS[scenario]
+    phase_ns = 0
+    if getattr(a, "phase", None):
+        from . import _native
+
+        phase_ns = round(_native.parse_time(a.phase) * 1e9)
     label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
     mine = ours_scenario(scenario, aligned)
     print(f"{scenario}{' aligned' if aligned else ''}, {flows} flows, {a.queue}, seeds 1..{a.seeds}: "
           f"{label} vs netreturn ({mine})")
     try:
-        ns3 = _ns3_runs(flows, a.queue, seeds, out, a.jobs or 2, not a.quiet, prr, scenario, aligned)
+        ns3 = _ns3_runs(flows, a.queue, seeds, out, a.jobs or 2, not a.quiet, prr, scenario, aligned, phase_ns)
     except RuntimeError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
     settings = {"flows": flows, "queue": a.queue}
+    if phase_ns:
+        settings["run.phase"] = f"{phase_ns}ns"
     if a.queue == "ared":
         settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
     res = run(mine, set=settings, seeds=a.seeds, jobs=a.jobs, out=out / "netreturn", progress=not a.quiet, tables=False)

@@ -7,7 +7,9 @@
 //! * the efficiency controller's aggregate feedback
 //!   `phi = alpha d S - beta Q` (XCP eq. 1), `S` the spare bandwidth
 //!   (capacity minus the input rate of the last interval), `Q` the persistent
-//!   queue (the smallest queue seen over the last interval);
+//!   queue: the smallest queue an arriving packet saw over the last
+//!   propagation delay, not over the whole interval (XCP section 3.5;
+//!   SPEC.md 2.7; see [`XcpRouter::sample_queue`]);
 //! * the fairness controller's shuffled traffic
 //!   `h = max(0, gamma y - |phi|)` (XCP section 3.5, gamma = 0.1), `y` the
 //!   input traffic of an interval;
@@ -124,10 +126,17 @@ pub struct XcpRouter {
     d: Time,
     /// Measured over the running interval.
     input_bytes: u64,
-    min_queue: Option<u64>,
-    /// Over the packets given feedback: sum of `rtt s` (for `d`), of
-    /// `rtt s / cwnd` (for `xi_p`) and of `s` (for `xi_n`).
-    sum_rtt_s: f64,
+    /// The persistent queue `Q`, bytes: the smallest backlog seen by an
+    /// arriving packet over the last completed queue window, the window
+    /// ending at `q_next` and starting one window earlier.
+    q_persistent: u64,
+    q_window_min: Option<u64>,
+    q_next: Time,
+    /// The backlog the last arriving packet saw.
+    q_last: u64,
+    /// Over the packets given feedback: sum of `rtt^2 s / cwnd` (for `d`),
+    /// of `rtt s / cwnd` (for `d` and `xi_p`) and of `s` (for `xi_n`).
+    sum_rtt2_s_per_cwnd: f64,
     sum_rtt_s_per_cwnd: f64,
     sum_s: f64,
     /// What the last interval decided, applied in the running one.
@@ -152,8 +161,11 @@ impl XcpRouter {
             start: Time::ZERO,
             d,
             input_bytes: 0,
-            min_queue: None,
-            sum_rtt_s: 0.0,
+            q_persistent: 0,
+            q_window_min: None,
+            q_next: Self::queue_window(d, 0, None),
+            q_last: 0,
+            sum_rtt2_s_per_cwnd: 0.0,
             sum_rtt_s_per_cwnd: 0.0,
             sum_s: 0.0,
             current: XcpInterval { d: d.secs_f64(), ..Default::default() },
@@ -172,10 +184,18 @@ impl XcpRouter {
         }
         let len = self.d.secs_f64();
         let c = queue.rate.bytes_per_sec_f64();
-        // d: the average RTT of the traffic, weighted by bytes as the
-        // packets carry it (XCP section 3.5: "the average RTT").
-        let d_next = if self.sum_s > 0.0 {
-            Time::from_secs_f64(self.sum_rtt_s / self.sum_s).clamp(self.cfg.min_interval, self.cfg.max_interval)
+        // d: the average RTT of the flows (XCP section 3.5: "the average
+        // RTT"). Each packet weighs `rtt s / cwnd`, so a flow's packets of
+        // one interval weigh `d` together whatever its rate, and every flow
+        // counts once: sum(rtt^2 s / cwnd) / sum(rtt s / cwnd), as the
+        // authors' ns-2 router computes it (xcpq.cc, L 7:
+        // sum_rtt_by_throughput_ / sum_inv_throughput_). Weighting by bytes
+        // instead lets the fast short-RTT flows set `d`: in the parking lot
+        // (cross flows 44 ms, end-to-end flows 364 ms) it made `d` about
+        // half the flows' mean RTT (docs/xcp.md, "Against ns-2.35").
+        let d_next = if self.sum_rtt_s_per_cwnd > 0.0 {
+            Time::from_secs_f64(self.sum_rtt2_s_per_cwnd / self.sum_rtt_s_per_cwnd)
+                .clamp(self.cfg.min_interval, self.cfg.max_interval)
         } else {
             self.d
         };
@@ -183,8 +203,8 @@ impl XcpRouter {
         // S: spare bandwidth, capacity minus input rate (bytes/s).
         let y_rate = self.input_bytes as f64 / len;
         let spare = c - y_rate;
-        // Q: the persistent queue, the minimum over the interval.
-        let q = self.min_queue.unwrap_or(queue.backlog_bytes) as f64;
+        // Q: the persistent queue over the last propagation delay.
+        let q = self.q_persistent as f64;
         // XCP eq. 1.
         let phi = self.cfg.aggregate_feedback(d, spare, q);
         // Fairness controller, shuffling: h = max(0, gamma y - |phi|), y the
@@ -211,14 +231,41 @@ impl XcpRouter {
         self.start = if now >= end + d_next { now } else { end };
         self.d = d_next;
         self.input_bytes = 0;
-        self.min_queue = None;
-        self.sum_rtt_s = 0.0;
+        self.sum_rtt2_s_per_cwnd = 0.0;
         self.sum_rtt_s_per_cwnd = 0.0;
         self.sum_s = 0.0;
     }
 
-    fn see_queue(&mut self, backlog: u64) {
-        self.min_queue = Some(self.min_queue.map_or(backlog, |m| m.min(backlog)));
+    /// Length of a queue window: `max(2 ms, (d - q / C) / 2)`, the
+    /// propagation delay (the average RTT `d` less the local queueing delay
+    /// `q / C`, XCP section 3.5) halved as the authors' ns-2 router
+    /// (`xcpq.cc`, `Tq_`) samples it. `Q` taken at a control decision is the
+    /// minimum over the last completed window, so it covers between half a
+    /// propagation delay and one before the decision.
+    fn queue_window(d: Time, backlog: u64, rate: Option<f64>) -> Time {
+        let local = rate.filter(|c| *c > 0.0).map_or(0.0, |c| backlog as f64 / c);
+        Time::from_secs_f64(((d.secs_f64() - local) / 2.0).max(0.002))
+    }
+
+    /// The persistent queue `Q` (XCP section 3.5, SPEC.md 2.7): "the
+    /// minimum queue seen by an arriving packet during the last propagation
+    /// delay". Closes every queue window that ended by `now` (`Q` = its
+    /// minimum; a window no packet arrived in keeps the last backlog seen),
+    /// then counts the backlog this arrival sees. Not the minimum over the
+    /// whole control interval: with ACK-compressed two-way traffic the queue
+    /// touches zero once per interval while a standing queue persists for
+    /// most of it.
+    fn sample_queue(&mut self, now: Time, queue: &QueueState) {
+        let c = queue.rate.bytes_per_sec_f64();
+        while now >= self.q_next {
+            self.q_persistent = self.q_window_min.take().unwrap_or(self.q_last);
+            let w = Self::queue_window(self.d, self.q_last, Some(c));
+            // After an idle spell longer than a window, restart from now.
+            self.q_next = if now >= self.q_next + w { now + w } else { self.q_next + w };
+        }
+        let b = queue.backlog_bytes;
+        self.q_last = b;
+        self.q_window_min = Some(self.q_window_min.map_or(b, |m| m.min(b)));
     }
 
     /// This router's feedback for a packet of `size` bytes from a flow with
@@ -234,13 +281,33 @@ impl XcpRouter {
     }
 
     /// This packet's feedback, its shares capped by what is left of the
-    /// interval's budgets and drawn from them.
-    fn draw(&mut self, size: f64, cwnd: f64, rtt: f64) -> f64 {
+    /// interval's budgets and drawn from them. `carried` is the feedback
+    /// the packet arrives with.
+    ///
+    /// A packet that already carries less than our feedback has its
+    /// bottleneck elsewhere, and leaves with what it carries. The budgets
+    /// are then charged what the packet carries, not our shares: its
+    /// shortfall `ours - carried` counts as negative feedback given here
+    /// (the authors' ns-2 router, `xcpq.cc` lines L 26-27). Otherwise a link
+    /// that is not the bottleneck of some of its flows spends part of its
+    /// negative feedback on flows that are being cut elsewhere anyway and
+    /// hands out its positive feedback to flows that cannot take it, so its
+    /// own flows are cut twice and it settles below capacity with `phi`
+    /// positive (the parking lot of seed 002 section 3.5; docs/xcp.md).
+    fn draw(&mut self, size: f64, cwnd: f64, rtt: f64, carried: i32) -> f64 {
         let (p, n) = self.shares(size, cwnd, rtt);
-        let (p, n) = (p.min(self.pos_left), n.min(self.neg_left));
-        self.pos_left -= p;
-        self.neg_left -= n;
-        p - n
+        let (p, mut n) = (p.min(self.pos_left), n.min(self.neg_left));
+        let ours = p - n;
+        let carried = carried as f64;
+        let p = if ours.round() < carried {
+            p
+        } else {
+            n = (n + (ours - carried)).min(self.neg_left);
+            carried + n
+        };
+        self.pos_left = (self.pos_left - p).max(0.0);
+        self.neg_left = (self.neg_left - n).max(0.0);
+        ours
     }
 }
 
@@ -251,15 +318,14 @@ impl ForwardStage for XcpRouter {
     }
 
     fn on_enqueue(&mut self, now: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
+        self.sample_queue(now, queue);
         self.tick(now, queue);
         // y: every byte offered to the link, dropped or not.
         self.input_bytes += pkt.size as u64;
-        self.see_queue(queue.backlog_bytes);
     }
 
     fn on_dequeue(&mut self, at: Time, pkt: &mut ForwardPacket<'_>, queue: &QueueState) {
         self.tick(at, queue);
-        self.see_queue(queue.backlog_bytes);
         let Some(InBand::Xcp(x)) = pkt.inband.as_deref_mut() else { return };
         let data = pkt.tcp.is_some_and(|t| t.payload_len > 0);
         if x.ack || !data {
@@ -271,10 +337,10 @@ impl ForwardStage for XcpRouter {
             let s = pkt.size as f64;
             let rtt = x.rtt_us as f64 * 1e-6;
             let cwnd = (x.cwnd as f64).max(s);
-            self.sum_rtt_s += rtt * s;
+            self.sum_rtt2_s_per_cwnd += rtt * rtt * s / cwnd;
             self.sum_rtt_s_per_cwnd += rtt * s / cwnd;
             self.sum_s += s;
-            self.draw(s, cwnd, rtt).round().clamp(i32::MIN as f64, i32::MAX as f64) as i32
+            self.draw(s, cwnd, rtt, x.feedback).round().clamp(i32::MIN as f64, i32::MAX as f64) as i32
         };
         // Every router lowers H_feedback to its own value (XCP section 3.5).
         if own < x.feedback {
@@ -436,6 +502,81 @@ mod tests {
         // In whole bytes on the wire: within half a byte per packet.
         assert_eq!(a, -630);
         assert!((b + 1_630).abs() <= 10, "B {b}");
+    }
+
+    #[test]
+    fn the_persistent_queue_is_the_minimum_over_the_last_propagation_delay_not_the_whole_interval() {
+        // SPEC.md 2.7. 100 packets of 1000 B per 100 ms interval (RTT 100
+        // ms) on a 10 Mb/s link (1.25 MB/s); the queue is empty for the
+        // first 10 ms of every interval and holds 20 kB after. Queue windows:
+        // the first ends at max(2 ms, 100 ms / 2) = 50 ms, the next
+        // (100 ms - 20_000 / 1.25e6 s) / 2 = 42 ms later, at 92 ms, with a
+        // minimum of 20 kB. At the decision (t = 100 ms): S = 1.25e6 - 1e6 =
+        // 250 kB/s, phi = 0.4 * 0.1 * 250_000 - 0.226 * 20_000 = 5_480 B.
+        // The minimum over the whole interval would be 0 (phi = 10_000 B).
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        for k in 0..101u64 {
+            let at = Time::from_millis(k);
+            let q = queue(10, if k % 100 < 10 { 0 } else { 20_000 });
+            pass(&mut r, at, 1, 10_000, 100_000, &q);
+        }
+        assert_eq!(r.current.d, 0.1);
+        assert!((r.current.phi - 5_480.0).abs() < 1e-6, "phi {}", r.current.phi);
+    }
+
+    #[test]
+    fn feedback_cut_upstream_counts_as_negative_feedback_given_here_so_local_flows_are_not_cut_twice() {
+        // The persistent-queue interval above (phi = -2_260 B, h = 740 B:
+        // 3_000 B to take back, 740 B to give; per packet A 37 - 100 B,
+        // B 18.5 - 100 B), then an interval in which B's 20 packets arrive
+        // carrying -1_000 B from a bottleneck upstream (ns-2 xcpq.cc L 26-27).
+        // Each B packet's shortfall, 918.5 B, counts as negative feedback
+        // given here: the 3_000 B are used up by the fifth packet (A, B, B,
+        // A, B), after which A's packets get their positive share only:
+        // A = 2 * -63 + 8 * 37 = 170 B. Charging B our own shares instead
+        // cuts A by the full 10 * 63 = 630 B although B alone is cut by
+        // 20_000 B, more than this link's phi asks for.
+        let q = QueueState { backlog_bytes: 10_000, capacity_bytes: 100_000, rate: Rate::kbps(2_400) };
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        interval(&mut r, Time::ZERO, &q);
+        interval(&mut r, Time::from_millis(100), &q);
+        let (mut a, mut b) = (0i64, 0i64);
+        for k in 0..30u64 {
+            let at = Time::from_millis(200) + Time::from_micros(k * 100_000 / 30);
+            let (src, cwnd, carried) = if k % 3 == 0 { (1, 10_000, i32::MAX) } else { (2, 20_000, -1_000) };
+            let mut ib = InBand::Xcp(XcpFields { cwnd, rtt_us: 100_000, feedback: carried, ack: false });
+            let mut p = ForwardPacket { tcp: Some(meta(src)), size: 1000, inband: Some(&mut ib) };
+            r.on_enqueue(at, &mut p, &q);
+            r.on_dequeue(at, &mut p, &q);
+            let InBand::Xcp(x) = ib else { unreachable!() };
+            if src == 1 {
+                a += x.feedback as i64;
+            } else {
+                b += x.feedback as i64;
+            }
+        }
+        assert!((r.current.phi + 2_260.0).abs() < 1e-6, "phi {}", r.current.phi);
+        assert_eq!(b, -20_000, "B leaves with what it carried");
+        assert_eq!(a, 170);
+    }
+
+    #[test]
+    fn the_control_interval_is_the_average_rtt_of_the_flows_not_of_the_bytes() {
+        // One 100 ms interval: A (RTT 40 ms, cwnd 40 kB, 1 MB/s) sends 100
+        // packets, B (RTT 400 ms, cwnd 40 kB, 100 kB/s) 10. Each flow's
+        // packets weigh rtt s / cwnd = 0.1 in all, so d = (0.04 + 0.4) / 2 =
+        // 220 ms, the flows' mean RTT (ns-2 xcpq.cc L 7). Weighted by bytes
+        // it would be (100 * 0.04 + 10 * 0.4) / 110 = 72.7 ms, A's alone
+        // nearly.
+        let q = queue(100, 0);
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        for k in 0..110u64 {
+            let at = Time::from_micros(k * 100_000 / 110);
+            let rtt = if k % 11 == 10 { 400_000 } else { 40_000 };
+            pass(&mut r, at, (k % 11 == 10) as u32, 40_000, rtt, &q);
+        }
+        pass(&mut r, Time::from_millis(100), 0, 40_000, 40_000, &q);
+        assert!((r.current.d - 0.22).abs() < 1e-9, "d {}", r.current.d);
     }
 
     #[test]

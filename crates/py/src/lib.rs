@@ -336,6 +336,14 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
     Ok(d.into_any().unbind())
 }
 
+/// The delay offset (ns) seed `seed` adds to link `name` under
+/// `run.phase = max` (`netreturn_scenario::resolve::phase_offset`): the one
+/// rule both simulators draw phases by.
+#[pyfunction]
+fn phase_offset(seed: u64, name: &str, max_ns: u64) -> u64 {
+    netreturn_sim::resolve::phase_offset(seed, name, netreturn_base::Time(max_ns)).nanos()
+}
+
 /// Runs one seed of a scenario (the GIL is released while it runs).
 #[pyfunction]
 #[pyo3(signature = (path, seed, overrides=vec![]))]
@@ -352,6 +360,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("NativeScenarioError", m.py().get_type::<NativeScenarioError>())?;
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(phase_offset, m)?)?;
     m.add_function(wrap_pyfunction!(show_config, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

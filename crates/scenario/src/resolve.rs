@@ -41,6 +41,24 @@ pub fn packet_bytes(segment_size: u32) -> u32 {
     segment_size + IP_HEADER + TCP_HEADER + TS_OPTION
 }
 
+/// The offset a seed adds to the one-way delay of link `name` (its
+/// forward direction's name, "R1->R2") under phase randomization: uniform
+/// in [0, `max`), from a generator keyed by the seed and the name (FNV-1a),
+/// so it does not depend on the order links are built in. A deterministic
+/// dumbbell locks flows into one phase of their round trips (the EWT
+/// paper's RTOs, DropTail's UDP loss: docs/validation.md); comparing two
+/// simulators over seeds *and* phases needs both to draw the same offsets,
+/// which is why this one rule is exported to the ns-3 harness.
+pub fn phase_offset(seed: u64, name: &str, max: Time) -> Time {
+    if max == Time::ZERO {
+        return Time::ZERO;
+    }
+    // FNV-1a, 64 bits.
+    let key = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    let mut rng = netreturn_base::Rng::derive(seed, 0x5048_4153_4500_0000 ^ key);
+    Time((rng.next_f64() * max.nanos() as f64) as u64)
+}
+
 /// One direction of a link, resolved: what both worlds build.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkDir {
@@ -158,6 +176,21 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The link delays of seed `seed` under `run.phase`: each link's two
+    /// directions get [`phase_offset`] of the forward direction's name.
+    pub fn apply_phase(&mut self, seed: u64, phase: Time) {
+        if phase == Time::ZERO {
+            return;
+        }
+        for k in (0..self.links.len()).step_by(2) {
+            let off = phase_offset(seed, &self.links[k].name, phase);
+            self.links[k].delay += off;
+            if let Some(rev) = self.links.get_mut(k + 1) {
+                rev.delay += off;
+            }
+        }
+    }
+
     /// Resolves `s`; an error names the file, the field and the parameter
     /// the user set.
     pub fn new(s: &Scenario) -> Result<Resolved, ScenarioError> {
@@ -322,7 +355,16 @@ pub fn endpoint_config(s: &Scenario, topo: &Topology) -> TcpConfig {
         n.apply_to_tcp(&mut cfg, packet_bytes(s.tcp.segment_size));
     }
     if uses_xcp(topo) || s.tcp.cc == CcName::Xcp {
-        cfg.cc = CcKind::Xcp(s.tcp.cc_params.xcp.unwrap_or_default());
+        let x = s.tcp.cc_params.xcp.unwrap_or_default();
+        // The XCP end systems' own window and ACK settings (docs/xcp.md,
+        // "End systems"): ns-2's where a file asks for them.
+        if let Some(n) = x.initial_cwnd {
+            cfg.initial_cwnd = n.get();
+        }
+        if let Some(n) = x.delayed_ack_count {
+            cfg.delayed_ack_count = n.get();
+        }
+        cfg.cc = CcKind::Xcp(x);
     }
     cfg
 }
@@ -499,5 +541,55 @@ mod tests {
         let r = Resolved::new(&s).unwrap();
         assert_eq!(r.monitored, r.topology.bottleneck);
         assert!(r.monitored.is_some());
+    }
+
+    #[test]
+    fn phase_offsets_are_per_seed_and_link_within_bounds_and_order_free() {
+        let max = Time::from_millis(1);
+        let a = phase_offset(7, "R1->R2", max);
+        assert_eq!(a, phase_offset(7, "R1->R2", max), "a seed gives one offset");
+        assert!(a < max);
+        assert_ne!(a, phase_offset(8, "R1->R2", max), "another seed, another phase");
+        assert_ne!(a, phase_offset(7, "left0->R1", max), "another link, another phase");
+        assert_eq!(phase_offset(7, "R1->R2", Time::ZERO), Time::ZERO);
+        // Uniform in [0, max): the mean of many links is near max / 2.
+        let n = 4000;
+        let mean = (0..n).map(|i| phase_offset(3, &format!("h{i}->R"), max).nanos() as f64).sum::<f64>() / n as f64;
+        assert!((mean - 500_000.0).abs() < 20_000.0, "mean {mean} ns");
+    }
+
+    #[test]
+    fn run_phase_moves_both_directions_of_each_link_by_the_seeds_offset() {
+        let text = MINI.replace("[topology]", "[run]\nphase = \"2ms\"\n[topology]");
+        let s = Scenario::from_toml(&text, "mini.toml", &[]).unwrap();
+        let plain = Resolved::new(&s).unwrap();
+        let mut r = plain.clone();
+        r.apply_phase(5, s.run.phase.unwrap().0);
+        for k in (0..r.links.len()).step_by(2) {
+            let off = phase_offset(5, &r.links[k].name, Time::from_millis(2));
+            assert_eq!(r.links[k].delay, plain.links[k].delay + off, "{}", r.links[k].name);
+            assert_eq!(r.links[k + 1].delay, plain.links[k + 1].delay + off, "{}", r.links[k + 1].name);
+        }
+        assert!(r.links.iter().zip(&plain.links).any(|(a, b)| a.delay != b.delay));
+    }
+
+    #[test]
+    fn xcp_end_system_settings_apply_to_xcp_endpoints_only_and_refuse_zero() {
+        // One file for every queue of an AWM family: [tcp] xcp = { ... }
+        // gives XCP's rows ns-2's end systems (initial window 2, an ACK per
+        // segment), the DropTail rows keep [tcp]'s.
+        let text = MINI.replace(
+            "[topology]",
+            "[tcp]\ninitial_cwnd = 10\nxcp = { initial_cwnd = 2, delayed_ack_count = 1 }\n[topology]",
+        );
+        let xcp = Scenario::from_toml(&text, "p.toml", &[("queue".into(), "xcp".into())]).unwrap();
+        let r = Resolved::new(&xcp).unwrap();
+        assert_eq!((r.tcp.initial_cwnd, r.tcp.delayed_ack_count), (2, 1));
+        let dt = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        let r = Resolved::new(&dt).unwrap();
+        assert_eq!((r.tcp.initial_cwnd, r.tcp.delayed_ack_count), (10, 2));
+        let zero = text.replace("delayed_ack_count = 1", "delayed_ack_count = 0");
+        let e = Scenario::from_toml(&zero, "p.toml", &[("queue".into(), "xcp".into())]).unwrap_err().to_string();
+        assert!(e.contains("tcp.xcp") && e.contains("nonzero"), "{e}");
     }
 }

@@ -98,6 +98,12 @@ pub struct RunSpec {
     /// Ignore metrics of flows that start before this time (warm-up).
     #[serde(default)]
     pub warmup: Option<TimeQ>,
+    /// Phase randomization: each link's one-way delay grows by an offset
+    /// drawn per seed, uniform in [0, phase), the same for both directions
+    /// ([`crate::resolve::phase_offset`]; the ns-3 harness draws the same
+    /// offsets). 0 (the default) keeps the delays as written.
+    #[serde(default)]
+    pub phase: Option<TimeQ>,
 }
 
 fn default_stop() -> TimeQ {
@@ -120,6 +126,7 @@ impl Default for RunSpec {
             pcap: vec![],
             monitor: None,
             warmup: None,
+            phase: None,
         }
     }
 }

@@ -63,7 +63,8 @@ impl World {
     pub fn with_recorder(s: &Scenario, seed: u64, mut rec: Recorder) -> Result<World, (String, String)> {
         // Refuse what would not fit before allocating any of it.
         crate::memory::check(s, rec.memory_limit).map_err(|e| (e.field, e.message))?;
-        let resolved = netreturn_scenario::Resolved::build(s)?;
+        let mut resolved = netreturn_scenario::Resolved::build(s)?;
+        resolved.apply_phase(seed, s.run.phase.map_or(Time::ZERO, |p| p.0));
         let topo = resolved.topology;
         let mut ifaces = Vec::with_capacity(resolved.links.len());
         for (i, f) in resolved.links.into_iter().enumerate() {

@@ -13,6 +13,8 @@
 //! While the connection is in fast recovery it owns cwnd (RFC 6582 / PRR),
 //! so echoed feedback arriving then is not applied.
 
+use std::num::NonZeroU32;
+
 use netreturn_base::{InBand, Time, XcpFields};
 
 use super::{AckEvent, CongestionControl, Window};
@@ -35,6 +37,16 @@ pub struct XcpConfig {
     /// its first data segment on (docs/xcp.md, "Differences from the
     /// paper, explained").
     pub ignore_handshake_rtt: bool,
+    /// The initial window of XCP endpoints, segments; `None` keeps `[tcp]
+    /// initial_cwnd`. ns-2.35's XCP senders (`Agent/TCP/Reno/XCP`) start
+    /// at `windowInit_` = 2. Applied only where the endpoint runs XCP
+    /// (`netreturn_scenario::resolve::endpoint_config`), so one scenario
+    /// file can give XCP's rows ns-2's end systems and leave the others'.
+    pub initial_cwnd: Option<NonZeroU32>,
+    /// XCP receivers ACK every n-th full segment; `None` keeps `[tcp]
+    /// delayed_ack_count`. ns-2.35's `Agent/TCPSink/XCPSink` is a
+    /// `TCPSink`: an ACK per segment (1).
+    pub delayed_ack_count: Option<NonZeroU32>,
 }
 
 #[derive(Clone, Debug)]

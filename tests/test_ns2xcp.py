@@ -1,0 +1,61 @@
+"""netreturn.ns2xcp: the ns-2.35 XCP comparison (issue 25, item 2)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from netreturn import _native, ns2xcp
+from netreturn.scenarios import resolve as scenario_path
+
+SMALL = {"bottleneck_rate": "10Mbps", "buffer": "100kB", "flows": "5", "queue": "xcp"}
+needs_ns2 = pytest.mark.skipif(ns2xcp.ns2_binary() is None,
+                               reason="ns-2 is not installed (apt-get install ns2; scripts/install-system-deps.sh)")
+
+
+def test_the_ns2_script_builds_every_link_direction_with_its_buffer_and_every_flow_with_ns2s_end_systems():
+    text, monitored = ns2xcp.tcl_script("awm/capacity", SMALL, 3, 10.0)
+    model = _native.resolve(str(scenario_path("awm/capacity")), list(SMALL.items()))
+    links = re.findall(r"^link_dir (\S+) (\S+) (\d+) (\S+) (\d+) ([01])$", text, re.M)
+    assert len(links) == len(model["links"])
+    by_name = {f"{a}->{b}": (int(rate), float(delay), int(limit), xcp == "1")
+               for a, b, rate, delay, limit, xcp in links}
+    for link in model["links"]:
+        rate, delay, limit, xcp = by_name[link["name"]]
+        assert rate == link["rate_bps"] and delay == pytest.approx(link["delay_ns"] * 1e-9)
+        assert limit * model["packet_bytes"] == link["buffer_bytes"], link["name"]
+        assert xcp == (link.get("stage") == "xcp")
+    assert monitored == ["R1->R2", "R2->R1"]
+    # 5 flows each way, left i -> right i and back, starting within [0, 2] s.
+    flows = re.findall(r"^flow (\d+) (\S+) (\S+) \[\$startrng uniform 0.0 2.0\]$", text, re.M)
+    assert [(s, d) for _, s, d in flows] == [(f"left{i}", f"right{i}") for i in range(5)] + \
+        [(f"right{i}", f"left{i}") for i in range(5)]
+    # ns-2's end systems as shipped: its initial window (2) is not touched.
+    assert "set windowInit_" not in text
+    assert "$defaultRNG seed 3\n" in text
+
+
+def test_a_scenario_the_template_cannot_build_is_refused_naming_the_file():
+    with pytest.raises(ValueError, match=r"web\.toml: traffic kind 'tcp-web'"):
+        ns2xcp.tcl_script("awm/web", {"queue": "xcp"}, 1, 10.0)
+
+
+@needs_ns2
+def test_ns2_and_ours_agree_on_a_small_two_way_xcp_dumbbell():
+    # 5 flows each way over 10 Mb/s, 100 kB buffer, 12 s, 3 seeds each.
+    # Tolerances (means of 3 seeds): utilization after start-up within 0.05
+    # of ns-2's, the mean queue within 20 kB (a fifth of the buffer). ns-2's
+    # XCP drops nothing after start-up here (issue 25); ours still does in
+    # some seeds (docs/xcp.md, "Against ns-2.35"), so drops are compared in
+    # the table, not asserted equal.
+    r = ns2xcp.compare("capacity-10M", [1, 2, 3], 12.0, overrides={"flows": "5"})
+
+    def mean(side, name, key):
+        return sum(x["links"][name][key] for x in r[side]) / len(r[side])
+
+    for name in ("R1->R2", "R2->R1"):
+        assert abs(mean("ns2", name, "utilization_after") - mean("ours", name, "utilization_after")) < 0.05, name
+        assert abs(mean("ns2", name, "queue_mean_kb") - mean("ours", name, "queue_mean_kb")) < 20, name
+        assert mean("ns2", name, "drops_after") == 0, name
+    assert "Jain index of goodput" in ns2xcp.table(r)
