@@ -155,7 +155,10 @@ fn packets_follow_the_shortest_path_on_a_chain() {
     assert_eq!(hop("R1->R2"), sent);
     assert_eq!(hop("R2->R3"), sent);
     assert_eq!(hop("R1->R0"), 0);
-    assert_eq!(w.topo.bottleneck, w.topo.iface_by_name("R1->R2"));
+    // A chain declares no bottleneck: the monitored link is the slowest on
+    // the traffic's path.
+    assert_eq!(w.topo.bottleneck, None);
+    assert_eq!(w.rec.monitor, w.topo.iface_by_name("R1->R2"));
 }
 
 #[test]

@@ -164,6 +164,7 @@ fn a_reverse_ftp_runs_between_its_start_and_stop_times() {
         stop = "10s"
         [run]
         stop = "20s"
+        monitor = "s->d"
     "#;
     let s = Scenario::from_toml(text, "reverse.toml", &[]).unwrap();
     let r = run(&s, 1).unwrap();

@@ -12,6 +12,7 @@ pub mod none;
 pub mod reno;
 pub mod sarbe;
 pub mod westwood;
+pub mod westwood_original;
 pub mod xcp;
 
 use netreturn_base::{InBand, Time};
@@ -54,8 +55,8 @@ pub struct Ack {
 }
 
 /// What any arriving ACK told the sender: every ACK of the connection,
-/// duplicates and ACKs during recovery included (what Westwood+'s and
-/// SARBE's bandwidth estimators sample).
+/// duplicates and ACKs during recovery included (what the bandwidth
+/// estimators of Westwood, Westwood+ and SARBE sample).
 #[derive(Clone, Copy, Debug)]
 pub struct AckEvent {
     /// Bytes newly acknowledged cumulatively (0 for a duplicate).
@@ -242,6 +243,8 @@ congestion_controls! {
         "RFC 9438 with ns-3's HyStart";
     WestwoodPlus, westwood_plus = "westwood+", NoConfig, westwood::Westwood, |_c, abc| westwood::Westwood::new(abc),
         "Westwood+: ssthresh = bandwidth estimate x RTTmin on loss (Linux tcp_westwood)";
+    Westwood, westwood = "westwood", westwood_original::WestwoodConfig, westwood_original::Westwood, |c, abc| westwood_original::Westwood::new(c, abc),
+        "the original Westwood (Mascolo et al. 2001): per-ACK bandwidth samples, Tustin filter; ssthresh = estimate x RTTmin on loss";
     Sarbe, sarbe = "sarbe", sarbe::SarbeConfig, sarbe::Sarbe, |c, abc| sarbe::Sarbe::new(c, abc),
         "SARBE + LDED (the SARBE paper): receiver-timestamp bandwidth estimate, loss differentiation";
     Xcp, xcp = "xcp", xcp::XcpConfig, xcp::Xcp, |c, _abc| xcp::Xcp::new(c),

@@ -121,13 +121,14 @@ impl Westwood {
             self.bwe = (7.0 * self.bwe + self.bw_ns) / 8.0;
         }
     }
+}
 
-    /// `ssthresh = BWE * RTTmin` (Mascolo et al. 2001, section 2.2), at
-    /// least two segments (Linux `tcp_westwood_bw_rttmin`).
-    fn bw_rttmin(&self, mss: u64) -> u64 {
-        let rtt_min = self.rtt_min.map_or(0.0, |r| r.secs_f64());
-        ((self.bwe * rtt_min) as u64).max(2 * mss)
-    }
+/// `ssthresh = BWE * RTTmin` (Mascolo et al. 2001, section 2.2), at least
+/// two segments (Linux `tcp_westwood_bw_rttmin`); the original Westwood's
+/// rule too ([`super::westwood_original`]). `bwe` in bytes per second.
+pub fn bw_rttmin(bwe: f64, rtt_min: Option<Time>, mss: u64) -> u64 {
+    let rtt_min = rtt_min.map_or(0.0, |r| r.secs_f64());
+    ((bwe * rtt_min) as u64).max(2 * mss)
 }
 
 impl CongestionControl for Westwood {
@@ -155,11 +156,11 @@ impl CongestionControl for Westwood {
     }
 
     fn ssthresh_after_loss(&mut self, _now: Time, w: &Window, _in_flight: u64) -> u64 {
-        self.bw_rttmin(w.mss)
+        bw_rttmin(self.bwe, self.rtt_min, w.mss)
     }
 
     fn on_rto(&mut self, _now: Time, w: &Window, _in_flight: u64) -> u64 {
-        self.bw_rttmin(w.mss)
+        bw_rttmin(self.bwe, self.rtt_min, w.mss)
     }
 
     fn bandwidth_estimate(&self) -> Option<f64> {
