@@ -738,6 +738,26 @@ mod tests {
     }
 
     #[test]
+    fn jitter_defaults_to_both_directions_keeps_order_and_is_refused_where_meaningless() {
+        let a = args("--a x --b y --delay 70ms --jitter 3ms").unwrap();
+        let (ab, ba) = a.jitters();
+        assert_eq!((ab.amount, ba.amount), (Time::from_millis(3), Time::from_millis(3)));
+        assert!(!ab.reorder && !ba.reorder, "FIFO unless asked");
+        let a = args("--a x --b y --delay 70ms --jitter 3ms --jitter-ba 0us --jitter-reorder").unwrap();
+        let (ab, ba) = a.jitters();
+        assert_eq!((ab.amount, ba.amount, ab.reorder), (Time::from_millis(3), Time::ZERO, true));
+        let e = args("--a x --b y --jitter-reorder").unwrap_err();
+        assert!(e.contains("--jitter-reorder") && e.contains("--jitter TIME"), "{e}");
+        let e = args("--a x --b y --jitter 2s").unwrap_err();
+        assert!(e.starts_with("--jitter:") && e.contains("0 .. 1s"), "{e}");
+        assert!(args("--a x --b y --jitter fast").unwrap_err().starts_with("--jitter:"));
+        // A scenario link has no jitter key: the flag goes beside --config.
+        let f = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/testbed/rwm.toml");
+        let a = args(&format!("--a x --b y --config {f} --jitter 3ms")).unwrap();
+        assert_eq!(a.jitters().0.amount, Time::from_millis(3));
+    }
+
+    #[test]
     fn missing_interfaces_and_bad_flags_are_refused() {
         assert!(args("--a x").is_err());
         assert!(args("--a x --b y --bogus 1").is_err());

@@ -7,6 +7,10 @@ link, 500-packet queue, RWM or no controller) -> receiver. CUBIC senders,
 60 MB socket buffer ceilings. One and four simultaneous downloads; RWM with
 the exact BDP, BDP - 10 %, BDP + 10 %, and no controller; ``reps``
 repetitions each (scenarios/testbed/rwm.toml holds every fixed number).
+Testbed-only options (:func:`.scenario.with_testbed`): a jitter sweep on the
+bottleneck gateway's delay line (the paper's NetEm +/-3 ms) and RWM at both
+edges (the paper's Fig. 1); each combination is reported on its own, with
+the paper's 140 ms statements side by side (:func:`statements_140ms`).
 
 Outputs (``--out``): the sweep's ``runs/*.json`` (resume), ``runs.csv``,
 ``flows.csv``, ``summary.csv`` (as ``netreturn run``), and

@@ -426,9 +426,14 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
                 cc=cc, tcp_mem_max=tcp_mem_max, timeout=min(stop, 600.0), reps=int(reps),
                 base_rtt_s=base_rtt, bottleneck_bps=bott.rate_bps, bottleneck_hop=1,
                 buffer_bytes=bott.buffer_bytes, notes=notes, paper=doc.get("paper"), model=model,
-                rwm_table=(bott.controller == "rwm" or None)
-                and dict(((topo.get("bottleneck") or {}).get("gateway") or {}).get("rwm") or {}),
+                rwm_table=_rwm_table(topo) if bott.controller == "rwm" else None,
                 access_bps=acc.rate_bps * pairs)
+
+
+def _rwm_table(topo: dict) -> dict:
+    """The bottleneck's ``gateway.rwm`` table as written (may be empty:
+    RWM's defaults)."""
+    return dict(((topo.get("bottleneck") or {}).get("gateway") or {}).get("rwm") or {})
 
 
 # -- testbed-only settings ------------------------------------------------------
