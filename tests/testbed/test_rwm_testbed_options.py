@@ -19,8 +19,7 @@ import pytest
 pytest.importorskip("pandas")
 tb = pytest.importorskip("netreturn.testbed")
 
-from netreturn.testbed import netns, runner, scenario, sweep  # noqa: E402
-from netreturn.testbed import rwm  # noqa: E402
+from netreturn.testbed import netns, runner, rwm, scenario  # noqa: E402
 from netreturn.testbed.cli import main as tb_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
