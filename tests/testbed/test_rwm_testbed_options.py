@@ -161,6 +161,11 @@ def test_flows_of_one_class_divide_its_window_at_both_edges(tmp_path, capsys):
     # The 80 % class's window, 0.8 C RTT, is about 0.8 * 100 Mb/s * 40 ms = 400 kB
     # (the handshake RTT the gateway measures is at least the 40 ms path).
     assert 380_000 < w[0] + w[1] < 560_000, w
-    # And the rates follow the windows: the class's flows are the faster.
+    # And the rates follow the windows: a flow of the 20 % class can send at
+    # most its window per RTT, 0.1 C = 10 Mb/s (9.1 .. 9.7 measured), while
+    # the class's flows are faster (up to 40 Mb/s each; their 3 MB end
+    # within a few RTTs of slow start, so how much faster depends on the
+    # machine's load: 18 .. 30 Mb/s measured).
     gp = run["flows"]["goodput_mbps"]
-    assert min(gp[0], gp[1]) > 2.5 * max(gp[2], gp[3]), gp
+    assert max(gp[2], gp[3]) < 11.0, gp
+    assert min(gp[0], gp[1]) > 1.5 * max(gp[2], gp[3]), gp

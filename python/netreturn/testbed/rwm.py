@@ -205,6 +205,8 @@ def rtt_table(raw: list[dict]):
 
 
 def _pct(x: float) -> str:
+    if math.isnan(x):
+        return "- (no run without control)"
     r = round(x)
     return f"{r:+d} %" if r else "0 %"
 
@@ -218,6 +220,8 @@ def paper_table(fct, rtt, paper: dict | None):
     claims = paper.get("fct_median_improvement_pct", {"one": 46, "four": 70})
     for n, name in ((1, "one"), (4, "four")):
         sub = fct[(fct.flows == n) & (fct.setting != "none")] if len(fct) else fct
+        # An improvement needs a run without control at the same RTT.
+        sub = sub[sub.median_improvement_pct.notna()] if len(sub) else sub
         if len(sub) == 0:
             continue
         best = sub.loc[sub.median_improvement_pct.idxmax()]
