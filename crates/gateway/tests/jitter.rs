@@ -87,7 +87,7 @@ fn the_mean_jittered_delay_is_the_base_delay() {
 
 #[test]
 fn fifo_jitter_keeps_back_to_back_frames_in_order() {
-    // 1500-byte... here 154-byte frames at 10 Mb/s: 123 us apart, far closer
+    // 154-byte frames at 10 Mb/s leave the queue 123 us apart, far closer
     // than the 6 ms the jitter spans, so many draws would overtake.
     let out = run(&mut pipeline(Some(Rate::mbps(10)), Time::from_millis(JITTER_MS), false, 3), 3000, Time::ZERO);
     let order: Vec<u32> = out.iter().map(|o| o.0).collect();
