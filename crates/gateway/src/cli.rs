@@ -38,6 +38,15 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --rate-ba RATE       line rate B -> A (default: same as --rate)
   --delay TIME         one-way delay A -> B, e.g. 10ms, 250us (default 0)
   --delay-ba TIME      one-way delay B -> A (default: same as --delay)
+  --jitter TIME        A -> B delay variation: each frame's delay is the delay
+                       plus a uniform draw in [-TIME, +TIME] (seeded by --seed);
+                       frames keep their order (a frame drawn earlier than its
+                       predecessor leaves with it) unless --jitter-reorder
+                       (default 0; allowed with --config: a scenario link has
+                       no jitter key)
+  --jitter-ba TIME     B -> A delay variation (default: same as --jitter)
+  --jitter-reorder     release every frame at its own draw, reordering them as
+                       NetEm does (default: keep the order)
   --queue SPEC         A -> B queue: droptail,bytes=SIZE | droptail,packets=N |
                        red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B]
                        | ared,bytes=SIZE[,...] (queues: {queues}; min, max, wq, maxp: short
@@ -96,6 +105,12 @@ pub struct Args {
     pub rate_ba: Option<Rate>,
     pub delay: Time,
     pub delay_ba: Time,
+    /// Delay variation A -> B and B -> A (`--jitter`, `--jitter-ba`): the
+    /// half-width of the uniform draw added to each frame's delay.
+    pub jitter: Time,
+    pub jitter_ba: Time,
+    /// `--jitter-reorder`: each frame leaves at its own draw.
+    pub jitter_reorder: bool,
     pub queue: QueueSpec,
     pub queue_ba: QueueSpec,
     pub loss: f64,
@@ -368,6 +383,9 @@ impl Args {
             rate_ba: None,
             delay: Time::ZERO,
             delay_ba: Time::ZERO,
+            jitter: Time::ZERO,
+            jitter_ba: Time::ZERO,
+            jitter_reorder: false,
             queue: QueueSpec::default_droptail(),
             queue_ba: QueueSpec::default_droptail(),
             loss: 0.0,
@@ -396,7 +414,7 @@ impl Args {
             tx_ring_frames: 512,
             check: false,
         };
-        let (mut rate_ba, mut delay_ba, mut queue_ba) = (None, None, None);
+        let (mut rate_ba, mut delay_ba, mut queue_ba, mut jitter_ba) = (None, None, None, None);
         let mut mss = None;
         let (mut config, mut sets, mut ctl, mut ngwa) = (None, Vec::new(), Vec::new(), Vec::new());
         // Flags that are shorthands for keys of a --config file.
@@ -423,6 +441,9 @@ impl Args {
                 "--rate-ba" => rate_ba = Some(unit(flag, parse_rate(&val()?))?),
                 "--delay" => a.delay = unit(flag, parse_time(&val()?))?,
                 "--delay-ba" => delay_ba = Some(unit(flag, parse_time(&val()?))?),
+                "--jitter" => a.jitter = unit(flag, parse_time(&val()?))?,
+                "--jitter-ba" => jitter_ba = Some(unit(flag, parse_time(&val()?))?),
+                "--jitter-reorder" => a.jitter_reorder = true,
                 "--queue" => a.queue = QueueSpec::parse(&val()?)?,
                 "--queue-ba" => queue_ba = Some(QueueSpec::parse(&val()?)?),
                 "--loss" => a.loss = parse_prob(&val()?)?,
@@ -568,6 +589,15 @@ impl Args {
         }
         a.rate_ba = rate_ba.or(a.rate);
         a.delay_ba = delay_ba.unwrap_or(a.delay);
+        a.jitter_ba = jitter_ba.unwrap_or(a.jitter);
+        if a.jitter_reorder && a.jitter == Time::ZERO && a.jitter_ba == Time::ZERO {
+            return Err("--jitter-reorder: there is no jitter to reorder by; give --jitter TIME".into());
+        }
+        for (f, j) in [("--jitter", a.jitter), ("--jitter-ba", a.jitter_ba)] {
+            if j > Time::from_secs(1) {
+                return Err(format!("{f}: {j} is more than 1 s; allowed: 0 .. 1s (a variation of the delay)"));
+            }
+        }
         if let Some(q) = queue_ba {
             a.queue_ba = q;
         }
@@ -576,6 +606,12 @@ impl Args {
 }
 
 impl Args {
+    /// The delay variation of A -> B and B -> A.
+    pub fn jitters(&self) -> (crate::pipeline::Jitter, crate::pipeline::Jitter) {
+        let j = |amount| crate::pipeline::Jitter { amount, reorder: self.jitter_reorder };
+        (j(self.jitter), j(self.jitter_ba))
+    }
+
     /// The pipeline's two directions: rate, delay, loss and queue
     /// discipline, a packet limit and RED's typical packet weighing
     /// [`Args::packet_bytes`].
@@ -699,6 +735,26 @@ mod tests {
         assert_eq!(a.queue.limit, Limit::Bytes(100_000));
         assert!(matches!(a.queue.discipline(a.rate, 1500), Ok(Discipline::Red(_))));
         assert_eq!(a.queue_ba.limit, Limit::Packets(100), "a scenario link's default buffer");
+    }
+
+    #[test]
+    fn jitter_defaults_to_both_directions_keeps_order_and_is_refused_where_meaningless() {
+        let a = args("--a x --b y --delay 70ms --jitter 3ms").unwrap();
+        let (ab, ba) = a.jitters();
+        assert_eq!((ab.amount, ba.amount), (Time::from_millis(3), Time::from_millis(3)));
+        assert!(!ab.reorder && !ba.reorder, "FIFO unless asked");
+        let a = args("--a x --b y --delay 70ms --jitter 3ms --jitter-ba 0us --jitter-reorder").unwrap();
+        let (ab, ba) = a.jitters();
+        assert_eq!((ab.amount, ba.amount, ab.reorder), (Time::from_millis(3), Time::ZERO, true));
+        let e = args("--a x --b y --jitter-reorder").unwrap_err();
+        assert!(e.contains("--jitter-reorder") && e.contains("--jitter TIME"), "{e}");
+        let e = args("--a x --b y --jitter 2s").unwrap_err();
+        assert!(e.starts_with("--jitter:") && e.contains("0 .. 1s"), "{e}");
+        assert!(args("--a x --b y --jitter fast").unwrap_err().starts_with("--jitter:"));
+        // A scenario link has no jitter key: the flag goes beside --config.
+        let f = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/testbed/rwm.toml");
+        let a = args(&format!("--a x --b y --config {f} --jitter 3ms")).unwrap();
+        assert_eq!(a.jitters().0.amount, Time::from_millis(3));
     }
 
     #[test]

@@ -30,5 +30,5 @@ pub mod stats;
 #[cfg(target_os = "linux")]
 pub mod sys;
 
-pub use pipeline::{Dir, LinkConfig, Pipeline, WindowHook};
+pub use pipeline::{Dir, Jitter, LinkConfig, Pipeline, WindowHook};
 pub use stats::Stats;

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! arrival --> classify --> loss (Bernoulli) --> queue discipline (Fifo)
-//!         --> serialization at `rate` --> delay line (`delay`) --> egress
+//!         --> serialization at `rate` --> delay line (`delay` +/- `jitter`) --> egress
 //! ```
 //!
 //! *Serialization* uses a departure clock, not a token bucket: the link is
@@ -15,6 +15,19 @@
 //! that and the propagation delay. So back-to-back frames are spaced by
 //! exactly their serialization time, and no burst ever exceeds the rate
 //! (a token bucket would let a bucket's worth through at once).
+//!
+//! *Jitter* ([`Jitter`], `--jitter`): each frame's propagation delay is
+//! `delay + u`, `u` drawn uniformly in `[-jitter, +jitter]` from a stream of
+//! its own (so a jittered run draws the same losses as an unjittered one).
+//! By default the delay line stays FIFO: a frame whose draw would release it
+//! before its predecessor leaves with it instead (release = max(own draw,
+//! previous release)), the usual choice for an emulated link, since a real
+//! path rarely reorders and reordering makes TCP retransmit spuriously. So
+//! frames more than `2 * jitter` apart see exactly the uniform draw (mean
+//! `delay`); denser frames are held behind their predecessors, which raises
+//! their mean delay by up to `jitter`. With `reorder`, each frame leaves at
+//! its own draw, as NetEm's tfifo does with a delay distribution (the RWM
+//! paper's section IV.A: "this variability induces some packet reordering").
 //!
 //! The *window controller* (SPEC.md section 1 rule 5) watches the A -> B
 //! queue (the data direction): every TCP frame arriving A -> B is shown to
@@ -71,6 +84,19 @@ pub struct LinkConfig {
     pub discipline: Discipline,
 }
 
+/// Per-frame delay variation of one direction's delay line (see the module
+/// documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Jitter {
+    /// Half-width of the uniform variation: delays are in `[delay -
+    /// amount, delay + amount]` (never before the frame's serialization
+    /// ends).
+    pub amount: Time,
+    /// Release each frame at its own draw, reordering frames (NetEm), instead
+    /// of keeping the line FIFO.
+    pub reorder: bool,
+}
+
 /// The window controller as the pipeline sees it: the
 /// `netreturn_control::gateway::WindowGateway` interface, behind a trait so
 /// the pipeline is tested with doubles and the binary plugs the real
@@ -117,9 +143,52 @@ struct Link {
     /// The departure clock: the link is transmitting until then.
     busy_until: Time,
     /// Frames in flight on the wire: (release time, frame), in release
-    /// order (release = end of serialization + constant delay, so FIFO).
+    /// order (release = end of serialization + delay, +/- jitter; FIFO
+    /// unless the jitter reorders).
     line: VecDeque<(Time, Vec<u8>)>,
     rng: Rng,
+    jitter: Jitter,
+    /// The jitter's own stream: turning jitter on leaves the loss and RED
+    /// draws as they were.
+    jitter_rng: Rng,
+    /// Release time of the last frame put on the line (FIFO jitter).
+    last_release: Time,
+}
+
+impl Link {
+    /// When a frame whose serialization ends at `sent` leaves the delay
+    /// line.
+    fn release_time(&mut self, sent: Time) -> Time {
+        let base = sent + self.cfg.delay;
+        let j = self.jitter.amount.nanos() as f64;
+        let t = if j > 0.0 {
+            // Uniform in [-j, +j] ns around the base delay, never before
+            // the frame is on the wire.
+            let u = self.jitter_rng.uniform(-j, j).round();
+            let ns = (base.nanos() as f64 + u).max(sent.nanos() as f64);
+            Time::from_nanos(ns as u64)
+        } else {
+            base
+        };
+        if self.jitter.reorder {
+            t
+        } else {
+            let t = t.max(self.last_release);
+            self.last_release = t;
+            t
+        }
+    }
+
+    /// Puts a frame on the line, keeping the line sorted by release time
+    /// (frames released at the same time keep their order).
+    fn put_on_line(&mut self, release: Time, data: Vec<u8>) {
+        if self.line.back().is_none_or(|&(t, _)| t <= release) {
+            self.line.push_back((release, data));
+        } else {
+            let i = self.line.partition_point(|&(t, _)| t <= release);
+            self.line.insert(i, (release, data));
+        }
+    }
 }
 
 impl Link {
@@ -150,6 +219,9 @@ pub struct Pipeline<H: WindowHook> {
     ngwa_back: Option<NgwaWire>,
 }
 
+/// Offset of the jitter streams from the directions' streams (0 and 1).
+const JITTER_STREAM: u64 = 16;
+
 /// Ethernet II with one VLAN tag at a 1500-byte MTU.
 pub const DEFAULT_MAX_FRAME: usize = 1518;
 
@@ -163,6 +235,9 @@ impl<H: WindowHook> Pipeline<H> {
             busy_until: Time::ZERO,
             line: VecDeque::new(),
             rng: Rng::derive(seed, stream),
+            jitter: Jitter::default(),
+            jitter_rng: Rng::derive(seed, stream + JITTER_STREAM),
+            last_release: Time::ZERO,
         };
         Pipeline {
             links: [mk(a_to_b, 0), mk(b_to_a, 1)],
@@ -174,6 +249,11 @@ impl<H: WindowHook> Pipeline<H> {
             ngwa: None,
             ngwa_back: None,
         }
+    }
+
+    /// Sets the delay variation of `dir`'s delay line.
+    pub fn set_jitter(&mut self, dir: Dir, j: Jitter) {
+        self.links[dir.index()].jitter = j;
     }
 
     /// Runs NGWA on the A -> B frames ([`crate::ngwa`]).
@@ -383,12 +463,12 @@ impl<H: WindowHook> Pipeline<H> {
                 _ => Time::ZERO,
             };
             link.busy_until = start + tx;
-            let release = link.busy_until + link.cfg.delay;
+            let release = link.release_time(link.busy_until);
             let t = self.hook_time(start);
             if let Some(h) = self.watcher(dir) {
                 h.on_queue(t, &ev);
             }
-            self.links[i].line.push_back((release, q.data));
+            self.links[i].put_on_line(release, q.data);
         }
     }
 

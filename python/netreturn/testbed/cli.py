@@ -91,6 +91,13 @@ def _parser() -> argparse.ArgumentParser:
     rw.add_argument("--flows", type=_list, default=None, metavar="LIST", help="concurrent downloads (default 1,4)")
     rw.add_argument("--settings", type=_list, default=None, metavar="LIST",
                     help="controller settings among none,bdp-10%%,bdp,bdp+10%% (default all)")
+    rw.add_argument("--jitter", type=_list, default=None, metavar="LIST",
+                    help="delay variation of the bottleneck gateway's data direction, swept, e.g. 0ms,3ms "
+                         "(netreturn-gateway --jitter: uniform +/- per packet, order kept; the paper's NetEm: "
+                         "+/-3ms; default 0ms)")
+    rw.add_argument("--rwm-edges", choices=["receiver", "both"], default="receiver",
+                    help="where RWM runs: the receivers' edge (the bottleneck gateway, the paper's section IV) or "
+                         "both edges (a second RWM gateway at the senders' edge, the paper's Fig. 1)")
     rw.add_argument("--report-only", action="store_true", help="tables and plots of the runs already in --out")
     _sweep_common(rw, "results/testbed-rwm")
     cp = sub.add_parser("compare", help="one scenario in the simulator and in the testbed, side by side")
@@ -266,11 +273,16 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         settings = a.settings or list(rwm.SETTINGS)
         pl = sc.plan(a.scenario, sets)
         reps = a.reps or pl.reps
-        specs = rwm.specs(rtts, flows, settings, reps, sets, a.scenario)  # validates every combination
+        jitters = a.jitter or ["0ms"]
+        # validates every combination
+        specs = rwm.specs(rtts, flows, settings, reps, sets, a.scenario, jitters, a.rwm_edges)
         print(f"{pl.name}: {pl.file}")
         print(f"  RTT {', '.join(rtts)}; downloads {', '.join(map(str, flows))}; settings {', '.join(settings)}; "
+              f"jitter {', '.join(jitters)}; RWM at {'both edges' if a.rwm_edges == 'both' else 'the receivers edge'}; "
               f"{reps} repetitions: {len(specs)} runs -> {a.out}/")
-        _require([sc.plan(s.scenario, dict(s.overrides)) for s in specs if s.rep == 1])
+        from .sweep import spec_plan
+
+        _require([spec_plan(s) for s in specs if s.rep == 1])
         a.out.mkdir(parents=True, exist_ok=True)
         raw = rwm.run_specs(specs, a.out, _opts(a), not a.quiet, desc="RWM testbed")
         print()

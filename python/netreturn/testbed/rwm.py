@@ -7,6 +7,10 @@ link, 500-packet queue, RWM or no controller) -> receiver. CUBIC senders,
 60 MB socket buffer ceilings. One and four simultaneous downloads; RWM with
 the exact BDP, BDP - 10 %, BDP + 10 %, and no controller; ``reps``
 repetitions each (scenarios/testbed/rwm.toml holds every fixed number).
+Testbed-only options (:func:`.scenario.with_testbed`): a jitter sweep on the
+bottleneck gateway's delay line (the paper's NetEm +/-3 ms) and RWM at both
+edges (the paper's Fig. 1); each combination is reported on its own, with
+the paper's 140 ms statements side by side (:func:`statements_140ms`).
 
 Outputs (``--out``): the sweep's ``runs/*.json`` (resume), ``runs.csv``,
 ``flows.csv``, ``summary.csv`` (as ``netreturn run``), and
@@ -30,7 +34,7 @@ from ..reproduce import statements as _st
 from ..reproduce.paper import PAPER_DIR
 from ..stats import finite as _finite, mean_ci
 from ..table import num, render, unit_of
-from .scenario import TestbedScenarioError, plan as make_plan
+from .scenario import TESTBED_LABELS, TestbedScenarioError, plan as make_plan, testbed_labels, with_testbed
 from .sweep import Options, TbSpec, describe, quantile, run_specs, write_tables
 
 SCENARIO = "testbed/rwm"
@@ -61,6 +65,9 @@ PAPER = load_paper()
 DEFAULT_RTTS = ["20ms", "60ms", "100ms", "140ms"]
 DEFAULT_FLOWS = [1, 4]
 GROUP = ["flows", "rtt", "setting"]
+#: The testbed-only settings a sweep may vary (scenario.TESTBED_LABELS):
+#: each combination is reported on its own.
+VARIANT = list(TESTBED_LABELS)
 COLORS = {"none": "#c44e52", "bdp-10%": "#8172b2", "bdp": "#4c72b0", "bdp+10%": "#55a868"}
 
 
@@ -71,27 +78,55 @@ def _ms(rtt: str) -> float:
 
 
 def specs(rtts: Sequence[str], flows: Sequence[int], settings: Sequence[str], reps: int,
-          sets: Mapping[str, Any] | None = None, scenario: str = SCENARIO) -> list[TbSpec]:
+          sets: Mapping[str, Any] | None = None, scenario: str = SCENARIO,
+          jitters: Sequence[str] = ("0ms",), rwm_edges: str = "receiver") -> list[TbSpec]:
+    """Every run of the grid: RTT x downloads x setting x jitter, ``reps``
+    each; ``jitters`` (the gateway's ``--jitter``, a sweep) and
+    ``rwm_edges`` (``both``: RWM at the senders' edge too) are testbed-only
+    settings (:func:`.scenario.with_testbed`)."""
     for s in settings:
         if s not in SETTINGS:
             raise TestbedScenarioError(scenario, "setting", f"unknown setting {s!r}; allowed: {', '.join(SETTINGS)}")
     out = []
-    for rtt in rtts:
-        for n in flows:
-            for s in settings:
-                ov = {**dict(sets or {}), "rtt": rtt, "flows": int(n), **SETTINGS[s]}
-                make_plan(scenario, ov)  # validates (file, field, allowed values)
-                for r in range(1, reps + 1):
-                    out.append(TbSpec.make(scenario, ov, r, {"setting": s}))
+    for j in jitters:
+        for rtt in rtts:
+            for n in flows:
+                for s in settings:
+                    ov = {**dict(sets or {}), "rtt": rtt, "flows": int(n), **SETTINGS[s]}
+                    labels = {"setting": s, **testbed_labels(j, rwm_edges, scenario)}
+                    # validates (file, field, allowed values), the jitter against this RTT too
+                    with_testbed(make_plan(scenario, ov), labels)
+                    for r in range(1, reps + 1):
+                        out.append(TbSpec.make(scenario, ov, r, labels))
     return out
 
 
 def run(out: Path, rtts=DEFAULT_RTTS, flows=DEFAULT_FLOWS, settings=tuple(SETTINGS), reps: int | None = None,
         sets: Mapping[str, Any] | None = None, opts: Options | None = None, progress: bool = True,
-        scenario: str = SCENARIO) -> list[dict]:
+        scenario: str = SCENARIO, jitters: Sequence[str] = ("0ms",), rwm_edges: str = "receiver") -> list[dict]:
     reps = reps or make_plan(scenario, dict(sets or {})).reps
-    sp = specs(rtts, flows, settings, reps, sets, scenario)
+    sp = specs(rtts, flows, settings, reps, sets, scenario, jitters, rwm_edges)
     return run_specs(sp, out, opts, progress, desc="RWM testbed")
+
+
+def with_defaults(raw: list[dict]) -> list[dict]:
+    """Runs with every testbed label present (absent = its default), so
+    runs made before a label existed group with the default variant."""
+    out = []
+    for r in raw:
+        p = {**TESTBED_LABELS, **r["params"]}
+        out.append({**r, "params": p})
+    return out
+
+
+def variant(r: dict) -> tuple[str, ...]:
+    return tuple(str(r["params"].get(k, d)) for k, d in TESTBED_LABELS.items())
+
+
+def variant_name(v: Sequence[str]) -> str:
+    j, edges = v
+    jit = "no jitter" if j in ("0ms", "0", "0us", "0s") else f"jitter +/-{j}"
+    return f"{jit}, RWM at {'both edges' if edges == 'both' else 'the receivers edge'}"
 
 
 def load_runs(out: Path) -> list[dict]:
@@ -190,6 +225,8 @@ def rtt_table(raw: list[dict]):
 
 
 def _pct(x: float) -> str:
+    if math.isnan(x):
+        return "- (no run without control)"
     r = round(x)
     return f"{r:+d} %" if r else "0 %"
 
@@ -203,6 +240,8 @@ def paper_table(fct, rtt, paper: dict | None):
     claims = paper["fct_median_improvement_pct"]
     for n, name in ((1, "one"), (4, "four")):
         sub = fct[(fct.flows == n) & (fct.setting != "none")] if len(fct) else fct
+        # An improvement needs a run without control at the same RTT.
+        sub = sub[sub.median_improvement_pct.notna()] if len(sub) else sub
         if len(sub) == 0:
             continue
         best = sub.loc[sub.median_improvement_pct.idxmax()]
@@ -230,6 +269,7 @@ def paper_table(fct, rtt, paper: dict | None):
                               "RTT std/mean/p25/p50/p75/max (ms)",
                      "paper": "/".join(f"{t[k]}" for k in ("std", "mean", "p25", "p50", "p75", "max")),
                      "testbed": ours})
+    rows += statements_140ms(fct)
     four = fct[fct.flows == 4] if len(fct) else fct
     if len(four):
         by = four.groupby("setting").finish_spread_median.median()
@@ -356,6 +396,44 @@ def judge(st: dict, fct, rtt) -> _st.Judgement:
     ok = sum(abs(r["mean"] - 20.0) <= st["tolerance_ms"] and r["std"] <= st["max_std_ms"] for _, r in got)
     return _st.Judgement(verdict(ok, len(got)), "RWM (exact BDP), 20 ms: "
                          + ", ".join(f"{n} flow(s) mean {r['mean']:.1f}, std {r['std']:.1f} ms" for n, r in got))
+
+
+#: The RWM paper's section IV.B on Fig. 3b (four downloads), 140 ms.
+MEDIAN_RATIO_QUOTE = ("At 140ms of RTT is possible to observe that the 50th percentile for the FCT of the "
+                      "uncontrolled scenario is almost 1.5 times higher than the controlled scenario")
+QUARTILE_QUOTE = ("the 75th percentile of any of the controlled tests is better than the 25th percentile of "
+                  "the non-controlled case")
+#: "almost 1.5 times": held when the ratio is within this of 1.5.
+MEDIAN_RATIO_TOLERANCE = 0.15
+
+
+def statements_140ms(fct) -> list[dict]:
+    """The paper's two statements about four downloads at 140 ms, judged
+    from ``fct`` (one variant's :func:`fct_table`): the uncontrolled median
+    FCT about 1.5 x the controlled one (each RWM setting), and every
+    controlled 75th percentile below the uncontrolled 25th."""
+    if not len(fct):
+        return []
+    at = fct[(fct.flows == 4) & (fct.rtt_ms == 140.0)]
+    none = at[at.setting == "none"]
+    ctl = at[at.setting != "none"]
+    if not len(none) or not len(ctl):
+        return []
+    b = none.iloc[0]
+    ratios = {r.setting: b.fct_median_s / r.fct_median_s for _, r in ctl.iterrows()}
+    near = [s for s, x in ratios.items() if abs(x - 1.5) <= MEDIAN_RATIO_TOLERANCE]
+    better = [s for s, x in ratios.items() if x > 1.0]
+    verdict = ("holds" if len(near) == len(ratios) else "partly" if near or better else "fails")
+    below = {r.setting: r.fct_p75_s < b.fct_p25_s for _, r in ctl.iterrows()}
+    v2 = "holds" if all(below.values()) else "partly" if any(below.values()) else "fails"
+    return [
+        {"claim": "140 ms, four downloads: median FCT without control / with RWM (\"almost 1.5 times\")",
+         "paper": "~1.5", "testbed": ", ".join(f"{s} {x:.2f}x" for s, x in ratios.items()) + f": {verdict}"},
+        {"claim": "140 ms, four downloads: every controlled 75th percentile below the uncontrolled 25th",
+         "paper": "yes",
+         "testbed": f"none p25 {b.fct_p25_s:.2f} s; "
+         + ", ".join(f"{r.setting} p75 {r.fct_p75_s:.2f} s" for _, r in ctl.iterrows()) + f": {v2}"},
+    ]
 
 
 # -- figures ------------------------------------------------------------------
@@ -523,21 +601,93 @@ def _fmt(df, floatfmt: str = "{:.3g}") -> str:
 
 
 def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = None) -> str:
-    """Writes every table and figure; returns the text to print."""
+    """Writes every table and figure; returns the text to print. Runs of
+    several testbed variants (a jitter sweep, RWM at both edges) are reported
+    one variant after the other; the CSV tables hold them all, with a
+    ``jitter`` and a ``rwm_edges`` column; the figures show the first."""
+    import pandas as pd
+
     out = Path(out)
     if not raw:
         return "no finished runs"
-    write_tables(raw, out, GROUP)
-    fct = fct_table(raw)
-    rtt = rtt_table(raw)
-    fct.to_csv(out / "fct.csv", index=False)
-    rtt.to_csv(out / "rtt_table.csv", index=False)
-    pap = paper_table(fct, rtt, paper)
-    pap.to_csv(out / "paper.csv", index=False)
-    judged = {st["id"]: judge(st, fct, rtt) for st in PAPER["statements"]}
-    _st.write(out, PAPER["statements"], {"the testbed's runs": judged})
-    statements = _st.section("## The paper's statements, judged", PAPER["statements"], {"the testbed's runs": judged})
-    text = [
+    raw = with_defaults(raw)
+    variants = sorted({variant(r) for r in raw}, key=lambda v: (parse_ms(v[0]), v[1]))
+    several = len(variants) > 1
+    write_tables(raw, out, GROUP + (VARIANT if several else []))
+    if paper is None:
+        try:
+            paper = make_plan(SCENARIO, {}).paper
+        except Exception:
+            paper = None
+    fcts, rtts, paps, text = [], [], [], []
+    for v in variants:
+        sub = [r for r in raw if variant(r) == v]
+        fct, rtt = fct_table(sub), rtt_table(sub)
+        pap = paper_table(fct, rtt, paper)
+        for df in (fct, rtt, pap):
+            for k, x in zip(VARIANT, v):
+                df[k] = x
+        fcts.append(fct)
+        rtts.append(rtt)
+        paps.append(pap)
+        if several:
+            text += [f"== {variant_name(v)} ==", ""]
+        text += _variant_text(fct, rtt, pap)
+    if several:
+        text += ["The paper's 140 ms statements across the variants", _fmt(_sweep_table(paps))]
+    pd.concat(fcts).to_csv(out / "fct.csv", index=False)
+    pd.concat(rtts).to_csv(out / "rtt_table.csv", index=False)
+    pd.concat(paps).to_csv(out / "paper.csv", index=False)
+    # The statements are judged on the first variant: no jitter, RWM at the
+    # receivers' edge (the paper's own set-up) when it ran.
+    judged = {st["id"]: judge(st, fcts[0], rtts[0]) for st in PAPER["statements"]}
+    label = "the testbed's runs" + (f" ({variant_name(variants[0])})" if several else "")
+    _st.write(out, PAPER["statements"], {label: judged})
+    statements = _st.section("## The paper's statements, judged", PAPER["statements"], {label: judged})
+    paths: list = []
+    if plots:
+        fig = out / "figures"
+        fig.mkdir(exist_ok=True)
+        first = [r for r in raw if variant(r) == variants[0]]
+        paths = [plot_fct(first, fig / "fct_boxplot.png"), plot_fct(first, fig / "slowest_boxplot.png", slowest=True),
+                 plot_throughput(first, fig / "throughput.png"), plot_window(first, fig / "window.png")]
+        text.append("\nplots" + (f" ({variant_name(variants[0])})" if several else "") + ": "
+                    + ", ".join(str(p) for p in paths if p))
+    text.append(f"tables: {out / 'fct.csv'}, {out / 'rtt_table.csv'}, {out / 'paper.csv'}, {out / 'summary.csv'}, "
+                f"{out / 'runs.csv'}, {out / 'flows.csv'}, {out / 'statements.csv'}; report: {out / 'report.md'}")
+    t = _st.tally(judged)
+    text.append(f"statements of the paper: {t['holds']} hold, {t['partly']} partly, {t['fails']} fail, "
+                f"{t['not measurable']} not measurable ({out / 'report.md'})")
+    (out / "report.md").write_text("\n".join(
+        ["# RWM (the RWM paper section IV) on the namespace testbed", "",
+         f"Paper: {PAPER['title']} (docs/bibliography.md); its numbers and statements are in "
+         "`python/netreturn/paper/rwm.toml`. Scaled: docs/testbed.md.", "", *statements,
+         "## Tables", "", "```", *text[:-2], "```", ""]
+        + [f"![{p.name}](figures/{p.name})" for p in paths if p]) + "\n")
+    return "\n".join(text)
+
+
+def parse_ms(t: str) -> float:
+    try:
+        return _ms(t)
+    except ValueError:
+        return math.inf
+
+
+def _sweep_table(paps):
+    """The 140 ms statements, one row per variant."""
+    import pandas as pd
+
+    rows = []
+    for pap in paps:
+        sel = pap[pap.claim.str.startswith("140 ms")] if len(pap) else pap
+        for _, r in sel.iterrows():
+            rows.append({"jitter": r.jitter, "rwm_edges": r.rwm_edges, "claim": r.claim, "testbed": r.testbed})
+    return pd.DataFrame(rows)
+
+
+def _variant_text(fct, rtt, pap) -> list[str]:
+    return [
         "FCT per transfer (ms): quartiles over every download of every repetition; "
         "improvement = distance of the medians to no control",
         _fmt(
@@ -561,27 +711,9 @@ def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = 
         ),
         "",
         "RTT seen by the senders (ms; srtt from TCP_INFO every 20 ms while data is outstanding), the paper's Table I",
-        _fmt(rtt, "{:.1f}"),
+        _fmt(rtt[[c for c in rtt.columns if c not in VARIANT]], "{:.1f}"),
         "",
         "Against the paper (docs/decisions.md §5.4)",
-        _fmt(pap),
+        _fmt(pap[[c for c in pap.columns if c not in VARIANT]]),
+        "",
     ]
-    paths: list = []
-    if plots:
-        fig = out / "figures"
-        fig.mkdir(exist_ok=True)
-        paths = [plot_fct(raw, fig / "fct_boxplot.png"), plot_fct(raw, fig / "slowest_boxplot.png", slowest=True),
-                 plot_throughput(raw, fig / "throughput.png"), plot_window(raw, fig / "window.png")]
-        text.append("\nplots: " + ", ".join(str(p) for p in paths if p))
-    text.append(f"tables: {out / 'fct.csv'}, {out / 'rtt_table.csv'}, {out / 'paper.csv'}, {out / 'summary.csv'}, "
-                f"{out / 'runs.csv'}, {out / 'flows.csv'}, {out / 'statements.csv'}; report: {out / 'report.md'}")
-    t = _st.tally(judged)
-    text.append(f"statements of the paper: {t['holds']} hold, {t['partly']} partly, {t['fails']} fail, "
-                f"{t['not measurable']} not measurable ({out / 'report.md'})")
-    (out / "report.md").write_text("\n".join(
-        ["# RWM (the RWM paper section IV) on the namespace testbed", "",
-         f"Paper: {PAPER['title']} (docs/bibliography.md); its numbers and statements are in "
-         "`python/netreturn/paper/rwm.toml`. Scaled: docs/testbed.md.", "", *statements,
-         "## Tables", "", "```", *text[:-2], "```", ""]
-        + [f"![{p.name}](figures/{p.name})" for p in paths if p]) + "\n")
-    return "\n".join(text)

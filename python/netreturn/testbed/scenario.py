@@ -228,6 +228,11 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     paper: dict | None = None
     model: Resolved | None = None
+    #: The bottleneck's ``gateway.rwm`` table as the file gives it (with
+    #: parameters substituted), for RWM at the senders' edge too.
+    rwm_table: dict | None = None
+    #: The senders' aggregate access rate (the WAN emulator's), bit/s.
+    access_bps: float = 0.0
 
     def flow_plan(self, rep: int) -> list[FlowPlan]:
         """Start times of repetition ``rep`` (seeded like the simulator's
@@ -420,7 +425,92 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
     return Plan(file=file, name=doc["name"], params=params, senders=pairs, receivers=pairs, hops=hops, flows=flows,
                 cc=cc, tcp_mem_max=tcp_mem_max, timeout=min(stop, 600.0), reps=int(reps),
                 base_rtt_s=base_rtt, bottleneck_bps=bott.rate_bps, bottleneck_hop=1,
-                buffer_bytes=bott.buffer_bytes, notes=notes, paper=doc.get("paper"), model=model)
+                buffer_bytes=bott.buffer_bytes, notes=notes, paper=doc.get("paper"), model=model,
+                rwm_table=_rwm_table(topo) if bott.controller == "rwm" else None,
+                access_bps=acc.rate_bps * pairs)
+
+
+def _rwm_table(topo: dict) -> dict:
+    """The bottleneck's ``gateway.rwm`` table as written (may be empty:
+    RWM's defaults)."""
+    return dict(((topo.get("bottleneck") or {}).get("gateway") or {}).get("rwm") or {})
+
+
+# -- testbed-only settings ------------------------------------------------------
+#
+# What a scenario file cannot say because the simulator has no such thing:
+# labels of a run (``TbSpec.labels``), part of its identity, applied to the
+# plan's hops. Absent labels mean the defaults (no jitter, RWM at the
+# receivers' edge only), so runs made before these existed keep their keys.
+
+#: label -> default.
+TESTBED_LABELS = {"jitter": "0ms", "rwm_edges": "receiver"}
+RWM_EDGES = ("receiver", "both")
+
+
+def testbed_labels(jitter: Any = None, rwm_edges: str | None = None, file: str = "") -> dict[str, str]:
+    """The labels of a run with these settings; defaults are left out."""
+    out = {}
+    if jitter is not None:
+        try:
+            j = parse_time(jitter)
+        except ValueError as e:
+            raise TestbedScenarioError(file, "--jitter", f"{jitter!r}: {e}") from None
+        if not 0 <= j <= 1:
+            raise TestbedScenarioError(file, "--jitter", f"{jitter!r}: allowed 0 .. 1s")
+        if j > 0:
+            out["jitter"] = str(jitter)
+    if rwm_edges is not None:
+        if rwm_edges not in RWM_EDGES:
+            raise TestbedScenarioError(file, "--rwm-edges", f"{rwm_edges!r}; allowed: {', '.join(RWM_EDGES)}")
+        if rwm_edges != TESTBED_LABELS["rwm_edges"]:
+            out["rwm_edges"] = rwm_edges
+    return out
+
+
+def with_testbed(pl: Plan, labels: Mapping[str, str]) -> Plan:
+    """``pl`` with the testbed-only settings of ``labels`` applied (labels
+    that are not among :data:`TESTBED_LABELS`, like the RWM experiment's
+    ``setting``, are ignored):
+
+    * ``jitter``: the bottleneck gateway's data direction varies its delay
+      by a uniform draw in [-jitter, +jitter] per packet (``netreturn-gateway
+      --jitter``), packets kept in order; the ACK direction is not jittered,
+      so the RTT varies by +/- jitter, the RWM paper's "variability of
+      +/-3ms" on its one NetEm link, on the router close to the client
+      (section IV.A). The jitter must not exceed that direction's delay
+      (the gateway never releases a packet before it is sent).
+    * ``rwm_edges = "both"``: RWM also runs at the senders' edge, a gateway
+      between the senders and the WAN emulator (the paper's Fig. 1: "both
+      edge routers implement RWM"), with the same ``gateway.rwm`` table and
+      the senders' access rate as its capacity ``C``. Where the bottleneck
+      runs no RWM (setting none) nothing is added.
+    """
+    from dataclasses import replace
+
+    lab = {k: v for k, v in labels.items() if k in TESTBED_LABELS}
+    if not lab:
+        return pl
+    for k in ("jitter", "rwm_edges"):  # validated as the command line is
+        if k in lab:
+            testbed_labels(**{k: lab[k]}, file=pl.file)
+    hops = [replace(h, args=list(h.args)) for h in pl.hops]
+    one_way = pl.model.links[pl.model.bottleneck].delay_s if pl.model and pl.model.bottleneck else 0.0
+    if "jitter" in lab and parse_time(lab["jitter"]) > one_way + 1e-12:
+        raise TestbedScenarioError(pl.file, "--jitter", f"{lab['jitter']!r} exceeds the bottleneck's one-way delay "
+                                   f"{one_way * 1000:g} ms; allowed: 0 .. that delay")
+    bottleneck_hop = pl.bottleneck_hop
+    if "jitter" in lab:
+        # The bottleneck gateway carries the file's propagation delay (the
+        # WAN emulator only the access links'): the paper's NetEm sat on the
+        # router close to the client too. Only the data direction jitters.
+        j = fmt_time(parse_time(lab["jitter"]))
+        hops[bottleneck_hop].args += ["--jitter", j, "--jitter-ba", "0us"]
+    if lab.get("rwm_edges") == "both" and pl.rwm_table is not None:
+        ctl = [f"capacity={fmt_rate(pl.access_bps)}"] + [f"{k}={toml_literal(v)}" for k, v in pl.rwm_table.items()]
+        hops.insert(0, Hop(name="sender-edge", rate=None, delay="0us", controller="rwm", ctl=ctl))
+        bottleneck_hop += 1
+    return replace(pl, hops=hops, bottleneck_hop=bottleneck_hop)
 
 
 def check_gateway(pl: Plan, binary: str) -> None:

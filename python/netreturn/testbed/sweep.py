@@ -32,7 +32,7 @@ from ..runner import Store
 from ..stats import jain, mean
 from .netns import TestbedError
 from .runner import RunConfig, run as run_once
-from .scenario import Plan, plan as make_plan, resolve
+from .scenario import Plan, plan as make_plan, resolve, with_testbed
 
 # 2: the bottleneck gateway runs the scenario file (--config): the ACK
 # direction's queue takes the forward buffer, "Np" weighs segment + 52 B.
@@ -219,9 +219,15 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
             "gateways": gws}
 
 
+def spec_plan(spec: TbSpec) -> Plan:
+    """What ``spec`` runs: its scenario with its overrides, and its
+    testbed-only labels (jitter, RWM at both edges) applied."""
+    return with_testbed(make_plan(spec.scenario, dict(spec.overrides)), dict(spec.labels))
+
+
 def execute(spec: TbSpec, opts: Options) -> dict:
     """Runs one testbed experiment; returns its record (what runs/*.json holds)."""
-    pl = make_plan(spec.scenario, dict(spec.overrides))
+    pl = spec_plan(spec)
     fplan = pl.flow_plan(spec.rep)
     base = opts.raw_dir or Path(tempfile.gettempdir())
     base.mkdir(parents=True, exist_ok=True)

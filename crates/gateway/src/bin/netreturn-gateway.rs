@@ -6,7 +6,7 @@ use netreturn_control::{ControllerKind, GatewayConfig, WindowController, WindowG
 use netreturn_gateway::cli::{usage, Args};
 use netreturn_gateway::control;
 use netreturn_gateway::ngwa::NgwaWire;
-use netreturn_gateway::pipeline::{NoController, Pipeline, WindowHook};
+use netreturn_gateway::pipeline::{Dir, NoController, Pipeline, WindowHook};
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -80,6 +80,9 @@ fn run_pipeline<H: WindowHook>(
     extra: &netreturn_gateway::sys::Extra<H>,
 ) -> Result<(), String> {
     p.set_max_frame(args.max_frame);
+    let (jab, jba) = args.jitters();
+    p.set_jitter(Dir::AtoB, jab);
+    p.set_jitter(Dir::BtoA, jba);
     let (ab, ba) = ngwa_wires(args);
     if let Some(n) = ab {
         p.set_ngwa(n);
@@ -159,12 +162,15 @@ fn run(args: &Args) -> Result<(), String> {
 fn check(args: &Args) -> Result<String, String> {
     let (ab, ba) = args.links()?;
     let ctl = [control::gateway_config(args)?, control::gateway_config_ba(args)];
+    let (jab, jba) = args.jitters();
     let mut out = String::new();
-    for ((name, l), c) in [("A->B", &ab), ("B->A", &ba)].into_iter().zip(ctl) {
+    for (((name, l), c), j) in [("A->B", &ab), ("B->A", &ba)].into_iter().zip(ctl).zip([jab, jba]) {
         out += &format!(
-            "{name} rate {} bit/s  delay {} ns  loss {}  buffer {} B  queue {:?}\n",
+            "{name} rate {} bit/s  delay {} ns  jitter {} ns{}  loss {}  buffer {} B  queue {:?}\n",
             l.rate.map_or(0, |r| r.bits_per_sec()),
             l.delay.nanos(),
+            j.amount.nanos(),
+            if j.reorder { " (reordering)" } else { "" },
             l.loss,
             l.discipline.limit().bytes(args.packet_bytes),
             l.discipline
