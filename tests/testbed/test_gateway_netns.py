@@ -8,12 +8,10 @@ target directories, and built (debug) when none is found.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from _load import load_testbed
+from _load import gateway_or_skip, load_testbed, needs_netns
 
 tb = load_testbed()
 netns = tb.netns
@@ -21,26 +19,9 @@ runner = tb.runner
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _gateway_or_skip() -> str:
-    try:
-        return runner.find_gateway()
-    except netns.TestbedError:
-        pass
-    if shutil.which("cargo") is None:
-        pytest.skip("netreturn-gateway not built and cargo missing")
-    subprocess.run(["cargo", "build", "-q", "-p", "netreturn-gateway"], cwd=ROOT, check=True, timeout=900)
-    return runner.find_gateway()
-
-
-needs_netns = pytest.mark.skipif(
-    bool(netns.missing_requirements()),
-    reason="; ".join(netns.missing_requirements()) or "ok",
-)
-
-
 @pytest.fixture
 def gateway_bin():
-    return _gateway_or_skip()
+    return gateway_or_skip()
 
 
 def _sender_csum_errors(out: Path) -> int:
@@ -86,7 +67,7 @@ def test_rwm_lowers_the_senders_window_with_valid_checksums(tmp_path, gateway_bi
 @needs_netns
 @pytest.mark.netns
 def test_ewt_transfer_completes_with_rewritten_acks(tmp_path, gateway_bin):
-    s = _run(tmp_path, gateway_bin, "ewt", "ewt", ctl=["st=60000"])
+    s = _run(tmp_path, gateway_bin, "ewt", "ewt", ctl=["st=60000B"])
     assert s["failed_flows"] == []
     assert s["receiver_in_csum_errors"] == 0
     assert _sender_csum_errors(tmp_path / "ewt") == 0

@@ -31,8 +31,7 @@ import sys
 import time
 
 import pytest
-from _load import load_testbed
-from test_gateway_netns import _gateway_or_skip, needs_netns
+from _load import gateway_or_skip, load_testbed, needs_netns
 
 tb = load_testbed()
 netns = tb.netns
@@ -331,7 +330,7 @@ class Bed:
 
 @pytest.fixture
 def gateway_bin():
-    return _gateway_or_skip()
+    return gateway_or_skip()
 
 
 def _inject_and_capture(bed: Bed, src_ns: str, dst_ns: str, frames: list[bytes], tmp_path) -> list[bytes]:

@@ -15,6 +15,7 @@ import statistics
 from pathlib import Path
 
 import pytest
+from _load import gateway_or_skip, needs_netns
 
 pytest.importorskip("pandas")
 tb = pytest.importorskip("netreturn.testbed")
@@ -24,16 +25,6 @@ from netreturn.testbed.cli import main as tb_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 RWM_FILE = ROOT / "scenarios" / "testbed" / "rwm.toml"
-
-needs_netns = pytest.mark.skipif(bool(netns.missing_requirements()),
-                                 reason="; ".join(netns.missing_requirements()) or "ok")
-
-
-def _gateway_or_skip() -> str:
-    try:
-        return runner.find_gateway()
-    except netns.TestbedError:
-        pytest.skip("netreturn-gateway not built (cargo build --release -p netreturn-gateway)")
 
 
 def _classes_file(tmp_path: Path) -> Path:
@@ -79,7 +70,7 @@ def test_rwm_at_both_edges_adds_a_sender_edge_gateway_with_the_files_rwm_table(t
 
 
 def test_the_gateway_accepts_what_the_testbed_options_give_it(tmp_path):
-    binary = _gateway_or_skip()
+    binary = gateway_or_skip()
     pl = scenario.plan(_classes_file(tmp_path), {"rtt": "20ms"})
     scenario.check_gateway(scenario.with_testbed(pl, {"jitter": "3ms", "rwm_edges": "both"}), binary)
 
@@ -139,7 +130,7 @@ def test_flows_of_one_class_divide_its_window_at_both_edges(tmp_path, capsys):
     default class (seed 003 eq. 1: RWND_i = C * P_c * RTT / |class|), RWM at
     both edges: each flow of the big class sees 4 times the window of a
     flow of the small one, and the two flows of a class the same."""
-    _gateway_or_skip()
+    gateway_or_skip()
     f = _classes_file(tmp_path)
     out, prefix = tmp_path / "o", f"nrtc{os.getpid() % 10000}"
     argv = ["rwm", "--scenario", str(f), "--rtt", "40ms", "--flows", "4", "--settings", "bdp", "--reps", "1",

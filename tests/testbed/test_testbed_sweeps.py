@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _load import gateway_or_skip, needs_netns
 
 pytest.importorskip("pandas")
 tb = pytest.importorskip("netreturn.testbed")
@@ -25,16 +26,6 @@ from netreturn.testbed.cli import main as tb_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMBBELL = ROOT / "scenarios" / "testbed" / "dumbbell4.toml"
-
-needs_netns = pytest.mark.skipif(bool(netns.missing_requirements()),
-                                 reason="; ".join(netns.missing_requirements()) or "ok")
-
-
-def _gateway_or_skip() -> str:
-    try:
-        return runner.find_gateway()
-    except netns.TestbedError:
-        pytest.skip("netreturn-gateway not built (cargo build --release -p netreturn-gateway)")
 
 
 def _prefix(tag: str) -> str:
@@ -130,7 +121,7 @@ def test_every_name_the_testbed_offers_is_the_registrys_and_the_gateway_takes_it
     with pytest.raises(SystemExit):
         tb_main(["run", "--out", "/nonexistent", "--queue", "fifo,bytes=1"])
     assert "allowed: droptail, red, ared" in capsys.readouterr().err
-    gw = _gateway_or_skip()
+    gw = gateway_or_skip()
     for name in reg["controllers"]:
         assert runner.check_gateway_args(gw, ["--controller", name, "--rate", "10mbit"]) is None, name
     for name in reg["queues"]:
@@ -152,7 +143,7 @@ def test_what_the_gateway_refuses_stops_a_sweep_before_any_run_in_its_words(tmp_
     """The bottleneck's settings are the gateway's to check (it reads the
     file): a sweep passes every hop through its parser first. NGWA's option
     in 12 bytes is the simulator's to run, not Linux's."""
-    _gateway_or_skip()
+    gateway_or_skip()
     f = tmp_path / "ngwa12.toml"
     f.write_text(DUMBBELL.read_text() + "\n[ngwa]\nmode = 6\noption_bytes = 12\n")
     rc = tb_main(["sweep", str(f), "--reps", "1", "--out", str(tmp_path / "o"), "-q"])
@@ -174,7 +165,7 @@ def _runs(out: Path) -> dict[str, dict]:
 @needs_netns
 @pytest.mark.netns
 def test_rwm_sweep_lowers_rtt_with_four_flows_and_resumes(tmp_path, capsys):
-    _gateway_or_skip()
+    gateway_or_skip()
     out, prefix = tmp_path / "rwm", _prefix("r")
     argv = ["rwm", "--rtt", "20ms", "--flows", "4", "--settings", "none,bdp", "--reps", "1",
             "--set", "file_bytes=3MB", "--out", str(out), "--prefix", prefix, "-q", "--no-plots"]
@@ -214,7 +205,7 @@ def test_rwm_sweep_lowers_rtt_with_four_flows_and_resumes(tmp_path, capsys):
 @needs_netns
 @pytest.mark.netns
 def test_ctrl_c_removes_namespaces_and_keeps_finished_runs(tmp_path):
-    gw = _gateway_or_skip()
+    gw = gateway_or_skip()
     out, prefix = tmp_path / "int", _prefix("i")
     cmd = [sys.executable, "-m", "netreturn.cli", "testbed", "rwm", "--rtt", "20ms", "--flows", "1",
            "--settings", "none", "--reps", "4", "--set", "file_bytes=12MB", "--out", str(out), "--prefix", prefix,
@@ -244,7 +235,7 @@ def test_ctrl_c_removes_namespaces_and_keeps_finished_runs(tmp_path):
 @pytest.mark.netns
 def test_compare_runs_one_scenario_in_both_worlds(tmp_path, capsys):
     pytest.importorskip("netreturn._native")
-    _gateway_or_skip()
+    gateway_or_skip()
     out, prefix = tmp_path / "cmp", _prefix("c")
     rc = tb_main(["compare", "--reps", "1", "--set", "file_bytes=1MB", "--out", str(out), "--prefix", prefix,
                   "-q", "--no-plots"])
@@ -274,7 +265,7 @@ def test_a_scenario_runs_its_bottleneck_through_gateway_config_as_the_simulator_
     which flags built in Python never carried), the loss of each direction
     (`loss_direction`), the rate."""
     pytest.importorskip("netreturn._native")
-    _gateway_or_skip()
+    gateway_or_skip()
     f = tmp_path / "lossy.toml"
     f.write_text(DUMBBELL.read_text().replace(
         'buffer = "{buffer}", gateway',

@@ -38,14 +38,10 @@ CHECKS = {"no_loss", "full_util", "only_full", "steady_queue", "unaffected", "st
 
 def load_paper(path: str | Path = PAPER_FILE) -> dict:
     """The AWM paper's data, checked: ValueError naming the file and field."""
-    d = _toml.load(path)
-    for key in ("title", "seed_file", "methods", "labels", "table1", "families", "statements"):
-        if key not in d:
-            raise ValueError(f"{path}: missing {key}")
+    d = _st.load(path, ("seed_file", "methods", "labels", "table1", "families"), CHECKS)
     if tuple(d["families"]) != AWM_FAMILIES or tuple(d["methods"]) != AWM_METHODS:
         raise ValueError(f"{path}: families and methods must be the command line's ({', '.join(AWM_FAMILIES)}; "
                          f"{', '.join(AWM_METHODS)})")
-    _st.validate(d["statements"], path, CHECKS)
     for i, st in enumerate(d["statements"]):
         if st["check"] != "not_reproduced" and st.get("family") not in d["families"]:
             raise ValueError(f"{path}: statements[{i}] ({st['id']}): family {st.get('family')!r} is not one of "

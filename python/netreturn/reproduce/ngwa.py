@@ -23,7 +23,6 @@ import argparse
 import math
 from pathlib import Path
 
-from .. import _toml
 from ..runner import RunSpec, run_many
 from ..stats import batch_means_ci, fmt_ci, jain, mean_ci, mean_sd
 from . import statements as _st
@@ -37,11 +36,7 @@ CHECKS = {"plateau", "steadier", "starts_higher", "jain_lowest", "jain_at_least"
 
 def load_paper(path: str | Path = PAPER_FILE) -> dict:
     """The NGWA paper's data, checked: ValueError naming the file and field."""
-    d = _toml.load(path)
-    for key in ("title", "seed_file", "rows", "table2_lost", "fig6_triple_dupacks", "fig3", "statements"):
-        if key not in d:
-            raise ValueError(f"{path}: missing {key}")
-    _st.validate(d["statements"], path, CHECKS)
+    d = _st.load(path, ("seed_file", "rows", "table2_lost", "fig6_triple_dupacks", "fig3"), CHECKS)
     for i, st in enumerate(d["statements"]):
         for k in [st.get("row"), *st.get("rows", []), *st.get("others", []), *sum(st.get("pairs", []), [])]:
             if k is not None and k not in d["rows"]:

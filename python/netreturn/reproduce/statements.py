@@ -59,6 +59,20 @@ def validate(statements: list, path: str | Path, checks: set[str] | None = None)
     return list(statements)
 
 
+def load(path: str | Path, keys: tuple[str, ...], checks: set[str] | None = None) -> dict:
+    """A paper file (``paper/<paper>.toml``) with its ``keys`` present and
+    its statements checked (:func:`validate`): ValueError naming the file
+    and what is missing. The one loader of the five papers' data."""
+    from .. import _toml
+
+    d = _toml.load(path)
+    for key in ("title", *keys, "statements"):
+        if key not in d:
+            raise ValueError(f"{path}: missing {key}")
+    validate(d["statements"], path, checks)
+    return d
+
+
 def for_quick(s: dict, j: Judgement, quick: bool) -> Judgement:
     """A ``--quick`` run's judgement of ``s``: not measurable if the
     statement needs more than a smoke test (``quick = false``), with what
