@@ -52,7 +52,10 @@ TCP_DEFAULTS = {"timestamps": True, "window_scaling": True, "delayed_ack_timeout
 #: Keys of our [tcp] table that change nothing here: the timestamp tick
 #: (ns-3's TSval clock is 1 ms, as ``ts_tick = "1ms"``), SARBE's switch, and
 #: the congestion control (set from the ``tcp`` parameter).
-TCP_IGNORED = {"ts_tick", "sarbe", "cc", "segment_size"}
+#: Keys read elsewhere or only by our own congestion controls: the per-CC
+#: tables of SARBE and of the original Westwood (ns-3 has neither; the
+#: harness runs NewReno and Westwood+).
+TCP_IGNORED = {"ts_tick", "sarbe", "westwood", "cc", "segment_size"}
 #: ns-3's send buffer holds unacknowledged data, so it caps the window; ours
 #: never blocks the application (docs/tcp.md, ``snd_buf``). 16 MB never limits
 #: a 5 Mb/s x 100 ms path.
