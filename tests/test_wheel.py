@@ -80,9 +80,9 @@ def test_the_installed_default_experiment_prints_its_table_and_writes_its_csv_fr
     header = next(ln for ln in p.stdout.splitlines() if ln.startswith("metric"))
     assert header.split()[1:] == [f"queue={q}" for q in ("droptail", "red", "ewa", "awm", "ewt")]
     assert "mean FCT (" in p.stdout and "10 runs" in p.stdout  # 5 methods x 2 seeds
-    summary = cwd / "results" / "scenario2" / "summary.csv"
+    summary = cwd / "results" / "ewt-scenario2" / "summary.csv"
     assert summary.is_file() and len(summary.read_text().splitlines()) > 5
-    assert (cwd / "results" / "scenario2" / "metrics.png").stat().st_size > 5000
+    assert (cwd / "results" / "ewt-scenario2" / "metrics.png").stat().st_size > 5000
 
 
 def test_the_installed_list_shows_every_bundled_scenario(installed, empty):

@@ -116,7 +116,8 @@ def swept(e: ScenarioError, keys: Iterable[str]) -> ScenarioError:
     msg, detail = str(e), e.detail
     for k in keys:
         if e.field == f"params.{k}":  # an unknown parameter: "--set names an unknown parameter"
-            msg, detail = (x.replace("--set names", "--sweep names", 1) for x in (msg, detail))
+            msg, detail = (x.replace("--set names", "--sweep names", 1).replace("e.g. --set ", "e.g. --sweep ")
+                           for x in (msg, detail))
         msg, detail = (x.replace(f"--set {k}=", f"--sweep {k}=") for x in (msg, detail))
     return ScenarioError(msg, e.file, e.field, detail)
 
@@ -131,7 +132,10 @@ def for_python(e: ScenarioError, sets: Mapping[str, Any], sweep: Mapping[str, An
         for k, v in values.items():
             text = overrides_list({k: v})[0][1]
             msg, detail = (x.replace(f"{flag} {k}={text}", fmt.format(k=k, v=v)) for x in (msg, detail))
-        msg, detail = (x.replace(f"{flag} names", f"{flag.lstrip('-')}= names") for x in (msg, detail))
+        msg, detail = (x.replace(f"{flag} names", f"{flag.lstrip('-')}= names")
+                       .replace(f"e.g. {flag} topology.bottleneck.rate=10Mbps",
+                                f"e.g. {flag.lstrip('-')}={{'topology.bottleneck.rate': '10Mbps'}}")
+                       for x in (msg, detail))
     return ScenarioError(msg, e.file, e.field, detail)
 
 
