@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from .report import group_label
 from .stats import mean_ci
 from .table import ci, render, unit_of
 
@@ -71,10 +70,3 @@ def link_table(rows: Sequence[dict], group_keys: Sequence[str] = ()) -> str:
     note = "* the monitored link: the headline table's utilization, queue and drops describe it"
     return render(header, [row for _, _, row in body], align=align) + "\n" + note
 
-
-def monitored_links(results: Iterable[dict], group_keys: Sequence[str] = ()) -> dict[str, str]:
-    """The monitored link of each group, as ``{group label: link}``."""
-    out: dict[str, str] = {}
-    for r in results:
-        out.setdefault(group_label(r.get("params") or {}, group_keys), r.get("monitor_link") or "none")
-    return out

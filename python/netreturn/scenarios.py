@@ -99,15 +99,20 @@ def param_value(text: Any) -> Any:
     return v if isinstance(v, (bool, int, float)) else text
 
 
-def load(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
-    """Validates a scenario with its overrides; returns its description."""
+def _native_call(fn: Any, name: str | Path, overrides: Mapping[str, Any] | None) -> Any:
+    """``fn(path, overrides)`` of the native module on scenario ``name``, its
+    errors raised as :class:`ScenarioError` (file, field, detail)."""
     path = resolve(name)
     try:
-        info = _native.load_scenario(str(path), overrides_list(overrides))
+        return fn(str(path), overrides_list(overrides))
     except _native.NativeScenarioError as e:
         msg, file, field, detail = e.args
         raise ScenarioError(msg, file, field, detail) from None
-    return info
+
+
+def load(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
+    """Validates a scenario with its overrides; returns its description."""
+    return _native_call(_native.load_scenario, name, overrides)
 
 
 def swept(e: ScenarioError, keys: Iterable[str]) -> ScenarioError:
@@ -143,21 +148,11 @@ def show_config(name: str | Path, overrides: Mapping[str, Any] | None = None) ->
     """The scenario as it will run, resolved once for the simulator and the
     real gateway: each link direction's rate, delay, buffer in bytes, queue,
     controller and its parameters, and the endpoints' TCP settings."""
-    path = resolve(name)
-    try:
-        return _native.show_config(str(path), overrides_list(overrides))
-    except _native.NativeScenarioError as e:
-        msg, file, field, detail = e.args
-        raise ScenarioError(msg, file, field, detail) from None
+    return _native_call(_native.show_config, name, overrides)
 
 
 def model(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
     """The scenario as it will run, as data (``_native.resolve``): packet
     size, bottleneck, monitored link, every link direction (rate, delay,
     loss, queue, buffer, controller) and the TCP settings."""
-    path = resolve(name)
-    try:
-        return _native.resolve(str(path), overrides_list(overrides))
-    except _native.NativeScenarioError as e:
-        msg, file, field, detail = e.args
-        raise ScenarioError(msg, file, field, detail) from None
+    return _native_call(_native.resolve, name, overrides)
