@@ -6,6 +6,7 @@
 //! caller passes `now` in, and every random draw comes from an [`Rng`] the
 //! caller owns and seeded.
 
+mod ecn;
 mod flow;
 mod inband;
 mod rate;
@@ -13,6 +14,7 @@ mod rng;
 mod time;
 pub mod units;
 
+pub use ecn::Ecn;
 pub use flow::{FlowKey, TcpFlags, TcpView};
 pub use inband::{InBand, XcpFields};
 pub use rate::Rate;

@@ -6,6 +6,7 @@
 //! (STYLE.md: no one class with flags) sharing the hard-limit check of
 //! [`Limit::admits`].
 
+pub mod aqm;
 mod droptail;
 mod red;
 
@@ -68,6 +69,9 @@ pub enum DropReason {
     Early,
     /// RED dropped because the average exceeded its upper threshold.
     Forced,
+    /// A dequeue-time AQM (CoDel and its kin) dropped the head packet: it
+    /// had waited too long for too long (RFC 8289 section 5.4).
+    Sojourn,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

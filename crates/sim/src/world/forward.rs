@@ -63,6 +63,9 @@ impl World {
                     DropReason::Overflow => iface.stats.drops_overflow += 1,
                     DropReason::Early => iface.stats.drops_early += 1,
                     DropReason::Forced => iface.stats.drops_forced += 1,
+                    // Not yet given by the admission-time FIFOs the world
+                    // runs; counted as early when a dequeue-time AQM does.
+                    DropReason::Sojourn => iface.stats.drops_early += 1,
                 }
                 if let Some(gw) = iface.gateway.as_mut() {
                     gw.on_queue(now, &ev);

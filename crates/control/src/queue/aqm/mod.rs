@@ -1,0 +1,255 @@
+//! Queues that decide when a packet leaves, not only when it arrives.
+//!
+//! A FIFO under DropTail or RED ([`super::Fifo`]) decides at admission, so a
+//! simulator may fix each packet's departure time when it is admitted. The
+//! AQMs here decide at dequeue: CoDel (RFC 8289) drops or marks from the
+//! head on its sojourn time, FQ-CoDel (RFC 8290) and FQ-PIE choose which
+//! sub-queue sends, and DualPI2 (RFC 9332) couples two queues. The link asks
+//! its [`Aqm`] for the next packet when it frees.
+//!
+//! Every type is sans-IO: calls take `now`, draws come from the caller's
+//! [`Rng`], and periodic updates (PIE's and PI2's `T_UPDATE`) run lazily at
+//! the next call, with the state each update would have seen at its instant,
+//! so no timer is needed and the result does not depend on how often the
+//! caller looks.
+
+mod codel;
+mod dualpi2;
+mod fq;
+mod pie;
+
+pub use codel::{CoDel, CoDelConfig};
+pub use dualpi2::{DualPi2, DualPi2Config};
+pub use fq::{Fq, FqConfig};
+pub use pie::{Pie, PieConfig};
+
+use super::{Backlog, DropReason, Limit};
+use netreturn_base::{Ecn, Rng, Time};
+use std::collections::VecDeque;
+
+/// What a queue knows of a packet besides the packet itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// Bytes on the link.
+    pub size: u32,
+    /// The flow's key, hashed by flow-queueing disciplines into a bucket
+    /// (the simulator passes its flow id; the gateway a hash of the
+    /// 5-tuple, RFC 8290 section 4.1.1).
+    pub flow: u64,
+    /// The packet's ECN field as it arrived (RFC 3168 section 5).
+    pub ecn: Ecn,
+    /// When the packet entered the queue (set by the queue).
+    pub enqueued: Time,
+    /// This queue set CE on the packet (the caller writes it into the
+    /// header).
+    pub marked: bool,
+}
+
+impl Meta {
+    pub fn new(size: u32, flow: u64, ecn: Ecn) -> Meta {
+        Meta { size, flow, ecn, enqueued: Time::ZERO, marked: false }
+    }
+
+    /// Marks the packet CE if its transport is ECN-capable (RFC 3168
+    /// section 5); false when the AQM must drop instead.
+    fn try_mark(&mut self) -> bool {
+        if !self.ecn.is_capable() {
+            return false;
+        }
+        self.marked |= self.ecn != Ecn::Ce;
+        self.ecn = Ecn::Ce;
+        true
+    }
+}
+
+/// A FIFO of timestamped packets: one queue of CoDel or PIE, one flow's
+/// queue of FQ-CoDel, or one of DualPI2's two.
+#[derive(Clone, Debug)]
+pub struct TimedFifo<T> {
+    items: VecDeque<(T, Meta)>,
+    backlog: Backlog,
+}
+
+impl<T> Default for TimedFifo<T> {
+    fn default() -> Self {
+        TimedFifo { items: VecDeque::new(), backlog: Backlog::default() }
+    }
+}
+
+impl<T> TimedFifo<T> {
+    pub fn backlog(&self) -> Backlog {
+        self.backlog
+    }
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+    /// When the head packet arrived.
+    pub fn head_enqueued(&self) -> Option<Time> {
+        self.items.front().map(|(_, m)| m.enqueued)
+    }
+    /// The head packet's queueing time so far (0 when empty).
+    pub fn head_sojourn(&self, now: Time) -> Time {
+        self.head_enqueued().map_or(Time::ZERO, |t| now.saturating_sub(t))
+    }
+    fn push(&mut self, item: T, meta: Meta) {
+        self.backlog.bytes += meta.size as u64;
+        self.backlog.packets += 1;
+        self.items.push_back((item, meta));
+    }
+    fn pop(&mut self) -> Option<(T, Meta)> {
+        let (item, meta) = self.items.pop_front()?;
+        self.backlog.bytes -= meta.size as u64;
+        self.backlog.packets -= 1;
+        Some((item, meta))
+    }
+    /// Packets still queued, front first.
+    pub fn iter(&self) -> impl Iterator<Item = &(T, Meta)> {
+        self.items.iter()
+    }
+}
+
+/// A packet leaving the queue for the link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Departure<T> {
+    pub item: T,
+    pub meta: Meta,
+}
+
+/// What a queue of one FIFO needs from its AQM (CoDel, PIE), and what FQ
+/// gives each flow's queue.
+pub trait FlowAqm: Clone + std::fmt::Debug {
+    /// Decides at arrival, after the hard limit passed: `Ok` to queue the
+    /// packet (perhaps marked, in `meta`), `Err` to drop it. `backlog` is
+    /// the occupancy of the queue the packet would join.
+    fn admit(&mut self, now: Time, meta: &mut Meta, backlog: Backlog, rng: &mut Rng) -> Result<(), DropReason>;
+
+    /// Takes the next packet to send from `q`, dropping (through `drop`)
+    /// what the AQM drops at the head. `others` is the bytes queued in
+    /// sibling queues (FQ), counted where the AQM looks at the whole
+    /// backlog.
+    fn dequeue<T>(
+        &mut self,
+        now: Time,
+        q: &mut TimedFifo<T>,
+        others: u64,
+        drop: &mut dyn FnMut(T, Meta, DropReason),
+    ) -> Option<Departure<T>>;
+}
+
+/// One FIFO under a [`FlowAqm`] and a hard limit: `queue = "codel"` or
+/// `"pie"`.
+#[derive(Clone, Debug)]
+pub struct Single<A: FlowAqm, T> {
+    pub aqm: A,
+    q: TimedFifo<T>,
+    limit: Limit,
+}
+
+impl<A: FlowAqm, T> Single<A, T> {
+    pub fn new(aqm: A, limit: Limit) -> Self {
+        Single { aqm, q: TimedFifo::default(), limit }
+    }
+
+    fn enqueue(
+        &mut self,
+        now: Time,
+        item: T,
+        mut meta: Meta,
+        rng: &mut Rng,
+        drop: &mut dyn FnMut(T, Meta, DropReason),
+    ) -> bool {
+        meta.enqueued = now;
+        if !self.limit.admits(meta.size, self.q.backlog) {
+            drop(item, meta, DropReason::Overflow);
+            return false;
+        }
+        match self.aqm.admit(now, &mut meta, self.q.backlog, rng) {
+            Ok(()) => {
+                self.q.push(item, meta);
+                true
+            }
+            Err(why) => {
+                drop(item, meta, why);
+                false
+            }
+        }
+    }
+}
+
+/// The dequeue-time disciplines, a closed set chosen at configuration.
+#[derive(Clone, Debug)]
+pub enum Aqm<T> {
+    CoDel(Single<CoDel, T>),
+    Pie(Single<Pie, T>),
+    FqCoDel(Fq<CoDel, T>),
+    FqPie(Fq<Pie, T>),
+    DualPi2(DualPi2<T>),
+}
+
+impl<T> Aqm<T> {
+    /// Offers a packet at `now`. Every packet the queue drops in doing so
+    /// (the arriving one, or FQ's victims from the fattest flow) goes to
+    /// `drop` with its reason; true when the arriving packet was queued.
+    pub fn enqueue(
+        &mut self,
+        now: Time,
+        item: T,
+        meta: Meta,
+        rng: &mut Rng,
+        drop: &mut dyn FnMut(T, Meta, DropReason),
+    ) -> bool {
+        match self {
+            Aqm::CoDel(s) => s.enqueue(now, item, meta, rng, drop),
+            Aqm::Pie(s) => s.enqueue(now, item, meta, rng, drop),
+            Aqm::FqCoDel(f) => f.enqueue(now, item, meta, rng, drop),
+            Aqm::FqPie(f) => f.enqueue(now, item, meta, rng, drop),
+            Aqm::DualPi2(d) => d.enqueue(now, item, meta, drop),
+        }
+    }
+
+    /// The packet the link sends next, if any; packets dropped at the head
+    /// on the way go to `drop`.
+    pub fn dequeue(
+        &mut self,
+        now: Time,
+        rng: &mut Rng,
+        drop: &mut dyn FnMut(T, Meta, DropReason),
+    ) -> Option<Departure<T>> {
+        match self {
+            Aqm::CoDel(s) => s.aqm.dequeue(now, &mut s.q, 0, drop),
+            Aqm::Pie(s) => s.aqm.dequeue(now, &mut s.q, 0, drop),
+            Aqm::FqCoDel(f) => f.dequeue(now, drop),
+            Aqm::FqPie(f) => f.dequeue(now, drop),
+            Aqm::DualPi2(d) => d.dequeue(now, rng, drop),
+        }
+    }
+
+    pub fn backlog(&self) -> Backlog {
+        match self {
+            Aqm::CoDel(s) => s.q.backlog(),
+            Aqm::Pie(s) => s.q.backlog(),
+            Aqm::FqCoDel(f) => f.backlog(),
+            Aqm::FqPie(f) => f.backlog(),
+            Aqm::DualPi2(d) => d.backlog(),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// A packet of `size` bytes of flow `flow`, not ECN-capable.
+    pub fn pkt(size: u32, flow: u64) -> Meta {
+        Meta::new(size, flow, Ecn::NotEct)
+    }
+
+    /// Collects drops as (item, reason).
+    #[derive(Default)]
+    pub struct Drops<T>(pub Vec<(T, DropReason)>);
+    impl<T> Drops<T> {
+        pub fn sink(&mut self) -> impl FnMut(T, Meta, DropReason) + '_ {
+            |t, _, why| self.0.push((t, why))
+        }
+    }
+}
