@@ -192,16 +192,35 @@ pub enum QueueKind {
     DropTail,
     Red,
     Ared,
+    CoDel,
+    FqCoDel,
+    Pie,
+    FqPie,
+    DualPi2,
 }
 
 impl QueueKind {
-    pub const ALL: &'static [QueueKind] = &[QueueKind::DropTail, QueueKind::Red, QueueKind::Ared];
+    pub const ALL: &'static [QueueKind] = &[
+        QueueKind::DropTail,
+        QueueKind::Red,
+        QueueKind::Ared,
+        QueueKind::CoDel,
+        QueueKind::FqCoDel,
+        QueueKind::Pie,
+        QueueKind::FqPie,
+        QueueKind::DualPi2,
+    ];
 
     pub const fn name(self) -> &'static str {
         match self {
             QueueKind::DropTail => "droptail",
             QueueKind::Red => "red",
             QueueKind::Ared => "ared",
+            QueueKind::CoDel => "codel",
+            QueueKind::FqCoDel => "fq_codel",
+            QueueKind::Pie => "pie",
+            QueueKind::FqPie => "fq_pie",
+            QueueKind::DualPi2 => "dualpi2",
         }
     }
     pub const fn title(self) -> &'static str {
@@ -209,6 +228,11 @@ impl QueueKind {
             QueueKind::DropTail => "DropTail",
             QueueKind::Red => "RED",
             QueueKind::Ared => "Adaptive RED",
+            QueueKind::CoDel => "CoDel",
+            QueueKind::FqCoDel => "FQ-CoDel",
+            QueueKind::Pie => "PIE",
+            QueueKind::FqPie => "FQ-PIE",
+            QueueKind::DualPi2 => "DualPI2",
         }
     }
     pub const fn paper(self) -> &'static str {
@@ -216,22 +240,55 @@ impl QueueKind {
             QueueKind::DropTail => "FIFO, drop on overflow",
             QueueKind::Red => "Floyd & Jacobson 1993; Linux-like preset of the EWT paper's Table 3",
             QueueKind::Ared => "Floyd, Gummadi & Shenker 2001",
-        }
-    }
-    /// The domain check of RED's and ARED's configuration, as this
-    /// discipline would build it: (the `red` key at fault, what is allowed).
-    /// DropTail reads no `red` table and always passes.
-    pub fn check(self, limit: Limit, mean_packet: u32, red: Option<&RedParams>) -> Result<(), (&'static str, String)> {
-        match self {
-            QueueKind::DropTail => Ok(()),
-            QueueKind::Red | QueueKind::Ared => red_config(limit, mean_packet, Time::ZERO, red).check(),
+            QueueKind::CoDel => "RFC 8289 (Nichols & Jacobson), its defaults: target 5 ms, interval 100 ms",
+            QueueKind::FqCoDel => "RFC 8290: 1024 flow queues, quantum 1514 B, CoDel per flow",
+            QueueKind::Pie => "RFC 8033: target 15 ms, T_UPDATE 15 ms, alpha 0.125, beta 1.25",
+            QueueKind::FqPie => "Linux sch_fq_pie: the flow queues of RFC 8290, PIE (RFC 8033) per flow",
+            QueueKind::DualPi2 => "RFC 9332 with Linux sch_dualpi2's defaults: target 15 ms, k = 2, step 1 ms",
         }
     }
 
-    /// The discipline over a queue of `limit`, with the link's `red`
-    /// table over the Linux-like preset (RED and ARED; DropTail ignores
-    /// it). `mean_packet` is the typical packet, `idle_packet_time` its
-    /// transmission time (RED's idle decay).
+    /// Whether the discipline decides when a packet leaves (CoDel, FQ,
+    /// PIE's delay, DualPI2's coupling: [`crate::queue::aqm`]) rather than
+    /// only at its arrival, so that a packet's departure is not known when
+    /// it is admitted.
+    pub const fn decides_at_dequeue(self) -> bool {
+        !matches!(self, QueueKind::DropTail | QueueKind::Red | QueueKind::Ared)
+    }
+
+    /// The dequeue-time queue of this kind over `limit`, with the RFC's
+    /// defaults; `salt` perturbs the flow hash of FQ kinds (drawn from the
+    /// run's seed). `None` for the admission-time FIFOs.
+    pub fn aqm<T>(self, limit: Limit, salt: u64) -> Option<crate::queue::aqm::Aqm<T>> {
+        use crate::queue::aqm::*;
+        let fq = FqConfig { perturbation: salt, ..FqConfig::default() };
+        Some(match self {
+            QueueKind::DropTail | QueueKind::Red | QueueKind::Ared => return None,
+            QueueKind::CoDel => Aqm::CoDel(Single::new(CoDel::new(CoDelConfig::default()), limit)),
+            QueueKind::FqCoDel => Aqm::FqCoDel(Fq::new(fq, limit, CoDel::new(CoDelConfig::default()))),
+            QueueKind::Pie => Aqm::Pie(Single::new(Pie::new(PieConfig::default()), limit)),
+            QueueKind::FqPie => Aqm::FqPie(Fq::new(fq, limit, Pie::new(PieConfig::default()))),
+            QueueKind::DualPi2 => Aqm::DualPi2(DualPi2::new(DualPi2Config::default(), limit)),
+        })
+    }
+
+    /// The domain check of RED's and ARED's configuration, as this
+    /// discipline would build it: (the `red` key at fault, what is allowed).
+    /// The other disciplines read no `red` table and always pass.
+    pub fn check(self, limit: Limit, mean_packet: u32, red: Option<&RedParams>) -> Result<(), (&'static str, String)> {
+        match self {
+            QueueKind::Red | QueueKind::Ared => red_config(limit, mean_packet, Time::ZERO, red).check(),
+            _ => Ok(()),
+        }
+    }
+
+    /// The admission discipline over a queue of `limit`, with the link's
+    /// `red` table over the Linux-like preset (RED and ARED; DropTail
+    /// ignores it). `mean_packet` is the typical packet, `idle_packet_time`
+    /// its transmission time (RED's idle decay). The dequeue-time kinds
+    /// ([`decides_at_dequeue`](Self::decides_at_dequeue)) hold their packets
+    /// in their own [`aqm`](Self::aqm) queue; their admission FIFO is a
+    /// DropTail of the same limit that stays empty.
     pub fn discipline(
         self,
         limit: Limit,
@@ -241,7 +298,6 @@ impl QueueKind {
     ) -> Discipline {
         let red_cfg = || red_config(limit, mean_packet, idle_packet_time, red);
         match self {
-            QueueKind::DropTail => Discipline::DropTail(DropTail::new(limit)),
             QueueKind::Red if red.and_then(|r| r.ns3_rules).unwrap_or(false) => {
                 Discipline::Red(Box::new(Red::ns3(red_cfg())))
             }
@@ -249,13 +305,14 @@ impl QueueKind {
             QueueKind::Ared => Discipline::AdaptiveRed(Box::new(AdaptiveRed::new(
                 AdaptiveRedConfig::recommended(red_cfg()).with_mode(red.and_then(|r| r.ared_mode).unwrap_or_default()),
             ))),
+            _ => Discipline::DropTail(DropTail::new(limit)),
         }
     }
     /// The keys of the link's `red` table (RED and ARED read it).
     pub fn keys(self) -> &'static [&'static str] {
         match self {
-            QueueKind::DropTail => &[],
             QueueKind::Red | QueueKind::Ared => struct_fields::<crate::queue::RedParams>(),
+            _ => &[],
         }
     }
 }

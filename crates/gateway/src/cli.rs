@@ -219,7 +219,9 @@ impl QueueSpec {
         };
         // RED's domain, as the queue will be built (1500-byte packets).
         kind.check(limit, 1500, red.as_ref()).map_err(|(key, m)| format!("--queue {s:?}: {key}: {m}"))?;
-        Ok(QueueSpec { kind, limit, red })
+        let spec = QueueSpec { kind, limit, red };
+        spec.discipline(None, 1500).map_err(|e| format!("--queue {s:?}: {e}"))?;
+        Ok(spec)
     }
 
     /// DropTail with a scenario link's default buffer
@@ -237,6 +239,14 @@ impl QueueSpec {
     /// The discipline, given the egress rate (RED's idle decay needs the
     /// transmission time of a typical packet) and the typical packet size.
     pub fn discipline(&self, rate: Option<Rate>, mean_packet: u32) -> Result<Discipline, String> {
+        if self.kind.decides_at_dequeue() {
+            let here: Vec<&str> = QueueKind::ALL.iter().filter(|q| !q.decides_at_dequeue()).map(|q| q.name()).collect();
+            return Err(format!(
+                "queue {:?} decides at dequeue and runs in the simulator only for now; the real gateway runs {}",
+                self.kind.name(),
+                here.join(", ")
+            ));
+        }
         // Without a rate there is no idle decay to model; 1 Gb/s stands in.
         let idle = rate.unwrap_or(Rate::mbps(1000)).tx_time(mean_packet as u64);
         Ok(self.kind.discipline(self.limit, mean_packet, idle, self.red.as_ref()))
@@ -716,6 +726,14 @@ mod tests {
         assert_eq!(parse_override("\"droptail\"\nx = 1"), toml::Value::String("\"droptail\"\nx = 1".into()));
         assert_eq!(parse_override("31"), toml::Value::Integer(31));
         assert_eq!(parse_override("red"), toml::Value::String("red".into()));
+    }
+
+    #[test]
+    fn a_dequeue_time_queue_is_refused_by_the_real_gateway_with_the_queues_it_runs() {
+        for q in QueueKind::ALL.iter().filter(|q| q.decides_at_dequeue()) {
+            let e = QueueSpec::parse(&format!("{},packets=100", q.name())).unwrap_err();
+            assert!(e.contains(q.name()) && e.contains("droptail, red, ared"), "{e}");
+        }
     }
 
     #[test]

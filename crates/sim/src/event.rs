@@ -53,6 +53,9 @@ pub enum Event {
     AppTick(u32),
     /// Periodic sampling of queues and traced flows.
     Sample,
+    /// The link of interface `0`, whose queue decides at dequeue, has sent
+    /// its packet and asks the queue for the next.
+    LinkFree(u32),
 }
 
 /// Asks for the cache line holding `r` (a hint: no effect on results).

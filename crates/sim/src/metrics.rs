@@ -303,8 +303,10 @@ pub struct IfaceRow {
     pub utilization: f64,
     pub tx_packets: u64,
     pub queue_drops: u64,
-    /// `queue_drops` by reason: overflow (tail), RED early, RED forced.
-    pub drops_by_reason: [u64; 3],
+    /// `queue_drops` by reason: overflow (tail), early (RED's, PIE's and
+    /// DualPI2's random drops), RED forced, and at the head by sojourn
+    /// (CoDel).
+    pub drops_by_reason: [u64; 4],
     pub loss_drops: u64,
     pub queue_mean_bytes: f64,
     pub queue_std_bytes: f64,
@@ -423,7 +425,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
             },
             tx_packets: f.stats.tx_packets,
             queue_drops: f.stats.queue_drops,
-            drops_by_reason: [f.stats.drops_overflow, f.stats.drops_early, f.stats.drops_forced],
+            drops_by_reason: [f.stats.drops_overflow, f.stats.drops_early, f.stats.drops_forced, f.stats.drops_sojourn],
             loss_drops: f.stats.loss_drops,
             queue_mean_bytes: qm,
             queue_std_bytes: qs,

@@ -32,17 +32,20 @@ fn dumbbell(queue: &str) -> Scenario {
 }
 
 #[test]
-fn drops_by_reason_add_up_and_only_red_drops_early() {
-    for queue in ["droptail", "red"] {
+fn drops_by_reason_add_up_and_each_discipline_drops_for_its_own_reasons() {
+    for queue in ["droptail", "red", "codel", "pie"] {
         let r = run(&dumbbell(queue), 1).unwrap();
         let b = r.ifaces.iter().find(|f| f.name == "R1->R2").expect("bottleneck");
-        let [overflow, early, forced] = b.drops_by_reason;
+        let [overflow, early, forced, sojourn] = b.drops_by_reason;
         assert!(b.queue_drops > 0, "{queue}: the load must cause drops");
-        assert_eq!(overflow + early + forced, b.queue_drops, "{queue}");
-        if queue == "droptail" {
-            assert_eq!((early, forced), (0, 0), "DropTail only overflows");
-        } else {
-            assert!(early > 0, "RED drops early below max_th");
+        assert_eq!(overflow + early + forced + sojourn, b.queue_drops, "{queue}");
+        match queue {
+            "droptail" => assert_eq!((early, forced, sojourn), (0, 0, 0), "DropTail only overflows"),
+            "red" => assert!(early > 0 && sojourn == 0, "RED drops early below max_th"),
+            // CoDel drops at the head on sojourn time (RFC 8289 section 5.4).
+            "codel" => assert!(sojourn > 0 && early == 0 && forced == 0, "{:?}", b.drops_by_reason),
+            // PIE drops arrivals at random (RFC 8033 section 4.1).
+            _ => assert!(early > 0 && sojourn == 0 && forced == 0, "{:?}", b.drops_by_reason),
         }
     }
 }

@@ -50,7 +50,8 @@ const UDP: &str = r#"
 
 #[test]
 fn every_packet_is_delivered_dropped_or_still_in_flight() {
-    for queue in ["droptail", "red", "ared"] {
+    for &queue in netreturn_control::QueueKind::ALL {
+        let queue = queue.name();
         let s = dumbbell(8, queue, UDP);
         let mut w = World::new(&s, 3).unwrap();
         w.run();
@@ -72,6 +73,81 @@ fn every_finite_transfer_completes_and_delivers_exactly_its_bytes() {
         assert_eq!(f.bytes_delivered, 400_000, "flow {} delivered {}", f.flow, f.bytes_delivered);
         assert!(f.fct_s > 0.04, "an FCT is at least one RTT");
     }
+}
+
+#[test]
+fn every_finite_transfer_completes_behind_every_dequeue_time_queue() {
+    for queue in ["codel", "fq_codel", "pie", "fq_pie", "dualpi2"] {
+        let r = run(&dumbbell(6, queue, UDP), 1).unwrap();
+        assert_eq!(r.get("flows_completed"), Some(6.0), "{queue}");
+        for f in &r.flows {
+            assert_eq!(f.bytes_delivered, 400_000, "{queue}: flow {} delivered {}", f.flow, f.bytes_delivered);
+        }
+    }
+}
+
+#[test]
+fn an_aqm_keeps_a_large_buffer_short_where_droptail_fills_it() {
+    // Eight long flows through a 10 Mb/s link with a 1 MB buffer (800 ms
+    // of queue): DropTail's queue averages hundreds of kB, while CoDel and
+    // PIE hold the delay near their targets (5 ms and 15 ms: 6 and 19 kB
+    // at 10 Mb/s), within a few times that.
+    let mean_queue = |queue: &str| {
+        let text = dumbbell_text(8, queue, "").replace("buffer = \"60kB\"", "buffer = \"1MB\"").replace(
+            "kind = \"tcp-file\"\n        from = \"left\"\n        to = \"right\"\n        count = \"{flows}\"\n        bytes = \"400kB\"",
+            "kind = \"tcp-bulk\"\n        from = \"left\"\n        to = \"right\"\n        count = \"{flows}\"",
+        );
+        let text = text.replace("[run]", "[run]\n        stop = \"30s\"");
+        let s = Scenario::from_toml(&text, "aqm.toml", &[]).expect("valid");
+        let r = run(&s, 2).unwrap();
+        let b = r.ifaces.iter().find(|f| f.name == "R1->R2").expect("bottleneck");
+        assert!(b.utilization > 0.9, "{queue}: utilization {}", b.utilization);
+        b.queue_mean_bytes
+    };
+    let droptail = mean_queue("droptail");
+    assert!(droptail > 300_000.0, "DropTail's mean queue {droptail} B");
+    for queue in ["codel", "fq_codel", "pie", "fq_pie", "dualpi2"] {
+        let q = mean_queue(queue);
+        assert!(q < 60_000.0, "{queue}: mean queue {q:.0} B (DropTail {droptail:.0} B)");
+    }
+}
+
+#[test]
+fn fq_codel_gives_a_long_rtt_flow_far_more_of_the_link_than_droptail_does() {
+    // RFC 8290 section 1: flow queueing isolates flows, so a 12 ms flow
+    // does not take the link from a 202 ms one as it does under DropTail.
+    // Not an equal share: CoDel's 100 ms interval is shorter than the long
+    // flow's round trip, so it still recovers more slowly from each drop.
+    let share = |queue: &str| {
+        let text = format!(
+            r#"
+            name = "two rtts"
+            [run]
+            stop = "40s"
+            [tcp]
+            cc = "newreno"
+            [topology]
+            kind = "multi-rtt"
+            pairs = 2
+            bottleneck = {{ rate = "10Mbps", rtt = "2ms", queue = "{queue}", buffer = "200kB" }}
+            access_rate = "100Mbps"
+            base_rtt = "10ms"
+            step = "190ms"
+            [[traffic]]
+            kind = "tcp-bulk"
+            from = "left"
+            to = "right"
+            count = 2
+            "#
+        );
+        let s = Scenario::from_toml(&text, "rtts.toml", &[]).expect("valid");
+        let r = run(&s, 1).unwrap();
+        let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_mbps).collect();
+        g[1] / (g[0] + g[1])
+    };
+    let (dt, fq) = (share("droptail"), share("fq_codel"));
+    assert!(dt < 0.3, "DropTail: the 200 ms flow's share {dt:.2}");
+    assert!(fq > 0.3 && fq > 3.0 * dt, "FQ-CoDel: the 200 ms flow's share {fq:.2} (DropTail {dt:.2})");
 }
 
 #[test]

@@ -162,12 +162,12 @@ fn main() -> ExitCode {
         // Every interface: utilization, queue loss, queue statistics and
         // the robustness index (seed 002 section 3.5, parking lot).
         println!(
-            "iface utilization loss_pct queue_mean_B queue_std_B robustness_index queue_drops overflow early forced"
+            "iface utilization loss_pct queue_mean_B queue_std_B robustness_index queue_drops overflow early forced sojourn"
         );
         for i in &r.ifaces {
-            let [overflow, early, forced] = i.drops_by_reason;
+            let [overflow, early, forced, sojourn] = i.drops_by_reason;
             println!(
-                "{} {:.6} {:.6} {:.1} {:.1} {:.6} {} {} {} {}",
+                "{} {:.6} {:.6} {:.1} {:.1} {:.6} {} {} {} {} {}",
                 i.name,
                 i.utilization,
                 i.loss_pct,
@@ -177,7 +177,8 @@ fn main() -> ExitCode {
                 i.queue_drops,
                 overflow,
                 early,
-                forced
+                forced,
+                sojourn
             );
         }
     }

@@ -69,6 +69,7 @@ impl World {
         let mut ifaces = Vec::with_capacity(resolved.links.len());
         for (i, f) in resolved.links.into_iter().enumerate() {
             let discipline = f.discipline();
+            let aqm = f.queue.aqm(f.limit, Rng::derive(seed, 2_000_000 + i as u64).next_u64());
             let capacity_bytes = f.buffer_bytes;
             let gateway = f.gateway.map(|cfg| Box::new(WindowGateway::new(cfg)));
             ifaces.push(Iface {
@@ -83,6 +84,8 @@ impl World {
                 gateway,
                 stage: None,
                 stage_on_enqueue: false,
+                dequeue_time: aqm.is_some(),
+                aqm: aqm.map(|q| Box::new(super::aqm::AqmLink::new(q))),
                 reverse_gateway: false,
                 staged: Default::default(),
                 rng: Rng::derive(seed, 1_000_000 + i as u64),

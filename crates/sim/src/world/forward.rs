@@ -34,6 +34,9 @@ impl World {
     }
 
     pub(super) fn enqueue(&mut self, out: u32, pi: u32) {
+        if self.ifaces[out as usize].dequeue_time {
+            return self.enqueue_aqm(out, pi);
+        }
         let now = self.now;
         self.drain(out);
         let size = self.pool.slots[pi as usize].size;
@@ -63,9 +66,7 @@ impl World {
                     DropReason::Overflow => iface.stats.drops_overflow += 1,
                     DropReason::Early => iface.stats.drops_early += 1,
                     DropReason::Forced => iface.stats.drops_forced += 1,
-                    // Not yet given by the admission-time FIFOs the world
-                    // runs; counted as early when a dequeue-time AQM does.
-                    DropReason::Sojourn => iface.stats.drops_early += 1,
+                    DropReason::Sojourn => iface.stats.drops_sojourn += 1,
                 }
                 if let Some(gw) = iface.gateway.as_mut() {
                     gw.on_queue(now, &ev);
@@ -309,7 +310,7 @@ impl World {
     /// Out of line (as [`World::gateway_sees_ack`]): the hop of a run
     /// without gateways does not carry their code.
     #[inline(never)]
-    fn gateway_sees_data(&mut self, out: u32, pi: u32) {
+    pub(super) fn gateway_sees_data(&mut self, out: u32, pi: u32) {
         let now = self.now;
         let p = &self.pool.slots[pi as usize];
         let view = (!p.udp).then(|| self.view(p));
@@ -337,6 +338,14 @@ impl World {
 }
 
 impl Iface {
+    /// The queue's occupancy now (after [`World::drain`] for a FIFO).
+    pub fn backlog(&self) -> netreturn_control::queue::Backlog {
+        match &self.aqm {
+            Some(a) => a.queue.backlog(),
+            None => self.queue.backlog(),
+        }
+    }
+
     /// Closes the interval since the last change of the backlog and starts
     /// one with the backlog as it is now.
     pub(super) fn account_backlog(&mut self, now: Time, backlog_bytes: u64) {

@@ -12,6 +12,7 @@ use netreturn_control::queue::{DropReason, Fifo};
 use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, TcpMeta, TcpView};
 use netreturn_tcp::{Connection, Segment, TcpConfig};
 
+mod aqm;
 mod build;
 mod forward;
 mod record;
@@ -130,6 +131,8 @@ pub struct IfaceStats {
     pub drops_overflow: u64,
     pub drops_early: u64,
     pub drops_forced: u64,
+    /// Dropped at the head by a dequeue-time AQM (CoDel's sojourn rule).
+    pub drops_sojourn: u64,
     pub loss_drops: u64,
     pub acks_rewritten: u64,
 }
@@ -169,6 +172,8 @@ pub struct Iface {
     pub to: u32,
     /// The stage's [`ForwardStage::acts_on_enqueue`], read once.
     stage_on_enqueue: bool,
+    /// The queue decides at dequeue: packets wait in `aqm`, not `queue`.
+    dequeue_time: bool,
     /// Whether the reverse interface has a gateway (which sees the packets
     /// arriving here: [`World::arrive`]), kept here so that an arrival does
     /// not read the reverse interface's record to learn it has none.
@@ -179,6 +184,8 @@ pub struct Iface {
     /// "R1->R2".
     pub name: String,
     staged: std::collections::VecDeque<u32>,
+    /// The dequeue-time queue, when the link runs one ([`aqm`]).
+    aqm: Option<Box<aqm::AqmLink>>,
 }
 
 impl Iface {
@@ -415,6 +422,7 @@ impl World {
                 Event::UdpTick(u) => self.udp_tick(u),
                 Event::AppTick(a) => self.app_tick(a),
                 Event::Sample => self.sample(),
+                Event::LinkFree(i) => self.link_free(i),
             }
             if self.has_finite && self.finite_left == 0 {
                 break;
@@ -422,7 +430,7 @@ impl World {
         }
         for i in 0..self.ifaces.len() {
             self.drain(i as u32);
-            let backlog = self.ifaces[i].queue.backlog().bytes;
+            let backlog = self.ifaces[i].backlog().bytes;
             self.ifaces[i].account_backlog(self.now, backlog);
         }
     }

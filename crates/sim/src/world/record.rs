@@ -210,7 +210,7 @@ impl World {
         if let Some(m) = self.rec.monitor {
             self.drain(m);
             self.rec.queue_series.0.push(t);
-            self.rec.queue_series.1.push(self.ifaces[m as usize].queue.backlog().bytes as f64);
+            self.rec.queue_series.1.push(self.ifaces[m as usize].backlog().bytes as f64);
             let cross = std::mem::take(&mut self.rec.cross_bytes) as f64 * 8.0 / self.rec.sample_interval.secs_f64();
             let rate = self.ifaces[m as usize].rate.0 as f64;
             self.rec.avail_mbps.push(if self.now > Time::ZERO { (rate - cross).max(0.0) / 1e6 } else { f64::NAN });

@@ -1,0 +1,122 @@
+//! Interfaces whose queue decides at dequeue (CoDel, FQ-CoDel, PIE, FQ-PIE,
+//! DualPI2: [`netreturn_control::queue::aqm`]). Their packets' departures
+//! are not known on admission, so the link asks the queue for its next
+//! packet each time it frees ([`Event::LinkFree`]), where a FIFO interface
+//! fixes the departure when it admits the packet ([`World::enqueue`]).
+//! Out of line: a run without such a queue pays one flag test per hop.
+
+use super::*;
+use netreturn_base::Ecn;
+use netreturn_control::queue::aqm::{Aqm, Meta};
+use netreturn_control::QueueEventKind;
+
+/// A dequeue-time queue holding packet ids, and the drops of the call in
+/// progress (kept to avoid an allocation per call).
+pub struct AqmLink {
+    pub queue: Aqm<u32>,
+    dropped: Vec<(u32, DropReason)>,
+}
+
+impl AqmLink {
+    pub fn new(queue: Aqm<u32>) -> AqmLink {
+        AqmLink { queue, dropped: vec![] }
+    }
+}
+
+impl World {
+    /// [`World::enqueue`] for an interface with a dequeue-time queue.
+    #[inline(never)]
+    pub(super) fn enqueue_aqm(&mut self, out: u32, pi: u32) {
+        let now = self.now;
+        if self.ifaces[out as usize].gateway.is_some() {
+            self.gateway_sees_data(out, pi);
+        }
+        let p = &self.pool.slots[pi as usize];
+        // A flow's packets in one direction share a key (RFC 8290 section
+        // 4.1.1 hashes the 5-tuple); the simulated packets carry no ECN
+        // codepoint yet, so every AQM drops where it would mark.
+        let meta = Meta::new(p.size, ((p.flow as u64) << 2) | ((p.udp as u64) << 1) | p.dir as u64, Ecn::NotEct);
+        let iface = &mut self.ifaces[out as usize];
+        let link = iface.aqm.as_deref_mut().expect("an AQM interface");
+        let AqmLink { queue, dropped } = link;
+        let accepted = queue.enqueue(now, pi, meta, &mut iface.rng, &mut |id, _, why| dropped.push((id, why)));
+        let backlog = queue.backlog();
+        self.book_aqm_drops(out);
+        let iface = &mut self.ifaces[out as usize];
+        if accepted {
+            let ev = QueueEvent {
+                kind: QueueEventKind::Enqueue,
+                size: meta.size,
+                backlog_bytes: backlog.bytes,
+                backlog_packets: backlog.packets,
+            };
+            if let Some(gw) = iface.gateway.as_mut() {
+                gw.on_queue(now, &ev);
+            }
+            iface.account_backlog(now, backlog.bytes);
+        }
+        if iface.busy_until <= now {
+            self.link_free(out);
+        }
+    }
+
+    /// Interface `i`'s link is free at `now`: its queue chooses the next
+    /// packet, which starts at once; the link asks again when it is out.
+    pub(super) fn link_free(&mut self, i: u32) {
+        let now = self.now;
+        let iface = &mut self.ifaces[i as usize];
+        if iface.busy_until > now {
+            return;
+        }
+        let link = iface.aqm.as_deref_mut().expect("an AQM interface");
+        let AqmLink { queue, dropped } = link;
+        let sent = queue.dequeue(now, &mut iface.rng, &mut |id, _, why| dropped.push((id, why)));
+        let backlog = queue.backlog();
+        self.book_aqm_drops(i);
+        let Some(dep) = sent else {
+            self.ifaces[i as usize].account_backlog(now, backlog.bytes);
+            return;
+        };
+        let ev = QueueEvent {
+            kind: QueueEventKind::Dequeue,
+            size: dep.meta.size,
+            backlog_bytes: backlog.bytes,
+            backlog_packets: backlog.packets,
+        };
+        self.ifaces[i as usize].departed(now, &ev);
+        self.transmit(i, dep.item, now);
+        let done = self.ifaces[i as usize].busy_until;
+        self.events.schedule(done, Event::LinkFree(i));
+    }
+
+    /// Accounts the packets the queue of interface `i` dropped in the call
+    /// just made (the arrival, or packets taken from a head).
+    fn book_aqm_drops(&mut self, i: u32) {
+        let now = self.now;
+        let mut dropped = std::mem::take(&mut self.ifaces[i as usize].aqm.as_deref_mut().expect("an AQM").dropped);
+        for &(pi, why) in &dropped {
+            let iface = &mut self.ifaces[i as usize];
+            iface.stats.queue_drops += 1;
+            match why {
+                DropReason::Overflow => iface.stats.drops_overflow += 1,
+                DropReason::Early => iface.stats.drops_early += 1,
+                DropReason::Forced => iface.stats.drops_forced += 1,
+                DropReason::Sojourn => iface.stats.drops_sojourn += 1,
+            }
+            let backlog = iface.aqm.as_ref().expect("an AQM").queue.backlog();
+            if let Some(gw) = iface.gateway.as_mut() {
+                let size = self.pool.slots[pi as usize].size;
+                let ev = QueueEvent {
+                    kind: QueueEventKind::Drop,
+                    size,
+                    backlog_bytes: backlog.bytes,
+                    backlog_packets: backlog.packets,
+                };
+                gw.on_queue(now, &ev);
+            }
+            self.drop_packet(pi, i);
+        }
+        dropped.clear();
+        self.ifaces[i as usize].aqm.as_deref_mut().expect("an AQM").dropped = dropped;
+    }
+}
