@@ -64,6 +64,12 @@ impl TcpFlags {
     pub fn rst(self) -> bool {
         self.contains(Self::RST)
     }
+    pub fn ece(self) -> bool {
+        self.contains(Self::ECE)
+    }
+    pub fn cwr(self) -> bool {
+        self.contains(Self::CWR)
+    }
 }
 
 impl std::ops::BitOr for TcpFlags {

@@ -20,6 +20,7 @@ use std::fmt;
 use netreturn_base::{FlowKey, Time};
 
 use crate::controller::{Bottleneck, FlowInfo, WindowController};
+use crate::queue::aqm::AqmParams;
 use crate::queue::{AdaptiveRed, AdaptiveRedConfig, Discipline, DropTail, Limit, Red, RedConfig, RedParams};
 use crate::view::QueueEvent;
 
@@ -256,28 +257,39 @@ impl QueueKind {
         !matches!(self, QueueKind::DropTail | QueueKind::Red | QueueKind::Ared)
     }
 
-    /// The dequeue-time queue of this kind over `limit`, with the RFC's
-    /// defaults; `salt` perturbs the flow hash of FQ kinds (drawn from the
-    /// run's seed). `None` for the admission-time FIFOs.
-    pub fn aqm<T>(self, limit: Limit, salt: u64) -> Option<crate::queue::aqm::Aqm<T>> {
+    /// The dequeue-time queue of this kind over `limit`, with the link's
+    /// `aqm` table over the defaults; `salt` perturbs the flow hash of FQ
+    /// kinds (drawn from the run's seed). `None` for the admission-time
+    /// FIFOs.
+    pub fn aqm<T>(self, limit: Limit, salt: u64, params: Option<&AqmParams>) -> Option<crate::queue::aqm::Aqm<T>> {
         use crate::queue::aqm::*;
-        let fq = FqConfig { perturbation: salt, ..FqConfig::default() };
+        let p = params.cloned().unwrap_or_default();
         Some(match self {
             QueueKind::DropTail | QueueKind::Red | QueueKind::Ared => return None,
-            QueueKind::CoDel => Aqm::CoDel(Single::new(CoDel::new(CoDelConfig::default()), limit)),
-            QueueKind::FqCoDel => Aqm::FqCoDel(Fq::new(fq, limit, CoDel::new(CoDelConfig::default()))),
-            QueueKind::Pie => Aqm::Pie(Single::new(Pie::new(PieConfig::default()), limit)),
-            QueueKind::FqPie => Aqm::FqPie(Fq::new(fq, limit, Pie::new(PieConfig::default()))),
-            QueueKind::DualPi2 => Aqm::DualPi2(DualPi2::new(DualPi2Config::default(), limit)),
+            QueueKind::CoDel => Aqm::CoDel(Single::new(CoDel::new(p.codel(false)), limit)),
+            QueueKind::FqCoDel => Aqm::FqCoDel(Fq::new(p.fq(salt), limit, CoDel::new(p.codel(true)))),
+            QueueKind::Pie => Aqm::Pie(Single::new(Pie::new(p.pie()), limit)),
+            QueueKind::FqPie => Aqm::FqPie(Fq::new(p.fq(salt), limit, Pie::new(p.pie()))),
+            QueueKind::DualPi2 => Aqm::DualPi2(DualPi2::new(p.dualpi2(), limit)),
         })
     }
 
-    /// The domain check of RED's and ARED's configuration, as this
-    /// discipline would build it: (the `red` key at fault, what is allowed).
-    /// The other disciplines read no `red` table and always pass.
-    pub fn check(self, limit: Limit, mean_packet: u32, red: Option<&RedParams>) -> Result<(), (&'static str, String)> {
+    /// The domain check of the discipline's table as it would build it:
+    /// (the table, the key at fault, what is allowed). RED and ARED check
+    /// their `red` table, the dequeue-time queues their `aqm` table;
+    /// DropTail reads neither.
+    pub fn check(
+        self,
+        limit: Limit,
+        mean_packet: u32,
+        red: Option<&RedParams>,
+        aqm: Option<&AqmParams>,
+    ) -> Result<(), (&'static str, &'static str, String)> {
         match self {
-            QueueKind::Red | QueueKind::Ared => red_config(limit, mean_packet, Time::ZERO, red).check(),
+            QueueKind::Red | QueueKind::Ared => {
+                red_config(limit, mean_packet, Time::ZERO, red).check().map_err(|(k, m)| ("red", k, m))
+            }
+            _ if self.decides_at_dequeue() => aqm.map_or(Ok(()), |a| a.check().map_err(|(k, m)| ("aqm", k, m))),
             _ => Ok(()),
         }
     }
@@ -308,10 +320,12 @@ impl QueueKind {
             _ => Discipline::DropTail(DropTail::new(limit)),
         }
     }
-    /// The keys of the link's `red` table (RED and ARED read it).
+    /// The keys of the link's table: `red` (RED and ARED) or `aqm` (the
+    /// dequeue-time queues).
     pub fn keys(self) -> &'static [&'static str] {
         match self {
             QueueKind::Red | QueueKind::Ared => struct_fields::<crate::queue::RedParams>(),
+            _ if self.decides_at_dequeue() => struct_fields::<AqmParams>(),
             _ => &[],
         }
     }

@@ -218,7 +218,7 @@ impl QueueSpec {
             )
         };
         // RED's domain, as the queue will be built (1500-byte packets).
-        kind.check(limit, 1500, red.as_ref()).map_err(|(key, m)| format!("--queue {s:?}: {key}: {m}"))?;
+        kind.check(limit, 1500, red.as_ref(), None).map_err(|(_, key, m)| format!("--queue {s:?}: {key}: {m}"))?;
         let spec = QueueSpec { kind, limit, red };
         spec.discipline(None, 1500).map_err(|e| format!("--queue {s:?}: {e}"))?;
         Ok(spec)
@@ -319,9 +319,23 @@ impl ConfigLink {
         let b = r.topology.bottleneck.expect("a dumbbell has a bottleneck") as usize;
         let (ab, ba) = (r.links[b].clone(), r.links[b ^ 1].clone());
         for d in [&ab, &ba] {
+            let runs_here =
+                |m: &Method| !matches!(m, Method::Stage(_)) && !matches!(m, Method::Queue(q) if q.decides_at_dequeue());
+            if d.queue.decides_at_dequeue() {
+                let allowed: Vec<&str> = Method::all().filter(runs_here).map(Method::name).collect();
+                return Err(s
+                    .error(
+                        &format!("{}.queue", d.field),
+                        format!(
+                            "the real gateway does not run {:?} yet (it decides at dequeue; the simulator runs it); allowed: {}",
+                            d.queue.name(),
+                            allowed.join(", ")
+                        ),
+                    )
+                    .to_string());
+            }
             if let Some(k) = d.stage() {
-                let allowed: Vec<&str> =
-                    Method::all().filter(|m| !matches!(m, Method::Stage(_))).map(Method::name).collect();
+                let allowed: Vec<&str> = Method::all().filter(runs_here).map(Method::name).collect();
                 return Err(s
                     .error(
                         &format!("{}.queue", d.field),

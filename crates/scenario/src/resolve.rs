@@ -19,6 +19,7 @@
 use crate::scenario::{CcName, QueueMethod, RecoveryName, Scenario, ScenarioError};
 use crate::topology::{IfaceSpec, Topology};
 use netreturn_base::{Rate, Time};
+use netreturn_control::queue::aqm::AqmParams;
 use netreturn_control::queue::{Discipline, Limit, RedParams};
 use netreturn_control::{ControllerKind, GatewayConfig, QueueKind, StageKind};
 use netreturn_tcp::{CcKind, TcpConfig};
@@ -88,6 +89,8 @@ pub struct LinkDir {
     /// RED's and ARED's table over the Linux-like preset (`None` for
     /// DropTail, which reads none: one file can sweep `queue`).
     pub red: Option<RedParams>,
+    /// The dequeue-time AQMs' table (`None` for the other queues).
+    pub aqm: Option<AqmParams>,
     /// The window controller's whole configuration, if the method is one.
     pub gateway: Option<GatewayConfig>,
 }
@@ -124,8 +127,8 @@ impl LinkDir {
         if self.rate.bits_per_sec() == 0 {
             return Err((format!("{}.rate", self.field), "must be at least 1 bit/s".into()));
         }
-        self.queue.check(self.limit, self.packet_bytes, self.red.as_ref()).map_err(|(key, m)| {
-            (format!("{}.red.{key}", self.field), format!("{m} ({}, {})", self.name, self.queue.name()))
+        self.queue.check(self.limit, self.packet_bytes, self.red.as_ref(), self.aqm.as_ref()).map_err(|(t, key, m)| {
+            (format!("{}.{t}.{key}", self.field), format!("{m} ({}, {})", self.name, self.queue.name()))
         })
     }
 
@@ -135,6 +138,7 @@ impl LinkDir {
         // A window controller or a stage runs over a DropTail queue.
         let queue = f.method.queue();
         let red = if matches!(queue, QueueKind::Red | QueueKind::Ared) { f.red.clone() } else { None };
+        let aqm = if queue.decides_at_dequeue() { f.aqm.clone() } else { None };
         let gateway = f.method.controller().map(|kind| {
             let params = f.gateway.clone().unwrap_or_default();
             let mut cfg = params.gateway_config(kind, buffer_bytes, f.rate, mss);
@@ -155,6 +159,7 @@ impl LinkDir {
             buffer_bytes,
             packet_bytes: packet,
             red,
+            aqm,
             gateway,
         }
     }
@@ -333,6 +338,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         min_rto: t.min_rto.0,
         initial_cwnd: t.initial_cwnd,
         ts_tick: t.ts_tick.0,
+        ecn: t.ecn,
         recovery: match t.recovery {
             RecoveryName::Prr => netreturn_tcp::Recovery::Prr,
             RecoveryName::Classic => netreturn_tcp::Recovery::Classic,

@@ -6,6 +6,7 @@
 //! the file, the field and what is allowed.
 
 use netreturn_base::units::{RateQ, Size, SizeQ, TimeQ};
+pub use netreturn_control::queue::aqm::AqmParams as AqmSpec;
 pub use netreturn_control::queue::RedParams as RedSpec;
 pub use netreturn_control::{GatewayParams, Method as QueueMethod};
 pub use netreturn_tcp::CcName;
@@ -179,6 +180,12 @@ pub struct TcpSpec {
     /// quantized to it. Default 1 ms (ns-3, Linux).
     #[serde(default = "default_ts_tick")]
     pub ts_tick: TimeQ,
+    /// Offer ECN (RFC 3168): data carries ECT(0), and a CE mark halves the
+    /// window as a loss would, without a retransmission. DCTCP and Prague
+    /// always offer it. Default off, as ns-3 (`UseEcn`) and Linux
+    /// (`tcp_ecn = 2`: only when asked) for outgoing connections.
+    #[serde(default)]
+    pub ecn: bool,
     /// Each congestion control's own table (`tcp.cubic = { hystart = false
     /// }`, `tcp.sarbe = { restore_cwnd = false }`, `tcp.xcp = {
     /// ignore_handshake_rtt = true }`: the keys of `netreturn_tcp::CcParams`),
@@ -267,6 +274,10 @@ pub struct LinkSpec {
     /// RED parameters overriding the Linux-like preset.
     #[serde(default)]
     pub red: Option<RedSpec>,
+    /// The dequeue-time AQMs' parameters over their defaults (`aqm = {
+    /// target = "5ms", ecn = true }`).
+    #[serde(default)]
+    pub aqm: Option<AqmSpec>,
     /// The other direction's queue (b -> a): by default DropTail with the
     /// same buffer. Any queue discipline or gateway may run there too, e.g.
     /// AWM on both directions of a link carrying flows both ways (seed 002,
@@ -288,6 +299,8 @@ pub struct ReverseSpec {
     pub gateway: Option<GatewayParams>,
     #[serde(default)]
     pub red: Option<RedSpec>,
+    #[serde(default)]
+    pub aqm: Option<AqmSpec>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]

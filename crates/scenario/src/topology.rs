@@ -21,6 +21,7 @@ pub struct IfaceSpec {
     pub buffer: netreturn_base::units::Size,
     pub gateway: Option<netreturn_control::GatewayParams>,
     pub red: Option<crate::scenario::RedSpec>,
+    pub aqm: Option<crate::scenario::AqmSpec>,
 }
 
 /// The built graph: nodes, interfaces (two per link, `2k` and `2k + 1` are
@@ -113,6 +114,7 @@ impl Builder {
             buffer: spec.buffer.0,
             gateway: spec.gateway.clone(),
             red: spec.red.clone(),
+            aqm: spec.aqm.clone(),
         };
         let r = spec.reverse.clone().unwrap_or_default();
         let rev = IfaceSpec {
@@ -124,6 +126,7 @@ impl Builder {
             buffer: r.buffer.map_or(fwd.buffer, |b| b.0),
             gateway: r.gateway,
             red: r.red,
+            aqm: r.aqm,
             loss: match spec.loss_direction {
                 LossDirection::Both => spec.loss,
                 LossDirection::Forward => 0.0,
@@ -209,6 +212,7 @@ impl Topology {
                         loss_direction: LossDirection::Both,
                         gateway: None,
                         red: None,
+                        aqm: None,
                         reverse: None,
                     };
                     let s = b.node(&format!("left{i}"), Some("left"));

@@ -280,6 +280,8 @@ pub struct FlowRow {
     /// DupThresh duplicate ACKs in a row, with or without fast retransmit.
     pub triple_dupacks: u64,
     pub timeouts: u64,
+    /// Window reductions answering ECE (RFC 3168 section 6.1.2).
+    pub ecn_reductions: u64,
     /// A short web-like transfer (`tcp-web`), not a long-lived FTP flow.
     pub web: bool,
 }
@@ -313,6 +315,8 @@ pub struct IfaceRow {
     pub queue_max_bytes: u64,
     pub robustness_index: f64,
     pub acks_rewritten: u64,
+    /// Packets the queue marked CE instead of dropping.
+    pub ecn_marks: u64,
     /// Packets this interface's queue dropped, percent of those offered.
     pub loss_pct: f64,
 }
@@ -376,6 +380,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
             loss_pct: loss_ratio_pct(f.packets[0].received, f.packets[0].lost),
             acks_lost: f.packets[1].lost,
             fast_retransmits: st.fast_retransmits,
+            ecn_reductions: st.ecn_reductions,
             triple_dupacks: st.triple_dupacks,
             timeouts: st.timeouts,
             web: f.web,
@@ -432,6 +437,7 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
             queue_max_bytes: f.stats.max_backlog,
             robustness_index: robustness_index(qm, qs, f.capacity_bytes as f64),
             acks_rewritten: f.stats.acks_rewritten,
+            ecn_marks: f.stats.ecn_marks,
             loss_pct: loss_ratio_pct(f.stats.tx_packets, f.stats.queue_drops),
         });
     }
@@ -491,6 +497,9 @@ pub fn collect(w: &World, seed: u64) -> RunResult {
         ("triple_dupacks", flows.iter().map(|r| r.triple_dupacks).sum::<u64>() as f64),
         ("timeouts", flows.iter().map(|r| r.timeouts).sum::<u64>() as f64),
         ("acks_rewritten", mon.map(|m| m.acks_rewritten as f64).unwrap_or(nan)),
+        // Congestion signalled by CE marks instead of drops (RFC 3168).
+        ("ecn_marks", mon.map(|m| m.ecn_marks as f64).unwrap_or(nan)),
+        ("ecn_reductions", flows.iter().map(|r| r.ecn_reductions).sum::<u64>() as f64),
         ("rtt_mean_ms", rtt.mean_ms()),
         ("rtt_std_ms", rtt.std_ms()),
         ("rtt_p25_ms", rtt_q[0]),

@@ -49,6 +49,7 @@ pub enum Recovery {
 /// | `clock_granularity` | 1 ms | G in RFC 6298 |
 /// | `ts_tick` | 1 ms | timestamp clock tick (ns-3 and Linux use 1 ms) |
 /// | `ngwa` | `None` | NGWA end host (seed 001): receiver rule eq. 2 / eq. 4, segments shortened by the option |
+/// | `ecn` | off | offer ECN (RFC 3168; ns-3 `UseEcn` Off by default); DCTCP and Prague offer it whatever this says |
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpConfig {
     pub mss: u32,
@@ -74,6 +75,7 @@ pub struct TcpConfig {
     pub clock_granularity: Time,
     pub ts_tick: Time,
     pub ngwa: Option<NgwaConfig>,
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -102,6 +104,7 @@ impl Default for TcpConfig {
             clock_granularity: Time::from_millis(1),
             ts_tick: Time::from_millis(1),
             ngwa: None,
+            ecn: false,
         }
     }
 }

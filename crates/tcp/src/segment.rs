@@ -1,7 +1,7 @@
 //! The simulator's TCP segment: header fields as plain values, no payload
 //! bytes (only their count), so moving a segment costs a few words.
 
-use netreturn_base::{InBand, TcpFlags};
+use netreturn_base::{Ecn, InBand, TcpFlags};
 
 /// Up to four SACK blocks (RFC 2018); with timestamps at most three fit.
 pub const MAX_SACK_BLOCKS: usize = 4;
@@ -78,6 +78,9 @@ pub struct Segment {
     /// In-band fields of the IP packet carrying the segment (NGWA option,
     /// XCP header); they add [`InBand::wire_len`] bytes to the packet.
     pub inband: InBand,
+    /// The ECN field of the IP packet carrying the segment (RFC 3168
+    /// section 5): set by the sender, possibly marked CE on the way.
+    pub ecn: Ecn,
 }
 
 impl Segment {

@@ -37,6 +37,10 @@ pub struct TcpStats {
     /// window smaller than the next one (RFC 9293 section 3.8.6.1).
     pub window_probes: u64,
     pub rtt_samples: u64,
+    /// Receiver: data segments that arrived marked CE (RFC 3168).
+    pub ce_received: u64,
+    /// Sender: window reductions answering ECE (at most one per window).
+    pub ecn_reductions: u64,
 }
 
 /// The sender's window variables at one instant (SPEC.md section 4 time

@@ -33,9 +33,10 @@ impl World {
         }
         let p = &self.pool.slots[pi as usize];
         // A flow's packets in one direction share a key (RFC 8290 section
-        // 4.1.1 hashes the 5-tuple); the simulated packets carry no ECN
-        // codepoint yet, so every AQM drops where it would mark.
-        let meta = Meta::new(p.size, ((p.flow as u64) << 2) | ((p.udp as u64) << 1) | p.dir as u64, Ecn::NotEct);
+        // 4.1.1 hashes the 5-tuple). TCP segments carry the ECN field their
+        // sender set; UDP sources are not ECN-capable.
+        let ecn = if p.udp { Ecn::NotEct } else { p.seg.ecn };
+        let meta = Meta::new(p.size, ((p.flow as u64) << 2) | ((p.udp as u64) << 1) | p.dir as u64, ecn);
         let iface = &mut self.ifaces[out as usize];
         let link = iface.aqm.as_deref_mut().expect("an AQM interface");
         let AqmLink { queue, dropped } = link;
@@ -84,6 +85,11 @@ impl World {
             backlog_packets: backlog.packets,
         };
         self.ifaces[i as usize].departed(now, &ev);
+        if dep.meta.marked {
+            // The queue marked CE instead of dropping (RFC 3168 section 5).
+            self.pool.slots[dep.item as usize].seg.ecn = Ecn::Ce;
+            self.ifaces[i as usize].stats.ecn_marks += 1;
+        }
         self.transmit(i, dep.item, now);
         let done = self.ifaces[i as usize].busy_until;
         self.events.schedule(done, Event::LinkFree(i));

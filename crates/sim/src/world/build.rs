@@ -69,7 +69,7 @@ impl World {
         let mut ifaces = Vec::with_capacity(resolved.links.len());
         for (i, f) in resolved.links.into_iter().enumerate() {
             let discipline = f.discipline();
-            let aqm = f.queue.aqm(f.limit, Rng::derive(seed, 2_000_000 + i as u64).next_u64());
+            let aqm = f.queue.aqm(f.limit, Rng::derive(seed, 2_000_000 + i as u64).next_u64(), f.aqm.as_ref());
             let capacity_bytes = f.buffer_bytes;
             let gateway = f.gateway.map(|cfg| Box::new(WindowGateway::new(cfg)));
             ifaces.push(Iface {

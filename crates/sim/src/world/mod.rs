@@ -133,6 +133,8 @@ pub struct IfaceStats {
     pub drops_forced: u64,
     /// Dropped at the head by a dequeue-time AQM (CoDel's sojourn rule).
     pub drops_sojourn: u64,
+    /// Packets the queue marked CE instead of dropping.
+    pub ecn_marks: u64,
     pub loss_drops: u64,
     pub acks_rewritten: u64,
 }

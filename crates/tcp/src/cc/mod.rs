@@ -8,6 +8,7 @@
 //! writes cwnd; a controller changes them only through these events.
 
 pub mod cubic;
+pub mod dctcp;
 pub mod none;
 pub mod reno;
 pub mod sarbe;
@@ -15,7 +16,7 @@ pub mod westwood;
 pub mod westwood_original;
 pub mod xcp;
 
-use netreturn_base::{InBand, Time};
+use netreturn_base::{Ecn, InBand, Time};
 
 /// The congestion-window variables shared by the connection and its
 /// controller, in bytes.
@@ -76,6 +77,32 @@ pub struct AckEvent {
     pub in_recovery: bool,
     /// In-band fields the ACK carried (the XCP feedback echoed).
     pub inband: InBand,
+    /// The ACK echoed congestion (ECE, RFC 3168 section 6.1.3; with a
+    /// DCTCP receiver, per segment: RFC 8257 section 3.2).
+    pub ece: bool,
+    /// SND.UNA and SND.MAX after the ACK (unwrapped offsets).
+    pub snd_una: u64,
+    pub snd_max: u64,
+}
+
+impl AckEvent {
+    /// An ACK newly delivering `acked` bytes cumulatively (a duplicate when
+    /// 0), outside recovery, with no RTT sample, timestamps, in-band fields
+    /// or ECE: what the controls' tests vary from.
+    pub fn delivering(acked: u64) -> AckEvent {
+        AckEvent {
+            acked,
+            delivered: acked,
+            rtt: None,
+            timestamps: None,
+            duplicate: acked == 0,
+            in_recovery: false,
+            inband: InBand::None,
+            ece: false,
+            snd_una: 0,
+            snd_max: 0,
+        }
+    }
 }
 
 /// Events a congestion control reacts to. Every method has a default so an
@@ -121,6 +148,21 @@ pub trait CongestionControl {
     /// A data segment is about to be sent: the place to fill in-band
     /// fields (the XCP sender's congestion header).
     fn on_send(&mut self, _now: Time, _w: &Window, _srtt: Option<Time>, _inband: &mut InBand) {}
+
+    /// The ECN codepoint of a control that needs ECN with a receiver
+    /// echoing each CE mark (DCTCP: ECT(0), RFC 8257; Prague: ECT(1), RFC
+    /// 9331), or `None` for a classic control, which uses ECN (ECT(0),
+    /// RFC 3168) only when `tcp.ecn` asks.
+    fn scalable_ect(&self) -> Option<Ecn> {
+        None
+    }
+
+    /// An ECE arrived (at most once per window, outside loss recovery):
+    /// returns the new ssthresh, cwnd following it. RFC 3168 section 6.1.2:
+    /// as for a loss by default.
+    fn ssthresh_after_ecn(&mut self, now: Time, w: &Window, in_flight: u64) -> u64 {
+        self.ssthresh_after_loss(now, w, in_flight)
+    }
 
     /// Whether three dupACKs trigger fast retransmit / fast recovery.
     fn fast_retransmit(&self) -> bool {
@@ -247,6 +289,10 @@ congestion_controls! {
         "the original Westwood (Mascolo et al. 2001): per-ACK bandwidth samples, Tustin filter; ssthresh = estimate x RTTmin on loss";
     Sarbe, sarbe = "sarbe", sarbe::SarbeConfig, sarbe::Sarbe, |c, abc| sarbe::Sarbe::new(c, abc),
         "SARBE + LDED (the SARBE paper): receiver-timestamp bandwidth estimate, loss differentiation";
+    Dctcp, dctcp = "dctcp", dctcp::DctcpConfig, dctcp::Dctcp, |c, abc| dctcp::Dctcp::new(c, abc, Ecn::Ect0),
+        "DCTCP (RFC 8257): cwnd x (1 - alpha / 2) per window with marks, alpha the marked fraction's moving average";
+    Prague, prague = "prague", dctcp::DctcpConfig, dctcp::Dctcp, |c, abc| dctcp::Dctcp::new(c, abc, Ecn::Ect1),
+        "a DCTCP-like L4S sender (RFC 9331 ECT(1), DCTCP's response; not the full TCP Prague)";
     Xcp, xcp = "xcp", xcp::XcpConfig, xcp::Xcp, |c, _abc| xcp::Xcp::new(c),
         "XCP's sender (Katabi et al. 2002): cwnd follows the routers' feedback; needs queue = \"xcp\"";
 }
@@ -323,5 +369,11 @@ impl CongestionControl for Cc {
     }
     fn bandwidth_estimate(&self) -> Option<f64> {
         dispatch!(self, c => c.bandwidth_estimate())
+    }
+    fn scalable_ect(&self) -> Option<Ecn> {
+        dispatch!(self, c => c.scalable_ect())
+    }
+    fn ssthresh_after_ecn(&mut self, now: Time, w: &Window, in_flight: u64) -> u64 {
+        dispatch!(self, c => c.ssthresh_after_ecn(now, w, in_flight))
     }
 }

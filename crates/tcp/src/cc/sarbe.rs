@@ -308,7 +308,6 @@ impl CongestionControl for Sarbe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use netreturn_base::InBand;
 
     const MSS: u64 = 1000;
 
@@ -476,15 +475,7 @@ mod tests {
     }
 
     fn ack_event(acked: u64, tsval: u32) -> AckEvent {
-        AckEvent {
-            acked,
-            delivered: acked,
-            rtt: None,
-            timestamps: Some((tsval, 0)),
-            duplicate: acked == 0,
-            in_recovery: false,
-            inband: InBand::default(),
-        }
+        AckEvent { timestamps: Some((tsval, 0)), ..AckEvent::delivering(acked) }
     }
 
     #[test]

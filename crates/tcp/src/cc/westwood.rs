@@ -171,18 +171,9 @@ impl CongestionControl for Westwood {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use netreturn_base::InBand;
 
     fn ack(acked: u64, rtt: Option<Time>) -> AckEvent {
-        AckEvent {
-            acked,
-            delivered: acked,
-            rtt,
-            timestamps: None,
-            duplicate: acked == 0,
-            in_recovery: false,
-            inband: InBand::default(),
-        }
+        AckEvent { rtt, ..AckEvent::delivering(acked) }
     }
 
     #[test]

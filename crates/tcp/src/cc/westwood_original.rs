@@ -282,20 +282,11 @@ impl CongestionControl for Westwood {
 mod tests {
     use super::super::westwood::Westwood as WestwoodPlus;
     use super::*;
-    use netreturn_base::InBand;
 
     const MSS: u64 = 1000;
 
     fn ack(acked: u64, rtt: Option<Time>) -> AckEvent {
-        AckEvent {
-            acked,
-            delivered: acked,
-            rtt,
-            timestamps: None,
-            duplicate: acked == 0,
-            in_recovery: false,
-            inband: InBand::default(),
-        }
+        AckEvent { rtt, ..AckEvent::delivering(acked) }
     }
 
     fn window() -> Window {

@@ -99,13 +99,9 @@ mod tests {
 
     fn ack_with(feedback: i32, in_recovery: bool) -> AckEvent {
         AckEvent {
-            acked: 1000,
-            delivered: 1000,
-            rtt: None,
-            timestamps: None,
-            duplicate: false,
             in_recovery,
             inband: InBand::Xcp(XcpFields { feedback, ack: true, ..Default::default() }),
+            ..AckEvent::delivering(1000)
         }
     }
 

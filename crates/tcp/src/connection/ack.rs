@@ -51,6 +51,12 @@ impl Connection {
         }
         let acked = self.snd_una - una_before;
         let delivered = self.delivered_data(acked, sacked_before);
+        // The SYN-ACK's ECE agrees to ECN; it signals no congestion.
+        let ece = self.ecn_ok && seg.flags.ece() && !seg.flags.syn();
+        if ece {
+            self.ecn_on_echo(now);
+        }
+        let (snd_una, snd_max) = (self.snd_una, self.snd_max);
         self.cc.on_ack_event_with(now, &mut self.win, || AckEvent {
             acked,
             delivered,
@@ -59,6 +65,9 @@ impl Connection {
             duplicate,
             in_recovery,
             inband: seg.inband,
+            ece,
+            snd_una,
+            snd_max,
         });
     }
 

@@ -7,7 +7,7 @@
 //! the 32-bit space without any comparison in the machine having to care
 //! (RFC 9293 section 3.4 arithmetic, done once).
 
-use netreturn_base::{InBand, TcpFlags, Time, XcpFields};
+use netreturn_base::{Ecn, InBand, TcpFlags, Time, XcpFields};
 
 use crate::cc::{Ack, AckEvent, Cc, CongestionControl, Window};
 use crate::config::{Recovery, TcpConfig};
@@ -18,6 +18,7 @@ use crate::stats::{Probe, TcpStats};
 use netreturn_control::ngwa_receiver::NgwaReceiver;
 
 mod ack;
+mod ecn;
 mod receive;
 mod recovery;
 mod send;
@@ -134,6 +135,18 @@ pub struct Connection {
     /// NGWA's remembered `Wngwa` (seed 001 section 2), if `cfg.ngwa` is set.
     ngwa: NgwaReceiver,
 
+    // ECN (RFC 3168; DCTCP's receiver, RFC 8257 section 3.2).
+    /// Both ends agreed on ECN in the handshake.
+    ecn_ok: bool,
+    /// Receiver: set ECE on what we send (classic: from a CE mark until the
+    /// sender's CWR; DCTCP: the CE state of the last data segment).
+    ece_echo: bool,
+    /// Sender: set CWR on the next new data segment.
+    cwr_due: bool,
+    /// Sender: no new reaction to ECE until SND.UNA passes this (once per
+    /// window of data, RFC 3168 section 6.1.2).
+    ecn_recover: u64,
+
     stats: TcpStats,
 }
 
@@ -188,6 +201,10 @@ impl Connection {
             unacked_segs: 0,
             xcp_echo: None,
             ngwa: NgwaReceiver::default(),
+            ecn_ok: false,
+            ece_echo: false,
+            cwr_due: false,
+            ecn_recover: 0,
             stats: TcpStats::default(),
         }
     }
@@ -406,6 +423,9 @@ impl Connection {
         if seg.flags.ack() {
             self.process_ack(now, seq_off, seg, out);
         }
+        if self.ecn_ok && seg.len > 0 {
+            self.ecn_on_data(now, seg, out);
+        }
         let due = self.process_data(seq_off, seg);
         let sent = self.stats.segments_sent;
         self.transmit(now, out);
@@ -451,6 +471,7 @@ impl Connection {
             self.ts_recent = tsval;
         }
         self.rwnd = syn.window as u64;
+        self.ecn_negotiate(syn);
     }
 
     pub(super) fn establish(&mut self) {
@@ -477,13 +498,14 @@ impl Connection {
         let seg = Segment {
             seq: self.iss,
             ack: if server { self.irs.wrapping_add(1) } else { 0 },
-            flags: if server { TcpFlags::SYN | TcpFlags::ACK } else { TcpFlags::SYN },
+            flags: self.ecn_syn_flags(server) | if server { TcpFlags::SYN | TcpFlags::ACK } else { TcpFlags::SYN },
             // RFC 7323 section 2.2: the window in a SYN is never scaled.
             window: self.cfg.rcv_buf.min(u16::MAX as u64) as u16,
             opts,
             len: 0,
             retransmission,
             inband: InBand::None,
+            ecn: Ecn::NotEct,
         };
         if server {
             self.last_ack_sent = self.rcv_nxt;

@@ -42,6 +42,9 @@ impl Connection {
         self.in_recovery = true;
         self.partial_acks = 0;
         self.recover = self.snd_max;
+        // A loss and a CE mark in one window are one congestion signal
+        // (RFC 3168 section 6.1.2).
+        self.ecn_recover = self.snd_max;
         let flight = self.snd_max - self.snd_una;
         self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight);
         self.high_rxt = self.snd_una;

@@ -175,15 +175,17 @@ impl Connection {
         self.last_ack_sent = self.rcv_nxt;
         self.delack_at = None;
         self.unacked_segs = 0;
+        let (flags, ecn) = self.ecn_header();
         Segment {
             seq: self.iss.wrapping_add(off as u32),
             ack: self.irs.wrapping_add(self.rcv_nxt as u32),
-            flags: TcpFlags::ACK,
+            flags: TcpFlags::ACK | flags,
             window,
             opts,
             len: 0,
             retransmission: false,
             inband,
+            ecn,
         }
     }
 
@@ -212,6 +214,9 @@ impl Connection {
             seg.flags = seg.flags | TcpFlags::FIN;
         }
         seg.retransmission = retransmission;
+        if len > 0 {
+            self.ecn_on_send(&mut seg);
+        }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
         let end = off + len + fin as u64;

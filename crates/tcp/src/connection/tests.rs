@@ -1,6 +1,7 @@
 //! Unit tests of one connection, driven segment by segment.
 
 use super::*;
+use crate::CcName;
 
 /// A client and a server after a hand-driven handshake at t = 0.
 fn established(cfg: &TcpConfig) -> (Connection, Connection) {
@@ -562,4 +563,123 @@ fn after_a_timeout_an_ack_covering_sacked_data_grows_cwnd_only_by_what_it_newly_
     let mut out = Vec::new();
     c.on_segment(t + ms(80), ack.last().unwrap(), &mut out);
     assert_eq!(c.win.cwnd, 2000, "1000 bytes newly delivered: cwnd {} (ssthresh {})", c.win.cwnd, c.win.ssthresh);
+}
+
+// ---------------------------------------------------------------
+// ECN (RFC 3168 section 6.1; DCTCP's receiver, RFC 8257 section 3.2)
+
+fn ecn_cfg(cc: CcName) -> TcpConfig {
+    TcpConfig { mss: 1000, ecn: true, cc: crate::CcParams::default().kind(cc), ..Default::default() }
+}
+
+#[test]
+fn ecn_is_agreed_in_the_handshake_only_when_both_ends_offer_it() {
+    let cfg = ecn_cfg(CcName::NewReno);
+    let mut c = Connection::client(&cfg, 1000);
+    let mut s = Connection::server(&cfg, 5000);
+    let mut out = Vec::new();
+    c.open(Time::ZERO, &mut out);
+    // Section 6.1.1: an ECN-setup SYN carries ECE and CWR ...
+    assert_eq!(out[0].flags, TcpFlags::SYN | TcpFlags::ECE | TcpFlags::CWR);
+    s.on_segment(Time::ZERO, &out.pop().unwrap(), &mut out);
+    // ... and the SYN-ACK that accepts it ECE alone.
+    assert_eq!(out[0].flags, TcpFlags::SYN | TcpFlags::ACK | TcpFlags::ECE);
+    c.on_segment(Time::ZERO, &out.pop().unwrap(), &mut out);
+    assert!(c.ecn_ok && s.ecn_ok);
+    // A server that does not offer ECN answers without ECE, and neither
+    // end uses it.
+    let plain = TcpConfig { ecn: false, ..cfg };
+    let mut c = Connection::client(&cfg, 1000);
+    let mut s = Connection::server(&plain, 5000);
+    c.open(Time::ZERO, &mut out);
+    s.on_segment(Time::ZERO, &out.pop().unwrap(), &mut out);
+    assert!(!out[0].flags.ece());
+    c.on_segment(Time::ZERO, &out.pop().unwrap(), &mut out);
+    assert!(!c.ecn_ok && !s.ecn_ok);
+    c.send(Time::ZERO, 5000, &mut out);
+    assert!(out.iter().all(|g| g.ecn == Ecn::NotEct), "no ECT without agreement");
+}
+
+#[test]
+fn a_ce_mark_is_echoed_on_every_ack_until_a_cwr_arrives() {
+    let (mut c, mut s) = established(&ecn_cfg(CcName::NewReno));
+    let ms = Time::from_millis;
+    let mut data_out = Vec::new();
+    c.send(ms(0), 6000, &mut data_out);
+    assert!(data_out.iter().all(|g| g.ecn == Ecn::Ect0), "new data is ECT(0) (section 6.1.2)");
+    let mut acks = Vec::new();
+    let mut marked = data_out[0];
+    marked.ecn = Ecn::Ce;
+    s.on_segment(ms(10), &marked, &mut acks);
+    s.on_segment(ms(10), &data_out[1], &mut acks);
+    for g in &data_out[2..] {
+        s.on_segment(ms(11), g, &mut acks);
+    }
+    assert_eq!(acks.len(), 3);
+    assert!(acks.iter().all(|a| a.flags.ece()), "ECE latched after one CE (section 6.1.3)");
+    assert!(acks.iter().all(|a| a.ecn == Ecn::NotEct), "pure ACKs are not ECT (section 6.1.4)");
+    // The sender reduces once and owes a CWR on its next new data.
+    let before = c.probe().cwnd;
+    let mut more = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(20), a, &mut more);
+    }
+    assert_eq!(c.stats().ecn_reductions, 1, "one reduction per window (section 6.1.2)");
+    assert!(c.probe().cwnd < before);
+    c.send(ms(20), 2000, &mut more);
+    let first_new = more.iter().find(|g| g.len > 0).expect("new data");
+    assert!(first_new.flags.cwr(), "CWR on the first new data after the reduction");
+    assert_eq!(more.iter().filter(|g| g.flags.cwr()).count(), 1, "and only on that one");
+    // Its arrival clears the echo.
+    let mut after = Vec::new();
+    for g in more.iter().filter(|g| g.len > 0) {
+        s.on_segment(ms(30), g, &mut after);
+    }
+    s.on_timer(ms(300), &mut after);
+    assert!(!after.is_empty() && !after.last().unwrap().flags.ece(), "ECE cleared by CWR");
+}
+
+#[test]
+fn a_classic_sender_sends_retransmissions_not_ect() {
+    let (mut c, _s) = established(&ecn_cfg(CcName::NewReno));
+    let mut out = Vec::new();
+    c.send(Time::ZERO, 3000, &mut out);
+    let t = c.next_timer().expect("RTO armed");
+    let mut rtx = Vec::new();
+    c.on_timer(t, &mut rtx);
+    assert!(rtx[0].retransmission && rtx[0].ecn == Ecn::NotEct, "RFC 3168 section 6.1.5");
+}
+
+#[test]
+fn a_dctcp_receiver_echoes_each_segments_ce_state_and_acks_at_once_when_it_changes() {
+    let (mut c, mut s) = established(&ecn_cfg(CcName::Dctcp));
+    let ms = Time::from_millis;
+    let mut data_out = Vec::new();
+    c.send(ms(0), 6000, &mut data_out);
+    assert!(data_out.iter().all(|g| g.ecn == Ecn::Ect0));
+    let mut acks = Vec::new();
+    // Segment 0 unmarked (ACK delayed), segment 1 marked: the state
+    // changes, so segment 0 is ACKed at once without ECE; then segment 1
+    // waits for its own (delayed) ACK with ECE.
+    s.on_segment(ms(10), &data_out[0], &mut acks);
+    assert!(acks.is_empty());
+    let mut marked = data_out[1];
+    marked.ecn = Ecn::Ce;
+    s.on_segment(ms(10), &marked, &mut acks);
+    assert_eq!(acks.len(), 1, "an immediate ACK of the unmarked segment");
+    assert!(!acks[0].flags.ece());
+    assert_eq!(acks[0].ack, c.iss.wrapping_add(1001));
+    s.on_segment(ms(11), &data_out[2], &mut acks);
+    // Segment 2 is unmarked: the state changes back, so segment 1 (marked)
+    // is ACKed at once with ECE.
+    assert_eq!(acks.len(), 2);
+    assert!(acks[1].flags.ece());
+    assert_eq!(acks[1].ack, c.iss.wrapping_add(2001));
+    // No latching: the next ACK carries the state of the data it covers.
+    s.on_segment(ms(12), &data_out[3], &mut acks);
+    assert_eq!(acks.len(), 3);
+    assert!(!acks[2].flags.ece());
+    // DCTCP sends its ACKs ECT too (Linux tcp_ecn_send for a control that
+    // needs ECN).
+    assert!(acks.iter().all(|a| a.ecn == Ecn::Ect0));
 }

@@ -24,8 +24,121 @@ pub use fq::{Fq, FqConfig};
 pub use pie::{Pie, PieConfig};
 
 use super::{Backlog, DropReason, Limit};
-use netreturn_base::{Ecn, Rng, Time};
+use netreturn_base::{Ecn, Rng, Size, Time};
+use serde::Deserialize;
 use std::collections::VecDeque;
+
+/// A link's `aqm` table: overrides of each AQM's defaults. Each discipline
+/// reads the keys it has and the others ignore theirs, so one file can
+/// sweep `queue` (as the `red` table).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AqmParams {
+    /// Mark ECN-capable packets instead of dropping them. Default on for
+    /// FQ-CoDel (Linux `fq_codel`, ns-3 `FqCoDelQueueDisc`), off for CoDel,
+    /// PIE and FQ-PIE (Linux); DualPI2 always marks.
+    pub ecn: Option<bool>,
+    /// The delay target (CoDel 5 ms, PIE and DualPI2 15 ms).
+    pub target: Option<Time>,
+    /// CoDel's interval (100 ms).
+    pub interval: Option<Time>,
+    /// PIE's and PI2's update interval (15 ms and 16 ms).
+    pub t_update: Option<Time>,
+    /// PIE's and PI2's gains, Hz (0.125 and 1.25; 0.16 and 3.2).
+    pub alpha: Option<f64>,
+    pub beta: Option<f64>,
+    /// PIE's burst allowance (150 ms).
+    pub max_burst: Option<Time>,
+    /// Flow queues of FQ-CoDel and FQ-PIE (1024) and their quantum (1514 B).
+    pub flows: Option<u32>,
+    pub quantum: Option<Size>,
+    /// DualPI2's coupling factor (2), L4S step threshold (1 ms) and the
+    /// classic queue's protected share (0.1).
+    pub k: Option<f64>,
+    pub step: Option<Time>,
+    pub c_protection: Option<f64>,
+}
+
+impl AqmParams {
+    /// The domain of each key, as (the key at fault, what is allowed).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let positive_time = |k: &'static str, v: Option<Time>| match v {
+            Some(t) if t == Time::ZERO => Err((k, "must be longer than 0".to_string())),
+            _ => Ok(()),
+        };
+        positive_time("target", self.target)?;
+        positive_time("interval", self.interval)?;
+        positive_time("t_update", self.t_update)?;
+        for (k, v) in [("alpha", self.alpha), ("beta", self.beta)] {
+            if v.is_some_and(|x| !(x.is_finite() && x >= 0.0)) {
+                return Err((k, format!("{} is not a finite gain >= 0 (Hz)", v.unwrap_or_default())));
+            }
+        }
+        if self.k.is_some_and(|k| !(k.is_finite() && k > 0.0)) {
+            return Err((
+                "k",
+                format!("{} is not a coupling factor > 0 (RFC 9332 section 2.4)", self.k.unwrap_or_default()),
+            ));
+        }
+        if self.c_protection.is_some_and(|c| !(0.0..=1.0).contains(&c)) {
+            return Err(("c_protection", format!("{} is outside 0..=1", self.c_protection.unwrap_or_default())));
+        }
+        if self.flows == Some(0) {
+            return Err(("flows", "must be at least 1".into()));
+        }
+        if self.quantum.is_some_and(|q| q.bytes(1500) == 0) {
+            return Err(("quantum", "must be larger than zero".into()));
+        }
+        Ok(())
+    }
+
+    pub fn codel(&self, default_ecn: bool) -> CoDelConfig {
+        let d = CoDelConfig::default();
+        CoDelConfig {
+            target: self.target.unwrap_or(d.target),
+            interval: self.interval.unwrap_or(d.interval),
+            ecn: self.ecn.unwrap_or(default_ecn),
+            ..d
+        }
+    }
+
+    pub fn pie(&self) -> PieConfig {
+        let d = PieConfig::default();
+        PieConfig {
+            target: self.target.unwrap_or(d.target),
+            t_update: self.t_update.unwrap_or(d.t_update),
+            alpha: self.alpha.unwrap_or(d.alpha),
+            beta: self.beta.unwrap_or(d.beta),
+            max_burst: self.max_burst.unwrap_or(d.max_burst),
+            ecn: self.ecn.unwrap_or(d.ecn),
+            ..d
+        }
+    }
+
+    pub fn fq(&self, salt: u64) -> FqConfig {
+        let d = FqConfig::default();
+        FqConfig {
+            flows: self.flows.unwrap_or(d.flows),
+            quantum: self.quantum.map_or(d.quantum, |q| q.bytes(1514).min(u32::MAX as u64) as u32),
+            perturbation: salt,
+            ..d
+        }
+    }
+
+    pub fn dualpi2(&self) -> DualPi2Config {
+        let d = DualPi2Config::default();
+        DualPi2Config {
+            target: self.target.unwrap_or(d.target),
+            t_update: self.t_update.unwrap_or(d.t_update),
+            alpha: self.alpha.unwrap_or(d.alpha),
+            beta: self.beta.unwrap_or(d.beta),
+            k: self.k.unwrap_or(d.k),
+            step: self.step.unwrap_or(d.step),
+            c_protection: self.c_protection.unwrap_or(d.c_protection),
+            ..d
+        }
+    }
+}
 
 /// What a queue knows of a packet besides the packet itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,110 @@
+//! Explicit Congestion Notification (RFC 3168 section 6.1), and the
+//! receiver of DCTCP (RFC 8257 section 3.2), which echoes each segment's CE
+//! state instead of latching it until the sender's CWR.
+
+use super::*;
+use crate::cc::CongestionControl;
+
+impl Connection {
+    /// Whether this end asks for ECN: `tcp.ecn`, or a control that needs
+    /// it (DCTCP, Prague).
+    fn ecn_offered(&self) -> bool {
+        self.cfg.ecn || self.cc.scalable_ect().is_some()
+    }
+
+    /// The receiver echoes every segment's CE state (DCTCP) rather than
+    /// latching it (RFC 3168).
+    fn ecn_precise(&self) -> bool {
+        self.cc.scalable_ect().is_some()
+    }
+
+    /// RFC 3168 section 6.1.1: an ECN-setup SYN has ECE and CWR; the
+    /// SYN-ACK that accepts it has ECE alone.
+    pub(super) fn ecn_syn_flags(&self, server: bool) -> TcpFlags {
+        match (server, self.ecn_ok, self.ecn_offered()) {
+            (false, _, true) => TcpFlags::ECE | TcpFlags::CWR,
+            (true, true, _) => TcpFlags::ECE,
+            _ => TcpFlags::empty(),
+        }
+    }
+
+    /// Section 6.1.1, on the peer's SYN or SYN-ACK.
+    pub(super) fn ecn_negotiate(&mut self, syn: &Segment) {
+        let f = syn.flags;
+        self.ecn_ok = self.ecn_offered()
+            && if f.ack() {
+                // Our SYN asked; the SYN-ACK agrees with ECE and not CWR.
+                f.ece() && !f.cwr()
+            } else {
+                f.ece() && f.cwr()
+            };
+    }
+
+    /// The ECE flag and the ECN codepoint of a segment we send (a pure ACK
+    /// unless [`Self::ecn_on_send`] makes it data). Section 6.1.4: pure
+    /// ACKs are not ECN-capable, except from a control that needs ECN
+    /// (Linux `tcp_ecn_send` for DCTCP).
+    pub(super) fn ecn_header(&self) -> (TcpFlags, Ecn) {
+        if !self.ecn_ok {
+            return (TcpFlags::empty(), Ecn::NotEct);
+        }
+        let flags = if self.ece_echo { TcpFlags::ECE } else { TcpFlags::empty() };
+        (flags, self.cc.scalable_ect().unwrap_or(Ecn::NotEct))
+    }
+
+    /// A data segment leaving: ECT on new data (section 6.1.5: not on a
+    /// retransmission, except from a control that needs ECN), and the CWR
+    /// owed since the last reduction on the first new data (section
+    /// 6.1.2).
+    pub(super) fn ecn_on_send(&mut self, seg: &mut Segment) {
+        if !self.ecn_ok {
+            return;
+        }
+        match self.cc.scalable_ect() {
+            Some(ect) => seg.ecn = ect,
+            None if !seg.retransmission => seg.ecn = Ecn::Ect0,
+            None => seg.ecn = Ecn::NotEct,
+        }
+        if self.cwr_due && !seg.retransmission {
+            self.cwr_due = false;
+            seg.flags = seg.flags | TcpFlags::CWR;
+        }
+    }
+
+    /// A data segment arrived (before its ACK is decided).
+    pub(super) fn ecn_on_data(&mut self, now: Time, seg: &Segment, out: &mut Vec<Segment>) {
+        let ce = seg.ecn == Ecn::Ce;
+        self.stats.ce_received += ce as u64;
+        if self.ecn_precise() {
+            // RFC 8257 section 3.2: when the CE state changes, ACK at once
+            // what arrived before it with the old state, so the echo stays
+            // exact under delayed ACKs.
+            if ce != self.ece_echo && self.unacked_segs > 0 {
+                self.send_ack(now, out);
+            }
+            self.ece_echo = ce;
+        } else {
+            // Section 6.1.3: ECE from a CE mark until a CWR arrives (a CWR
+            // on a marked segment leaves it set).
+            if seg.flags.cwr() {
+                self.ece_echo = false;
+            }
+            self.ece_echo |= ce;
+        }
+    }
+
+    /// An ACK with ECE arrived: reduce cwnd, at most once per window and
+    /// not during loss recovery (section 6.1.2), by the control's rule
+    /// (halve, or DCTCP's alpha), and owe the peer a CWR.
+    pub(super) fn ecn_on_echo(&mut self, now: Time) {
+        if self.in_recovery || self.snd_una <= self.ecn_recover && self.ecn_recover > 0 {
+            return;
+        }
+        let flight = self.snd_max - self.snd_una;
+        self.win.ssthresh = self.cc.ssthresh_after_ecn(now, &self.win, flight);
+        self.win.cwnd = self.win.ssthresh.max(self.mss);
+        self.ecn_recover = self.snd_max;
+        self.cwr_due = true;
+        self.stats.ecn_reductions += 1;
+    }
+}
