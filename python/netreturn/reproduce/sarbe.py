@@ -544,8 +544,13 @@ def judge(st: dict, res: dict[str, list[dict]]) -> _st.Judgement:
         span = f"{st['experiment']} {st['from_s']}-{st['to_s']} s, estimate minus available (mean / mean abs, Mb/s): "
         measured = span + ", ".join(f"{LABEL[cc]} {m:+.3f} / {a:.3f}" for cc, (m, a) in err.items())
         if c == "tracking_worse":
-            ok = err[st["worse"]][1] > err[st["better"]][1]
-            return _st.Judgement(H if ok else F, measured)
+            ratio = err[st["worse"]][1] / err[st["better"]][1]
+            need = st.get("min_ratio", 1.0)
+            v = H if ratio >= need else P if ratio > 1 else F
+            return _st.Judgement(v, measured + f"; {LABEL[st['worse']]}'s error {ratio:.2f} times "
+                                 f"{LABEL[st['better']]}'s (read as at least {need:g} times)",
+                                 "" if v == H else f"{LABEL[st['worse']]} tracks about as closely as "
+                                 f"{LABEL[st['better']]} here")
         if c == "tracking_close":
             ok = err[st["cc"]][1] <= st["max_mbps"]
             return _st.Judgement(H if ok else F, measured + f" (read as within {st['max_mbps']} Mb/s)")
