@@ -4,6 +4,8 @@ import csv
 import math
 import re
 
+import pytest
+
 from netreturn import _native
 from netreturn.reproduce.sarbe import PAYLOAD_SHARE, fairness_table, friendliness_table, lossy_table, tracking_error
 from netreturn.scenarios import resolve
@@ -115,13 +117,23 @@ def test_the_fairness_table_groups_jain_by_control_and_loss():
     assert fairness_table(runs) == {("reno", 0.001): [0.9, 0.8], ("sarbe", 0.001): [1.0]}
 
 
-def test_the_quick_reproduction_judges_every_statement_from_its_runs(tmp_path):
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    """The quick reproduction with seeds 1..2 and 1..3: seeds -> out."""
     from netreturn import cli
+
+    outs = {}
+    for k in (2, 3):
+        outs[k] = tmp_path_factory.mktemp(f"sarbe{k}")
+        assert cli.main(["reproduce", "sarbe", "--quick", "--seeds", str(k), "--out", str(outs[k]), "-q"]) == 0
+    return outs
+
+
+def test_the_quick_reproduction_judges_every_statement_from_its_runs(quick_runs):
     from netreturn.reproduce import sarbe
     from reproduce_checks import check_statement_table
 
-    out = tmp_path / "sarbe"
-    assert cli.main(["reproduce", "sarbe", "--quick", "--seeds", "2", "--out", str(out), "-q"]) == 0
+    out = quick_runs[2]
     verdicts = check_statement_table(out, sarbe.PAPER["statements"])
     assert all(verdicts[s["id"]] == "not measurable" for s in sarbe.PAPER["statements"] if s.get("quick") is False)
     report = (out / "report.md").read_text()
@@ -158,16 +170,10 @@ def _reasons(report: str) -> list[str]:
     return rows + [report.split("### Where SARBE is not the best", 1)[1].split("\n## ", 1)[0]]
 
 
-def test_other_seeds_give_other_numbers_in_the_reasons(tmp_path):
+def test_other_seeds_give_other_numbers_in_the_reasons(quick_runs):
     # Issue 24: nothing frozen. Two seed sets of the quick reproduction:
     # the statements' measured values and reasons move with them.
-    from netreturn import cli
-
-    texts = {}
-    for k in (2, 3):
-        out = tmp_path / f"s{k}"
-        assert cli.main(["reproduce", "sarbe", "--quick", "--seeds", str(k), "--out", str(out), "-q"]) == 0
-        texts[k] = _reasons((out / "report.md").read_text())
+    texts = {k: _reasons((out / "report.md").read_text()) for k, out in quick_runs.items()}
     changed = [a for a, b in zip(texts[2], texts[3]) if a != b]
     # Fig. 2's and Fig. 4's runs have one seed each: only those of the
     # statements judged from several seeds move.
