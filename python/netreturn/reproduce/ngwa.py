@@ -416,8 +416,9 @@ def sensitivity(a: argparse.Namespace, best: str, ours: dict[str, _st.Judgement]
     L = ["## Sensitivity: the bottleneck's rate and RTT (neither is in the paper)", "",
          f"Every statement judged again with the bottleneck at each rate of the calibration and at RTTs "
          f"{', '.join(RTTS[1:])} (ours {RTTS[0]}); Table 2 on {seeds} rounds at each, Figs. 3-5 one run each. Whether "
-         "the receiver may shrink its window (move its right edge left, which RFC 9293 forbids and ours never does) "
-         "is not varied: the simulated receiver has no switch for it (docs/ngwa.md).", "",
+         "the receiver may shrink its window (move its right edge left, which RFC 9293 section 3.8.6.2.2 strongly "
+         "discourages and ours never does) is not varied: the simulated receiver has no switch for it "
+         "(docs/ngwa.md).", "",
          "| id | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     moved = []
     for st in PAPER["statements"]:
