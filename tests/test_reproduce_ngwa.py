@@ -28,9 +28,18 @@ def test_a_statement_naming_an_unknown_row_is_refused(tmp_path):
         ngwa.load_paper(bad)
 
 
-def test_the_quick_reproduction_judges_every_statement_from_its_runs(tmp_path, capsys):
-    out = tmp_path / "ngwa"
-    assert cli.main(["reproduce", "ngwa", "--quick", "--seeds", "2", "--out", str(out), "-q"]) == 0
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    """The quick reproduction with rounds 1..2 and 1..3: seeds -> out."""
+    outs = {}
+    for k in (2, 3):
+        outs[k] = tmp_path_factory.mktemp(f"ngwa{k}")
+        assert cli.main(["reproduce", "ngwa", "--quick", "--seeds", str(k), "--out", str(outs[k]), "-q"]) == 0
+    return outs
+
+
+def test_the_quick_reproduction_judges_every_statement_from_its_runs(quick_runs):
+    out = quick_runs[2]
     verdicts = check_statement_table(out, ngwa.PAPER["statements"])
     # The testbed's statements cannot be measured by a simulation; the
     # quick form does not judge Table 2's values (quick = false).
@@ -47,3 +56,64 @@ def test_the_quick_reproduction_judges_every_statement_from_its_runs(tmp_path, c
             row = t2[s["row"]]
             shown = f"{ngwa.LABEL[s['row']]} {ngwa.fmt_ci(float(row['lost_mean']), float(row['lost_ci95']), 4)}"
             assert f"**not measurable** — {shown} (paper {s['paper']})" in report, s["id"]
+
+
+def _section(report: str, title: str) -> str:
+    return report.split(title, 1)[1].split("\n## ", 1)[0]
+
+
+def test_fig6_is_compared_with_the_paper_under_both_countings_of_triple_dupacks(quick_runs):
+    # Issue 24: the paper's 5279 and 2833 against ours, saying how each side
+    # counts; both counts are table2.csv's (the runs').
+    out = quick_runs[2]
+    report = (out / "report.md").read_text()
+    fig6 = _section(report, "## Fig. 6: how each side counts triple dupACKs")
+    assert "DupAck (header, ++m_dupAckCount)" in fig6 and "count >= 3" in fig6
+    with (out / "table2.csv").open() as fh:
+        t2 = {r["row"]: r for r in csv.DictReader(fh)}
+    for name, key, _ in ngwa.ROWS:
+        row = t2[key]
+        cells = [ngwa.fmt_ci(float(row[f"{m}_mean"]), float(row[f"{m}_ci95"]), 4) for m in ("triple_dupacks", "past")]
+        assert f"| {name} | {ngwa.fmt_ci(float(row['lost_mean']), float(row['lost_ci95']), 4)} | {cells[0]} | " \
+               f"{cells[1]} |" in fig6, name
+        # A run of n duplicate ACKs counts once one way, n - 2 the other.
+        assert float(row["past_mean"]) >= float(row["triple_dupacks_mean"])
+    # Fig. 6's statements have a verdict under the second counting too.
+    for st in ngwa.PAPER["statements"]:
+        line = next(ln for ln in report.splitlines() if ln.startswith(f"| {st['id']} |"))
+        assert line.count("**") == (4 if st.get("metric") == "triple_dupacks" else 2), st["id"]
+
+
+def test_the_dupack_comparison_reads_its_ratios_from_the_counts_it_is_given():
+    # Nothing frozen: made-up counts, their ratios in the text.
+    def loss(run: float, past: float) -> dict:
+        return {k: {"lost": (100.0, 1.0, 3), "triple_dupacks": (run, 1.0, 3), "past": (past, 1.0, 3)}
+                for _, k, _ in ngwa.ROWS}
+
+    text = "\n".join(ngwa.dupack_lines(loss(40.0, 450.0)))
+    assert "at most 0.40 per lost packet in any row" in text and "| 0.40 / 4.50 / 4.29 |" in text
+    assert "fit a count per duplicate ACK better" in text
+    text = "\n".join(ngwa.dupack_lines(loss(430.0, 4000.0)))
+    assert "at most 4.30 per lost packet" in text and "fit a count once per run better" in text
+    assert "ours lose 0.0 times the paper's in RFC 793, 0.3 times the paper's in NewReno" in text
+
+
+def test_figs_4_and_5_stand_beside_the_papers_words_with_the_runs_shares():
+    jains = {k: 1.0 for _, k, _ in ngwa.ROWS} | {"rfc793": 0.6}
+    flows = {k: {"rates": [1.0] * 4, "timeouts": [0] * 4} for _, k, _ in ngwa.ROWS}
+    flows["rfc793"] = {"rates": [5.0, 45.0, 5.0, 45.0], "timeouts": [9, 1, 8, 2]}
+    text = "\n".join(ngwa.fig45_lines(jains, flows))
+    assert "| RFC 793 | the most unfair: flows 2 and 4 take the whole bandwidth" in text and "| 0.600 | 11 % |" in text
+    assert "get 5, 45, 5, 45 % of the delivered bytes and time out 9, 1, 8, 2 times: two flows starve" in text
+
+
+def test_other_seeds_give_other_numbers_in_the_reasons(quick_runs):
+    # Issue 24: nothing frozen. The statements' values and the Fig. 6
+    # comparison move with the rounds run.
+    texts = {}
+    for k, out in quick_runs.items():
+        report = (out / "report.md").read_text()
+        texts[k] = ([ln for ln in report.splitlines() if ln.startswith("| fig6")]
+                    + [_section(report, "## Fig. 6: how each side counts triple dupACKs")])
+    assert texts[2][-1] != texts[3][-1]
+    assert [a for a, b in zip(texts[2], texts[3]) if a != b]

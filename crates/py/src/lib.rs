@@ -269,6 +269,7 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
             ("acks_lost", &|x| o!(x.acks_lost)),
             ("fast_retransmits", &|x| o!(x.fast_retransmits)),
             ("triple_dupacks", &|x| o!(x.triple_dupacks)),
+            ("dupacks_past_threshold", &|x| o!(x.dupacks_past_threshold)),
             ("timeouts", &|x| o!(x.timeouts)),
             ("web", &|x| pyo3::types::PyBool::new(py, x.web).to_owned().into_any().unbind()),
         ],

@@ -23,6 +23,12 @@ pub struct TcpStats {
     /// Times DupThresh duplicate ACKs in a row arrived, whether or not the
     /// congestion control retransmits on them (seed 001 Fig. 6).
     pub triple_dupacks: u64,
+    /// Duplicate ACKs that arrived with DupThresh or more in a row: the
+    /// third of a run and every one after it (a run of n counts n - 2).
+    /// ns-3's sender calls `DupAck (header, count)` on each of them, so a
+    /// count kept there at `count >= 3` rather than `count == 3` reads this
+    /// (docs/ngwa.md, "How triple dupACKs are counted").
+    pub dupacks_past_threshold: u64,
     /// Pure ACKs sent.
     pub acks_sent: u64,
     pub segments_received: u64,

@@ -61,7 +61,8 @@ def _awm(p: argparse.ArgumentParser) -> None:
 def _ngwa(p: argparse.ArgumentParser) -> None:
     add_shared(p, "ngwa", 30, "3 seeds per Table 2 row")
     p.add_argument("--sensitivity", action="store_true",
-                   help="Table 2 again at the neighbouring bottleneck rates of the calibration")
+                   help="every statement judged again at the neighbouring bottleneck rates of the calibration "
+                        "and at bottleneck RTTs of 20 and 80 ms")
 
 
 def _sarbe(p: argparse.ArgumentParser) -> None:

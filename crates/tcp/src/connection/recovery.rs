@@ -12,6 +12,9 @@ impl Connection {
             // triple-duplicate-ACK events, which RFC 793 TCP also receives).
             self.stats.triple_dupacks += 1;
         }
+        if self.dupacks >= self.cfg.dupack_threshold {
+            self.stats.dupacks_past_threshold += 1;
+        }
         self.cc.on_dupack(now, &mut self.win, self.dupacks);
         if !self.cc.fast_retransmit() {
             return;

@@ -388,6 +388,7 @@ fn standard_tcp_counts_triple_dupacks_it_does_not_act_on() {
     }
     assert_eq!(c.stats().dupacks_received, 7);
     assert_eq!(c.stats().triple_dupacks, 1, "one run of three, counted once");
+    assert_eq!(c.stats().dupacks_past_threshold, 5, "a run of 7: the 3rd to the 7th");
     assert_eq!(c.stats().fast_retransmits, 0);
     assert!(out.iter().all(|g| !g.retransmission));
 }
