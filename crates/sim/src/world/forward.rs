@@ -212,6 +212,9 @@ impl World {
 
     /// Serializes packet `pi` on interface `i` from `start` (when the packets
     /// ahead of it are out) and schedules its arrival at the far end.
+    /// Inlined into the hop ([`World::enqueue`]), where it runs on every
+    /// packet: a call there costs about 2 % of a run's instructions.
+    #[inline(always)]
     pub(super) fn transmit(&mut self, i: u32, pi: u32, start: Time) {
         let iface = &mut self.ifaces[i as usize];
         let size = self.pool.slots[pi as usize].size;

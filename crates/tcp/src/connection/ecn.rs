@@ -44,10 +44,16 @@ impl Connection {
     /// unless [`Self::ecn_on_send`] makes it data). Section 6.1.4: pure
     /// ACKs are not ECN-capable, except from a control that needs ECN
     /// (Linux `tcp_ecn_send` for DCTCP).
+    #[inline]
     pub(super) fn ecn_header(&self) -> (TcpFlags, Ecn) {
         if !self.ecn_ok {
             return (TcpFlags::empty(), Ecn::NotEct);
         }
+        self.ecn_echo_header()
+    }
+
+    #[inline(never)]
+    fn ecn_echo_header(&self) -> (TcpFlags, Ecn) {
         let flags = if self.ece_echo { TcpFlags::ECE } else { TcpFlags::empty() };
         (flags, self.cc.scalable_ect().unwrap_or(Ecn::NotEct))
     }
@@ -56,10 +62,15 @@ impl Connection {
     /// retransmission, except from a control that needs ECN), and the CWR
     /// owed since the last reduction on the first new data (section
     /// 6.1.2).
+    #[inline]
     pub(super) fn ecn_on_send(&mut self, seg: &mut Segment) {
-        if !self.ecn_ok {
-            return;
+        if self.ecn_ok {
+            self.ecn_mark_send(seg);
         }
+    }
+
+    #[inline(never)]
+    fn ecn_mark_send(&mut self, seg: &mut Segment) {
         match self.cc.scalable_ect() {
             Some(ect) => seg.ecn = ect,
             None if !seg.retransmission => seg.ecn = Ecn::Ect0,
