@@ -337,6 +337,19 @@ impl<T> Aqm<T> {
         }
     }
 
+    /// When the longest-waiting packet arrived: a link that freed before
+    /// then starts its next packet at this instant (the real gateway
+    /// serves its queue lazily, at the instants the link would have).
+    pub fn oldest(&self) -> Option<Time> {
+        match self {
+            Aqm::CoDel(s) => s.q.head_enqueued(),
+            Aqm::Pie(s) => s.q.head_enqueued(),
+            Aqm::FqCoDel(f) => f.oldest(),
+            Aqm::FqPie(f) => f.oldest(),
+            Aqm::DualPi2(d) => d.oldest(),
+        }
+    }
+
     pub fn backlog(&self) -> Backlog {
         match self {
             Aqm::CoDel(s) => s.q.backlog(),
