@@ -122,16 +122,6 @@ macro_rules! controllers {
         }
 
         impl GatewayParams {
-    /// The whole gateway configuration for controller `kind` on a link of
-    /// `buffer_bytes` (`B`) and `link_rate` (`C`); `default_mss` for flows
-    /// whose handshake carried no MSS (sizes in packets count MSS + 40).
-    pub fn gateway_config(&self, kind: ControllerKind, buffer_bytes: u64, link_rate: netreturn_base::Rate, default_mss: u32) -> crate::GatewayConfig {
-        let mut cfg = crate::GatewayConfig::new(self.config(kind), buffer_bytes, link_rate);
-        cfg.default_mss = default_mss;
-        cfg.assume_wscale = self.assume_wscale;
-        cfg
-    }
-
             /// The settings of controller `kind`: its table, or the defaults.
             pub fn config(&self, kind: ControllerKind) -> ControllerConfig {
                 match kind {
