@@ -436,7 +436,7 @@ impl World {
 
     /// Transfer `id` of the flow table: `bytes` from `src` to `dst` from
     /// `start` (its number picks its source port).
-    pub(crate) fn transfer(
+    fn transfer(
         id: u32,
         cfg: &TcpConfig,
         (src, dst): (u32, u32),
@@ -471,8 +471,9 @@ impl World {
     }
 
     /// Adds `tcp-web` source `source`, whose transfers the run makes as they
-    /// arrive (numbered after the flows added before it, in arrival order);
-    /// the run waits for all of them. A source without arrivals adds nothing.
+    /// arrive (numbered after every flow made at set-up, in order of
+    /// arrival); the run waits for all of them. A source without arrivals
+    /// adds nothing.
     pub(crate) fn add_web_source(&mut self, source: WebSource, cfg: TcpConfig, port: u16) {
         if source.total() == 0 {
             return;
