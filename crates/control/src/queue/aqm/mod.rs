@@ -379,3 +379,26 @@ pub(crate) mod testing {
         }
     }
 }
+
+#[cfg(test)]
+mod keys_tests {
+    use crate::registry::{struct_fields, QueueKind};
+
+    #[test]
+    fn every_aqm_key_a_discipline_lists_is_a_key_of_the_aqm_table_and_every_table_key_is_read_by_one() {
+        let all = struct_fields::<super::AqmParams>();
+        let mut used = std::collections::BTreeSet::new();
+        for q in QueueKind::ALL.iter().filter(|q| q.decides_at_dequeue()) {
+            for k in q.keys() {
+                assert!(all.contains(k), "{}: {k} is not an aqm key", q.name());
+                used.insert(*k);
+            }
+        }
+        assert_eq!(
+            used.len(),
+            all.len(),
+            "aqm keys no discipline reads: {:?}",
+            all.iter().filter(|k| !used.contains(*k)).collect::<Vec<_>>()
+        );
+    }
+}
