@@ -266,7 +266,8 @@ def test_the_round_trip_reasons_quote_their_runs_drops_and_queue():
         t = [i * 0.01 for i in range(1000)]
         q = [1000.0 * (1 + math.sin(2 * math.pi * x / 0.4)) for x in t]  # a 0.4-s oscillation, full at its peaks
         pt = next(p for p in ra.points("rtt") if p["rtt"] == "200ms")
-        return [{"family": "rtt", **pt, "method": "awm", "seed": s, "warmup_s": 2.0, "queue_drops": after, "drops_in_warmup": during,
+        return [{"family": "rtt", **pt, "method": "awm", "seed": s, "warmup_s": 2.0, "queue_drops": after,
+                 "drops_in_warmup": during,
                  "queue_drops_whole": after + during, "buffer_bytes": 2000.0, "queue_std_norm": 0.3,
                  "series": {"time_s": t, "bytes": q} if s == 1 else None} for s in (1, 2)]
     a = ra._rtt_why(rows(700.0, 90.0), None)[0]
