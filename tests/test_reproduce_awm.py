@@ -291,3 +291,26 @@ def test_points_that_simulate_the_same_share_one_run():
     cap = spec("capacity", {"bottleneck_rate": "150Mbps"})
     assert ra.same_run(cap) == ra.same_run(spec("rtt", {"rtt": "80ms"})) == ra.same_run(spec("flows", {"flows": 50}))
     assert ra.same_run(cap) != ra.same_run(spec("rtt", {"rtt": "40ms"}))
+
+
+def test_the_run_length_check_reruns_the_30_s_points_to_60_s_and_compares_the_halves():
+    plan = ra.specs("capacity", 1, ra.with_estimator(list(ra.METHODS)), None)
+    checks = ra.check_specs(plan)
+    assert {plan[k][0]["stop"] for _, _, k in checks} == {"30s"}  # not the 10- and 20-s points
+    assert {t["method"] for t, _, _ in checks} == {"awm", "xcp"}
+    assert all(dict(s.overrides)["stop"] == "60s" and s.seed == 1 for _, s, _ in checks)
+    tags, spec, k = checks[0]
+
+    def run(stop, util, drops):
+        return {"monitor_link": "R1->R2", "summary": {"sim_time_s": stop, "jain_goodput": 0.98},
+                "flows": {"start_s": [0.0]},
+                "ifaces": {"iface": ["R1->R2"], "utilization": [util], "queue_mean_bytes": [0.0],
+                           "queue_std_bytes": [0.0], "queue_drops": [drops], "tx_packets": [1000]}}
+    mains = [{}] * (2 * len(plan))
+    mains[2 * k] = run(30.0, 0.9, 4)
+    row = {**tags, "utilization": 0.9, "queue_std_norm": 0.1, "queue_drops": 4.0, "jain_goodput": 0.99,
+           "buffer_bytes": 1e5}
+    text = "\n".join(ra.convergence_section([checks[0]], [run(60.0, 0.95, 10)], mains, {"capacity": [row]}, False))
+    # The second half: utilization (0.95 x 60 - 0.9 x 30) / 30 = 1.0, 6 drops.
+    assert "| 0.900 \\| 1.000 |" in text and "| 4 \\| 6 |" in text and "| 0.9900 \\| 0.9800 |" in text
+    assert "utilization 0.100" in text
