@@ -251,7 +251,7 @@ def test_the_report_keeps_the_estimator_rows_and_the_warm_up_cut(tmp_path):
                         sensitivity=False)
     text = path.read_text()
     assert "ours, AWM with eq. 6's N" in text and "| AWM, eq. 6 N |" in text
-    assert "| point | warm-up (s) | method |" in text and "ours, oracle N, whole run (warm-up included)" in text
+    assert "| point | runs | warm-up (s) | method |" in text and "ours, oracle N, whole run (warm-up included)" in text
     with (tmp_path / "fairness.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert {r["method"] for r in rows} == set(ra.METHODS)

@@ -405,7 +405,7 @@ def _cell(rows: Iterable[dict], key: str, digits: int = 3) -> str:
 
 
 def _point_label(pt: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in pt.items() if k not in ("buffer", "bottleneck_rtt")) or "default"
+    return ", ".join(f"{k}={v}" for k, v in pt.items() if k not in ("buffer", "bottleneck_rtt", "seeds")) or "default"
 
 
 _CHAIN_LINK = re.compile(r"^R(\d+)->R(\d+)$")
@@ -454,13 +454,13 @@ def family_section(family: str, rows: list[dict], methods: Sequence[str], links:
                 "web_throughput_mean_mbps", "ftp_throughput_mean_mbps"]
     out += ["Link metrics after the warm-up; `utilization_whole` and `drops_in_warmup`: the whole run's "
             "utilization and the drops before the warm-up ended.", ""]
-    out.append("| point | warm-up (s) | method | " + " | ".join(keys) + " |")
-    out.append("|---|---|---|" + "---|" * len(keys))
+    out.append("| point | runs | warm-up (s) | method | " + " | ".join(keys) + " |")
+    out.append("|---|---|---|---|" + "---|" * len(keys))
     for pt in points(family, stop):
         for m in methods:
             sel = _rows_at(rows, m, pt)
             if sel:
-                out.append(f"| {_point_label(pt)} | {sel[0]['warmup_s']:g} | {METHODS[m]} | "
+                out.append(f"| {_point_label(pt)} | {len(sel)} | {sel[0]['warmup_s']:g} | {METHODS[m]} | "
                            + " | ".join(_cell(sel, k) for k in keys) + " |")
     out.append("")
     for m in ("awm", ESTIMATOR, "xcp"):
@@ -547,21 +547,22 @@ def convergence_section(checks: list, results: list[dict], mains: list[dict], by
     return out
 
 
-def sensitivity_section(sens: dict, base: dict[str, _st.Judgement], stop: str | None, quick: bool,
+def sensitivity_section(sens: dict, base: tuple[dict, dict], stop: str | None, quick: bool,
                         seeds: int) -> list[str]:
     """Every statement judged again with the buffers scaled (paper/awm.toml
     ``[sensitivity]``): how its verdict moves."""
     factors = sorted([*sens, 1.0])
-    cols = {}
-    for f in factors:
-        cols[f] = base if f == 1.0 else judge_all(sens[f][0], sens[f][1], stop, quick)
+    cap = _native.parse_rate(PAPER["sensitivity"]["max_rate"])
+    by_family, links_of = base
+    same = ({f: [r for r in rs if _rate(f, r) <= cap] for f, rs in by_family.items()}, links_of)
+    cols = {f: judge_all(*(same if f == 1.0 else sens[f]), stop, quick) for f in factors}
     out = ["## Sensitivity: the bottleneck buffer", "",
            "The AWM paper sets every buffer to the bandwidth-delay product in section 3 and gives none for Table 1 "
            "and the parking lot. Every family again with each buffer (swept or the scenario's) scaled; AWM's target "
-           f"follows (half the buffer). AWM with the oracle N, NC and XCP, after the warm-up; {seeds} seeds per "
+           f"follows (half the buffer). AWM with the oracle N, NC and XCP, after the warm-up; {seeds} seed(s) per "
            f"point at the scaled buffers, points up to {PAPER['sensitivity']['max_rate']} (the capacity family's "
-           "statements are judged there without its faster points); the report's own runs at x1. A verdict that "
-           "moves is in bold.", ""]
+           "statements are judged there without its faster points, at x1 too); the report's own runs at x1. A "
+           "verdict that moves is in bold.", ""]
     head = ["id"] + [f"buffer x{f:g}" for f in factors]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     moved = 0
@@ -577,7 +578,7 @@ def sensitivity_section(sens: dict, base: dict[str, _st.Judgement], stop: str | 
     return out
 
 
-def cost_section(rows: list[dict], stop: str | None) -> list[str]:
+def cost_section(rows: list[dict], stop: str | None, checks: Sequence[dict] = ()) -> list[str]:
     """Where the wall time of the runs went (each distinct simulation once,
     with its run to the warm-up): per family, and the costliest runs."""
     seen: dict[str, dict] = {}
@@ -586,8 +587,11 @@ def cost_section(rows: list[dict], stop: str | None) -> list[str]:
     by: dict[str, list[float]] = {}
     for r in seen.values():
         by.setdefault(r["family"], []).append((r["wall_s"] or 0) + (r.get("wall_head_s") or 0))
+    if checks:
+        by["run-length check (60 s)"] = [r.get("wall_s") or 0 for r in checks]
     total = sum(sum(v) for v in by.values())
-    out = ["## Cost", "", f"{len(seen)} distinct runs (each with its run to the warm-up), {total:.0f} s of run time "
+    out = ["## Cost", "", f"{len(seen) + len(checks)} distinct runs (each but the checks with its run to the warm-up), "
+           f"{total:.0f} s of run time "
            "(single core, as each run measured it; shared runs counted once):", "",
            "| family | runs | run time (s) | share |", "|---|---|---|---|"]
     for f, v in sorted(by.items(), key=lambda kv: -sum(kv[1])):
@@ -627,28 +631,36 @@ def family_figures(family: str, rows: list[dict], methods: Sequence[str], stop: 
         panels = [("utilization", "utilization after the warm-up", False), ("loss_pct", "loss (%) after the warm-up",
                                                                             True),
                   ("robustness_index", "robustness index after the warm-up", False)]
-        xlabels = fwd
+        xlabels, xname = fwd, "forward link of the chain"
         data = {k: {METHODS[m]: [mean_ci(r[k] for r in links if r["iface"] == n and r["method"] == m)[:2] for n in fwd]
                     for m in methods} for k, _, _ in panels}
     else:
         pts = points(family, stop)
         panels = PANELS.get(family, DEFAULT_PANELS)
-        xlabels = [_point_label({k: v for k, v in pt.items() if k != "stop"}).split("=", 1)[-1] for pt in pts]
+        shown = [{k: v for k, v in pt.items() if k not in ("stop", "seeds", "buffer", "bottleneck_rtt")} for pt in pts]
+        xname = ", ".join(dict.fromkeys(k for s in shown for k in s))
+        xlabels = [", ".join(str(v) for v in s.values()) or "default" for s in shown]
         data = {k: {METHODS[m]: [mean_ci(r[k] for r in _rows_at(rows, m, pt))[:2] if _rows_at(rows, m, pt)
                                  else (math.nan, math.nan) for pt in pts] for m in methods} for k, _, _ in panels}
     fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.2), squeeze=False)
     for ax, (k, label, log) in zip(axes.flat, panels):
-        plot_sweep(data[k], xlabels, ax, label, log, COLORS)
+        plot_sweep(data[k], xlabels, ax, label, log, COLORS, xname)
     axes.flat[0].legend(fontsize=7)
-    n = sorted({len([r for r in rows if r["method"] == m and all(str(r.get(a)) == str(b) for a, b in pt.items())])
-                for m in methods for pt in points(family, stop)} - {0})
+    n = sorted({len(_rows_at(rows, m, pt)) for m in methods for pt in points(family, stop)} - {0})
     fig.suptitle(f"{family}: {FAMILIES[family][1]} (mean and 95 % CI, {'-'.join(map(str, n))} seeds per point)",
                  fontsize=9)
     fig.tight_layout()
     path = figdir / f"{family}.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return [f"![{family}](figures/{path.name})", ""]
+    out = [f"![{family}](figures/{path.name})", ""]
+    if family == "rtt":
+        # The queue where AWM dropped most (the rtt family's reason).
+        pts = [pt for pt in points(family, stop) if _rows_at(rows, "awm", pt)]
+        if pts:
+            pt = max(pts, key=lambda p: mean_ci(r["queue_drops_whole"] for r in _rows_at(rows, "awm", p))[0])
+            out += queue_figure(rows, pt, figdir, "rtt_queue.png")
+    return out
 
 
 def queue_figure(rows: list[dict], pt: dict, figdir: Path, name: str) -> list[str]:
@@ -887,11 +899,15 @@ def _rtt_why(rows: list[dict], stop: str | None) -> list[str]:
         rate = _native.parse_rate(_table("rtt", "params")["bottleneck_rate"])
         buf = _rows_at(rows, "awm", pt)[0]["buffer_bytes"]
         r_target = d + buf / 2 * 8 / rate
+        after = mean_ci(r["queue_drops"] for r in _rows_at(rows, "awm", pt))[0]
+        when = ("Most of them come after the warm-up, in the steady state: the queue's oscillation around the "
+                "target reaches the buffer (the figure of the queue below). Open: why it reaches the buffer at "
+                "this round trip and not at the longer ones (their std / B is in the table)."
+                if after > mean_ci(r["drops_in_warmup"] for r in _rows_at(rows, "awm", pt))[0] else
+                "Most of them come during the warm-up: the flows' start, before AWM's window binds them.")
         out.append(
             f"AWM's drops in this family: {text}. The round trip at AWM's target is R = D + T/C = {r_target:.2f} s "
-            "here (T = B/2). Drops after the warm-up are the steady state's: the queue's oscillation around the "
-            "target reaches the buffer; see the figure of the queue below. Open: why the oscillation reaches the "
-            "buffer at this round trip and not at the longer ones (their std / B is in the table).")
+            f"here (T = B/2). {when}")
     return out
 
 
@@ -1165,9 +1181,9 @@ def reproduce(out: str | Path, seeds: int = 5, jobs: int | None = None, families
     write_csv(out / "links.csv", all_links)
     lines += convergence_section(checks, check_results, results, by_family, quick or bool(stop))
     if sens_rows:
-        lines += sensitivity_section(sens_rows, judged, stop, quick, sens_seeds)
+        lines += sensitivity_section(sens_rows, (by_family, links_of), stop, quick, sens_seeds)
     lines += cost_section([r for rs in by_family.values() for r in rs]
-                          + [r for b, _ in sens_rows.values() for rs in b.values() for r in rs], stop)
+                          + [r for b, _ in sens_rows.values() for rs in b.values() for r in rs], stop, check_results)
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path

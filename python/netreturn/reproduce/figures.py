@@ -114,7 +114,7 @@ def after(t: Sequence[float], v: Sequence[float], t0: float) -> list[float]:
 
 
 def plot_sweep(series: dict[str, list[tuple[float, float]]], xlabels: Sequence[str], ax, ylabel: str,
-               log: bool = False, colors: dict | None = None) -> None:
+               log: bool = False, colors: dict | None = None, xlabel: str = "") -> None:
     """One panel of a family figure (the AWM paper's Figs. 2-5): a metric
     against the swept parameter, one line per method, mean and 95 % CI per
     point (``series``: label -> [(mean, half-width)] in the order of
@@ -125,9 +125,12 @@ def plot_sweep(series: dict[str, list[tuple[float, float]]], xlabels: Sequence[s
         ax.errorbar(xs, [m for m, _ in pts], yerr=[0 if math.isnan(h) else h for _, h in pts], marker="o",
                     markersize=3.5, linewidth=1, capsize=2, label=label, color=(colors or {}).get(label))
     ax.set_xticks(range(len(xlabels)))
-    ax.set_xticklabels(xlabels, fontsize=7)
+    ax.set_xticklabels(xlabels, fontsize=7, rotation=30, ha="right")
     if log:
         ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylim(bottom=0)
+    if xlabel:
+        ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(axis="y", labelsize=7)
 
