@@ -8,8 +8,15 @@ each judged here from the report's runs.
 
 Runs are kept under ``<out>/runs/`` (an interrupted reproduction resumes);
 the output is one CSV per family (one row per run), ``links.csv`` (every
-interface of every run: utilization, loss, robustness index) and
-``report.md``, our numbers beside the paper's statements.
+interface of every run: utilization, loss, robustness index),
+``figures/`` (each family against its parameter) and ``report.md``, our
+numbers beside the paper's statements.
+
+AWM runs with the oracle N and with the paper's own estimate (eq. 6,
+sections 2.2-2.3); link metrics are measured after a warm-up (each run
+minus the same seed's run stopped at the warm-up: :func:`window`); the
+families run again at scaled buffers (the sensitivity); paper/awm.toml
+``[measure]`` and ``[sensitivity]`` say how.
 """
 
 from __future__ import annotations
