@@ -151,6 +151,9 @@ def test_the_quick_command_judges_every_statement_and_says_what_it_cannot(tmp_pa
             assert verdicts[st["id"]] == "not measurable", st["id"]
     report = (out / "report.md").read_text()
     assert "smoke test, not a reproduction" in report and "step=10ms, stop=4s" in report
+    # What --quick left out is said: one seed for the sensitivity, no run-length check.
+    assert "the buffer sensitivity on 1 seed" in report and "no run-length check" in report
+    assert "Not checked: `--quick`" in report
     # The reason's q/C and Jain are this run's (fairness.csv).
     with (out / "fairness.csv").open() as fh:
         rows = [r for r in csv.DictReader(fh) if r["method"] == "awm" and r["step"] == "10ms"]
