@@ -272,12 +272,16 @@ def test_the_round_trip_reasons_quote_their_runs_drops_and_queue():
         return [{"family": "rtt", **pt, "method": "awm", "seed": s, "warmup_s": 2.0, "queue_drops": after,
                  "drops_in_warmup": during,
                  "queue_drops_whole": after + during, "buffer_bytes": 2000.0, "queue_std_norm": 0.3,
+                 "fast_recoveries": after / 10,
                  "series": {"time_s": t, "bytes": q} if s == 1 else None} for s in (1, 2)]
     a = ra._rtt_why(rows(700.0, 90.0), None)[0]
     b = ra._rtt_why(rows(10.0, 0.0), None)[0]
     assert "790 drops per run (mean of 2), 700 after the warm-up (2 s) and 90 during it" in a
     assert "10 drops per run" in b
     assert "period of 0.40 s" in a
+    assert "fast recovery 70 times per run" in a and "fast recovery 1 times per run" in b
+    # A sine of amplitude B/2 has std B/(2 sqrt 2) = 0.354 B, in the first 10 s after the warm-up and the last.
+    assert "grew from 0.354 in the 10 s after the warm-up to 0.354 in the last 10 s" in a
 
 
 def test_the_sensitivity_scales_every_buffer_of_a_point():

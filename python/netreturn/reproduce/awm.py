@@ -33,7 +33,7 @@ from .. import _native, _toml
 from ..files import atomic_open
 from ..runner import RunSpec, run_many
 from ..scenarios import load as load_scenario, model, resolve
-from ..stats import fmt_ci, jain, mean, mean_ci
+from ..stats import fmt_ci, jain, mean, mean_ci, mean_sd
 from . import statements as _st
 from .commands import AWM_FAMILIES, AWM_METHODS
 from .paper import PAPER_DIR
@@ -76,7 +76,7 @@ FAMILIES = {k: (v["scenario"], v["title"]) for k, v in PAPER["families"].items()
 METRICS = [
     "utilization", "queue_drops", "lost_packets", "tcp_data_loss_pct", "queue_mean_bytes", "queue_std_bytes",
     "robustness_index", "jain_goodput", "goodput_mean_mbps", "timeouts", "web_response_mean_s",
-    "web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "jain_ftp", "events", "wall_s",
+    "web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "jain_ftp", "events", "wall_s", "fast_recoveries",
 ]
 
 
@@ -879,11 +879,16 @@ def _drops_story(rows: list[dict], m: str, pt: dict) -> str:
         full = [tt for tt, b in zip(s["time_s"], s["bytes"]) if tt > w and b >= buf - pkt]
         tail = [(tt, b) for tt, b in zip(s["time_s"], s["bytes"]) if tt > w]
         per = queue_period([x for x, _ in tail], [b for _, b in tail])
+        end = s["time_s"][-1]
+        first = mean_sd([b for tt, b in tail if tt <= w + 10])[1] / buf
+        last = mean_sd([b for tt, b in tail if tt > end - 10])[1] / buf
         text += (f"; in seed 1 the queue (sampled every {s['time_s'][1] - s['time_s'][0]:g} s) was within a packet "
                  f"of the buffer in {len(full)} samples after the warm-up"
                  + (f", from {full[0]:.1f} s to {full[-1]:.1f} s" if full else "")
-                 + f", and oscillated with a period of {per:.2f} s (std / B {r1['queue_std_norm']:.3f})")
-    return text
+                 + f", oscillated with a period of {per:.2f} s, and its std / B grew from {first:.3f} in the 10 s "
+                 f"after the warm-up to {last:.3f} in the last 10 s")
+    fr = mean_ci(r["fast_recoveries"] for r in sel)[0]
+    return text + f"; its flows entered fast recovery {fr:.0f} times per run"
 
 
 def _rtt_why(rows: list[dict], stop: str | None) -> list[str]:
@@ -908,8 +913,10 @@ def _rtt_why(rows: list[dict], stop: str | None) -> list[str]:
         r_target = d + buf / 2 * 8 / rate
         after = mean_ci(r["queue_drops"] for r in _rows_at(rows, "awm", pt))[0]
         when = ("Most of them come after the warm-up, in the steady state: the queue's oscillation around the "
-                "target reaches the buffer (the figure of the queue below). Open: why it reaches the buffer at "
-                "this round trip and not at the longer ones (their std / B is in the table)."
+                "target grows until it reaches the buffer (the figure of the queue below); a flow that loses a "
+                "segment halves its cwnd below the window AWM writes and is no longer steered by it until NewReno "
+                "has regrown it, one segment per round trip (docs/xcp.md, \"AWM at 200 ms\"). Open: why the "
+                "oscillation grows at this round trip and not at the longer ones (their std / B is in the table)."
                 if after > mean_ci(r["drops_in_warmup"] for r in _rows_at(rows, "awm", pt))[0] else
                 "Most of them come during the warm-up: the flows' start, before AWM's window binds them.")
         out.append(
