@@ -281,7 +281,7 @@ def test_the_round_trip_reasons_quote_their_runs_drops_and_queue():
     assert "period of 0.40 s" in a
     assert "fast recovery 70 times per run" in a and "fast recovery 1 times per run" in b
     # A sine of amplitude B/2 has std B/(2 sqrt 2) = 0.354 B, in the first 10 s after the warm-up and the last.
-    assert "grew from 0.354 in the 10 s after the warm-up to 0.354 in the last 10 s" in a
+    assert "went from 0.354 in the 10 s after the warm-up to 0.354 in the last 10 s" in a
 
 
 def test_the_sensitivity_scales_every_buffer_of_a_point():
