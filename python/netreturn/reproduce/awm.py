@@ -190,7 +190,8 @@ def specs(family: str, seeds: int, methods: Sequence[str], stop: str | None,
     return out
 
 
-_DOCS: dict = {}
+# Scenarios resolved once per (file, overrides): documents and buffers.
+_RESOLVED: dict = {}
 
 
 def same_run(spec: RunSpec) -> str:
@@ -199,12 +200,12 @@ def same_run(spec: RunSpec) -> str:
     that simulate the same (capacity at 150 Mb/s, the round trip at 80 ms and
     the flows at 50 are the AWM paper's one default) share one run."""
     key = (spec.scenario, spec.overrides)
-    if key not in _DOCS:
+    if key not in _RESOLVED:
         doc = dict(load_scenario(spec.scenario, dict(spec.overrides))["document"])
         for k in ("name", "description", "reference"):
             doc.pop(k, None)
-        _DOCS[key] = json.dumps(doc, sort_keys=True)
-    return f"{_DOCS[key]}|{spec.seed}"
+        _RESOLVED[key] = json.dumps(doc, sort_keys=True)
+    return f"{_RESOLVED[key]}|{spec.seed}"
 
 
 def _cost(spec: RunSpec) -> float:
@@ -283,10 +284,10 @@ def window(full: dict, head: dict, buffers: dict[str, float]) -> dict[str, dict]
 def buffers_of(spec: RunSpec) -> dict[str, float]:
     """Every link direction's buffer in bytes, as the run resolves it."""
     key = ("buffers", spec.scenario, spec.overrides)
-    if key not in _DOCS:
+    if key not in _RESOLVED:
         links = model(spec.scenario, dict(spec.overrides))["links"]
-        _DOCS[key] = {ln["name"]: float(ln["buffer_bytes"]) for ln in links if ln.get("buffer_bytes")}
-    return _DOCS[key]
+        _RESOLVED[key] = {ln["name"]: float(ln["buffer_bytes"]) for ln in links if ln.get("buffer_bytes")}
+    return _RESOLVED[key]
 
 
 # The link metrics of the statements: after the warm-up; `<name>_whole`
