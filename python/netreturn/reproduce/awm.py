@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import math
 import re
@@ -94,7 +95,13 @@ def size_bytes(text: str) -> float:
 
 
 def _table(family: str, name: str) -> dict:
-    return _toml.load(resolve(FAMILIES[family][0])).get(name, {})
+    return _scenario_file(str(resolve(FAMILIES[family][0]))).get(name, {})
+
+
+@functools.lru_cache(maxsize=None)
+def _scenario_file(path: str) -> dict:
+    """A scenario file as TOML, read once (planning asks for it per run)."""
+    return _toml.load(path)
 
 
 def method_overrides(m: str) -> dict:
@@ -211,7 +218,7 @@ def same_run(spec: RunSpec) -> str:
 def _cost(spec: RunSpec) -> float:
     """A guess of a run's events, to start the longest runs first."""
     o = dict(spec.overrides)
-    params = _toml.load(spec.scenario).get("params", {})
+    params = _scenario_file(spec.scenario).get("params", {})
     rate = _native.parse_rate(str(o.get("bottleneck_rate", params.get("bottleneck_rate", "150Mbps"))))
     stop = _native.parse_time(str(o.get("stop", params.get("stop", "60s"))))
     return rate * stop * (1 + float(o.get("mice", 0)) / 100)
