@@ -321,3 +321,9 @@ def test_the_run_length_check_reruns_the_30_s_points_to_60_s_and_compares_the_ha
     # The second half: utilization (0.95 x 60 - 0.9 x 30) / 30 = 1.0, 6 drops.
     assert "| 0.900 \\| 1.000 |" in text and "| 4 \\| 6 |" in text and "| 0.9900 \\| 0.9800 |" in text
     assert "utilization 0.100" in text
+
+
+def test_the_mice_alone_overload_the_link_from_750_per_second():
+    # 30 packets of 1000 B at 750/s is 180 Mb/s on 150 Mb/s: no stationary state to converge to.
+    loads = {pt["mice"]: ra.mice_load(pt) for pt in ra.points("web")}
+    assert math.isclose(loads[500.0], 0.8) and math.isclose(loads[750.0], 1.2)

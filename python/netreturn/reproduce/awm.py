@@ -558,8 +558,27 @@ def convergence_section(checks: list, results: list[dict], mains: list[dict], by
                    + (f"{row['web_response_mean_s']:.3f} \\| {s.get('web_response_mean_s') or math.nan:.3f}"
                       if tags["family"] == "web" else "-") + " |")
     out += ["", f"Largest change from the first half to the second: utilization {worst['utilization']:.3f}, "
-            f"queue std / B {worst['queue_std_norm']:.3f}.", ""]
-    return out
+            f"queue std / B {worst['queue_std_norm']:.3f}."]
+    loads = {pt["mice"]: mice_load(pt) for pt in points("web") if any(t["family"] == "web" for t, _, _ in checks)}
+    if loads:
+        over = [m for m, x in loads.items() if x > 1]
+        out.append("Web mice, offered load of the mice alone (rate x mean size / C): "
+                   + ", ".join(f"{m:g}/s: {x:.2f}" for m, x in loads.items()) + "."
+                   + (f" At {', '.join(f'{m:g}' for m in over)} mice/s it exceeds the link: the backlog of "
+                      "unfinished mice grows as long as the run lasts, so no run length converges there and "
+                      "their numbers describe the run's length (the 60-s runs before did too)." if over else ""))
+    return out + [""]
+
+
+def mice_load(pt: dict) -> float:
+    """The web family's mice alone against the bottleneck: arrivals per
+    second times the mean transfer (``mean_size``, packets of the segment
+    size plus 52 bytes of headers) over the link rate."""
+    web = next(x for x in _scenario_file(str(resolve(FAMILIES["web"][0])))["traffic"] if x["kind"] == "tcp-web")
+    size = str(web.get("mean_size", "30p"))
+    seg = _table("web", "tcp")["segment_size"] + 52
+    nbytes = float(size[:-1]) * seg if size.endswith("p") else size_bytes(size)
+    return float(pt["mice"]) * nbytes * 8 / _rate("web", pt)
 
 
 def sensitivity_section(sens: dict, base: tuple[dict, dict], stop: str | None, quick: bool,
