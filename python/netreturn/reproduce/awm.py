@@ -1186,7 +1186,7 @@ def reproduce(out: str | Path, seeds: int = 5, jobs: int | None = None, families
         f"Paper: {PAPER['title']} (docs/bibliography.md); its numbers and statements are in "
         "`python/netreturn/paper/awm.toml`.",
         "",
-        f"Seeds per point: 1..{seeds} (fewer where a point's label says `seeds=`); mean ± 95 % CI. Methods: AWM "
+        f"Seeds per point: 1..{seeds} (fewer where the `runs` column says so); mean ± 95 % CI. Methods: AWM "
         "(NewReno over DropTail + AWM, the oracle N: the active flows the gateway sees), AWM, eq. 6 N (the same "
         "with the paper's own estimate of N, section 2.2; with unequal round trips it estimates N_eq, section 2.3), "
         "NC (NewReno over DropTail), XCP."
