@@ -119,20 +119,32 @@ def _time(text: str) -> str:
     return text
 
 
+def cell_tag(flows: int, queue: str, prr: str = DEFAULT_PRR, scenario: str = "ewt/scenario2", aligned: bool = False,
+             phase_ns: int = 0) -> str:
+    """The name of one compared configuration (a cell), as the ns-3 run
+    store spells it: ``flows31_red_prr-upstream_scenario1_aligned_phase1000000ns``."""
+    tag = "" if prr == "ns3" else f"_prr-{prr}"
+    tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
+    tag += "_aligned" if aligned else ""
+    tag += f"_phase{phase_ns}ns" if phase_ns else ""
+    return f"flows{flows}_{queue}{tag}"
+
+
+def ns3_cache_path(out: Path, flows: int, queue: str, seed: int, prr: str = DEFAULT_PRR,
+                   scenario: str = "ewt/scenario2", aligned: bool = False, phase_ns: int = 0) -> Path:
+    """Where ``validate`` keeps one ns-3 run: ``<out>/ns3/<cell>_seed<n>.json``."""
+    return out / "ns3" / f"{cell_tag(flows, queue, prr, scenario, aligned, phase_ns)}_seed{seed}.json"
+
+
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
               phase_ns: int = 0) -> list[dict]:
     from . import ns3ref
 
-    d = out / "ns3"
-    d.mkdir(parents=True, exist_ok=True)
-    tag = "" if prr == "ns3" else f"_prr-{prr}"
-    tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
-    tag += "_aligned" if aligned else ""
-    tag += f"_phase{phase_ns}ns" if phase_ns else ""
+    (out / "ns3").mkdir(parents=True, exist_ok=True)
 
     def path(s):
-        return d / f"flows{flows}_{queue}{tag}_seed{s}.json"
+        return ns3_cache_path(out, flows, queue, s, prr, scenario, aligned, phase_ns)
 
     # Runs cached before the data-loss metric existed are run again.
     todo = [s for s in seeds if not path(s).exists() or "tcp_data_loss_pct" not in json.loads(path(s).read_text())]
