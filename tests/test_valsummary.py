@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,8 @@ from netreturn.valsummary import (
     BEGIN,
     END,
     PLAN,
-    dumbbell_cell,
     doc_block,
+    dumbbell_cell,
     summarize,
     summary_table,
     verdicts,
@@ -125,7 +126,7 @@ def test_regenerate_refuses_a_mechanism_the_summary_does_not_have(tmp_path, caps
 def _anchor(heading: str) -> str:
     """GitHub's anchor of a Markdown heading: lower case, punctuation but
     hyphens dropped, spaces as hyphens."""
-    return "-".join(__import__("re").sub(r"[^\w\- ]", "", heading.strip().lower()).split(" "))
+    return "-".join(re.sub(r"[^\w\- ]", "", heading.strip().lower()).split(" "))
 
 
 def test_every_mechanism_links_to_a_section_that_exists():
