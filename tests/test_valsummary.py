@@ -75,6 +75,8 @@ def test_validate_summary_prints_the_table_and_the_cells_that_differ(cache, caps
     line = next(ln for ln in out.splitlines() if ln.startswith("DropTail"))
     assert "2/6" in line and "goodput, FCT" in line and "docs/validation.md#baselines-over-phases" in line
     assert next(ln for ln in out.splitlines() if ln.startswith("RED ")).count("not run yet") == 1
+    assert "Baselines (DropTail, RED, ARED): 3 of the 99 metric cells compared; 1 within 10 %, 1 within the CIs, " \
+           "2 by either" in out
     # The cell that differs, with both means in the metric's unit and our difference.
     differ = out.split("agree by neither measure")[1]
     assert "scenario2, 13 flows" in differ and "0.79 ± 0.025" in differ and "+114 %" in differ
