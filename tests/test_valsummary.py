@@ -137,3 +137,36 @@ def test_every_mechanism_links_to_a_section_that_exists():
         headings = [ln.lstrip("#").strip() for ln in (ROOT / "docs" / name).read_text().splitlines()
                     if ln.startswith("#")]
         assert anchor in {_anchor(h) for h in headings}, f"{m.name}: docs/{m.evidence}"
+
+
+def test_regenerate_cached_compares_only_the_seeds_the_reference_store_holds(tmp_path, capsys, monkeypatch):
+    from netreturn import ns3ref
+    from netreturn.validate import DEFAULT_PRR, ns3_cache_path
+
+    def no_ns3(**_):
+        raise AssertionError("--cached ran ns-3")
+
+    monkeypatch.setattr(ns3ref, "run_ns3", no_ns3)
+    cell = dumbbell_cell("ewt/scenario2", 13, "droptail")
+    p = ns3_cache_path(tmp_path, 13, "droptail", 2, DEFAULT_PRR, "ewt/scenario2", True, 1_000_000)
+    p.parent.mkdir(parents=True)
+    ref = {"tcp_data_loss_pct": 2.0, "udp_loss_pct": 0.8, "goodput_mean_mbps": 3.0, "fct_mean_s": 14.0,
+           "jain_goodput": 0.9, "tcp_efficiency_pct": 97.0}
+    p.write_text(json.dumps(ref))
+    assert cli_main(["validate", "--summary", "--regenerate", "--cached", "--mechanisms", "DropTail", "--seeds", "3",
+                     "--out", str(tmp_path), "-q"]) == 0
+    captured = capsys.readouterr()
+    rec = json.loads((tmp_path / "cells" / f"{cell.name}.json").read_text())
+    # Seed 2 alone, in both simulators: ns-3's stored values, ours run for seed 2.
+    assert rec["seeds"] == [2]
+    by = {m["metric"]: m for m in rec["metrics"]}
+    assert by["udp_loss_pct"]["ref"] == [0.8]
+    from netreturn.api import run
+
+    seed2 = run("validate/ewt-scenario2-aligned", set={"flows": 13, "queue": "droptail", "run.phase": "1000000ns"},
+                seed=2, jobs=1).runs["udp_loss_pct"].tolist()
+    assert by["udp_loss_pct"]["ours"] == pytest.approx(seed2)
+    # The other five cells have nothing stored: said, and not compared.
+    assert captured.err.count("no reference run stored") == 5
+    assert next(ln for ln in captured.out.splitlines() if ln.startswith("DropTail")).split()[1:3] == ["ns-3", "3.44"]
+    assert " 1/6 " in next(ln for ln in captured.out.splitlines() if ln.startswith("DropTail"))

@@ -106,6 +106,9 @@ def add_arguments(v) -> None:
     v.add_argument("--regenerate", action="store_true",
                    help="with --summary: run every cell of the summary first (aligned, --phase 1ms, --seeds; "
                         "reference runs already stored are read, not run again) and rewrite its records")
+    v.add_argument("--cached", action="store_true",
+                   help="with --regenerate: run no reference simulation; each dumbbell cell compares the seeds "
+                        "its ns-3 store holds (ours runs those), other cells keep their records")
     v.add_argument("--mechanisms", default=None, metavar="NAMES",
                    help="with --regenerate: only these mechanisms, comma-separated (e.g. DropTail,RED,ARED)")
     v.add_argument("--doc", type=Path, default=None, metavar="FILE",
@@ -258,15 +261,19 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
         settings["run.phase"] = f"{phase_ns}ns"
     if queue == "ared":
         settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
-    res = run(ours_scenario(scenario, aligned), set=settings, seeds=len(seeds), jobs=jobs, out=out / "netreturn",
-              progress=progress, tables=False)
-    ours = [with_data_loss(r) for r in res.runs.to_dict("records")]
+    mine = ours_scenario(scenario, aligned)
+    if seeds == list(range(1, len(seeds) + 1)):
+        batches = [run(mine, set=settings, seeds=len(seeds), jobs=jobs, out=out / "netreturn", progress=progress,
+                       tables=False)]
+    else:  # the seeds a store holds (validate --summary --regenerate --cached): the same ones in ours
+        batches = [run(mine, set=settings, seed=s, jobs=jobs, out=out / "netreturn", tables=False) for s in seeds]
+    ours = [with_data_loss(r) for res in batches for r in res.runs.to_dict("records")]
     label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
     rows = [(k, lab, [r.get(k, math.nan) for r in ns3], [r.get(k, math.nan) for r in ours])
             for k, lab in SUMMARY_METRICS]
     write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns),
                  record(label, rows, scenario=scenario, flows=flows, queue=queue, aligned=aligned, phase_ns=phase_ns,
-                        prr=prr, seeds=seeds, netreturn_scenario=ours_scenario(scenario, aligned)))
+                        prr=prr, seeds=seeds, netreturn_scenario=mine))
     return ns3, ours
 
 

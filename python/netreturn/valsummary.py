@@ -256,11 +256,13 @@ def doc_block(path: Path) -> str:
 
 
 def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: bool = False,
-               plan: Sequence[Mechanism] = PLAN, only: Sequence[str] = ()) -> list[str]:
+               plan: Sequence[Mechanism] = PLAN, only: Sequence[str] = (), cached: bool = False) -> list[str]:
     """Run every cell of ``plan`` (of the mechanisms named in ``only``, if
     given) in both simulators and rewrite its record; reference runs already
-    in the stores are read, not run again. Returns a line per cell that
-    could not be made (its reference simulator missing or failing)."""
+    in the stores are read, not run again. ``cached``: run no reference at
+    all; a dumbbell cell takes the seeds its store holds (of ``seeds``), the
+    other cells keep their records. Returns a line per cell that could not
+    be made (its reference simulator missing or failing, nothing stored)."""
     from . import ns2xcp, validate
 
     failed = []
@@ -270,10 +272,17 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
         for cell in mech.cells:
             if progress:
                 print(f"{mech.name}: {cell.label} ({cell.name})", flush=True)
+            if cached and cell.kind != "dumbbell":
+                continue
             try:
                 if cell.kind == "dumbbell":
-                    validate.run_cell(cell.args["scenario"], cell.args["flows"], cell.args["queue"], seeds, out,
-                                      jobs, progress, validate.DEFAULT_PRR, True, PHASE_NS)
+                    args = (cell.args["flows"], cell.args["queue"])
+                    mine = [s for s in seeds if not cached or validate.ns3_cache_path(
+                        out, *args, s, validate.DEFAULT_PRR, cell.args["scenario"], True, PHASE_NS).exists()]
+                    if not mine:
+                        raise RuntimeError("no reference run stored")
+                    validate.run_cell(cell.args["scenario"], *args, mine, out, jobs, progress, validate.DEFAULT_PRR,
+                                      True, PHASE_NS)
                 elif cell.kind == "xcp":
                     if ns2xcp.ns2_binary() is None:
                         raise RuntimeError("ns-2 is not installed (Debian: apt-get install ns2)")
@@ -306,7 +315,7 @@ def main(a) -> int:
             print(f"netreturn: error: --mechanisms {a.mechanisms}: {', '.join(unknown)} is not a mechanism of the "
                   f"summary; allowed: {', '.join(names)}", file=sys.stderr)
             return 2
-        for line in regenerate(out, list(range(1, a.seeds + 1)), a.jobs, not a.quiet, PLAN, only):
+        for line in regenerate(out, list(range(1, a.seeds + 1)), a.jobs, not a.quiet, PLAN, only, a.cached):
             print(f"netreturn: not regenerated: {line}", file=sys.stderr)
     try:
         rows = summarize(out)
