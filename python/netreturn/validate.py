@@ -16,7 +16,9 @@ difference of the means is no larger than the combined CI half-widths,
 ``|m1 - m2| <= sqrt(h1^2 + h2^2)``.
 
 ns-3 results are kept under ``<out>/ns3/`` (one JSON per flows/queue/seed),
-so a rerun with more seeds only runs the new ones.
+so a rerun with more seeds only runs the new ones; each comparison also
+leaves its cell record under ``<out>/cells/`` (:mod:`netreturn.valrecords`)
+for ``netreturn validate --summary`` (:mod:`netreturn.valsummary`).
 """
 
 from __future__ import annotations
