@@ -170,3 +170,18 @@ def test_regenerate_cached_compares_only_the_seeds_the_reference_store_holds(tmp
     assert captured.err.count("no reference run stored") == 5
     assert next(ln for ln in captured.out.splitlines() if ln.startswith("DropTail")).split()[1:3] == ["ns-3", "3.44"]
     assert " 1/6 " in next(ln for ln in captured.out.splitlines() if ln.startswith("DropTail"))
+
+
+def test_an_xcp_comparison_becomes_a_record_of_every_link_metric_and_jain(tmp_path):
+    from netreturn.ns2xcp import LINK_METRICS, write_cell_record
+
+    link = {"utilization": 0.9, "utilization_after": 0.95, "drops": 10.0, "drops_after": 0.0, "queue_mean_kb": 5.0}
+    result = {"case": "parking-lot", "scenario": "awm/parking-lot", "overrides": {"queue": "xcp"},
+              "ours_overrides": {}, "seeds": [1, 2], "stop_s": 20.0,
+              "ns2": [{"links": {"R1->R2": link, "R2->R3": link}, "jain": 0.99}] * 2,
+              "ours": [{"links": {"R1->R2": {**link, "drops": 30.0}, "R2->R3": link}, "jain": 0.98}] * 2}
+    write_cell_record(result, tmp_path)
+    rows = {r["mechanism"]: r for r in summarize(tmp_path)}["XCP"]
+    assert rows["compared"] == 2 * len(LINK_METRICS) + 1
+    # Ours drops three times ns-2's on R1->R2 (no spread): the one cell that differs.
+    assert [(v["cell"], v["label"]) for v in rows["differ"]] == [("parking-lot, R1->R2", "drops")]
