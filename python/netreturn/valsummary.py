@@ -143,13 +143,15 @@ def summarize(out: Path, plan: Sequence[Mechanism] = PLAN) -> list[dict]:
                 continue
             found += 1
             seeds.add(len(rec.get("seeds", [])))
-            judged += [{**v, "cell": cell.label + (f", {v['where']}" if v.get("where") else "")}
-                       for v in verdicts(rec)]
+            judged += [{**v, "pos": i, "cell": cell.label + (f", {v['where']}" if v.get("where") else "")}
+                       for i, v in enumerate(verdicts(rec))]
         rows.append({
             "mechanism": mech.name, "reference": mech.reference, "evidence": mech.evidence,
             "cells": found, "cells_planned": len(mech.cells),
             "seeds": sorted(seeds),
-            "metrics": list(dict.fromkeys(v["label"] for v in judged)),
+            # In the records' order: a cell without a metric (UDP in scenario 1) does not move it last.
+            "metrics": sorted({v["label"] for v in judged},
+                              key=lambda lab: max(v["pos"] for v in judged if v["label"] == lab)),
             "compared": len(judged),
             "within": sum(v["within"] is True for v in judged),
             "ci": sum(v["ci"] is True for v in judged),
