@@ -150,7 +150,7 @@ def summarize(out: Path, plan: Sequence[Mechanism] = PLAN) -> list[dict]:
             "cells": found, "cells_planned": len(mech.cells),
             "seeds": sorted(seeds),
             # In the records' order: a cell without a metric (UDP in scenario 1) does not move it last.
-            "metrics": sorted({v["label"] for v in judged},
+            "metrics": sorted(dict.fromkeys(v["label"] for v in judged),
                               key=lambda lab: max(v["pos"] for v in judged if v["label"] == lab)),
             "compared": len(judged),
             "within": sum(v["within"] is True for v in judged),
