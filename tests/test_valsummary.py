@@ -73,7 +73,7 @@ def test_validate_summary_prints_the_table_and_the_cells_that_differ(cache, caps
     assert cli_main(["validate", "--summary", "--out", str(cache)]) == 0
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if ln.startswith("DropTail"))
-    assert "2/6" in line and "goodput, FCT" in line and "docs/validation.md#baselines-over-phases" in line
+    assert "2/6" in line and "goodput, UDP loss, FCT" in line and "docs/validation.md#baselines-over-phases" in line
     assert next(ln for ln in out.splitlines() if ln.startswith("RED ")).count("not run yet") == 1
     assert "Baselines (DropTail, RED, ARED): 3 of the 99 metric cells compared; 1 within 10 %, 1 within the CIs, " \
            "2 by either" in out
