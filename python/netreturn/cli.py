@@ -206,6 +206,12 @@ def cmd_bench(a: argparse.Namespace) -> int:
 
 
 def cmd_validate(a: argparse.Namespace) -> int:
+    if a.summary or a.regenerate or a.doc:
+        from .valsummary import main as summary_main
+
+        return summary_main(a)
+    if a.mechanisms or a.markdown:
+        raise ScenarioError("--mechanisms and --markdown apply to validate --summary")
     from .validate import main as validate_main
 
     return validate_main(a)

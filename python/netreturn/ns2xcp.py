@@ -329,6 +329,22 @@ def table(result: dict, markdown: bool = False) -> str:
     return render(["link", "metric", "ns-2.35", "ours", "agree"], rows, markdown=markdown)
 
 
+def write_cell_record(result: dict, out: Path) -> Path:
+    """The comparison as a cell record (``<out>/cells/xcp_<case>.json``,
+    :mod:`netreturn.valrecords`) for ``netreturn validate --summary``."""
+    from .valrecords import record, write_record
+
+    rows: list[tuple] = []
+    for name in result["ns2"][0]["links"]:
+        for key, label in LINK_METRICS:
+            rows.append((key, label, [r["links"][name][key] for r in result["ns2"]],
+                         [r["links"][name][key] for r in result["ours"]], name))
+    rows.append(("jain_goodput", "Jain index of goodput", [r["jain"] for r in result["ns2"]],
+                 [r["jain"] for r in result["ours"]], "all flows"))
+    about = {k: result[k] for k in ("case", "scenario", "overrides", "ours_overrides", "seeds", "stop_s")}
+    return write_record(out, f"xcp_{result['case']}", record("ns-2.35", rows, **about))
+
+
 def add_arguments(p) -> None:
     from .args import kv, positive
 
@@ -343,7 +359,8 @@ def add_arguments(p) -> None:
     p.add_argument("--sim", default=None, help="run ours with this netreturn-sim binary (default: the extension)")
     p.add_argument("--scenarios", type=Path, default=None,
                    help="with --sim: the directory its scenario files are in (an older tree's scenarios/)")
-    p.add_argument("--out", type=Path, default=Path("results") / "validate-xcp", help="ns-2 run cache")
+    p.add_argument("--out", type=Path, default=Path("results") / "validate",
+                   help="ns-2 run cache (<out>/ns2) and cell records for validate --summary (<out>/cells)")
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--jobs", type=positive, default=2)
 
@@ -360,4 +377,6 @@ def main(a) -> int:
         mine = "".join(f", {k}={v}" for k, v in r["ours_overrides"].items())
         print(f"\n{case}: {r['scenario']} ({ov}), {a.stop:g} s, seeds 1..{a.seeds}: ns-2.35 XCP vs ours{mine}")
         print(table(r, a.markdown))
+        if a.out and not (a.overrides or a.ours_only or a.sim):  # the plan's cell: today's ours, the case as is
+            write_cell_record(r, a.out)
     return 0

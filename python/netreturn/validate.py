@@ -16,7 +16,9 @@ difference of the means is no larger than the combined CI half-widths,
 ``|m1 - m2| <= sqrt(h1^2 + h2^2)``.
 
 ns-3 results are kept under ``<out>/ns3/`` (one JSON per flows/queue/seed),
-so a rerun with more seeds only runs the new ones.
+so a rerun with more seeds only runs the new ones; each comparison also
+leaves its cell record under ``<out>/cells/`` (:mod:`netreturn.valrecords`)
+for ``netreturn validate --summary`` (:mod:`netreturn.valsummary`).
 """
 
 from __future__ import annotations
@@ -100,6 +102,21 @@ def add_arguments(v) -> None:
     v.add_argument("--loss", type=losses, default=None,
                    help=f"{LOSSY} only: wireless loss probabilities, comma-separated "
                         "(default: Fig. 3b's 0.00001,0.0001,0.001,0.01,0.03,0.1)")
+    v.add_argument("--summary", action="store_true",
+                   help="print the validation summary (every mechanism, its reference, how many metric cells agree "
+                        "within 10 %% or within the CIs) from the cell records under <out>/cells")
+    v.add_argument("--regenerate", action="store_true",
+                   help="with --summary: run every cell of the summary first (aligned, --phase 1ms, --seeds; "
+                        "reference runs already stored are read, not run again) and rewrite its records")
+    v.add_argument("--cached", action="store_true",
+                   help="with --regenerate: run no reference simulation; each dumbbell cell compares the seeds "
+                        "its ns-3 store holds (ours runs those), other cells keep their records")
+    v.add_argument("--mechanisms", default=None, metavar="NAMES",
+                   help="with --regenerate: only these mechanisms, comma-separated (e.g. DropTail,RED,ARED)")
+    v.add_argument("--doc", type=Path, default=None, metavar="FILE",
+                   help="with --summary: write the table (Markdown) between the generated-table markers of FILE "
+                        "(docs/validation.md)")
+    v.add_argument("--markdown", action="store_true", help="with --summary: print Markdown")
     v.add_argument("--ns3-renosack", choices=["linux", "ns3"], default="linux",
                    help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it")
@@ -119,20 +136,32 @@ def _time(text: str) -> str:
     return text
 
 
+def cell_tag(flows: int, queue: str, prr: str = DEFAULT_PRR, scenario: str = "ewt/scenario2", aligned: bool = False,
+             phase_ns: int = 0) -> str:
+    """The name of one compared configuration (a cell), as the ns-3 run
+    store spells it: ``flows31_red_prr-upstream_scenario1_aligned_phase1000000ns``."""
+    tag = "" if prr == "ns3" else f"_prr-{prr}"
+    tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
+    tag += "_aligned" if aligned else ""
+    tag += f"_phase{phase_ns}ns" if phase_ns else ""
+    return f"flows{flows}_{queue}{tag}"
+
+
+def ns3_cache_path(out: Path, flows: int, queue: str, seed: int, prr: str = DEFAULT_PRR,
+                   scenario: str = "ewt/scenario2", aligned: bool = False, phase_ns: int = 0) -> Path:
+    """Where ``validate`` keeps one ns-3 run: ``<out>/ns3/<cell>_seed<n>.json``."""
+    return out / "ns3" / f"{cell_tag(flows, queue, prr, scenario, aligned, phase_ns)}_seed{seed}.json"
+
+
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
               phase_ns: int = 0) -> list[dict]:
     from . import ns3ref
 
-    d = out / "ns3"
-    d.mkdir(parents=True, exist_ok=True)
-    tag = "" if prr == "ns3" else f"_prr-{prr}"
-    tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
-    tag += "_aligned" if aligned else ""
-    tag += f"_phase{phase_ns}ns" if phase_ns else ""
+    (out / "ns3").mkdir(parents=True, exist_ok=True)
 
     def path(s):
-        return d / f"flows{flows}_{queue}{tag}_seed{s}.json"
+        return ns3_cache_path(out, flows, queue, s, prr, scenario, aligned, phase_ns)
 
     # Runs cached before the data-loss metric existed are run again.
     todo = [s for s in seeds if not path(s).exists() or "tcp_data_loss_pct" not in json.loads(path(s).read_text())]
@@ -204,9 +233,53 @@ def table(rows: list[dict], ns3_label: str = "ns-3 3.44") -> str:
     return render(["metric", ns3_label, "netreturn", "verdict"], body, align=["left", "right", "right", "left"])
 
 
-def main(a) -> int:
-    from .api import run
+#: The metrics a cell record keeps for ``validate --summary`` (issue 25's
+#: six: UDP loss only where the scenario has a UDP flow), with short labels.
+SUMMARY_METRICS = [
+    ("tcp_data_loss_pct", "TCP data loss"),
+    ("udp_loss_pct", "UDP loss"),
+    ("goodput_mean_mbps", "goodput"),
+    ("fct_mean_s", "FCT"),
+    ("jain_goodput", "Jain"),
+    ("tcp_efficiency_pct", "TCP efficiency"),
+]
 
+
+def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path, jobs: int | None = None,
+             progress: bool = False, prr: str = DEFAULT_PRR, aligned: bool = False,
+             phase_ns: int = 0) -> tuple[list[dict], list[dict]]:
+    """One configuration in both simulators over ``seeds``: ns-3's runs
+    (from the store under ``<out>/ns3/``, the missing ones run) and ours
+    (through the run store ``<out>/netreturn``); its cell record is written
+    to ``<out>/cells/`` (:mod:`netreturn.valrecords`). Returns both lists of
+    per-seed metric dicts. Raises RuntimeError when ns-3 is needed and
+    missing."""
+    from .api import run
+    from .valrecords import record, write_record
+
+    ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns)
+    settings: dict = {"flows": flows, "queue": queue}
+    if phase_ns:
+        settings["run.phase"] = f"{phase_ns}ns"
+    if queue == "ared":
+        settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
+    mine = ours_scenario(scenario, aligned)
+    if seeds == list(range(1, len(seeds) + 1)):
+        batches = [run(mine, set=settings, seeds=len(seeds), jobs=jobs, out=out / "netreturn", progress=progress,
+                       tables=False)]
+    else:  # the seeds a store holds (validate --summary --regenerate --cached): the same ones in ours
+        batches = [run(mine, set=settings, seed=s, jobs=jobs, out=out / "netreturn", tables=False) for s in seeds]
+    ours = [with_data_loss(r) for res in batches for r in res.runs.to_dict("records")]
+    label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
+    rows = [(k, lab, [r.get(k, math.nan) for r in ns3], [r.get(k, math.nan) for r in ours])
+            for k, lab in SUMMARY_METRICS]
+    write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns),
+                 record(label, rows, scenario=scenario, flows=flows, queue=queue, aligned=aligned, phase_ns=phase_ns,
+                        prr=prr, seeds=seeds, netreturn_scenario=mine))
+    return ns3, ours
+
+
+def main(a) -> int:
     seeds = list(range(1, a.seeds + 1))
     out = a.out or Path("results") / "validate"
     out.mkdir(parents=True, exist_ok=True)
@@ -228,17 +301,10 @@ def main(a) -> int:
     print(f"{scenario}{' aligned' if aligned else ''}, {flows} flows, {a.queue}, seeds 1..{a.seeds}: "
           f"{label} vs netreturn ({mine})")
     try:
-        ns3 = _ns3_runs(flows, a.queue, seeds, out, a.jobs or 2, not a.quiet, prr, scenario, aligned, phase_ns)
+        ns3, ours = run_cell(scenario, flows, a.queue, seeds, out, a.jobs, not a.quiet, prr, aligned, phase_ns)
     except RuntimeError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
-    settings = {"flows": flows, "queue": a.queue}
-    if phase_ns:
-        settings["run.phase"] = f"{phase_ns}ns"
-    if a.queue == "ared":
-        settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
-    res = run(mine, set=settings, seeds=a.seeds, jobs=a.jobs, out=out / "netreturn", progress=not a.quiet, tables=False)
-    ours = [with_data_loss(r) for r in res.runs.to_dict("records")]
     rows = compare(ns3, ours)
     text = table(rows, label)
     section = EXPLAINED_PRR_NS3 if prr == "ns3" else EXPLAINED.get(a.queue, EXPLAINED_ANY)
