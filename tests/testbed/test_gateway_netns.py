@@ -113,3 +113,33 @@ def test_main_refuses_clearly_without_root(monkeypatch, capsys):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert tb.main(["run", "--out", "/nonexistent"]) == 2
     assert "root" in capsys.readouterr().err
+
+
+@needs_netns
+@pytest.mark.netns
+def test_fq_codel_on_the_gateway_marks_real_linux_ecn_traffic_with_valid_checksums(tmp_path, gateway_bin):
+    # Linux senders and receivers asking for ECN (tcp_ecn=1) through the
+    # gateway's FQ-CoDel (the control crate's, marking ECT by default as
+    # Linux's fq_codel): congestion arrives as CE marks, the checksums the
+    # receivers verify stay valid, and without ECN the same queue drops.
+    q = "fq_codel,packets=1000"
+    common = dict(rate="50mbit", delay="5ms", queue=q, nbytes=6_000_000, flows=2, senders=2, timeout=30)
+
+    def run(name: str, ecn: bool) -> dict:
+        prefix = f"nrtbq{os.getpid() % 10000}"
+        cfg = runner.RunConfig(out=tmp_path / name, controller="none", gateway_bin=gateway_bin, prefix=prefix,
+                               ecn=ecn, **common)
+        try:
+            return runner.run(cfg)
+        finally:
+            assert netns.leftover_namespaces(prefix) == [], "every namespace removed"
+
+    with_ecn = run("ecn", True)
+    without = run("plain", False)
+    for s in (with_ecn, without):
+        assert s["failed_flows"] == [], s
+        assert s["receiver_in_csum_errors"] == 0
+    assert with_ecn["gateway"]["ecn_marked"] > 0, with_ecn["gateway"]
+    assert without["gateway"]["ecn_marked"] == 0
+    assert without["gateway"]["dropped_queue"] > 0, without["gateway"]
+    assert with_ecn["gateway"]["dropped_queue"] < without["gateway"]["dropped_queue"]

@@ -73,6 +73,9 @@ class RunConfig:
     flows: int = 1
     nbytes: int = 20_000_000
     cc: str = "cubic"
+    #: Every end host asks for ECN (``net.ipv4.tcp_ecn=1``, RFC 3168); False
+    #: leaves Linux's default (2: accept when asked, never ask).
+    ecn: bool = False
     #: "gateway" (our binary), "kernel" (Linux bridge), "none" (our binary,
     #: no controller: link emulator) is gateway with controller "none".
     mode: str = "gateway"
@@ -432,6 +435,8 @@ def run(cfg: RunConfig) -> dict:
             sh(["sysctl", "-qw", f"net.ipv4.tcp_wmem=4096 16384 {m}"], ns=ns, check=False)
             sh(["sysctl", "-qw", f"net.core.rmem_max={m}"], ns=ns, check=False)
             sh(["sysctl", "-qw", f"net.core.wmem_max={m}"], ns=ns, check=False)
+            if cfg.ecn:
+                sh(["sysctl", "-qw", "net.ipv4.tcp_ecn=1"], ns=ns)
         if cfg.mode == "kernel":
             topo.kernel_bridge()
         else:
