@@ -10,6 +10,10 @@ impl Connection {
             return;
         }
         let sacked_before = self.board.sacked.bytes();
+        // Delivery-rate estimation: what the SACK blocks newly cover, and
+        // the flight before the ACK.
+        let mut newly = Vec::new();
+        let prior_in_flight = if self.rate.is_some() { self.rate_prepare(seg, &mut newly) } else { 0 };
         if self.sack_ok {
             for &(l, r) in seg.opts.sack.as_slice() {
                 let l = unwrap_seq(l, self.iss, self.snd_una).max(ack);
@@ -55,6 +59,9 @@ impl Connection {
         let ece = self.ecn_ok && seg.flags.ece() && !seg.flags.syn();
         if ece {
             self.ecn_on_echo(now);
+        }
+        if self.rate.is_some() {
+            self.rate_on_ack(now, &newly, prior_in_flight);
         }
         let (snd_una, snd_max) = (self.snd_una, self.snd_max);
         self.cc.on_ack_event_with(now, &mut self.win, || AckEvent {
@@ -139,11 +146,13 @@ impl Connection {
                 self.partial_acks += 1;
                 keep_timer = self.cfg.impatient && self.partial_acks > 1 && self.rto_at.is_some();
                 self.retransmit_head(now, out);
-                let mut cwnd = self.win.cwnd.saturating_sub(acked);
-                if acked >= self.mss {
-                    cwnd += self.mss;
+                if !self.cc.owns_cwnd() {
+                    let mut cwnd = self.win.cwnd.saturating_sub(acked);
+                    if acked >= self.mss {
+                        cwnd += self.mss;
+                    }
+                    self.win.cwnd = cwnd.max(self.mss);
                 }
-                self.win.cwnd = cwnd.max(self.mss);
             }
         } else {
             self.dupacks = 0;

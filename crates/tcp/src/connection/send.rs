@@ -13,6 +13,7 @@ impl Connection {
         if !self.synchronized() {
             return;
         }
+        self.pace_wait = None;
         loop {
             let sent = if self.in_recovery && self.sack_ok {
                 self.send_one_sack_recovery(now, out)
@@ -24,6 +25,7 @@ impl Connection {
             }
         }
         self.check_persist(now);
+        self.rate_check_app_limited();
     }
 
     /// The right edge of the peer's window, SND.UNA + SND.WND (RFC 9293
@@ -94,6 +96,9 @@ impl Connection {
             }
             if !self.window_admits(off, len) {
                 // The persist timer takes over if nothing is outstanding.
+                return false;
+            }
+            if self.paced_out(now) {
                 return false;
             }
         }
@@ -220,6 +225,9 @@ impl Connection {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
         let end = off + len + fin as u64;
+        if len > 0 && self.rate.is_some() {
+            self.rate_on_send(now, off, len);
+        }
         if retransmission {
             self.stats.segments_retransmitted += 1;
             self.stats.bytes_retransmitted += len;
