@@ -684,3 +684,30 @@ fn a_dctcp_receiver_echoes_each_segments_ce_state_and_acks_at_once_when_it_chang
     // needs ECN).
     assert!(acks.iter().all(|a| a.ecn == Ecn::Ect0));
 }
+
+#[test]
+fn a_pacing_control_spaces_its_segments_and_wakes_itself_with_the_timer() {
+    // BBR paces (draft-cardwell-iccrg-bbr-congestion-control-00 section
+    // 4.2.1): of ten segments the window admits, one leaves now and the
+    // next when its time at the pacing rate has passed, which
+    // `next_timer` reports.
+    let cfg = TcpConfig { mss: 1000, cc: crate::CcKind::Bbr(Default::default()), ..Default::default() };
+    let (mut c, _s) = established(&cfg);
+    let mut out = Vec::new();
+    c.send(Time::ZERO, 10_000, &mut out);
+    assert_eq!(out.len(), 1);
+    let rate = c.cc.pacing_rate().expect("BBR paces");
+    let gap = Time::from_secs_f64(1000.0 / rate);
+    assert_eq!(c.next_timer(), Some(gap), "the pacing time comes before the RTO");
+    c.on_timer(gap - Time(1), &mut out);
+    assert_eq!(out.len(), 1, "not yet");
+    c.on_timer(gap, &mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(c.next_timer(), Some(gap + gap));
+    // An unpaced control sends the whole window at once.
+    let (mut r, _s) = established(&TcpConfig { mss: 1000, ..Default::default() });
+    let mut burst = Vec::new();
+    r.send(Time::ZERO, 10_000, &mut burst);
+    assert_eq!(burst.len(), 10);
+    assert!(r.rate.is_none(), "no delivery records for a control that does not ask");
+}
