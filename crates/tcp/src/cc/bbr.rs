@@ -302,9 +302,8 @@ impl Bbr {
     /// RTprop; the probing phase (5/4) also until the flight reaches 5/4
     /// BDP or a loss shows the pipe full; the draining one (3/4) ends early
     /// once the flight is down to the BDP.
-    fn is_next_cycle_phase(&self, now: Time, rs: &RateSample) -> bool {
+    fn is_next_cycle_phase(&self, rs: &RateSample) -> bool {
         let full_length = self.min_rtt.is_some_and(|m| self.delivered_stamp.saturating_sub(self.cycle_stamp) > m);
-        let _ = now;
         if self.pacing_gain == 1.0 {
             return full_length;
         }
@@ -500,7 +499,7 @@ impl CongestionControl for Bbr {
             self.delivered_stamp = now;
         }
         self.update_bw(rs);
-        if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(now, rs) {
+        if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(rs) {
             self.advance_cycle_phase();
         }
         self.check_full_pipe(rs);

@@ -10,10 +10,11 @@ impl Connection {
             return;
         }
         let sacked_before = self.board.sacked.bytes();
-        // Delivery-rate estimation: what the SACK blocks newly cover, and
-        // the flight before the ACK.
-        let mut newly = Vec::new();
-        let prior_in_flight = if self.rate.is_some() { self.rate_prepare(seg, &mut newly) } else { 0 };
+        if self.rate.is_some() {
+            // Delivery-rate estimation: what the SACK blocks newly cover,
+            // and the flight before the ACK.
+            self.rate_prepare(seg);
+        }
         if self.sack_ok {
             for &(l, r) in seg.opts.sack.as_slice() {
                 let l = unwrap_seq(l, self.iss, self.snd_una).max(ack);
@@ -61,7 +62,7 @@ impl Connection {
             self.ecn_on_echo(now);
         }
         if self.rate.is_some() {
-            self.rate_on_ack(now, &newly, prior_in_flight);
+            self.rate_on_ack(now);
         }
         let (snd_una, snd_max) = (self.snd_una, self.snd_max);
         self.cc.on_ack_event_with(now, &mut self.win, || AckEvent {

@@ -349,7 +349,12 @@ impl Connection {
     /// Earliest pending deadline (retransmission, persist, delayed ACK or
     /// pacing).
     pub fn next_timer(&self) -> Option<Time> {
-        [self.rto_at, self.persist_at, self.delack_at, self.pace_wait].into_iter().flatten().min()
+        let t = [self.rto_at, self.persist_at, self.delack_at].into_iter().flatten().min();
+        // Only a paced control sets `pace_wait`: the others pay one branch.
+        match self.pace_wait {
+            None => t,
+            Some(p) => Some(t.map_or(p, |t| t.min(p))),
+        }
     }
 
     /// Fires whatever timers are due at `now`; early calls do nothing.

@@ -74,6 +74,10 @@ pub(super) struct Rates {
     /// The lowest RTT sampled from the records (Linux `tcp_min_rtt`).
     min_rtt: Option<Time>,
     rs: Building,
+    /// Ranges the SACK blocks of the ACK being processed newly cover, and
+    /// the flight before it (from `rate_prepare` to `rate_on_ack`).
+    newly: Vec<(u64, u64)>,
+    prior_in_flight: u64,
     /// The earliest time the next data segment may leave (Linux
     /// `tcp_wstamp_ns`).
     pace_at: Time,
@@ -171,7 +175,9 @@ impl Connection {
     /// Before an arriving ACK is processed: the byte ranges its SACK
     /// blocks newly cover (into `newly`), and the bytes in flight.
     #[inline(never)]
-    pub(super) fn rate_prepare(&self, seg: &Segment, newly: &mut Vec<(u64, u64)>) -> u64 {
+    pub(super) fn rate_prepare(&mut self, seg: &Segment) {
+        let mut newly = self.rate.as_mut().map(|r| std::mem::take(&mut r.newly)).unwrap_or_default();
+        newly.clear();
         if self.sack_ok {
             let ack = unwrap_seq(seg.ack, self.iss, self.snd_una);
             for &(l, r) in seg.opts.sack.as_slice() {
@@ -188,7 +194,11 @@ impl Connection {
                 }
             }
         }
-        self.in_flight()
+        let prior_in_flight = self.in_flight();
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.newly = newly;
+            r.prior_in_flight = prior_in_flight;
+        }
     }
 
     /// After an ACK is processed: delivers the segments it SACKed
@@ -196,14 +206,16 @@ impl Connection {
     /// sample (section 3.3 `GenerateRateSample`) and hands it to the
     /// control.
     #[inline(never)]
-    pub(super) fn rate_on_ack(&mut self, now: Time, newly: &[(u64, u64)], prior_in_flight: u64) {
+    pub(super) fn rate_on_ack(&mut self, now: Time) {
         let recovery = self.recovery_state();
         let in_flight = self.in_flight();
         let (una, sack_ok, in_recovery) = (self.snd_una, self.sack_ok, self.in_recovery);
         let lost_end = if in_recovery && sack_ok { self.board.lost_below(self.mss, self.cfg.dupack_threshold) } else { 0 };
         let Some(r) = self.rate.as_deref_mut() else { return };
         r.rs = Building::default();
-        for &(l, h) in newly {
+        let prior_in_flight = r.prior_in_flight;
+        let newly = std::mem::take(&mut r.newly);
+        for &(l, h) in &newly {
             let i = r.sent.partition_point(|s| s.end <= l);
             let mut k = i;
             while k < r.sent.len() && r.sent[k].start < h {
@@ -215,6 +227,7 @@ impl Connection {
                 k += 1;
             }
         }
+        r.newly = newly;
         while let Some(s) = r.sent.front().copied() {
             if s.end > una {
                 break;

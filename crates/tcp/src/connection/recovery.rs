@@ -129,14 +129,14 @@ impl Connection {
 
     /// In SACK recovery: RFC 6675 section 5 step (C), NextSeg while
     /// `cwnd - pipe` allows a segment (cwnd set by PRR or = ssthresh).
-    pub(super) fn send_one_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+    pub(super) fn send_one_sack_recovery<const PACED: bool>(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
         let pipe = self.pipe();
         if pipe >= self.win.cwnd {
             return false;
         }
         let avail = self.win.cwnd - pipe;
         let Some((off, len, fin, retransmit)) = self.next_seg() else { return false };
-        if len > avail || (retransmit && !self.window_admits(off, len)) || (len > 0 && self.paced_out(now)) {
+        if len > avail || (retransmit && !self.window_admits(off, len)) || (PACED && len > 0 && self.paced_out(now)) {
             return false;
         }
         self.emit(now, off, len, fin, out);
