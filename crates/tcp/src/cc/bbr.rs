@@ -386,7 +386,7 @@ impl Bbr {
     /// Section 4.3.5 (`BBRExitProbeRTT`): RTprop is fresh for another
     /// 10 s; the window saved on entry comes back.
     fn check_probe_rtt_done(&mut self, now: Time, w: &mut Window) {
-        if !self.probe_rtt_done.is_some_and(|t| now > t) {
+        if self.probe_rtt_done.is_none_or(|t| now <= t) {
             return;
         }
         self.min_rtt_stamp = now;

@@ -10,13 +10,13 @@
 use netreturn_base::{Ecn, InBand, TcpFlags, Time, XcpFields};
 
 use crate::cc::{Ack, AckEvent, Cc, CongestionControl, Window};
-use rate::Rates;
 use crate::config::{Recovery, TcpConfig};
 use crate::rtt::RttEstimator;
 use crate::sack::{OooQueue, Scoreboard};
 use crate::segment::{Options, Segment};
 use crate::stats::{Probe, TcpStats};
 use netreturn_control::ngwa_receiver::NgwaReceiver;
+use rate::Rates;
 
 mod ack;
 mod ecn;

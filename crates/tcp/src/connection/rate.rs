@@ -210,7 +210,8 @@ impl Connection {
         let recovery = self.recovery_state();
         let in_flight = self.in_flight();
         let (una, sack_ok, in_recovery) = (self.snd_una, self.sack_ok, self.in_recovery);
-        let lost_end = if in_recovery && sack_ok { self.board.lost_below(self.mss, self.cfg.dupack_threshold) } else { 0 };
+        let lost_end =
+            if in_recovery && sack_ok { self.board.lost_below(self.mss, self.cfg.dupack_threshold) } else { 0 };
         let Some(r) = self.rate.as_deref_mut() else { return };
         r.rs = Building::default();
         let prior_in_flight = r.prior_in_flight;

@@ -21,7 +21,13 @@ impl Path {
     fn new(seed: u64) -> Path {
         let mut bbr = Bbr::new(BbrConfig::default());
         bbr.seed(seed);
-        Path { bbr, w: Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS }, now: Time::ZERO, delivered: 0, acked: MSS }
+        Path {
+            bbr,
+            w: Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS },
+            now: Time::ZERO,
+            delivered: 0,
+            acked: MSS,
+        }
     }
 
     /// An ACK `dt` after the previous one, sampling `rate` bytes/s over one
@@ -55,7 +61,7 @@ impl Path {
     }
 
     /// Startup at `rate`, doubling from a tenth of it, until Drain.
-    fn to_drain(&mut self, rate: f64) {
+    fn run_to_drain(&mut self, rate: f64) {
         let mut r = rate / 16.0;
         while self.bbr.mode() == Mode::Startup {
             self.round(r.min(rate));
@@ -65,8 +71,8 @@ impl Path {
     }
 
     /// Startup and Drain at `rate`, into ProbeBW.
-    fn to_probe_bw(&mut self, rate: f64) {
-        self.to_drain(rate);
+    fn run_to_probe_bw(&mut self, rate: f64) {
+        self.run_to_drain(rate);
         self.ack(RTT, rate, RTT, 0);
         assert_eq!(self.bbr.mode(), Mode::ProbeBw);
     }
@@ -103,9 +109,9 @@ fn startup_exits_after_three_rounds_without_a_quarter_more_bandwidth() {
 fn drain_ends_when_the_flight_is_down_to_one_bdp() {
     let rate = 1.25e6; // 10 Mb/s: a 125 kB BDP at 100 ms.
     let mut p = Path::new(2);
-    p.to_drain(rate);
+    p.run_to_drain(rate);
     let bdp = p.bbr.inflight(p.bbr.max_bw(), 1.0);
-    assert!(bdp >= 125_000 && bdp < 140_000, "BDP with its quanta {bdp}");
+    assert!((125_000..140_000).contains(&bdp), "BDP with its quanta {bdp}");
     p.ack(QUARTER, rate, RTT, 2 * bdp);
     p.ack(QUARTER, rate, RTT, bdp + MSS);
     assert_eq!(p.bbr.mode(), Mode::Drain, "still above one BDP");
@@ -121,7 +127,7 @@ fn probe_bw_moves_to_the_next_gain_after_each_min_rtt() {
     // end on time, and never low enough for the draining one to end early).
     let rate = 1.25e6;
     let mut p = Path::new(3);
-    p.to_probe_bw(rate);
+    p.run_to_probe_bw(rate);
     let probing = p.bbr.inflight(p.bbr.max_bw(), 1.25);
     let mut phases = vec![(p.bbr.cycle_index, p.now)];
     while phases.len() < 17 {
@@ -172,7 +178,7 @@ fn probe_rtt_comes_after_10_s_without_a_lower_rtt_and_lasts_200_ms() {
     // (and a round), then the old cwnd comes back.
     let rate = 1.25e6;
     let mut p = Path::new(4);
-    p.to_probe_bw(rate);
+    p.run_to_probe_bw(rate);
     let stamp = p.bbr.min_rtt_stamp;
     let bdp = p.bbr.inflight(rate, 1.0);
     // RTT samples that never go below RTprop (a standing queue adds 10 ms).
@@ -207,7 +213,7 @@ fn the_bandwidth_filter_forgets_a_peak_after_10_rounds() {
     assert_eq!(f.update(BW_ROUNDS, BW_ROUNDS + 1, 40.0), 60.0, "the peak aged out; the best since remains");
     // Through BBR: a burst measured once, then a lower steady rate.
     let mut p = Path::new(5);
-    p.to_probe_bw(1e6);
+    p.run_to_probe_bw(1e6);
     p.round(4e6);
     assert_eq!(p.bbr.max_bw(), 4e6);
     for _ in 0..BW_ROUNDS {
@@ -224,7 +230,7 @@ fn fast_recovery_conserves_packets_then_restores_the_window() {
     // losses come off it, and leaving recovery restores the cwnd before.
     let rate = 1.25e6;
     let mut p = Path::new(6);
-    p.to_probe_bw(rate);
+    p.run_to_probe_bw(rate);
     let before = p.w.cwnd;
     p.bbr.ssthresh_after_loss(p.now, &p.w, before);
     let mut rs = RateSample {
