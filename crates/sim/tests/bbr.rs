@@ -7,7 +7,11 @@ use netreturn_sim::{run, Scenario};
 /// `flows` flows of `cc` through a 20 Mb/s, 40 ms dumbbell with a `buffer`
 /// DropTail buffer; `traffic` is the `[[traffic]]` kind and its keys.
 fn scenario(cc: &str, flows: u32, buffer: &str, traffic: &str) -> Scenario {
-    let text = format!(
+    Scenario::from_toml(&scenario_text(cc, flows, buffer, traffic), "bbr.toml", &[]).expect("valid")
+}
+
+fn scenario_text(cc: &str, flows: u32, buffer: &str, traffic: &str) -> String {
+    format!(
         r#"
         name = "bbr"
         [run]
@@ -28,8 +32,7 @@ fn scenario(cc: &str, flows: u32, buffer: &str, traffic: &str) -> Scenario {
         count = {flows}
         start = {{ uniform = ["0s", "1s"] }}
         "#
-    );
-    Scenario::from_toml(&text, "bbr.toml", &[]).expect("valid")
+    )
 }
 
 fn bottleneck(r: &netreturn_sim::metrics::RunResult) -> &netreturn_sim::metrics::IfaceRow {
@@ -71,4 +74,39 @@ fn every_finite_bbr_transfer_completes_behind_a_shallow_buffer() {
     for f in &r.flows {
         assert_eq!(f.bytes_delivered, 2_000_000, "flow {} delivered {}", f.flow, f.bytes_delivered);
     }
+}
+
+#[test]
+fn a_lone_bbr_flow_drops_to_four_segments_for_probe_rtt_about_every_ten_seconds() {
+    // Section 4.3.5: with RTprop not lowered for 10 s (a lone flow keeps
+    // its own standing queue in ProbeBW), cwnd falls to 4 segments for
+    // about 200 ms, then comes back; the link stays nearly full.
+    let text = scenario_text("bbr", 1, "2MB", r#"kind = "tcp-bulk""#)
+        .replace(r#"stop = "20s""#, "stop = \"25s\"\ntrace_flows = [0]\nsample_interval = \"10ms\"");
+    let s = Scenario::from_toml(&text, "bbr.toml", &[]).expect("valid");
+    let r = run(&s, 1).unwrap();
+    let t = &r.traces[0];
+    // Runs of samples (every 10 ms) with cwnd at 4 segments or below.
+    let mut episodes: Vec<(f64, f64)> = Vec::new();
+    for (&at, &cwnd) in t.time_s.iter().zip(&t.cwnd) {
+        if cwnd > 4.0 * 1448.0 {
+            continue;
+        }
+        match episodes.last_mut() {
+            Some((_, end)) if at - *end < 0.015 => *end = at,
+            _ => episodes.push((at, at)),
+        }
+    }
+    assert_eq!(episodes.len(), 2, "ProbeRTT episodes {episodes:?}");
+    for &(start, end) in &episodes {
+        // 200 ms once the flight is down to 4 segments, plus the time to
+        // get it there (one RTT or so).
+        let held = end - start + 0.01;
+        assert!((0.2..0.4).contains(&held), "ProbeRTT held {held} s from {start}");
+    }
+    assert!((10.0..12.0).contains(&episodes[0].0), "first ProbeRTT at {}", episodes[0].0);
+    // The next comes 10 s after the last one ended (RTprop refreshed then).
+    let gap = episodes[1].0 - episodes[0].1;
+    assert!((9.9..10.5).contains(&gap), "{gap} s between ProbeRTTs");
+    assert!(bottleneck(&r).utilization > 0.9, "utilization {}", bottleneck(&r).utilization);
 }
