@@ -18,7 +18,7 @@ use super::*;
 
 /// What a sent segment remembers (the draft's per-packet `P.*` fields).
 #[derive(Clone, Copy, Debug)]
-struct Sent {
+pub(super) struct Sent {
     start: u64,
     end: u64,
     /// `P.delivered`: `C.delivered` when it was (last) sent.
@@ -57,9 +57,9 @@ struct Building {
 /// The connection's delivery state (the draft's `C.*`) and its records.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Rates {
-    sent: VecDeque<Sent>,
+    pub(super) sent: VecDeque<Sent>,
     /// `C.delivered`, in bytes.
-    delivered: u64,
+    pub(super) delivered: u64,
     /// `C.delivered_time`.
     delivered_time: Time,
     /// `C.first_sent_time`.
@@ -132,9 +132,7 @@ impl Connection {
             retransmitted: false,
             done: false,
         };
-        if off >= self.snd_max {
-            r.sent.push_back(rec);
-        } else {
+        if off < self.snd_max {
             let i = r.sent.partition_point(|s| s.end <= off);
             for s in r.sent.range_mut(i..) {
                 if s.start >= off + len {
@@ -144,6 +142,10 @@ impl Connection {
                     *s = Sent { start: s.start, end: s.end, retransmitted: true, ..rec };
                 }
             }
+        }
+        if off + len > self.snd_max {
+            // New data (a resent segment may also run past SND.MAX).
+            r.sent.push_back(Sent { start: off.max(self.snd_max), ..rec });
         }
         if idle && r.app_limited != 0 {
             // Linux CA_EVENT_TX_START: sending again after an idle period
