@@ -248,7 +248,7 @@ impl Bbr {
         self.mode = Mode::Startup;
     }
 
-    /// Section 4.3.4.4 (Linux `bbr_reset_probe_bw_mode`): ProbeBW begins in
+    /// Sections 4.3.4.2-3 (Linux `bbr_reset_probe_bw_mode`): ProbeBW begins in
     /// a random phase, never the draining 3/4 one; the draw comes from the
     /// connection's seeded generator.
     fn enter_probe_bw(&mut self) {
