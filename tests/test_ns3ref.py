@@ -282,3 +282,51 @@ def test_phase_randomization_builds_the_same_offsets_in_ns3_as_in_ours():
         want = base + 2 * (off[i][0] + bn + off[i][1]) * 1e-9
         assert math.isclose(f["rtt_prop_s"], want, abs_tol=2e-9), (i, f["rtt_prop_s"], want)
     assert len({round(f["rtt_prop_s"], 9) for f in r["per_flow"]}) == 3, "each pair its own phase"
+
+
+def test_the_harness_builds_each_scenario_with_the_links_its_scenario_file_resolves_to():
+    # The harness's table is read from the scenario files (issue 22): every
+    # rate, delay, buffer and stop it gives ns-3 is the loader's, for every
+    # pair of the multi-rtt topology too, and bench/scaled-x<k> is the file
+    # with the parameters `netreturn bench --scale` sets at that factor.
+    from netreturn import _native, bench, scenarios
+
+    mod = _load()
+    ns = lambda t: round(_native.parse_time(t) * 1e9)  # noqa: E731
+    files = {n: (n, {}) for n in ("ewt/scenario1", "ewt/scenario2", "awm/fairness")}
+    for k, (_flows, rate, buf, udp) in bench.SCALES.items():
+        files[f"bench/scaled-x{k}"] = ("bench/scaled", {"bottleneck_rate": rate, "buffer": buf, "udp_rate": udp,
+                                                          "access_rate": "10Gbps"})
+    assert set(mod.NAMES) == set(files)
+    for name, (file, sets) in files.items():
+        sc = mod.scenario_of(name)
+        m = scenarios.model(file, sets)
+        links = {ln["name"]: ln for ln in m["links"]}
+        bn = links[m["bottleneck"]]
+        assert (sc.bottleneck_bps, ns(sc.bottleneck_delay), sc.buffer_bytes) == (
+            bn["rate_bps"], bn["delay_ns"], bn["buffer_bytes"]), name
+        assert _native.parse_rate(sc.access_rate) == links["left0->R1"]["rate_bps"], name
+        assert round(sc.stop_s * 1e9) == ns(scenarios.load(file, sets)["document"]["run"]["stop"]), name
+        if isinstance(sc, mod.MultiRtt):
+            pairs = sum(1 for n in links if n.endswith("->R1") and n.startswith("left"))
+            for i in range(pairs):
+                one_way = links[f"left{i}->R1"]["delay_ns"] + bn["delay_ns"] + links[f"R2->right{i}"]["delay_ns"]
+                assert round((sc.base_rtt_s + sc.step_s * i) * 1e9) == 2 * one_way, (name, i)
+            assert (sc.segment, sc.rcv_buf) == (m["tcp"]["mss"], m["tcp"]["rcv_buf"])
+            continue
+        assert ns(sc.access_delay) == links["left0->R1"]["delay_ns"], name
+        assert (_native.parse_rate(sc.receiver_rate), ns(sc.receiver_delay)) == (
+            links["R2->right0"]["rate_bps"], links["R2->right0"]["delay_ns"]), name
+        udp = [t for t in scenarios.load(file, sets)["document"]["traffic"] if t["kind"] == "udp-cbr"]
+        assert sc.udp == bool(udp), name
+        if udp:
+            assert _native.parse_rate(sc.udp_rate) == _native.parse_rate(udp[0]["rate"]), name
+
+
+def test_a_change_to_a_scenario_files_parameters_reaches_the_harness():
+    # The harness's values follow the file's parameters: nothing else to update.
+    mod = _load()
+    before = mod._dumbbell("ewt/scenario2", {})
+    after = mod._dumbbell("ewt/scenario2", {"buffer": "50kB", "bottleneck_rate": "10Mbps"})
+    assert (after.buffer_bytes, after.bottleneck_bps) == (50_000, 10_000_000)
+    assert after._replace(buffer_bytes=before.buffer_bytes, bottleneck_bps=before.bottleneck_bps) == before

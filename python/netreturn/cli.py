@@ -182,7 +182,7 @@ def cmd_list(a: argparse.Namespace) -> int:
     m = _native.mechanisms()
     print("\nqueue = (link queue methods; docs/mechanisms.md)")
     for q in m["queues"]:
-        keys = f"  red = {{ {', '.join(q['keys'])} }}" if q["keys"] else ""
+        keys = f"  {q['table']} = {{ {', '.join(q['keys'])} }}" if q["keys"] else ""
         print(f"    {q['name']:<10} {q['title']}{keys}")
     for c in m["controllers"]:
         print(f"    {c['name']:<10} {c['title']}  gateway.{c['name']} = {{ {', '.join(c['keys'])} }}")

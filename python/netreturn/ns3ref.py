@@ -108,28 +108,115 @@ class MultiRtt(NamedTuple):
     stop_s: float
 
 
-#: The scenarios built in ns-3, by our scenario names (scenarios/ewt/*.toml,
-#: scenarios/awm/fairness.toml).
-SCENARIOS: dict[str, Any] = {
-    # Table 5: access 100 Mb/s 2 ms RTT, bottleneck 45 Mb/s 80 ms RTT, receivers 100 Mb/s 2 ms RTT.
-    "ewt/scenario2": Dumbbell("100Mbps", "1ms", 45_000_000, "40ms", "100Mbps", "1ms", udp=True, stop_s=600.0),
-    # Table 4: every link 4 Mb/s; RTT 5 ms access, 360 ms bottleneck, 5 ms receivers.
-    "ewt/scenario1": Dumbbell("4Mbps", "2.5ms", 4_000_000, "180ms", "4Mbps", "2.5ms", udp=False, stop_s=3000.0),
-    # The AWM paper's Table 1 (scenarios/awm/fairness.toml): 30 Mb/s, 20 ms of the
-    # round trip on the bottleneck, access 10 Gb/s, RTT_i = 40 ms + step (i - 1),
-    # 700 kB buffer, NewReno, 1000-byte packets (948 + 52), rcv_buf 64 MB,
-    # starts uniform in [0, 2] s, 120 s. The send buffer (ns-3's holds
-    # unacknowledged data, ours never blocks) is 8 MB: more than any window
-    # this path allows (30 Mb/s x 330 ms + 700 kB = 1.9 MB).
-    "awm/fairness": MultiRtt("10Gbps", "1000p", 30_000_000, "10ms", 0.040, 0.010, 700_000, 948,
-                             "ns3::TcpNewReno", 8_000_000, 64_000_000, 0.185, (0.0, 2.0), 120.0),
-    # scenarios/bench/scaled.toml as `netreturn bench --scale` runs it at 1x
-    # and 10x: scenario 2 with access links at 10 Gb/s, and the bottleneck
-    # rate, buffer and UDP rate (and the flows, given to run_ns3) times k.
-    **{f"bench/scaled-x{k}": Dumbbell("10Gbps", "1ms", 45_000_000 * k, "40ms", "10Gbps", "1ms", udp=True,
-                                     stop_s=600.0, udp_rate=f"{1335 * k / 100:g}Mbps", buffer_bytes=BUFFER_BYTES * k)
-       for k in (1, 10, 100)},
+def _rate(bps: int) -> str:
+    """A rate in bit/s as ns-3 reads it: ``"10Gbps"``, ``"13.35Mbps"``."""
+    return f"{bps // 10**9}Gbps" if bps % 10**9 == 0 else f"{bps / 1e6:g}Mbps"
+
+
+def _delay(ns: int) -> str:
+    """A delay in ns as ns-3 reads it: ``"2.5ms"`` (exact: ns-3 keeps ns)."""
+    return f"{ns / 1e6:g}ms"
+
+
+def _secs(text: str) -> float:
+    """A time of a scenario file in seconds, to the nanosecond."""
+    return round(_parse("time", text), 9)
+
+
+def _parse(kind: str, text: str) -> Any:
+    """``text`` through the extension's parser of ``kind`` (time, rate,
+    size); the extension is needed only when a scenario is read."""
+    from netreturn import _native  # noqa: PLC0415
+
+    return getattr(_native, f"parse_{kind}")(text)
+
+
+def _resolved(name: str, sets: dict[str, str]) -> tuple[dict[str, dict], str, dict]:
+    """Scenario ``name`` with ``sets`` through the one loader: its link
+    directions by name, its bottleneck's name and its document."""
+    from netreturn import scenarios  # noqa: PLC0415  (needs the extension: only when a scenario is read)
+
+    m = scenarios.model(name, sets)
+    return {ln["name"]: ln for ln in m["links"]}, m["bottleneck"], scenarios.load(name, sets)["document"]
+
+
+def _dumbbell(name: str, sets: dict[str, str]) -> Dumbbell:
+    """The EWT dumbbell of scenario file ``name`` (with ``sets``), as the
+    loader resolves it: pair 0's access and receiver links, the bottleneck's
+    rate, delay and buffer, the UDP CBR flow if any, the run's stop."""
+    links, bottleneck, doc = _resolved(name, sets)
+    acc, bn, rcv = links["left0->R1"], links[bottleneck], links["R2->right0"]
+    udp = [t for t in doc["traffic"] if t["kind"] == "udp-cbr"]
+    return Dumbbell(
+        _rate(acc["rate_bps"]), _delay(acc["delay_ns"]), bn["rate_bps"], _delay(bn["delay_ns"]),
+        _rate(rcv["rate_bps"]), _delay(rcv["delay_ns"]), udp=bool(udp),
+        stop_s=_secs(doc["run"]["stop"]),
+        udp_rate=_rate(_parse("rate", udp[0]["rate"])) if udp else Dumbbell._field_defaults["udp_rate"],
+        buffer_bytes=bn["buffer_bytes"],
+    )
+
+
+#: ns-3's congestion controls by our ``[tcp] cc``.
+NS3_CC = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
+
+
+def _multi_rtt(name: str) -> MultiRtt:
+    """Our multi-rtt topology of scenario file ``name`` as the loader
+    resolves it: pair i's round trip is twice its one-way path (access,
+    bottleneck, receiver), so the base and the step come from pairs 0
+    and 1. The send buffer is ns-3's own (ns-3's holds unacknowledged data,
+    ours never blocks): 8 MB, more than any window of the AWM paper's
+    Table 1 allows (30 Mb/s x 330 ms + 700 kB = 1.9 MB)."""
+    links, bottleneck, doc = _resolved(name, {})
+    bn, rcv = links[bottleneck], links["R2->right0"]
+    rtt = [2 * (links[f"left{i}->R1"]["delay_ns"] + bn["delay_ns"] + rcv["delay_ns"]) / 1e9 for i in (0, 1)]
+    kind, n = links["left0->R1"]["limit"]
+    bulk = next(t for t in doc["traffic"] if t["kind"] == "tcp-bulk")
+    return MultiRtt(
+        _rate(links["left0->R1"]["rate_bps"]), f"{n}p" if kind == "packets" else f"{n}B",
+        bn["rate_bps"], _delay(bn["delay_ns"]),
+        rtt[0], round(rtt[1] - rtt[0], 9), bn["buffer_bytes"], int(doc["tcp"]["segment_size"]),
+        NS3_CC[doc["tcp"]["cc"]], 8_000_000, _parse("size", doc["tcp"]["rcv_buf"])[1],
+        _secs(doc["topology"]["bottleneck"]["gateway"]["awm"]["design_rtt"]),
+        tuple(_secs(x) for x in bulk["start"]["uniform"]), _secs(doc["run"]["stop"]),
+    )
+
+
+def _scaled(k: int) -> dict[str, str]:
+    """``scenarios/bench/scaled.toml``'s parameters at factor ``k`` as
+    ``netreturn bench --scale`` sets them: access links at 10 Gb/s, the
+    bottleneck rate, buffer and UDP rate (and the flows, given to run_ns3)
+    times ``k``."""
+    return {"access_rate": "10Gbps", "bottleneck_rate": f"{45_000_000 * k}bps",
+            "buffer": f"{BUFFER_BYTES * k}B", "udp_rate": f"{13_350_000 * k}bps"}
+
+
+#: How each scenario the harness builds in ns-3 is read from its scenario
+#: file (scenarios/ewt/*.toml: the EWT paper's Tables 4 and 5;
+#: scenarios/awm/fairness.toml: the AWM paper's Table 1; bench/scaled-x<k>:
+#: the scale benchmark), so the harness and our simulator cannot disagree
+#: on a rate, delay, buffer or stop.
+_BUILDERS: dict[str, Any] = {
+    "ewt/scenario2": lambda: _dumbbell("ewt/scenario2", {}),
+    "ewt/scenario1": lambda: _dumbbell("ewt/scenario1", {}),
+    "awm/fairness": lambda: _multi_rtt("awm/fairness"),
+    **{f"bench/scaled-x{k}": (lambda k=k: _dumbbell("bench/scaled", _scaled(k))) for k in (1, 10, 100)},
 }
+#: The scenarios built in ns-3, by our scenario names (``_BUILDERS``).
+NAMES = tuple(_BUILDERS)
+#: The scenarios read so far (``scenario_of``); ``main`` replaces one for
+#: ``--receiver-delay``.
+SCENARIOS: dict[str, Any] = {}
+
+
+def scenario_of(name: str) -> Any:
+    """The ``Dumbbell`` or ``MultiRtt`` of harness scenario ``name`` (one of
+    ``NAMES``), read from its scenario file the first time."""
+    if name not in SCENARIOS:
+        SCENARIOS[name] = _BUILDERS[name]()
+    return SCENARIOS[name]
+
+
 #: ns-2-like senders (``ns2=True``, multi-rtt only), as docs/xcp.md's variant:
 #: no SACK, initial window 2, an ACK per segment; RFC 6582 NewReno recovery
 #: (ns-3's TcpClassicRecovery) with ns-3's dupACK scoreboard cleared when
@@ -227,7 +314,7 @@ def run_ns3(
     FlowMonitor (no loss ratios then) to time ns-3 alone. ``prr`` is ns-3's
     PRR as shipped (``"ns3"``) or repaired (a key of ``PRR_MODES``, e.g.
     ``"rfc6937"``, or ``"upstream"``, ns-3-dev's; docs/validation.md).
-    ``scenario`` is a key of ``SCENARIOS`` (``udp`` and ``stop_s`` default to
+    ``scenario`` is one of ``NAMES`` (``udp`` and ``stop_s`` default to
     its own); ``aligned`` runs the aligned configuration (``ALIGNED_*``).
     ``tcp_data_loss_pct`` is the loss of data segments alone (FlowMonitor's
     sender-to-receiver flows), ``tcp_packet_loss_pct`` that of all TCP packets.
@@ -245,9 +332,9 @@ def run_ns3(
         raise ValueError(f"queue must be one of {', '.join(QUEUES)}, not {queue!r}")
     if prr != "ns3" and prr not in PRR_MODES:
         raise ValueError(f"prr must be 'ns3' or one of {', '.join(PRR_MODES)}, not {prr!r}")
-    if scenario not in SCENARIOS:
-        raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, not {scenario!r}")
-    sc = SCENARIOS[scenario]
+    if scenario not in NAMES:
+        raise ValueError(f"scenario must be one of {', '.join(NAMES)}, not {scenario!r}")
+    sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
     if not multi and (step_s is not None or ns2):
         raise ValueError(f"step_s and ns2 apply to the multi-rtt scenario (awm/fairness), not {scenario!r}")
@@ -343,7 +430,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               step_s: Optional[float] = None, buffer_bytes: Optional[int] = None,
               ns2: bool = False, phase_ns: int = 0) -> dict[str, Any]:
     t_setup = time.perf_counter()
-    sc = SCENARIOS[scenario]
+    sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
     socket_buf = ALIGNED_SOCKET_BUF if aligned else SOCKET_BUF
     device_queue = ALIGNED_DEVICE_QUEUE if aligned else DEVICE_QUEUE
@@ -766,7 +853,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="EWT scenario 2 in ns-3 3.44 (reference run)")
     ap.add_argument("--flows", type=int, default=31)
     ap.add_argument("--queue", choices=list(QUEUES), default="droptail")
-    ap.add_argument("--scenario", choices=list(SCENARIOS), default="ewt/scenario2")
+    ap.add_argument("--scenario", choices=list(NAMES), default="ewt/scenario2")
     ap.add_argument("--aligned", action="store_true",
                     help="aligned configuration: 1000-packet device queues, 1 MiB socket buffers, "
                          "RED with ns-3's automatic thresholds and gentle on")
@@ -811,7 +898,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     if a.receiver_delay:
-        if not isinstance(SCENARIOS[a.scenario], Dumbbell):
+        if not isinstance(scenario_of(a.scenario), Dumbbell):
             ap.error(f"--receiver-delay applies to the EWT dumbbells, not --scenario {a.scenario}")
         SCENARIOS[a.scenario] = SCENARIOS[a.scenario]._replace(receiver_delay=a.receiver_delay)
     starts = [float(x) for x in a.starts.split(",")] if a.starts else None
@@ -826,7 +913,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         window = (t0, t1)
     if a.log_flow is not None and not a.log_out:
         ap.error("--log-flow needs --log-out PATH")
-    sc = SCENARIOS[a.scenario]
+    sc = scenario_of(a.scenario)
     multi = isinstance(sc, MultiRtt)
     if not multi and (a.step is not None or a.ns2):
         ap.error("--step and --ns2 apply to --scenario awm/fairness")

@@ -298,8 +298,8 @@ impl WindowController for Awm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::{Controller, ControllerConfig};
     use crate::gateway::{GatewayConfig, WindowGateway};
+    use crate::registry::{Controller, ControllerConfig};
     use crate::view::{QueueEventKind, TcpView};
     use netreturn_base::{FlowKey, Rate, TcpFlags};
     use std::cmp::Reverse;

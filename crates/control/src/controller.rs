@@ -12,8 +12,6 @@ use netreturn_base::{FlowKey, InBand, Rate, Time};
 
 use crate::view::{QueueEvent, TcpView};
 
-pub use crate::registry::{Controller, ControllerConfig, ControllerKind};
-
 /// What the gateway knows of the link it guards; fixed for a controller's
 /// lifetime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

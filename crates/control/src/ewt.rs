@@ -76,8 +76,9 @@ impl WindowController for Ewt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::{ControllerConfig, WindowController};
+    use crate::controller::WindowController;
     use crate::gateway::{GatewayConfig, WindowGateway};
+    use crate::registry::ControllerConfig;
     use crate::view::{QueueEventKind, TcpView};
     use netreturn_base::{FlowKey, Rate, TcpFlags};
 

@@ -30,8 +30,9 @@
 
 use netreturn_base::{FlowKey, InBand, Rate, Time};
 
-use crate::controller::{Bottleneck, Controller, ControllerConfig, FlowInfo, WindowController};
+use crate::controller::{Bottleneck, FlowInfo, WindowController};
 use crate::flows::{canonical, canonical_side, side_of, Flow, FlowTable, ListId};
+use crate::registry::{Controller, ControllerConfig, ControllerKind, GatewayParams};
 use crate::view::{QueueEvent, TcpView};
 
 /// Gateway settings.
@@ -74,6 +75,23 @@ impl GatewayConfig {
             default_mss: 536,
             packet_bytes: None,
         }
+    }
+
+    /// The whole gateway configuration of `params` for controller `kind` on
+    /// a link of `buffer_bytes` (`B`) and `link_rate` (`C`); `default_mss`
+    /// for flows whose handshake carried no MSS (sizes in packets count
+    /// MSS + 40).
+    pub fn from_params(
+        params: &GatewayParams,
+        kind: ControllerKind,
+        buffer_bytes: u64,
+        link_rate: Rate,
+        default_mss: u32,
+    ) -> GatewayConfig {
+        let mut cfg = GatewayConfig::new(params.config(kind), buffer_bytes, link_rate);
+        cfg.default_mss = default_mss;
+        cfg.assume_wscale = params.assume_wscale;
+        cfg
     }
 }
 

@@ -123,16 +123,6 @@ macro_rules! controllers {
         }
 
         impl GatewayParams {
-    /// The whole gateway configuration for controller `kind` on a link of
-    /// `buffer_bytes` (`B`) and `link_rate` (`C`); `default_mss` for flows
-    /// whose handshake carried no MSS (sizes in packets count MSS + 40).
-    pub fn gateway_config(&self, kind: ControllerKind, buffer_bytes: u64, link_rate: netreturn_base::Rate, default_mss: u32) -> crate::GatewayConfig {
-        let mut cfg = crate::GatewayConfig::new(self.config(kind), buffer_bytes, link_rate);
-        cfg.default_mss = default_mss;
-        cfg.assume_wscale = self.assume_wscale;
-        cfg
-    }
-
             /// The settings of controller `kind`: its table, or the defaults.
             pub fn config(&self, kind: ControllerKind) -> ControllerConfig {
                 match kind {
@@ -320,13 +310,29 @@ impl QueueKind {
             _ => Discipline::DropTail(DropTail::new(limit)),
         }
     }
+    /// The name of the link's table this discipline reads: `red` (RED and
+    /// ARED), `aqm` (the dequeue-time queues), or none (DropTail).
+    pub fn table(self) -> Option<&'static str> {
+        match self {
+            QueueKind::Red | QueueKind::Ared => Some("red"),
+            _ if self.decides_at_dequeue() => Some("aqm"),
+            _ => None,
+        }
+    }
+
     /// The keys of the link's table: `red` (RED and ARED) or `aqm` (the
     /// dequeue-time queues).
     pub fn keys(self) -> &'static [&'static str] {
         match self {
             QueueKind::Red | QueueKind::Ared => struct_fields::<crate::queue::RedParams>(),
-            _ if self.decides_at_dequeue() => struct_fields::<AqmParams>(),
-            _ => &[],
+            // The keys of the `aqm` table each reads (`AqmParams`); the
+            // others it ignores, so one file can sweep `queue`.
+            QueueKind::CoDel => &["ecn", "target", "interval"],
+            QueueKind::FqCoDel => &["ecn", "target", "interval", "flows", "quantum"],
+            QueueKind::Pie => &["ecn", "target", "t_update", "alpha", "beta", "max_burst"],
+            QueueKind::FqPie => &["ecn", "target", "t_update", "alpha", "beta", "max_burst", "flows", "quantum"],
+            QueueKind::DualPi2 => &["target", "t_update", "alpha", "beta", "k", "step", "c_protection"],
+            QueueKind::DropTail => &[],
         }
     }
 }

@@ -10,6 +10,7 @@
 
 use netreturn_base::units::{parse_rate, parse_size, parse_time};
 use netreturn_base::{Rate, Size, Time};
+use netreturn_control::queue::aqm::AqmParams;
 use netreturn_control::queue::{Discipline, Limit, RedParams};
 use netreturn_control::{ControllerKind, GatewayConfig, GatewayParams, Method, QueueKind};
 use netreturn_scenario::ngwa::NgwaSpec;
@@ -49,7 +50,10 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
                        NetEm does (default: keep the order)
   --queue SPEC         A -> B queue: droptail,bytes=SIZE | droptail,packets=N |
                        red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B]
-                       | ared,bytes=SIZE[,...] (queues: {queues}; min, max, wq, maxp: short
+                       | ared,bytes=SIZE[,...] | fq_codel,packets=N[,ecn=B,target=TIME,
+                       interval=TIME,flows=N,quantum=SIZE] | codel | pie | fq_pie |
+                       dualpi2 ... (queues: {queues}; the keys after the limit are
+                       the scenario's red or aqm table; min, max, wq, maxp: short
                        forms of the red keys; default droptail,packets=100,
                        a scenario link's default buffer)
   --queue-ba SPEC      B -> A queue (default droptail,packets=100)
@@ -163,12 +167,14 @@ pub enum Io {
     Mmsg,
 }
 
-/// One direction's queue: a discipline, its limit, its `red` table.
+/// One direction's queue: a discipline, its limit, its `red` or `aqm`
+/// table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueSpec {
     pub kind: QueueKind,
     pub limit: Limit,
     pub red: Option<RedParams>,
+    pub aqm: Option<AqmParams>,
 }
 
 /// Short names of the `red` keys accepted by `--queue` (older spelling).
@@ -205,48 +211,40 @@ impl QueueSpec {
         if limit.bytes(1500) == 0 {
             return Err(format!("--queue {s:?}: the limit must be larger than zero"));
         }
-        let red = if red.is_empty() {
-            None
-        } else {
+        let (mut red_t, mut aqm_t) = (None, None);
+        if !red.is_empty() {
             if kind == QueueKind::DropTail {
                 return Err(format!("--queue {s:?}: droptail takes no red keys; allowed: bytes, packets"));
             }
-            Some(
-                toml::Value::Table(red)
-                    .try_into::<RedParams>()
-                    .map_err(|e| format!("--queue {s:?}: {}", e.message()))?,
-            )
-        };
-        // RED's domain, as the queue will be built (1500-byte packets).
-        kind.check(limit, 1500, red.as_ref(), None).map_err(|(_, key, m)| format!("--queue {s:?}: {key}: {m}"))?;
-        let spec = QueueSpec { kind, limit, red };
-        spec.discipline(None, 1500).map_err(|e| format!("--queue {s:?}: {e}"))?;
-        Ok(spec)
+            let table = toml::Value::Table(red);
+            let bad = |e: toml::de::Error| format!("--queue {s:?}: {}", e.message());
+            if kind.decides_at_dequeue() {
+                aqm_t = Some(table.try_into::<AqmParams>().map_err(bad)?);
+            } else {
+                red_t = Some(table.try_into::<RedParams>().map_err(bad)?);
+            }
+        }
+        // Each table's domain, as the queue will be built (1500-byte packets).
+        kind.check(limit, 1500, red_t.as_ref(), aqm_t.as_ref())
+            .map_err(|(_, key, m)| format!("--queue {s:?}: {key}: {m}"))?;
+        Ok(QueueSpec { kind, limit, red: red_t, aqm: aqm_t })
     }
 
     /// DropTail with a scenario link's default buffer
     /// ([`netreturn_scenario::scenario::DEFAULT_BUFFER_PACKETS`]).
     pub fn default_droptail() -> QueueSpec {
         let limit = Limit::Packets(netreturn_scenario::scenario::DEFAULT_BUFFER_PACKETS);
-        QueueSpec { kind: QueueKind::DropTail, limit, red: None }
+        QueueSpec { kind: QueueKind::DropTail, limit, red: None, aqm: None }
     }
 
     /// One direction of a resolved scenario link.
     pub fn of(l: &LinkDir) -> QueueSpec {
-        QueueSpec { kind: l.queue, limit: l.limit, red: l.red.clone() }
+        QueueSpec { kind: l.queue, limit: l.limit, red: l.red.clone(), aqm: l.aqm.clone() }
     }
 
     /// The discipline, given the egress rate (RED's idle decay needs the
     /// transmission time of a typical packet) and the typical packet size.
     pub fn discipline(&self, rate: Option<Rate>, mean_packet: u32) -> Result<Discipline, String> {
-        if self.kind.decides_at_dequeue() {
-            let here: Vec<&str> = QueueKind::ALL.iter().filter(|q| !q.decides_at_dequeue()).map(|q| q.name()).collect();
-            return Err(format!(
-                "queue {:?} decides at dequeue and runs in the simulator only for now; the real gateway runs {}",
-                self.kind.name(),
-                here.join(", ")
-            ));
-        }
         // Without a rate there is no idle decay to model; 1 Gb/s stands in.
         let idle = rate.unwrap_or(Rate::mbps(1000)).tx_time(mean_packet as u64);
         Ok(self.kind.discipline(self.limit, mean_packet, idle, self.red.as_ref()))
@@ -319,23 +317,9 @@ impl ConfigLink {
         let b = r.topology.bottleneck.expect("a dumbbell has a bottleneck") as usize;
         let (ab, ba) = (r.links[b].clone(), r.links[b ^ 1].clone());
         for d in [&ab, &ba] {
-            let runs_here =
-                |m: &Method| !matches!(m, Method::Stage(_)) && !matches!(m, Method::Queue(q) if q.decides_at_dequeue());
-            if d.queue.decides_at_dequeue() {
-                let allowed: Vec<&str> = Method::all().filter(runs_here).map(Method::name).collect();
-                return Err(s
-                    .error(
-                        &format!("{}.queue", d.field),
-                        format!(
-                            "the real gateway does not run {:?} yet (it decides at dequeue; the simulator runs it); allowed: {}",
-                            d.queue.name(),
-                            allowed.join(", ")
-                        ),
-                    )
-                    .to_string());
-            }
             if let Some(k) = d.stage() {
-                let allowed: Vec<&str> = Method::all().filter(runs_here).map(Method::name).collect();
+                let allowed: Vec<&str> =
+                    Method::all().filter(|m| !matches!(m, Method::Stage(_))).map(Method::name).collect();
                 return Err(s
                     .error(
                         &format!("{}.queue", d.field),
@@ -645,12 +629,14 @@ impl Args {
             delay: self.delay,
             loss: self.loss,
             discipline: self.queue.discipline(self.rate, self.packet_bytes)?,
+            aqm: self.queue.kind.decides_at_dequeue().then(|| (self.queue.kind, self.queue.aqm.clone())),
         };
         let ba = crate::pipeline::LinkConfig {
             rate: self.rate_ba,
             delay: self.delay_ba,
             loss: self.loss_ba,
             discipline: self.queue_ba.discipline(self.rate_ba, self.packet_bytes)?,
+            aqm: self.queue_ba.kind.decides_at_dequeue().then(|| (self.queue_ba.kind, self.queue_ba.aqm.clone())),
         };
         Ok((ab, ba))
     }
@@ -743,11 +729,15 @@ mod tests {
     }
 
     #[test]
-    fn a_dequeue_time_queue_is_refused_by_the_real_gateway_with_the_queues_it_runs() {
-        for q in QueueKind::ALL.iter().filter(|q| q.decides_at_dequeue()) {
-            let e = QueueSpec::parse(&format!("{},packets=100", q.name())).unwrap_err();
-            assert!(e.contains(q.name()) && e.contains("droptail, red, ared"), "{e}");
-        }
+    fn a_dequeue_time_queue_reads_its_keys_as_the_scenarios_aqm_table() {
+        let q = QueueSpec::parse("fq_codel,packets=1000,ecn=false,target=2ms,flows=64").unwrap();
+        let a = q.aqm.expect("an aqm table");
+        assert_eq!((a.ecn, a.target, a.flows), (Some(false), Some(Time::from_millis(2)), Some(64)));
+        assert!(q.red.is_none());
+        let e = QueueSpec::parse("codel,packets=100,min_th=10kB").unwrap_err();
+        assert!(e.contains("min_th"), "a red key is not an aqm key: {e}");
+        let e = QueueSpec::parse("dualpi2,packets=100,c_protection=2").unwrap_err();
+        assert!(e.contains("c_protection") && e.contains("0..=1"), "{e}");
     }
 
     #[test]

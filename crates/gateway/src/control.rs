@@ -3,7 +3,7 @@
 //! configuration from the command line. No controller logic lives here.
 
 use crate::cli::Args;
-use crate::pipeline::WindowHook;
+use crate::hook::WindowHook;
 use netreturn_base::{InBand, Rate, Time};
 use netreturn_control::{GatewayConfig, QueueEvent, TcpView, WindowController, WindowGateway};
 
@@ -52,7 +52,7 @@ pub fn gateway_config(args: &Args) -> Result<Option<GatewayConfig>, String> {
         // The others do not use C; 1 Gb/s stands in.
         None => Rate::mbps(1000),
     };
-    let mut cfg = args.gateway.gateway_config(kind, buffer, link_rate, args.mss);
+    let mut cfg = GatewayConfig::from_params(&args.gateway, kind, buffer, link_rate, args.mss);
     // "20p" in a controller key weighs what it weighs in the queue.
     cfg.packet_bytes = Some(args.packet_bytes);
     Ok(Some(with_table_limits(cfg, args)))

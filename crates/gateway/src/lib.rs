@@ -24,6 +24,7 @@
 
 pub mod cli;
 pub mod control;
+pub mod hook;
 pub mod ngwa;
 pub mod pipeline;
 pub mod stats;

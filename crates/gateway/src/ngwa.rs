@@ -35,7 +35,7 @@ use netreturn_wire::frame::TcpLocation;
 use netreturn_wire::ipv4::{self, NgwaRefusal, NGWA_INSERT_LEN};
 use netreturn_wire::tcp;
 
-use crate::pipeline::WindowHook;
+use crate::hook::WindowHook;
 
 /// What a gateway does for NGWA (the `[ngwa] role` of its scenario file, or
 /// `--ngwa role=`).

@@ -43,11 +43,13 @@
 //! non-decreasing, since a dequeue happens at its virtual start time, which
 //! can precede the `now` of the call that discovers it.
 
+pub use crate::hook::{NoController, WindowHook};
 use crate::ngwa::NgwaWire;
 use crate::stats::{DirStats, Stats};
-use netreturn_base::{InBand, Rate, Rng, Time};
-use netreturn_control::queue::{Discipline, Fifo};
-use netreturn_control::{QueueEvent, QueueState, TcpView};
+use netreturn_base::{Ecn, Rate, Rng, Time};
+use netreturn_control::queue::aqm::{Aqm, AqmParams, Meta};
+use netreturn_control::queue::{Backlog, Discipline, DropReason, Fifo};
+use netreturn_control::{QueueEvent, QueueEventKind, QueueKind, QueueState};
 use netreturn_wire::frame::{self, Class, TcpLocation};
 use std::collections::VecDeque;
 
@@ -82,6 +84,10 @@ pub struct LinkConfig {
     pub loss: f64,
     /// Admission policy of the egress queue.
     pub discipline: Discipline,
+    /// A queue that decides at dequeue (CoDel, FQ-CoDel, PIE, FQ-PIE,
+    /// DualPI2: `netreturn_control::queue::aqm`) in place of the FIFO, with
+    /// its `aqm` table; its limit is the discipline's.
+    pub aqm: Option<(QueueKind, Option<AqmParams>)>,
 }
 
 /// Per-frame delay variation of one direction's delay line (see the module
@@ -97,49 +103,22 @@ pub struct Jitter {
     pub reorder: bool,
 }
 
-/// The window controller as the pipeline sees it: the
-/// `netreturn_control::gateway::WindowGateway` interface, behind a trait so
-/// the pipeline is tested with doubles and the binary plugs the real
-/// gateway in.
-pub trait WindowHook {
-    /// A TCP segment travelling in the data direction (A -> B) arrived.
-    fn on_data(&mut self, now: Time, seg: &TcpView);
-    /// A non-TCP frame of `bytes` travelling A -> B arrived.
-    fn on_data_other(&mut self, now: Time, bytes: u32);
-    /// The watched (A -> B) queue changed.
-    fn on_queue(&mut self, now: Time, ev: &QueueEvent);
-    /// A TCP segment B -> A is being forwarded; `Some(w)` is the new raw
-    /// window field, returned only when it must be lowered.
-    fn on_ack(&mut self, now: Time, seg: &TcpView) -> Option<u16>;
-    /// A TCP segment A -> B leaves its queue carrying in-band fields (NGWA's
-    /// receiver edge, [`crate::ngwa`]).
-    fn on_inband(&mut self, _now: Time, _seg: &TcpView, _ib: &InBand) {}
-}
-
-/// The "no controller" hook of link-emulator mode.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoController;
-
-impl WindowHook for NoController {
-    fn on_data(&mut self, _: Time, _: &TcpView) {}
-    fn on_data_other(&mut self, _: Time, _: u32) {}
-    fn on_queue(&mut self, _: Time, _: &QueueEvent) {}
-    fn on_ack(&mut self, _: Time, _: &TcpView) -> Option<u16> {
-        None
-    }
-}
-
 /// A frame waiting in a queue.
 struct Queued {
     data: Vec<u8>,
     arrival: Time,
     /// Where its TCP header is, if it is a well-formed TCP/IPv4 segment.
     tcp: Option<TcpLocation>,
+    /// Where its IPv4 header is, for a CE mark (AQM links only).
+    ip: Option<usize>,
 }
 
 struct Link {
     cfg: LinkConfig,
     fifo: Fifo<Queued>,
+    /// The dequeue-time queue, when the link runs one (`fifo` then stays
+    /// empty).
+    aqm: Option<Aqm<Queued>>,
     /// The departure clock: the link is transmitting until then.
     busy_until: Time,
     /// Frames in flight on the wire: (release time, frame), in release
@@ -192,9 +171,26 @@ impl Link {
 }
 
 impl Link {
-    /// When the head of the queue starts transmitting, if there is one.
+    /// When the head of the queue starts transmitting, if there is one. An
+    /// AQM link frees at `busy_until` and then serves whatever has arrived.
     fn head_start(&self) -> Option<Time> {
-        self.fifo.iter().next().map(|q| q.arrival.max(self.busy_until))
+        match &self.aqm {
+            Some(a) => a.oldest().map(|t| t.max(self.busy_until)),
+            None => self.fifo.iter().next().map(|q| q.arrival.max(self.busy_until)),
+        }
+    }
+
+    fn backlog(&self) -> Backlog {
+        match &self.aqm {
+            Some(a) => a.backlog(),
+            None => self.fifo.backlog(),
+        }
+    }
+
+    /// A queue event of `kind` for a frame of `size`, with the backlog now.
+    fn event(&self, kind: QueueEventKind, size: u32) -> QueueEvent {
+        let b = self.backlog();
+        QueueEvent { kind, size, backlog_bytes: b.bytes, backlog_packets: b.packets }
     }
 }
 
@@ -221,6 +217,8 @@ pub struct Pipeline<H: WindowHook> {
 
 /// Offset of the jitter streams from the directions' streams (0 and 1).
 const JITTER_STREAM: u64 = 16;
+/// Offset of the AQMs' hash salts.
+const AQM_STREAM: u64 = 32;
 
 /// Ethernet II with one VLAN tag at a 1500-byte MTU.
 pub const DEFAULT_MAX_FRAME: usize = 1518;
@@ -231,6 +229,10 @@ impl<H: WindowHook> Pipeline<H> {
     pub fn new(a_to_b: LinkConfig, b_to_a: LinkConfig, hook: Option<H>, seed: u64) -> Pipeline<H> {
         let mk = |cfg: LinkConfig, stream| Link {
             fifo: Fifo::new(cfg.discipline.clone()),
+            // The flow hash's salt, from the seed (Linux draws it at set-up).
+            aqm: cfg.aqm.as_ref().and_then(|(kind, params)| {
+                kind.aqm(cfg.discipline.limit(), Rng::derive(seed, stream + AQM_STREAM).next_u64(), params.as_ref())
+            }),
             cfg,
             busy_until: Time::ZERO,
             line: VecDeque::new(),
@@ -313,7 +315,7 @@ impl<H: WindowHook> Pipeline<H> {
     }
     /// Frames currently queued, per direction.
     pub fn queued_packets(&self, dir: Dir) -> u32 {
-        self.links[dir.index()].fifo.backlog().packets
+        self.links[dir.index()].backlog().packets
     }
 
     fn dir_stats(&mut self, dir: Dir) -> &mut DirStats {
@@ -368,7 +370,10 @@ impl<H: WindowHook> Pipeline<H> {
             self.dir_stats(dir).dropped_loss += 1;
             return;
         }
-        let item = Queued { data, arrival: now, tcp };
+        if link.aqm.is_some() {
+            return self.enqueue_aqm(now, dir, data, tcp);
+        }
+        let item = Queued { data, arrival: now, tcp, ip: None };
         let res = link.fifo.enqueue(now, item, len as u32, &mut link.rng);
         let ev = match res {
             Ok(ev) => ev,
@@ -407,6 +412,72 @@ impl<H: WindowHook> Pipeline<H> {
         }
     }
 
+    /// [`Pipeline::on_frame`] for a link with a dequeue-time queue: the
+    /// link is brought up to `now` first, so the queue chooses among the
+    /// frames that had arrived when it chose; then the frame joins.
+    fn enqueue_aqm(&mut self, now: Time, dir: Dir, data: Vec<u8>, tcp: Option<TcpLocation>) {
+        self.serve(now, dir);
+        let (ip, ecn) = frame::ipv4_ecn(&data).map_or((None, Ecn::NotEct), |(o, e)| (Some(o), e));
+        // RFC 8290 section 4.1.1: a flow is its 5-tuple; other frames share
+        // one key.
+        let flow = tcp.as_ref().map_or(0, |l| {
+            let k = l.view.key;
+            ((k.src as u64) << 32 | k.dst as u64) ^ ((k.sport as u64) << 16 | k.dport as u64).rotate_left(17)
+        });
+        let meta = Meta::new(data.len() as u32, flow, ecn);
+        let item = Queued { data, arrival: now, tcp, ip };
+        let link = &mut self.links[dir.index()];
+        let mut dropped = vec![];
+        let queue = link.aqm.as_mut().expect("an AQM link");
+        let accepted = queue.enqueue(now, item, meta, &mut link.rng, &mut |q, m, why| dropped.push((q, m, why)));
+        self.book_aqm_drops(now, dir, dropped);
+        if accepted {
+            let ev = self.links[dir.index()].event(QueueEventKind::Enqueue, meta.size);
+            let t = self.hook_time(now);
+            if let Some(h) = self.watcher(dir) {
+                h.on_queue(t, &ev);
+            }
+        }
+    }
+
+    /// Counts frames an AQM dropped (on arrival, or from a head when it
+    /// chose) and shows each to the controller watching the queue.
+    fn book_aqm_drops(&mut self, at: Time, dir: Dir, dropped: Vec<(Queued, Meta, DropReason)>) {
+        for (_, m, _) in dropped {
+            self.dir_stats(dir).dropped_queue += 1;
+            let ev = self.links[dir.index()].event(QueueEventKind::Drop, m.size);
+            let t = self.hook_time(at);
+            if let Some(h) = self.watcher(dir) {
+                h.on_queue(t, &ev);
+            }
+        }
+    }
+
+    /// The next frame to send on `dir`'s link at `start`: the FIFO's head,
+    /// or what the AQM chooses (marking it CE or dropping others on the
+    /// way); `None` if the AQM dropped everything.
+    fn take_next(&mut self, start: Time, dir: Dir) -> Option<(Queued, u32, QueueEvent)> {
+        let link = &mut self.links[dir.index()];
+        let Some(queue) = link.aqm.as_mut() else {
+            return Some(link.fifo.dequeue(start).expect("head exists"));
+        };
+        let mut dropped = vec![];
+        let sent = queue.dequeue(start, &mut link.rng, &mut |q, m, why| dropped.push((q, m, why)));
+        self.book_aqm_drops(start, dir, dropped);
+        let mut d = sent?;
+        if d.meta.marked {
+            // RFC 3168 section 5: CE instead of a drop; the IPv4 checksum is
+            // patched, never recomputed (no laundering).
+            if let Some(ip) = d.item.ip {
+                if frame::mark_ce(&mut d.item.data, ip) {
+                    self.dir_stats(dir).ecn_marked += 1;
+                }
+            }
+        }
+        let ev = self.links[dir.index()].event(QueueEventKind::Dequeue, d.meta.size);
+        Some((d.item, d.meta.size, ev))
+    }
+
     /// Moves from the queue onto the wire every frame whose transmission
     /// starts by `now`.
     fn serve(&mut self, now: Time, dir: Dir) {
@@ -415,8 +486,7 @@ impl<H: WindowHook> Pipeline<H> {
             if start > now {
                 break;
             }
-            let link = &mut self.links[i];
-            let (mut q, mut size, ev) = link.fifo.dequeue(start).expect("head exists");
+            let Some((mut q, mut size, ev)) = self.take_next(start, dir) else { continue };
             // An ACK leaving `dir` is offered to the controller of the
             // other direction's queue. Its window is rewritten before NGWA
             // may grow the frame: `loc`'s offsets are those of the frame as
@@ -446,7 +516,7 @@ impl<H: WindowHook> Pipeline<H> {
                 // Seed 001 section 4.1: NGWA runs at dequeue, with the queue
                 // as the packet leaves it (as the simulator's stage call).
                 let queue = QueueState {
-                    backlog_bytes: link.fifo.backlog().bytes,
+                    backlog_bytes: link.backlog().bytes,
                     capacity_bytes: link.cfg.discipline.limit().bytes(1500),
                     rate: link.cfg.rate.unwrap_or(Rate::bps(0)),
                 };

@@ -28,6 +28,8 @@ pub struct DirStats {
     pub oversize: u64,
     /// ACKs whose window field the controller lowered.
     pub rewritten: u64,
+    /// Frames an AQM marked CE instead of dropping (RFC 3168 section 5).
+    pub ecn_marked: u64,
     /// Frames the egress socket refused (ENOBUFS...): lost.
     pub tx_errors: u64,
     /// Frames the kernel dropped before the bridge read them (its receive
@@ -58,7 +60,7 @@ impl Stats {
     pub fn to_json(&self, extra: &[(&str, String)]) -> String {
         let mut s = String::from("{");
         type Counter = (&'static str, fn(&DirStats) -> u64);
-        let totals: [Counter; 14] = [
+        let totals: [Counter; 15] = [
             ("received", |d| d.received),
             ("forwarded", |d| d.forwarded),
             ("forwarded_bytes", |d| d.forwarded_bytes),
@@ -70,6 +72,7 @@ impl Stats {
             ("malformed_passed", |d| d.malformed_passed),
             ("oversize", |d| d.oversize),
             ("rewritten", |d| d.rewritten),
+            ("ecn_marked", |d| d.ecn_marked),
             ("tx_errors", |d| d.tx_errors),
             ("rx_dropped", |d| d.rx_dropped),
             ("rx_truncated", |d| d.rx_truncated),

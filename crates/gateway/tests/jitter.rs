@@ -15,6 +15,7 @@ fn link(rate: Option<Rate>) -> LinkConfig {
         delay: Time::from_millis(DELAY_MS),
         loss: 0.0,
         discipline: Discipline::DropTail(DropTail::new(Limit::Packets(100_000))),
+        aqm: None,
     }
 }
 

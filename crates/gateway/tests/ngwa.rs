@@ -20,7 +20,13 @@ const RECEIVER: [u8; 4] = [10, 0, 0, 2];
 const SYN_OPTS: [u8; 20] = [2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7];
 
 fn link(limit: Limit) -> LinkConfig {
-    LinkConfig { rate: None, delay: Time::ZERO, loss: 0.0, discipline: Discipline::DropTail(DropTail::new(limit)) }
+    LinkConfig {
+        rate: None,
+        delay: Time::ZERO,
+        loss: 0.0,
+        discipline: Discipline::DropTail(DropTail::new(limit)),
+        aqm: None,
+    }
 }
 
 /// A data segment sender -> receiver (A -> B) with `len` payload bytes.

@@ -8,7 +8,7 @@ use netreturn_wire::frame::{build_tcp_frame, tcp_checksums_ok, tcp_view};
 use proptest::prelude::*;
 
 fn link(rate: Option<Rate>, delay: Time, limit: Limit) -> LinkConfig {
-    LinkConfig { rate, delay, loss: 0.0, discipline: Discipline::DropTail(DropTail::new(limit)) }
+    LinkConfig { rate, delay, loss: 0.0, discipline: Discipline::DropTail(DropTail::new(limit)), aqm: None }
 }
 
 fn data(len: usize) -> Vec<u8> {

@@ -16,6 +16,7 @@ fn link() -> LinkConfig {
         delay: Time::ZERO,
         loss: 0.0,
         discipline: Discipline::DropTail(DropTail::new(Limit::Packets(1000))),
+        aqm: None,
     }
 }
 

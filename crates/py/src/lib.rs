@@ -194,6 +194,7 @@ fn mechanisms(py: Python<'_>) -> PyResult<PyObject> {
         x.set_item("title", q.title())?;
         x.set_item("paper", q.paper())?;
         x.set_item("keys", q.keys().to_vec())?;
+        x.set_item("table", q.table())?;
         queues.append(x)?;
     }
     d.set_item("queues", queues)?;

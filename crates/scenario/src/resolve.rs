@@ -25,22 +25,7 @@ use netreturn_control::{ControllerKind, GatewayConfig, QueueKind, StageKind};
 use netreturn_tcp::{CcKind, TcpConfig};
 use std::fmt;
 
-/// IPv4 header without options (RFC 791).
-pub const IP_HEADER: u32 = 20;
-/// TCP header without options (RFC 9293 section 3.1).
-pub const TCP_HEADER: u32 = 20;
-/// The timestamp option as Linux and ns-3 send it: 10 bytes and two NOPs
-/// (RFC 7323 section 3).
-pub const TS_OPTION: u32 = 12;
-
-/// What one packet ("1p") weighs, wherever a scenario gives a size in
-/// packets (queue buffers, RED thresholds, controller keys, TCP buffers,
-/// transfer sizes, NGWA's Wmax): a full segment of `segment_size` payload
-/// bytes with its IPv4, TCP and timestamp headers, as it sits in a queue
-/// (1458 + 52 = 1510 bytes by default). docs/scenarios.md states it.
-pub fn packet_bytes(segment_size: u32) -> u32 {
-    segment_size + IP_HEADER + TCP_HEADER + TS_OPTION
-}
+pub use crate::scenario::{packet_bytes, IP_HEADER, TCP_HEADER, TS_OPTION};
 
 /// The offset a seed adds to the one-way delay of link `name` (its
 /// forward direction's name, "R1->R2") under phase randomization: uniform
@@ -141,7 +126,7 @@ impl LinkDir {
         let aqm = if queue.decides_at_dequeue() { f.aqm.clone() } else { None };
         let gateway = f.method.controller().map(|kind| {
             let params = f.gateway.clone().unwrap_or_default();
-            let mut cfg = params.gateway_config(kind, buffer_bytes, f.rate, mss);
+            let mut cfg = GatewayConfig::from_params(&params, kind, buffer_bytes, f.rate, mss);
             cfg.packet_bytes = Some(packet);
             cfg
         });

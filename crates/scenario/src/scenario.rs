@@ -15,6 +15,23 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
+/// IPv4 header without options (RFC 791).
+pub const IP_HEADER: u32 = 20;
+/// TCP header without options (RFC 9293 section 3.1).
+pub const TCP_HEADER: u32 = 20;
+/// The timestamp option as Linux and ns-3 send it: 10 bytes and two NOPs
+/// (RFC 7323 section 3).
+pub const TS_OPTION: u32 = 12;
+
+/// What one packet ("1p") weighs, wherever a scenario gives a size in
+/// packets (queue buffers, RED thresholds, controller keys, TCP buffers,
+/// transfer sizes, NGWA's Wmax): a full segment of `segment_size` payload
+/// bytes with its IPv4, TCP and timestamp headers, as it sits in a queue
+/// (1458 + 52 = 1510 bytes by default). docs/scenarios.md states it.
+pub fn packet_bytes(segment_size: u32) -> u32 {
+    segment_size + IP_HEADER + TCP_HEADER + TS_OPTION
+}
+
 /// A scenario error: which file, which field, what went wrong.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScenarioError {
@@ -955,7 +972,7 @@ impl Scenario {
             return Err(("tcp.ts_tick".into(), "must be longer than 0 s (RFC 7323 section 5.4: 1 ms to 1 s)".into()));
         }
         for (field, b) in [("tcp.rcv_buf", t.rcv_buf), ("tcp.snd_buf", t.snd_buf)] {
-            let bytes = b.0.bytes(crate::resolve::packet_bytes(t.segment_size));
+            let bytes = b.0.bytes(packet_bytes(t.segment_size));
             if bytes < t.segment_size as u64 {
                 return Err((
                     field.into(),
@@ -1272,8 +1289,13 @@ mod tests {
         let TopologySpec::Dumbbell { bottleneck, .. } = &s.topology else { panic!() };
         let g = bottleneck.gateway.as_ref().unwrap();
         assert_eq!(g.ewt.as_ref().unwrap().start_threshold, Some(Size::Packets(20)));
-        let cfg =
-            g.gateway_config(netreturn_control::ControllerKind::Ewt, 97_000, netreturn_base::Rate::mbps(45), 1458);
+        let cfg = netreturn_control::GatewayConfig::from_params(
+            g,
+            netreturn_control::ControllerKind::Ewt,
+            97_000,
+            netreturn_base::Rate::mbps(45),
+            1458,
+        );
         let ctl = netreturn_control::Controller::new(
             &cfg.controller,
             netreturn_control::Bottleneck {

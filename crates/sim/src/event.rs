@@ -45,8 +45,13 @@ pub enum Event {
     Arrive(u32, u32),
     /// TCP endpoint (2 x flow + side) timer.
     Timer(u32),
-    /// Application `0` starts.
+    /// TCP flow `0` starts.
     Start(u32),
+    /// UDP source `0` starts.
+    UdpStart(u32),
+    /// The next transfer of web source `0` arrives (the transfer is made
+    /// then: `tcp-web` traffic, [`crate::web::WebSource`]).
+    Web(u32),
     /// UDP source `0` sends its next packet.
     UdpTick(u32),
     /// Rate-limited TCP application `0` writes its next chunk.
@@ -243,9 +248,33 @@ impl EventQueue {
     /// exactly as if scheduled with `schedule`.
     #[inline(always)]
     pub fn schedule_in_lane(&mut self, lane: u32, time: Time, event: Event) {
-        assert!(!matches!(event, Event::Arrive(..)), "arrivals go to linked lanes (schedule_arrival)");
         self.seq += 1;
-        let e = Entry::new(time, self.seq, event, lane);
+        self.schedule_in_lane_as(lane, time, self.seq, event)
+    }
+
+    /// Takes `n` sequence numbers now, for events to be scheduled later as
+    /// if scheduled now ([`EventQueue::schedule_reserved`]); returns the
+    /// first. For the arrivals of web transfers, made one at a time as the
+    /// run goes but ordered among the events at their instant as when they
+    /// were all scheduled at set-up.
+    pub fn reserve(&mut self, n: u64) -> u64 {
+        let first = self.seq + 1;
+        self.seq += n;
+        first
+    }
+
+    /// Schedules `event` in FIFO `lane` with sequence number `seq`, one
+    /// [`EventQueue::reserve`] handed out (each used once), under the lane's
+    /// time-order promise (key order: time, then `seq`).
+    pub fn schedule_reserved(&mut self, lane: u32, time: Time, seq: u64, event: Event) {
+        assert!(seq <= self.seq, "sequence number {seq} was not reserved");
+        self.schedule_in_lane_as(lane, time, seq, event)
+    }
+
+    #[inline(always)]
+    fn schedule_in_lane_as(&mut self, lane: u32, time: Time, seq: u64, event: Event) {
+        assert!(!matches!(event, Event::Arrive(..)), "arrivals go to linked lanes (schedule_arrival)");
+        let e = Entry::new(time, seq, event, lane);
         if lane as usize >= self.lanes.len() {
             self.lanes.resize_with(lane as usize + 1, Lane::default);
         }
@@ -510,6 +539,36 @@ mod tests {
             assert_eq!(q.pop_with(&items), Some(e));
         }
         assert!(q.pop_with(&items).is_none());
+    }
+
+    #[test]
+    fn events_scheduled_later_with_reserved_numbers_pop_as_if_scheduled_when_reserved() {
+        // The web arrivals: numbers taken at set-up, each event scheduled
+        // only when the one before it runs, and still ahead of everything
+        // at its instant that was scheduled after the reservation.
+        let (mut q, mut m) = (EventQueue::new(), Model::default());
+        let arrivals = [Time(10), Time(10), Time(20), Time(35), Time(35)];
+        q.schedule(Time(10), Event::Start(0));
+        m.schedule(Time(10), Event::Start(0));
+        let first = q.reserve(arrivals.len() as u64);
+        for &t in &arrivals {
+            m.schedule(t, Event::Web(0));
+        }
+        for t in [10, 20, 35, 35] {
+            q.schedule(Time(t), Event::Sample);
+            m.schedule(Time(t), Event::Sample);
+        }
+        q.schedule_reserved(7, arrivals[0], first, Event::Web(0));
+        let mut next = 1;
+        let items = Items(vec![]);
+        while let Some((t, e)) = q.pop_with(&items) {
+            assert_eq!(Some((t, e)), m.pop());
+            if e == Event::Web(0) && next < arrivals.len() {
+                q.schedule_reserved(7, arrivals[next], first + next as u64, Event::Web(0));
+                next += 1;
+            }
+        }
+        assert_eq!((next, m.pop()), (arrivals.len(), None));
     }
 
     #[test]

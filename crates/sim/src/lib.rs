@@ -8,17 +8,21 @@
 //!
 //! Layout: [`event`] (the queue of events), [`topology`] (nodes, links,
 //! routes), [`world`] (the event loop: interfaces, TCP/UDP applications,
-//! gateways), [`metrics`] (definitions of SPEC.md section 4), [`xcp`]
-//! (XCP's routers in a world). The scenario model (the file format, its
+//! gateways), [`web`] (web transfers' arrivals), [`stats`] and [`metrics`]
+//! (definitions of SPEC.md section 4; a run's result), [`xcp`] and
+//! [`ngwa`] (their routers in a world), and the builder of a world from a
+//! scenario (`World::new`, in `build`, above the modules it assembles). The scenario model (the file format, its
 //! validation and its resolution into per-direction link configs) is
 //! `netreturn_scenario`'s, re-exported here as [`scenario`], [`topology`]
 //! and [`resolve`].
 
+mod build;
 pub mod event;
 pub mod memory;
 pub mod metrics;
 pub mod ngwa;
 pub mod pcap;
+pub mod stats;
 pub use netreturn_base::units;
 pub use netreturn_scenario::{resolve, scenario, topology};
 pub mod web;

@@ -59,7 +59,8 @@ pub fn estimate(s: &Scenario) -> (u64, String) {
     }
     for (i, t) in s.traffic.iter().enumerate() {
         if let TrafficSpec::TcpWeb { rate, start, stop, .. } = t {
-            // Every arrival of the run is a flow record (generated at load).
+            // Every arrival of the run is a flow record by its end (made as
+            // it arrives; a finished one is kept for its row).
             let from = start.map_or(0.0, |t| t.0.secs_f64());
             let to = stop.map_or(s.run.stop.0.secs_f64(), |t| t.0.secs_f64()).min(s.run.stop.0.secs_f64());
             let arrivals = (rate * (to - from).max(0.0)).min(1e18) as u64;

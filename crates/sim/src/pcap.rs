@@ -6,8 +6,8 @@
 //! headers captured (like `tcpdump -s` with a short snap length). Link type
 //! 101 (raw IPv4). The TCP checksum is left zero: there is no payload to sum.
 
-use crate::world::Packet;
 use netreturn_base::{FlowKey, Time};
+use netreturn_tcp::Segment;
 
 const LINKTYPE_RAW: u32 = 101;
 
@@ -40,25 +40,21 @@ impl Pcap {
         &self.buf
     }
 
-    /// Records `p`, whose 5-tuple in its direction of travel is `key`.
-    pub fn record(&mut self, now: Time, p: &Packet, key: FlowKey) {
+    /// Records a packet of `size` bytes on the wire (IP packet), whose
+    /// 5-tuple in its direction of travel is `key`: TCP segment `tcp`, or a
+    /// UDP datagram if `None`.
+    pub fn record(&mut self, now: Time, size: u32, tcp: Option<&Segment>, key: FlowKey) {
         let mut h = Vec::with_capacity(80);
-        let l4 = if p.udp { 17 } else { 6 };
+        let l4 = if tcp.is_none() { 17 } else { 6 };
         // IPv4 header (RFC 791), no options.
         h.extend_from_slice(&[0x45, 0]);
-        h.extend_from_slice(&(p.size.min(65_535) as u16).to_be_bytes());
+        h.extend_from_slice(&(size.min(65_535) as u16).to_be_bytes());
         h.extend_from_slice(&[0, 0, 0x40, 0, 64, l4, 0, 0]);
         h.extend_from_slice(&key.src.to_be_bytes());
         h.extend_from_slice(&key.dst.to_be_bytes());
         let c = checksum(&h);
         h[10..12].copy_from_slice(&c.to_be_bytes());
-        if p.udp {
-            h.extend_from_slice(&key.sport.to_be_bytes());
-            h.extend_from_slice(&key.dport.to_be_bytes());
-            h.extend_from_slice(&((p.size - 20).min(65_535) as u16).to_be_bytes());
-            h.extend_from_slice(&[0, 0]);
-        } else {
-            let s = &p.seg;
+        if let Some(s) = tcp {
             let mut opts = Vec::with_capacity(40);
             if let Some(m) = s.opts.mss {
                 opts.extend_from_slice(&[2, 4]);
@@ -96,12 +92,17 @@ impl Pcap {
             h.extend_from_slice(&s.window.to_be_bytes());
             h.extend_from_slice(&[0, 0, 0, 0]);
             h.extend_from_slice(&opts);
+        } else {
+            h.extend_from_slice(&key.sport.to_be_bytes());
+            h.extend_from_slice(&key.dport.to_be_bytes());
+            h.extend_from_slice(&((size - 20).min(65_535) as u16).to_be_bytes());
+            h.extend_from_slice(&[0, 0]);
         }
         let ns = now.nanos();
         self.buf.extend_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
         self.buf.extend_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
         self.buf.extend_from_slice(&(h.len() as u32).to_le_bytes());
-        self.buf.extend_from_slice(&p.size.to_le_bytes());
+        self.buf.extend_from_slice(&size.to_le_bytes());
         self.buf.extend_from_slice(&h);
     }
 }
@@ -118,16 +119,14 @@ fn checksum(b: &[u8]) -> u16 {
 mod tests {
     use super::*;
     use netreturn_base::TcpFlags;
-    use netreturn_tcp::Segment;
 
     #[test]
     fn a_record_has_a_valid_ipv4_header_and_the_full_original_length() {
         let mut pc = Pcap::new();
         let mut seg = Segment { seq: 1, ack: 2, flags: TcpFlags::ACK, window: 500, len: 1458, ..Default::default() };
         seg.opts.timestamps = Some((7, 9));
-        let p = Packet { dst: 1, flow: 0, dir: 0, udp: false, size: 1510, seg, link: Default::default() };
         let key = FlowKey { src: 0x0a00_0001, dst: 0x0a00_0002, sport: 1000, dport: 80, proto: 6 };
-        pc.record(Time::from_millis(1500), &p, key);
+        pc.record(Time::from_millis(1500), 1510, Some(&seg), key);
         let b = pc.bytes();
         assert_eq!(b.len(), 24 + 16 + 20 + 32);
         let rec = &b[24..];

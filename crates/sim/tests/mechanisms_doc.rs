@@ -21,7 +21,7 @@ fn table() -> String {
     let mut s = String::new();
     s.push_str("| `queue =` | mechanism | from | keys |\n|---|---|---|---|\n");
     for &q in QueueKind::ALL {
-        let table = if q.keys().is_empty() { String::new() } else { "`red = { ... }`: ".into() };
+        let table = q.table().map_or(String::new(), |t| format!("`{t} = {{ ... }}`: "));
         s.push_str(&format!("| `{}` | {} | {} | {}{} |\n", q.name(), q.title(), q.paper(), table, keys(q.keys())));
     }
     for &c in ControllerKind::ALL {

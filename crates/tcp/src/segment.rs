@@ -6,20 +6,31 @@ use netreturn_base::{Ecn, InBand, TcpFlags};
 /// Up to four SACK blocks (RFC 2018); with timestamps at most three fit.
 pub const MAX_SACK_BLOCKS: usize = 4;
 
+/// Up to four SACK blocks (RFC 2018 section 3). An empty block (left ==
+/// right, which no SACK block can be) ends the list, so no count is stored:
+/// that keeps a [`Segment`], and the simulator's packet slot holding one,
+/// within two cache lines.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
-    pub blocks: [(u32, u32); MAX_SACK_BLOCKS],
-    pub len: u8,
+    blocks: [(u32, u32); MAX_SACK_BLOCKS],
 }
 
 impl SackBlocks {
-    pub fn as_slice(&self) -> &[(u32, u32)] {
-        &self.blocks[..self.len as usize]
+    pub fn len(&self) -> usize {
+        self.blocks.iter().take_while(|(l, r)| l != r).count()
     }
+    pub fn is_empty(&self) -> bool {
+        self.blocks[0].0 == self.blocks[0].1
+    }
+    pub fn as_slice(&self) -> &[(u32, u32)] {
+        &self.blocks[..self.len()]
+    }
+    /// Appends a block; false when four are there already or the block is
+    /// empty (not a block).
     pub fn push(&mut self, left: u32, right: u32) -> bool {
-        if (self.len as usize) < MAX_SACK_BLOCKS {
-            self.blocks[self.len as usize] = (left, right);
-            self.len += 1;
+        let n = self.len();
+        if n < MAX_SACK_BLOCKS && left != right {
+            self.blocks[n] = (left, right);
             true
         } else {
             false
@@ -54,8 +65,8 @@ impl Options {
         if self.timestamps.is_some() {
             n += 10;
         }
-        if self.sack.len > 0 {
-            n += 2 + 8 * self.sack.len as u32;
+        if !self.sack.is_empty() {
+            n += 2 + 8 * self.sack.len() as u32;
         }
         n.div_ceil(4) * 4
     }

@@ -4,8 +4,8 @@
 
 use crate::ethernet::{self, EtherType};
 use crate::{ipv4, tcp, Error};
-use netreturn_base::FlowKey;
 use netreturn_base::TcpView;
+use netreturn_base::{Ecn, FlowKey};
 
 /// Where the headers of a TCP/IPv4 frame sit, and what a controller reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +109,25 @@ pub fn tcp_view(frame: &[u8]) -> Result<TcpView, Class> {
 pub fn rewrite_window(frame: &mut [u8], loc: &TcpLocation, window: u16) {
     let mut seg = tcp::Packet::new_unchecked(&mut frame[loc.tcp_offset..]);
     seg.set_window_len_incremental(window);
+}
+
+/// Where the IPv4 header of `frame` starts and its ECN codepoint (RFC 3168
+/// section 5), for any well-formed IPv4 frame (fragments and other
+/// protocols included); `None` otherwise.
+pub fn ipv4_ecn(frame: &[u8]) -> Option<(usize, Ecn)> {
+    let eth = ethernet::Frame::new_checked(frame).ok()?;
+    let (ethertype, ip_offset, _) = eth.network_layer().ok()?;
+    if ethertype != EtherType::Ipv4 {
+        return None;
+    }
+    let ip = ipv4::Packet::new_checked(&frame[ip_offset..]).ok()?;
+    Some((ip_offset, Ecn::from_bits(ip.ecn())))
+}
+
+/// Sets CE on the IPv4 packet at `ip_offset` (from [`ipv4_ecn`] on this
+/// very frame); false, untouched, if it is not ECN-capable.
+pub fn mark_ce(frame: &mut [u8], ip_offset: usize) -> bool {
+    ipv4::Packet::new_unchecked(&mut frame[ip_offset..]).set_ce_incremental()
 }
 
 /// Builds a TCP/IPv4 Ethernet frame (for tests, benchmarks and the traffic
@@ -218,5 +237,49 @@ mod tests {
         let mut f = build_tcp_frame([1, 1, 1, 1], [2, 2, 2, 2], 1, 2, 0, 0, TcpFlags::ACK, 1, &[], &[0; 8]);
         ipv4::Packet::new_unchecked(&mut f[14..]).set_flags_and_offset(false, true, 0);
         assert_eq!(classify(&f), Class::Fragment);
+    }
+}
+
+#[cfg(test)]
+mod ecn_tests {
+    use super::*;
+    use netreturn_base::TcpFlags;
+
+    fn frame_with_ecn(ecn: Ecn) -> Vec<u8> {
+        let mut f = build_tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], 5000, 80, 1, 1, TcpFlags::ACK, 100, &[], &[7; 100]);
+        let (ip, _) = ipv4_ecn(&f).expect("IPv4");
+        f[ip + 1] = (f[ip + 1] & !0b11) | ecn.bits();
+        ipv4::Packet::new_unchecked(&mut f[ip..]).fill_checksum();
+        f
+    }
+
+    #[test]
+    fn marking_an_ect_packet_sets_ce_and_leaves_a_valid_header_checksum_and_tcp_checksum() {
+        for ect in [Ecn::Ect0, Ecn::Ect1] {
+            let mut f = frame_with_ecn(ect);
+            let (ip, ecn) = ipv4_ecn(&f).unwrap();
+            assert_eq!(ecn, ect);
+            assert!(mark_ce(&mut f, ip));
+            assert_eq!(ipv4_ecn(&f).unwrap().1, Ecn::Ce);
+            assert!(ipv4::Packet::new_checked(&f[ip..]).unwrap().verify_checksum());
+            assert!(tcp_checksums_ok(&f), "the TCP checksum does not cover the TOS octet");
+            assert!(matches!(classify(&f), Class::Tcp(_)));
+        }
+    }
+
+    #[test]
+    fn a_not_ect_packet_is_not_marked_and_a_corrupted_header_stays_corrupted() {
+        let mut f = frame_with_ecn(Ecn::NotEct);
+        let before = f.clone();
+        let (ip, _) = ipv4_ecn(&f).unwrap();
+        assert!(!mark_ce(&mut f, ip));
+        assert_eq!(f, before, "untouched");
+        // An ECT packet whose header checksum is wrong: marking must not
+        // launder it (RFC 1624's incremental update keeps the error).
+        let mut f = frame_with_ecn(Ecn::Ect0);
+        let (ip, _) = ipv4_ecn(&f).unwrap();
+        f[ip + 10] ^= 0x5a;
+        assert!(mark_ce(&mut f, ip));
+        assert!(!ipv4::Packet::new_checked(&f[ip..]).unwrap().verify_checksum());
     }
 }

@@ -165,6 +165,28 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn set_checksum(&mut self, v: u16) {
         set_u16(self.buffer.as_mut(), field::CHECKSUM, v)
     }
+    /// Marks an ECN-capable packet CE (RFC 3168 section 5: ECT(0) or ECT(1)
+    /// becomes `11`) and updates the header checksum incrementally (RFC 1624
+    /// eq. 3), so a header that arrived with a bad checksum still fails its
+    /// check. Returns false, writing nothing, for a Not-ECT packet (which a
+    /// router must drop instead) and true for one already CE.
+    pub fn set_ce_incremental(&mut self) -> bool {
+        let tos_word = |b: &[u8]| u16::from_be_bytes([b[0], b[field::DSCP_ECN]]);
+        let ecn = self.ecn();
+        if ecn == 0 {
+            return false;
+        }
+        if ecn == 0b11 {
+            return true;
+        }
+        let old = tos_word(self.buffer.as_ref());
+        self.buffer.as_mut()[field::DSCP_ECN] |= 0b11;
+        let new = tos_word(self.buffer.as_ref());
+        let c = checksum::update_u16(self.checksum(), old, new);
+        self.set_checksum(c);
+        true
+    }
+
     /// Recomputes the header checksum over `header_len` bytes.
     pub fn fill_checksum(&mut self) {
         self.set_checksum(0);

@@ -8,14 +8,23 @@ each judged here from the report's runs.
 
 Runs are kept under ``<out>/runs/`` (an interrupted reproduction resumes);
 the output is one CSV per family (one row per run), ``links.csv`` (every
-interface of every run: utilization, loss, robustness index) and
-``report.md``, our numbers beside the paper's statements.
+interface of every run: utilization, loss, robustness index),
+``figures/`` (each family against its parameter) and ``report.md``, our
+numbers beside the paper's statements.
+
+AWM runs with the oracle N and with the paper's own estimate (eq. 6,
+sections 2.2-2.3); link metrics are measured after a warm-up (each run
+minus the same seed's run stopped at the warm-up: :func:`window`); the
+families run again at scaled buffers (the sensitivity); paper/awm.toml
+``[measure]`` and ``[sensitivity]`` say how.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
+import json
 import math
 import re
 from pathlib import Path
@@ -24,8 +33,8 @@ from typing import Iterable, Sequence
 from .. import _native, _toml
 from ..files import atomic_open
 from ..runner import RunSpec, run_many
-from ..scenarios import resolve
-from ..stats import fmt_ci, jain, mean, mean_ci
+from ..scenarios import load as load_scenario, model, resolve
+from ..stats import fmt_ci, jain, mean, mean_ci, mean_sd
 from . import statements as _st
 from .commands import AWM_FAMILIES, AWM_METHODS
 from .paper import PAPER_DIR
@@ -54,7 +63,13 @@ def load_paper(path: str | Path = PAPER_FILE) -> dict:
 
 
 PAPER = load_paper()
-METHODS = dict(PAPER["labels"])
+# AWM with the paper's own N: eq. 6 with its slow-start freeze (section 2.2);
+# with unequal round trips the same estimate is N_eq (section 2.3, eq. 8-9:
+# N_eq W = C R_m is what eq. 5-6 track). The `awm` rows use the oracle N
+# (the active flows the gateway sees; docs/decisions.md §2.3).
+ESTIMATOR = "awm-eq6"
+METHODS = {"awm": PAPER["labels"]["awm"], ESTIMATOR: "AWM, eq. 6 N",
+           **{k: v for k, v in PAPER["labels"].items() if k != "awm"}}
 # family -> (scenario, what it shows)
 FAMILIES = {k: (v["scenario"], v["title"]) for k, v in PAPER["families"].items()}
 
@@ -62,7 +77,7 @@ FAMILIES = {k: (v["scenario"], v["title"]) for k, v in PAPER["families"].items()
 METRICS = [
     "utilization", "queue_drops", "lost_packets", "tcp_data_loss_pct", "queue_mean_bytes", "queue_std_bytes",
     "robustness_index", "jain_goodput", "goodput_mean_mbps", "timeouts", "web_response_mean_s",
-    "web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "jain_ftp", "events", "wall_s",
+    "web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "jain_ftp", "events", "wall_s", "fast_recoveries",
 ]
 
 
@@ -80,7 +95,28 @@ def size_bytes(text: str) -> float:
 
 
 def _table(family: str, name: str) -> dict:
-    return _toml.load(resolve(FAMILIES[family][0])).get(name, {})
+    return _scenario_file(str(resolve(FAMILIES[family][0]))).get(name, {})
+
+
+@functools.lru_cache(maxsize=None)
+def _scenario_file(path: str) -> dict:
+    """A scenario file as TOML, read once (planning asks for it per run)."""
+    return _toml.load(path)
+
+
+def method_overrides(m: str) -> dict:
+    """The scenario parameters a method (a row of the report) runs with."""
+    if m == ESTIMATOR:
+        return {"queue": "awm", "awm_estimator": "adaptive"}
+    return {"queue": m}
+
+
+def with_estimator(methods: Sequence[str]) -> list[str]:
+    """``methods`` with AWM's eq. 6 row right after AWM's whenever AWM runs."""
+    out = [m for m in methods if m != ESTIMATOR]
+    if "awm" in out:
+        out.insert(out.index("awm") + 1, ESTIMATOR)
+    return out
 
 
 def points(family: str, stop: str | None = None) -> list[dict]:
@@ -90,9 +126,12 @@ def points(family: str, stop: str | None = None) -> list[dict]:
     label says what ran: ``"20s"`` sets every run's, ``"<=20s"``
     (``--quick``) cuts only the longer ones (a run stopped at 10 s stays at
     10 s)."""
-    sweep = PAPER["families"][family].get("sweep", {})
+    fam = PAPER["families"][family]
+    sweep = fam.get("sweep", {})
     keys = list(sweep)
     pts = [dict(zip(keys, vals)) for vals in zip(*(sweep[k] for k in keys))] if sweep else [{}]
+    pts = [{**({"stop": fam["stop"]} if "stop" in fam else {}), **pt, **({"seeds": fam["seeds"]} if "seeds" in fam
+                                                                         else {})} for pt in pts]
     if not stop:
         return pts
     if not stop.startswith("<="):
@@ -102,29 +141,187 @@ def points(family: str, stop: str | None = None) -> list[dict]:
     return [{**pt, "stop": min((str(pt.get("stop", own)), cap), key=_native.parse_time)} for pt in pts]
 
 
-def specs(family: str, seeds: int, methods: Sequence[str], stop: str | None) -> list[tuple[dict, RunSpec]]:
+def _rate(family: str, pt: dict) -> float:
+    """The point's bottleneck rate, bit/s (0 for a scenario without one)."""
+    r = pt.get("bottleneck_rate") or _table(family, "params").get("bottleneck_rate")
+    return _native.parse_rate(str(r)) if r else 0.0
+
+
+def _own_stop(family: str, pt: dict) -> float:
+    return _native.parse_time(str(pt.get("stop") or _table(family, "params").get("stop", "60s")))
+
+
+def warmup(family: str, pt: dict) -> float:
+    """Seconds left out of the link metrics (paper/awm.toml ``[measure]``):
+    the later of the family's ``warmup`` and ``warmup_rtts`` round-trip
+    propagation delays, at most half the run."""
+    w = _native.parse_time(PAPER["families"][family]["warmup"])
+    rtt = pt.get("rtt") or _table(family, "params").get("rtt")
+    if rtt:
+        w = max(w, PAPER["measure"]["warmup_rtts"] * _native.parse_time(str(rtt)))
+    return round(min(w, _own_stop(family, pt) / 2), 3)  # whole milliseconds: the head's stop is written "{w:g}s"
+
+
+def scaled_buffers(family: str, pt: dict, factor: float) -> dict:
+    """The point's buffers (``buffer``, ``bottleneck_buffer``: swept or the
+    scenario's own) times ``factor``, in bytes."""
+    params = _table(family, "params")
+    return {k: f"{round(size_bytes(str(pt.get(k, params[k]))) * factor)}B"
+            for k in ("buffer", "bottleneck_buffer") if k in pt or k in params}
+
+
+def specs(family: str, seeds: int, methods: Sequence[str], stop: str | None,
+          extra: dict | None = None, factor: float = 1.0) -> list[tuple[dict, RunSpec, RunSpec]]:
+    """(tags, the run, the same run stopped at the warm-up) per point,
+    method and seed. The second is the first's first seconds (the simulator
+    is deterministic and a stop time changes nothing before it: tested), so
+    the difference of the two is the run after the warm-up. A sweep's
+    ``seeds`` caps the seeds at its point. ``extra``: overrides of every run
+    (the sensitivity's buffers are given per point by a callable instead)."""
     out = []
     for pt in points(family, stop):
+        over_pt = {k: v for k, v in pt.items() if k != "seeds"}
+        if callable(extra):
+            over_pt = {**over_pt, **extra(family, pt)}
+        elif extra:
+            over_pt = {**over_pt, **extra}
+        w = warmup(family, pt)
         for m in methods:
-            over = {**pt, "queue": m}
-            for seed in range(1, seeds + 1):
-                out.append(
-                    ({"family": family, **pt, "method": m, "seed": seed}, RunSpec.make(FAMILIES[family][0], over, seed))
-                )
+            over = {**over_pt, **method_overrides(m)}
+            for seed in range(1, min(seeds, int(pt.get("seeds", seeds))) + 1):
+                tags = {"family": family, **pt, "method": m, "seed": seed, "warmup_s": w}
+                if factor != 1.0:
+                    tags["buffer_factor"] = factor
+                out.append((tags, RunSpec.make(FAMILIES[family][0], over, seed, keep_series=seed == 1),
+                            RunSpec.make(FAMILIES[family][0], {**over, "stop": f"{w:g}s"}, seed)))
     return out
 
 
-def summary_row(tags: dict, r: dict) -> dict:
+# Scenarios resolved once per (file, overrides): documents and buffers.
+_RESOLVED: dict = {}
+
+
+def same_run(spec: RunSpec) -> str:
+    """What a run simulates: its scenario as resolved with its overrides,
+    without the names and descriptions, and its seed. Two families' points
+    that simulate the same (capacity at 150 Mb/s, the round trip at 80 ms and
+    the flows at 50 are the AWM paper's one default) share one run."""
+    key = (spec.scenario, spec.overrides)
+    if key not in _RESOLVED:
+        doc = dict(load_scenario(spec.scenario, dict(spec.overrides))["document"])
+        for k in ("name", "description", "reference"):
+            doc.pop(k, None)
+        _RESOLVED[key] = json.dumps(doc, sort_keys=True)
+    return f"{_RESOLVED[key]}|{spec.seed}"
+
+
+def _cost(spec: RunSpec) -> float:
+    """A guess of a run's events, to start the longest runs first."""
+    o = dict(spec.overrides)
+    params = _scenario_file(spec.scenario).get("params", {})
+    rate = _native.parse_rate(str(o.get("bottleneck_rate", params.get("bottleneck_rate", "150Mbps"))))
+    stop = _native.parse_time(str(o.get("stop", params.get("stop", "60s"))))
+    return rate * stop * (1 + float(o.get("mice", 0)) / 100)
+
+
+def run_all(spec_list: Sequence[RunSpec], jobs: int | None, out: Path, progress: bool) -> list[dict]:
+    """Every spec's result, each distinct simulation run once (:func:`same_run`),
+    the costliest first so that the last minutes keep every core busy."""
+    first: dict[str, int] = {}
+    unique: list[RunSpec] = []
+    index = []
+    for s in spec_list:
+        k = same_run(s)
+        if k not in first:
+            first[k] = len(unique)
+            unique.append(s)
+        elif s.keep_series and not unique[first[k]].keep_series:
+            unique[first[k]] = s
+        index.append(first[k])
+    order = sorted(range(len(unique)), key=lambda i: -_cost(unique[i]))
+    got = run_many([unique[i] for i in order], jobs=jobs, out=out, progress=progress)
+    res: list[dict] = [{}] * len(unique)
+    for i, r in zip(order, got):
+        res[i] = r
+    return [res[i] for i in index]
+
+
+# Link counters measured after the warm-up (:func:`window`).
+WINDOWED = ("utilization", "queue_drops", "queue_mean_bytes", "queue_std_bytes", "tx_packets")
+
+
+def _span(r: dict) -> float:
+    """Seconds the run's link averages cover: from the first flow's start
+    to the end (the simulator's ``span``)."""
+    starts = (r.get("flows") or {}).get("start_s") or [0.0]
+    return r["summary"]["sim_time_s"] - min(starts)
+
+
+def window(full: dict, head: dict, buffers: dict[str, float]) -> dict[str, dict]:
+    """Per interface, the link metrics of ``full`` after the warm-up:
+    ``full`` minus ``head`` (the same run stopped at the warm-up). A time
+    average over (0, S] times its span, less that over (0, W], divided by
+    S - W; the queue's std from the second moment the same way."""
+    a, b = _span(full), _span(head)
+    fi, hi = full.get("ifaces") or {}, head.get("ifaces") or {}
+    if fi.get("iface") != hi.get("iface"):
+        raise ValueError("the run to the warm-up has other interfaces than the full run")
+    out = {}
+    for i, name in enumerate(fi.get("iface") or []):
+        f = {k: fi[k][i] for k in WINDOWED}
+        h = {k: hi[k][i] for k in WINDOWED}
+        if a - b <= 0:
+            out[name] = {**f, "robustness_index": math.nan, "loss_pct": math.nan}
+            continue
+        util = (f["utilization"] * a - h["utilization"] * b) / (a - b)
+        qm = (f["queue_mean_bytes"] * a - h["queue_mean_bytes"] * b) / (a - b)
+        m2 = ((f["queue_std_bytes"] ** 2 + f["queue_mean_bytes"] ** 2) * a
+              - (h["queue_std_bytes"] ** 2 + h["queue_mean_bytes"] ** 2) * b) / (a - b)
+        qs = math.sqrt(max(m2 - qm * qm, 0.0))
+        drops = f["queue_drops"] - h["queue_drops"]
+        tx = f["tx_packets"] - h["tx_packets"]
+        cap = buffers.get(name, math.nan)
+        d = min(qm, cap - qm)
+        out[name] = {"utilization": util, "queue_drops": drops, "queue_mean_bytes": qm, "queue_std_bytes": qs,
+                     "tx_packets": tx, "loss_pct": 100 * drops / (tx + drops) if tx + drops else 0.0,
+                     "robustness_index": qs / d if d > 0 else math.inf if d <= 0 else math.nan}
+    return out
+
+
+def buffers_of(spec: RunSpec) -> dict[str, float]:
+    """Every link direction's buffer in bytes, as the run resolves it."""
+    key = ("buffers", spec.scenario, spec.overrides)
+    if key not in _RESOLVED:
+        links = model(spec.scenario, dict(spec.overrides))["links"]
+        _RESOLVED[key] = {ln["name"]: float(ln["buffer_bytes"]) for ln in links if ln.get("buffer_bytes")}
+    return _RESOLVED[key]
+
+
+# The link metrics of the statements: after the warm-up; `<name>_whole`
+# keeps the whole run's (slow start included) beside them.
+LINK_KEYS = ("utilization", "queue_drops", "queue_mean_bytes", "queue_std_bytes", "robustness_index",
+             "queue_std_norm")
+
+
+def summary_row(tags: dict, r: dict, win: dict[str, dict] | None = None, buffer: float | None = None) -> dict:
+    """One run's row: its summary, the monitored link's metrics after the
+    warm-up (``win``, from :func:`window`) with the whole run's as
+    ``<name>_whole``; ``buffer``: the monitored link's buffer, bytes."""
     s = r.get("summary", r)
     row = dict(tags)
     for k in METRICS:
         v = r.get("wall_s") if k == "wall_s" else s.get(k)
         row[k] = math.nan if v is None else v
-    # The swept buffer, else the scenario's own (the flows family keeps
-    # the default's bandwidth-delay product).
-    buf = (tags.get("buffer") or _table(tags["family"], "params").get("buffer")
-           or PAPER["families"][tags["family"]].get("monitored_buffer"))
-    row["queue_std_norm"] = row["queue_std_bytes"] / size_bytes(buf) if buf else math.nan
+    row["queue_std_norm"] = row["queue_std_bytes"] / buffer if buffer else math.nan
+    for k in LINK_KEYS:
+        row[f"{k}_whole"] = row[k]
+    mon = (win or {}).get(r.get("monitor_link") or "")
+    if mon:
+        for k in ("utilization", "queue_drops", "queue_mean_bytes", "queue_std_bytes", "robustness_index"):
+            row[k] = mon[k]
+        row["queue_std_norm"] = mon["queue_std_bytes"] / buffer if buffer else math.nan
+    row["drops_in_warmup"] = row["queue_drops_whole"] - row["queue_drops"]
+    row["buffer_bytes"] = buffer or math.nan
     if tags["family"] == "fairness":
         row.update(rtt_fit(tags, r))
     if tags["family"] == "web":
@@ -191,13 +388,18 @@ def forward_ftp(r: dict) -> float:
     return mean(g)
 
 
-def link_rows(tags: dict, r: dict) -> list[dict]:
+def link_rows(tags: dict, r: dict, win: dict[str, dict] | None = None) -> list[dict]:
+    """Every interface of a run: after the warm-up (``win``), and the whole
+    run's as ``<name>_whole``."""
     f = r.get("ifaces") or {}
     names = f.get("iface") or []
     cols = ["utilization", "loss_pct", "queue_drops", "queue_mean_bytes", "queue_std_bytes", "robustness_index"]
-    return [
-        {**tags, "iface": n, **{c: (f.get(c) or [math.nan] * len(names))[i] for c in cols}} for i, n in enumerate(names)
-    ]
+    out = []
+    for i, n in enumerate(names):
+        whole = {c: (f.get(c) or [math.nan] * len(names))[i] for c in cols}
+        after = {c: (win or {}).get(n, whole).get(c, math.nan) for c in cols}
+        out.append({**tags, "iface": n, **after, **{f"{c}_whole": v for c, v in whole.items()}})
+    return out
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:
@@ -218,16 +420,21 @@ def _cell(rows: Iterable[dict], key: str, digits: int = 3) -> str:
 
 
 def _point_label(pt: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in pt.items() if k != "buffer" and k != "bottleneck_rtt") or "default"
+    return ", ".join(f"{k}={v}" for k, v in pt.items() if k not in ("buffer", "bottleneck_rtt", "seeds")) or "default"
 
 
 _CHAIN_LINK = re.compile(r"^R(\d+)->R(\d+)$")
 
 
+def forward_chain(links: list[dict]) -> list[str]:
+    """The chain's forward links (Ri->Ri+1), in order."""
+    return sorted({r["iface"] for r in links if (m := _CHAIN_LINK.match(r["iface"])) and int(m[2]) == int(m[1]) + 1},
+                  key=lambda n: int(_CHAIN_LINK.match(n)[1]))
+
+
 def chain_links(links: list[dict], methods: Sequence[str]) -> list[str]:
     """The AWM paper Fig. 5: every forward link of the chain, per method."""
-    fwd = sorted({r["iface"] for r in links if (m := _CHAIN_LINK.match(r["iface"])) and int(m[2]) == int(m[1]) + 1},
-                 key=lambda n: int(_CHAIN_LINK.match(n)[1]))
+    fwd = forward_chain(links)
     out = ["", "| link | method | utilization | loss (%) | robustness index |", "|---|---|---|---|---|"]
     for name in fwd:
         for m in methods:
@@ -255,30 +462,30 @@ def family_section(family: str, rows: list[dict], methods: Sequence[str], links:
     out.append("")
     if stop:
         out += [f"Stop times changed by `--stop`/`--quick` ({stop}): the point labels say what ran.", ""]
-    keys = ["utilization", "queue_drops", "tcp_data_loss_pct", "queue_std_norm", "robustness_index", "jain_goodput"]
+    keys = ["utilization", "utilization_whole", "queue_drops", "drops_in_warmup", "tcp_data_loss_pct",
+            "queue_std_norm", "robustness_index", "jain_goodput"]
     if family == "web":
-        keys = [
-            "utilization",
-            "queue_drops",
-            "web_response_mean_s",
-            "web_throughput_mean_mbps",
-            "ftp_throughput_mean_mbps",
-        ]
-    out.append("| point | method | " + " | ".join(keys) + " |")
-    out.append("|---|---|" + "---|" * len(keys))
+        keys = ["utilization", "utilization_whole", "queue_drops", "drops_in_warmup", "web_response_mean_s",
+                "web_throughput_mean_mbps", "ftp_throughput_mean_mbps"]
+    out += ["Link metrics after the warm-up; `utilization_whole` and `drops_in_warmup`: the whole run's "
+            "utilization and the drops before the warm-up ended.", ""]
+    out.append("| point | runs | warm-up (s) | method | " + " | ".join(keys) + " |")
+    out.append("|---|---|---|---|" + "---|" * len(keys))
     for pt in points(family, stop):
         for m in methods:
             sel = _rows_at(rows, m, pt)
             if sel:
-                out.append(f"| {_point_label(pt)} | {METHODS[m]} | " + " | ".join(_cell(sel, k) for k in keys) + " |")
+                out.append(f"| {_point_label(pt)} | {len(sel)} | {sel[0]['warmup_s']:g} | {METHODS[m]} | "
+                           + " | ".join(_cell(sel, k) for k in keys) + " |")
     out.append("")
-    for m in ("awm", "xcp"):
+    for m in ("awm", ESTIMATOR, "xcp"):
         sel = [r for r in rows if r["method"] == m]
         if sel:
             lossy = sum(1 for r in sel if r["queue_drops"] and r["queue_drops"] > 0)
+            early = sum(1 for r in sel if r["drops_in_warmup"] and r["drops_in_warmup"] > 0)
             umin = min(r["utilization"] for r in sel)
-            out.append(f"- ours, {METHODS[m]}: {lossy} of {len(sel)} runs dropped at the monitored bottleneck; "
-                       f"lowest utilization {umin:.3f}")
+            out.append(f"- ours, {METHODS[m]}: {lossy} of {len(sel)} runs dropped at the monitored bottleneck after "
+                       f"the warm-up ({early} during it); lowest utilization after the warm-up {umin:.3f}")
     if family == "web":
         out += web_changes(rows, stop)
     if family == "fairness":
@@ -291,6 +498,222 @@ def family_section(family: str, rows: list[dict], methods: Sequence[str], links:
         out += [f'- why ours differs (docs/xcp.md, "Differences from the paper, explained"): {d}' for d in why]
     out.append("")
     return out
+
+
+def check_specs(plan: list) -> list[tuple[dict, RunSpec, int]]:
+    """(tags, seed 1 run to ``check_stop``, the report's run's index in ``plan``) for every
+    point of ``plan`` run for half of ``check_stop`` (the 60 s runs cut to
+    30 s), AWM (oracle N) and XCP, the paper's subjects: the report's run is
+    the first half of it."""
+    long = PAPER["measure"]["check_stop"]
+    out = []
+    for k, (tags, full, _) in enumerate(plan):
+        if tags["seed"] != 1 or tags["method"] not in ("awm", "xcp"):
+            continue
+        if 2 * _native.parse_time(str(tags.get("stop", "0s"))) != _native.parse_time(long):
+            continue
+        over = {**dict(full.overrides), "stop": long}
+        out.append((tags, RunSpec.make(full.scenario, over, 1), k))
+    return out
+
+
+def convergence_section(checks: list, results: list[dict], mains: list[dict], by_family: dict,
+                        skipped: bool) -> list[str]:
+    """Seed 1 of every 30-s point run to 60 s: the link metrics over
+    (warm-up, 30 s] beside those over (30 s, 60 s], and the flow metrics
+    of the 30-s run beside the 60-s run's."""
+    out = ["## Run length: converged?", ""]
+    if skipped:
+        return out + ["Not checked: `--quick` or `--stop` changed the run lengths (the check runs the full "
+                      "reproduction's 30-s points to 60 s).", ""]
+    if not checks:
+        return out + ["No point was run for half of `check_stop`.", ""]
+    long = PAPER["measure"]["check_stop"]
+    out += [f"Seed 1 of every point run for {_native.parse_time(long) / 2:g} s, run again to {long}: the report's run "
+            "is the first half of it. Link metrics over (warm-up, half] | (half, end]; flow metrics (Jain, web "
+            "response) of the half run | of the full run.", "",
+            "| family | point | method | utilization | queue std / B | drops | Jain | web response (s) |",
+            "|---|---|---|---|---|---|---|---|"]
+    worst = {"utilization": 0.0, "queue_std_norm": 0.0}
+    for (tags, spec, k), r in zip(checks, results):
+        main = mains[2 * k]
+        row = next(x for x in by_family[tags["family"]] if all(x.get(k) == v for k, v in tags.items()))
+        bufs = buffers_of(spec)
+        win = window(r, main, bufs)
+        late = win.get(r.get("monitor_link") or "", {})
+        if not late:
+            continue
+        buf = row["buffer_bytes"]
+        late_std = late["queue_std_bytes"] / buf if buf else math.nan
+        worst["utilization"] = max(worst["utilization"], abs(late["utilization"] - row["utilization"]))
+        if not math.isnan(late_std):
+            worst["queue_std_norm"] = max(worst["queue_std_norm"], abs(late_std - row["queue_std_norm"]))
+        s = r["summary"]
+        pt = {k: v for k, v in tags.items() if k not in ("family", "method", "seed", "warmup_s")}
+        out.append(f"| {tags['family']} | {_point_label(pt)} | {METHODS[tags['method']]} | "
+                   f"{row['utilization']:.3f} \\| {late['utilization']:.3f} | "
+                   f"{row['queue_std_norm']:.3f} \\| {late_std:.3f} | "
+                   f"{row['queue_drops']:.0f} \\| {late['queue_drops']:.0f} | "
+                   f"{row['jain_goodput']:.4f} \\| {s.get('jain_goodput') or math.nan:.4f} | "
+                   + (f"{row['web_response_mean_s']:.3f} \\| {s.get('web_response_mean_s') or math.nan:.3f}"
+                      if tags["family"] == "web" else "-") + " |")
+    out += ["", f"Largest change from the first half to the second: utilization {worst['utilization']:.3f}, "
+            f"queue std / B {worst['queue_std_norm']:.3f}."]
+    loads = {pt["mice"]: mice_load(pt) for pt in points("web") if any(t["family"] == "web" for t, _, _ in checks)}
+    if loads:
+        over = [m for m, x in loads.items() if x > 1]
+        out.append("Web mice, offered load of the mice alone (rate x mean size / C): "
+                   + ", ".join(f"{m:g}/s: {x:.2f}" for m, x in loads.items()) + "."
+                   + (f" At {', '.join(f'{m:g}' for m in over)} mice/s it exceeds the link: the backlog of "
+                      "unfinished mice grows as long as the run lasts, so no run length converges there and "
+                      "their numbers describe the run's length (the 60-s runs before did too)." if over else ""))
+    return out + [""]
+
+
+def mice_load(pt: dict) -> float:
+    """The web family's mice alone against the bottleneck: arrivals per
+    second times the mean transfer (``mean_size``, packets of the segment
+    size plus 52 bytes of headers) over the link rate."""
+    web = next(x for x in _scenario_file(str(resolve(FAMILIES["web"][0])))["traffic"] if x["kind"] == "tcp-web")
+    size = str(web.get("mean_size", "30p"))
+    seg = _table("web", "tcp")["segment_size"] + 52
+    nbytes = float(size[:-1]) * seg if size.endswith("p") else size_bytes(size)
+    return float(pt["mice"]) * nbytes * 8 / _rate("web", pt)
+
+
+def sensitivity_section(sens: dict, base: tuple[dict, dict], stop: str | None, quick: bool,
+                        seeds: int) -> list[str]:
+    """Every statement judged again with the buffers scaled (paper/awm.toml
+    ``[sensitivity]``): how its verdict moves."""
+    factors = sorted([*sens, 1.0])
+    cap = _native.parse_rate(PAPER["sensitivity"]["max_rate"])
+    by_family, links_of = base
+    same = ({f: [r for r in rs if _rate(f, r) <= cap] for f, rs in by_family.items()}, links_of)
+    cols = {f: judge_all(*(same if f == 1.0 else sens[f]), stop, quick) for f in factors}
+    out = ["## Sensitivity: the bottleneck buffer", "",
+           "The AWM paper sets every buffer to the bandwidth-delay product in section 3 and gives none for Table 1 "
+           "and the parking lot. Every family again with each buffer (swept or the scenario's) scaled; AWM's target "
+           f"follows (half the buffer). AWM with the oracle N, NC and XCP, after the warm-up; {seeds} seed(s) per "
+           f"point at the scaled buffers, points up to {PAPER['sensitivity']['max_rate']} (the capacity family's "
+           "statements are judged there without its faster points, at x1 too); the report's own runs at x1. A "
+           "verdict that moves is in bold.", ""]
+    head = ["id"] + [f"buffer x{f:g}" for f in factors]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    moved = 0
+    for st in PAPER["statements"]:
+        vs = [cols[f][st["id"]].verdict for f in factors]
+        mv = len(set(vs)) > 1
+        moved += mv
+        cells = [f"**{v}**" if mv else v for v in vs]
+        cells = [c + (f" — {cols[f][st['id']].measured}" if cols[f][st["id"]].measured != "-" else "")
+                 for c, f in zip(cells, factors)]
+        out.append("| " + " | ".join([st["id"]] + [c.replace("|", "\\|") for c in cells]) + " |")
+    out += ["", f"{moved} of {len(PAPER['statements'])} verdicts move with the buffer.", ""]
+    return out
+
+
+def cost_section(rows: list[dict], stop: str | None, checks: Sequence[dict] = ()) -> list[str]:
+    """Where the wall time of the runs went (each distinct simulation once,
+    with its run to the warm-up): per family, and the costliest runs."""
+    seen: dict[str, dict] = {}
+    for r in rows:
+        seen.setdefault(r["run_id"], r)
+    by: dict[str, list[float]] = {}
+    for r in seen.values():
+        by.setdefault(r["family"], []).append((r["wall_s"] or 0) + (r.get("wall_head_s") or 0))
+    if checks:
+        by["run-length check (60 s)"] = [r.get("wall_s") or 0 for r in checks]
+    total = sum(sum(v) for v in by.values())
+    out = ["## Cost", "", f"{len(seen) + len(checks)} distinct runs (each but the checks with its run to the warm-up), "
+           f"{total:.0f} s of run time "
+           "(single core, as each run measured it; shared runs counted once):", "",
+           "| family | runs | run time (s) | share |", "|---|---|---|---|"]
+    for f, v in sorted(by.items(), key=lambda kv: -sum(kv[1])):
+        out.append(f"| {f} | {len(v)} | {sum(v):.0f} | {100 * sum(v) / total if total else 0:.0f} % |")
+    out += ["", "| run | wall (s) | packet hops | ns per hop |", "|---|---|---|---|"]
+    for r in sorted(seen.values(), key=lambda r: -(r["wall_s"] or 0))[:3]:
+        tag = ", ".join(f"{k}={v}" for k, v in r.items()
+                        if k in ("family", "method", "seed", "buffer_factor") or k in points(r["family"], stop)[0])
+        out.append(f"| {tag} | {r['wall_s']:.2f} | {r['packet_hops']} | {r['ns_per_hop']:.0f} |")
+    return out
+
+
+COLORS = {"AWM": "C0", "AWM, eq. 6 N": "C9", "NC": "C7", "XCP": "C3"}
+# Per family: the panels of its figure, (column, label, log scale).
+PANELS = {
+    "web": [("utilization", "utilization after the warm-up", False), ("queue_drops", "drops after the warm-up", True),
+            ("web_response_mean_s", "mean web response (s)", False),
+            ("web_throughput_mean_mbps", "mean web throughput (Mb/s)", False)],
+}
+DEFAULT_PANELS = [("utilization", "utilization after the warm-up", False),
+                  ("queue_std_norm", "queue std / buffer", False),
+                  ("queue_drops", "drops after the warm-up", True), ("jain_goodput", "Jain (goodput)", False)]
+
+
+def family_figures(family: str, rows: list[dict], methods: Sequence[str], stop: str | None, figdir: Path,
+                   links: list[dict] | None = None) -> list[str]:
+    """The family's figure as the paper draws it (the metrics against the
+    swept parameter, one line per method) and, for the parking lot, every
+    forward link of the chain; the lines of the report that show them."""
+    from .figures import _plt, plot_sweep
+
+    if not rows:
+        return []
+    plt = _plt()
+    if family == "parking-lot" and links:
+        fwd = forward_chain(links)
+        panels = [("utilization", "utilization after the warm-up", False), ("loss_pct", "loss (%) after the warm-up",
+                                                                            True),
+                  ("robustness_index", "robustness index after the warm-up", False)]
+        xlabels, xname = fwd, "forward link of the chain"
+        data = {k: {METHODS[m]: [mean_ci(r[k] for r in links if r["iface"] == n and r["method"] == m)[:2] for n in fwd]
+                    for m in methods} for k, _, _ in panels}
+    else:
+        pts = points(family, stop)
+        panels = PANELS.get(family, DEFAULT_PANELS)
+        shown = [{k: v for k, v in pt.items() if k not in ("stop", "seeds", "buffer", "bottleneck_rtt")} for pt in pts]
+        xname = ", ".join(dict.fromkeys(k for s in shown for k in s))
+        xlabels = [", ".join(str(v) for v in s.values()) or "default" for s in shown]
+        data = {k: {METHODS[m]: [mean_ci(r[k] for r in _rows_at(rows, m, pt))[:2] if _rows_at(rows, m, pt)
+                                 else (math.nan, math.nan) for pt in pts] for m in methods} for k, _, _ in panels}
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.2), squeeze=False)
+    for ax, (k, label, log) in zip(axes.flat, panels):
+        plot_sweep(data[k], xlabels, ax, label, log, COLORS, xname)
+    axes.flat[0].legend(fontsize=7)
+    n = sorted({len(_rows_at(rows, m, pt)) for m in methods for pt in points(family, stop)} - {0})
+    fig.suptitle(f"{family}: {FAMILIES[family][1]} (mean and 95 % CI, {'-'.join(map(str, n))} seeds per point)",
+                 fontsize=9)
+    fig.tight_layout()
+    path = figdir / f"{family}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    out = [f"![{family}](figures/{path.name})", ""]
+    if family == "rtt":
+        # The queue where AWM dropped most (the rtt family's reason).
+        pts = [pt for pt in points(family, stop) if _rows_at(rows, "awm", pt)]
+        if pts:
+            pt = max(pts, key=lambda p: mean_ci(r["queue_drops_whole"] for r in _rows_at(rows, "awm", p))[0])
+            out += queue_figure(rows, pt, figdir, "rtt_queue.png")
+    return out
+
+
+def queue_figure(rows: list[dict], pt: dict, figdir: Path, name: str) -> list[str]:
+    """The monitored queue of seed 1 at ``pt``, AWM with both estimators,
+    with the buffer, AWM's target and the end of the warm-up."""
+    from .figures import plot_series
+
+    lines, buf, w = {}, math.nan, math.nan
+    for m in ("awm", ESTIMATOR):
+        r = next((r for r in _rows_at(rows, m, pt) if r["seed"] == 1 and r.get("series")), None)
+        if r:
+            s = r["series"]
+            lines[METHODS[m]] = (s["time_s"], [b / 1e6 for b in s["bytes"]])
+            buf, w = r["buffer_bytes"] / 1e6, r["warmup_s"]
+    if not lines:
+        return []
+    path = plot_series(lines, figdir / name, f"queue at {_point_label(pt)}, seed 1", "queue (MB)",
+                       {"buffer": buf, "AWM target (half the buffer)": buf / 2}, w)
+    return [f"![queue at {_point_label(pt)}](figures/{path.name})", ""]
 
 
 def change_vs_nc(rows: list[dict], m: str, key: str, pt: dict) -> float:
@@ -327,8 +750,8 @@ def fairness_table(rows: list[dict]) -> list[str]:
     out = ["", "| method | case 1 (paper) | case 1 (ours) | case 2 (paper) | case 2 (ours) |", "|---|---|---|---|---|"]
     for m, label in METHODS.items():
         ours = [fmt_ci(*_case(rows, m, c)[:2], 4) for c in (1, 2)]
-        paper_v = ref.get(m, [math.nan, math.nan])
-        out.append(f"| {label} | {paper_v[0]:.4f} | {ours[0]} | {paper_v[1]:.4f} | {ours[1]} |")
+        pv = [f"{x:.4f}" for x in ref[m]] if m in ref else ["- (AWM's)", "- (AWM's)"]
+        out.append(f"| {label} | {pv[0]} | {ours[0]} | {pv[1]} | {ours[1]} |")
     # Case 2 as a power law goodput_i ~ RTT_i^-k (docs/xcp.md).
     case2 = [r for r in rows if str(r.get("step")) == "10ms"]
     if case2 and any("k_prop" in r for r in case2):
@@ -346,8 +769,8 @@ def fairness_table(rows: list[dict]) -> list[str]:
                 cells = " | ".join(
                     _cell(sel, k, dg) for k, dg in (("k_prop", 3), ("k_rtt", 3), ("queue_delay_ms", 3), ("jain_k1", 4))
                 )
-                pv = ref.get(m, [math.nan, math.nan])[1]
-                out.append(f"| {label} | {cells} | {k_for_jain(pv, d):.3f} |")
+                implied = f"{k_for_jain(ref[m][1], d):.3f}" if m in ref else "-"
+                out.append(f"| {label} | {cells} | {implied} |")
     return out
 
 
@@ -449,7 +872,105 @@ def _flows_why(rows: list[dict], stop: str | None) -> list[str]:
     ]
 
 
-DIFFERENCES = {"fairness": _fairness_why, "web": _web_why, "flows": _flows_why}
+def queue_period(t: Sequence[float], q: Sequence[float]) -> float:
+    """The queue's period of oscillation, seconds: the first peak of its
+    autocorrelation after the first zero crossing (NaN if none)."""
+    import numpy as np
+
+    x = np.asarray(q, dtype=float)
+    if len(x) < 8 or x.std() == 0:
+        return math.nan
+    x = x - x.mean()
+    ac = np.correlate(x, x, "full")[len(x) - 1:]
+    neg = np.nonzero(ac < 0)[0]
+    if not len(neg):
+        return math.nan
+    z = int(neg[0])
+    p = z + int(np.argmax(ac[z:]))
+    return p * (t[1] - t[0]) if ac[p] > 0 else math.nan
+
+
+def _drops_story(rows: list[dict], m: str, pt: dict) -> str:
+    """Where ``m``'s drops at ``pt`` fall (mean over seeds): during the
+    warm-up or after it; in seed 1, when the queue was within 2 % of the
+    buffer after the warm-up, its period of oscillation and how its std grew;
+    and the flows' fast recoveries."""
+    sel = _rows_at(rows, m, pt)
+    after, during = (mean_ci(r[k] for r in sel)[0] for k in ("queue_drops", "drops_in_warmup"))
+    w = sel[0]["warmup_s"]
+    text = (f"{METHODS[m]} at {_point_label(pt)}: {after + during:.0f} drops per run (mean of {len(sel)}), "
+            f"{after:.0f} after the warm-up ({w:g} s) and {during:.0f} during it")
+    r1 = next((r for r in sel if r["seed"] == 1 and r.get("series")), None)
+    if r1:
+        s, buf = r1["series"], r1["buffer_bytes"]
+        # Within 2 % of the buffer: the 10-ms samples rarely catch the queue at the packet that overflows it.
+        full = [tt for tt, b in zip(s["time_s"], s["bytes"]) if tt > w and b >= 0.98 * buf]
+        tail = [(tt, b) for tt, b in zip(s["time_s"], s["bytes"]) if tt > w]
+        per = queue_period([x for x, _ in tail], [b for _, b in tail])
+        end = s["time_s"][-1]
+        first = mean_sd([b for tt, b in tail if tt <= w + 10])[1] / buf
+        last = mean_sd([b for tt, b in tail if tt > end - 10])[1] / buf
+        text += (f"; in seed 1 the queue (sampled every {s['time_s'][1] - s['time_s'][0]:g} s) was within 2 % "
+                 f"of the buffer in {len(full)} samples after the warm-up"
+                 + (f", from {full[0]:.1f} s to {full[-1]:.1f} s" if full else "")
+                 + f", oscillated with a period of {per:.2f} s, and its std / B went from {first:.3f} in the 10 s "
+                 f"after the warm-up to {last:.3f} in the last 10 s")
+    fr = mean_ci(r["fast_recoveries"] for r in sel)[0]
+    return text + f"; its flows entered fast recovery {fr:.0f} times per run"
+
+
+def _rtt_why(rows: list[dict], stop: str | None) -> list[str]:
+    """AWM's drops in the round-trip family: when they happen (from the run
+    to the warm-up and the queue of seed 1)."""
+    pts = [pt for pt in points("rtt", stop) if _rows_at(rows, "awm", pt)]
+    if not pts:
+        return []
+    lossy = [pt for pt in pts if mean_ci(r["queue_drops_whole"] for r in _rows_at(rows, "awm", pt))[0] > 0]
+    if not lossy:
+        n = sum(len(_rows_at(rows, "awm", pt)) for pt in pts)
+        return [f"AWM dropped nothing at the bottleneck in any of its {n} runs of this family, during the warm-up "
+                "or after it."]
+    out = []
+    for pt in lossy:
+        text = _drops_story(rows, "awm", pt)
+        if _rows_at(rows, ESTIMATOR, pt):
+            text += "; " + _drops_story(rows, ESTIMATOR, pt)
+        d = _native.parse_time(str(pt["rtt"]))
+        rate = _native.parse_rate(_table("rtt", "params")["bottleneck_rate"])
+        buf = _rows_at(rows, "awm", pt)[0]["buffer_bytes"]
+        r_target = d + buf / 2 * 8 / rate
+        after = mean_ci(r["queue_drops"] for r in _rows_at(rows, "awm", pt))[0]
+        when = ("Most of them come after the warm-up, in the steady state: the queue's oscillation around the "
+                "target grows until it reaches the buffer (the figure of the queue below); a flow that loses a "
+                "segment halves its cwnd below the window AWM writes and is no longer steered by it until NewReno "
+                "has regrown it, one segment per round trip (docs/xcp.md, \"AWM at 200 ms\"). Open: why the "
+                "oscillation grows at this round trip and not at the longer ones (their std / B is in the table)."
+                if after > mean_ci(r["drops_in_warmup"] for r in _rows_at(rows, "awm", pt))[0] else
+                "Most of them come during the warm-up: the flows' start, before AWM's window binds them.")
+        out.append(
+            f"AWM's drops in this family: {text}. The round trip at AWM's target is R = D + T/C = {r_target:.2f} s "
+            f"here (T = B/2). {when}")
+    return out
+
+
+def _capacity_why(rows: list[dict], stop: str | None) -> list[str]:
+    """What the warm-up cut changes in the capacity family's utilization."""
+    out = []
+    for m in ("awm", "xcp", "droptail"):
+        cells = []
+        for pt in points("capacity", stop):
+            sel = _rows_at(rows, m, pt)
+            if sel:
+                w, a = (mean_ci(r[k] for r in sel)[0] for k in ("utilization_whole", "utilization"))
+                cells.append(f"{pt['bottleneck_rate']}: {w:.3f} -> {a:.3f}")
+        if cells:
+            out.append(f"{METHODS[m]}'s utilization, whole run -> after the warm-up: " + ", ".join(cells) + ".")
+    return ["Slow start and the flows' staggered start (0-2 s) lower the whole run's utilization most where the run "
+            "is shortest (10 s at 1 and 3 Gb/s). " + " ".join(out)] if out else []
+
+
+DIFFERENCES = {"fairness": _fairness_why, "web": _web_why, "flows": _flows_why, "rtt": _rtt_why,
+               "capacity": _capacity_why}
 
 
 # --------------------------------------------------------------------------
@@ -583,53 +1104,128 @@ def judge(st: dict, by_family: dict[str, list[dict]], links: list[dict], stop: s
     raise ValueError(f"{PAPER_FILE}: unknown check {c!r}")
 
 
+def _assemble(plan: list, results: list[dict], fams: Sequence[str]) -> tuple[dict, dict]:
+    """Rows per family and link rows per family from (tags, run, head)
+    plans and their results (each run followed by its head's)."""
+    by_family: dict[str, list[dict]] = {f: [] for f in fams}
+    links_of: dict[str, list[dict]] = {f: [] for f in fams}
+    for k, (tags, spec, _) in enumerate(plan):
+        full, head = results[2 * k], results[2 * k + 1]
+        bufs = buffers_of(spec)
+        win = window(full, head, bufs)
+        row = summary_row(tags, full, win, bufs.get(full.get("monitor_link") or ""))
+        row["series"] = full.get("queue_series")
+        # Which simulation ran (shared runs count once in the cost) and what
+        # its run to the warm-up cost.
+        row["run_id"] = f"{full.get('scenario')}|{sorted((full.get('params') or {}).items())}|{full.get('seed')}"
+        row["wall_head_s"] = head.get("wall_s", math.nan)
+        by_family[tags["family"]].append(row)
+        links_of[tags["family"]] += link_rows(tags, full, win)
+    return by_family, links_of
+
+
+def judge_all(by_family: dict, links_of: dict, stop: str | None, quick: bool) -> dict[str, _st.Judgement]:
+    return {st["id"]: _st.for_quick(st, judge(st, by_family, links_of.get("parking-lot", []), stop), quick)
+            for st in PAPER["statements"]}
+
+
+def as_estimator(rows: list[dict]) -> list[dict]:
+    """The rows with AWM's eq. 6 rows in AWM's place (to judge the paper's
+    statements about AWM with the paper's own N)."""
+    return [{**r, "method": "awm"} if r["method"] == ESTIMATOR else r for r in rows if r["method"] != "awm"]
+
+
+def as_whole(rows: list[dict]) -> list[dict]:
+    """The rows with the whole run's link metrics (slow start included) in
+    place of those after the warm-up."""
+    return [{**r, **{k: r[f"{k}_whole"] for k in LINK_KEYS if f"{k}_whole" in r}} for r in rows]
+
+
+def _link_whole(rows: list[dict]) -> list[dict]:
+    keys = ("utilization", "loss_pct", "queue_drops", "queue_mean_bytes", "queue_std_bytes", "robustness_index")
+    return [{**r, **{k: r[f"{k}_whole"] for k in keys if f"{k}_whole" in r}} for r in rows]
+
+
 def reproduce(out: str | Path, seeds: int = 5, jobs: int | None = None, families: Sequence[str] | None = None,
               methods: Sequence[str] = tuple(METHODS), stop: str | None = None, progress: bool = True,
-              quick: bool = False) -> Path:
-    """Runs the families (all by default); returns the report's path."""
+              quick: bool = False, sensitivity: bool = True) -> Path:
+    """Runs the families (all by default) and, with ``sensitivity``, the
+    same families at the scaled buffers of paper/awm.toml ``[sensitivity]``;
+    returns the report's path."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "figures").mkdir(exist_ok=True)
+    figdir = out / "figures"
+    figdir.mkdir(exist_ok=True)
     fams = list(families or FAMILIES)
+    methods = with_estimator(methods)
     plan = [x for f in fams for x in specs(f, seeds, methods, stop)]
-    results = run_many([s for _, s in plan], jobs=jobs, out=out, progress=progress)
-    by_family: dict[str, list[dict]] = {f: [] for f in fams}
-    links: list[dict] = []
-    links_of: dict[str, list[dict]] = {f: [] for f in fams}
-    for (tags, _), r in zip(plan, results):
-        by_family[tags["family"]].append(summary_row(tags, r))
-        rows = link_rows(tags, r)
-        links += rows
-        links_of[tags["family"]] += rows
+    sens = PAPER["sensitivity"]
+    sens_seeds = min(seeds, 1 if quick else sens["seeds"])
+    sens_plans = {}
+    if sensitivity:
+        cap = _native.parse_rate(sens["max_rate"])
+        for factor in sens["buffer"]:
+            sens_plans[factor] = [x for f in fams for x in specs(
+                f, sens_seeds, [m for m in methods if m != ESTIMATOR], stop,
+                extra=lambda fam, pt, factor=factor: scaled_buffers(fam, pt, factor), factor=factor)
+                if _rate(f, x[0]) <= cap]
+    every = plan + [x for p in sens_plans.values() for x in p]
+    checks = [] if quick or stop else check_specs(plan)
+    results = run_all([s for _, full, head in every for s in (full, head)] + [s for _, s, _ in checks], jobs, out,
+                      progress)
+    check_results = results[len(results) - len(checks):] if checks else []
+    by_family, links_of = _assemble(plan, results[:2 * len(plan)], fams)
+    k = 2 * len(plan)
+    sens_rows = {}
+    for factor, p in sens_plans.items():
+        sens_rows[factor] = _assemble(p, results[k:k + 2 * len(p)], fams)
+        k += 2 * len(p)
     lines = [
         "# AWM vs XCP vs NC (the AWM paper section 3), reproduced",
         "",
         f"Paper: {PAPER['title']} (docs/bibliography.md); its numbers and statements are in "
         "`python/netreturn/paper/awm.toml`.",
         "",
-        f"Seeds per point: 1..{seeds}; mean ± 95 % CI. Methods: AWM (NewReno over DropTail + AWM), NC (NewReno over "
-        "DropTail), XCP." + (f" Stop times changed ({stop}): each point's label says what ran." if stop else ""),
+        f"Seeds per point: 1..{seeds} (fewer where the `runs` column says so); mean ± 95 % CI. Methods: AWM "
+        "(NewReno over DropTail + AWM, the oracle N: the active flows the gateway sees), AWM, eq. 6 N (the same "
+        "with the paper's own estimate of N, section 2.2; with unequal round trips it estimates N_eq, section 2.3), "
+        "NC (NewReno over DropTail), XCP."
+        + (f" Stop times changed ({stop}): each point's label says what ran." if stop else ""),
+        "",
+        "Link metrics (utilization, queue drops, queue mean and std, robustness index) are measured after a "
+        f"warm-up (the column `warm-up (s)`): the later of {PAPER['families']['capacity']['warmup']} and "
+        f"{PAPER['measure']['warmup_rtts']} round-trip propagation delays, at most half the run; each is the run "
+        "minus the same seed's run stopped at the warm-up (its first seconds exactly). Flow metrics (goodput, "
+        "Jain, TCP loss %, web response and throughput) cover each flow's life.",
         "",
     ]
     if quick:
         lines += [f"**`--quick`: a smoke test, not a reproduction** ({seeds} seeds, no run longer than "
-                  f"{stop.lstrip('<=')}; each point's label says its stop time).", ""]
-    judged = {st["id"]: _st.for_quick(st, judge(st, by_family, links_of.get("parking-lot", []), stop), quick)
-              for st in PAPER["statements"]}
-    lines += _st.section("## The paper's statements, judged", PAPER["statements"], {"this report's runs": judged},
-                         quick)
-    _st.write(out, PAPER["statements"], {"this report's runs": judged})
+                  f"{stop.lstrip('<=')}; each point's label says its stop time; the buffer sensitivity on "
+                  f"{sens_seeds} seed at the same stop times; no run-length check).", ""]
+    pl = links_of.get("parking-lot", [])
+    judged = judge_all(by_family, links_of, stop, quick)
+    columns = {
+        "this report's runs (oracle N, after the warm-up)": judged,
+        "AWM with eq. 6's N": judge_all({f: as_estimator(r) for f, r in by_family.items()},
+                                        {"parking-lot": as_estimator(pl)}, stop, quick),
+        "oracle N, whole run (warm-up included)": judge_all({f: as_whole(r) for f, r in by_family.items()},
+                                                            {"parking-lot": _link_whole(pl)}, stop, quick),
+    }
+    lines += _st.section("## The paper's statements, judged", PAPER["statements"], columns, quick)
+    _st.write(out, PAPER["statements"], columns)
+    all_links = []
     for f in fams:
-        write_csv(out / f"{f}.csv", by_family[f])
+        write_csv(out / f"{f}.csv", [{k: v for k, v in r.items() if k != "series"} for r in by_family[f]])
         lines += family_section(f, by_family[f], methods, links_of[f], stop)
-    write_csv(out / "links.csv", links)
-    costly = sorted((r for rs in by_family.values() for r in rs), key=lambda r: -(r["wall_s"] or 0))[:3]
-    lines += ["## Cost", "", "| run | wall (s) | packet hops | ns per hop |", "|---|---|---|---|"]
-    for r in costly:
-        tag = ", ".join(
-            f"{k}={v}" for k, v in r.items() if k in ("family", "method", "seed") or k in points(r["family"], stop)[0]
-        )
-        lines.append(f"| {tag} | {r['wall_s']:.2f} | {r['packet_hops']} | {r['ns_per_hop']:.0f} |")
+        lines += family_figures(f, by_family[f], methods, stop, figdir, links_of[f])
+        all_links += links_of[f]
+    write_csv(out / "links.csv", all_links)
+    lines += convergence_section(checks, check_results, results, by_family, quick or bool(stop))
+    if sens_rows:
+        lines += sensitivity_section(sens_rows, (by_family, links_of), stop, quick, sens_seeds)
+    lines += cost_section([r for rs in by_family.values() for r in rs]
+                          + [r for b, _ in sens_rows.values() for rs in b.values() for r in rs], stop, check_results)
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -111,3 +111,43 @@ def series_stats(values: Sequence[float]) -> tuple[float, float, float]:
 def after(t: Sequence[float], v: Sequence[float], t0: float) -> list[float]:
     """The values from time ``t0`` on."""
     return [y for x, y in zip(t, v) if x >= t0]
+
+
+def plot_sweep(series: dict[str, list[tuple[float, float]]], xlabels: Sequence[str], ax, ylabel: str,
+               log: bool = False, colors: dict | None = None, xlabel: str = "") -> None:
+    """One panel of a family figure (the AWM paper's Figs. 2-5): a metric
+    against the swept parameter, one line per method, mean and 95 % CI per
+    point (``series``: label -> [(mean, half-width)] in the order of
+    ``xlabels``; NaN where a method has no run)."""
+    n = max(1, len(series))
+    for j, (label, pts) in enumerate(series.items()):
+        xs = [i + (j - (n - 1) / 2) * 0.06 for i in range(len(pts))]  # a small dodge: CIs stay apart
+        ax.errorbar(xs, [m for m, _ in pts], yerr=[0 if math.isnan(h) else h for _, h in pts], marker="o",
+                    markersize=3.5, linewidth=1, capsize=2, label=label, color=(colors or {}).get(label))
+    ax.set_xticks(range(len(xlabels)))
+    ax.set_xticklabels(xlabels, fontsize=7, rotation=30, ha="right")
+    if log:
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylim(bottom=0)
+    if xlabel:
+        ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(axis="y", labelsize=7)
+
+
+def plot_series(lines: dict[str, tuple[Sequence[float], Sequence[float]]], path: Path, title: str, ylabel: str,
+                hlines: dict[str, float] | None = None, vline: float | None = None) -> Path:
+    """Time series, one line per label (a queue over time), with labelled
+    horizontal marks (the buffer, the target) and the end of the warm-up."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    for label, (t, v) in lines.items():
+        ax.plot(t, v, linewidth=0.6, label=label)
+    for label, y in (hlines or {}).items():
+        ax.axhline(y, color="grey", linestyle=":", linewidth=0.8)
+        ax.annotate(label, (0, y), fontsize=7, color="grey", va="bottom")
+    if vline is not None:
+        ax.axvline(vline, color="black", linestyle="--", linewidth=0.7)
+        ax.annotate("end of warm-up", (vline, 0), fontsize=7, rotation=90, va="bottom")
+    ax.set_xlabel("time (s)")
+    return save_figure(plt, fig, ax, path, title, ylabel, 2)

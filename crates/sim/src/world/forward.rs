@@ -174,10 +174,13 @@ impl World {
     /// Attaches NGWA's router rule to the interface named `iface`, called
     /// directly rather than as a [`ForwardStage`] (the same rule).
     pub fn attach_ngwa(&mut self, iface: &str, router: NgwaRouter) -> Result<(), String> {
-        // A flow's index numbers its connection if no two flows share one
-        // (the flows are all made by now).
+        // A flow's index numbers its connection if no two flows share one:
+        // known when the flows are all made by now; web transfers, made as
+        // they arrive, leave the router its keys (the same marks either way
+        // when the keys are distinct: docs/ngwa.md).
         let mut seen = std::collections::HashSet::with_capacity(self.tcp_keys.len());
-        let indexed = self.tcp_keys.iter().all(|&k| seen.insert(netreturn_control::flows::canonical(k)));
+        let indexed =
+            self.web.is_empty() && self.tcp_keys.iter().all(|&k| seen.insert(netreturn_control::flows::canonical(k)));
         let on_enqueue = router.acts_on_enqueue();
         self.attach(iface, Stage::Ngwa { router, indexed }, on_enqueue)
     }
@@ -223,7 +226,8 @@ impl World {
         if iface.pcap.is_some() {
             let p = self.pool.slots[pi as usize];
             let key = if p.udp { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp_keys, &p) };
-            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, &p, key);
+            let tcp = (!p.udp).then_some(&p.seg);
+            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, p.size, tcp, key);
         }
         if self.rec.monitor == Some(i) {
             let p = &self.pool.slots[pi as usize];

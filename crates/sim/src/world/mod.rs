@@ -3,8 +3,8 @@
 //! metrics are computed from.
 
 use crate::event::{Event, EventQueue, Link, LinkStore};
-use crate::scenario::{Dist, Scenario, TrafficSpec};
 use crate::topology::{Topology, NO_ROUTE};
+use crate::web::WebSource;
 use netreturn_base::{FlowKey, InBand, Rate, Rng, Time};
 use netreturn_control::gateway::WindowGateway;
 use netreturn_control::ngwa::{Marking, NgwaRouter, TcpConn};
@@ -13,11 +13,10 @@ use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, Tcp
 use netreturn_tcp::{Connection, Segment, TcpConfig};
 
 mod aqm;
-mod build;
 mod forward;
 mod record;
 
-pub use build::tcp_config;
+pub use netreturn_scenario::resolve::tcp_config;
 pub use record::{PacketTotals, Recorder};
 
 /// TCP flows from which the event loop prefetches the next event's packet
@@ -191,6 +190,41 @@ pub struct Iface {
 }
 
 impl Iface {
+    /// An idle interface `name` towards node `to`: `rate`, one-way `delay`,
+    /// random loss `loss` drawn from `rng`, a FIFO of `capacity_bytes`
+    /// under `discipline`, and a window-rewriting gateway if any.
+    pub(crate) fn new(
+        name: String,
+        to: u32,
+        (rate, delay, loss): (Rate, Time, f64),
+        discipline: netreturn_control::queue::Discipline,
+        aqm: Option<netreturn_control::queue::aqm::Aqm<u32>>,
+        capacity_bytes: u64,
+        gateway: Option<Box<WindowGateway>>,
+        rng: Rng,
+    ) -> Iface {
+        Iface {
+            name,
+            rate,
+            delay,
+            loss,
+            to,
+            queue: Fifo::new(discipline),
+            capacity_bytes,
+            busy_until: Time::ZERO,
+            gateway,
+            stage: None,
+            stage_on_enqueue: false,
+            dequeue_time: aqm.is_some(),
+            aqm: aqm.map(|q| Box::new(aqm::AqmLink::new(q))),
+            reverse_gateway: false,
+            staged: Default::default(),
+            rng,
+            stats: IfaceStats::default(),
+            pcap: None,
+        }
+    }
+
     /// The interface of the same link in the other direction: the topology
     /// makes a link's two directions one after the other, a -> b at an even
     /// index and b -> a after it ([`crate::topology::Topology`]).
@@ -239,7 +273,7 @@ pub struct TcpFlow {
     pub dst: u32,
     /// [client (data sender), server (receiver)].
     pub conns: [Connection; 2],
-    sched: [Option<Time>; 2],
+    pub(crate) sched: [Option<Time>; 2],
     /// Bytes to transfer; `None` for a bulk flow.
     pub bytes: Option<u64>,
     pub start: Time,
@@ -268,8 +302,8 @@ pub struct UdpFlow {
     pub schedule: Vec<(Time, Rate)>,
     /// (mean on, mean off) for On/Off sources.
     pub onoff: Option<(Time, Time)>,
-    on_until: Time,
-    rng: Rng,
+    pub(crate) on_until: Time,
+    pub(crate) rng: Rng,
     pub packets: PacketCounts,
     pub bytes_sent: u64,
     pub bytes_received: u64,
@@ -303,6 +337,10 @@ pub struct World {
     /// connections) is cold there.
     tcp_keys: Vec<FlowKey>,
     pub udp: Vec<UdpFlow>,
+    /// The `tcp-web` sources whose transfers are still to arrive: each
+    /// makes its next transfer when the run reaches its arrival
+    /// ([`World::web_arrival`]).
+    web: Vec<WebFlows>,
     /// Each interface's shared event lane ([`World::shared_lanes`]), or its
     /// own index when it shares none.
     shared_lane: Vec<u32>,
@@ -318,6 +356,16 @@ pub struct World {
     pub rec: Recorder,
     pub first_start: Time,
     pub warmup: Time,
+}
+
+/// A `tcp-web` source in a world: its transfers, their TCP settings and
+/// server port, and the sequence number reserved for its next arrival's
+/// event ([`EventQueue::reserve`]).
+struct WebFlows {
+    source: WebSource,
+    cfg: TcpConfig,
+    port: u16,
+    next_seq: u64,
 }
 
 /// A line per event of one TCP flow inside a time window: segments sent by
@@ -350,25 +398,163 @@ fn key_of(keys: &[FlowKey], flow: u32, dir: u8) -> FlowKey {
     }
 }
 
-fn ip_of(node: u32) -> u32 {
+/// The address of node `node`: 10.0.0.(node + 1) and up.
+pub(crate) fn ip_of(node: u32) -> u32 {
     0x0A00_0000 | (node + 1)
 }
 
-fn draw(dist: &Dist, rng: &mut Rng) -> Time {
-    match dist {
-        Dist::Fixed(t) => t.0,
-        Dist::Uniform { uniform: [a, b] } => Time::from_secs_f64(rng.uniform(a.0.secs_f64(), b.0.secs_f64())),
-        Dist::Exponential { exponential } => Time::from_secs_f64(rng.exponential(exponential.0.secs_f64())),
-    }
-}
-
 impl World {
+    /// A world of `topo` and its interfaces, without traffic, that stops at
+    /// `stop` and measures from `warmup`, recording into `rec`. The builder
+    /// (`crate::build`) adds the traffic, then [`World::schedule_starts`].
+    pub(crate) fn empty(topo: Topology, mut ifaces: Vec<Iface>, stop: Time, warmup: Time, rec: Recorder) -> World {
+        for i in 0..ifaces.len() as u32 {
+            ifaces[i as usize].reverse_gateway = ifaces[Iface::reverse(i) as usize].gateway.is_some();
+        }
+        World {
+            now: Time::ZERO,
+            ifaces,
+            tcp: vec![],
+            tcp_keys: vec![],
+            udp: vec![],
+            web: vec![],
+            shared_lane: vec![],
+            events: EventQueue::new(),
+            pool: Pool::default(),
+            out: Vec::with_capacity(64),
+            finite_left: 0,
+            has_finite: false,
+            stop,
+            rec,
+            first_start: Time::MAX,
+            warmup,
+            topo,
+        }
+    }
+
+    /// Adds a TCP flow, its key beside it in the compact key table; a finite
+    /// transfer counts among those the run waits for.
+    pub(crate) fn add_tcp(&mut self, f: TcpFlow) {
+        if f.bytes.is_some() {
+            self.finite_left += 1;
+        }
+        self.push_tcp(f);
+    }
+
+    fn push_tcp(&mut self, f: TcpFlow) {
+        self.tcp_keys.push(f.key);
+        self.tcp.push(f);
+    }
+
+    /// Transfer `id` of the flow table: `bytes` from `src` to `dst` from
+    /// `start` (its number picks its source port).
+    fn transfer(
+        id: u32,
+        cfg: &TcpConfig,
+        (src, dst): (u32, u32),
+        bytes: u64,
+        start: Time,
+        port: u16,
+        iss: (u32, u32),
+        web: bool,
+    ) -> TcpFlow {
+        let key = FlowKey {
+            src: ip_of(src),
+            dst: ip_of(dst),
+            sport: 10_000 + (id % 50_000) as u16,
+            dport: port,
+            proto: FlowKey::TCP,
+        };
+        TcpFlow {
+            key,
+            src,
+            dst,
+            conns: [Connection::client(cfg, iss.0), Connection::server(cfg, iss.1)],
+            sched: [None, None],
+            bytes: Some(bytes),
+            start,
+            stop: None,
+            started: false,
+            done_at: None,
+            packets: Default::default(),
+            app: None,
+            web,
+        }
+    }
+
+    /// Adds `tcp-web` source `source`, whose transfers the run makes as they
+    /// arrive (numbered after every flow made at set-up, in order of
+    /// arrival); the run waits for all of them. A source without arrivals
+    /// adds nothing.
+    pub(crate) fn add_web_source(&mut self, source: WebSource, cfg: TcpConfig, port: u16) {
+        if source.total() == 0 {
+            return;
+        }
+        self.finite_left += source.total() as usize;
+        self.web.push(WebFlows { source, cfg, port, next_seq: 0 });
+    }
+
+    /// TCP flows in all: those made, and the web transfers still to arrive.
+    pub fn tcp_total(&self) -> usize {
+        self.tcp.len() + self.web.iter().map(|s| s.source.remaining() as usize).sum::<usize>()
+    }
+
+    /// Schedules every start, in the order of the flows' numbers as when
+    /// every transfer was made at set-up: the TCP flows made so far, then
+    /// each web source's arrivals (their sequence numbers reserved, the
+    /// first arrival scheduled), then the UDP sources; then the first
+    /// sample. Call once, after the traffic is added and before anything
+    /// else is scheduled.
+    pub(crate) fn schedule_starts(&mut self) {
+        self.has_finite = self.finite_left > 0;
+        let tcp: Vec<(Time, Event)> =
+            self.tcp.iter().enumerate().map(|(i, f)| (f.start, Event::Start(i as u32))).collect();
+        self.first_start = tcp.iter().map(|&(t, _)| t).min().unwrap_or(Time::MAX);
+        let lane = self.start_lane();
+        self.events.schedule_all_in_lane(lane, tcp);
+        for j in 0..self.web.len() {
+            let s = &mut self.web[j];
+            s.next_seq = self.events.reserve(s.source.total());
+            let first = s.source.next_arrival().expect("a source with arrivals has a first");
+            self.first_start = self.first_start.min(first);
+            self.events.schedule_reserved(lane + 2 + j as u32, first, s.next_seq, Event::Web(j as u32));
+        }
+        let udp: Vec<(Time, Event)> =
+            self.udp.iter().enumerate().map(|(i, u)| (u.start, Event::UdpStart(i as u32))).collect();
+        self.first_start = udp.iter().map(|&(t, _)| t).fold(self.first_start, Time::min);
+        self.events.schedule_all_in_lane(lane + 1, udp);
+        self.shared_lane = World::shared_lanes(&self.topo, lane + 2 + self.web.len() as u32);
+        if self.first_start == Time::MAX {
+            self.first_start = Time::ZERO;
+        }
+        self.events.schedule(Time::ZERO, Event::Sample);
+    }
+
+    /// Web source `j`'s next transfer arrives now: the transfer is made,
+    /// starts, and the source's next arrival is scheduled.
+    fn web_arrival(&mut self, j: u32) {
+        let id = self.tcp.len() as u32;
+        let s = &mut self.web[j as usize];
+        let t = s.source.transfer();
+        let f = World::transfer(id, &s.cfg, (t.src, t.dst), t.bytes, self.now, s.port, t.iss, true);
+        s.next_seq += 1;
+        let next = s.source.next_arrival().map(|at| (at, s.next_seq));
+        // (Counted among the transfers the run waits for when the source
+        // was added.)
+        self.push_tcp(f);
+        self.start_app(id);
+        if let Some((at, seq)) = next {
+            let lane = self.start_lane() + 2 + j;
+            self.events.schedule_reserved(lane, at, seq, Event::Web(j));
+        }
+    }
+
     /// Runs until every finite transfer is complete, or the stop time.
     pub fn run(&mut self) {
         // A world whose per-flow and per-link state outgrows the caches
         // runs a loop that prefetches; a small one runs the plain loop,
         // whose code is unchanged by it.
-        self.run_prefetching(self.tcp.len() >= PREFETCH_FLOWS)
+        self.run_prefetching(self.tcp_total() >= PREFETCH_FLOWS)
     }
 
     /// [`World::run`] with the prefetching loop on or off, whatever the
@@ -421,6 +607,8 @@ impl World {
                 Event::Arrive(i, p) => self.arrive(i, p),
                 Event::Timer(e) => self.timer(e),
                 Event::Start(a) => self.start_app(a),
+                Event::UdpStart(u) => self.start_udp(u),
+                Event::Web(j) => self.web_arrival(j),
                 Event::UdpTick(u) => self.udp_tick(u),
                 Event::AppTick(a) => self.app_tick(a),
                 Event::Sample => self.sample(),
@@ -593,30 +781,30 @@ impl World {
 
     fn start_app(&mut self, a: u32) {
         let now = self.now;
-        let ntcp = self.tcp.len() as u32;
-        if a < ntcp {
-            let f = &mut self.tcp[a as usize];
-            f.started = true;
-            self.rec.active.insert(a as usize, f.start >= self.warmup);
-            f.conns[0].open(now, &mut self.out);
-            if f.app.is_some() {
-                self.emit_segments(a, 0);
-                self.app_tick(a);
-                return;
-            }
-            let bytes = f.bytes.unwrap_or(u64::MAX / 4);
-            f.conns[0].send(now, bytes, &mut self.out);
-            if f.bytes.is_some() {
-                f.conns[0].close(now, &mut self.out);
-            }
+        let f = &mut self.tcp[a as usize];
+        f.started = true;
+        self.rec.active.insert(a as usize, f.start >= self.warmup);
+        f.conns[0].open(now, &mut self.out);
+        if f.app.is_some() {
             self.emit_segments(a, 0);
-        } else {
-            let u = &mut self.udp[(a - ntcp) as usize];
-            if let Some((on, _)) = u.onoff {
-                u.on_until = now + Time::from_secs_f64(u.rng.exponential(on.secs_f64()));
-            }
-            self.udp_tick(a - ntcp);
+            self.app_tick(a);
+            return;
         }
+        let bytes = f.bytes.unwrap_or(u64::MAX / 4);
+        f.conns[0].send(now, bytes, &mut self.out);
+        if f.bytes.is_some() {
+            f.conns[0].close(now, &mut self.out);
+        }
+        self.emit_segments(a, 0);
+    }
+
+    fn start_udp(&mut self, u: u32) {
+        let now = self.now;
+        let src = &mut self.udp[u as usize];
+        if let Some((on, _)) = src.onoff {
+            src.on_until = now + Time::from_secs_f64(src.rng.exponential(on.secs_f64()));
+        }
+        self.udp_tick(u);
     }
 
     /// The next write of a rate-limited TCP application (ns-3's
@@ -651,9 +839,10 @@ impl World {
         self.ifaces.len() as u32 + ui
     }
 
-    /// The event lane of the application starts, after the interfaces' and
-    /// the UDP sources' ([`EventQueue::schedule_all_in_lane`]).
-    fn start_lane(&self) -> u32 {
+    /// The event lane of the TCP flows' starts, after the interfaces' and
+    /// the UDP sources' ([`EventQueue::schedule_all_in_lane`]); the UDP
+    /// sources' starts follow, then a lane per web source.
+    pub(crate) fn start_lane(&self) -> u32 {
         (self.ifaces.len() + self.udp.len()) as u32
     }
 
@@ -665,7 +854,7 @@ impl World {
     /// are scheduled, and those that do not go to the link's own lane
     /// ([`EventQueue::schedule_arrival`]). A link alone of its kind keeps
     /// its own lane.
-    pub(super) fn shared_lanes(topo: &crate::topology::Topology, first: u32) -> Vec<u32> {
+    pub(crate) fn shared_lanes(topo: &crate::topology::Topology, first: u32) -> Vec<u32> {
         let mut out_links = vec![0u32; topo.nodes.len()];
         for f in &topo.ifaces {
             out_links[f.from as usize] += 1;
@@ -822,9 +1011,43 @@ mod shared_lanes {
 }
 
 #[cfg(test)]
+mod web_arrivals {
+    use super::*;
+    use crate::scenario::{Scenario, MINI};
+    use crate::web::PoissonArrivals;
+
+    #[test]
+    fn a_flood_of_web_arrivals_makes_each_transfer_only_when_it_arrives() {
+        // Issue 23: about a million arrivals in the run's second once made
+        // a record each at load (2 GB); now the world starts with the four
+        // file transfers alone, and a run stopped after 2 ms has made the
+        // transfers that arrived by then, in order of arrival.
+        let text = format!(
+            "{}\n[[traffic]]\nkind = \"tcp-web\"\nfrom = \"left\"\nto = \"right\"\nrate = 1e6\n",
+            MINI.replace("[topology]", "[run]\nstop = \"1s\"\n[topology]")
+        );
+        let s = Scenario::from_toml(&text, "m.toml", &[]).unwrap();
+        let mut w = World::with_recorder(&s, 1, Recorder::new(&s).memory_limit(None)).unwrap();
+        assert_eq!(w.tcp.len(), 4);
+        let total = w.tcp_total() - 4;
+        assert!((total as f64 - 1e6).abs() < 4.0 * 1e3, "{total} arrivals");
+        assert!(w.memory_in_use() < 1_000_000, "{} bytes held at load", w.memory_in_use());
+        w.stop = Time::from_millis(2);
+        w.run();
+        let due = PoissonArrivals::new(Rng::derive(1, 3_000_001), 1e6, Time::ZERO, Time::from_secs(1))
+            .take_while(|t| *t <= Time::from_millis(2))
+            .collect::<Vec<Time>>();
+        let made: Vec<Time> = w.tcp[4..].iter().map(|f| f.start).collect();
+        assert_eq!(made, due);
+        assert!(w.tcp[4..].iter().all(|f| f.web && f.started));
+        assert_eq!(w.tcp_total() - 4, total, "the transfers still to come stay counted");
+    }
+}
+
+#[cfg(test)]
 mod guard_tests {
     use super::*;
-    use crate::scenario::MINI;
+    use crate::scenario::{Scenario, MINI};
 
     fn world() -> (Scenario, World) {
         let s = Scenario::from_toml(MINI, "mini.toml", &[]).unwrap();

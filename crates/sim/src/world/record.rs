@@ -17,7 +17,7 @@ pub struct Recorder {
     pub(super) sample_interval: Time,
     /// The TCP flows `run.trace_flows` asks to trace, checked when the
     /// world is built.
-    pub(super) trace_flows: Vec<usize>,
+    pub(crate) trace_flows: Vec<usize>,
     /// The interface whose queue is sampled: `Resolved::monitored`
     /// (`run.monitor`, else the declared bottleneck, else the traffic's
     /// slowest link).
@@ -37,7 +37,7 @@ pub struct Recorder {
     pub traces: Vec<FlowTrace>,
     /// The senders' latest RTT, every active flow every sample interval
     /// (flows started after the warm-up), summarized as it comes.
-    pub rtt: crate::metrics::DurationSummary,
+    pub rtt: crate::stats::DurationSummary,
     pub(super) active: ActiveFlows,
     /// Stop the run if its memory grows past this many bytes (checked at
     /// every sample; the limit `World::new` checked the estimate against);
@@ -67,7 +67,7 @@ impl Recorder {
     /// What scenario `s` asks to record (`run.sample_interval`,
     /// `run.monitor`, `run.trace_flows`), with the memory guard's limit of
     /// this machine ([`crate::memory::limit`]).
-    pub fn new(s: &Scenario) -> Recorder {
+    pub fn new(s: &crate::Scenario) -> Recorder {
         Recorder {
             sample_interval: s.run.sample_interval.0,
             trace_flows: s.run.trace_flows.clone(),
@@ -216,7 +216,8 @@ impl World {
             self.rec.avail_mbps.push(if self.now > Time::ZERO { (rate - cross).max(0.0) / 1e6 } else { f64::NAN });
         }
         for tr in &mut self.rec.traces {
-            let f = &self.tcp[tr.flow];
+            // (A web transfer is made when it arrives.)
+            let Some(f) = self.tcp.get(tr.flow) else { continue };
             if !f.started || f.done_at.is_some() {
                 continue;
             }

@@ -73,7 +73,7 @@ fn delayed_ack_is_sent_every_second_segment_or_after_200_ms() {
     s.on_segment(ms(310), &data(&c, 3), &mut out);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].ack, c.iss.wrapping_add(5001));
-    assert_eq!(out[0].opts.sack.len, 0);
+    assert_eq!(out[0].opts.sack.len(), 0);
     assert_eq!(s.stats().bytes_delivered, 5000);
 }
 
@@ -118,7 +118,7 @@ fn after_a_timeout_data_the_receiver_sacked_is_not_sent_again() {
     assert_eq!(ack.len(), 1);
     assert_eq!(ack[0].ack, c.iss.wrapping_add(2001));
     // Segments 9, 7 and 5 reported; segment 3 not any more.
-    assert_eq!(ack[0].opts.sack.len, 3);
+    assert_eq!(ack[0].opts.sack.len(), 3);
     let mut out = Vec::new();
     c.on_segment(t + ms(80), &ack[0], &mut out);
     let segs: Vec<u32> = out.iter().map(|g| g.seq.wrapping_sub(c.iss.wrapping_add(1)) / 1000).collect();
@@ -188,12 +188,12 @@ fn data_beyond_the_advertised_right_edge_is_dropped_and_acknowledged() {
     s.on_segment(Time::from_millis(1), &data(&c, 10), &mut out);
     assert_eq!(out.len(), 1, "answered at once");
     assert_eq!(out[0].ack, c.iss.wrapping_add(1), "nothing accepted");
-    assert_eq!(out[0].opts.sack.len, 0, "not held as out-of-order data");
+    assert_eq!(out[0].opts.sack.len(), 0, "not held as out-of-order data");
     assert_eq!(s.stats().beyond_window_received, 1);
     // The last segment inside the window is held.
     out.clear();
     s.on_segment(Time::from_millis(2), &data(&c, 9), &mut out);
-    assert_eq!(out[0].opts.sack.len, 1);
+    assert_eq!(out[0].opts.sack.len(), 1);
     assert_eq!(s.ooo.held.bytes(), 1000);
 }
 

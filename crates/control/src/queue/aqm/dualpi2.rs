@@ -83,6 +83,14 @@ impl<T> DualPi2<T> {
         Backlog { bytes: l.bytes + c.bytes, packets: l.packets + c.packets }
     }
 
+    /// The earliest arrival among the packets of both queues.
+    pub fn oldest(&self) -> Option<Time> {
+        match (self.l.head_enqueued(), self.c.head_enqueued()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The base probability `p'` after the updates due by `now`.
     pub fn base_probability(&mut self, now: Time) -> f64 {
         self.catch_up(now);

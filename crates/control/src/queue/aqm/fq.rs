@@ -70,6 +70,11 @@ impl<A: FlowAqm, T> Fq<A, T> {
         self.backlog
     }
 
+    /// The earliest arrival among the queued packets (flows on the lists).
+    pub fn oldest(&self) -> Option<Time> {
+        self.new_flows.iter().chain(&self.old_flows).filter_map(|&b| self.buckets[b as usize].q.head_enqueued()).min()
+    }
+
     /// The bucket of a flow key (section 4.1.1: a hash of the 5-tuple, here
     /// of the caller's key, salted). SplitMix64's finalizer spreads
     /// consecutive keys.

@@ -337,6 +337,19 @@ impl<T> Aqm<T> {
         }
     }
 
+    /// When the longest-waiting packet arrived: a link that freed before
+    /// then starts its next packet at this instant (the real gateway
+    /// serves its queue lazily, at the instants the link would have).
+    pub fn oldest(&self) -> Option<Time> {
+        match self {
+            Aqm::CoDel(s) => s.q.head_enqueued(),
+            Aqm::Pie(s) => s.q.head_enqueued(),
+            Aqm::FqCoDel(f) => f.oldest(),
+            Aqm::FqPie(f) => f.oldest(),
+            Aqm::DualPi2(d) => d.oldest(),
+        }
+    }
+
     pub fn backlog(&self) -> Backlog {
         match self {
             Aqm::CoDel(s) => s.q.backlog(),
@@ -364,5 +377,28 @@ pub(crate) mod testing {
         pub fn sink(&mut self) -> impl FnMut(T, Meta, DropReason) + '_ {
             |t, _, why| self.0.push((t, why))
         }
+    }
+}
+
+#[cfg(test)]
+mod keys_tests {
+    use crate::registry::{struct_fields, QueueKind};
+
+    #[test]
+    fn every_aqm_key_a_discipline_lists_is_a_key_of_the_aqm_table_and_every_table_key_is_read_by_one() {
+        let all = struct_fields::<super::AqmParams>();
+        let mut used = std::collections::BTreeSet::new();
+        for q in QueueKind::ALL.iter().filter(|q| q.decides_at_dequeue()) {
+            for k in q.keys() {
+                assert!(all.contains(k), "{}: {k} is not an aqm key", q.name());
+                used.insert(*k);
+            }
+        }
+        assert_eq!(
+            used.len(),
+            all.len(),
+            "aqm keys no discipline reads: {:?}",
+            all.iter().filter(|k| !used.contains(*k)).collect::<Vec<_>>()
+        );
     }
 }

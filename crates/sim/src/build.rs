@@ -1,56 +1,26 @@
 //! Building a world from a scenario: interfaces, queues, gateways,
-//! applications, and the TCP settings every endpoint shares.
+//! applications, the TCP settings every endpoint shares, and the router
+//! stages (NGWA, XCP) and captures the scenario asks for. Above the world
+//! and the modules it assembles (issue 22: they do not need the builder).
 
-use super::*;
+use netreturn_base::{FlowKey, Rng, Time};
+use netreturn_control::gateway::WindowGateway;
+use netreturn_tcp::{Connection, TcpConfig};
 
-pub use netreturn_scenario::resolve::tcp_config;
+use crate::scenario::{Dist, Scenario, TrafficSpec};
+use crate::topology::NO_ROUTE;
+use crate::web::WebSource;
+use crate::world::{ip_of, tcp_config, FlowTrace, Iface, PacketCounts, Recorder, TcpFlow, UdpFlow, World};
+
+fn draw(dist: &Dist, rng: &mut Rng) -> Time {
+    match dist {
+        Dist::Fixed(t) => t.0,
+        Dist::Uniform { uniform: [a, b] } => Time::from_secs_f64(rng.uniform(a.0.secs_f64(), b.0.secs_f64())),
+        Dist::Exponential { exponential } => Time::from_secs_f64(rng.exponential(exponential.0.secs_f64())),
+    }
+}
 
 impl World {
-    /// Adds one finite TCP transfer (used by traffic generators outside
-    /// this file: [`crate::web`]).
-    pub(crate) fn push_transfer(
-        &mut self,
-        cfg: &TcpConfig,
-        src: u32,
-        dst: u32,
-        bytes: u64,
-        start: Time,
-        port: u16,
-        iss: (u32, u32),
-        web: bool,
-    ) {
-        let id = self.tcp.len() as u32;
-        let key = FlowKey {
-            src: ip_of(src),
-            dst: ip_of(dst),
-            sport: 10_000 + (id % 50_000) as u16,
-            dport: port,
-            proto: FlowKey::TCP,
-        };
-        self.add_tcp(TcpFlow {
-            key,
-            src,
-            dst,
-            conns: [Connection::client(cfg, iss.0), Connection::server(cfg, iss.1)],
-            sched: [None, None],
-            bytes: Some(bytes),
-            start,
-            stop: None,
-            started: false,
-            done_at: None,
-            packets: Default::default(),
-            app: None,
-            web,
-        });
-        self.finite_left += 1;
-    }
-
-    /// Adds a TCP flow, its key beside it in the compact key table.
-    fn add_tcp(&mut self, f: TcpFlow) {
-        self.tcp_keys.push(f.key);
-        self.tcp.push(f);
-    }
-
     /// The world of scenario `s` and master seed `seed`, recording what the
     /// scenario asks for ([`Recorder::new`]).
     pub fn new(s: &Scenario, seed: u64) -> Result<World, (String, String)> {
@@ -70,31 +40,10 @@ impl World {
         for (i, f) in resolved.links.into_iter().enumerate() {
             let discipline = f.discipline();
             let aqm = f.queue.aqm(f.limit, Rng::derive(seed, 2_000_000 + i as u64).next_u64(), f.aqm.as_ref());
-            let capacity_bytes = f.buffer_bytes;
             let gateway = f.gateway.map(|cfg| Box::new(WindowGateway::new(cfg)));
-            ifaces.push(Iface {
-                name: f.name.clone(),
-                rate: f.rate,
-                delay: f.delay,
-                loss: f.loss,
-                to: f.to,
-                queue: Fifo::new(discipline),
-                capacity_bytes,
-                busy_until: Time::ZERO,
-                gateway,
-                stage: None,
-                stage_on_enqueue: false,
-                dequeue_time: aqm.is_some(),
-                aqm: aqm.map(|q| Box::new(super::aqm::AqmLink::new(q))),
-                reverse_gateway: false,
-                staged: Default::default(),
-                rng: Rng::derive(seed, 1_000_000 + i as u64),
-                stats: IfaceStats::default(),
-                pcap: None,
-            });
-        }
-        for i in 0..ifaces.len() as u32 {
-            ifaces[i as usize].reverse_gateway = ifaces[Iface::reverse(i) as usize].gateway.is_some();
+            let rng = Rng::derive(seed, 1_000_000 + i as u64);
+            let link = (f.rate, f.delay, f.loss);
+            ifaces.push(Iface::new(f.name, f.to, link, discipline, aqm, f.buffer_bytes, gateway, rng));
         }
         for name in &s.run.pcap {
             let i = topo.iface_by_name(name).ok_or_else(|| {
@@ -105,29 +54,13 @@ impl World {
         rec.monitor = resolved.monitored;
 
         let cfg = resolved.tcp;
-        let mut w = World {
-            now: Time::ZERO,
-            ifaces,
-            tcp: vec![],
-            tcp_keys: vec![],
-            udp: vec![],
-            shared_lane: vec![],
-            events: EventQueue::new(),
-            pool: Pool::default(),
-            out: Vec::with_capacity(64),
-            finite_left: 0,
-            has_finite: false,
-            stop: s.run.stop.0,
-            rec,
-            first_start: Time::MAX,
-            warmup: s.run.warmup.map(|w| w.0).unwrap_or(Time::ZERO),
-            topo,
-        };
+        let warmup = s.run.warmup.map(|w| w.0).unwrap_or(Time::ZERO);
+        let mut w = World::empty(topo, ifaces, s.run.stop.0, warmup, rec);
 
         let mut app_rng = Rng::derive(seed, 7);
         for (ti, t) in s.traffic.iter().enumerate() {
             if let TrafficSpec::TcpWeb { .. } = t {
-                crate::web::add_web_flows(&mut w, s, ti, &cfg, seed)?;
+                add_web_source(&mut w, s, ti, &cfg, seed)?;
                 continue;
             }
             let (from, to, count) = match t {
@@ -207,9 +140,6 @@ impl World {
                             app,
                             web: false,
                         });
-                        if bytes.is_some() {
-                            w.finite_left += 1;
-                        }
                     }
                     TrafficSpec::TcpWeb { .. } => unreachable!("handled above"),
                     TrafficSpec::UdpCbr { rate, packet, start, stop, .. }
@@ -252,43 +182,82 @@ impl World {
                 }
             }
         }
-        w.has_finite = w.finite_left > 0;
-        let ntcp = w.tcp.len() as u32;
-        let starts: Vec<(Time, Event)> = (w.tcp.iter().map(|f| f.start))
-            .chain(w.udp.iter().map(|u| u.start))
-            .enumerate()
-            .map(|(a, t)| (t, Event::Start(a as u32)))
-            .collect();
-        debug_assert!(starts.len() == ntcp as usize + w.udp.len());
-        w.first_start = starts.iter().map(|&(t, _)| t).min().unwrap_or(Time::MAX);
-        let lane = w.start_lane();
-        w.events.schedule_all_in_lane(lane, starts);
-        w.shared_lane = World::shared_lanes(&w.topo, lane + 1);
+        w.schedule_starts();
+        let flows = w.tcp_total();
         for f in std::mem::take(&mut w.rec.trace_flows) {
-            if f >= w.tcp.len() {
+            if f >= flows {
                 return Err((
                     "run.trace_flows".into(),
-                    format!("flow {f} does not exist; there are {} TCP flows", w.tcp.len()),
+                    format!("flow {f} does not exist; there are {flows} TCP flows"),
                 ));
             }
             w.rec.traces.push(FlowTrace { flow: f, ..Default::default() });
         }
         if let Some(log) = &w.rec.packet_log {
-            if log.flow as usize >= w.tcp.len() {
+            if log.flow as usize >= flows {
                 return Err((
                     "log flow".into(),
-                    format!("flow {} does not exist; there are {} TCP flows", log.flow, w.tcp.len()),
+                    format!("flow {} does not exist; there are {flows} TCP flows", log.flow),
                 ));
             }
-        }
-        if w.first_start == Time::MAX {
-            w.first_start = Time::ZERO;
         }
         if let Some(n) = &s.ngwa {
             crate::ngwa::attach_routers(n, &mut w)?;
         }
-        w.events.schedule(Time::ZERO, Event::Sample);
         crate::xcp::attach_routers(&mut w).map_err(|m| ("topology".to_string(), m))?;
         Ok(w)
+    }
+}
+
+/// Adds the transfers of `s.traffic[ti]` (a `tcp-web` entry) to `w`: a
+/// source whose transfers the run makes as they arrive ([`WebSource`]),
+/// from a generator derived from the seed and the entry's index. Transfer
+/// `k` goes from the `k`-th host of `from` to the `k`-th of `to`, cycling.
+/// Arrivals stop at the entry's `stop`, and at the run's: a transfer that
+/// would arrive after the run is never made.
+fn add_web_source(w: &mut World, s: &Scenario, ti: usize, cfg: &TcpConfig, seed: u64) -> Result<(), (String, String)> {
+    let TrafficSpec::TcpWeb { from, to, rate, mean_size, shape, start, stop, port } = &s.traffic[ti] else {
+        unreachable!("called for tcp-web entries only")
+    };
+    if !(*rate >= 0.0 && rate.is_finite()) {
+        return Err((format!("traffic[{ti}].rate"), "new flows per second: a number >= 0".into()));
+    }
+    if *shape <= 1.0 {
+        return Err((format!("traffic[{ti}].shape"), "a Pareto shape > 1 (the mean must exist)".into()));
+    }
+    let lookup = |sel: &str, field: &str| {
+        w.topo
+            .hosts(sel)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| (format!("traffic[{ti}].{field}"), format!("no host or group {sel:?}")))
+    };
+    let (srcs, dsts) = (lookup(from, "from")?, lookup(to, "to")?);
+    let begin = start.map_or(Time::ZERO, |t| t.0);
+    let end = stop.map_or(s.run.stop.0, |t| t.0).min(s.run.stop.0);
+    let mean_bytes = mean_size.0.bytes(netreturn_scenario::resolve::packet_bytes(s.tcp.segment_size)) as f64;
+    let rng = Rng::derive(seed, 3_000_000 + ti as u64);
+    let source = WebSource::new(rng, *rate, (begin, end), (srcs.clone(), dsts.clone()), mean_bytes, *shape);
+    // Every pair of hosts a transfer will use has a route: the pairs repeat
+    // after lcm(sources, destinations) transfers.
+    let (a, b) = (srcs.len() as u64, dsts.len() as u64);
+    let period = a / gcd(a, b) * b;
+    for k in 0..source.total().min(period) as usize {
+        let (src, dst) = (srcs[k % srcs.len()], dsts[k % dsts.len()]);
+        if w.topo.route(src, dst) == NO_ROUTE {
+            return Err((
+                format!("traffic[{ti}]"),
+                format!("no route from {} to {}", w.topo.nodes[src as usize], w.topo.nodes[dst as usize]),
+            ));
+        }
+    }
+    w.add_web_source(source, *cfg, *port);
+    Ok(())
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
