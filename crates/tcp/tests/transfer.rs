@@ -313,3 +313,63 @@ fn a_sender_held_by_the_receive_window_does_not_grow_cwnd_beyond_it() {
         assert!(probe.cwnd >= 10_000, "{cc:?}: cwnd {} fell below the initial window", probe.cwnd);
     }
 }
+
+/// A 4 MB transfer of `cc` over 10 Mb/s, 40 ms RTT and a 1 MB queue:
+/// returns the pair and the mean RTT the client sampled after the first
+/// second (the queue it keeps, once past its start-up).
+fn deep_buffer_run(cc: CcKind) -> (Pair, f64) {
+    let c = cfg(cc, true);
+    let mut p = big_queue_pair(&c);
+    p.open();
+    p.send(4_000_000);
+    let (mut sum, mut n) = (0.0, 0u64);
+    let done = p.drive_until(Time::from_secs(60), |p| {
+        if p.now > Time::from_secs(1) {
+            if let Some(r) = p.client.last_rtt() {
+                sum += r.secs_f64();
+                n += 1;
+            }
+        }
+        p.client.all_data_acked()
+    });
+    assert!(done, "{cc:?} did not complete");
+    assert_eq!(p.server.stats().bytes_delivered, 4_000_000);
+    (p, sum / n.max(1) as f64)
+}
+
+#[test]
+fn bbr_fills_a_deep_buffered_link_with_a_short_queue_where_cubic_fills_the_buffer() {
+    // BBR's cwnd is 2 BDP (draft-cardwell-iccrg-bbr-congestion-control-00
+    // section 4.2.3.2), so its queue holds at most about one BDP (40 ms
+    // here); CUBIC grows until the 1 MB (800 ms) buffer overflows.
+    let (bbr, bbr_rtt) = deep_buffer_run(CcKind::Bbr(Default::default()));
+    let (cubic, cubic_rtt) = deep_buffer_run(CcKind::Cubic(Default::default()));
+    assert!(bbr_rtt < 0.1, "BBR's mean RTT {bbr_rtt}");
+    assert!(cubic_rtt > 4.0 * bbr_rtt, "CUBIC's mean RTT {cubic_rtt} against BBR's {bbr_rtt}");
+    // 4 MB at 10 Mb/s (with headers) is about 3.4 s: BBR is as fast.
+    assert!(bbr.now.secs_f64() < 1.1 * cubic.now.secs_f64() + 0.1, "BBR {} CUBIC {}", bbr.now, cubic.now);
+    assert!(bbr.now < Time::from_secs(4), "BBR took {}", bbr.now);
+    // The delivery-rate estimate is the bottleneck's payload rate: 10 Mb/s
+    // less 52 bytes of headers per 1000.
+    let payload = 10e6 / 8.0 * 1000.0 / 1052.0;
+    let est = bbr.client.bandwidth_estimate().expect("BBR keeps an estimate");
+    assert!(est > 0.9 * payload && est < 1.05 * payload, "estimate {est} against {payload}");
+}
+
+#[test]
+fn bbr_recovers_losses_and_counts_sacked_segments_as_delivered() {
+    // Every 50th data segment lost: recovery with SACK (rate samples from
+    // SACKed segments) and without (cumulative ACKs only) both complete,
+    // and the estimate stays near the link rate rather than collapsing as
+    // a loss-based control's window would.
+    for sack in [true, false] {
+        let c = cfg(CcKind::Bbr(Default::default()), sack);
+        let mut p = big_queue_pair(&c);
+        p.fwd.loss = Some(Box::new(|i, _| i % 50 == 49));
+        assert!(p.transfer(2_000_000, Time::from_secs(60)), "sack={sack}");
+        let payload = 10e6 / 8.0 * 1000.0 / 1052.0;
+        let est = p.client.bandwidth_estimate().expect("estimate");
+        assert!(est > 0.7 * payload && est < 1.05 * payload, "sack={sack}: estimate {est}");
+        assert!(p.now < Time::from_secs(6), "sack={sack}: took {}", p.now);
+    }
+}

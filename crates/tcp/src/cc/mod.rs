@@ -7,6 +7,7 @@
 //! `TcpSocketState`) because loss recovery (RFC 6582 inflation, PRR) also
 //! writes cwnd; a controller changes them only through these events.
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod none;
@@ -105,6 +106,64 @@ impl AckEvent {
     }
 }
 
+/// Where the sender is in loss recovery, as Linux's `icsk_ca_state` names
+/// it (what BBR's packet conservation keys on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RecoveryState {
+    /// No recovery under way (Linux `TCP_CA_Open`).
+    Open,
+    /// Fast recovery after dupACKs or SACKs (`TCP_CA_Recovery`).
+    Recovery,
+    /// Recovering after a retransmission timeout, until SND.UNA passes the
+    /// point sent when it fired (`TCP_CA_Loss`).
+    Loss,
+}
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation-00,
+/// section 3.3 `GenerateRateSample`; Linux `struct rate_sample`), given on
+/// every ACK to a control whose [`CongestionControl::wants_rate_samples`]
+/// is true. Bytes throughout, where Linux counts packets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// `rs.delivered`: bytes delivered between the sending of the newest
+    /// segment this ACK delivered and this ACK.
+    pub delivered: u64,
+    /// `rs.interval`: max(send elapsed, ACK elapsed), or `None` when the
+    /// ACK gives no valid sample (nothing newly delivered, or an interval
+    /// shorter than the minimum RTT: section 3.3, "the sample is invalid").
+    pub interval: Option<Time>,
+    /// `rs.prior_delivered`: `C.delivered` when that segment was sent.
+    pub prior_delivered: u64,
+    /// `rs.is_app_limited`: the segment was sent while the application,
+    /// not the network, limited the sender (section 3.4).
+    pub is_app_limited: bool,
+    /// RTT of the most recently sent segment this ACK newly delivered,
+    /// retransmissions excluded (Karn), as Linux `rs->rtt_us`.
+    pub rtt: Option<Time>,
+    /// Bytes newly deemed lost since the previous sample (RFC 6675 IsLost,
+    /// or all of the flight on a timeout; Linux `rs->losses`).
+    pub losses: u64,
+    /// Bytes this ACK newly delivered, cumulatively or by SACK (Linux
+    /// `rs->acked_sacked`, RFC 6937 DeliveredData).
+    pub acked_sacked: u64,
+    /// Bytes in flight before and after this ACK (RFC 6675 pipe during
+    /// SACK recovery).
+    pub prior_in_flight: u64,
+    pub in_flight: u64,
+    /// `C.delivered`: every byte delivered so far.
+    pub delivered_total: u64,
+    pub recovery: RecoveryState,
+    /// Smoothed RTT after this ACK, if any.
+    pub srtt: Option<Time>,
+}
+
+impl RateSample {
+    /// The sample's delivery rate in bytes per second, if valid.
+    pub fn rate(&self) -> Option<f64> {
+        self.interval.filter(|i| i.0 > 0).map(|i| self.delivered as f64 / i.secs_f64())
+    }
+}
+
 /// Events a congestion control reacts to. Every method has a default so an
 /// algorithm writes only what it changes: adding one means one file under
 /// `src/cc/` and one line of the list below.
@@ -175,10 +234,47 @@ pub trait CongestionControl {
     }
 
     /// The sender's estimate of its available bandwidth in bytes per
-    /// second, for controllers that keep one (Westwood+, SARBE); traced.
+    /// second, for controllers that keep one (Westwood+, SARBE, BBR); traced.
     fn bandwidth_estimate(&self) -> Option<f64> {
         None
     }
+
+    /// Whether the connection keeps per-segment delivery records and calls
+    /// [`Self::on_rate_sample`] on every ACK. Asked once, when the
+    /// connection is made: the controls that answer no pay nothing.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
+    /// Every arriving ACK, with its delivery-rate sample (Linux's
+    /// `cong_control` hook). Returns true to mark the data in flight as
+    /// application-limited (BBR's ProbeRTT, Linux `tp->app_limited`).
+    fn on_rate_sample(&mut self, _now: Time, _w: &mut Window, _rs: &RateSample) -> bool {
+        false
+    }
+
+    /// The rate in bytes per second the sender spaces its data segments
+    /// at, or `None` to send as the windows allow. Asked only of controls
+    /// that want rate samples.
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
+
+    /// The control sets cwnd on every ACK itself, recovery included (Linux
+    /// controls with a `cong_control` hook): the connection then leaves cwnd
+    /// alone on entering and leaving fast recovery, on ECE, and skips PRR
+    /// and RFC 6582's inflation (a timeout still sets it to one segment).
+    fn owns_cwnd(&self) -> bool {
+        false
+    }
+
+    /// The sender starts sending again with nothing in flight after being
+    /// application-limited (Linux `CA_EVENT_TX_START`).
+    fn on_restart_after_idle(&mut self, _now: Time, _w: &mut Window) {}
+
+    /// A number drawn from the run's seeded generator for this connection
+    /// (its ISS), for controls that randomize (BBR's ProbeBW phase).
+    fn seed(&mut self, _seed: u64) {}
 }
 
 /// The settings of a congestion control that takes none: its table in a
@@ -293,6 +389,8 @@ congestion_controls! {
         "DCTCP (RFC 8257): cwnd x (1 - alpha / 2) per window with marks, alpha the marked fraction's moving average";
     Prague, prague = "prague", dctcp::DctcpConfig, dctcp::Dctcp, |c, abc| dctcp::Dctcp::new(c, abc, Ecn::Ect1),
         "a DCTCP-like L4S sender (RFC 9331 ECT(1), DCTCP's response; not the full TCP Prague)";
+    Bbr, bbr = "bbr", bbr::BbrConfig, bbr::Bbr, |c, _abc| bbr::Bbr::new(c),
+        "BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00; Linux tcp_bbr, ns-3 TcpBbr): paced at gain x max delivery rate, cwnd = 2 BDP";
     Xcp, xcp = "xcp", xcp::XcpConfig, xcp::Xcp, |c, _abc| xcp::Xcp::new(c),
         "XCP's sender (Katabi et al. 2002): cwnd follows the routers' feedback; needs queue = \"xcp\"";
 }
@@ -369,6 +467,24 @@ impl CongestionControl for Cc {
     }
     fn bandwidth_estimate(&self) -> Option<f64> {
         dispatch!(self, c => c.bandwidth_estimate())
+    }
+    fn wants_rate_samples(&self) -> bool {
+        dispatch!(self, c => c.wants_rate_samples())
+    }
+    fn on_rate_sample(&mut self, now: Time, w: &mut Window, rs: &RateSample) -> bool {
+        dispatch!(self, c => c.on_rate_sample(now, w, rs))
+    }
+    fn pacing_rate(&self) -> Option<f64> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+    fn owns_cwnd(&self) -> bool {
+        dispatch!(self, c => c.owns_cwnd())
+    }
+    fn on_restart_after_idle(&mut self, now: Time, w: &mut Window) {
+        dispatch!(self, c => c.on_restart_after_idle(now, w))
+    }
+    fn seed(&mut self, seed: u64) {
+        dispatch!(self, c => c.seed(seed))
     }
     fn scalable_ect(&self) -> Option<Ecn> {
         dispatch!(self, c => c.scalable_ect())

@@ -10,6 +10,11 @@ impl Connection {
             return;
         }
         let sacked_before = self.board.sacked.bytes();
+        if self.rate.is_some() {
+            // Delivery-rate estimation: what the SACK blocks newly cover,
+            // and the flight before the ACK.
+            self.rate_prepare(seg);
+        }
         if self.sack_ok {
             for &(l, r) in seg.opts.sack.as_slice() {
                 let l = unwrap_seq(l, self.iss, self.snd_una).max(ack);
@@ -55,6 +60,9 @@ impl Connection {
         let ece = self.ecn_ok && seg.flags.ece() && !seg.flags.syn();
         if ece {
             self.ecn_on_echo(now);
+        }
+        if self.rate.is_some() {
+            self.rate_on_ack(now);
         }
         let (snd_una, snd_max) = (self.snd_una, self.snd_max);
         self.cc.on_ack_event_with(now, &mut self.win, || AckEvent {
@@ -139,11 +147,13 @@ impl Connection {
                 self.partial_acks += 1;
                 keep_timer = self.cfg.impatient && self.partial_acks > 1 && self.rto_at.is_some();
                 self.retransmit_head(now, out);
-                let mut cwnd = self.win.cwnd.saturating_sub(acked);
-                if acked >= self.mss {
-                    cwnd += self.mss;
+                if !self.cc.owns_cwnd() {
+                    let mut cwnd = self.win.cwnd.saturating_sub(acked);
+                    if acked >= self.mss {
+                        cwnd += self.mss;
+                    }
+                    self.win.cwnd = cwnd.max(self.mss);
                 }
-                self.win.cwnd = cwnd.max(self.mss);
             }
         } else {
             self.dupacks = 0;

@@ -113,7 +113,9 @@ impl Connection {
         }
         let flight = self.snd_max - self.snd_una;
         self.win.ssthresh = self.cc.ssthresh_after_ecn(now, &self.win, flight);
-        self.win.cwnd = self.win.ssthresh.max(self.mss);
+        if !self.cc.owns_cwnd() {
+            self.win.cwnd = self.win.ssthresh.max(self.mss);
+        }
         self.ecn_recover = self.snd_max;
         self.cwr_due = true;
         self.stats.ecn_reductions += 1;

@@ -16,9 +16,11 @@ use crate::sack::{OooQueue, Scoreboard};
 use crate::segment::{Options, Segment};
 use crate::stats::{Probe, TcpStats};
 use netreturn_control::ngwa_receiver::NgwaReceiver;
+use rate::Rates;
 
 mod ack;
 mod ecn;
+mod rate;
 mod receive;
 mod recovery;
 mod send;
@@ -147,12 +149,22 @@ pub struct Connection {
     /// window of data, RFC 3168 section 6.1.2).
     ecn_recover: u64,
 
+    /// Delivery-rate records and pacing, for a control that asks (BBR);
+    /// `None` for every other.
+    rate: Option<Box<Rates>>,
+    /// Pacing holds back data until then (a timer, see `next_timer`).
+    pace_wait: Option<Time>,
+
     stats: TcpStats,
 }
 
 impl Connection {
     fn new(cfg: &TcpConfig, iss: u32, state: State) -> Connection {
         let mss = cfg.send_mss(u32::MAX);
+        let mut cc = Cc::new(cfg.cc, cfg.abc_limit);
+        // The ISS is drawn from the run's seeded generator.
+        cc.seed(iss as u64);
+        let rate = cc.wants_rate_samples().then(Box::<Rates>::default);
         Connection {
             cfg: *cfg,
             state,
@@ -174,7 +186,7 @@ impl Connection {
             snd_wl1: 0,
             snd_wl2: 0,
             win: Window { cwnd: cfg.initial_cwnd as u64 * mss, ssthresh: cfg.initial_ssthresh, mss },
-            cc: Cc::new(cfg.cc, cfg.abc_limit),
+            cc,
             dupacks: 0,
             cwnd_limited: false,
             in_recovery: false,
@@ -205,6 +217,8 @@ impl Connection {
             ece_echo: false,
             cwr_due: false,
             ecn_recover: 0,
+            rate,
+            pace_wait: None,
             stats: TcpStats::default(),
         }
     }
@@ -332,9 +346,15 @@ impl Connection {
         self.iss
     }
 
-    /// Earliest pending deadline (retransmission, persist or delayed ACK).
+    /// Earliest pending deadline (retransmission, persist, delayed ACK or
+    /// pacing).
     pub fn next_timer(&self) -> Option<Time> {
-        [self.rto_at, self.persist_at, self.delack_at].into_iter().flatten().min()
+        let t = [self.rto_at, self.persist_at, self.delack_at].into_iter().flatten().min();
+        // Only a paced control sets `pace_wait`: the others pay one branch.
+        match self.pace_wait {
+            None => t,
+            Some(p) => Some(t.map_or(p, |t| t.min(p))),
+        }
     }
 
     /// Fires whatever timers are due at `now`; early calls do nothing.
@@ -351,6 +371,11 @@ impl Connection {
             self.persist_at = None;
             self.on_persist(now, out);
         }
+        if self.pace_wait.is_some_and(|t| now >= t) {
+            // The pacing gap has passed: send what the windows allow.
+            self.pace_wait = None;
+            self.transmit(now, out);
+        }
     }
 
     /// Processes one arriving segment.
@@ -361,6 +386,7 @@ impl Connection {
             self.rto_at = None;
             self.persist_at = None;
             self.delack_at = None;
+            self.pace_wait = None;
             return;
         }
         match self.state {

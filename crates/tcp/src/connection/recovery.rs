@@ -23,7 +23,7 @@ impl Connection {
             if self.sack_ok {
                 let delivered = self.delivered_data(0, sacked_before);
                 self.prr_update(delivered);
-            } else {
+            } else if !self.cc.owns_cwnd() {
                 // RFC 6582 section 3.2 step 4 (RFC 5681 step 4): inflate.
                 self.win.cwnd += self.mss;
             }
@@ -66,14 +66,18 @@ impl Connection {
                 self.high_rxt = gap + len;
             }
             match self.cfg.recovery {
+                _ if self.cc.owns_cwnd() => {}
                 // RFC 6675 section 5 step (4.2): cwnd = ssthresh.
                 Recovery::Classic => self.win.cwnd = self.win.ssthresh,
                 Recovery::Prr => self.prr_update(delivered),
             }
         } else {
             self.retransmit_head(now, out);
-            // RFC 6582 section 3.2 step 2: cwnd = ssthresh + 3 SMSS.
-            self.win.cwnd = self.win.ssthresh + self.cfg.dupack_threshold as u64 * self.mss;
+            self.rate_lost(false);
+            if !self.cc.owns_cwnd() {
+                // RFC 6582 section 3.2 step 2: cwnd = ssthresh + 3 SMSS.
+                self.win.cwnd = self.win.ssthresh + self.cfg.dupack_threshold as u64 * self.mss;
+            }
         }
         self.cc.on_recovery_enter(now, &mut self.win);
     }
@@ -83,13 +87,15 @@ impl Connection {
         self.dupacks = 0;
         // RFC 6937 section 3 / RFC 6582 section 3.2 step 6: cwnd = ssthresh
         // at the end of recovery.
-        self.win.cwnd = self.win.ssthresh.max(self.mss);
+        if !self.cc.owns_cwnd() {
+            self.win.cwnd = self.win.ssthresh.max(self.mss);
+        }
         self.cc.on_recovery_exit(now, &mut self.win);
     }
 
     /// PRR (RFC 6937 section 3, PRR-SSRB), run on every ACK in recovery.
     pub(super) fn prr_update(&mut self, delivered: u64) {
-        if self.cfg.recovery != Recovery::Prr {
+        if self.cfg.recovery != Recovery::Prr || self.cc.owns_cwnd() {
             return;
         }
         self.prr_delivered += delivered;
@@ -123,14 +129,14 @@ impl Connection {
 
     /// In SACK recovery: RFC 6675 section 5 step (C), NextSeg while
     /// `cwnd - pipe` allows a segment (cwnd set by PRR or = ssthresh).
-    pub(super) fn send_one_sack_recovery(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+    pub(super) fn send_one_sack_recovery<const PACED: bool>(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
         let pipe = self.pipe();
         if pipe >= self.win.cwnd {
             return false;
         }
         let avail = self.win.cwnd - pipe;
         let Some((off, len, fin, retransmit)) = self.next_seg() else { return false };
-        if len > avail || (retransmit && !self.window_admits(off, len)) {
+        if len > avail || (retransmit && !self.window_admits(off, len)) || (PACED && len > 0 && self.paced_out(now)) {
             return false;
         }
         self.emit(now, off, len, fin, out);

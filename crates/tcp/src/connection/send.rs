@@ -13,17 +13,39 @@ impl Connection {
         if !self.synchronized() {
             return;
         }
+        if self.rate.is_some() {
+            self.transmit_paced(now, out);
+            return;
+        }
+        self.send_while_allowed::<false>(now, out);
+        self.check_persist(now);
+    }
+
+    /// [`Self::transmit`] for a control that paces and samples delivery
+    /// rates: what pacing holds back arms the pacing timer, and a sender
+    /// left with nothing to send is marked application-limited.
+    #[inline(never)]
+    fn transmit_paced(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.pace_wait = None;
+        self.send_while_allowed::<true>(now, out);
+        self.check_persist(now);
+        self.rate_check_app_limited();
+    }
+
+    /// Sends segments while cwnd, the peer's window and (if `PACED`)
+    /// pacing allow.
+    #[inline(always)]
+    fn send_while_allowed<const PACED: bool>(&mut self, now: Time, out: &mut Vec<Segment>) {
         loop {
             let sent = if self.in_recovery && self.sack_ok {
-                self.send_one_sack_recovery(now, out)
+                self.send_one_sack_recovery::<PACED>(now, out)
             } else {
-                self.send_one(now, out)
+                self.send_one::<PACED>(now, out)
             };
             if !sent {
                 break;
             }
         }
-        self.check_persist(now);
     }
 
     /// The right edge of the peer's window, SND.UNA + SND.WND (RFC 9293
@@ -52,7 +74,7 @@ impl Connection {
     /// Outside SACK recovery: the next byte at `snd_nxt` (new data, or
     /// go-back-N after a timeout), limited by cwnd on what is in flight and
     /// by the peer's window on the right edge.
-    pub(super) fn send_one(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
+    pub(super) fn send_one<const PACED: bool>(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
         let regoing = self.snd_nxt < self.snd_max;
         if regoing && self.sack_ok {
             // Going back after a timeout: skip what the receiver SACKed since.
@@ -94,6 +116,9 @@ impl Connection {
             }
             if !self.window_admits(off, len) {
                 // The persist timer takes over if nothing is outstanding.
+                return false;
+            }
+            if PACED && self.paced_out(now) {
                 return false;
             }
         }
@@ -220,6 +245,9 @@ impl Connection {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
         let end = off + len + fin as u64;
+        if len > 0 && self.rate.is_some() {
+            self.rate_on_send(now, off, len);
+        }
         if retransmission {
             self.stats.segments_retransmitted += 1;
             self.stats.bytes_retransmitted += len;

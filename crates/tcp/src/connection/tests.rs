@@ -684,3 +684,67 @@ fn a_dctcp_receiver_echoes_each_segments_ce_state_and_acks_at_once_when_it_chang
     // needs ECN).
     assert!(acks.iter().all(|a| a.ecn == Ecn::Ect0));
 }
+
+#[test]
+fn a_pacing_control_spaces_its_segments_and_wakes_itself_with_the_timer() {
+    // BBR paces (draft-cardwell-iccrg-bbr-congestion-control-00 section
+    // 4.2.1): of ten segments the window admits, one leaves now and the
+    // next when its time at the pacing rate has passed, which
+    // `next_timer` reports.
+    let cfg = TcpConfig { mss: 1000, cc: crate::CcKind::Bbr(Default::default()), ..Default::default() };
+    let (mut c, _s) = established(&cfg);
+    let mut out = Vec::new();
+    c.send(Time::ZERO, 10_000, &mut out);
+    assert_eq!(out.len(), 1);
+    let rate = c.cc.pacing_rate().expect("BBR paces");
+    let gap = Time::from_secs_f64(1000.0 / rate);
+    assert_eq!(c.next_timer(), Some(gap), "the pacing time comes before the RTO");
+    c.on_timer(gap - Time(1), &mut out);
+    assert_eq!(out.len(), 1, "not yet");
+    c.on_timer(gap, &mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(c.next_timer(), Some(gap + gap));
+    // An unpaced control sends the whole window at once.
+    let (mut r, _s) = established(&TcpConfig { mss: 1000, ..Default::default() });
+    let mut burst = Vec::new();
+    r.send(Time::ZERO, 10_000, &mut burst);
+    assert_eq!(burst.len(), 10);
+    assert!(r.rate.is_none(), "no delivery records for a control that does not ask");
+}
+
+#[test]
+fn a_sacked_segment_counts_as_delivered_once_when_sacked() {
+    // draft-cheng-iccrg-delivery-rate-estimation-00 section 3.3: a segment
+    // is delivered when first SACKed or cumulatively ACKed, whichever is
+    // first; the cumulative ACK that later covers it adds nothing.
+    let ms = Time::from_millis;
+    let cfg = TcpConfig { mss: 1000, cc: crate::CcKind::Bbr(Default::default()), ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    let mut sent = Vec::new();
+    c.send(Time::ZERO, 10_000, &mut sent);
+    while sent.len() < 10 {
+        let t = c.next_timer().expect("pacing timer");
+        c.on_timer(t, &mut sent);
+    }
+    assert!(sent[9].seq != sent[8].seq, "ten distinct segments");
+    let delivered = |c: &Connection| c.rate.as_ref().expect("rates").delivered;
+    // Segment 0 is lost; the other nine arrive and are SACKed.
+    let mut acks = Vec::new();
+    for seg in &sent[1..] {
+        s.on_segment(ms(20), seg, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(40), a, &mut out);
+    }
+    assert_eq!(delivered(&c), 9_000, "nine SACKed segments");
+    // The retransmission fills the hole: one more segment, not ten.
+    let rtx: Vec<Segment> = out.iter().filter(|g| g.retransmission).cloned().collect();
+    assert_eq!(rtx.len(), 1);
+    let mut ack = Vec::new();
+    s.on_segment(ms(60), &rtx[0], &mut ack);
+    c.on_segment(ms(80), ack.last().expect("an ACK"), &mut out);
+    assert!(c.all_data_acked());
+    assert_eq!(delivered(&c), 10_000);
+    assert!(c.rate.as_ref().unwrap().sent.is_empty(), "records go as SND.UNA passes them");
+}

@@ -23,6 +23,7 @@ impl Connection {
             let flight = self.snd_max - self.snd_una;
             self.win.ssthresh = self.cc.on_rto(now, &self.win, flight);
         }
+        self.rate_lost(true);
         // RFC 5681 section 3.1: cwnd = LW = 1 SMSS.
         self.win.cwnd = self.mss;
         self.in_recovery = false;
