@@ -12,7 +12,10 @@ from __future__ import annotations
 from .. import _native
 
 #: Linux's module for each registry congestion control that has one.
-LINUX_CC = {"cubic": "cubic", "reno": "reno", "newreno": "reno"}
+#: BBR is Linux's tcp_bbr (v1), which the simulator's `bbr` follows
+#: (docs/tcp.md); DCTCP has a Linux module too, absent from this kernel
+#: (`runner.available_cc` refuses what the kernel lacks).
+LINUX_CC = {"cubic": "cubic", "reno": "reno", "newreno": "reno", "bbr": "bbr", "dctcp": "dctcp"}
 
 
 def _names(kind: str) -> list[str]:
