@@ -293,10 +293,11 @@ def test_a_scenario_runs_its_bottleneck_through_gateway_config_as_the_simulator_
     # the path hop carries the access links' delay, the gateway its own.
     assert pl.base_rtt_s == pytest.approx(0.024)
     # The fastest of 8 handshakes: a loaded machine (CI on 2 cores) adds
-    # scheduling delay to some, never takes delay away; a delay counted
-    # twice (48 ms) or missed (4 ms) still fails.
+    # scheduling delay to some, never takes delay away (at load 6 the
+    # fastest took 27.3 ms); a delay counted twice (48 ms) or missed (4 ms)
+    # still fails.
     rtt = sorted(s["probe_rtt_ms"])
-    assert len(rtt) == 8 and 24.0 <= rtt[0] < 24.0 + 3, rtt
+    assert len(rtt) == 8 and 24.0 <= rtt[0] < 24.0 + 10, rtt
     # Each direction's controller and loss, as resolved.
     g = s["gateway"]
     assert (g["controller"], g["controller_ba"]) == (ab.controller, ba.controller)
