@@ -102,13 +102,7 @@ impl World {
         let mut dropped = std::mem::take(&mut self.ifaces[i as usize].aqm.as_deref_mut().expect("an AQM").dropped);
         for &(pi, why) in &dropped {
             let iface = &mut self.ifaces[i as usize];
-            iface.stats.queue_drops += 1;
-            match why {
-                DropReason::Overflow => iface.stats.drops_overflow += 1,
-                DropReason::Early => iface.stats.drops_early += 1,
-                DropReason::Forced => iface.stats.drops_forced += 1,
-                DropReason::Sojourn => iface.stats.drops_sojourn += 1,
-            }
+            iface.stats.count_queue_drop(why);
             let backlog = iface.aqm.as_ref().expect("an AQM").queue.backlog();
             if let Some(gw) = iface.gateway.as_mut() {
                 let size = self.pool.slots[pi as usize].size;

@@ -61,13 +61,7 @@ impl World {
         let (ev, departure) = match res {
             Ok(evs) => evs,
             Err((why, ev)) => {
-                iface.stats.queue_drops += 1;
-                match why {
-                    DropReason::Overflow => iface.stats.drops_overflow += 1,
-                    DropReason::Early => iface.stats.drops_early += 1,
-                    DropReason::Forced => iface.stats.drops_forced += 1,
-                    DropReason::Sojourn => iface.stats.drops_sojourn += 1,
-                }
+                iface.stats.count_queue_drop(why);
                 if let Some(gw) = iface.gateway.as_mut() {
                     gw.on_queue(now, &ev);
                 }

@@ -138,6 +138,19 @@ pub struct IfaceStats {
     pub acks_rewritten: u64,
 }
 
+impl IfaceStats {
+    /// A packet the queue dropped, by reason.
+    pub(super) fn count_queue_drop(&mut self, why: DropReason) {
+        self.queue_drops += 1;
+        match why {
+            DropReason::Overflow => self.drops_overflow += 1,
+            DropReason::Early => self.drops_early += 1,
+            DropReason::Forced => self.drops_forced += 1,
+            DropReason::Sojourn => self.drops_sojourn += 1,
+        }
+    }
+}
+
 /// One direction of a link. Laid out by hand on 64-byte lines, in the order
 /// a hop reads them: the queue (line 1); the link's constants, what an
 /// arrival reads and the pointers a run without gateway or stage tests
