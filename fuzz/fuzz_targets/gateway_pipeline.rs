@@ -193,7 +193,11 @@ fn link(sel: &LinkSel) -> LinkConfig {
         QueueKind::DropTail => Discipline::DropTail(DropTail::new(limit)),
         k => k.discipline(limit, 1500, idle, None),
     };
-    LinkConfig { rate, delay, loss: sel.loss as f64 / 255.0 * 0.5, discipline }
+    // The admission-time disciplines only: this target's model of the
+    // pipeline is a FIFO per direction with at most one drop per arrival,
+    // which the dequeue-time AQMs (reordering, head drops, CE marks) break;
+    // they need a target of their own (issue 27).
+    LinkConfig { rate, delay, loss: sel.loss as f64 / 255.0 * 0.5, discipline, aqm: None }
 }
 
 fn gateway_config(s: &Setup, kind: ControllerKind, ab: &LinkConfig) -> GatewayConfig {
