@@ -193,15 +193,21 @@ def plan(o: Options, study: dict = STUDY) -> list[Cell]:
                                                                                         keep_series=True)))
     g = study["gateway"]
     s = senders[g["sender"]]
-    for aqm in g["quick_aqms"] if o.quick else g["aqms"]:
-        for gw in g["quick_gateways"] if o.quick else g["gateways"]:
-            over = {"aqm": aqm, "gateway": gw, "tcp": s["cc"], "ecn": bool(s["ecn"]),
-                    "stop": g["quick_stop"] if o.quick else g["stop"]}
-            over = {k: str(v).lower() if isinstance(v, bool) else v for k, v in over.items()}
-            for seed in range(1, o.seeds + 1):
-                cells.append(Cell("gateway", "gateway", gw, g["sender"], seed,
-                                  RunSpec.make(g["file"], over, seed, keep_series=True), aqm=aqm))
+    for rate in g["quick_rates"] if o.quick else g["rates"]:
+        for aqm in g["quick_aqms"] if o.quick else g["aqms"]:
+            for gw in g["quick_gateways"] if o.quick else g["gateways"]:
+                over = {"aqm": aqm, "gateway": gw, "gateway_rate": rate, "tcp": s["cc"], "ecn": bool(s["ecn"]),
+                        "stop": g["quick_stop"] if o.quick else g["stop"]}
+                over = {k: str(v).lower() if isinstance(v, bool) else v for k, v in over.items()}
+                for seed in range(1, o.seeds + 1):
+                    cells.append(Cell("gateway", gateway_part(rate), gw, g["sender"], seed,
+                                      RunSpec.make(g["file"], over, seed, keep_series=True), aqm=aqm))
     return cells
+
+
+def gateway_part(rate: str) -> str:
+    """The gateway part's name for one rate of the gateway's link."""
+    return f"gateway link {rate}"
 
 
 def measure(r: dict, rate_bps: float) -> dict[str, float]:
@@ -250,7 +256,8 @@ def execute(o: Options, cells: list[Cell], study: dict = STUDY) -> list[dict]:
     from ..runner import run_many
 
     rates = {s["name"]: float(s["rate_bps"]) for s in study["scenarios"]}
-    rates["gateway"] = float(study["gateway"]["rate_bps"])
+    for rate in study["gateway"]["rates"]:
+        rates[gateway_part(rate)] = float(study["gateway"]["rate_bps"])  # the bottleneck's: the monitored link
     rows: list[dict] = []
     batch = max(8, 4 * (o.jobs or 2))
     bar = _Bar(len(cells), o.progress)
@@ -404,15 +411,17 @@ def judge(s: dict, cells: Cells, o: Options, study: dict = STUDY) -> st.Judgemen
                                  f"{f(vals[second][0])}"))
             what = "scenario and sender cells"
         elif s["check"] == "gateway":
-            aqms = sorted({r["aqm"] for r in cells.rows if r["part"] == "gateway"})
-            gws = [g for g in dict.fromkeys(r["mechanism"] for r in cells.rows if r["part"] == "gateway")
-                   if g != "droptail"]
-            for aqm in aqms:
-                alone = cells.get("gateway", "droptail", study["gateway"]["sender"], metric, aqm)
-                for g in gws:
-                    vg = cells.get("gateway", g, study["gateway"]["sender"], metric, aqm)
-                    cmp(vg, alone, f"{lab[aqm]} + {lab[g]} {f(vg[0])} vs {lab[aqm]} alone {f(alone[0])} {unit}",
-                        lambda x, y: x < y)
+            gwrows = [r for r in cells.rows if r["part"] == "gateway"]
+            aqms = list(dict.fromkeys(r["aqm"] for r in gwrows))
+            gws = [g for g in dict.fromkeys(r["mechanism"] for r in gwrows) if g != "droptail"]
+            snd = study["gateway"]["sender"]
+            for part in dict.fromkeys(r["scenario"] for r in gwrows):
+                for aqm in aqms:
+                    alone = cells.get(part, "droptail", snd, metric, aqm)
+                    for g in gws:
+                        vg = cells.get(part, g, snd, metric, aqm)
+                        cmp(vg, alone, f"{part}: {lab[aqm]} + {lab[g]} {f(vg[0])} vs {lab[aqm]} alone "
+                                       f"{f(alone[0])} {unit}", lambda x, y: x < y)
             what = "gateway and AQM pairs"
     return _verdict(wins, what, why)
 
@@ -474,9 +483,9 @@ def figures(cells: Cells, o: Options, out: Path, study: dict = STUDY) -> list[Pa
         import pandas as pd
 
         d = pd.DataFrame(gw)
-        d["bottleneck"] = d["aqm"].map(lab)
+        d["bottleneck"] = d["aqm"].map(lab) + "\n" + d["scenario"].str.replace("gateway link ", "gw ")
         d["gateway"] = d["mechanism"].map(lambda m: "none (AQM alone)" if m == "droptail" else lab[m])
-        fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+        fig, axes = plt.subplots(3, 1, figsize=(max(6.0, 1.3 * d["bottleneck"].nunique() + 2), 8.5))
         for ax, (metric, label) in zip(axes, [("tcp_data_loss_pct", "TCP data loss (%)"),
                                               ("qdelay_p99_ms", "queueing delay p99 (ms)"),
                                               ("utilization", "bottleneck utilization")]):
@@ -566,9 +575,11 @@ def write_report(o: Options, rows: list[dict], build: str, t0: float, executed_s
       "p99 over every finished mouse of a run. Fairness: Jain's index of the long flows' goodput (the web "
       "family: its FTP flows without the mice).")
     g = study["gateway"]
-    w(f"* a gateway in front of an AQM: `scenarios/{g['file']}`, a chain: the gateway's link (44 Mb/s, the window "
+    w(f"* a gateway in front of an AQM: `scenarios/{g['file']}`, a chain: the gateway's link (the window "
       "controller over DropTail) feeds the AQM bottleneck (40 Mb/s); 20 flows cross both, 10 cross flows join at "
-      "the bottleneck. `gateway = droptail` is the AQM alone. Our simulator runs a window controller over a "
+      f"the bottleneck. The gateway's link at {' and at '.join(g['quick_rates'] if o.quick else g['rates'])}: "
+      "a little faster than the bottleneck (the AQM's queue is the one that fills) and as fast (both fill). "
+      "`gateway = droptail` is the AQM alone. Our simulator runs a window controller over a "
       "DropTail queue on its own link (docs/mechanisms.md): a controller over an AQM queue on the same link is "
       "not modelled.")
     w("")
@@ -594,16 +605,18 @@ def write_report(o: Options, rows: list[dict], build: str, t0: float, executed_s
         w("### A gateway in front of an AQM bottleneck")
         w("")
         aqms = list(dict.fromkeys(r["aqm"] for r in gw))
+        parts = list(dict.fromkeys(r["scenario"] for r in gw))
         gws = list(dict.fromkeys(r["mechanism"] for r in gw))
         shown = [(c, label) for c, label, _ in METRICS[:5]] + [
             ("acks_rewritten_all_links", "ACKs rewritten (all links)"),
             ("gateway_queue_mean_bytes", "gateway link's mean queue (bytes)")]
-        head = ["bottleneck", "gateway"] + [label for _, label in shown]
+        head = ["upstream", "bottleneck", "gateway"] + [label for _, label in shown]
         body = []
-        for aqm in aqms:
-            for gname in gws:
-                body.append([lab[aqm], "none" if gname == "droptail" else lab[gname]] + [
-                    fmt_ci(*cells.get("gateway", gname, g["sender"], metric, aqm)[:2]) for metric, _ in shown])
+        for part in parts:
+            for aqm in aqms:
+                for gname in gws:
+                    body.append([part, lab[aqm], "none" if gname == "droptail" else lab[gname]] + [
+                        fmt_ci(*cells.get(part, gname, g["sender"], metric, aqm)[:2]) for metric, _ in shown])
         w(md_table(head, body))
         w("")
     w("## Figures")
