@@ -326,18 +326,19 @@ def _apart(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool:
     return abs(a[0] - b[0]) > a[1] + b[1]
 
 
-def _verdict(wins: list[tuple[bool, bool, str]], what: str, why_none: str) -> st.Judgement:
+def _verdict(wins: list[tuple[bool, bool, str]], what: str, why_none: str, ci: bool = True) -> st.Judgement:
     """``wins``: per comparison, (the statement holds there, clearly: the
     95 % CIs apart or no CI needed, its numbers). Holds: at every
     comparison and clearly; partly: at some, or at all but some only
-    within the CIs; fails: at none."""
+    within the CIs; fails: at none. ``ci``: whether the CIs are part of
+    the statement (not for a tolerance, "within 5 %")."""
     if not wins:
         return st.Judgement(st.NOT_MEASURABLE, "-", why_none)
     k = sum(w for w, _, _ in wins)
     clear = sum(w and c for w, c, _ in wins)
     shown = "; ".join(t for _, _, t in wins[:12]) + (f"; … ({len(wins) - 12} more in cells.csv)"
                                                       if len(wins) > 12 else "")
-    measured = f"at {k} of {len(wins)} {what}, {clear} of them beyond the 95 % CIs: {shown}"
+    measured = f"at {k} of {len(wins)} {what}" + (f", {clear} of them beyond the 95 % CIs" if ci else "") + f": {shown}"
     if k == 0:
         return st.Judgement(st.FAILS, measured, f"at none of the {len(wins)} {what}")
     if k == clear == len(wins):
@@ -387,7 +388,7 @@ def judge(s: dict, cells: Cells, o: Options, study: dict = STUDY) -> st.Judgemen
                                 lambda x, y, tol=tol: x >= y * (1 - tol))
                             cmp(va, vb, f"{sc}/{lab[snd]} {lab[a]} {f(va[0])} vs {lab[b]} {f(vb[0])} {unit}", ok,
                                 ci=s["check"] == "lower")
-            what = "comparisons"
+            what = "comparisons" if s["check"] == "lower" else f"comparisons within {float(s.get('tolerance', 0)):.0%}"
         elif s["check"] == "sender-lower":
             for sc in scens:
                 for m in s["mechanisms"]:
@@ -423,7 +424,7 @@ def judge(s: dict, cells: Cells, o: Options, study: dict = STUDY) -> st.Judgemen
                         cmp(vg, alone, f"{part}: {lab[aqm]} + {lab[g]} {f(vg[0])} vs {lab[aqm]} alone "
                                        f"{f(alone[0])} {unit}", lambda x, y: x < y)
             what = "gateway and AQM pairs"
-    return _verdict(wins, what, why)
+    return _verdict(wins, what, why, ci=s["check"] != "within")
 
 
 def judge_all(cells: Cells, o: Options, study: dict = STUDY) -> dict[str, st.Judgement]:
@@ -565,7 +566,9 @@ def write_report(o: Options, rows: list[dict], build: str, t0: float, executed_s
       "families the queue runs on both directions of the bottleneck, as the AWM paper's footnote 1.")
     w("* senders (`tcp.cc`, `tcp.ecn`): " + ", ".join(
         f"{lab[s]} (`{_by_name(study['senders'])[s]['cc']}`, ECN {'on' if _by_name(study['senders'])[s]['ecn'] else 'off'})"  # noqa: E501
-        for s in o.senders) + ". Every flow of a run uses the same sender.")
+        for s in o.senders) + ". Every flow of a run uses the same sender. Where nothing marks (DropTail, RED, PIE "
+      "and the window controllers, whose queues run without ECN by default) DCTCP and Prague answer a loss "
+      "as NewReno does: their cells there repeat NewReno's (the same seeds, the same runs).")
     w(f"* queueing delay: the simulator reports the monitored queue's mean, not its percentiles; p50 and p99 here "
       f"are of the queue's series (bytes sampled every `run.sample_interval`) divided by the bottleneck's rate, "
       f"from {SKIP:.0%} of the run on. Under FQ-CoDel that is the drain time of the whole backlog, not the sojourn "
@@ -578,8 +581,10 @@ def write_report(o: Options, rows: list[dict], build: str, t0: float, executed_s
     w(f"* a gateway in front of an AQM: `scenarios/{g['file']}`, a chain: the gateway's link (the window "
       "controller over DropTail) feeds the AQM bottleneck (40 Mb/s); 20 flows cross both, 10 cross flows join at "
       f"the bottleneck. The gateway's link at {' and at '.join(g['quick_rates'] if o.quick else g['rates'])}: "
-      "a little faster than the bottleneck (the AQM's queue is the one that fills) and as fast (both fill). "
-      "`gateway = droptail` is the AQM alone. Our simulator runs a window controller over a "
+      "a little faster than the bottleneck, and as fast; in both the through flows get only their share of the "
+      "bottleneck, so the gateway's own queue stays short (its column in the table below): EWT, which acts on "
+      "its own queue, has nothing to act on, while AWM and RWM set windows from their link's rate and flow count "
+      "whatever their queue. `gateway = droptail` is the AQM alone. Our simulator runs a window controller over a "
       "DropTail queue on its own link (docs/mechanisms.md): a controller over an AQM queue on the same link is "
       "not modelled.")
     w("")
