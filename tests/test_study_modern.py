@@ -122,3 +122,12 @@ def test_the_quick_study_judges_every_statement_from_its_own_runs_and_other_seed
     two = (out / "report.md").read_text()
     changed = [sid for sid, text in one.items() if "**not measurable**" not in text and _measured(two, sid) != text]
     assert {"aqm-delay", "l4s-delay", "mice-fq", "gateway-loss"} <= set(changed)
+
+
+def test_an_unknown_mechanism_is_refused_naming_the_option_and_what_is_allowed(tmp_path, capsys):
+    from netreturn import cli
+
+    assert cli.main(["study", "modern", "--quick", "--mechanisms", "ewt,codle", "--out", str(tmp_path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--mechanisms codle: allowed droptail, red, ewt, awm, rwm, ngwa, fq_codel, pie, dualpi2" in err
+    assert not (tmp_path / "runs").exists()  # refused before any run
