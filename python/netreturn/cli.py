@@ -168,6 +168,14 @@ def cmd_reproduce(a: argparse.Namespace) -> int:
     return reproduce_main(a)
 
 
+def cmd_study(a: argparse.Namespace) -> int:
+    import importlib
+
+    from .reproduce.commands import STUDIES
+
+    return importlib.import_module(STUDIES[a.study][0], "netreturn.reproduce").main(a)
+
+
 def cmd_list(a: argparse.Namespace) -> int:
     for s in list_scenarios():
         try:
@@ -312,6 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(rp)
     rp.set_defaults(func=cmd_reproduce)
+
+    st = sub.add_parser("study", help="a study of our own (no paper has its numbers): runs, statements, report")
+    from .reproduce.commands import add_study_parsers
+
+    add_study_parsers(st)
+    st.set_defaults(func=cmd_study)
 
     b = sub.add_parser("bench", help="benchmark the simulator (and ns-3 side by side when installed)")
     b.add_argument("--repeat", type=_positive, default=15, help="runs of the benchmark case (best and median shown)")

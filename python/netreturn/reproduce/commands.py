@@ -85,3 +85,34 @@ def add_parsers(rp: argparse.ArgumentParser) -> None:
         p = sub.add_parser(name, help=help_, description=f"Reproduce {help_}; writes report.md, figures/, "
                                                           "tables as CSV and runs/ under --out.")
         add(p)
+
+
+def _modern(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, default=None, help="output directory (default: results/study-modern)")
+    p.add_argument("--seeds", type=positive, default=None, help="seeds per cell, 1..N (default 5; 2 with --quick)")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke test: 2 seeds, short runs, DropTail/EWT/FQ-CoDel/DualPI2 x CUBIC/Prague on EWT "
+                        "scenario 2 and the web mice, FQ-CoDel behind no gateway or EWT; the report says which "
+                        "statements it cannot judge")
+    p.add_argument("--jobs", "-j", type=positive, default=None, help="parallel processes (default: all cores)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--mechanisms", default=None, help="comma-separated subset of the study file's mechanisms")
+    p.add_argument("--senders", default=None, help="comma-separated subset of the study file's senders")
+    p.add_argument("--scenarios", default=None, help="comma-separated subset of ewt1,ewt2,twoway,web")
+
+
+# name -> (module under netreturn.reproduce, its help, its options): studies
+# of our own, beside the reproductions (`netreturn study NAME`).
+STUDIES: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]] = {
+    "modern": (".modern", "EWT, AWM, RWM, NGWA against FQ-CoDel, PIE, DualPI2 with CUBIC, NewReno, DCTCP, Prague "
+               "(issue 27)", _modern),
+}
+
+
+def add_study_parsers(sp: argparse.ArgumentParser) -> None:
+    """``study``'s subcommands; each sets ``study``."""
+    sub = sp.add_subparsers(dest="study", required=True, metavar="STUDY")
+    for name, (_, help_, add) in STUDIES.items():
+        p = sub.add_parser(name, help=help_, description=f"Study {help_}; writes report.md, statements.csv, "
+                                                          "cells.csv, runs.csv, figures/ and runs/ under --out.")
+        add(p)

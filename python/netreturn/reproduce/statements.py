@@ -101,10 +101,12 @@ def missing(statements: list[dict], judged: dict[str, Judgement]) -> list[str]:
 
 
 def section(title: str, statements: list[dict], columns: dict[str, dict[str, Judgement]],
-            quick: bool = False) -> list[str]:
+            quick: bool = False, kind: str = "paper") -> list[str]:
     """The report's statement table: one row per statement of the paper
     file, one verdict column per set of runs (``columns``: label ->
     statement id -> judgement; the first is the one the tally counts).
+    ``kind``: whose statements, ``paper`` (a paper's claims) or ``study``
+    (the questions of a study of our own, which no paper answers).
     ValueError if a statement has no judgement in the first column."""
     labels = list(columns)
     first = columns[labels[0]]
@@ -112,7 +114,7 @@ def section(title: str, statements: list[dict], columns: dict[str, dict[str, Jud
     if lost:
         raise ValueError(f"statements not judged: {', '.join(lost)} "
                          "(every statement of the paper file needs a verdict)")
-    lines = [title, "", f"**{tally_text(tally(first))}** ({labels[0]}). Every statement of the paper file, judged "
+    lines = [title, "", f"**{tally_text(tally(first))}** ({labels[0]}). Every statement of the {kind} file, judged "
              "from this report's runs: holds / partly (at some points, or only within the 95 % CIs) / fails / not "
              "measurable here (with why).", ""]
     if quick:
@@ -121,7 +123,8 @@ def section(title: str, statements: list[dict], columns: dict[str, dict[str, Jud
                   + (f"{len(skipped)} statements ({', '.join(skipped)}): they need more seeds or points than it runs; "
                      if skipped else "")
                   + "every other verdict rests on few seeds.", ""]
-    head = ["id", "where", "the paper says"] + [f"ours, {lab}" for lab in labels]
+    said = "the paper says" if kind == "paper" else f"the {kind} asks whether"
+    head = ["id", "where", said] + [f"ours, {lab}" for lab in labels]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     for s in statements:
