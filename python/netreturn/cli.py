@@ -61,16 +61,24 @@ def cmd_run(a: argparse.Namespace) -> int:
     with FolderLock(out):  # refused (in use, other settings) before anything is printed; checked again below
         claim_folder(out, experiment)
     seeds = None if a.seed is not None else (a.seeds or info["seeds"])
-    print(f"{info['name']}: {info['description']}".strip().rstrip(":"))
-    if info.get("reference"):
-        print(f"  reference: {info['reference']}")
     params = {**info["params"], **sets}
-    print("  params: " + ", ".join(f"{k}={v}" for k, v in params.items() if k not in sweep))
-    if sweep:
-        print("  sweep: " + "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in sweep.items()))
-    print(f"  seeds: {a.seed if a.seed is not None else f'1..{seeds}'}  ->  {out}/")
-    print(f"  monitored link: {info.get('monitored') or 'none'} (utilization, queue and drops below describe it; "
-          "--per-link shows every link)")
+    # A reader that goes away during the header (`| head -1` with unbuffered
+    # output) must not cost the runs: they still run and are stored, and
+    # the command ends with SIGPIPE's status.
+    reader_gone = False
+    try:
+        print(f"{info['name']}: {info['description']}".strip().rstrip(":"))
+        if info.get("reference"):
+            print(f"  reference: {info['reference']}")
+        print("  params: " + ", ".join(f"{k}={v}" for k, v in params.items() if k not in sweep))
+        if sweep:
+            print("  sweep: " + "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in sweep.items()))
+        print(f"  seeds: {a.seed if a.seed is not None else f'1..{seeds}'}  ->  {out}/")
+        print(f"  monitored link: {info.get('monitored') or 'none'} (utilization, queue and drops below describe "
+              "it; --per-link shows every link)")
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        reader_gone = True
     from . import figures, links, report
 
     # The figures are drawn by a child process that imports matplotlib while
@@ -138,7 +146,7 @@ def cmd_run(a: argparse.Namespace) -> int:
             worker.close()
         folder.release()
     print(f"tables: {out / 'summary.csv'}, {out / 'runs.csv'}, {out / 'flows.csv'}, {out / 'links.csv'}")
-    return 0
+    return 141 if reader_gone else 0
 
 
 def cmd_plot(a: argparse.Namespace) -> int:
