@@ -78,13 +78,17 @@ PAPERS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]] = 
 }
 
 
+def _add_subcommands(parent: argparse.ArgumentParser, table: dict, dest: str, verb: str, writes: str) -> None:
+    """One subcommand per entry of ``table`` (module, help, add-options);
+    each sets ``dest`` to its name."""
+    sub = parent.add_subparsers(dest=dest, required=True, metavar=dest.upper())
+    for name, (_, help_, add) in table.items():
+        add(sub.add_parser(name, help=help_, description=f"{verb} {help_}; writes {writes} under --out."))
+
+
 def add_parsers(rp: argparse.ArgumentParser) -> None:
     """``reproduce``'s subcommands, one per paper; each sets ``paper``."""
-    sub = rp.add_subparsers(dest="paper", required=True, metavar="PAPER")
-    for name, (_, help_, add) in PAPERS.items():
-        p = sub.add_parser(name, help=help_, description=f"Reproduce {help_}; writes report.md, figures/, "
-                                                          "tables as CSV and runs/ under --out.")
-        add(p)
+    _add_subcommands(rp, PAPERS, "paper", "Reproduce", "report.md, figures/, tables as CSV and runs/")
 
 
 def _modern(p: argparse.ArgumentParser) -> None:
@@ -111,8 +115,5 @@ STUDIES: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]] =
 
 def add_study_parsers(sp: argparse.ArgumentParser) -> None:
     """``study``'s subcommands; each sets ``study``."""
-    sub = sp.add_subparsers(dest="study", required=True, metavar="STUDY")
-    for name, (_, help_, add) in STUDIES.items():
-        p = sub.add_parser(name, help=help_, description=f"Study {help_}; writes report.md, statements.csv, "
-                                                          "cells.csv, runs.csv, figures/ and runs/ under --out.")
-        add(p)
+    _add_subcommands(sp, STUDIES, "study", "Study",
+                     "report.md, statements.csv, cells.csv, runs.csv, figures/ and runs/")
