@@ -47,6 +47,8 @@ METRICS = [
     ("udp_efficiency_pct", "UDP efficiency (%)"),
     ("utilization", "bottleneck utilization"),
     ("queue_mean_bytes", "queue, time mean (kB)"),
+    ("ecn_marks", "ECN marks at the bottleneck"),
+    ("ecn_reductions", "ECN window reductions"),
     ("fast_recoveries", "fast recoveries"),
     ("timeouts", "RTO expiries"),
     ("sim_time_s", "simulated time (ms)"),
@@ -55,7 +57,10 @@ METRICS = [
 
 #: Scenarios ns-3 can build, with the flow count of the paper's heavy level.
 SCENARIOS = {"ewt/scenario2": 31, "ewt/scenario1": 24}
-QUEUES = ("droptail", "red", "ared", "ewt", "awm")
+QUEUES = ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie")
+#: The senders' congestion controls both simulators have on the dumbbells
+#: (``--tcp``; the scenario's ``tcp`` parameter in ours).
+TCPS = ("cubic", "newreno", "dctcp")
 #: PRR of the ns-3 runs: ns-3-dev's repaired one by default.
 DEFAULT_PRR = "upstream"
 
@@ -85,6 +90,11 @@ def add_arguments(v) -> None:
     v.add_argument("--flows", type=_positive, default=None, help="flows (default: the paper's heavy level, 31 / 24)")
     v.add_argument("--queue", choices=list(QUEUES), default="droptail")
     v.add_argument("--seeds", type=_positive, default=5)
+    v.add_argument("--tcp", choices=list(TCPS), default="cubic",
+                   help="EWT dumbbells: the senders' congestion control in both (DCTCP negotiates ECN)")
+    v.add_argument("--ecn", action="store_true",
+                   help="EWT dumbbells: TCP negotiates ECN (RFC 3168) in both (tcp.ecn in ours, UseEcn On in ns-3), "
+                        "so an AQM that marks (fq_codel by default) marks instead of dropping")
     v.add_argument("--aligned", action="store_true",
                    help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
                         "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
@@ -121,7 +131,7 @@ def _time(text: str) -> str:
 
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
-              phase_ns: int = 0) -> list[dict]:
+              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> list[dict]:
     from . import ns3ref
 
     d = out / "ns3"
@@ -130,6 +140,7 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
     tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
     tag += "_aligned" if aligned else ""
     tag += f"_phase{phase_ns}ns" if phase_ns else ""
+    tag += variant_tag(tcp, ecn)
 
     def path(s):
         return d / f"flows{flows}_{queue}{tag}_seed{s}.json"
@@ -147,7 +158,8 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
         # Each ns-3 run is its own process (ns3ref.run_ns3); threads only wait.
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr, scenario=scenario,
-                                aligned=aligned, phase_ns=phase_ns): s for s in todo}
+                                aligned=aligned, phase_ns=phase_ns, cc=None if tcp == "cubic" else tcp,
+                                ecn=ecn): s for s in todo}
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)
@@ -170,6 +182,27 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
     return runs
 
 
+def variant_tag(tcp: str = "cubic", ecn: bool = False) -> str:
+    """The part of a run's cache name that says which senders ran: nothing
+    for CUBIC without ECN (every name cached before ``--tcp`` and
+    ``--ecn`` existed), else ``_newreno``, ``_dctcp``, ``_ecn``."""
+    return ("" if tcp == "cubic" else f"_{tcp}") + ("_ecn" if ecn else "")
+
+
+def ours_settings(flows: int, queue: str, phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> dict:
+    """The ``--set`` of our run for one ns-3 configuration."""
+    settings = {"flows": flows, "queue": queue}
+    if phase_ns:
+        settings["run.phase"] = f"{phase_ns}ns"
+    if queue == "ared":
+        settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
+    if tcp != "cubic":
+        settings["tcp"] = tcp
+    if ecn:
+        settings["tcp.ecn"] = "true"
+    return settings
+
+
 def compare(ns3: list[dict], ours: list[dict]) -> list[dict]:
     """Rows of the side-by-side table from per-seed metric dicts."""
     rows = []
@@ -188,6 +221,7 @@ EXPLAINED = {
     "ared": "ARED: ns-3's enqueue rules were the gap",
     "ewt": "The gateways in ns-3",
     "awm": "The gateways in ns-3",
+    **dict.fromkeys(("codel", "fq_codel", "pie", "fq_pie"), "The dequeue-time AQMs in ns-3"),
 }
 EXPLAINED_PRR_NS3 = "Why the first flow keeps its lead in ours"
 EXPLAINED_ANY = "Side by side with our simulator"
@@ -225,18 +259,17 @@ def main(a) -> int:
         phase_ns = round(_native.parse_time(a.phase) * 1e9)
     label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
     mine = ours_scenario(scenario, aligned)
-    print(f"{scenario}{' aligned' if aligned else ''}, {flows} flows, {a.queue}, seeds 1..{a.seeds}: "
+    tcp, ecn = getattr(a, "tcp", "cubic"), bool(getattr(a, "ecn", False))
+    senders = "" if tcp == "cubic" and not ecn else f", {tcp}{' with ECN' if ecn else ''}"
+    print(f"{scenario}{' aligned' if aligned else ''}, {flows} flows, {a.queue}{senders}, seeds 1..{a.seeds}: "
           f"{label} vs netreturn ({mine})")
     try:
-        ns3 = _ns3_runs(flows, a.queue, seeds, out, a.jobs or 2, not a.quiet, prr, scenario, aligned, phase_ns)
+        ns3 = _ns3_runs(flows, a.queue, seeds, out, a.jobs or 2, not a.quiet, prr, scenario, aligned, phase_ns,
+                        tcp, ecn)
     except RuntimeError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
-    settings = {"flows": flows, "queue": a.queue}
-    if phase_ns:
-        settings["run.phase"] = f"{phase_ns}ns"
-    if a.queue == "ared":
-        settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
+    settings = ours_settings(flows, a.queue, phase_ns, tcp, ecn)
     res = run(mine, set=settings, seeds=a.seeds, jobs=a.jobs, out=out / "netreturn", progress=not a.quiet, tables=False)
     ours = [with_data_loss(r) for r in res.runs.to_dict("records")]
     rows = compare(ns3, ours)
