@@ -110,7 +110,8 @@ def test_our_aqm_defaults_become_ns3_attributes_with_the_same_targets_limits_and
     # packet, FQ-PIE marking, CoDel's 1500-byte MinBytes).
     mod = _load()
     fq = mod.ns3_aqm_attributes("fq_codel", mod.aqm_settings("fq_codel"), 97_000, seed=7)
-    assert fq["ns3::FqCoDelQueueDisc::MaxSize"] == "97000B"
+    # ns-3's FQ queue discs take a limit in packets only: the buffer in full 1510-byte packets.
+    assert fq["ns3::FqCoDelQueueDisc::MaxSize"] == "64p"
     assert (fq["ns3::FqCoDelQueueDisc::Target"], fq["ns3::FqCoDelQueueDisc::Interval"]) == ("5000000ns", "100000000ns")
     assert fq["ns3::FqCoDelQueueDisc::UseEcn"] == "true"  # FQ-CoDel marks by default, as Linux
     assert fq["ns3::CoDelQueueDisc::MinBytes"] == "1514"  # the flow queues' CoDel: ours' MAXPACKET
@@ -119,7 +120,8 @@ def test_our_aqm_defaults_become_ns3_attributes_with_the_same_targets_limits_and
     assert codel["ns3::CoDelQueueDisc::UseEcn"] == "false"
     pie = mod.ns3_aqm_attributes("fq_pie", mod.aqm_settings("fq_pie"), 50_000, 1)
     assert pie["ns3::FqPieQueueDisc::UseEcn"] == "false"  # ns-3's FQ-PIE marks by default; ours (Linux) does not
-    assert pie["ns3::FqPieQueueDisc::MaxSize"] == "50000B" and pie["ns3::FqPieQueueDisc::MeanPktSize"] == "1500"
+    assert pie["ns3::FqPieQueueDisc::MaxSize"] == "33p" and pie["ns3::FqPieQueueDisc::MeanPktSize"] == "1500"
+    assert mod.ns3_aqm_attributes("pie", mod.aqm_settings("pie"), 50_000, 1)["ns3::PieQueueDisc::MaxSize"] == "50000B"
     assert (pie["ns3::FqPieQueueDisc::QueueDelayReference"], pie["ns3::FqPieQueueDisc::Tupdate"],
             pie["ns3::FqPieQueueDisc::MaxBurstAllowance"]) == ("15000000ns", "15000000ns", "150000000ns")
     assert (float(pie["ns3::FqPieQueueDisc::A"]), float(pie["ns3::FqPieQueueDisc::B"])) == (0.125, 1.25)
@@ -398,7 +400,7 @@ def test_an_ns3_codel_bottleneck_drops_at_the_head_by_sojourn_with_our_parameter
 def test_with_ecn_ns3_fq_codel_marks_instead_of_dropping_and_the_senders_reduce_on_ece():
     r = _aqm_run("fq_codel", ecn=True)
     q = r["queue_disc"]
-    assert q["type"] == "ns3::FqCoDelQueueDisc" and q["UseEcn"] == "true"
+    assert q["type"] == "ns3::FqCoDelQueueDisc" and q["UseEcn"] == "true" and q["MaxSize"] == "64p"
     assert (q["Flows"], q["Perturbation"], q["Quantum"]) == ("1024", "1", 1514)  # not the device MTU, 1600
     assert r["ecn"] is True and r["ecn_marks"] > 0
     assert r["queue_marks_by_reason"].get("Target exceeded mark", 0) == r["ecn_marks"]

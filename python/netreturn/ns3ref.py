@@ -333,16 +333,22 @@ def aqm_settings(queue: str, table: Optional[dict] = None) -> dict[str, Any]:
     return out
 
 
-def ns3_aqm_attributes(queue: str, settings: dict[str, Any], buffer_bytes: int, seed: int) -> dict[str, str]:
+def ns3_aqm_attributes(queue: str, settings: dict[str, Any], buffer_bytes: int, seed: int,
+                       full_packet: int = FULL_PACKET) -> dict[str, str]:
     """ns-3 3.44 attribute defaults (``"ns3::Type::Attribute"`` -> string
     value) that make its queue disc ``queue`` ours with ``settings``
-    (``aqm_settings``) over a buffer of ``buffer_bytes``. FQ's quantum has
-    no attribute (``SetFqQuantum`` in dumbbell.cc). FQ's hash salt is the
-    seed, so flows collide in buckets differently per seed, as ours (which
-    salts its hash from the run's seed)."""
+    (``aqm_settings``) over a buffer of ``buffer_bytes``. ns-3's FQ-CoDel
+    and FQ-PIE count their limit in packets only (their constructors fix
+    the unit: a limit in bytes is refused and leaves 0 packets), so theirs
+    is the buffer in full packets of ``full_packet`` bytes, rounded down
+    (97 000 B: 64 packets, 96 640 B). FQ's quantum has no attribute
+    (``SetFqQuantum`` in dumbbell.cc). FQ's hash salt is the seed, so flows
+    collide in buckets differently per seed, as ours (which salts its hash
+    from the run's seed)."""
     t = AQM_QUEUE_DISCS[queue]
     ns_ = lambda s: f"{round(s * 1e9)}ns"  # noqa: E731
-    a = {f"{t}::MaxSize": f"{int(buffer_bytes)}B", f"{t}::UseEcn": str(bool(settings["ecn"])).lower()}
+    limit = f"{int(buffer_bytes) // full_packet}p" if queue.startswith("fq_") else f"{int(buffer_bytes)}B"
+    a = {f"{t}::MaxSize": limit, f"{t}::UseEcn": str(bool(settings["ecn"])).lower()}
     if queue in ("codel", "fq_codel"):
         a[f"{t}::Target"] = ns_(settings["target"])
         a[f"{t}::Interval"] = ns_(settings["interval"])
@@ -589,7 +595,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # installed queue disc below).
         qd_type = AQM_QUEUE_DISCS[queue]
         aqm = aqm_settings(queue, None if multi else sc.aqm)
-        for name, value in ns3_aqm_attributes(queue, aqm, buffer, seed).items():
+        aqm_attrs = ns3_aqm_attributes(queue, aqm, buffer, seed, FULL_PACKET - SEGMENT + segment)
+        for name, value in aqm_attrs.items():
             sd(name, ns.StringValue(value))
     elif queue in ("droptail", "ewt", "awm"):
         qd_type = "ns3::FifoQueueDisc"
@@ -695,6 +702,13 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     qdiscs = tch_bn.Install(bn.Get(0))
     if "quantum" in aqm and not cpp.SetFqQuantum(qdiscs.Get(0), int(aqm["quantum"])):
         raise RuntimeError(f"{qd_type}: the quantum could not be set")
+    if aqm:
+        # ns-3 refuses a limit in a unit its queue disc does not take, silently (the limit stays 0).
+        limit = ns.QueueSizeValue()
+        qdiscs.Get(0).GetAttribute("MaxSize", limit)
+        if str(limit.Get()) != aqm_attrs[f"{qd_type}::MaxSize"]:
+            raise RuntimeError(f"{qd_type}: MaxSize {aqm_attrs[qd_type + '::MaxSize']} did not apply "
+                               f"(it reads {limit.Get()})")
     addr.SetBase(ns.Ipv4Address("10.2.0.0"), ns.Ipv4Mask("255.255.255.0"))
     addr.Assign(bn)
     tch_none.Uninstall(bn.Get(1))
@@ -926,7 +940,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         attrs["MeanPktSize"] = int(v.Get())
     if aqm:
         # The AQM's attributes as ns-3 holds them, and the settings of ours they came from.
-        for full in ns3_aqm_attributes(queue, aqm, buffer, seed):
+        for full in aqm_attrs:
             name = full.split("::")[-1]
             if full.startswith(qd_type + "::") and name != "MaxSize":
                 v = ns.StringValue()
