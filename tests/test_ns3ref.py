@@ -403,9 +403,11 @@ def test_with_ecn_ns3_fq_codel_marks_instead_of_dropping_and_the_senders_reduce_
     assert q["type"] == "ns3::FqCoDelQueueDisc" and q["UseEcn"] == "true" and q["MaxSize"] == "64p"
     assert (q["Flows"], q["Perturbation"], q["Quantum"]) == ("1024", "1", 1514)  # not the device MTU, 1600
     assert r["ecn"] is True and r["ecn_marks"] > 0
-    assert r["queue_marks_by_reason"].get("Target exceeded mark", 0) == r["ecn_marks"]
+    # The flow queues' CoDel marks, reported through the root ("(Marked by child queue disc) ...").
+    marks = r["queue_marks_by_reason"]
+    assert sum(n for why, n in marks.items() if why.endswith("Target exceeded mark")) == r["ecn_marks"]
     # ECT data is marked, never dropped by sojourn; the senders cut at most
-    # once per window, so fewer reductions than marks.
-    assert r["queue_drops_after_dequeue_by_reason"].get("Target exceeded drop", 0) == 0
+    # once per window, so no more reductions than marks.
+    assert not any(why.endswith("Target exceeded drop") for why in r["queue_drops_after_dequeue_by_reason"])
     assert 0 < r["ecn_reductions"] <= r["ecn_marks"]
     assert r["flows_completed"] == 3
