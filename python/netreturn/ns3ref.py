@@ -539,7 +539,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               drop_log: Optional[str] = None, red_trace: Optional[str] = None,
               step_s: Optional[float] = None, buffer_bytes: Optional[int] = None,
               ns2: bool = False, phase_ns: int = 0, cc: Optional[str] = None,
-              ecn: bool = False) -> dict[str, Any]:
+              ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
@@ -620,6 +620,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(FULL_PACKET - SEGMENT + segment))
         sd("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(sc.bottleneck_bps)))
         sd("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Time(sc.bottleneck_delay)))
+
+    # Diagnostics (--attr): attribute defaults over the harness's own.
+    for name, value in attrs_over or []:
+        sd(name, ns.StringValue(value))
 
     # ---- Topology: left_i -- R1 == R2 -- right_i.
     left, right, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
@@ -1054,6 +1058,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="the senders' congestion control (default: the scenario's; CUBIC on the EWT dumbbells)")
     ap.add_argument("--ecn", action="store_true",
                     help="negotiate ECN (RFC 3168; ns3::TcpSocketBase::UseEcn On); DCTCP always does")
+    ap.add_argument("--attr", action="append", default=[], metavar="NS3::TYPE::ATTR=VALUE",
+                    help="diagnostics: an ns-3 attribute default set after the harness's own (repeatable), e.g. "
+                         "ns3::CoDelQueueDisc::MinBytes=0")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     if a.receiver_delay:
@@ -1072,6 +1079,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         window = (t0, t1)
     if a.log_flow is not None and not a.log_out:
         ap.error("--log-flow needs --log-out PATH")
+    attrs_over = []
+    for kv in a.attr:
+        name, sep, value = kv.partition("=")
+        if not sep or not name.startswith("ns3::") or name.count("::") != 2:
+            ap.error(f"--attr {kv!r}: give ns3::Type::Attribute=value")
+        attrs_over.append((name, value))
     sc = scenario_of(a.scenario)
     multi = isinstance(sc, MultiRtt)
     if not multi and (a.step is not None or a.ns2):
@@ -1080,7 +1093,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     udp = (not multi) and sc.udp and not a.no_udp
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
-                    a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn)
+                    a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:
