@@ -47,8 +47,26 @@ def test_validate_defaults_to_the_upstream_prr_and_offers_every_queue():
     a = build_parser().parse_args(["validate", "--scenario", "ewt/scenario1", "--queue", "awm", "--aligned",
                                    "--ns3-prr", "ns3"])
     assert (a.scenario, a.queue, a.aligned, a.ns3_prr) == ("ewt/scenario1", "awm", True, "ns3")
-    for q in ("droptail", "red", "ared", "ewt", "awm"):
+    for q in ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie"):
         assert build_parser().parse_args(["validate", "--queue", q]).queue == q
+
+
+def test_the_aqm_comparisons_run_the_same_senders_in_ours_and_cache_ns3_apart_from_cubic_without_ecn():
+    from netreturn.cli import build_parser
+    from netreturn.scenarios import load
+    from netreturn.validate import ours_scenario, ours_settings, variant_tag
+
+    a = build_parser().parse_args(["validate", "--queue", "fq_codel", "--tcp", "dctcp", "--ecn"])
+    assert (a.tcp, a.ecn) == ("dctcp", True)
+    d = build_parser().parse_args(["validate"])
+    assert (d.tcp, d.ecn) == ("cubic", False)
+    # Runs cached before --tcp and --ecn keep their names; the others get their own.
+    assert variant_tag() == "" and variant_tag("dctcp") == "_dctcp" and variant_tag("cubic", True) == "_ecn"
+    settings = ours_settings(31, "fq_codel", 1_000_000, "dctcp", True)
+    assert settings == {"flows": 31, "queue": "fq_codel", "run.phase": "1000000ns", "tcp": "dctcp", "tcp.ecn": "true"}
+    assert ours_settings(31, "ared") == {"flows": 31, "queue": "ared", "ared_mode": "ns3"}
+    tcp = load(ours_scenario("ewt/scenario2", True), settings)["document"]["tcp"]
+    assert (tcp["cc"], tcp["ecn"]) == ("dctcp", True)
 
 
 def test_aligned_validation_runs_our_aligned_scenario_files():

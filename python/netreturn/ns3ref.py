@@ -83,6 +83,7 @@ class Dumbbell(NamedTuple):
     stop_s: float  # cap on simulated time ([run] stop of the scenario file)
     udp_rate: str = "13.35Mbps"
     buffer_bytes: int = BUFFER_BYTES  # default of --buffer (R1's bottleneck buffer)
+    aqm: Optional[dict] = None  # the bottleneck's ``aqm`` table in the scenario file, if any
 
 
 class MultiRtt(NamedTuple):
@@ -153,11 +154,13 @@ def _dumbbell(name: str, sets: dict[str, str]) -> Dumbbell:
         stop_s=_secs(doc["run"]["stop"]),
         udp_rate=_rate(_parse("rate", udp[0]["rate"])) if udp else Dumbbell._field_defaults["udp_rate"],
         buffer_bytes=bn["buffer_bytes"],
+        aqm=doc["topology"]["bottleneck"].get("aqm") or None,
     )
 
 
-#: ns-3's congestion controls by our ``[tcp] cc``.
-NS3_CC = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
+#: ns-3's congestion controls by our ``[tcp] cc``. DCTCP (RFC 8257) turns
+#: ECN on in ns-3 as in ours (TcpDctcp::Init sets UseEcn On and ECT(0)).
+NS3_CC = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp"}
 
 
 def _multi_rtt(name: str) -> MultiRtt:
@@ -224,7 +227,27 @@ def scenario_of(name: str) -> Any:
 NS2_TCP = {"sack": False, "initial_cwnd": 2, "delayed_ack_count": 1}
 #: Queue disciplines at R1's bottleneck egress; ewt and awm are gateways
 #: (ns3cxx/gateway.cc) over a DropTail FIFO of the same buffer.
-QUEUES = ("droptail", "red", "ared", "ewt", "awm")
+QUEUES = ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie")
+#: The dequeue-time AQMs (ours: crates/control/src/queue/aqm/) by ns-3 queue disc.
+AQM_QUEUE_DISCS = {"codel": "ns3::CoDelQueueDisc", "fq_codel": "ns3::FqCoDelQueueDisc",
+                   "pie": "ns3::PieQueueDisc", "fq_pie": "ns3::FqPieQueueDisc"}
+#: Our AQMs' defaults, keyed as a link's ``aqm`` table: CoDelConfig,
+#: PieConfig and FqConfig's ``Default`` (crates/control/src/queue/aqm/codel.rs,
+#: pie.rs, fq.rs) and ``QueueKind::aqm`` (crates/control/src/registry.rs: FQ-CoDel
+#: marks ECT packets by default as Linux; CoDel, PIE and FQ-PIE do not). Times in s.
+_CODEL = {"ecn": False, "target": 0.005, "interval": 0.100}  # RFC 8289 section 4.4, 4.5
+_PIE = {"ecn": False, "target": 0.015, "t_update": 0.015, "alpha": 0.125, "beta": 1.25,
+        "max_burst": 0.150}  # RFC 8033 sections 4.2, 4.4, 5
+_FQ = {"flows": 1024, "quantum": 1514}  # RFC 8290 section 5.2 and Linux
+AQM_DEFAULTS = {"codel": _CODEL, "fq_codel": {**_CODEL, "ecn": True, **_FQ}, "pie": _PIE, "fq_pie": {**_PIE, **_FQ}}
+#: Settings of ours that are not keys of the ``aqm`` table, given to ns-3
+#: too: CoDel's MAXPACKET (CoDelConfig::mtu, ns-3 MinBytes, default 1500),
+#: PIE's MEAN_PKTSIZE (PieConfig::mean_packet, ns-3 MeanPktSize, default
+#: 1000), PIE's ECN threshold (mark_ecn_th) and FQ's drop batch (FqConfig::drop_batch).
+CODEL_MIN_BYTES = 1514
+PIE_MEAN_PACKET = 1500
+PIE_MARK_ECN_TH = 0.1
+FQ_DROP_BATCH = 64
 SEGMENT = 1458
 SOCKET_BUF = 1_000_000
 DEVICE_QUEUE = "100p"
@@ -277,6 +300,74 @@ PRR_MODES = {
 }
 
 
+def _aqm_time(key: str, v: Any) -> float:
+    """An ``aqm`` time in s: a number of seconds, or a string with its unit
+    parsed by the one unit parser."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, str):
+        return float(_parse("time", v))
+    raise ValueError(f"aqm.{key}: {v!r} is not a time (e.g. '5ms')")
+
+
+def aqm_settings(queue: str, table: Optional[dict] = None) -> dict[str, Any]:
+    """Our AQM ``queue``'s settings: its defaults (``AQM_DEFAULTS``) with a
+    link's ``aqm`` table over them, only the keys ``queue`` reads (as ours:
+    each discipline ignores the others' keys). Times in s."""
+    if queue not in AQM_DEFAULTS:
+        raise ValueError(f"queue {queue!r} is not a dequeue-time AQM ns-3 has; one of {', '.join(AQM_DEFAULTS)}")
+    out = dict(AQM_DEFAULTS[queue])
+    for k, v in (table or {}).items():
+        if k not in out:
+            continue
+        if k == "ecn":
+            if not isinstance(v, bool):
+                raise ValueError(f"aqm.ecn: {v!r} is not true or false")
+            out[k] = v
+        elif k in ("target", "interval", "t_update", "max_burst"):
+            out[k] = _aqm_time(k, v)
+        elif k == "quantum":
+            out[k] = int(_parse("size", v)[1]) if isinstance(v, str) else int(v)
+        else:
+            out[k] = type(out[k])(v)
+    return out
+
+
+def ns3_aqm_attributes(queue: str, settings: dict[str, Any], buffer_bytes: int, seed: int,
+                       full_packet: int = FULL_PACKET) -> dict[str, str]:
+    """ns-3 3.44 attribute defaults (``"ns3::Type::Attribute"`` -> string
+    value) that make its queue disc ``queue`` ours with ``settings``
+    (``aqm_settings``) over a buffer of ``buffer_bytes``. ns-3's FQ-CoDel
+    and FQ-PIE count their limit in packets only (their constructors fix
+    the unit: a limit in bytes is refused and leaves 0 packets), so theirs
+    is the buffer in full packets of ``full_packet`` bytes, rounded down
+    (97 000 B: 64 packets, 96 640 B). FQ's quantum has no attribute
+    (``SetFqQuantum`` in dumbbell.cc). FQ's hash salt is the seed, so flows
+    collide in buckets differently per seed, as ours (which salts its hash
+    from the run's seed)."""
+    t = AQM_QUEUE_DISCS[queue]
+    ns_ = lambda s: f"{round(s * 1e9)}ns"  # noqa: E731
+    limit = f"{int(buffer_bytes) // full_packet}p" if queue.startswith("fq_") else f"{int(buffer_bytes)}B"
+    a = {f"{t}::MaxSize": limit, f"{t}::UseEcn": str(bool(settings["ecn"])).lower()}
+    if queue in ("codel", "fq_codel"):
+        a[f"{t}::Target"] = ns_(settings["target"])
+        a[f"{t}::Interval"] = ns_(settings["interval"])
+        # FQ-CoDel's flow queues are CoDelQueueDiscs made with this default.
+        a["ns3::CoDelQueueDisc::MinBytes"] = str(CODEL_MIN_BYTES)
+    else:
+        a.update({f"{t}::QueueDelayReference": ns_(settings["target"]), f"{t}::Tupdate": ns_(settings["t_update"]),
+                  f"{t}::A": repr(float(settings["alpha"])), f"{t}::B": repr(float(settings["beta"])),
+                  f"{t}::MaxBurstAllowance": ns_(settings["max_burst"]),
+                  f"{t}::MeanPktSize": str(PIE_MEAN_PACKET), f"{t}::MarkEcnThreshold": repr(PIE_MARK_ECN_TH),
+                  # RFC 8033's timestamp method, section 5.5's cap, no derandomization (ours and Linux).
+                  f"{t}::UseDequeueRateEstimator": "false", f"{t}::UseCapDropAdjustment": "true",
+                  f"{t}::UseDerandomization": "false"})
+    if queue.startswith("fq_"):
+        a.update({f"{t}::Flows": str(int(settings["flows"])), f"{t}::DropBatchSize": str(FQ_DROP_BATCH),
+                  f"{t}::Perturbation": str(int(seed) & 0xFFFFFFFF)})
+    return a
+
+
 def available() -> bool:
     """True when the ``ns3`` PyPI package is installed (not imported here)."""
     try:
@@ -302,6 +393,8 @@ def run_ns3(
     buffer_bytes: Optional[int] = None,
     ns2: bool = False,
     phase_ns: int = 0,
+    cc: Optional[str] = None,
+    ecn: bool = False,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -326,6 +419,15 @@ def run_ns3(
     randomizes the phase as ``run.phase`` does in ours: each link's one-way
     delay grows by ``_native.phase_offset(seed, link, phase_ns)``, the same
     offsets our simulator draws for that seed.
+    ``queue`` may be one of our dequeue-time AQMs ns-3 also has (``codel``,
+    ``fq_codel``, ``pie``, ``fq_pie``: ``AQM_QUEUE_DISCS``), set as ours
+    (``aqm_settings``: our defaults, the scenario file's ``aqm`` table over
+    them; ``ns3_aqm_attributes``); ``ecn_marks`` then counts the queue disc's
+    CE marks and ``queue_drops_by_reason`` its drops after dequeue too.
+    ``cc`` is the senders' congestion control (a key of ``NS3_CC``; default
+    the scenario's: CUBIC on the EWT dumbbells), ``ecn=True`` negotiates ECN
+    (``ns3::TcpSocketBase::UseEcn`` On, RFC 3168; DCTCP always does);
+    ``ecn_reductions`` counts the senders' entries into CA_CWR.
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in QUEUES:
@@ -345,6 +447,10 @@ def run_ns3(
         raise ValueError(f"buffer_bytes must be positive, not {buffer_bytes!r}")
     if step_s is not None and step_s < 0:
         raise ValueError(f"step_s must be >= 0, not {step_s!r}")
+    if cc is not None and cc not in NS3_CC:
+        raise ValueError(f"cc must be one of {', '.join(NS3_CC)}, not {cc!r}")
+    if queue in AQM_QUEUE_DISCS and not multi:
+        aqm_settings(queue, sc.aqm)  # a bad aqm table fails here, before ns-3 starts
     udp = (sc.udp if not multi else False) if udp is None else udp
     if multi and udp:
         raise ValueError("the multi-rtt scenario has no UDP flow")
@@ -376,6 +482,10 @@ def run_ns3(
         cmd.append("--no-flowmon")
     if prr != "ns3":
         cmd += ["--prr", prr]
+    if cc is not None:
+        cmd += ["--cc", cc]
+    if ecn:
+        cmd.append("--ecn")
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -428,7 +538,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
               drop_log: Optional[str] = None, red_trace: Optional[str] = None,
               step_s: Optional[float] = None, buffer_bytes: Optional[int] = None,
-              ns2: bool = False, phase_ns: int = 0) -> dict[str, Any]:
+              ns2: bool = False, phase_ns: int = 0, cc: Optional[str] = None,
+              ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
@@ -454,7 +565,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     # ---- TCP: ns-3 3.44 defaults made explicit, plus the paper's settings.
     sd = ns.Config.SetDefault
-    sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(sc.cc if multi else "ns3::TcpCubic")))
+    cc_type = NS3_CC[cc] if cc else (sc.cc if multi else NS3_CC["cubic"])
+    sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(cc_type)))
     recovery = "ns3::TcpClassicRecovery" if ns2 else "ns3::TcpPrrRecovery"
     sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(recovery)))
     sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(segment))
@@ -471,10 +583,22 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
     sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(True))
     sd("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(False))
+    # RFC 3168 ECN (ours: tcp.ecn); ns-3's default is Off. TcpDctcp turns it
+    # on itself, with ECT(0) and DCTCP's receiver echo (RFC 8257 section 3.2).
+    sd("ns3::TcpSocketBase::UseEcn", ns.StringValue("On" if ecn else "Off"))
 
     # ---- Bottleneck queue disc (R1 -> R2): set by attribute defaults so the
     # helper needs no variadic template call through cppyy.
-    if queue in ("droptail", "ewt", "awm"):
+    aqm: dict[str, Any] = {}
+    if queue in AQM_QUEUE_DISCS:
+        # Our AQM's settings, as ns-3 attributes (the FQ quantum is set on the
+        # installed queue disc below).
+        qd_type = AQM_QUEUE_DISCS[queue]
+        aqm = aqm_settings(queue, None if multi else sc.aqm)
+        aqm_attrs = ns3_aqm_attributes(queue, aqm, buffer, seed, FULL_PACKET - SEGMENT + segment)
+        for name, value in aqm_attrs.items():
+            sd(name, ns.StringValue(value))
+    elif queue in ("droptail", "ewt", "awm"):
         qd_type = "ns3::FifoQueueDisc"
         sd("ns3::FifoQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buffer}B")))
     else:
@@ -496,6 +620,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(FULL_PACKET - SEGMENT + segment))
         sd("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(sc.bottleneck_bps)))
         sd("ns3::RedQueueDisc::LinkDelay", ns.TimeValue(ns.Time(sc.bottleneck_delay)))
+
+    # Diagnostics (--attr): attribute defaults over the harness's own.
+    for name, value in attrs_over or []:
+        sd(name, ns.StringValue(value))
 
     # ---- Topology: left_i -- R1 == R2 -- right_i.
     left, right, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
@@ -576,6 +704,15 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     tch_bn = ns.TrafficControlHelper()
     tch_bn.SetRootQueueDisc(qd_type)
     qdiscs = tch_bn.Install(bn.Get(0))
+    if "quantum" in aqm and not cpp.SetFqQuantum(qdiscs.Get(0), int(aqm["quantum"])):
+        raise RuntimeError(f"{qd_type}: the quantum could not be set")
+    if aqm:
+        # ns-3 refuses a limit in a unit its queue disc does not take, silently (the limit stays 0).
+        limit = ns.QueueSizeValue()
+        qdiscs.Get(0).GetAttribute("MaxSize", limit)
+        if str(limit.Get()) != aqm_attrs[f"{qd_type}::MaxSize"]:
+            raise RuntimeError(f"{qd_type}: MaxSize {aqm_attrs[qd_type + '::MaxSize']} did not apply "
+                               f"(it reads {limit.Get()})")
     addr.SetBase(ns.Ipv4Address("10.2.0.0"), ns.Ipv4Mask("255.255.255.0"))
     addr.Assign(bn)
     tch_none.Uninstall(bn.Get(1))
@@ -682,7 +819,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
 
     # ---- Metrics (definitions of crates/sim/src/metrics.rs).
     fcts, goodputs, effs, per_flow = [], [], [], []
-    recoveries = rtos = rto_expiries = 0
+    recoveries = rtos = rto_expiries = cwrs = 0
     for i in range(flows):
         done = float(cpp.Done(i))
         rx = int(cpp.Rx(i))
@@ -699,6 +836,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         recoveries += rec
         rtos += rto
         rto_expiries += int(cpp.RtoExpiries(i))
+        cwrs += int(cpp.Cwrs(i))
         per_flow.append({"flow": i, "recoveries": rec, "timeouts": rto, "rto_expiries": int(cpp.RtoExpiries(i)),
                          "bottleneck_data_drops": int(cpp.DataDrops(i)),
                          "bottleneck_retx_drops": int(cpp.RetxDrops(i)),
@@ -742,6 +880,12 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "timeouts": rtos,
         # Every expiry, backoffs included, as ours counts `timeouts`.
         "rto_expiries": rto_expiries,
+        "cc": cc_type,
+        "ecn": bool(ecn or cc_type == NS3_CC["dctcp"]),
+        # Window reductions on ECE (entries into CA_CWR), as our ecn_reductions,
+        # and the bottleneck queue disc's CE marks, as our ecn_marks.
+        "ecn_reductions": cwrs,
+        "ecn_marks": int(cpp.Marks()),
         # Data segments dropped at the bottleneck queue disc, and those of
         # them that were retransmissions (a copy of that sequence number
         # had been sent before).
@@ -762,6 +906,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     # Drops by QueueDisc reason ("Unforced drop" = RED early, "Forced drop",
     # "Queue disc limit exceeded" = tail), as our iface drops by reason.
     out["queue_drops_by_reason"] = {str(k): int(v) for k, v in st.nDroppedPacketsBeforeEnqueue}
+    # Drops at the head (CoDel: "Target exceeded drop"; FQ's fattest flow:
+    # "Overlimit drop") and CE marks by reason ("Target exceeded mark", "Unforced mark").
+    out["queue_drops_after_dequeue_by_reason"] = {str(k): int(v) for k, v in st.nDroppedPacketsAfterDequeue}
+    out["queue_marks_by_reason"] = {str(k): int(v) for k, v in st.nMarkedPackets}
     if drop_log:
         # One line per drop at the bottleneck queue disc: time, reason, backlog, size,
         # TCP flow of a data segment (-1: UDP, ACK or other), 1 if that segment was a
@@ -794,6 +942,17 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         v = ns.UintegerValue()
         qd.GetAttribute("MeanPktSize", v)
         attrs["MeanPktSize"] = int(v.Get())
+    if aqm:
+        # The AQM's attributes as ns-3 holds them, and the settings of ours they came from.
+        for full in aqm_attrs:
+            name = full.split("::")[-1]
+            if full.startswith(qd_type + "::") and name != "MaxSize":
+                v = ns.StringValue()
+                qd.GetAttribute(name, v)  # any attribute reads back as its string form
+                attrs[name] = str(v.Get())
+        if "quantum" in aqm:
+            attrs["Quantum"] = int(cpp.GetFqQuantum(qd))
+        attrs["aqm"] = aqm
     out["queue_disc"] = {"type": qd_type, **attrs}
     if gateway:
         out["gateway"] = {"acks": int(cpp.GatewayAcks()), "rewritten": int(cpp.GatewayRewritten()),
@@ -895,6 +1054,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--phase-ns", type=int, default=0, metavar="NS",
                     help="phase randomization as run.phase in ours: each link's delay grows by the seed's offset, "
                          "uniform in [0, NS) ns (netreturn._native.phase_offset)")
+    ap.add_argument("--cc", choices=list(NS3_CC), default=None,
+                    help="the senders' congestion control (default: the scenario's; CUBIC on the EWT dumbbells)")
+    ap.add_argument("--ecn", action="store_true",
+                    help="negotiate ECN (RFC 3168; ns3::TcpSocketBase::UseEcn On); DCTCP always does")
+    ap.add_argument("--attr", action="append", default=[], metavar="NS3::TYPE::ATTR=VALUE",
+                    help="diagnostics: an ns-3 attribute default set after the harness's own (repeatable), e.g. "
+                         "ns3::CoDelQueueDisc::MinBytes=0")
     ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args(argv)
     if a.receiver_delay:
@@ -913,6 +1079,12 @@ def main(argv: Optional[list[str]] = None) -> int:
         window = (t0, t1)
     if a.log_flow is not None and not a.log_out:
         ap.error("--log-flow needs --log-out PATH")
+    attrs_over = []
+    for kv in a.attr:
+        name, sep, value = kv.partition("=")
+        if not sep or not name.startswith("ns3::") or name.count("::") != 2:
+            ap.error(f"--attr {kv!r}: give ns3::Type::Attribute=value")
+        attrs_over.append((name, value))
     sc = scenario_of(a.scenario)
     multi = isinstance(sc, MultiRtt)
     if not multi and (a.step is not None or a.ns2):
@@ -921,7 +1093,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     udp = (not multi) and sc.udp and not a.no_udp
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
-                    a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns)
+                    a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

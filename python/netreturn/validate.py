@@ -6,7 +6,10 @@ versions (``scenarios/validate/*-aligned.toml``, ``--aligned``), is built in
 ns-3 by :mod:`netreturn.ns3ref` (see ``docs/validation.md`` for every setting
 and the traps avoided) and run here over the same seeds, with DropTail, RED,
 ARED (ns-3's, ``ared_mode = "ns3"`` in ours) or the EWT / AWM gateways (ns-3's
-own implementation in ``ns3cxx/gateway.cc``). ns-3 runs with ns-3-dev's
+own implementation in ``ns3cxx/gateway.cc``), or the dequeue-time AQMs both
+have (CoDel, FQ-CoDel, PIE, FQ-PIE, set as ours: ``ns3ref.aqm_settings``)
+under CUBIC, NewReno or DCTCP senders (``--tcp``), ECN on or off
+(``--ecn``). ns-3 runs with ns-3-dev's
 repaired PRR (``--ns3-prr upstream``) unless told otherwise; each seed is an
 independent replication in both simulators (the two draw their start times
 from different generators, so runs are compared as samples, not one to
@@ -49,6 +52,8 @@ METRICS = [
     ("udp_efficiency_pct", "UDP efficiency (%)"),
     ("utilization", "bottleneck utilization"),
     ("queue_mean_bytes", "queue, time mean (kB)"),
+    ("ecn_marks", "ECN marks at the bottleneck"),
+    ("ecn_reductions", "ECN window reductions"),
     ("fast_recoveries", "fast recoveries"),
     ("timeouts", "RTO expiries"),
     ("sim_time_s", "simulated time (ms)"),
@@ -57,7 +62,10 @@ METRICS = [
 
 #: Scenarios ns-3 can build, with the flow count of the paper's heavy level.
 SCENARIOS = {"ewt/scenario2": 31, "ewt/scenario1": 24}
-QUEUES = ("droptail", "red", "ared", "ewt", "awm")
+QUEUES = ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie")
+#: The senders' congestion controls both simulators have on the dumbbells
+#: (``--tcp``; the scenario's ``tcp`` parameter in ours).
+TCPS = ("cubic", "newreno", "dctcp")
 #: PRR of the ns-3 runs: ns-3-dev's repaired one by default.
 DEFAULT_PRR = "upstream"
 
@@ -87,6 +95,11 @@ def add_arguments(v) -> None:
     v.add_argument("--flows", type=_positive, default=None, help="flows (default: the paper's heavy level, 31 / 24)")
     v.add_argument("--queue", choices=list(QUEUES), default="droptail")
     v.add_argument("--seeds", type=_positive, default=5)
+    v.add_argument("--tcp", choices=list(TCPS), default="cubic",
+                   help="EWT dumbbells: the senders' congestion control in both (DCTCP negotiates ECN)")
+    v.add_argument("--ecn", action="store_true",
+                   help="EWT dumbbells: TCP negotiates ECN (RFC 3168) in both (tcp.ecn in ours, UseEcn On in ns-3), "
+                        "so an AQM that marks (fq_codel by default) marks instead of dropping")
     v.add_argument("--aligned", action="store_true",
                    help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
                         "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
@@ -137,31 +150,34 @@ def _time(text: str) -> str:
 
 
 def cell_tag(flows: int, queue: str, prr: str = DEFAULT_PRR, scenario: str = "ewt/scenario2", aligned: bool = False,
-             phase_ns: int = 0) -> str:
+             phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> str:
     """The name of one compared configuration (a cell), as the ns-3 run
-    store spells it: ``flows31_red_prr-upstream_scenario1_aligned_phase1000000ns``."""
+    store spells it: ``flows31_red_prr-upstream_scenario1_aligned_phase1000000ns``
+    (``_dctcp_ecn`` after it for other senders, :func:`variant_tag`)."""
     tag = "" if prr == "ns3" else f"_prr-{prr}"
     tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
     tag += "_aligned" if aligned else ""
     tag += f"_phase{phase_ns}ns" if phase_ns else ""
+    tag += variant_tag(tcp, ecn)
     return f"flows{flows}_{queue}{tag}"
 
 
 def ns3_cache_path(out: Path, flows: int, queue: str, seed: int, prr: str = DEFAULT_PRR,
-                   scenario: str = "ewt/scenario2", aligned: bool = False, phase_ns: int = 0) -> Path:
+                   scenario: str = "ewt/scenario2", aligned: bool = False, phase_ns: int = 0, tcp: str = "cubic",
+                   ecn: bool = False) -> Path:
     """Where ``validate`` keeps one ns-3 run: ``<out>/ns3/<cell>_seed<n>.json``."""
-    return out / "ns3" / f"{cell_tag(flows, queue, prr, scenario, aligned, phase_ns)}_seed{seed}.json"
+    return out / "ns3" / f"{cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn)}_seed{seed}.json"
 
 
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
-              phase_ns: int = 0) -> list[dict]:
+              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> list[dict]:
     from . import ns3ref
 
     (out / "ns3").mkdir(parents=True, exist_ok=True)
 
     def path(s):
-        return ns3_cache_path(out, flows, queue, s, prr, scenario, aligned, phase_ns)
+        return ns3_cache_path(out, flows, queue, s, prr, scenario, aligned, phase_ns, tcp, ecn)
 
     # Runs cached before the data-loss metric existed are run again.
     todo = [s for s in seeds if not path(s).exists() or "tcp_data_loss_pct" not in json.loads(path(s).read_text())]
@@ -176,7 +192,8 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
         # Each ns-3 run is its own process (ns3ref.run_ns3); threads only wait.
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr, scenario=scenario,
-                                aligned=aligned, phase_ns=phase_ns): s for s in todo}
+                                aligned=aligned, phase_ns=phase_ns, cc=None if tcp == "cubic" else tcp,
+                                ecn=ecn): s for s in todo}
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)
@@ -199,6 +216,27 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
     return runs
 
 
+def variant_tag(tcp: str = "cubic", ecn: bool = False) -> str:
+    """The part of a run's cache name that says which senders ran: nothing
+    for CUBIC without ECN (every name cached before ``--tcp`` and
+    ``--ecn`` existed), else ``_newreno``, ``_dctcp``, ``_ecn``."""
+    return ("" if tcp == "cubic" else f"_{tcp}") + ("_ecn" if ecn else "")
+
+
+def ours_settings(flows: int, queue: str, phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> dict:
+    """The ``--set`` of our run for one ns-3 configuration."""
+    settings = {"flows": flows, "queue": queue}
+    if phase_ns:
+        settings["run.phase"] = f"{phase_ns}ns"
+    if queue == "ared":
+        settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
+    if tcp != "cubic":
+        settings["tcp"] = tcp
+    if ecn:
+        settings["tcp.ecn"] = "true"
+    return settings
+
+
 def compare(ns3: list[dict], ours: list[dict]) -> list[dict]:
     """Rows of the side-by-side table from per-seed metric dicts."""
     rows = []
@@ -217,6 +255,7 @@ EXPLAINED = {
     "ared": "ARED: ns-3's enqueue rules were the gap",
     "ewt": "The gateways in ns-3",
     "awm": "The gateways in ns-3",
+    **dict.fromkeys(("codel", "fq_codel", "pie", "fq_pie"), "The dequeue-time AQMs in ns-3"),
 }
 EXPLAINED_PRR_NS3 = "Why the first flow keeps its lead in ours"
 EXPLAINED_ANY = "Side by side with our simulator"
@@ -247,7 +286,7 @@ SUMMARY_METRICS = [
 
 def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path, jobs: int | None = None,
              progress: bool = False, prr: str = DEFAULT_PRR, aligned: bool = False,
-             phase_ns: int = 0) -> tuple[list[dict], list[dict]]:
+             phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> tuple[list[dict], list[dict]]:
     """One configuration in both simulators over ``seeds``: ns-3's runs
     (from the store under ``<out>/ns3/``, the missing ones run) and ours
     (through the run store ``<out>/netreturn``); its cell record is written
@@ -257,12 +296,8 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
     from .api import run
     from .valrecords import record, write_record
 
-    ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns)
-    settings: dict = {"flows": flows, "queue": queue}
-    if phase_ns:
-        settings["run.phase"] = f"{phase_ns}ns"
-    if queue == "ared":
-        settings["ared_mode"] = "ns3"  # ns-3's ARED, not Floyd 2001's schedule
+    ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns, tcp, ecn)
+    settings = ours_settings(flows, queue, phase_ns, tcp, ecn)
     mine = ours_scenario(scenario, aligned)
     if seeds == list(range(1, len(seeds) + 1)):
         batches = [run(mine, set=settings, seeds=len(seeds), jobs=jobs, out=out / "netreturn", progress=progress,
@@ -273,7 +308,7 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
     label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
     rows = [(k, lab, [r.get(k, math.nan) for r in ns3], [r.get(k, math.nan) for r in ours])
             for k, lab in SUMMARY_METRICS]
-    write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns),
+    write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn),
                  record(label, rows, scenario=scenario, flows=flows, queue=queue, aligned=aligned, phase_ns=phase_ns,
                         prr=prr, seeds=seeds, netreturn_scenario=mine))
     return ns3, ours
@@ -298,10 +333,13 @@ def main(a) -> int:
         phase_ns = round(_native.parse_time(a.phase) * 1e9)
     label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
     mine = ours_scenario(scenario, aligned)
-    print(f"{scenario}{' aligned' if aligned else ''}, {flows} flows, {a.queue}, seeds 1..{a.seeds}: "
+    tcp, ecn = getattr(a, "tcp", "cubic"), bool(getattr(a, "ecn", False))
+    senders = "" if tcp == "cubic" and not ecn else f", {tcp}{' with ECN' if ecn else ''}"
+    print(f"{scenario}{' aligned' if aligned else ''}, {flows} flows, {a.queue}{senders}, seeds 1..{a.seeds}: "
           f"{label} vs netreturn ({mine})")
     try:
-        ns3, ours = run_cell(scenario, flows, a.queue, seeds, out, a.jobs, not a.quiet, prr, aligned, phase_ns)
+        ns3, ours = run_cell(scenario, flows, a.queue, seeds, out, a.jobs, not a.quiet, prr, aligned, phase_ns,
+                              tcp, ecn)
     except RuntimeError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2

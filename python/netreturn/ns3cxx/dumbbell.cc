@@ -23,6 +23,10 @@ using namespace ns3;
 
 struct State {
     std::vector<uint64_t> rx, tx, retx, recoveries, rtos, rtoExpiries;
+    // Entries into CA_CWR: window reductions on ECE (RFC 3168 section 6.1.2).
+    std::vector<uint64_t> cwrs;
+    // Packets the bottleneck queue disc marked CE instead of dropping.
+    uint64_t marks = 0;
     double qLast = 0, qInt = 0;
     uint32_t qMax = 0, qCur = 0;
     std::vector<double> done;
@@ -50,6 +54,7 @@ void Reset(uint32_t n, uint64_t fileBytes) {
     S = State();
     S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
     S.recoveries.assign(n, 0); S.rtos.assign(n, 0); S.rtoExpiries.assign(n, 0);
+    S.cwrs.assign(n, 0);
     S.done.assign(n, -1.0);
     S.sendCount.assign(n, {});
     S.retxDrops.assign(n, 0); S.dataDrops.assign(n, 0);
@@ -115,11 +120,12 @@ static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Ad
     S.retx[i] += p->GetSize();
 }
 
-// Entries into fast recovery (3 dupACKs or SACK loss detection) and into
-// CA_LOSS (retransmission timeout).
+// Entries into fast recovery (3 dupACKs or SACK loss detection), into
+// CA_LOSS (retransmission timeout) and into CA_CWR (a reduction on ECE).
 static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
     if (now == TcpSocketState::CA_RECOVERY) S.recoveries[i]++;
     if (now == TcpSocketState::CA_LOSS) S.rtos[i]++;
+    if (now == TcpSocketState::CA_CWR) S.cwrs[i]++;
 }
 
 // Every RTO expiry, backoffs included (entries into CA_LOSS miss a timer
@@ -252,10 +258,31 @@ uint32_t RedTraceWrite(std::string path) {
     return redTrace.size();
 }
 
+static void QMarked(Ptr<const QueueDiscItem>, const char*) { S.marks++; }
+
+// The bottleneck queue disc's backlog, drops and CE marks. Drops after
+// dequeue are CoDel's at the head ("Target exceeded drop") and FQ's from
+// the fattest flow ("Overlimit drop"); a flow queue's child queue disc
+// reports its drops and marks through the root (QueueDisc::AddQueueDiscClass).
 void ConnectQueueDisc(Ptr<QueueDisc> q) {
     qDrops.clear();
     q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QBytes));
     q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&QDropped));
+    q->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&QDropped));
+    q->TraceConnectWithoutContext("Mark", MakeCallback(&QMarked));
+}
+
+// FQ-CoDel's and FQ-PIE's DRR quantum: ns-3 has no attribute for it and
+// takes the device MTU (1600 here) unless set before initialization.
+bool SetFqQuantum(Ptr<QueueDisc> q, uint32_t quantum) {
+    if (auto fq = DynamicCast<FqCoDelQueueDisc>(q)) { fq->SetQuantum(quantum); return true; }
+    if (auto fq = DynamicCast<FqPieQueueDisc>(q)) { fq->SetQuantum(quantum); return true; }
+    return false;
+}
+uint32_t GetFqQuantum(Ptr<QueueDisc> q) {
+    if (auto fq = DynamicCast<FqCoDelQueueDisc>(q)) return fq->GetQuantum();
+    if (auto fq = DynamicCast<FqPieQueueDisc>(q)) return fq->GetQuantum();
+    return 0;
 }
 
 static void BnTx(Ptr<const Packet> p) {
@@ -482,6 +509,8 @@ double Done(uint32_t i) { return S.done[i]; }
 uint64_t Recoveries(uint32_t i) { return S.recoveries[i]; }
 uint64_t Rtos(uint32_t i) { return S.rtos[i]; }
 uint64_t RtoExpiries(uint32_t i) { return S.rtoExpiries[i]; }
+uint64_t Cwrs(uint32_t i) { return S.cwrs[i]; }
+uint64_t Marks() { return S.marks; }
 double QueueIntegral(double now) { return S.qInt + S.qCur * (now - S.qLast); }
 uint32_t QueueMax() { return S.qMax; }
 uint64_t BnBytes() { return S.bnBytes; }
