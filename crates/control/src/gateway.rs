@@ -30,7 +30,7 @@
 
 use netreturn_base::{FlowKey, InBand, Rate, Time};
 
-use crate::controller::{Bottleneck, FlowInfo, WindowController};
+use crate::controller::{Bottleneck, FlowInfo, WindowController, WindowRule};
 use crate::flows::{canonical, canonical_side, side_of, Flow, FlowTable, ListId};
 use crate::registry::{Controller, ControllerConfig, ControllerKind, GatewayParams};
 use crate::view::{QueueEvent, TcpView};
@@ -150,6 +150,23 @@ const RECENCY_STEPS: u64 = 64;
 /// configured by a scenario's `[ngwa]` table), given to
 /// [`WindowGateway::with_controller`]. Either way the rules above are
 /// these, once.
+/// One flow's window as a kernel datapath applies it to the ACKs of
+/// `ack_key` ([`WindowGateway::kernel_windows`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelWindow {
+    /// The flow's key as its ACKs carry it (their sender first).
+    pub ack_key: FlowKey,
+    /// The window scale of those ACKs (RFC 7323 §2.3).
+    pub shift: u8,
+    /// `None`: the controller leaves the ACKs alone now.
+    pub rule: Option<WindowRule>,
+    /// The smallest window the rule may impose, bytes (SPEC.md §1 rule 4).
+    pub floor: u64,
+    /// The handshake is complete and the flow's data was seen: the
+    /// datapath need report only its SYN, FIN and RST segments.
+    pub steady: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct WindowGateway<C: WindowController = Controller> {
     cfg: GatewayConfig,
@@ -307,6 +324,52 @@ impl<C: WindowController> WindowGateway<C> {
             }
         }
         field
+    }
+
+    /// The window of every flow whose ACKs may be rewritten now, as a
+    /// kernel datapath applies it without calling back (issue 28): for each
+    /// synchronized flow for which `acker(canonical key)` names the side
+    /// whose ACKs cross the gateway, its key as that side sends it, the
+    /// scale of its windows, the controller's [`WindowRule`] (`None`: leave
+    /// the ACKs alone now) and floor. The kernel then applies SPEC.md §1 to
+    /// each ACK exactly as [`WindowGateway::on_ack`] does
+    /// (`min(Wr, max(rule(Wr), floor))`, rounded up to the scale unit, never
+    /// raised). Flows idle past the timeout are forgotten first.
+    pub fn kernel_windows(
+        &mut self,
+        now: Time,
+        mut acker: impl FnMut(&FlowKey) -> Option<usize>,
+        out: &mut Vec<KernelWindow>,
+    ) {
+        self.expire(now);
+        out.clear();
+        let ids: Vec<(u32, usize)> = self
+            .table
+            .iter()
+            .filter(|(_, f)| f.synchronized)
+            .filter_map(|(i, f)| acker(&f.key).map(|side| (i, side)))
+            .collect();
+        for (idx, side) in ids {
+            let info = self.info(idx, 0, 1 - side);
+            let rule = self.controller.rule(now, &info);
+            let flow = self.table.get(idx);
+            out.push(KernelWindow {
+                ack_key: flow.key_from(side),
+                shift: flow.shift(side) as u8,
+                rule,
+                floor: self.controller.floor(&info),
+                steady: flow.established && flow.data_side.is_some(),
+            });
+        }
+    }
+
+    /// Flow `key` (either direction) carried packets at `at`, seen by a
+    /// datapath that does not report each packet (the kernel's): it stays
+    /// off the idle timeout.
+    pub fn saw_flow(&mut self, at: Time, key: &FlowKey) {
+        if let Some(idx) = self.table.find(&canonical(*key)) {
+            self.touch(idx, at);
+        }
     }
 
     /// The window rule of SPEC.md §1 around the controller's answer.

@@ -164,6 +164,9 @@ impl WindowController for Controller {
     fn window(&mut self, now: Time, flow: &FlowInfo) -> Option<u64> {
         dispatch!(self, c => c.window(now, flow))
     }
+    fn rule(&mut self, now: Time, flow: &FlowInfo) -> Option<crate::controller::WindowRule> {
+        dispatch!(self, c => c.rule(now, flow))
+    }
     fn floor(&self, flow: &FlowInfo) -> u64 {
         dispatch!(self, c => c.floor(flow))
     }
