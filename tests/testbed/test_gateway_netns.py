@@ -66,9 +66,15 @@ def test_rwm_lowers_the_senders_window_with_valid_checksums(tmp_path, gateway_bi
 
 @needs_netns
 @pytest.mark.netns
-def test_ewt_transfer_completes_with_rewritten_acks(tmp_path, gateway_bin):
-    s = _run(tmp_path, gateway_bin, "ewt", "ewt", ctl=["st=60000B"])
+@pytest.mark.parametrize("datapath", ["packet", "kernel"])
+def test_ewt_transfer_completes_with_rewritten_acks(tmp_path, gateway_bin, datapath):
+    s = _run(tmp_path, gateway_bin, "ewt", "ewt", ctl=["st=60000B"], datapath=datapath)
     assert s["failed_flows"] == []
+    assert s["datapath"] == datapath and s["gateway"].get("datapath", "packet") == datapath
+    if datapath == "kernel":
+        # The 5 ms each way run on a packet hop in front of the kernel one.
+        assert [g["name"] for g in s["gateways"]] == ["wan", "gw"]
+        assert s["rtt_ms_mean"] is not None and s["rtt_ms_mean"] >= 10.0, s["rtt_ms_mean"]
     assert s["receiver_in_csum_errors"] == 0
     assert _sender_csum_errors(tmp_path / "ewt") == 0
     assert s["gateway"]["rewritten"] > 0

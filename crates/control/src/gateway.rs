@@ -363,6 +363,11 @@ impl<C: WindowController> WindowGateway<C> {
         }
     }
 
+    /// Whether the table holds the flow of `key` (either direction).
+    pub fn tracks(&self, key: &FlowKey) -> bool {
+        self.table.find(&canonical(*key)).is_some()
+    }
+
     /// Flow `key` (either direction) carried packets at `at`, seen by a
     /// datapath that does not report each packet (the kernel's): it stays
     /// off the idle timeout.

@@ -24,7 +24,7 @@ const TC_ACT_OK: u32 = 0;
 /// load them.
 #[cfg(netreturn_bpf)]
 fn programs() -> Option<Programs> {
-    match Programs::load(64) {
+    match Programs::load(64, true) {
         Ok(p) => Some(p),
         Err(e) if unsafe { libc::geteuid() } != 0 => {
             eprintln!("skipped: not root ({e})");
@@ -182,7 +182,7 @@ fn a_syn_is_reported_with_its_options_and_never_rewritten_and_a_steady_flow_is_n
     let (_, out) = p.run_on("nr_data", &data).unwrap();
     assert_eq!(out, data);
     let mut seen = Vec::new();
-    p.drain(|e| seen.push(e));
+    p.drain(usize::MAX, |e| seen.push(e));
     assert_eq!(seen.len(), 1, "only the SYN-ACK is reported: {seen:?}");
     assert_eq!((seen[0].view.wscale, seen[0].view.mss), (Some(9), Some(1460)));
     assert!(seen[0].view.flags.syn());

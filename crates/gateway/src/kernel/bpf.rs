@@ -7,6 +7,7 @@
 use aya::maps::{HashMap, MapData, PerCpuArray, RingBuf};
 use aya::programs::{tc, SchedClassifier, TcAttachType, TestRun, TestRunOptions};
 use aya::{Ebpf, EbpfLoader};
+use std::os::fd::AsRawFd;
 
 use super::event::Event;
 use super::maps::{Counter, NrKey, NrWindow};
@@ -42,10 +43,13 @@ fn err(what: &str, e: impl std::fmt::Display) -> String {
 
 impl Programs {
     /// Loads and verifies the object (the windows map sized for
-    /// `max_flows`), attached nowhere yet.
-    pub fn load(max_flows: u32) -> Result<Programs, String> {
+    /// `max_flows`; segments reported to user space only if `report`),
+    /// attached nowhere yet.
+    pub fn load(max_flows: u32, report: bool) -> Result<Programs, String> {
+        let flag = report as u8;
         let mut ebpf = EbpfLoader::new()
             .map_max_entries("windows", max_flows.max(1))
+            .override_global("report_segments", &flag, true)
             .load(OBJECT)
             .map_err(|e| err("loading the eBPF object (root, or CAP_BPF and CAP_NET_ADMIN, is needed)", e))?;
         for prog in PROGRAMS {
@@ -58,10 +62,10 @@ impl Programs {
         Ok(Programs { _ebpf: ebpf, windows, events, counters, clsact: Vec::new() })
     }
 
-    /// Loads the object and attaches `nr_data` to `a`'s ingress, `nr_ack`
+    /// Loads the object (as [`Programs::load`]) and attaches `nr_data` to `a`'s ingress, `nr_ack`
     /// to `b`'s.
-    pub fn attach(a: &str, b: &str, max_flows: u32) -> Result<Programs, String> {
-        let mut p = Programs::load(max_flows)?;
+    pub fn attach(a: &str, b: &str, max_flows: u32, report: bool) -> Result<Programs, String> {
+        let mut p = Programs::load(max_flows, report)?;
         for (prog, iface) in PROGRAMS.into_iter().zip([a, b]) {
             let c = classifier(&mut p._ebpf, prog)?;
             if let Err(first) = c.attach(iface, TcAttachType::Ingress) {
@@ -94,13 +98,26 @@ impl Programs {
         Ok((r.return_value, out, r.duration.as_nanos() as f64))
     }
 
-    /// Every reported segment now in the ring, in order.
-    pub fn drain(&mut self, mut f: impl FnMut(Event)) {
-        while let Some(item) = self.events.next() {
+    /// The reported segments now in the ring, in order, at most `limit` of
+    /// them (under a flood the ring refills as fast as it drains: the
+    /// caller's other work must still get its turn); how many.
+    pub fn drain(&mut self, limit: usize, mut f: impl FnMut(Event)) -> usize {
+        let mut n = 0;
+        while n < limit {
+            let Some(item) = self.events.next() else { break };
             if let Some(e) = Event::decode(&item) {
                 f(e);
             }
+            n += 1;
         }
+        n
+    }
+
+    /// Whether reports wait in the ring.
+    pub fn events_pending(&self) -> bool {
+        let mut p = libc::pollfd { fd: self.events.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one pollfd we own; a zero timeout.
+        unsafe { libc::poll(&mut p, 1, 0) > 0 && p.revents & libc::POLLIN != 0 }
     }
 
     /// Every counter, summed over the CPUs (index: [`Counter`]).

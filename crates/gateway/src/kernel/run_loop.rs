@@ -2,6 +2,7 @@
 //! [`super`]).
 
 use std::collections::HashMap as StdMap;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 
 use netreturn_base::{FlowKey, Time};
@@ -37,7 +38,7 @@ fn fifo(limit: Limit, packet_bytes: u32) -> Fifo {
     }
 }
 
-fn set_up(args: &Args, max_flows: usize) -> Result<Datapath, String> {
+fn set_up(args: &Args, max_flows: usize, report: bool) -> Result<Datapath, String> {
     let (a, b) = (&args.iface_a, &args.iface_b);
     tc::ifindex(a)?;
     tc::ifindex(b)?;
@@ -46,7 +47,7 @@ fn set_up(args: &Args, max_flows: usize) -> Result<Datapath, String> {
     let shaper_ab = args.rate.map(|r| Shaper::create(b, r, fifo(args.queue.limit, args.packet_bytes))).transpose()?;
     let shaper_ba =
         args.rate_ba.map(|r| Shaper::create(a, r, fifo(args.queue_ba.limit, args.packet_bytes))).transpose()?;
-    let progs = Programs::attach(a, b, max_flows.min(u32::MAX as usize) as u32)?;
+    let progs = Programs::attach(a, b, max_flows.min(u32::MAX as usize) as u32, report)?;
     Ok(Datapath { progs, shaper_ab, shaper_ba, _bridge: bridge })
 }
 
@@ -67,7 +68,7 @@ struct State {
 
 pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -> Result<String, String> {
     let max_flows = gw.as_ref().map_or(1, |g| g.config().max_flows);
-    let mut dp = set_up(args, max_flows)?;
+    let mut dp = set_up(args, max_flows, gw.is_some())?;
     let mut nl = QdiscReader::open().map_err(|e| format!("kernel datapath: rtnetlink: {e}"))?;
     install_signals();
     let tick = args.tick;
@@ -89,7 +90,14 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
     while !STOP.load(Ordering::Relaxed) {
         let now = monotonic_now();
         if now < next {
-            sleep(next.saturating_sub(now));
+            // Sleep until the tick, or until the programs report segments
+            // (a SYN should reach the flow table at once, and a burst of
+            // them must not fill the ring while this loop sleeps).
+            if wait_readable(dp.progs.events.as_raw_fd(), next.saturating_sub(now)) {
+                if let Some(g) = gw.as_mut() {
+                    drain(g, &mut dp, &mut st);
+                }
+            }
             continue;
         }
         st.ticks += 1;
@@ -107,8 +115,6 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
         if let Some(g) = gw.as_mut() {
             let shaped = dp.shaper_ab.is_some();
             tick_controller(g, &mut dp, &mut st, now, queues[0], shaped);
-        } else {
-            dp.progs.drain(|_| {});
         }
         if now >= next_second {
             next_second = now + Time::from_secs(1);
@@ -126,6 +132,12 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
             break;
         }
     }
+    // What was reported before the stop reaches the table (and its counters).
+    if let Some(g) = gw.as_mut() {
+        while dp.progs.events_pending() {
+            drain(g, &mut dp, &mut st);
+        }
+    }
     let j = json(&dp, gw.as_ref(), &st, &queues, tick);
     if let Some(p) = &args.stats_file {
         write_stats_file(p, &j);
@@ -134,22 +146,22 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
     Ok(j)
 }
 
-fn sleep(d: Time) {
-    std::thread::sleep(std::time::Duration::from_nanos(d.0));
+/// Waits up to `d` for `fd` to become readable; whether it did.
+fn wait_readable(fd: std::os::fd::RawFd, d: Time) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let ts = libc::timespec { tv_sec: (d.0 / 1_000_000_000) as libc::time_t, tv_nsec: (d.0 % 1_000_000_000) as _ };
+    // SAFETY: one pollfd we own; EINTR (a signal) returns early, as wanted.
+    let n = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+    n > 0 && p.revents & libc::POLLIN != 0
 }
 
-/// One tick of the controller: the reported segments, the queue, the other
-/// traffic, then every flow's rule into the map.
-fn tick_controller<C: WindowController>(
-    g: &mut WindowGateway<C>,
-    dp: &mut Datapath,
-    st: &mut State,
-    now: Time,
-    q: QueueStats,
-    shaped: bool,
-) {
+/// Reports fed to the flow table per call of [`drain`]: a ring's worth.
+const DRAIN_BATCH: usize = 65_536;
+
+/// Feeds the segments the programs reported to the flow table.
+fn drain<C: WindowController>(g: &mut WindowGateway<C>, dp: &mut Datapath, st: &mut State) {
     let acker = &mut st.acker;
-    dp.progs.drain(|e| {
+    dp.progs.drain(DRAIN_BATCH, |e| {
         let (ckey, side) = canonical_side(e.view.key);
         // The ACKs cross B -> A: sent by the side that reports at nr_ack.
         let b_side = if e.side == Side::Ack { side } else { 1 - side };
@@ -163,6 +175,24 @@ fn tick_controller<C: WindowController>(
             }
         }
     });
+    // Flows gone from the table (ended, expired, evicted: a SYN flood
+    // evicts all the time) leave `acker` once it outgrows the table.
+    if acker.len() > 2 * g.config().max_flows.max(1) {
+        acker.retain(|k, _| g.tracks(k));
+    }
+}
+
+/// One tick of the controller: the reported segments, the queue, the other
+/// traffic, then every flow's rule into the map.
+fn tick_controller<C: WindowController>(
+    g: &mut WindowGateway<C>,
+    dp: &mut Datapath,
+    st: &mut State,
+    now: Time,
+    q: QueueStats,
+    shaped: bool,
+) {
+    drain(g, dp, st);
     if shaped {
         // The watched queue, sampled once per tick (module documentation).
         let ev = QueueEvent {
@@ -179,6 +209,7 @@ fn tick_controller<C: WindowController>(
         g.on_data_other(now, (other - st.other_bytes).min(u32::MAX as u64) as u32);
         st.other_bytes = other;
     }
+    let acker = &mut st.acker;
     g.kernel_windows(now, |k| acker.get(k).copied(), &mut st.rules);
     let mut live: StdMap<NrKey, NrWindow> = StdMap::with_capacity(st.rules.len());
     for w in &st.rules {
@@ -204,13 +235,6 @@ fn tick_controller<C: WindowController>(
         }
     }
     st.written = live;
-    // Flows gone from the table (ended, expired, evicted) leave `acker` once
-    // it outgrows the table.
-    if acker.len() > 2 * g.config().max_flows.max(1) {
-        let keep: std::collections::HashSet<FlowKey> =
-            st.written.keys().map(|k| netreturn_control::flows::canonical(k.flow_key())).collect();
-        acker.retain(|k, _| keep.contains(k));
-    }
 }
 
 /// Flows whose packets the kernel no longer reports stay off the idle
@@ -243,7 +267,8 @@ fn json<C: WindowController>(
             forwarded_bytes: if shaped { q.sent_bytes } else { at(Counter::Bytes) },
             dropped_queue: dropped,
             tcp: at(Counter::Tcp),
-            non_tcp: at(Counter::Other) + at(Counter::NotIpv4),
+            // Fragments count as non-TCP too, as on the packet datapath.
+            non_tcp: at(Counter::Other) + at(Counter::NotIpv4) + at(Counter::Fragments),
             fragments: at(Counter::Fragments),
             malformed_passed: at(Counter::Malformed),
             rewritten: if d == 1 { c[Counter::ACKS_REWRITTEN as usize] } else { 0 },

@@ -37,17 +37,37 @@ pub fn has_master(iface: &str) -> bool {
     std::path::Path::new(&format!("/sys/class/net/{iface}/master")).exists()
 }
 
+/// The per-namespace switches that hand bridged frames to netfilter
+/// (`br_netfilter`, loaded on many hosts, e.g. by Docker). On, the bridge
+/// validates IPv4 headers and drops malformed ones, where a gateway must
+/// pass what it does not understand (SPEC.md section 1 rule 6); a
+/// per-bridge option can only add to them, so they are turned off in the
+/// gateway's namespace while it runs.
+const BR_NETFILTER: [&str; 3] = [
+    "/proc/sys/net/bridge/bridge-nf-call-iptables",
+    "/proc/sys/net/bridge/bridge-nf-call-ip6tables",
+    "/proc/sys/net/bridge/bridge-nf-call-arptables",
+];
+
 /// A Linux bridge joining A and B, made by this process and deleted on
-/// drop (the ports go back to being plain interfaces).
+/// drop (the ports go back to being plain interfaces, the netfilter
+/// switches to what they were).
 pub struct Bridge {
     name: String,
+    restore: Vec<&'static str>,
 }
 
 impl Bridge {
     pub fn create(a: &str, b: &str) -> Result<Bridge, String> {
         let name = format!("nrk{}", std::process::id() % 1_000_000);
         run("ip", &["link", "add", &name, "type", "bridge"])?;
-        let br = Bridge { name };
+        let mut br = Bridge { name, restore: Vec::new() };
+        for path in BR_NETFILTER {
+            if std::fs::read_to_string(path).is_ok_and(|v| v.trim() == "1") {
+                std::fs::write(path, "0").map_err(|e| format!("{path}: {e}"))?;
+                br.restore.push(path);
+            }
+        }
         for dev in [a, b] {
             run("ip", &["link", "set", "dev", dev, "master", &br.name])?;
             run("ip", &["link", "set", "dev", dev, "up"])?;
@@ -64,6 +84,9 @@ impl Bridge {
 impl Drop for Bridge {
     fn drop(&mut self) {
         let _ = run("ip", &["link", "del", &self.name]);
+        for path in &self.restore {
+            let _ = std::fs::write(path, "1");
+        }
     }
 }
 
