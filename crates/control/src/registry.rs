@@ -120,6 +120,11 @@ macro_rules! controllers {
             /// (RFC 7323: 0..=14).
             #[serde(default, deserialize_with = "wscale")]
             pub assume_wscale: Option<u8>,
+            /// The controller sees its queue once per `tick` (what the
+            /// kernel datapath does, issue 28), not at every enqueue and
+            /// dequeue; unset: every event.
+            #[serde(default)]
+            pub tick: Option<netreturn_base::Time>,
         }
 
         impl GatewayParams {
@@ -530,7 +535,7 @@ mod tests {
     fn the_gateway_table_has_one_entry_per_controller_plus_the_shared_keys() {
         let fields = struct_fields::<GatewayParams>();
         let mut expect: Vec<&str> = ControllerKind::ALL.iter().map(|k| k.name()).collect();
-        expect.push("assume_wscale");
+        expect.extend(["assume_wscale", "tick"]);
         assert_eq!(fields, expect.as_slice());
     }
 }
