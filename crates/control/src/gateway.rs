@@ -207,7 +207,7 @@ impl Sampler {
                 let sample = QueueEvent { kind: QueueEventKind::Enqueue, size: 0, ..ev };
                 c.on_queue(self.next, &sample);
             }
-            self.next = self.next + self.tick;
+            self.next += self.tick;
         }
     }
 }
