@@ -117,3 +117,60 @@ def test_the_traced_copy_of_a_scenario_traces_every_flow_and_starts_them_togethe
     from netreturn.scenarios import load
 
     load(path)  # still a valid scenario
+
+
+class _FakeRuns:
+    """Runs' interface for a Grid: a run's result is its drops outside the
+    bottleneck, given per (variant, seed)."""
+
+    class paper:  # noqa: N801  (the attribute Grid reads)
+        levels = ["mild"]
+
+    BULK = 2
+
+    def __init__(self, drops):
+        self.drops, self.ran, self._cb, self.results = drops, [], [], {}
+
+    class _Spec:
+        def __init__(self, v, seed):
+            self.v, self.seed = v, seed
+
+        def key(self):
+            return f"{self.v}-{self.seed}"
+
+    def spec(self, sc, n, m, seed, keep_series=False, variant=None):
+        return self._Spec("access" if variant else "base", seed)
+
+    def request(self, spec, phase, priority=2, callback=None):
+        k = spec.key()
+        self.ran.append(k)
+        self.results[k] = {"seed": spec.seed, "summary": {"drops_elsewhere": self.drops.get(k, 0)}}
+        if callback:
+            self._cb.append((callback, self.results[k]))
+        return k
+
+    def drain(self):
+        while self._cb:
+            cb, r = self._cb.pop(0)
+            cb(r)
+
+    def get(self, k):
+        return self.results[k]
+
+
+def test_a_variant_run_is_shared_only_where_its_base_run_dropped_nothing_outside_the_bottleneck():
+    from netreturn.reproduce.grid import Grid
+    from netreturn.reproduce.store import Options
+
+    runs = _FakeRuns({"base-2": 5})
+    opts = Options(seeds=3, scenarios=["scenario1"], methods=["droptail"])
+    g = Grid(runs, opts, {"scenario1": {"mild": 8}}, "access", set(), "access", {"scenario1": ("x.toml", {})},
+             share_if=lambda r: r["summary"].get("drops_elsewhere") == 0)
+    runs.drain()
+    assert (g.shared, g.asked) == (2, 3)
+    assert [r["seed"] for r in g.groups()[0].runs] == [1, 2, 3]
+    assert "access-2" in runs.ran and "access-1" not in runs.ran and "access-3" not in runs.ran
+    # Without share_if every variant run is asked for.
+    runs = _FakeRuns({})
+    g = Grid(runs, opts, {"scenario1": {"mild": 8}}, "access", set(), "access", {"scenario1": ("x.toml", {})})
+    assert g.shared == 0 and [k for k in runs.ran if k.startswith("access")] == ["access-1", "access-2", "access-3"]

@@ -345,7 +345,8 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict)
 
 
 def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, calibrated_ac: dict,
-                   searches_ac: dict, columns: dict[str, dict[str, _st.Judgement]]) -> list[str]:
+                   searches_ac: dict, columns: dict[str, dict[str, _st.Judgement]],
+                   shared: tuple[int, int] | None = None) -> list[str]:
     """Section 7, the access queues (not given by the paper; ours 100
     packets): loss and where it happens, DropTail's calibration, Table 6's
     distance from the paper and the statements whose verdict moves, at 100
@@ -354,6 +355,12 @@ def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, c
            "The paper gives neither the senders' nor the receivers' access queues; ours hold 100 packets. The grid at "
            f"the paper's counts again with {ACCESS_ALT} in each (a copy of the scenario under `scenarios/` with an "
            "`access_buffer` parameter), and DropTail's calibration (the capacity search) with them:", ""]
+    if shared:
+        out += [f"{shared[0]} of these {shared[1]} runs are the 100-packet runs themselves: they dropped no packet "
+                "outside the bottleneck, so no access queue ever filled, and with larger ones the same seed gives the "
+                "same events (evidence run cited: `netreturn reproduce ewt`, default options, at git 1a65639, where "
+                "all 980 such pairs ran both ways had equal summaries and per-flow results). Only the others ran "
+                "again.", ""]
     methods = [m for m in METHODS if m in opts.methods]
     for sc in opts.scenarios:
         body = []
@@ -495,7 +502,7 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
         figs = _fig_runs(runs, opts, paper)
         series = {(k[1], paper["table2"][k[1]]["heavy"], k[2]) for k in figs if k[0] == "fig10"}
         ev = Evaluation(runs, opts, PAPER, series)
-        cap_rb = cap_ac = None
+        cap_rb = cap_ac = acc_grid = None
         if opts.sensitivity != "off":
             variants = {sc: rcvbuf_variant(opts.out, sc) for sc in opts.scenarios}
             ev.grids.append(Grid(runs, opts, ev.paper_counts, "rcvbuf", set(), "receive buffer", variants))
@@ -504,7 +511,12 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
             # The access queues: the grid, and the calibration (DropTail's
             # capacity search) with them.
             access = {sc: access_variant(opts.out, sc) for sc in opts.scenarios}
-            ev.grids.append(Grid(runs, opts, ev.paper_counts, "access", set(), "access queues", access))
+            # A run that dropped nothing outside the bottleneck never filled
+            # an access queue: with larger ones it is the same run, so it
+            # stands for its variant (checked: summary and every flow equal).
+            acc_grid = Grid(runs, opts, ev.paper_counts, "access", set(), "access queues", access,
+                            share_if=lambda r: r["summary"].get("drops_elsewhere") == 0)
+            ev.grids.append(acc_grid)
             if PAPER.run["baseline"] in opts.methods:
                 base = Options(**{**opts.__dict__, "methods": [PAPER.run["baseline"]]})
                 cap_ac = Capacity(runs, base, PAPER, access, "access queues: calibration")
@@ -526,7 +538,8 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
         calibrated_ac.setdefault(r["scenario"], {})[r["level"]] = r["flows"]
     out = opts.out
     claims = write_report(out, opts, paper, table, figs, searches, rows, gains, calibrated, runs, t0, build,
-                          searches_rb, rows_rb, gains_rb, calibrated_ac, cap_ac.searches if cap_ac else {})
+                          searches_rb, rows_rb, gains_rb, calibrated_ac, cap_ac.searches if cap_ac else {},
+                          (acc_grid.shared, acc_grid.asked) if acc_grid else None)
     wall = time.perf_counter() - t0
     return Outcome(out / "report.md", runs.executed, runs.requested, len(runs.results), wall, runs.cpu_s,
                    calibrated, rows, gains, gains_rb, table, searches, claims)
@@ -535,7 +548,8 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
 def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict, searches: dict, cap_rows: list[dict],
                  gains: dict, calibrated: dict, runs: Runs, t0: float, build: str, searches_rb: dict | None = None,
                  cap_rows_rb: list[dict] | None = None, gains_rb: dict | None = None,
-                 calibrated_ac: dict | None = None, searches_ac: dict | None = None) -> dict:
+                 calibrated_ac: dict | None = None, searches_ac: dict | None = None,
+                 access_shared: tuple[int, int] | None = None) -> dict:
     figdir = out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     methods = [m for m in METHODS if m in opts.methods]
@@ -1000,7 +1014,8 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                     w("")
 
     if "access" in cs_all:
-        for line in access_section(opts, paper, table, calibrated, calibrated_ac or {}, searches_ac or {}, columns):
+        for line in access_section(opts, paper, table, calibrated, calibrated_ac or {}, searches_ac or {}, columns,
+                                   access_shared):
             w(line)
 
     # ---- 8. claims
