@@ -209,8 +209,9 @@ def fairness_bullets(table, scenarios: list[str], methods: list[str], levels: li
                "only a flow whose cwnd grew above it, one that got going before the queue filled. That flow is "
                "window-limited: as U rises its window falls and it stops sending, so its packets seldom meet a full "
                "queue, while the flows whose cwnd is below the written window (in slow start, after an RTO) keep "
-               "sending into the full queue and take the drops and RTOs (each at least 1 s, RFC 6298 (2.4)). The held flow "
-               "finishes early with a large share; the others wait out timeouts. DropTail protects no flow this way. "
+               "sending into the full queue and take the drops and RTOs (each at least 1 s, RFC 6298 (2.4)). The "
+               "held flow finishes early with a large share; the others wait out timeouts. DropTail protects no flow "
+               "this way. "
                if protected else
                "Here EWT's top flow is not spared loss, so EWT does not protect it: the spread is DropTail's, from "
                "slow-start overshoot and RTOs, with EWT's window binding rarely at Wr = 1 MB. ")
