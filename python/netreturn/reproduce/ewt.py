@@ -1112,8 +1112,11 @@ def fairness_section(figs: dict, opts: Options) -> list[str]:
         for lab, xs in groups:
             med = lambda k, xs=xs: _f(median(x[k] for x in xs)) if xs else "-"  # noqa: E731
             rows.append([lab, str(len(xs)), med("bound"), med("goodput"), med("loss"), med("rto")])
+        tops, rest = _ev.top_held(fl)
         lines += [f"**{sc}** ({len(fl)} flows)", "",
-                  _md_table(["flows", "count", "share of samples held", "goodput (Mb/s)", "loss %", "RTOs"], rows), ""]
+                  _md_table(["flows", "count", "share of samples held", "goodput (Mb/s)", "loss %", "RTOs"], rows), "",
+                  f"The flow with the highest goodput of each run was held {' / '.join(f'{x:.2f}' for x in tops)} of "
+                  f"its samples; the other flows {rest:.2f} (median).", ""]
     return lines
 
 

@@ -114,17 +114,35 @@ def bound_share(trace: dict) -> float:
 
 
 def traced_flows(runs: list[dict]) -> list[dict]:
-    """Every traced flow of ``runs``: bound share, goodput, loss %, RTOs."""
+    """Every traced flow of ``runs``: the run's index, bound share, goodput,
+    loss %, RTOs."""
     out = []
-    for r in runs:
+    for k, r in enumerate(runs):
         f = r.get("flows") or r.get("extra") or {}
         for t in r.get("traces") or []:
             i = t.get("flow")
             if i is None or i >= len(f.get("goodput_mbps") or []):
                 continue
-            out.append({"bound": bound_share(t), "goodput": f["goodput_mbps"][i], "loss": f["loss_pct"][i],
+            out.append({"run": k, "bound": bound_share(t), "goodput": f["goodput_mbps"][i], "loss": f["loss_pct"][i],
                         "rto": f["timeouts"][i]})
     return out
+
+
+def top_held(flows: list[dict]) -> tuple[list[float], float]:
+    """Per traced run, the held share of its top-goodput flow; and the
+    median held share of all the other flows."""
+    runs: dict[int, list[dict]] = {}
+    for x in flows:
+        runs.setdefault(x.get("run", 0), []).append(x)
+    tops, rest = [], []
+    for _, xs in sorted(runs.items()):
+        ok = [x for x in xs if x["goodput"] is not None and not math.isnan(x["bound"])]
+        if len(ok) < 2:
+            continue
+        top = max(ok, key=lambda x: x["goodput"])
+        tops.append(top["bound"])
+        rest += [x["bound"] for x in ok if x is not top]
+    return tops, median(rest) if rest else math.nan
 
 
 def _rank_corr(xs: list[float], ys: list[float]) -> float:
@@ -199,12 +217,15 @@ def fairness_bullets(table, scenarios: list[str], methods: list[str], levels: li
             u = [x for x in tr if x["bound"] <= BOUND]
             med = lambda xs, k: median(x[k] for x in xs) if xs else math.nan  # noqa: E731
             rho = _rank_corr([x["bound"] for x in tr], [x["goodput"] for x in tr])
+            tops, rest = top_held(tr)
             trace_txt = (f"Traced runs (EWT, every flow's cwnd and advertised window, {len(tr)} flows; section 5b): "
                          f"{len(b)} flow(s) were held by EWT's written window (advertised window below cwnd) more than "
                          f"{BOUND:.0%} of their transfer; their median goodput {_f(med(b, 'goodput'))} Mb/s, loss "
                          f"{_f(med(b, 'loss'))} %, RTOs {_f(med(b, 'rto'))}; the other {len(u)}: "
                          f"{_f(med(u, 'goodput'))} Mb/s, {_f(med(u, 'loss'))} %, {_f(med(u, 'rto'))} RTOs; rank "
-                         f"correlation of the held share with goodput {rho:.2f}. ")
+                         f"correlation of the held share with goodput {rho:.2f}; the top flow of each run was held "
+                         f"{' / '.join(f'{x:.2f}' for x in tops)} of its samples, the other flows {rest:.2f} "
+                         "(median). ")
         why = ("EWT writes one window, (B − U) / B · Wr, into every ACK (seed 000 eq. 10); with Wr = 1 MB it binds "
                "only a flow whose cwnd grew above it, one that got going before the queue filled. That flow is "
                "window-limited: as U rises its window falls and it stops sending, so its packets seldom meet a full "
