@@ -115,6 +115,25 @@ def test_gateway_command_carries_the_run_settings(tmp_path):
         assert cmd[i : i + 2] == pair
 
 
+def test_the_kernel_datapath_hop_hands_its_delay_and_loss_to_a_packet_hop_in_front(tmp_path):
+    cfg = runner.RunConfig(out=tmp_path, controller="ewt", rate="45mbit", delay="40ms", queue="droptail,bytes=97000",
+                           datapath="kernel")
+    hops, primary = runner.plan_hops(cfg)
+    assert [h.name for h in hops] == ["wan", "gw"] and primary == 1
+    wan, kern = hops
+    assert (wan.delay, wan.rate, wan.controller, wan.args) == ("40ms", None, "none", [])
+    assert (kern.delay, kern.rate, kern.controller, kern.queue) == ("0ms", "45mbit", "ewt", "droptail,bytes=97000")
+    assert kern.args[-2:] == ["--datapath", "kernel"]
+    # Nothing to hand over: one hop; the packet datapath is left as it was.
+    assert [h.name for h in runner.plan_hops(runner.RunConfig(out=tmp_path, delay="0ms", datapath="kernel"))[0]] \
+        == ["gw"]
+    packet = runner.RunConfig(out=tmp_path, delay="40ms")
+    assert runner.plan_hops(packet) == (runner.hops_of(packet), 0)
+    with pytest.raises(netns.TestbedError, match="kernel"):
+        runner.plan_hops(runner.RunConfig(out=tmp_path, datapath="kernel",
+                                          hops=[runner.Hop(config="scenarios/ewt/scenario2.toml")]))
+
+
 def test_main_refuses_clearly_without_root(monkeypatch, capsys):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert tb.main(["run", "--out", "/nonexistent"]) == 2
