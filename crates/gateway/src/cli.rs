@@ -49,10 +49,10 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --jitter-reorder     release every frame at its own draw, reordering them as
                        NetEm does (default: keep the order)
   --queue SPEC         A -> B queue: droptail,bytes=SIZE | droptail,packets=N |
-                       red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B]
-                       | ared,bytes=SIZE[,...] | fq_codel,packets=N[,ecn=B,target=TIME,
-                       interval=TIME,flows=N,quantum=SIZE] | codel | pie | fq_pie |
-                       dualpi2 ... (queues: {queues}; the keys after the limit are
+                       red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B,
+                       ecn=B,hard_drop=B] | ared,bytes=SIZE[,...] | fq_codel,packets=N[,ecn=B,
+                       target=TIME,interval=TIME,flows=N,quantum=SIZE] | codel | pie | fq_pie |
+                       dualpi2 | cobalt ... (queues: {queues}; the keys after the limit are
                        the scenario's red or aqm table; min, max, wq, maxp: short
                        forms of the red keys; default droptail,packets=100,
                        a scenario link's default buffer)
