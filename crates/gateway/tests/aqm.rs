@@ -140,9 +140,14 @@ fn red_with_ecn_on_the_gateway_marks_ect_frames_with_valid_checksums_and_drops_n
     // the same load are dropped and never marked.
     let ecn = netreturn_control::queue::RedParams { ecn: Some(true), ..Default::default() };
     let mut p: Pipeline<NoController> = Pipeline::new(red_link(Rate::mbps(10), ecn.clone()), plain(), None, 1);
-    let out = offer(&mut p, &[(40000, Ecn::Ect0, 1)], 2_000);
+    let mut out = offer(&mut p, &[(40000, Ecn::Ect0, 1)], 2_000);
+    // RED marks on arrival: the frames still queued leave with theirs.
+    while let Some(t) = p.next_wakeup() {
+        p.poll(t, &mut |_, f| out.push(f));
+    }
     let marked = out.iter().filter(|f| ipv4_ecn(f).unwrap().1 == Ecn::Ce).count();
     let st = p.stats().a_to_b;
+    assert_eq!(st.received, st.forwarded + st.dropped_queue);
     assert!(marked > 10, "{marked} frames marked");
     assert_eq!(st.ecn_marked as usize, marked);
     for f in &out {
