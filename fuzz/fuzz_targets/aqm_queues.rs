@@ -144,7 +144,8 @@ fuzz_target!(|input: Input| {
     if table.check().is_err() {
         return; // the scenario loader refuses these (QueueKind::check)
     }
-    let limit = if input.limit_packets { Limit::Packets(input.limit as u32) } else { Limit::Bytes(input.limit as u64 * 16) };
+    let limit =
+        if input.limit_packets { Limit::Packets(input.limit as u32) } else { Limit::Bytes(input.limit as u64 * 16) };
     let mut q = kind.aqm::<u64>(limit, input.salt, Some(&table)).expect("a dequeue-time kind");
     let mut rng = Rng::new(input.seed);
     let mut book = Book { offered: 0, sent: 0, dropped: 0, held: BTreeMap::new() };

@@ -67,7 +67,8 @@ fn red_and_ared_with_ecn_mark_ecn_senders_where_they_would_drop_early() {
     // CE marks for ECN-capable senders; with the default hard drop, forced
     // drops (average above max_th) and overflows stay drops.
     for queue in ["red", "ared"] {
-        let marking = run(&scenario_with(queue, ", red = { ecn = true }", "10Mbps", "cubic", 8, "ecn = true"), 1).unwrap();
+        let marking =
+            run(&scenario_with(queue, ", red = { ecn = true }", "10Mbps", "cubic", 8, "ecn = true"), 1).unwrap();
         let dropping = run(&scenario_with(queue, "", "10Mbps", "cubic", 8, "ecn = true"), 1).unwrap();
         let (m, d) = (bottleneck(&marking), bottleneck(&dropping));
         // drops_by_reason: [overflow, early, forced, sojourn]. What RED still

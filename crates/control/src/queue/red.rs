@@ -283,7 +283,11 @@ impl Red {
     /// The decision on the average as it stands: Floyd & Jacobson's or
     /// ns-3's, then the ECN mark in place of a drop.
     fn decide(&mut self, size: u32, ect: bool, backlog: Backlog, rng: &mut Rng) -> Verdict {
-        let v = if self.ns2.is_some() { self.decide_ns2(size, backlog, rng) } else { self.decide_floyd(size, backlog, rng) };
+        let v = if self.ns2.is_some() {
+            self.decide_ns2(size, backlog, rng)
+        } else {
+            self.decide_floyd(size, backlog, rng)
+        };
         self.mark_instead(v, ect, size, backlog)
     }
 

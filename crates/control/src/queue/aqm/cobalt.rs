@@ -131,13 +131,7 @@ impl<T> Cobalt<T> {
 
     /// Offers a packet; a full queue drops it and tells BLUE
     /// (`cobalt_queue_full`). True when queued.
-    pub fn enqueue(
-        &mut self,
-        now: Time,
-        item: T,
-        mut meta: Meta,
-        drop: &mut dyn FnMut(T, Meta, DropReason),
-    ) -> bool {
+    pub fn enqueue(&mut self, now: Time, item: T, mut meta: Meta, drop: &mut dyn FnMut(T, Meta, DropReason)) -> bool {
         meta.enqueued = now;
         if !self.limit.admits(meta.size, self.q.backlog()) {
             self.queue_full(now);
