@@ -430,14 +430,15 @@ def run_ns3(
     delay grows by ``_native.phase_offset(seed, link, phase_ns)``, the same
     offsets our simulator draws for that seed.
     ``queue`` may be one of our dequeue-time AQMs ns-3 also has (``codel``,
-    ``fq_codel``, ``pie``, ``fq_pie``: ``AQM_QUEUE_DISCS``), set as ours
+    ``fq_codel``, ``pie``, ``fq_pie``, ``cobalt``: ``AQM_QUEUE_DISCS``), set as ours
     (``aqm_settings``: our defaults, the scenario file's ``aqm`` table over
     them; ``ns3_aqm_attributes``); ``ecn_marks`` then counts the queue disc's
     CE marks and ``queue_drops_by_reason`` its drops after dequeue too.
     ``cc`` is the senders' congestion control (a key of ``NS3_CC``; default
     the scenario's: CUBIC on the EWT dumbbells), ``ecn=True`` negotiates ECN
     (``ns3::TcpSocketBase::UseEcn`` On, RFC 3168; DCTCP always does);
-    ``ecn_reductions`` counts the senders' entries into CA_CWR.
+    ``ecn_reductions`` counts the senders' entries into CA_CWR; RED and ARED
+    then mark too (``RedQueueDisc::UseEcn``, ours ``red.ecn``).
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in QUEUES:

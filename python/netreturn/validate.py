@@ -7,9 +7,9 @@ ns-3 by :mod:`netreturn.ns3ref` (see ``docs/validation.md`` for every setting
 and the traps avoided) and run here over the same seeds, with DropTail, RED,
 ARED (ns-3's, ``ared_mode = "ns3"`` in ours) or the EWT / AWM gateways (ns-3's
 own implementation in ``ns3cxx/gateway.cc``), or the dequeue-time AQMs both
-have (CoDel, FQ-CoDel, PIE, FQ-PIE, set as ours: ``ns3ref.aqm_settings``)
-under CUBIC, NewReno or DCTCP senders (``--tcp``), ECN on or off
-(``--ecn``). ns-3 runs with ns-3-dev's
+have (CoDel, FQ-CoDel, PIE, FQ-PIE, COBALT, set as ours:
+``ns3ref.aqm_settings``) under CUBIC, NewReno or DCTCP senders (``--tcp``),
+ECN on or off (``--ecn``; RED and ARED then mark in both). ns-3 runs with ns-3-dev's
 repaired PRR (``--ns3-prr upstream``) unless told otherwise; each seed is an
 independent replication in both simulators (the two draw their start times
 from different generators, so runs are compared as samples, not one to
