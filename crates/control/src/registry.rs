@@ -196,6 +196,7 @@ pub enum QueueKind {
     Pie,
     FqPie,
     DualPi2,
+    Cobalt,
 }
 
 impl QueueKind {
@@ -208,6 +209,7 @@ impl QueueKind {
         QueueKind::Pie,
         QueueKind::FqPie,
         QueueKind::DualPi2,
+        QueueKind::Cobalt,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -220,6 +222,7 @@ impl QueueKind {
             QueueKind::Pie => "pie",
             QueueKind::FqPie => "fq_pie",
             QueueKind::DualPi2 => "dualpi2",
+            QueueKind::Cobalt => "cobalt",
         }
     }
     pub const fn title(self) -> &'static str {
@@ -232,6 +235,7 @@ impl QueueKind {
             QueueKind::Pie => "PIE",
             QueueKind::FqPie => "FQ-PIE",
             QueueKind::DualPi2 => "DualPI2",
+            QueueKind::Cobalt => "COBALT",
         }
     }
     pub const fn paper(self) -> &'static str {
@@ -244,6 +248,9 @@ impl QueueKind {
             QueueKind::Pie => "RFC 8033: target 15 ms, T_UPDATE 15 ms, alpha 0.125, beta 1.25",
             QueueKind::FqPie => "Linux sch_fq_pie: the flow queues of RFC 8290, PIE (RFC 8033) per flow",
             QueueKind::DualPi2 => "RFC 9332 with Linux sch_dualpi2's defaults: target 15 ms, k = 2, step 1 ms",
+            QueueKind::Cobalt => {
+                "CAKE's AQM (Linux sch_cake cobalt_*, ns-3 CobaltQueueDisc): CoDel 5 ms / 100 ms and BLUE 1/256, 1/4096"
+            }
         }
     }
 
@@ -269,6 +276,7 @@ impl QueueKind {
             QueueKind::Pie => Aqm::Pie(Single::new(Pie::new(p.pie()), limit)),
             QueueKind::FqPie => Aqm::FqPie(Fq::new(p.fq(salt), limit, Pie::new(p.pie()))),
             QueueKind::DualPi2 => Aqm::DualPi2(DualPi2::new(p.dualpi2(), limit)),
+            QueueKind::Cobalt => Aqm::Cobalt(Cobalt::new(p.cobalt(), limit)),
         })
     }
 
@@ -340,6 +348,7 @@ impl QueueKind {
             QueueKind::Pie => &["ecn", "target", "t_update", "alpha", "beta", "max_burst"],
             QueueKind::FqPie => &["ecn", "target", "t_update", "alpha", "beta", "max_burst", "flows", "quantum"],
             QueueKind::DualPi2 => &["target", "t_update", "alpha", "beta", "k", "step", "c_protection"],
+            QueueKind::Cobalt => &["ecn", "target", "interval"],
             QueueKind::DropTail => &[],
         }
     }

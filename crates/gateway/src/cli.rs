@@ -49,10 +49,10 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --jitter-reorder     release every frame at its own draw, reordering them as
                        NetEm does (default: keep the order)
   --queue SPEC         A -> B queue: droptail,bytes=SIZE | droptail,packets=N |
-                       red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B]
-                       | ared,bytes=SIZE[,...] | fq_codel,packets=N[,ecn=B,target=TIME,
-                       interval=TIME,flows=N,quantum=SIZE] | codel | pie | fq_pie |
-                       dualpi2 ... (queues: {queues}; the keys after the limit are
+                       red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B,
+                       ecn=B,hard_drop=B] | ared,bytes=SIZE[,...] | fq_codel,packets=N[,ecn=B,
+                       target=TIME,interval=TIME,flows=N,quantum=SIZE] | codel | pie | fq_pie |
+                       dualpi2 | cobalt ... (queues: {queues}; the keys after the limit are
                        the scenario's red or aqm table; min, max, wq, maxp: short
                        forms of the red keys; default droptail,packets=100,
                        a scenario link's default buffer)
@@ -785,6 +785,22 @@ mod tests {
         assert_eq!((r.min_th, r.max_th), (Some(Size::Bytes(10_000)), Some(Size::Bytes(30_000))));
         assert_eq!((r.w_q, r.gentle), (Some(0.004), Some(true)));
         assert!(QueueSpec::parse("red,bytes=1M,maxq=3").unwrap_err().contains("max_p"));
+        // RED's marking (RFC 3168 section 5) is a key of the red table.
+        let r = QueueSpec::parse("red,bytes=100kB,ecn=true,hard_drop=false").unwrap().red.unwrap();
+        assert_eq!((r.ecn, r.hard_drop), (Some(true), Some(false)));
+        let e = QueueSpec::parse("red,bytes=100kB,ecn=1").unwrap_err();
+        assert!(e.contains("ecn") || e.contains("bool"), "{e}");
+    }
+
+    #[test]
+    fn cobalt_is_a_queue_of_the_gateway_with_codels_keys() {
+        let q = QueueSpec::parse("cobalt,packets=500,ecn=false,target=2ms,interval=50ms").unwrap();
+        assert_eq!(q.kind, QueueKind::Cobalt);
+        let a = q.aqm.expect("an aqm table");
+        assert_eq!(
+            (a.ecn, a.target, a.interval),
+            (Some(false), Some(Time::from_millis(2)), Some(Time::from_millis(50)))
+        );
     }
 
     #[test]
