@@ -276,22 +276,32 @@ static __always_inline int classify(struct __sk_buff *skb, struct seg *s, __u32 
 	}
 }
 
+// The flow's entry in `windows` (keyed as its ACKs carry it: the reverse
+// of a data segment's key), with its last packet time (and, A -> B, its
+// bytes) updated; the segment reported if the flow table needs it.
+static __always_inline struct nr_window *see(struct __sk_buff *skb, const struct seg *s, __u8 dir)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct nr_key k = { .saddr = s->saddr, .daddr = s->daddr, .sport = s->sport, .dport = s->dport };
+	if (dir == 0)
+		k = (struct nr_key){ .saddr = s->daddr, .daddr = s->saddr, .sport = s->dport, .dport = s->sport };
+	struct nr_window *w = bpf_map_lookup_elem(&windows, &k);
+	if (w) {
+		w->last_ns = now;
+		if (dir == 0)
+			__sync_fetch_and_add(&w->bytes, skb->len);
+	}
+	if (must_report(s, w))
+		report(skb, s, dir, now);
+	return w;
+}
+
 SEC("classifier")
 int nr_data(struct __sk_buff *skb)
 {
 	struct seg s = {};
-	if (!classify(skb, &s, 0))
-		return TC_ACT_OK;
-	__u64 now = bpf_ktime_get_ns();
-	// The flow's entry is keyed as its ACKs carry it.
-	struct nr_key k = { .saddr = s.daddr, .daddr = s.saddr, .sport = s.dport, .dport = s.sport };
-	struct nr_window *w = bpf_map_lookup_elem(&windows, &k);
-	if (w) {
-		w->last_ns = now;
-		__sync_fetch_and_add(&w->bytes, skb->len);
-	}
-	if (must_report(&s, w))
-		report(skb, &s, 0, now);
+	if (classify(skb, &s, 0))
+		see(skb, &s, 0);
 	return TC_ACT_OK;
 }
 
@@ -301,13 +311,7 @@ int nr_ack(struct __sk_buff *skb)
 	struct seg s = {};
 	if (!classify(skb, &s, 1))
 		return TC_ACT_OK;
-	__u64 now = bpf_ktime_get_ns();
-	struct nr_key k = { .saddr = s.saddr, .daddr = s.daddr, .sport = s.sport, .dport = s.dport };
-	struct nr_window *w = bpf_map_lookup_elem(&windows, &k);
-	if (w)
-		w->last_ns = now;
-	if (must_report(&s, w))
-		report(skb, &s, 1, now);
+	struct nr_window *w = see(skb, &s, 1);
 	if (!w || (s.flags & (TCP_SYN | TCP_RST)) || !(s.flags & TCP_ACK))
 		return TC_ACT_OK;
 	count(C_ACKS_SEEN, 1);
