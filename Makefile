@@ -43,7 +43,9 @@ demo: install
 system-deps:
 	scripts/install-system-deps.sh
 
-test: install system-deps test-rust test-python
+# system-deps first: the gateway's eBPF object needs clang when cargo first
+# builds it.
+test: system-deps install test-rust test-python
 
 test-rust:
 	cargo test --workspace

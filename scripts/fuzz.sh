@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-60}"
-all_targets=(wire_parsers gateway_pipeline scenario_loader)
+all_targets=(wire_parsers gateway_pipeline scenario_loader aqm_queues)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 
 skip() {

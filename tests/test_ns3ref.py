@@ -127,6 +127,23 @@ def test_our_aqm_defaults_become_ns3_attributes_with_the_same_targets_limits_and
     assert (float(pie["ns3::FqPieQueueDisc::A"]), float(pie["ns3::FqPieQueueDisc::B"])) == (0.125, 1.25)
 
 
+def test_cobalt_becomes_ns3s_cobalt_queue_disc_with_our_codel_times_blue_steps_and_ecn():
+    # CobaltConfig's defaults (crates/control/src/queue/aqm/cobalt.rs): CoDel
+    # 5 ms / 100 ms, BLUE +1/256 on overflow, -1/4096 on empty, marking on
+    # (CAKE; ns-3's UseEcn default is off), a limit in bytes as ours.
+    mod = _load()
+    assert mod.AQM_QUEUE_DISCS["cobalt"] == "ns3::CobaltQueueDisc" and "cobalt" in mod.QUEUES
+    a = mod.ns3_aqm_attributes("cobalt", mod.aqm_settings("cobalt"), 97_000, seed=3)
+    t = "ns3::CobaltQueueDisc::"
+    assert (a[t + "MaxSize"], a[t + "UseEcn"]) == ("97000B", "true")
+    assert (a[t + "Target"], a[t + "Interval"]) == ("5000000ns", "100000000ns")
+    assert (float(a[t + "Increment"]), float(a[t + "Decrement"])) == (1 / 256, 1 / 4096)
+    assert (a[t + "BlueThreshold"], a[t + "Pdrop"]) == ("400ms", "0")
+    # Only the keys COBALT reads (QueueKind::keys): PIE's alpha is ignored.
+    assert mod.aqm_settings("cobalt", {"ecn": False, "alpha": 0.5}) == {"ecn": False, "target": 0.005,
+                                                                       "interval": 0.1}
+
+
 def test_a_links_aqm_table_overrides_the_defaults_and_keys_of_other_disciplines_are_ignored():
     pytest.importorskip("netreturn._native")  # times with units go through the one parser
     mod = _load()

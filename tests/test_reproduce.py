@@ -184,7 +184,8 @@ def test_quick_reproduction_writes_the_report_and_resumes_without_rerunning(tmp_
     statements = reproduce.load_paper()["statements"]
     assert len(statements) >= 30
     verdicts = check_statement_table(out, statements)
-    assert verdicts["s1-fig1-monopoly"] == "not measurable"
+    # Fig. 1 runs on our scenarios (the paper gives none of its settings).
+    assert verdicts["s1-fig1-monopoly"] in ("holds", "partly", "fails")
     assert verdicts["sec5.6-gain-best"] == "not measurable"  # --quick: a capacity search up to a few flows
 
     # Again: nothing runs, the same report comes out.

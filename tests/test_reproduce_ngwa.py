@@ -117,3 +117,40 @@ def test_other_seeds_give_other_numbers_in_the_reasons(quick_runs):
                     + [_section(report, "## Fig. 6: how each side counts triple dupACKs")])
     assert texts[2][-1] != texts[3][-1]
     assert [a for a, b in zip(texts[2], texts[3]) if a != b]
+
+
+def test_the_sensitivity_judges_every_statement_again_with_a_receiver_that_may_shrink_its_window(monkeypatch):
+    # Issue 24: "whether the receiver may shrink its window" is a setting of
+    # the sensitivity, passed to every run of it as tcp.shrink_window.
+    seen = []
+
+    def fake_losses(seeds, jobs, b, out, rtt=None, shrink=False):
+        seen.append(("loss", b, rtt, shrink))
+        row = {k: (1.0, 0.1, seeds) for k in ("lost", "triple_dupacks", "past", "timeouts", "jain")}
+        return ["| table |"], {key: dict(row) for _, key, _ in ngwa.ROWS}
+
+    monkeypatch.setattr(ngwa, "losses_table", fake_losses)
+    monkeypatch.setattr(ngwa, "rates_table", lambda jobs, extra: seen.append(("rates", extra)) or ([], {}, {}))
+    monkeypatch.setattr(ngwa, "window_figure", lambda out, jobs, extra: seen.append(("window", extra)) or ([], {}))
+    monkeypatch.setattr(ngwa, "judge_all", lambda loss, jains, traces, quick: {
+        s["id"]: ngwa._st.Judgement(ngwa._st.HOLDS, "x") for s in ngwa.PAPER["statements"]})
+    a = type("A", (), {"seeds": 9, "jobs": 1, "quick": False})()
+    lines, cols = ngwa.sensitivity(a, "1.8Mbps", {s["id"]: ngwa._st.Judgement(ngwa._st.FAILS, "x")
+                                                   for s in ngwa.PAPER["statements"]}, None)
+    assert "1.8Mbps, 40ms, receiver may shrink" in cols
+    assert ("loss", "1.8Mbps", "40ms", True) in seen
+    assert ("rates", {"bottleneck_rate": "1.8Mbps", "bottleneck_rtt": "40ms", "tcp.shrink_window": "true"}) in seen
+    assert sum(1 for x in seen if x[0] == "loss" and x[3]) == 1  # only that setting shrinks
+    assert any("tcp.shrink_window = true" in ln for ln in lines)
+
+
+def test_a_receiver_that_may_shrink_its_window_changes_an_ngwa_run_and_the_default_does_not():
+    from netreturn.task import RunSpec, execute
+
+    base = {"ngwa_mode": 3, "run.stop": "60s"}
+    runs = {k: execute(RunSpec.make(ngwa.RATE, {**base, **extra}, 1))["summary"]
+            for k, extra in (("default", {}), ("off", {"tcp.shrink_window": "false"}),
+                             ("on", {"tcp.shrink_window": "true"}))}
+    keys = ("lost_packets", "triple_dupacks", "timeouts", "goodput_mean_mbps")
+    assert [runs["off"][k] for k in keys] == [runs["default"][k] for k in keys]
+    assert [runs["on"][k] for k in keys] != [runs["default"][k] for k in keys]

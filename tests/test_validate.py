@@ -47,7 +47,7 @@ def test_validate_defaults_to_the_upstream_prr_and_offers_every_queue():
     a = build_parser().parse_args(["validate", "--scenario", "ewt/scenario1", "--queue", "awm", "--aligned",
                                    "--ns3-prr", "ns3"])
     assert (a.scenario, a.queue, a.aligned, a.ns3_prr) == ("ewt/scenario1", "awm", True, "ns3")
-    for q in ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie"):
+    for q in ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie", "cobalt"):
         assert build_parser().parse_args(["validate", "--queue", q]).queue == q
 
 
@@ -65,6 +65,13 @@ def test_the_aqm_comparisons_run_the_same_senders_in_ours_and_cache_ns3_apart_fr
     settings = ours_settings(31, "fq_codel", 1_000_000, "dctcp", True)
     assert settings == {"flows": 31, "queue": "fq_codel", "run.phase": "1000000ns", "tcp": "dctcp", "tcp.ecn": "true"}
     assert ours_settings(31, "ared") == {"flows": 31, "queue": "ared", "ared_mode": "ns3"}
+    # RED with --ecn marks in both: red.ecn in ours (ns-3: RedQueueDisc::UseEcn).
+    red = ours_settings(31, "red", 0, "cubic", True)
+    assert red["topology.bottleneck.red.ecn"] == "true" and red["tcp.ecn"] == "true"
+    for other in (ours_settings(31, "red"), ours_settings(31, "fq_codel", 0, "cubic", True)):
+        assert "topology.bottleneck.red.ecn" not in other
+    link = load(ours_scenario("ewt/scenario2", True), red)["document"]["topology"]["bottleneck"]
+    assert link["red"]["ecn"] is True
     tcp = load(ours_scenario("ewt/scenario2", True), settings)["document"]["tcp"]
     assert (tcp["cc"], tcp["ecn"]) == ("dctcp", True)
 

@@ -227,10 +227,10 @@ def scenario_of(name: str) -> Any:
 NS2_TCP = {"sack": False, "initial_cwnd": 2, "delayed_ack_count": 1}
 #: Queue disciplines at R1's bottleneck egress; ewt and awm are gateways
 #: (ns3cxx/gateway.cc) over a DropTail FIFO of the same buffer.
-QUEUES = ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie")
+QUEUES = ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie", "cobalt")
 #: The dequeue-time AQMs (ours: crates/control/src/queue/aqm/) by ns-3 queue disc.
 AQM_QUEUE_DISCS = {"codel": "ns3::CoDelQueueDisc", "fq_codel": "ns3::FqCoDelQueueDisc",
-                   "pie": "ns3::PieQueueDisc", "fq_pie": "ns3::FqPieQueueDisc"}
+                   "pie": "ns3::PieQueueDisc", "fq_pie": "ns3::FqPieQueueDisc", "cobalt": "ns3::CobaltQueueDisc"}
 #: Our AQMs' defaults, keyed as a link's ``aqm`` table: CoDelConfig,
 #: PieConfig and FqConfig's ``Default`` (crates/control/src/queue/aqm/codel.rs,
 #: pie.rs, fq.rs) and ``QueueKind::aqm`` (crates/control/src/registry.rs: FQ-CoDel
@@ -239,7 +239,13 @@ _CODEL = {"ecn": False, "target": 0.005, "interval": 0.100}  # RFC 8289 section 
 _PIE = {"ecn": False, "target": 0.015, "t_update": 0.015, "alpha": 0.125, "beta": 1.25,
         "max_burst": 0.150}  # RFC 8033 sections 4.2, 4.4, 5
 _FQ = {"flows": 1024, "quantum": 1514}  # RFC 8290 section 5.2 and Linux
-AQM_DEFAULTS = {"codel": _CODEL, "fq_codel": {**_CODEL, "ecn": True, **_FQ}, "pie": _PIE, "fq_pie": {**_PIE, **_FQ}}
+AQM_DEFAULTS = {"codel": _CODEL, "fq_codel": {**_CODEL, "ecn": True, **_FQ}, "pie": _PIE, "fq_pie": {**_PIE, **_FQ},
+                # CobaltConfig: CoDel's target and interval; marks by default, as CAKE in Linux.
+                "cobalt": {**_CODEL, "ecn": True}}
+#: COBALT's BLUE settings (CobaltConfig, not keys of the ``aqm`` table): p_drop
+#: steps of 1/256 up on overflow and 1/4096 down on an empty queue (Linux
+#: sch_cake), and ns-3's BlueThreshold, the sojourn that also raises it.
+COBALT_BLUE = {"Increment": repr(1 / 256), "Decrement": repr(1 / 4096), "BlueThreshold": "400ms", "Pdrop": "0"}
 #: Settings of ours that are not keys of the ``aqm`` table, given to ns-3
 #: too: CoDel's MAXPACKET (CoDelConfig::mtu, ns-3 MinBytes, default 1500),
 #: PIE's MEAN_PKTSIZE (PieConfig::mean_packet, ns-3 MeanPktSize, default
@@ -354,6 +360,10 @@ def ns3_aqm_attributes(queue: str, settings: dict[str, Any], buffer_bytes: int, 
         a[f"{t}::Interval"] = ns_(settings["interval"])
         # FQ-CoDel's flow queues are CoDelQueueDiscs made with this default.
         a["ns3::CoDelQueueDisc::MinBytes"] = str(CODEL_MIN_BYTES)
+    elif queue == "cobalt":
+        # No CE threshold, no L4S mode (their defaults: off), as ours.
+        a.update({f"{t}::Target": ns_(settings["target"]), f"{t}::Interval": ns_(settings["interval"]),
+                  **{f"{t}::{k}": v for k, v in COBALT_BLUE.items()}})
     else:
         a.update({f"{t}::QueueDelayReference": ns_(settings["target"]), f"{t}::Tupdate": ns_(settings["t_update"]),
                   f"{t}::A": repr(float(settings["alpha"])), f"{t}::B": repr(float(settings["beta"])),
@@ -420,14 +430,15 @@ def run_ns3(
     delay grows by ``_native.phase_offset(seed, link, phase_ns)``, the same
     offsets our simulator draws for that seed.
     ``queue`` may be one of our dequeue-time AQMs ns-3 also has (``codel``,
-    ``fq_codel``, ``pie``, ``fq_pie``: ``AQM_QUEUE_DISCS``), set as ours
+    ``fq_codel``, ``pie``, ``fq_pie``, ``cobalt``: ``AQM_QUEUE_DISCS``), set as ours
     (``aqm_settings``: our defaults, the scenario file's ``aqm`` table over
     them; ``ns3_aqm_attributes``); ``ecn_marks`` then counts the queue disc's
     CE marks and ``queue_drops_by_reason`` its drops after dequeue too.
     ``cc`` is the senders' congestion control (a key of ``NS3_CC``; default
     the scenario's: CUBIC on the EWT dumbbells), ``ecn=True`` negotiates ECN
     (``ns3::TcpSocketBase::UseEcn`` On, RFC 3168; DCTCP always does);
-    ``ecn_reductions`` counts the senders' entries into CA_CWR.
+    ``ecn_reductions`` counts the senders' entries into CA_CWR; RED and ARED
+    then mark too (``RedQueueDisc::UseEcn``, ours ``red.ecn``).
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in QUEUES:
@@ -616,6 +627,9 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         sd("ns3::RedQueueDisc::Gentle", ns.BooleanValue(auto))
         sd("ns3::RedQueueDisc::Wait", ns.BooleanValue(False))
         sd("ns3::RedQueueDisc::UseHardDrop", ns.BooleanValue(True))
+        # With --ecn, RED marks ECT packets instead of early drops, as ours
+        # with red.ecn = true (ours_settings); forced drops stay drops (hard drop).
+        sd("ns3::RedQueueDisc::UseEcn", ns.BooleanValue(bool(ecn)))
         sd("ns3::RedQueueDisc::ARED", ns.BooleanValue(ared))
         sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(FULL_PACKET - SEGMENT + segment))
         sd("ns3::RedQueueDisc::LinkBandwidth", ns.DataRateValue(ns.DataRate(sc.bottleneck_bps)))
@@ -935,7 +949,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
             v = ns.DoubleValue()
             qd.GetAttribute(name, v)
             attrs[name] = v.Get()
-        for name in ("Gentle", "Wait", "UseHardDrop", "ARED"):
+        for name in ("Gentle", "Wait", "UseHardDrop", "UseEcn", "ARED"):
             v = ns.BooleanValue()
             qd.GetAttribute(name, v)
             attrs[name] = bool(v.Get())

@@ -7,9 +7,9 @@ ns-3 by :mod:`netreturn.ns3ref` (see ``docs/validation.md`` for every setting
 and the traps avoided) and run here over the same seeds, with DropTail, RED,
 ARED (ns-3's, ``ared_mode = "ns3"`` in ours) or the EWT / AWM gateways (ns-3's
 own implementation in ``ns3cxx/gateway.cc``), or the dequeue-time AQMs both
-have (CoDel, FQ-CoDel, PIE, FQ-PIE, set as ours: ``ns3ref.aqm_settings``)
-under CUBIC, NewReno or DCTCP senders (``--tcp``), ECN on or off
-(``--ecn``). ns-3 runs with ns-3-dev's
+have (CoDel, FQ-CoDel, PIE, FQ-PIE, COBALT, set as ours:
+``ns3ref.aqm_settings``) under CUBIC, NewReno or DCTCP senders (``--tcp``),
+ECN on or off (``--ecn``; RED and ARED then mark in both). ns-3 runs with ns-3-dev's
 repaired PRR (``--ns3-prr upstream``) unless told otherwise; each seed is an
 independent replication in both simulators (the two draw their start times
 from different generators, so runs are compared as samples, not one to
@@ -62,7 +62,7 @@ METRICS = [
 
 #: Scenarios ns-3 can build, with the flow count of the paper's heavy level.
 SCENARIOS = {"ewt/scenario2": 31, "ewt/scenario1": 24}
-QUEUES = ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie")
+QUEUES = ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie", "cobalt")
 #: The senders' congestion controls both simulators have on the dumbbells
 #: (``--tcp``; the scenario's ``tcp`` parameter in ours).
 TCPS = ("cubic", "newreno", "dctcp")
@@ -99,7 +99,8 @@ def add_arguments(v) -> None:
                    help="EWT dumbbells: the senders' congestion control in both (DCTCP negotiates ECN)")
     v.add_argument("--ecn", action="store_true",
                    help="EWT dumbbells: TCP negotiates ECN (RFC 3168) in both (tcp.ecn in ours, UseEcn On in ns-3), "
-                        "so an AQM that marks (fq_codel by default) marks instead of dropping")
+                        "so an AQM that marks (fq_codel and cobalt by default; red and ared: turned on, red.ecn "
+                        "in ours, RedQueueDisc::UseEcn in ns-3) marks instead of dropping")
     v.add_argument("--aligned", action="store_true",
                    help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
                         "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
@@ -234,6 +235,9 @@ def ours_settings(flows: int, queue: str, phase_ns: int = 0, tcp: str = "cubic",
         settings["tcp"] = tcp
     if ecn:
         settings["tcp.ecn"] = "true"
+        if queue in ("red", "ared"):
+            # RED marks instead of early drops, as ns-3's UseEcn (ns3ref).
+            settings["topology.bottleneck.red.ecn"] = "true"
     return settings
 
 
@@ -255,7 +259,7 @@ EXPLAINED = {
     "ared": "ARED: ns-3's enqueue rules were the gap",
     "ewt": "The gateways in ns-3",
     "awm": "The gateways in ns-3",
-    **dict.fromkeys(("codel", "fq_codel", "pie", "fq_pie"), "The dequeue-time AQMs in ns-3"),
+    **dict.fromkeys(("codel", "fq_codel", "pie", "fq_pie", "cobalt"), "The dequeue-time AQMs in ns-3"),
 }
 EXPLAINED_PRR_NS3 = "Why the first flow keeps its lead in ours"
 EXPLAINED_ANY = "Side by side with our simulator"

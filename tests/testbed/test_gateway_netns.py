@@ -66,9 +66,15 @@ def test_rwm_lowers_the_senders_window_with_valid_checksums(tmp_path, gateway_bi
 
 @needs_netns
 @pytest.mark.netns
-def test_ewt_transfer_completes_with_rewritten_acks(tmp_path, gateway_bin):
-    s = _run(tmp_path, gateway_bin, "ewt", "ewt", ctl=["st=60000B"])
+@pytest.mark.parametrize("datapath", ["packet", "kernel"])
+def test_ewt_transfer_completes_with_rewritten_acks(tmp_path, gateway_bin, datapath):
+    s = _run(tmp_path, gateway_bin, "ewt", "ewt", ctl=["st=60000B"], datapath=datapath)
     assert s["failed_flows"] == []
+    assert s["datapath"] == datapath and s["gateway"].get("datapath", "packet") == datapath
+    if datapath == "kernel":
+        # The 5 ms each way run on a packet hop in front of the kernel one.
+        assert [g["name"] for g in s["gateways"]] == ["wan", "gw"]
+        assert s["rtt_ms_mean"] is not None and s["rtt_ms_mean"] >= 10.0, s["rtt_ms_mean"]
     assert s["receiver_in_csum_errors"] == 0
     assert _sender_csum_errors(tmp_path / "ewt") == 0
     assert s["gateway"]["rewritten"] > 0
@@ -107,6 +113,25 @@ def test_gateway_command_carries_the_run_settings(tmp_path):
                  ["--controller", "rwm"], ["--delay", "10ms"]):
         i = cmd.index(pair[0])
         assert cmd[i : i + 2] == pair
+
+
+def test_the_kernel_datapath_hop_hands_its_delay_and_loss_to_a_packet_hop_in_front(tmp_path):
+    cfg = runner.RunConfig(out=tmp_path, controller="ewt", rate="45mbit", delay="40ms", queue="droptail,bytes=97000",
+                           datapath="kernel")
+    hops, primary = runner.plan_hops(cfg)
+    assert [h.name for h in hops] == ["wan", "gw"] and primary == 1
+    wan, kern = hops
+    assert (wan.delay, wan.rate, wan.controller, wan.args) == ("40ms", None, "none", [])
+    assert (kern.delay, kern.rate, kern.controller, kern.queue) == ("0ms", "45mbit", "ewt", "droptail,bytes=97000")
+    assert kern.args[-2:] == ["--datapath", "kernel"]
+    # Nothing to hand over: one hop; the packet datapath is left as it was.
+    assert [h.name for h in runner.plan_hops(runner.RunConfig(out=tmp_path, delay="0ms", datapath="kernel"))[0]] \
+        == ["gw"]
+    packet = runner.RunConfig(out=tmp_path, delay="40ms")
+    assert runner.plan_hops(packet) == (runner.hops_of(packet), 0)
+    with pytest.raises(netns.TestbedError, match="kernel"):
+        runner.plan_hops(runner.RunConfig(out=tmp_path, datapath="kernel",
+                                          hops=[runner.Hop(config="scenarios/ewt/scenario2.toml")]))
 
 
 def test_main_refuses_clearly_without_root(monkeypatch, capsys):

@@ -57,6 +57,35 @@ pub struct FlowInfo {
     pub ack: u32,
 }
 
+/// A controller's window for one flow in a form a kernel datapath applies
+/// to each ACK without calling back (issue 28): the eBPF program computes
+/// `apply(Wr)` from the ACK's own `Wr`, then the gateway's rules (floor,
+/// never raise, scale rounding) exactly as [`crate::gateway::WindowGateway`]
+/// does in user space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowRule {
+    /// A window in bytes, whatever the ACK carries (AWM's swnd, SAP-LAW's,
+    /// RWM's, EWA's).
+    Bytes(u64),
+    /// `Wr * num / den` (EWT's `Ba / B * Wr`, seed 000 eq. 10).
+    Fraction { num: u64, den: u64 },
+}
+
+impl WindowRule {
+    /// The window for an ACK carrying `wr` bytes. A fraction is computed in
+    /// integers, in u128 only when `num * wr` overflows u64.
+    pub fn apply(self, wr: u64) -> u64 {
+        match self {
+            WindowRule::Bytes(w) => w,
+            WindowRule::Fraction { den: 0, .. } => wr,
+            WindowRule::Fraction { num, den } => match num.checked_mul(wr) {
+                Some(p) => p / den,
+                None => (num as u128 * wr as u128 / den as u128) as u64,
+            },
+        }
+    }
+}
+
 /// The events a window controller reacts to. Every method takes `now`; none
 /// does I/O. Defaults are no-ops, so each controller names only what it uses
 /// (the smoltcp congestion-controller pattern).
@@ -95,6 +124,15 @@ pub trait WindowController {
     /// `None` to leave the ACK alone. The gateway applies the floor and the
     /// never-raise rule to it.
     fn window(&mut self, now: Time, flow: &FlowInfo) -> Option<u64>;
+
+    /// [`WindowController::window`] for every ACK of `flow` until the next
+    /// call, as a rule a kernel datapath applies to each ACK's own `Wr`
+    /// (`flow.wr` is 0 here: no ACK is at hand). The default is the window
+    /// in bytes, right for every controller whose window does not depend on
+    /// `Wr`; a controller whose window does (EWT) overrides it.
+    fn rule(&mut self, now: Time, flow: &FlowInfo) -> Option<WindowRule> {
+        self.window(now, flow).map(WindowRule::Bytes)
+    }
 
     /// The smallest window the controller may impose (SPEC.md section 1
     /// rule 4): one MSS by default.

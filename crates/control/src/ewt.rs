@@ -7,7 +7,7 @@
 use netreturn_base::{Size, Time};
 use serde::Deserialize;
 
-use crate::controller::{Bottleneck, FlowInfo, WindowController};
+use crate::controller::{Bottleneck, FlowInfo, WindowController, WindowRule};
 use crate::view::QueueEvent;
 
 /// EWT settings; in scenario files `gateway.ewt = { st = "29kB" }`.
@@ -47,6 +47,12 @@ impl Ewt {
 
     /// seed 000 eq. 9 and 10, without the MSS floor (the gateway applies it).
     pub fn tailor(&self, wr: u64) -> Option<u64> {
+        self.fraction().map(|r| r.apply(wr))
+    }
+
+    /// `Ba / B`, the fraction of `Wr` EWT leaves (seed 000 eq. 10), or
+    /// `None` while it does not act.
+    fn fraction(&self) -> Option<WindowRule> {
         // SPEC.md §2.1 erratum: Algorithm 1 line "if St < U then return" is
         // inverted; the text and Table 1 say EWT acts only when U > St.
         if self.occupancy <= self.start {
@@ -54,12 +60,9 @@ impl Ewt {
         }
         // Ba = B - U (seed 000 eq. 9).
         let ba = self.buffer.saturating_sub(self.occupancy);
-        // Wewt = Ba / B * Wr (seed 000 eq. 10), in integers; in u128 only if
-        // Ba * Wr overflows u64 (1 GiB windows and buffers beyond 16 GiB).
-        Some(match ba.checked_mul(wr) {
-            Some(p) => p / self.buffer,
-            None => (ba as u128 * wr as u128 / self.buffer as u128) as u64,
-        })
+        // Wewt = Ba / B * Wr (seed 000 eq. 10), in integers
+        // (`WindowRule::apply`: u128 only if Ba * Wr overflows u64).
+        Some(WindowRule::Fraction { num: ba, den: self.buffer })
     }
 }
 
@@ -70,6 +73,11 @@ impl WindowController for Ewt {
 
     fn window(&mut self, _now: Time, flow: &FlowInfo) -> Option<u64> {
         self.tailor(flow.wr)
+    }
+
+    /// EWT's window is a fraction of each ACK's own `Wr`.
+    fn rule(&mut self, _now: Time, _flow: &FlowInfo) -> Option<WindowRule> {
+        self.fraction()
     }
 }
 

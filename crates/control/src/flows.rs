@@ -336,6 +336,11 @@ impl FlowTable {
         slot.flow
     }
 
+    /// Every flow with its index, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &Flow)> {
+        self.slots.iter().enumerate().filter_map(|(i, s)| s.as_ref().map(|s| (i as u32, &s.flow)))
+    }
+
     /// The least recently active flow of `list`.
     pub fn oldest(&self, list: ListId) -> Option<u32> {
         let t = self.lists[list as usize].tail;

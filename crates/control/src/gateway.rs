@@ -30,10 +30,10 @@
 
 use netreturn_base::{FlowKey, InBand, Rate, Time};
 
-use crate::controller::{Bottleneck, FlowInfo, WindowController};
+use crate::controller::{Bottleneck, FlowInfo, WindowController, WindowRule};
 use crate::flows::{canonical, canonical_side, side_of, Flow, FlowTable, ListId};
 use crate::registry::{Controller, ControllerConfig, ControllerKind, GatewayParams};
-use crate::view::{QueueEvent, TcpView};
+use crate::view::{QueueEvent, QueueEventKind, TcpView};
 
 /// Gateway settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,6 +57,9 @@ pub struct GatewayConfig {
     /// scenario's packet (segment + 52 B, `netreturn_scenario::resolve`) or
     /// the gateway's (1500 B); `None` counts `default_mss + 40`.
     pub packet_bytes: Option<u32>,
+    /// The controller sees the queue only at multiples of this period, as
+    /// the kernel datapath samples it (issue 28); `None`: at every event.
+    pub tick: Option<Time>,
 }
 
 impl GatewayConfig {
@@ -74,6 +77,7 @@ impl GatewayConfig {
             idle_timeout: Time::from_secs(300),
             default_mss: 536,
             packet_bytes: None,
+            tick: None,
         }
     }
 
@@ -91,6 +95,7 @@ impl GatewayConfig {
         let mut cfg = GatewayConfig::new(params.config(kind), buffer_bytes, link_rate);
         cfg.default_mss = default_mss;
         cfg.assume_wscale = params.assume_wscale;
+        cfg.tick = params.tick.filter(|t| *t > Time::ZERO);
         cfg
     }
 }
@@ -150,6 +155,23 @@ const RECENCY_STEPS: u64 = 64;
 /// configured by a scenario's `[ngwa]` table), given to
 /// [`WindowGateway::with_controller`]. Either way the rules above are
 /// these, once.
+/// One flow's window as a kernel datapath applies it to the ACKs of
+/// `ack_key` ([`WindowGateway::kernel_windows`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelWindow {
+    /// The flow's key as its ACKs carry it (their sender first).
+    pub ack_key: FlowKey,
+    /// The window scale of those ACKs (RFC 7323 §2.3).
+    pub shift: u8,
+    /// `None`: the controller leaves the ACKs alone now.
+    pub rule: Option<WindowRule>,
+    /// The smallest window the rule may impose, bytes (SPEC.md §1 rule 4).
+    pub floor: u64,
+    /// The handshake is complete and the flow's data was seen: the
+    /// datapath need report only its SYN, FIN and RST segments.
+    pub steady: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct WindowGateway<C: WindowController = Controller> {
     cfg: GatewayConfig,
@@ -159,6 +181,35 @@ pub struct WindowGateway<C: WindowController = Controller> {
     /// No flow can be idle for `idle_timeout` before this time: `expire`
     /// looks at the table only from then on.
     next_expiry: Time,
+    /// `GatewayConfig::tick`: the queue as the kernel datapath sees it.
+    sampler: Option<Sampler>,
+}
+
+/// The queue sampled once per tick (`GatewayConfig::tick`): at each tick
+/// boundary `k * tick` the controller gets one queue event carrying the
+/// backlog of that instant (the last event before it), as the kernel
+/// datapath's loop reads the qdisc's backlog, whether the queue changed or
+/// not.
+#[derive(Clone, Copy, Debug)]
+struct Sampler {
+    tick: Time,
+    /// The next boundary not yet delivered.
+    next: Time,
+    /// The queue as of the last event.
+    last: Option<QueueEvent>,
+}
+
+impl Sampler {
+    /// Delivers every boundary up to `now` to `c`.
+    fn catch_up<C: WindowController>(&mut self, now: Time, c: &mut C) {
+        while self.next <= now {
+            if let Some(ev) = self.last {
+                let sample = QueueEvent { kind: QueueEventKind::Enqueue, size: 0, ..ev };
+                c.on_queue(self.next, &sample);
+            }
+            self.next += self.tick;
+        }
+    }
 }
 
 impl WindowGateway<Controller> {
@@ -179,7 +230,8 @@ impl<C: WindowController> WindowGateway<C> {
     /// flow table, scale and MSS settings are).
     pub fn with_controller(controller: C, cfg: GatewayConfig) -> WindowGateway<C> {
         let table = FlowTable::new(cfg.max_flows, Time(cfg.idle_timeout.0 / RECENCY_STEPS));
-        WindowGateway { cfg, controller, table, stats: GatewayStats::default(), next_expiry: Time::ZERO }
+        let sampler = cfg.tick.map(|tick| Sampler { tick, next: tick, last: None });
+        WindowGateway { cfg, controller, table, stats: GatewayStats::default(), next_expiry: Time::ZERO, sampler }
     }
 
     pub fn config(&self) -> &GatewayConfig {
@@ -254,7 +306,14 @@ impl<C: WindowController> WindowGateway<C> {
 
     /// The watched queue changed (enqueue, dequeue, drop).
     pub fn on_queue(&mut self, now: Time, ev: &QueueEvent) {
-        self.controller.on_queue(now, ev);
+        match &mut self.sampler {
+            None => self.controller.on_queue(now, ev),
+            Some(s) => {
+                // Boundaries before this event saw the queue as it was.
+                s.catch_up(now.saturating_sub(Time(1)), &mut self.controller);
+                s.last = Some(*ev);
+            }
+        }
     }
 
     /// A TCP packet forwarded the other way (ACK direction). Returns the new
@@ -309,8 +368,62 @@ impl<C: WindowController> WindowGateway<C> {
         field
     }
 
+    /// The window of every flow whose ACKs may be rewritten now, as a
+    /// kernel datapath applies it without calling back (issue 28): for each
+    /// synchronized flow for which `acker(canonical key)` names the side
+    /// whose ACKs cross the gateway, its key as that side sends it, the
+    /// scale of its windows, the controller's [`WindowRule`] (`None`: leave
+    /// the ACKs alone now) and floor. The kernel then applies SPEC.md §1 to
+    /// each ACK exactly as [`WindowGateway::on_ack`] does
+    /// (`min(Wr, max(rule(Wr), floor))`, rounded up to the scale unit, never
+    /// raised). Flows idle past the timeout are forgotten first.
+    pub fn kernel_windows(
+        &mut self,
+        now: Time,
+        mut acker: impl FnMut(&FlowKey) -> Option<usize>,
+        out: &mut Vec<KernelWindow>,
+    ) {
+        self.expire(now);
+        out.clear();
+        let ids: Vec<(u32, usize)> = self
+            .table
+            .iter()
+            .filter(|(_, f)| f.synchronized)
+            .filter_map(|(i, f)| acker(&f.key).map(|side| (i, side)))
+            .collect();
+        for (idx, side) in ids {
+            let info = self.info(idx, 0, 1 - side);
+            let rule = self.controller.rule(now, &info);
+            let flow = self.table.get(idx);
+            out.push(KernelWindow {
+                ack_key: flow.key_from(side),
+                shift: flow.shift(side) as u8,
+                rule,
+                floor: self.controller.floor(&info),
+                steady: flow.established && flow.data_side.is_some(),
+            });
+        }
+    }
+
+    /// Whether the table holds the flow of `key` (either direction).
+    pub fn tracks(&self, key: &FlowKey) -> bool {
+        self.table.find(&canonical(*key)).is_some()
+    }
+
+    /// Flow `key` (either direction) carried packets at `at`, seen by a
+    /// datapath that does not report each packet (the kernel's): it stays
+    /// off the idle timeout.
+    pub fn saw_flow(&mut self, at: Time, key: &FlowKey) {
+        if let Some(idx) = self.table.find(&canonical(*key)) {
+            self.touch(idx, at);
+        }
+    }
+
     /// The window rule of SPEC.md §1 around the controller's answer.
     fn rewrite(&mut self, now: Time, idx: u32, side: usize, seg: &TcpView) -> Option<u16> {
+        if let Some(s) = &mut self.sampler {
+            s.catch_up(now, &mut self.controller);
+        }
         let shift = self.table.get(idx).shift(side);
         // Wr = window << wscale of the ACK's sender (RFC 7323 §2.3).
         let wr = (seg.window as u64) << shift;
@@ -532,6 +645,40 @@ mod tests {
         gw.on_data(t, &view(k, SYN, 65535, ws, 0));
         gw.on_ack(t + Time::from_millis(40), &view(k.reversed(), SYN | ACK, 65535, ws_server, 0));
         gw.on_data(t + Time::from_millis(50), &view(k, ACK, 1000, None, 0));
+    }
+
+    #[test]
+    fn with_a_tick_the_controller_sees_the_queue_only_at_the_tick_boundaries() {
+        // EWT acting from U > 0; the queue fills at 0.3 ms and empties at 1.5 ms.
+        let mk = |tick: Option<Time>| {
+            let mut cfg = GatewayConfig::new(
+                ControllerConfig::Ewt(EwtConfig { start_threshold: Some(netreturn_base::Size::Bytes(0)) }),
+                100_000,
+                Rate::mbps(10),
+            );
+            cfg.tick = tick;
+            let mut gw = WindowGateway::new(cfg);
+            open_upload(&mut gw, Time::ZERO, key(1), None, None);
+            gw
+        };
+        let ack = |gw: &mut WindowGateway, us: u64| {
+            gw.on_ack(Time::from_micros(us), &view(key(1).reversed(), ACK, 60_000, None, 0))
+        };
+        for tick in [None, Some(Time::from_millis(1))] {
+            let mut gw = mk(tick);
+            let base = Time::from_millis(50);
+            gw.on_queue(base + Time::from_micros(300), &full_queue(90_000));
+            let before_tick = ack(&mut gw, 50_700);
+            let after_tick = ack(&mut gw, 51_200);
+            gw.on_queue(base + Time::from_micros(1500), &full_queue(0));
+            let after_empty = ack(&mut gw, 52_100);
+            match tick {
+                // Every event: lowered at once, back at once.
+                None => assert_eq!((before_tick, after_tick, after_empty), (Some(6_000), Some(6_000), None)),
+                // The 51 ms boundary carries 90 kB, the 52 ms one the empty queue.
+                Some(_) => assert_eq!((before_tick, after_tick, after_empty), (None, Some(6_000), None)),
+            }
+        }
     }
 
     #[test]

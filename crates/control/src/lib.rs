@@ -31,8 +31,8 @@ pub mod stage;
 pub mod view;
 pub mod xcp;
 
-pub use controller::{Bottleneck, FlowInfo, WindowController};
-pub use gateway::{GatewayConfig, GatewayStats, WindowGateway};
+pub use controller::{Bottleneck, FlowInfo, WindowController, WindowRule};
+pub use gateway::{GatewayConfig, GatewayStats, KernelWindow, WindowGateway};
 pub use registry::{Controller, ControllerConfig, ControllerKind, GatewayParams, Method, QueueKind, StageKind};
 pub use stage::{ForwardPacket, ForwardStage, QueueState, TcpMeta};
 pub use view::{QueueEvent, QueueEventKind, TcpView};

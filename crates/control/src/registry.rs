@@ -120,6 +120,11 @@ macro_rules! controllers {
             /// (RFC 7323: 0..=14).
             #[serde(default, deserialize_with = "wscale")]
             pub assume_wscale: Option<u8>,
+            /// The controller sees its queue once per `tick` (what the
+            /// kernel datapath does, issue 28), not at every enqueue and
+            /// dequeue; unset: every event.
+            #[serde(default)]
+            pub tick: Option<netreturn_base::Time>,
         }
 
         impl GatewayParams {
@@ -164,6 +169,9 @@ impl WindowController for Controller {
     fn window(&mut self, now: Time, flow: &FlowInfo) -> Option<u64> {
         dispatch!(self, c => c.window(now, flow))
     }
+    fn rule(&mut self, now: Time, flow: &FlowInfo) -> Option<crate::controller::WindowRule> {
+        dispatch!(self, c => c.rule(now, flow))
+    }
     fn floor(&self, flow: &FlowInfo) -> u64 {
         dispatch!(self, c => c.floor(flow))
     }
@@ -188,6 +196,7 @@ pub enum QueueKind {
     Pie,
     FqPie,
     DualPi2,
+    Cobalt,
 }
 
 impl QueueKind {
@@ -200,6 +209,7 @@ impl QueueKind {
         QueueKind::Pie,
         QueueKind::FqPie,
         QueueKind::DualPi2,
+        QueueKind::Cobalt,
     ];
 
     pub const fn name(self) -> &'static str {
@@ -212,6 +222,7 @@ impl QueueKind {
             QueueKind::Pie => "pie",
             QueueKind::FqPie => "fq_pie",
             QueueKind::DualPi2 => "dualpi2",
+            QueueKind::Cobalt => "cobalt",
         }
     }
     pub const fn title(self) -> &'static str {
@@ -224,6 +235,7 @@ impl QueueKind {
             QueueKind::Pie => "PIE",
             QueueKind::FqPie => "FQ-PIE",
             QueueKind::DualPi2 => "DualPI2",
+            QueueKind::Cobalt => "COBALT",
         }
     }
     pub const fn paper(self) -> &'static str {
@@ -236,6 +248,9 @@ impl QueueKind {
             QueueKind::Pie => "RFC 8033: target 15 ms, T_UPDATE 15 ms, alpha 0.125, beta 1.25",
             QueueKind::FqPie => "Linux sch_fq_pie: the flow queues of RFC 8290, PIE (RFC 8033) per flow",
             QueueKind::DualPi2 => "RFC 9332 with Linux sch_dualpi2's defaults: target 15 ms, k = 2, step 1 ms",
+            QueueKind::Cobalt => {
+                "CAKE's AQM (Linux sch_cake cobalt_*, ns-3 CobaltQueueDisc): CoDel 5 ms / 100 ms and BLUE 1/256, 1/4096"
+            }
         }
     }
 
@@ -261,6 +276,7 @@ impl QueueKind {
             QueueKind::Pie => Aqm::Pie(Single::new(Pie::new(p.pie()), limit)),
             QueueKind::FqPie => Aqm::FqPie(Fq::new(p.fq(salt), limit, Pie::new(p.pie()))),
             QueueKind::DualPi2 => Aqm::DualPi2(DualPi2::new(p.dualpi2(), limit)),
+            QueueKind::Cobalt => Aqm::Cobalt(Cobalt::new(p.cobalt(), limit)),
         })
     }
 
@@ -332,6 +348,7 @@ impl QueueKind {
             QueueKind::Pie => &["ecn", "target", "t_update", "alpha", "beta", "max_burst"],
             QueueKind::FqPie => &["ecn", "target", "t_update", "alpha", "beta", "max_burst", "flows", "quantum"],
             QueueKind::DualPi2 => &["target", "t_update", "alpha", "beta", "k", "step", "c_protection"],
+            QueueKind::Cobalt => &["ecn", "target", "interval"],
             QueueKind::DropTail => &[],
         }
     }
@@ -527,7 +544,7 @@ mod tests {
     fn the_gateway_table_has_one_entry_per_controller_plus_the_shared_keys() {
         let fields = struct_fields::<GatewayParams>();
         let mut expect: Vec<&str> = ControllerKind::ALL.iter().map(|k| k.name()).collect();
-        expect.push("assume_wscale");
+        expect.extend(["assume_wscale", "tick"]);
         assert_eq!(fields, expect.as_slice());
     }
 }

@@ -49,10 +49,10 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --jitter-reorder     release every frame at its own draw, reordering them as
                        NetEm does (default: keep the order)
   --queue SPEC         A -> B queue: droptail,bytes=SIZE | droptail,packets=N |
-                       red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B]
-                       | ared,bytes=SIZE[,...] | fq_codel,packets=N[,ecn=B,target=TIME,
-                       interval=TIME,flows=N,quantum=SIZE] | codel | pie | fq_pie |
-                       dualpi2 ... (queues: {queues}; the keys after the limit are
+                       red,bytes=SIZE[,min_th=SIZE,max_th=SIZE,w_q=X,max_p=X,gentle=B,byte_mode=B,
+                       ecn=B,hard_drop=B] | ared,bytes=SIZE[,...] | fq_codel,packets=N[,ecn=B,
+                       target=TIME,interval=TIME,flows=N,quantum=SIZE] | codel | pie | fq_pie |
+                       dualpi2 | cobalt ... (queues: {queues}; the keys after the limit are
                        the scenario's red or aqm table; min, max, wq, maxp: short
                        forms of the red keys; default droptail,packets=100,
                        a scenario link's default buffer)
@@ -85,6 +85,15 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
                        mmsg when rings cannot be set up) or recvmmsg/sendmmsg
   --ring-frames N      slots of each interface's receive ring (default 4096)
   --tx-ring-frames N   slots of each interface's transmit ring (default 512)
+  --datapath packet|kernel
+                       packet (default): frames pass through this process
+                       (AF_PACKET), every setting above works; kernel: the
+                       kernel bridges A and B and shapes each direction with
+                       htb over a FIFO of the buffer, eBPF programs lower the
+                       ACKs' windows, the controller runs here every --tick
+                       (droptail only; no delay, jitter, loss or NGWA: this
+                       kernel has no netem; docs/gateway.md)
+  --tick TIME          the kernel datapath's controller period (default 1ms)
   --check              print both directions as they would run (rate, delay,
                        loss, queue, controllers) and exit; no interface is opened
 
@@ -156,6 +165,20 @@ pub struct Args {
     pub tx_ring_frames: usize,
     /// `--check`: print the configuration and exit.
     pub check: bool,
+    /// `--datapath`: who moves the frames.
+    pub datapath: Datapath,
+    /// `--tick`: how often the kernel datapath's controller runs.
+    pub tick: Time,
+}
+
+/// Who moves the frames (`--datapath`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Datapath {
+    /// This process, through AF_PACKET (every link feature; portable).
+    Packet,
+    /// The kernel: a bridge, `htb` shaping and eBPF programs that rewrite
+    /// the ACKs (`crate::kernel`).
+    Kernel,
 }
 
 /// How frames move between the interfaces and the bridge.
@@ -421,6 +444,8 @@ impl Args {
             ring_frames: 4096,
             tx_ring_frames: 512,
             check: false,
+            datapath: Datapath::Packet,
+            tick: Time::from_millis(1),
         };
         let (mut rate_ba, mut delay_ba, mut queue_ba, mut jitter_ba) = (None, None, None, None);
         let mut mss = None;
@@ -523,6 +548,19 @@ impl Args {
                         val()?.parse::<usize>().map_err(|_| "bad --ring-frames".to_string())?.clamp(64, 1 << 20)
                 }
                 "--check" => a.check = true,
+                "--datapath" => {
+                    a.datapath = match val()?.as_str() {
+                        "packet" => Datapath::Packet,
+                        "kernel" => Datapath::Kernel,
+                        v => return Err(format!("--datapath: packet or kernel, not {v:?}")),
+                    }
+                }
+                "--tick" => {
+                    a.tick = unit(flag, parse_time(&val()?))?;
+                    if a.tick < Time::from_micros(100) || a.tick > Time::from_secs(1) {
+                        return Err(format!("--tick: {} is outside 100us..1s", a.tick));
+                    }
+                }
                 "--tx-ring-frames" => {
                     a.tx_ring_frames =
                         val()?.parse::<usize>().map_err(|_| "bad --tx-ring-frames".to_string())?.clamp(16, 1 << 20)
@@ -747,6 +785,22 @@ mod tests {
         assert_eq!((r.min_th, r.max_th), (Some(Size::Bytes(10_000)), Some(Size::Bytes(30_000))));
         assert_eq!((r.w_q, r.gentle), (Some(0.004), Some(true)));
         assert!(QueueSpec::parse("red,bytes=1M,maxq=3").unwrap_err().contains("max_p"));
+        // RED's marking (RFC 3168 section 5) is a key of the red table.
+        let r = QueueSpec::parse("red,bytes=100kB,ecn=true,hard_drop=false").unwrap().red.unwrap();
+        assert_eq!((r.ecn, r.hard_drop), (Some(true), Some(false)));
+        let e = QueueSpec::parse("red,bytes=100kB,ecn=1").unwrap_err();
+        assert!(e.contains("ecn") || e.contains("bool"), "{e}");
+    }
+
+    #[test]
+    fn cobalt_is_a_queue_of_the_gateway_with_codels_keys() {
+        let q = QueueSpec::parse("cobalt,packets=500,ecn=false,target=2ms,interval=50ms").unwrap();
+        assert_eq!(q.kind, QueueKind::Cobalt);
+        let a = q.aqm.expect("an aqm table");
+        assert_eq!(
+            (a.ecn, a.target, a.interval),
+            (Some(false), Some(Time::from_millis(2)), Some(Time::from_millis(50)))
+        );
     }
 
     #[test]

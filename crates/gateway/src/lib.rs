@@ -19,12 +19,17 @@
 //! [`ngwa`] runs NGWA's router rule (the simulator's `NgwaRouter` stage)
 //! and its receiver rule at the receiver's edge on real packets.
 //!
+//! [`kernel`] is the second datapath (`--datapath kernel`): the kernel
+//! forwards and shapes, eBPF programs rewrite the ACKs, the same controllers
+//! run in user space at a tick.
+//!
 //! [`cli`] parses the command line of the `netreturn-gateway` binary and
 //! [`stats`] holds the counters it reports.
 
 pub mod cli;
 pub mod control;
 pub mod hook;
+pub mod kernel;
 pub mod ngwa;
 pub mod pipeline;
 pub mod stats;

@@ -109,7 +109,7 @@ struct Queued {
     arrival: Time,
     /// Where its TCP header is, if it is a well-formed TCP/IPv4 segment.
     tcp: Option<TcpLocation>,
-    /// Where its IPv4 header is, for a CE mark (AQM links only).
+    /// Where its IPv4 header is, for a CE mark.
     ip: Option<usize>,
 }
 
@@ -373,10 +373,18 @@ impl<H: WindowHook> Pipeline<H> {
         if link.aqm.is_some() {
             return self.enqueue_aqm(now, dir, data, tcp);
         }
-        let item = Queued { data, arrival: now, tcp, ip: None };
-        let res = link.fifo.enqueue(now, item, len as u32, &mut link.rng);
+        // RED with `ecn` marks an ECN-capable frame instead of dropping it
+        // early (RFC 3168 section 5).
+        let (ip, ecn) = frame::ipv4_ecn(&data).map_or((None, Ecn::NotEct), |(o, e)| (Some(o), e));
+        let item = Queued { data, arrival: now, tcp, ip };
+        let res = link.fifo.enqueue(now, item, len as u32, ecn.is_capable(), &mut link.rng);
         let ev = match res {
-            Ok(ev) => ev,
+            Ok((ev, marked)) => {
+                if marked && ecn != Ecn::Ce {
+                    self.mark_queued_ce(dir);
+                }
+                ev
+            }
             Err((_, _, ev)) => {
                 self.dir_stats(dir).dropped_queue += 1;
                 ev
@@ -436,6 +444,18 @@ impl<H: WindowHook> Pipeline<H> {
             let t = self.hook_time(now);
             if let Some(h) = self.watcher(dir) {
                 h.on_queue(t, &ev);
+            }
+        }
+    }
+
+    /// Sets CE on the frame `dir`'s FIFO admitted last, as its discipline
+    /// decided (the caller skips a frame already CE); the IPv4
+    /// checksum is patched (RFC 1624), as at an AQM's mark.
+    fn mark_queued_ce(&mut self, dir: Dir) {
+        let Some(q) = self.links[dir.index()].fifo.back_mut() else { return };
+        if let Some(ip) = q.ip {
+            if frame::mark_ce(&mut q.data, ip) {
+                self.dir_stats(dir).ecn_marked += 1;
             }
         }
     }

@@ -117,3 +117,70 @@ fn fq_codel_on_the_gateway_gives_a_sparse_flow_its_packets_ahead_of_a_bulk_queue
     let sparse_at = out.iter().position(|f| f[34..36] == 40001u16.to_be_bytes()).expect("the sparse frame left");
     assert!(sparse_at <= 10, "the sparse frame left {sparse_at}th, not behind 40 bulk frames");
 }
+
+/// A FIFO link under RED over a 150-frame buffer, its thresholds at a
+/// twelfth and a quarter of it (the Linux-like preset), `w_q = 1` so RED
+/// reacts at once, with the link's `red` table applied.
+fn red_link(rate: Rate, red: netreturn_control::queue::RedParams) -> LinkConfig {
+    let buffer = 150 * 1514;
+    let discipline = QueueKind::Red.discipline(
+        Limit::Bytes(buffer),
+        1514,
+        rate.tx_time(1514),
+        Some(&netreturn_control::queue::RedParams { w_q: Some(1.0), ..red }),
+    );
+    LinkConfig { rate: Some(rate), delay: Time::ZERO, loss: 0.0, discipline, aqm: None }
+}
+
+#[test]
+fn red_with_ecn_on_the_gateway_marks_ect_frames_with_valid_checksums_and_drops_not_ect_ones() {
+    // 12 Mb/s offered into 10 Mb/s for 2 s: the queue climbs into RED's
+    // early region. With `red.ecn`, ECT(0) frames are marked CE there
+    // (RFC 3168 section 5), their IPv4 checksum patched; Not-ECT frames of
+    // the same load are dropped and never marked.
+    let ecn = netreturn_control::queue::RedParams { ecn: Some(true), ..Default::default() };
+    let mut p: Pipeline<NoController> = Pipeline::new(red_link(Rate::mbps(10), ecn.clone()), plain(), None, 1);
+    let mut out = offer(&mut p, &[(40000, Ecn::Ect0, 1)], 2_000);
+    // RED marks on arrival: the frames still queued leave with theirs.
+    while let Some(t) = p.next_wakeup() {
+        p.poll(t, &mut |_, f| out.push(f));
+    }
+    let marked = out.iter().filter(|f| ipv4_ecn(f).unwrap().1 == Ecn::Ce).count();
+    let st = p.stats().a_to_b;
+    assert_eq!(st.received, st.forwarded + st.dropped_queue);
+    assert!(marked > 10, "{marked} frames marked");
+    assert_eq!(st.ecn_marked as usize, marked);
+    for f in &out {
+        let (ip, _) = ipv4_ecn(f).unwrap();
+        assert!(ipv4::Packet::new_checked(&f[ip..]).unwrap().verify_checksum());
+        assert!(tcp_checksums_ok(f));
+    }
+    let mut q: Pipeline<NoController> = Pipeline::new(red_link(Rate::mbps(10), ecn), plain(), None, 1);
+    let out = offer(&mut q, &[(40000, Ecn::NotEct, 1)], 2_000);
+    assert_eq!(q.stats().a_to_b.ecn_marked, 0);
+    assert!(q.stats().a_to_b.dropped_queue > 10);
+    assert!(out.iter().all(|f| ipv4_ecn(f).unwrap().1 == Ecn::NotEct));
+}
+
+#[test]
+fn cobalt_on_the_gateway_marks_ect_frames_and_conserves_frames() {
+    // CAKE's default: COBALT marks ECN-capable frames where CoDel would
+    // drop; every frame is forwarded, dropped or still queued.
+    let mut p: Pipeline<NoController> =
+        Pipeline::new(aqm_link(QueueKind::Cobalt, Rate::mbps(10), 10_000, None), plain(), None, 1);
+    let mut out = offer(&mut p, &[(40000, Ecn::Ect0, 1), (40001, Ecn::NotEct, 1)], 3_000);
+    assert!(p.stats().a_to_b.ecn_marked > 10, "{} marked", p.stats().a_to_b.ecn_marked);
+    assert!(p.stats().a_to_b.dropped_queue > 10, "the Not-ECT flow is dropped");
+    while let Some(t) = p.next_wakeup() {
+        p.poll(t, &mut |_, f| out.push(f));
+    }
+    let st = p.stats().a_to_b;
+    assert_eq!(st.received, st.forwarded + st.dropped_queue);
+    assert_eq!(out.len() as u64, st.forwarded);
+    for f in &out {
+        let (ip, e) = ipv4_ecn(f).unwrap();
+        assert!(ipv4::Packet::new_checked(&f[ip..]).unwrap().verify_checksum());
+        let sport = u16::from_be_bytes([f[ip + 20], f[ip + 21]]);
+        assert!(sport == 40000 || e == Ecn::NotEct, "a Not-ECT frame left {e:?}");
+    }
+}

@@ -312,6 +312,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         cc,
         mss: t.segment_size,
         rcv_buf: t.rcv_buf.0.bytes(packet),
+        shrink_window: t.shrink_window,
         snd_buf: t.snd_buf.0.bytes(packet),
         sack: t.sack,
         dupack_same_window: t.dupack_same_window,

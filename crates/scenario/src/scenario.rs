@@ -164,6 +164,11 @@ pub struct TcpSpec {
     pub rcv_buf: SizeQ,
     #[serde(default = "default_buf")]
     pub snd_buf: SizeQ,
+    /// The receiver may move the right edge of its window left (an NGWA
+    /// receiver's falling `Wngwa` applied at once); `false` (the default)
+    /// keeps RFC 9293 section 3.8.6.2.2's edge (docs/ngwa.md).
+    #[serde(default)]
+    pub shrink_window: bool,
     #[serde(default = "yes")]
     pub sack: bool,
     /// Without SACK, a duplicate ACK must carry the window of the previous

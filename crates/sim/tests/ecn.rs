@@ -7,6 +7,12 @@ use netreturn_sim::{run, Scenario};
 /// `flows` bulk flows of `cc` through a `rate`, 40 ms dumbbell with a 1 MB
 /// buffer under `queue`, for 30 s; `tcp_extra` adds `[tcp]` keys.
 fn scenario(queue: &str, rate: &str, cc: &str, flows: u32, tcp_extra: &str) -> Scenario {
+    scenario_with(queue, "", rate, cc, flows, tcp_extra)
+}
+
+/// [`scenario`] with more keys on the bottleneck (`link_extra`, e.g. `red =
+/// { ecn = true }`).
+fn scenario_with(queue: &str, link_extra: &str, rate: &str, cc: &str, flows: u32, tcp_extra: &str) -> Scenario {
     let text = format!(
         r#"
         name = "ecn"
@@ -20,7 +26,7 @@ fn scenario(queue: &str, rate: &str, cc: &str, flows: u32, tcp_extra: &str) -> S
         kind = "dumbbell"
         pairs = {flows}
         access = {{ rate = "1Gbps", rtt = "2ms" }}
-        bottleneck = {{ rate = "{rate}", rtt = "40ms", queue = "{queue}", buffer = "1MB" }}
+        bottleneck = {{ rate = "{rate}", rtt = "40ms", queue = "{queue}", buffer = "1MB"{link_extra} }}
         receivers = {{ rate = "1Gbps", rtt = "2ms" }}
         [[traffic]]
         kind = "tcp-bulk"
@@ -52,6 +58,47 @@ fn ecn_senders_behind_fq_codel_are_marked_instead_of_dropped() {
     assert!(with.flows.iter().map(|f| f.ecn_reductions).sum::<u64>() > 0);
     // The marks do the drops' work: the queue stays as short.
     assert!(bw.queue_mean_bytes < 2.0 * bo.queue_mean_bytes + 10_000.0);
+    assert!(bw.utilization > 0.9, "utilization {}", bw.utilization);
+}
+
+#[test]
+fn red_and_ared_with_ecn_mark_ecn_senders_where_they_would_drop_early() {
+    // RFC 3168 section 5 (`red.ecn`): the early drops of RED and ARED become
+    // CE marks for ECN-capable senders; with the default hard drop, forced
+    // drops (average above max_th) and overflows stay drops.
+    for queue in ["red", "ared"] {
+        let marking =
+            run(&scenario_with(queue, ", red = { ecn = true }", "10Mbps", "cubic", 8, "ecn = true"), 1).unwrap();
+        let dropping = run(&scenario_with(queue, "", "10Mbps", "cubic", 8, "ecn = true"), 1).unwrap();
+        let (m, d) = (bottleneck(&marking), bottleneck(&dropping));
+        // drops_by_reason: [overflow, early, forced, sojourn]. What RED still
+        // drops early with red.ecn are packets sent Not-ECT: SYNs and
+        // retransmissions (RFC 3168 sections 6.1.1 and 6.1.5).
+        let (early_m, early_d) = (m.drops_by_reason[1], d.drops_by_reason[1]);
+        assert!(early_d > 20, "{queue}: early drops without red.ecn {:?}", d.drops_by_reason);
+        assert_eq!(d.ecn_marks, 0, "{queue}: RED without red.ecn never marks");
+        assert!(early_m * 5 < early_d, "{queue}: early drops {early_m} with red.ecn, {early_d} without");
+        assert!(m.ecn_marks > 20 && m.ecn_marks > early_m * 5, "{queue}: marks {}, early drops {early_m}", m.ecn_marks);
+        assert!(marking.flows.iter().map(|f| f.ecn_reductions).sum::<u64>() > 0);
+        assert!(m.utilization > 0.9, "{queue}: utilization {}", m.utilization);
+        // Senders without ECN behind a marking RED are dropped as before.
+        let plain = run(&scenario_with(queue, ", red = { ecn = true }", "10Mbps", "cubic", 8, ""), 1).unwrap();
+        assert_eq!(bottleneck(&plain).ecn_marks, 0);
+        assert!(bottleneck(&plain).drops_by_reason[1] > 20, "{queue}");
+    }
+}
+
+#[test]
+fn ecn_senders_behind_cobalt_are_marked_by_its_codel_part() {
+    // COBALT marks ECT packets where CoDel would drop (CAKE's default);
+    // BLUE only acts on overflow, which a 1 MB buffer does not reach.
+    let with = run(&scenario("cobalt", "10Mbps", "cubic", 8, "ecn = true"), 1).unwrap();
+    let without = run(&scenario("cobalt", "10Mbps", "cubic", 8, ""), 1).unwrap();
+    let (bw, bo) = (bottleneck(&with), bottleneck(&without));
+    assert!(bw.ecn_marks > 100, "marks {}", bw.ecn_marks);
+    assert_eq!(bo.ecn_marks, 0);
+    assert!(bo.queue_drops > 100, "drops without ECN {}", bo.queue_drops);
+    assert!(bw.queue_drops * 10 < bo.queue_drops, "drops with ECN {} vs {}", bw.queue_drops, bo.queue_drops);
     assert!(bw.utilization > 0.9, "utilization {}", bw.utilization);
 }
 

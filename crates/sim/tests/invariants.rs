@@ -77,7 +77,7 @@ fn every_finite_transfer_completes_and_delivers_exactly_its_bytes() {
 
 #[test]
 fn every_finite_transfer_completes_behind_every_dequeue_time_queue() {
-    for queue in ["codel", "fq_codel", "pie", "fq_pie", "dualpi2"] {
+    for queue in ["codel", "fq_codel", "pie", "fq_pie", "dualpi2", "cobalt"] {
         let r = run(&dumbbell(6, queue, UDP), 1).unwrap();
         assert_eq!(r.get("flows_completed"), Some(6.0), "{queue}");
         for f in &r.flows {
@@ -106,7 +106,7 @@ fn an_aqm_keeps_a_large_buffer_short_where_droptail_fills_it() {
     };
     let droptail = mean_queue("droptail");
     assert!(droptail > 300_000.0, "DropTail's mean queue {droptail} B");
-    for queue in ["codel", "fq_codel", "pie", "fq_pie", "dualpi2"] {
+    for queue in ["codel", "fq_codel", "pie", "fq_pie", "dualpi2", "cobalt"] {
         let q = mean_queue(queue);
         assert!(q < 60_000.0, "{queue}: mean queue {q:.0} B (DropTail {droptail:.0} B)");
     }

@@ -35,6 +35,7 @@ pub enum Recovery {
 /// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
 /// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |
 /// | `rcv_buf` | 131072 B | receive buffer; advertised window = `rcv_buf` - out-of-order bytes |
+/// | `shrink_window` | off | the receiver may move the right edge of its window left (an NGWA receiver's falling `Wngwa` at once); off, it keeps RFC 9293 section 3.8.6.2.2's edge |
 /// | `snd_buf` | 131072 B | kept for parity with ns-3; the simulated app never blocks on it |
 /// | `initial_cwnd` | 10 segments | RFC 6928 |
 /// | `initial_ssthresh` | `u64::MAX` | unbounded |
@@ -83,6 +84,7 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     pub dupack_same_window: bool,
     pub impatient: bool,
+    pub shrink_window: bool,
 }
 
 impl Default for TcpConfig {
@@ -97,6 +99,7 @@ impl Default for TcpConfig {
             timestamps: true,
             window_scaling: true,
             rcv_buf: 131_072,
+            shrink_window: false,
             snd_buf: 131_072,
             initial_cwnd: 10,
             initial_ssthresh: u64::MAX,

@@ -68,18 +68,9 @@ pub fn classify(frame: &[u8]) -> Class {
         Ok(t) => t,
         Err(e) => return Class::Malformed(e),
     };
-    let (mut wscale, mut mss) = (None, None);
-    if tcp.flags().syn() {
-        // Window scale and MSS are meaningful on SYN / SYN-ACK only
-        // (RFC 7323 section 2.2, RFC 9293 3.7.1); skip the walk otherwise.
-        for opt in tcp.option_iter() {
-            match opt {
-                tcp::TcpOption::WindowScale(s) => wscale = Some(tcp::TcpOption::effective_window_scale(s)),
-                tcp::TcpOption::MaxSegmentSize(m) => mss = Some(m),
-                _ => {}
-            }
-        }
-    }
+    // Window scale and MSS are meaningful on SYN / SYN-ACK only (RFC 7323
+    // section 2.2, RFC 9293 3.7.1); skip the walk otherwise.
+    let (wscale, mss) = if tcp.flags().syn() { tcp::syn_options(tcp.options()) } else { (None, None) };
     let src = u32::from_be_bytes(ip.src_addr());
     let dst = u32::from_be_bytes(ip.dst_addr());
     let view = TcpView {

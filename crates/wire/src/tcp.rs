@@ -255,6 +255,22 @@ impl TcpOption<'_> {
 
 /// The (left, right) edges of SACK option data (`len % 8` trailing bytes
 /// ignored).
+/// The window scale (as in effect, RFC 7323 section 2.3) and the MSS
+/// option of a SYN's or SYN-ACK's option bytes (RFC 7323 section 2.2, RFC
+/// 9293 section 3.7.1). Used on frames (`frame::classify`) and on the option
+/// bytes the kernel datapath reports.
+pub fn syn_options(options: &[u8]) -> (Option<u8>, Option<u16>) {
+    let (mut wscale, mut mss) = (None, None);
+    for opt in OptionIter::new(options) {
+        match opt {
+            TcpOption::WindowScale(s) => wscale = Some(TcpOption::effective_window_scale(s)),
+            TcpOption::MaxSegmentSize(m) => mss = Some(m),
+            _ => {}
+        }
+    }
+    (wscale, mss)
+}
+
 pub fn sack_blocks(data: &[u8]) -> impl Iterator<Item = (u32, u32)> + '_ {
     data.chunks_exact(8).map(|c| (get_u32(c, 0), get_u32(c, 4)))
 }

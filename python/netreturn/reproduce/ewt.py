@@ -47,9 +47,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 
 from ..files import FolderLock, write_frame_csv
-from . import claims as _claims, grid as _grid, statements as _st
+from . import claims as _claims, ewt_evidence as _ev, grid as _grid, statements as _st
 from .figures import after as _after, plot_capacity, plot_levels, plot_loss_curves, series_stats as _series_stats
 from .grid import Capacity, Evaluation, Grid, Table, capacity_rows
 from .paper import Paper, toml_load as _toml_load  # noqa: F401  (tests read TOML with it)
@@ -77,7 +78,7 @@ COUNT_SETS_ALL = {**COUNT_SETS, "rcvbuf": f"the paper's flow counts with a {RCVB
 ZERO_TOL = float(PAPER.run["zero_tol"])
 # The checks of EWT's own statements, judged here (own_judgements), beside
 # the grid's and the values' (claims.py).
-OWN_CHECKS = {"queue_steadier", "window_steadier", "capacity_best", "capacity_gain", "not_reproduced"}
+OWN_CHECKS = {"queue_steadier", "window_steadier", "capacity_best", "capacity_gain", "not_reproduced", "monopoly"}
 STATEMENT_CHECKS = _claims.CLAIM_CHECKS | _claims.VALUE_CHECKS | OWN_CHECKS
 
 
@@ -174,25 +175,52 @@ def access_variant(out: Path, sc: str) -> tuple[str, dict] | None:
 
 def _fig_runs(runs: Runs, opts: Options, paper: dict) -> dict:
     """Fig. 3 (4 flows, DropTail vs EWT, both scenarios) and Fig. 10 (one
-    flow's effective window, RED vs EWT, scenario 1 at its heavy count):
+    flow's effective window, RED vs EWT, scenario 1 at its heavy count),
+    both again with the receive-buffer sensitivity's buffer (``fig3rb``,
+    ``fig10rb``; not with ``--sensitivity off``); Fig. 1 (three DropTail
+    flows started together, every flow traced); the fairness evidence (EWT
+    at each scenario's medium count with every flow traced, ``fair``):
     asks for the runs; returns their keys."""
     q = paper["figures"]["queue"]
     w = paper["figures"]["window"]
+    f1 = paper["figures"]["fig1"]
+    fair = paper["figures"]["fairness"]
     keys = {}
+    sens = opts.sensitivity != "off"
     for sc in opts.scenarios:
+        rb = rcvbuf_variant(opts.out, sc) if sens else None
         for m in q["methods"]:
             if m in opts.methods:
                 keys[("fig3", sc, m)] = runs.request(
                     runs.spec(sc, q["flows"], m, 1, keep_series=True), "figures", Runs.FIGURE
                 )
+                if rb:
+                    keys[("fig3rb", sc, m)] = runs.request(
+                        runs.spec(sc, q["flows"], m, 1, keep_series=True, variant=rb), "figures", Runs.FIGURE)
+        v1 = _ev.traced_variant(opts.out, SCENARIOS[sc], sc, f1["flows"], f1["sample"], f1["start"], "fig1_")
+        if f1["method"] in opts.methods and v1:
+            for seed in range(1, int(f1["seeds"]) + 1):
+                keys[("fig1", sc, seed)] = runs.request(
+                    runs.spec(sc, f1["flows"], f1["method"], seed, keep_series=True, variant=v1), "figures",
+                    Runs.FIGURE)
+        n = paper["table2"][sc][fair["level"]]
+        vf = _ev.traced_variant(opts.out, SCENARIOS[sc], sc, n)
+        if "ewt" in opts.methods and vf:
+            for seed in range(1, int(fair["seeds"]) + 1):
+                keys[("fair", sc, seed)] = runs.request(
+                    runs.spec(sc, n, "ewt", seed, keep_series=True, variant=vf), "figures", Runs.FIGURE)
     wsc = w["scenario"]
     if wsc in opts.scenarios:
         n = paper["table2"][wsc]["heavy"]
+        rb = rcvbuf_variant(opts.out, wsc) if sens else None
         for m in w["methods"]:
             if m in opts.methods:
                 keys[("fig10", wsc, m)] = runs.request(
                     runs.spec(wsc, n, m, 1, keep_series=True), "figures", Runs.FIGURE
                 )
+                if rb:
+                    keys[("fig10rb", wsc, m)] = runs.request(
+                        runs.spec(wsc, n, m, 1, keep_series=True, variant=rb), "figures", Runs.FIGURE)
     return keys
 
 
@@ -200,11 +228,12 @@ def _fig_runs(runs: Runs, opts: Options, paper: dict) -> dict:
 # the statements the grid checks cannot judge
 
 
-def queue_stats(figs: dict, sc: str) -> tuple[float, dict[str, tuple[float, float]]]:
-    """Fig. 3's runs of ``sc``: (from when, method label -> (mean, std) of
-    the bottleneck queue in bytes)."""
+def queue_stats(figs: dict, sc: str, tag: str = "fig3") -> tuple[float, dict[str, tuple[float, float]]]:
+    """Fig. 3's runs of ``sc`` (``tag``: ``fig3``, or ``fig3rb`` with the
+    other receive buffer): (from when, method label -> (mean, std) of the
+    bottleneck queue in bytes)."""
     ser = {METHOD_LABELS[k[2]]: r["queue_series"] for k, r in figs.items()
-           if k[0] == "fig3" and k[1] == sc and r.get("queue_series")}
+           if k[0] == tag and k[1] == sc and r.get("queue_series")}
     if not ser:
         return 0.0, {}
     t_from = 8.0 if min(s["time_s"][-1] for s in ser.values() if s["time_s"]) > 16.0 else 0.0
@@ -215,16 +244,27 @@ def queue_stats(figs: dict, sc: str) -> tuple[float, dict[str, tuple[float, floa
     return t_from, out
 
 
-def window_stats(figs: dict) -> dict[str, tuple[float, float, float]]:
-    """Fig. 10's runs: method label -> (mean, std, minimum) of one flow's
+def window_stats(figs: dict, tag: str = "fig10") -> dict[str, tuple[float, float, float]]:
+    """Fig. 10's runs (``tag``: ``fig10``, or ``fig10rb`` with the other
+    receive buffer): method label -> (mean, std, minimum) of one flow's
     effective window from 10 s after its start, bytes."""
     out = {}
     for k, r in figs.items():
-        if k[0] == "fig10" and r.get("traces"):
+        if k[0] == tag and r.get("traces"):
             t = r["traces"][0]
             out[METHOD_LABELS[k[2]]] = _series_stats(
                 _after(t["time_s"], t["effective"], t["time_s"][0] + 10.0 if t["time_s"] else 0))
     return out
+
+
+def _sensitivity_std(figs: dict, tag: str, scenarios: list[str]) -> str:
+    """Fig. 3's queue std, EWT vs DropTail, in the ``tag`` runs per scenario."""
+    parts = []
+    for sc in scenarios:
+        _, st = queue_stats(figs, sc, tag)
+        if "EWT" in st and "DropTail" in st:
+            parts.append(f"{sc} EWT {st['EWT'][1] / 1000:.1f} kB vs DropTail {st['DropTail'][1] / 1000:.1f} kB")
+    return "; ".join(parts)
 
 
 def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict) -> dict[str, _st.Judgement]:
@@ -238,6 +278,8 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict)
         c = s["check"]
         if c == "not_reproduced":
             out[s["id"]] = _st.Judgement(nm, "-", s["why"])
+        elif c == "monopoly":
+            out[s["id"]] = _ev.fig1_judgement(figs, opts.scenarios, int(PAPER["figures"]["fig1"]["seeds"]))
         elif c == "queue_steadier":
             ok, parts = [], []
             for sc in opts.scenarios:
@@ -253,6 +295,9 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict)
             else:
                 v = _st.HOLDS if all(ok) else _st.FAILS if not any(ok) else _st.PARTLY
                 why = "" if v == _st.HOLDS else "EWT's queue varies more than DropTail's where it fails"
+                rb = _sensitivity_std(figs, "fig3rb", opts.scenarios)
+                if rb and v != _st.HOLDS:
+                    why += f"; with a {RCVBUF_LABEL} receive buffer (section 5): {rb}"
                 out[s["id"]] = _st.Judgement(v, "; ".join(parts) + f" ({paper_flows_fig3()} flows, seed 1)", why)
         elif c == "window_steadier":
             st = window_stats(figs)
@@ -260,10 +305,16 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict)
                 (me, se, mine), (mr, sr, minr) = st["EWT"], st["RED"]
                 cve, cvr = (se / me if me else math.nan), (sr / mr if mr else math.nan)
                 v = _st.HOLDS if cve < cvr and mine >= minr else _st.PARTLY if cve < cvr or mine >= minr else _st.FAILS
+                why = "" if v == _st.HOLDS else "judged on both: oscillation (CV) and low values (minimum)"
+                rb = window_stats(figs, "fig10rb")
+                if v != _st.HOLDS and "RED" in rb and "EWT" in rb:
+                    (a, b, c), (d, e, g) = rb["EWT"], rb["RED"]
+                    why += (f"; with a {RCVBUF_LABEL} receive buffer (section 5): CV EWT "
+                            f"{b / a if a else math.nan:.2f} vs RED {e / d if d else math.nan:.2f}, minimum "
+                            f"{c / 1000:.1f} vs {g / 1000:.1f} kB")
                 out[s["id"]] = _st.Judgement(
                     v, f"coefficient of variation EWT {cve:.2f} vs RED {cvr:.2f}; minimum {mine / 1000:.1f} vs "
-                       f"{minr / 1000:.1f} kB (one flow, seed 1)",
-                    "" if v == _st.HOLDS else "judged on both: oscillation (CV) and low values (minimum)")
+                       f"{minr / 1000:.1f} kB (one flow, seed 1)", why)
             else:
                 out[s["id"]] = _st.Judgement(nm, "-", "needs RED and EWT in scenario 1 (--methods, --scenarios)")
         elif c == "capacity_best":
@@ -294,7 +345,8 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict)
 
 
 def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, calibrated_ac: dict,
-                   searches_ac: dict, columns: dict[str, dict[str, _st.Judgement]]) -> list[str]:
+                   searches_ac: dict, columns: dict[str, dict[str, _st.Judgement]],
+                   shared: tuple[int, int] | None = None) -> list[str]:
     """Section 7, the access queues (not given by the paper; ours 100
     packets): loss and where it happens, DropTail's calibration, Table 6's
     distance from the paper and the statements whose verdict moves, at 100
@@ -303,6 +355,12 @@ def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, c
            "The paper gives neither the senders' nor the receivers' access queues; ours hold 100 packets. The grid at "
            f"the paper's counts again with {ACCESS_ALT} in each (a copy of the scenario under `scenarios/` with an "
            "`access_buffer` parameter), and DropTail's calibration (the capacity search) with them:", ""]
+    if shared:
+        out += [f"{shared[0]} of these {shared[1]} runs are the 100-packet runs themselves: they dropped no packet "
+                "outside the bottleneck, so no access queue ever filled, and with larger ones the same seed gives the "
+                "same events (evidence run cited: `netreturn reproduce ewt`, default options, at git 1a65639, where "
+                "all 980 such pairs ran both ways had equal summaries and per-flow results). Only the others ran "
+                "again.", ""]
     methods = [m for m in METHODS if m in opts.methods]
     for sc in opts.scenarios:
         body = []
@@ -439,12 +497,12 @@ def reproduce(opts: Options) -> Outcome:
 def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
     build = _check_build(opts)
     bar = Bar(opts.progress, "reproduce ewt")
-    runs = Runs(opts, bar, PAPER)
+    runs = Runs(opts, bar, PAPER, extract=_ev.flow_columns)
     try:
         figs = _fig_runs(runs, opts, paper)
         series = {(k[1], paper["table2"][k[1]]["heavy"], k[2]) for k in figs if k[0] == "fig10"}
         ev = Evaluation(runs, opts, PAPER, series)
-        cap_rb = cap_ac = None
+        cap_rb = cap_ac = acc_grid = None
         if opts.sensitivity != "off":
             variants = {sc: rcvbuf_variant(opts.out, sc) for sc in opts.scenarios}
             ev.grids.append(Grid(runs, opts, ev.paper_counts, "rcvbuf", set(), "receive buffer", variants))
@@ -453,7 +511,12 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
             # The access queues: the grid, and the calibration (DropTail's
             # capacity search) with them.
             access = {sc: access_variant(opts.out, sc) for sc in opts.scenarios}
-            ev.grids.append(Grid(runs, opts, ev.paper_counts, "access", set(), "access queues", access))
+            # A run that dropped nothing outside the bottleneck never filled
+            # an access queue: with larger ones it is the same run, so it
+            # stands for its variant (checked: summary and every flow equal).
+            acc_grid = Grid(runs, opts, ev.paper_counts, "access", set(), "access queues", access,
+                            share_if=lambda r: r["summary"].get("drops_elsewhere") == 0)
+            ev.grids.append(acc_grid)
             if PAPER.run["baseline"] in opts.methods:
                 base = Options(**{**opts.__dict__, "methods": [PAPER.run["baseline"]]})
                 cap_ac = Capacity(runs, base, PAPER, access, "access queues: calibration")
@@ -475,7 +538,8 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
         calibrated_ac.setdefault(r["scenario"], {})[r["level"]] = r["flows"]
     out = opts.out
     claims = write_report(out, opts, paper, table, figs, searches, rows, gains, calibrated, runs, t0, build,
-                          searches_rb, rows_rb, gains_rb, calibrated_ac, cap_ac.searches if cap_ac else {})
+                          searches_rb, rows_rb, gains_rb, calibrated_ac, cap_ac.searches if cap_ac else {},
+                          (acc_grid.shared, acc_grid.asked) if acc_grid else None)
     wall = time.perf_counter() - t0
     return Outcome(out / "report.md", runs.executed, runs.requested, len(runs.results), wall, runs.cpu_s,
                    calibrated, rows, gains, gains_rb, table, searches, claims)
@@ -484,7 +548,8 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
 def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict, searches: dict, cap_rows: list[dict],
                  gains: dict, calibrated: dict, runs: Runs, t0: float, build: str, searches_rb: dict | None = None,
                  cap_rows_rb: list[dict] | None = None, gains_rb: dict | None = None,
-                 calibrated_ac: dict | None = None, searches_ac: dict | None = None) -> dict:
+                 calibrated_ac: dict | None = None, searches_ac: dict | None = None,
+                 access_shared: tuple[int, int] | None = None) -> dict:
     figdir = out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     methods = [m for m in METHODS if m in opts.methods]
@@ -729,6 +794,24 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                 w("")
             w(f"![Fig. 3 {sc}]({png.relative_to(out)})")
             w("")
+            t3 = paper["table3"]
+            ev = _ev.fig3_lines(figs, sc, float(t3["ewt_st_bytes"]), float(t3["memory_bytes"]), RCVBUF_LABEL)
+            if ev:
+                w(f"Why, {sc}: the same runs with the receive buffer the paper does not state at 1 MB (ours) and at "
+                  f"{RCVBUF_LABEL} (ns-3's default; section 7): the queue (from {t_from:g} s, as above) and how "
+                  "often EWT's written window, not its cwnd, limited the traced flow:")
+                w("")
+                for line in ev:
+                    w(line)
+                rb = {METHOD_LABELS[k[2]]: r["queue_series"] for k, r in figs.items()
+                      if k[0] == "fig3rb" and k[1] == sc and r.get("queue_series")}
+                if rb:
+                    png = rep.plot_queues(rb, float(paper["table3"]["memory_bytes"]),
+                                          figdir / f"fig3_{sc}_queue_rcvbuf.png",
+                                          f"{sc}, {paper['figures']['queue']['flows']} flows, seed 1, {RCVBUF_LABEL} "
+                                          "receive buffer: bottleneck queue")
+                    w(f"![Fig. 3 {sc} {RCVBUF_LABEL}]({png.relative_to(out)})")
+                    w("")
     tr = {METHOD_LABELS[k[2]]: r["traces"][0] for k, r in figs.items() if k[0] == "fig10" and r.get("traces")}
     if tr:
         wsc = paper["figures"]["window"]["scenario"]
@@ -762,6 +845,17 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
               f"{cvs['RED'][1] / 1000:.1f} kB): the paper's statement {'holds' if ok else 'does not hold'} "
               "(one flow, one seed, as the paper's figure).")
             w("")
+        ev = _ev.fig10_lines(figs, RCVBUF_LABEL, int(paper["table3"]["segment_bytes"]))
+        if ev:
+            w(f"Why: the same flow at 1 MB and at a {RCVBUF_LABEL} receive buffer (section 7), and whether EWT's "
+              "written window or the flow's cwnd limited it:")
+            w("")
+            for line in ev:
+                w(line)
+    for line in fig1_section(figs, opts, figdir, out):
+        w(line)
+    for line in fairness_section(figs, opts):
+        w(line)
 
     # ---- 6. capacity
     w("## 6. Flow capacity (section 5.6, Figs. 16-17)")
@@ -920,7 +1014,8 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                     w("")
 
     if "access" in cs_all:
-        for line in access_section(opts, paper, table, calibrated, calibrated_ac or {}, searches_ac or {}, columns):
+        for line in access_section(opts, paper, table, calibrated, calibrated_ac or {}, searches_ac or {}, columns,
+                                   access_shared):
             w(line)
 
     # ---- 8. claims
@@ -931,7 +1026,11 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     # ---- 9. differences
     w("## 9. Where we differ from the paper, and why")
     w("")
-    for line in differences(opts, paper, table, calibrated, gains, columns, gains_rb):
+    traced = {}
+    for k, r in figs.items():
+        if k[0] == "fair":
+            traced.setdefault(k[1], []).append(r)
+    for line in differences(opts, paper, table, calibrated, gains, columns, gains_rb, figs, traced):
         w(line)
     w("")
     w("### Runs with unfinished transfers")
@@ -955,6 +1054,70 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     doc.write(out / "report.md", t0)
     _st.write(out, PAPER["statements"], columns)
     return columns
+
+
+def fig1_section(figs: dict, opts: Options, figdir: Path, out: Path) -> list[str]:
+    """Section 5's Fig. 1: the three DropTail flows of each scenario, per
+    run the share of the bytes each delivered while all three were sending
+    and their median cwnd, and seed 1's cwnd traces."""
+    from .. import report as rep
+
+    f1 = PAPER["figures"]["fig1"]
+    lines = []
+    for sc in opts.scenarios:
+        runs_ = sorted(((k[2], r) for k, r in figs.items() if k[0] == "fig1" and k[1] == sc), key=lambda x: x[0])
+        rows = []
+        for seed, r in runs_:
+            st = _ev.fig1_stats(r)
+            if st is None:
+                continue
+            rows.append([str(seed), f"{st['until']:.1f}", " / ".join(f"{x:.2f}" for x in st["share"]),
+                         " / ".join(f"{x / 1000:.1f}" for x in st["cwnd"]), " / ".join(f"{x:g}" for x in st["rto"])])
+        if not rows:
+            continue
+        if not lines:
+            lines += [f"**Fig. 1** (section 2) — {f1['text']}. The paper gives no rates, delays or buffer for it: "
+                      f"{f1['flows']} DropTail flows on each of our scenarios, started together (`start = "
+                      f"{f1['start']}`), every flow traced every {f1['sample']}; until the first flow finished:", ""]
+        lines += [f"**{sc}**", "", _md_table(["seed", "until (s)", "share of the bytes delivered, flows 0 / 1 / 2",
+                                               "median cwnd (kB)", "RTOs"], rows), ""]
+        r1 = dict(runs_).get(1)
+        if r1 and r1.get("traces"):
+            png = rep._time_plot({f"flow {t['flow']} cwnd": (t["time_s"], [c / 1000 for c in t["cwnd"]])
+                                  for t in r1["traces"]}, "cwnd (kB)", figdir / f"fig1_{sc}_cwnd.png",
+                                 f"{sc}, {f1['flows']} DropTail flows started together, seed 1: cwnd (paper Fig. 1)")
+            lines += [f"![Fig. 1 {sc}]({png.relative_to(out)})", ""]
+    return lines
+
+
+def fairness_section(figs: dict, opts: Options) -> list[str]:
+    """Section 5b: the traced fairness runs, every flow: how much of its
+    transfer EWT's written window held it, its goodput, loss and RTOs."""
+    fair = PAPER["figures"]["fairness"]
+    lines = []
+    for sc in opts.scenarios:
+        fl = _ev.traced_flows([r for k, r in sorted(figs.items(), key=lambda x: str(x[0]))
+                               if k[0] == "fair" and k[1] == sc])
+        if not fl:
+            continue
+        if not lines:
+            lines += ["### 5b. Whose window EWT holds (the fairness of Figs. 8 and 15)", "",
+                      f"EWT at the paper's {fair['level']} count, seeds 1-{fair['seeds']}, every flow's cwnd and "
+                      f"advertised window traced every {_ev.TRACED_SAMPLE}. A flow is *held* when its advertised "
+                      f"window (EWT's (B − U) / B · Wr) is below its cwnd in more than {_ev.BOUND:.0%} of its "
+                      "samples. Medians per group:", ""]
+        groups = [("held", [x for x in fl if x["bound"] > _ev.BOUND]),
+                  ("not held", [x for x in fl if x["bound"] <= _ev.BOUND])]
+        rows = []
+        for lab, xs in groups:
+            med = lambda k, xs=xs: _f(median(x[k] for x in xs)) if xs else "-"  # noqa: E731
+            rows.append([lab, str(len(xs)), med("bound"), med("goodput"), med("loss"), med("rto")])
+        tops, rest = _ev.top_held(fl)
+        lines += [f"**{sc}** ({len(fl)} flows)", "",
+                  _md_table(["flows", "count", "share of samples held", "goodput (Mb/s)", "loss %", "RTOs"], rows), "",
+                  f"The flow with the highest goodput of each run was held {' / '.join(f'{x:.2f}' for x in tops)} of "
+                  f"its samples; the other flows {rest:.2f} (median).", ""]
+    return lines
 
 
 def _elsewhere_share(table: Table, sc: str, cs: str, m: str) -> float | None:
@@ -985,7 +1148,8 @@ def _prr_evidence(table: Table) -> str:
 
 
 def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gains: dict,
-                columns: dict[str, dict[str, _st.Judgement]], gains_rb: dict | None = None) -> list[str]:
+                columns: dict[str, dict[str, _st.Judgement]], gains_rb: dict | None = None,
+                figs: dict | None = None, traced: dict | None = None) -> list[str]:
     """Bullets: each computed difference, with what we found to be its
     reason, and saying so where the reason is not pinned down."""
     out: list[str] = []
@@ -1096,6 +1260,24 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                     f"- **{sc}: the receive window.** With ns-3's default receive buffer ({RCVBUF_LABEL}) instead of "
                     f"1 MB, TCP loss % at the paper's counts (mild / medium / heavy): {'; '.join(parts)} (section 7). "
                     "Measured; the paper does not state its receive buffer, so which one it used is not known.")
+    # EWT's fairness.
+    out += _ev.fairness_bullets(table, opts.scenarios, [m for m in METHODS if m in methods], LEVELS, METHOD_LABELS,
+                                {sc: _ev.traced_flows(runs_) for sc, runs_ in (traced or {}).items()}, RCVBUF_LABEL)
+    # Fig. 3 and Fig. 10.
+    rb3, rb10 = _sensitivity_std(figs or {}, "fig3rb", opts.scenarios), window_stats(figs or {}, "fig10rb")
+    if rb3:
+        out.append(f"- **Fig. 3: EWT's queue.** At 1 MB: {_sensitivity_std(figs, 'fig3', opts.scenarios)} (std, "
+                   f"seed 1, 4 flows); with a {RCVBUF_LABEL} receive buffer: {rb3}. EWT's written window "
+                   "(B − U) / B · Wr holds a flow only when it is below the flow's cwnd; with Wr = 1 MB that needs U "
+                   "within a few kB of B, so the queue follows CUBIC (section 5 has the share of time each run's "
+                   "traced flow was held). The paper does not state its receive buffer.")
+    if "RED" in rb10 and "EWT" in rb10:
+        cv = lambda x: x[1] / x[0] if x[0] else math.nan  # noqa: E731
+        a = window_stats(figs)
+        out.append(f"- **Fig. 10: EWT's window.** Coefficient of variation EWT {cv(a['EWT']):.2f} vs RED "
+                   f"{cv(a['RED']):.2f} at 1 MB, {cv(rb10['EWT']):.2f} vs {cv(rb10['RED']):.2f} with a {RCVBUF_LABEL} "
+                   "receive buffer (one flow, seed 1): at 1 MB the flow's effective window is its cwnd, cut by losses "
+                   "and RTOs, for most of its transfer (section 5).")
     # EWT's loss.
     if "ewt" in methods:
         for sc in opts.scenarios:

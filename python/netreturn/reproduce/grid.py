@@ -33,11 +33,20 @@ class Group:
 
 
 class Grid:
-    """Cells (scenario, level, method) at given flow counts, ``seeds`` runs each."""
+    """Cells (scenario, level, method) at given flow counts, ``seeds`` runs each.
+
+    ``share_if``: with ``variants``, a variant's run is asked for only when
+    the same run of the scenario itself (same count, method, seed) fails
+    ``share_if(result)``; otherwise that run stands for it (:attr:`shared`
+    counts them). For a variant that changes something the run never
+    reached (a buffer that never dropped), the two runs are the same events.
+    """
 
     def __init__(self, runs: Runs, opts: Options, counts: dict[str, dict[str, int | None]], countset: str,
-                 series: set[tuple[str, int, str]], phase: str, variants: dict | None = None):
+                 series: set[tuple[str, int, str]], phase: str, variants: dict | None = None, share_if=None):
         self.cells = []
+        self.shared = 0
+        self.asked = 0
         for sc in opts.scenarios:
             if variants is not None and variants.get(sc) is None:
                 continue
@@ -47,17 +56,28 @@ class Grid:
                 if n is None:
                     continue
                 for m in opts.methods:
-                    keys = [
-                        runs.request(
-                            runs.spec(sc, n, m, s, keep_series=(s == 1 and (sc, n, m) in series), variant=v),
-                            phase,
-                            Runs.BULK,
-                        )
-                        for s in range(1, opts.seeds + 1)
-                    ]
+                    keys: list[str | None] = []
+                    for s in range(1, opts.seeds + 1):
+                        spec = runs.spec(sc, n, m, s, keep_series=(s == 1 and (sc, n, m) in series), variant=v)
+                        self.asked += 1
+                        if share_if is None or v is None:
+                            keys.append(runs.request(spec, phase, Runs.BULK))
+                            continue
+                        keys.append(None)
+                        base = runs.spec(sc, n, m, s)
+                        bk = base.key()
+                        runs.request(base, phase, Runs.BULK, callback=lambda r, keys=keys, i=s - 1, bk=bk,
+                                     spec=spec: self._decide(keys, i, bk, spec, phase, share_if, r))
                     self.cells.append((sc, lv, m, n, keys))
         self.runs = runs
         self.countset = countset
+
+    def _decide(self, keys: list, i: int, base: str, spec, phase: str, share_if, r: dict) -> None:
+        if share_if(r):
+            keys[i] = base
+            self.shared += 1
+        else:
+            keys[i] = self.runs.request(spec, phase, Runs.BULK)
 
     def groups(self) -> list[Group]:
         return [

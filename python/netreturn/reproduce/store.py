@@ -129,8 +129,11 @@ class Runs:
 
     SEARCH, FIGURE, BULK = 0, 1, 2  # priorities
 
-    def __init__(self, opts: Options, bar: Bar, paper: Paper):
+    def __init__(self, opts: Options, bar: Bar, paper: Paper, extract=None):
+        """``extract(result) -> dict``: what a paper keeps of each run beyond
+        the summary (e.g. per-flow columns), under ``"extra"``."""
         self.opts = opts
+        self._extract = extract
         self.bar = bar
         self.paper = paper
         self.store = Store(opts.out)
@@ -274,6 +277,8 @@ class Runs:
             summ["drops_elsewhere"] = sum(drops) - at
         out = {"seed": r["seed"], "params": r.get("params", {}),
                "summary": {k: summ.get(k) for k in self._keep}, "wall_s": r.get("wall_s")}
+        if self._extract is not None:
+            out["extra"] = self._extract(r)
         if keep_series:
             out["queue_series"] = r.get("queue_series")
             out["traces"] = r.get("traces")

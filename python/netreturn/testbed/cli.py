@@ -28,7 +28,7 @@ from ..args import comma_list as _list, kv as _kv, positive as _positive, sweep 
 from . import registry
 from .bench import MODES
 from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
-from .runner import RunConfig, find_gateway, run
+from .runner import DATAPATHS, RunConfig, find_gateway, run
 
 
 def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
@@ -113,6 +113,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--controller", default="none", choices=["none", *registry.controllers()],
                    help="window controller (the registry's: netreturn list; default none)")
     r.add_argument("--ctl", action="append", default=[], metavar="KEY=VALUE")
+    r.add_argument("--datapath", choices=DATAPATHS, default="packet",
+                   help="gateway mode: packet (AF_PACKET) or kernel (eBPF; the delay on a packet hop in front)")
     r.add_argument("--rate", default="100mbit", help="bottleneck rate (gateway mode)")
     r.add_argument("--delay", default="5ms", help="one-way delay per direction (gateway mode)")
     r.add_argument("--queue", default=None, type=_queue_spec,
@@ -188,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                     nbytes=a.nbytes, cc=registry.linux_cc(a.cc), mode=a.mode, controller=a.controller, ctl=a.ctl,
                     rate=a.rate, delay=a.delay, queue=a.queue, seed=a.seed, stagger=a.stagger,
                     sndbuf=a.sndbuf, rcvbuf=a.rcvbuf, interval=a.interval, timeout=a.timeout,
-                    gateway_bin=a.gateway_bin, gateway_args=a.gateway_arg)
+                    gateway_bin=a.gateway_bin, gateway_args=a.gateway_arg, datapath=a.datapath)
     try:
         summary = run(cfg)
     except TestbedError as e:

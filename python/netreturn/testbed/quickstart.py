@@ -20,7 +20,7 @@ from ..stats import mean
 from ..table import num, render
 from . import registry
 from .netns import TestbedError, missing_requirements
-from .runner import RunConfig, run
+from .runner import DATAPATHS, RunConfig, run
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -32,6 +32,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     q.add_argument("--rate", default="45mbit")
     q.add_argument("--delay", default="40ms", help="one-way delay per direction (default 40ms: an 80 ms RTT)")
     q.add_argument("--buffer", type=int, default=97_000, help="bottleneck buffer in bytes (default 97000)")
+    q.add_argument("--datapath", choices=DATAPATHS, default="packet",
+                   help="packet: the gateway moves every frame (AF_PACKET); kernel: the kernel bridges and shapes, "
+                        "eBPF rewrites the ACKs, and the delay runs on a packet hop in front (default packet)")
     q.add_argument("--out", type=Path, default=Path("results/testbed-quickstart"))
     q.add_argument("--gateway-bin", default=None)
     q.add_argument("--no-build", action="store_true", help="do not run cargo when the gateway binary is missing")
@@ -80,12 +83,13 @@ def main(a: argparse.Namespace) -> int:
     try:
         gw = ensure_gateway(a.gateway_bin, not a.no_build)
         print(f"gateway: {gw}")
-        print(f"two namespaces, {a.flows} CUBIC downloads of {a.nbytes / 1e6:g} MB through {a.rate}, "
+        where = "the kernel datapath (eBPF)" if a.datapath == "kernel" else "the packet datapath (AF_PACKET)"
+        print(f"{where}; two namespaces, {a.flows} CUBIC downloads of {a.nbytes / 1e6:g} MB through {a.rate}, "
               f"{a.delay} each way, {a.buffer / 1000:g} kB DropTail buffer; no controller, then {a.controller}")
         cols = {}
         for ctl in ("none", a.controller):
             cfg = RunConfig(out=a.out / ctl, flows=a.flows, nbytes=a.nbytes, controller=ctl, rate=a.rate,
-                            delay=a.delay, queue=f"droptail,bytes={a.buffer}", gateway_bin=gw)
+                            delay=a.delay, queue=f"droptail,bytes={a.buffer}", gateway_bin=gw, datapath=a.datapath)
             cols[ctl] = rows(run(cfg))
     except TestbedError as e:
         print(f"netreturn testbed: {e}", file=sys.stderr)

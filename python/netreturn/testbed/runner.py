@@ -12,13 +12,16 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import gateway_binary
 from .netns import TestbedError, Topology, available_cc, sh
 
 TRAFFIC = str(Path(__file__).with_name("traffic.py"))
+
+#: The gateway's datapaths (``netreturn-gateway --datapath``).
+DATAPATHS = ("packet", "kernel")
 
 
 def find_gateway(explicit: str | None = None) -> str:
@@ -116,6 +119,11 @@ class RunConfig:
     iperf3_seconds: float | None = None
     #: iperf3 ``-w`` (socket buffers, so the window): "64K" in the NGWA paper's section 4.3.
     iperf3_window: str | None = None
+    #: Who moves the bottleneck hop's frames: "packet" (netreturn-gateway
+    #: through AF_PACKET) or "kernel" (its eBPF datapath: a Linux bridge,
+    #: htb over a FIFO, the ACK rewrite in the kernel; :func:`plan_hops`
+    #: puts that hop's delay and loss on a packet hop in front of it).
+    datapath: str = "packet"
     #: Handshake round trips of the idle path (receiver 0 connecting to
     #: sender 0, one after the other) measured once the gateways run and
     #: before the transfers: ``probe_rtt_ms`` of the summary (0: none).
@@ -127,6 +135,38 @@ def hops_of(cfg: RunConfig) -> list[Hop]:
         return cfg.hops
     return [Hop(name="gw", rate=cfg.rate, delay=cfg.delay, queue=cfg.queue, controller=cfg.controller,
                 ctl=list(cfg.ctl), args=list(cfg.gateway_args))]
+
+
+def _zero_time(t: str | None) -> bool:
+    return t is None or t.strip().rstrip("munsec") in ("0", "0.0", "")
+
+
+def plan_hops(cfg: RunConfig) -> tuple[list[Hop], int]:
+    """The gateways of the run and the index of the bottleneck among them.
+
+    With ``datapath="kernel"`` the bottleneck hop runs ``--datapath kernel``.
+    The kernel path has no delay line (this kernel has no netem), so a
+    bottleneck with a delay or a loss gets a packet-datapath hop in front of
+    it, ``wan``, carrying exactly those (both directions), as a WAN emulator
+    in front of an edge gateway would; the bottleneck keeps its rate, queue
+    and controller."""
+    hops = list(hops_of(cfg))
+    primary = cfg.primary_hop % len(hops)
+    if cfg.datapath == "packet":
+        return hops, primary
+    if cfg.datapath != "kernel":
+        raise TestbedError(f"datapath {cfg.datapath!r}: packet or kernel")
+    h = hops[primary]
+    if h.config is not None:
+        raise TestbedError(f"hop {h.name}: --datapath kernel takes its link in flags (rate, queue, controller), "
+                           f"not --config {h.config}")
+    kern = replace(h, delay="0ms", loss=0.0, args=[*h.args, "--datapath", "kernel"])
+    if _zero_time(h.delay) and not h.loss:
+        hops[primary] = kern
+        return hops, primary
+    wan = Hop(name="wan", delay=h.delay, loss=h.loss)
+    hops[primary:primary + 1] = [wan, kern]
+    return hops, primary + 1
 
 
 def flows_of(cfg: RunConfig) -> list[FlowPlan]:
@@ -356,7 +396,7 @@ def _iperf3_flow(path: Path, k: int, fp: "FlowPlan") -> tuple[dict, list[dict]]:
 
 
 def _run_iperf3(cfg: RunConfig, topo: Topology, plan: list[FlowPlan], procs: list, hosts: list[str],
-                snmp0: dict, gws: list, hops: list) -> dict:
+                snmp0: dict, gws: list, hops: list, primary: int) -> dict:
     """The traffic part of :func:`run` with iperf3 (the NGWA paper's section 4.3:
     "iperf ... TCP with 64 KBytes of window, transmitting data constantly in
     one direction (client to server)"): a server per flow in its receiver,
@@ -396,7 +436,7 @@ def _run_iperf3(cfg: RunConfig, topo: Topology, plan: list[FlowPlan], procs: lis
         "receiver_in_csum_errors": sum(r["InCsumErrors"] for r in snmp if r["role"] == "receiver"),
         "receiver_in_hdr_errors": sum(r["IpInHdrErrors"] for r in snmp if r["role"] == "receiver"),
         "gateways": [{"name": h.name, **g} for h, g in zip(hops, gw_all)],
-        "gateway": gw_all[cfg.primary_hop] if gw_all else {},
+        "gateway": gw_all[primary] if gw_all else {},
     }
     (cfg.out / "summary.json").write_text(json.dumps(summary, indent=1))
     return summary
@@ -409,7 +449,7 @@ def run(cfg: RunConfig) -> dict:
                            f"(have: {' '.join(available_cc())}; no loadable modules)")
     cfg.out.mkdir(parents=True, exist_ok=True)
     prefix = cfg.prefix or f"nrtb{os.getpid() % 100000}"
-    hops = hops_of(cfg)
+    hops, primary = plan_hops(cfg)
     plan = flows_of(cfg)
     topo = Topology(prefix, cfg.senders, cfg.receivers, hops=len(hops))
     procs: list[subprocess.Popen] = []
@@ -460,7 +500,7 @@ def run(cfg: RunConfig) -> dict:
         hosts = [topo.sender(i) for i in range(cfg.senders)] + [topo.receiver(j) for j in range(cfg.receivers)]
         snmp0 = {ns: read_snmp(topo, ns) for ns in hosts}
         if cfg.iperf3_seconds is not None:
-            return _run_iperf3(cfg, topo, plan, procs, hosts, snmp0, gws, hops)
+            return _run_iperf3(cfg, topo, plan, procs, hosts, snmp0, gws, hops, primary)
         # One server per flow on its sender, port 5000 + flow.
         for k, fp in enumerate(plan):
             cmd = ["python3", TRAFFIC, "server", "--port", str(5000 + k), "--bytes", str(fp.nbytes),
@@ -505,7 +545,7 @@ def run(cfg: RunConfig) -> dict:
             sampler.stop()
         snmp1 = {ns: read_snmp(topo, ns) for ns in hosts}
         gw_all = [_stop_gateway(gw) for gw in gws]
-        gw_stats = gw_all[cfg.primary_hop] if gw_all else {}
+        gw_stats = gw_all[primary] if gw_all else {}
         # Results.
         flows, thr = [], []
         for k, fp in enumerate(plan):
@@ -535,7 +575,8 @@ def run(cfg: RunConfig) -> dict:
         rtts = [r["rtt_ms"] for r in rows if "rtt_ms" in r]
         summary = {
             # The gateway's own word (a --config hop's controller is the file's).
-            "mode": cfg.mode, "controller": (gw_stats.get("controller", hops[cfg.primary_hop].controller)
+            "mode": cfg.mode, "datapath": cfg.datapath if cfg.mode != "kernel" else "bridge",
+            "controller": (gw_stats.get("controller", hops[primary].controller)
                                              if cfg.mode != "kernel" else "none"),
             "cc": cfg.cc, "flows": len(plan),
             "failed_flows": failed, "fct_s": [f.get("fct_s") for f in flows],

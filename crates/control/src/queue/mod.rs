@@ -77,6 +77,9 @@ pub enum DropReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Accept,
+    /// Accept with CE set: an ECN-capable packet RED would have dropped
+    /// (RFC 3168 section 5; `red.ecn`).
+    Mark,
     Drop(DropReason),
 }
 
@@ -95,12 +98,13 @@ pub enum Discipline {
 impl Discipline {
     /// Inlined, so that the common DropTail decision (a comparison) costs
     /// no call on every enqueue of the simulator.
+    /// `ect`: the packet's transport is ECN-capable (RED may mark it).
     #[inline]
-    pub fn admit(&mut self, now: Time, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
+    pub fn admit(&mut self, now: Time, size: u32, ect: bool, backlog: Backlog, rng: &mut Rng) -> Verdict {
         match self {
             Discipline::DropTail(d) => d.admit(size, backlog),
-            Discipline::Red(r) => r.admit(now, size, backlog, rng),
-            Discipline::AdaptiveRed(a) => a.admit(now, size, backlog, rng),
+            Discipline::Red(r) => r.admit_ect(now, size, ect, backlog, rng),
+            Discipline::AdaptiveRed(a) => a.admit_ect(now, size, ect, backlog, rng),
         }
     }
 
@@ -182,21 +186,25 @@ impl<T> Fifo<T> {
         QueueEvent { kind, size, backlog_bytes: self.backlog.bytes, backlog_packets: self.backlog.packets }
     }
 
-    /// Offers `item` of `size` bytes. On refusal the item comes back with the
-    /// reason, so the caller can account for the drop.
+    /// Offers `item` of `size` bytes; `ect` says its transport is
+    /// ECN-capable. Accepted, the event comes with whether the discipline
+    /// marked the item CE (RED with `ecn`: the caller writes it into the
+    /// packet). On refusal the item comes back with the reason, so the
+    /// caller can account for the drop.
     pub fn enqueue(
         &mut self,
         now: Time,
         item: T,
         size: u32,
+        ect: bool,
         rng: &mut Rng,
-    ) -> Result<QueueEvent, (T, DropReason, QueueEvent)> {
-        match self.discipline.admit(now, size, self.backlog, rng) {
-            Verdict::Accept => {
+    ) -> Result<(QueueEvent, bool), (T, DropReason, QueueEvent)> {
+        match self.discipline.admit(now, size, ect, self.backlog, rng) {
+            v @ (Verdict::Accept | Verdict::Mark) => {
                 self.items.push_back((item, size));
                 self.backlog.bytes += size as u64;
                 self.backlog.packets += 1;
-                Ok(self.event(QueueEventKind::Enqueue, size))
+                Ok((self.event(QueueEventKind::Enqueue, size), v == Verdict::Mark))
             }
             Verdict::Drop(reason) => {
                 let ev = self.event(QueueEventKind::Drop, size);
@@ -207,24 +215,25 @@ impl<T> Fifo<T> {
 
     /// [`enqueue`](Self::enqueue) at an empty queue immediately followed by
     /// [`dequeue`](Self::dequeue): a packet reaching an idle link. Same
-    /// admission, discipline updates and events (enqueue, then dequeue), but
-    /// the item is never stored.
+    /// admission, discipline updates and events (enqueue, then dequeue, and
+    /// whether it was marked CE), but the item is never stored.
     pub fn pass(
         &mut self,
         now: Time,
         size: u32,
+        ect: bool,
         rng: &mut Rng,
-    ) -> Result<(QueueEvent, QueueEvent), (DropReason, QueueEvent)> {
+    ) -> Result<(QueueEvent, QueueEvent, bool), (DropReason, QueueEvent)> {
         debug_assert!(self.items.is_empty(), "pass through a non-empty queue");
-        match self.discipline.admit(now, size, self.backlog, rng) {
-            Verdict::Accept => {
+        match self.discipline.admit(now, size, ect, self.backlog, rng) {
+            v @ (Verdict::Accept | Verdict::Mark) => {
                 let queued = self.backlog;
                 self.backlog.bytes += size as u64;
                 self.backlog.packets += 1;
                 let enqueued = self.event(QueueEventKind::Enqueue, size);
                 self.backlog = queued;
                 self.discipline.on_dequeue(now, self.backlog);
-                Ok((enqueued, self.event(QueueEventKind::Dequeue, size)))
+                Ok((enqueued, self.event(QueueEventKind::Dequeue, size), v == Verdict::Mark))
             }
             Verdict::Drop(reason) => Err((reason, self.event(QueueEventKind::Drop, size))),
         }
@@ -236,6 +245,12 @@ impl<T> Fifo<T> {
         self.backlog.packets -= 1;
         self.discipline.on_dequeue(now, self.backlog);
         Some((item, size, self.event(QueueEventKind::Dequeue, size)))
+    }
+
+    /// The item last admitted, still queued (the real gateway writes a CE
+    /// mark into it).
+    pub fn back_mut(&mut self) -> Option<&mut T> {
+        self.items.back_mut().map(|(t, _)| t)
     }
 
     /// Items still queued, front first (for end-of-run accounting).
@@ -253,22 +268,27 @@ mod tests {
     /// idle time, the random draws) left in the same state.
     #[test]
     fn pass_equals_enqueue_then_dequeue() {
-        let red = || Discipline::Red(Box::new(Red::new(RedConfig::linux_like(6_000, 1_500, Time::from_micros(120)))));
+        let red = || {
+            let c = RedConfig { ecn: true, ..RedConfig::linux_like(6_000, 1_500, Time::from_micros(120)) };
+            Discipline::Red(Box::new(Red::new(c)))
+        };
         let (mut a, mut b) = (Fifo::<()>::new(red()), Fifo::<()>::new(red()));
         let (mut ra, mut rb) = (Rng::new(3), Rng::new(3));
         for i in 0..2_000u64 {
             let now = Time::from_micros(i * 37);
             let size = 40 + (i * 7919 % 1_460) as u32;
+            let ect = i % 3 == 0;
             // Mostly a standing queue (RED's average grows), drained now and then.
             if i % 50 == 0 {
                 while a.dequeue(now).is_some() {}
                 while b.dequeue(now).is_some() {}
-                let got = a.pass(now, size, &mut ra);
-                let want = b.enqueue(now, (), size, &mut rb).map(|enq| (enq, b.dequeue(now).expect("queued").2));
+                let got = a.pass(now, size, ect, &mut ra);
+                let want =
+                    b.enqueue(now, (), size, ect, &mut rb).map(|(enq, m)| (enq, b.dequeue(now).expect("queued").2, m));
                 assert_eq!(got, want.map_err(|((), why, ev)| (why, ev)), "at {i}");
             } else {
-                let got = a.enqueue(now, (), size, &mut ra).map_err(|e| (e.1, e.2));
-                let want = b.enqueue(now, (), size, &mut rb).map_err(|e| (e.1, e.2));
+                let got = a.enqueue(now, (), size, ect, &mut ra).map_err(|e| (e.1, e.2));
+                let want = b.enqueue(now, (), size, ect, &mut rb).map_err(|e| (e.1, e.2));
                 assert_eq!(got, want, "at {i}");
             }
             assert_eq!(a.backlog(), b.backlog());

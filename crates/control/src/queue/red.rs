@@ -29,6 +29,14 @@ pub struct RedConfig {
     /// queue is idle the average decays as if that many packets of size zero
     /// had arrived (Floyd & Jacobson section 11).
     pub idle_packet_time: Time,
+    /// Mark an ECN-capable packet CE where RED would drop it early (RFC 3168
+    /// section 5 and 7; ns-3 `RedQueueDisc::UseEcn`, Linux `red ... ecn`).
+    /// Off by default.
+    pub ecn: bool,
+    /// With `ecn`, still drop (not mark) above `max_th` (above `2 max_th`
+    /// when gentle): ns-3 `UseHardDrop`, default on; off marks there too,
+    /// as Linux's RED without `harddrop`. A full queue always drops.
+    pub hard_drop: bool,
 }
 
 impl RedConfig {
@@ -46,6 +54,8 @@ impl RedConfig {
             byte_mode: false,
             mean_packet,
             idle_packet_time,
+            ecn: false,
+            hard_drop: true,
         }
     }
 }
@@ -86,6 +96,12 @@ pub struct RedParams {
     /// ([`Red::ns3`]) instead of Floyd & Jacobson's, for validation; off by
     /// default. ARED's `ns3` mode always uses them.
     pub ns3_rules: Option<bool>,
+    /// Mark ECN-capable packets instead of dropping them early ([`RedConfig::ecn`]);
+    /// off by default.
+    pub ecn: Option<bool>,
+    /// With `ecn`: drop, not mark, in the forced region ([`RedConfig::hard_drop`]);
+    /// on by default (ns-3).
+    pub hard_drop: Option<bool>,
 }
 
 impl RedParams {
@@ -101,6 +117,8 @@ impl RedParams {
         c.max_p = self.max_p.unwrap_or(c.max_p);
         c.gentle = self.gentle.unwrap_or(c.gentle);
         c.byte_mode = self.byte_mode.unwrap_or(c.byte_mode);
+        c.ecn = self.ecn.unwrap_or(c.ecn);
+        c.hard_drop = self.hard_drop.unwrap_or(c.hard_drop);
         c
     }
 }
@@ -108,7 +126,7 @@ impl RedParams {
 /// One arrival at a RED queue, for diagnostics ([`Red::enable_trace`]):
 /// time, backlog before the arrival (bytes), the average just updated,
 /// `max_p` then, and the verdict (0 accepted, 1 early drop, 2 forced drop,
-/// 3 overflow).
+/// 3 overflow, 4 accepted and marked CE).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RedSample {
     pub t: Time,
@@ -184,6 +202,7 @@ impl Red {
         if let Some(tr) = &mut self.trace {
             let verdict = match v {
                 Verdict::Accept => 0,
+                Verdict::Mark => 4,
                 Verdict::Drop(DropReason::Early) => 1,
                 Verdict::Drop(DropReason::Forced) => 2,
                 Verdict::Drop(_) => 3,
@@ -247,18 +266,55 @@ impl Red {
         }
     }
 
+    /// A packet that is not ECN-capable arrives: [`admit_ect`](Self::admit_ect).
     pub fn admit(&mut self, now: Time, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
+        self.admit_ect(now, size, false, backlog, rng)
+    }
+
+    /// A packet of `size` bytes arrives at a queue holding `backlog`; `ect`
+    /// says its transport is ECN-capable (ECT(0), ECT(1) or CE).
+    pub fn admit_ect(&mut self, now: Time, size: u32, ect: bool, backlog: Backlog, rng: &mut Rng) -> Verdict {
         self.update_average(now, backlog);
-        let v = self.decide(size, backlog, rng);
+        let v = self.decide(size, ect, backlog, rng);
         self.record(now, backlog, v);
         v
     }
 
-    /// The drop decision on the average as it stands.
-    fn decide(&mut self, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
-        if self.ns2.is_some() {
-            return self.decide_ns2(size, backlog, rng);
+    /// The decision on the average as it stands: Floyd & Jacobson's or
+    /// ns-3's, then the ECN mark in place of a drop.
+    fn decide(&mut self, size: u32, ect: bool, backlog: Backlog, rng: &mut Rng) -> Verdict {
+        let v = if self.ns2.is_some() {
+            self.decide_ns2(size, backlog, rng)
+        } else {
+            self.decide_floyd(size, backlog, rng)
+        };
+        self.mark_instead(v, ect, size, backlog)
+    }
+
+    /// RFC 3168 section 5: a router that would drop an ECN-capable packet
+    /// to signal congestion sets CE instead. As ns-3 3.44's
+    /// `RedQueueDisc::DoEnqueue`: an early (unforced) drop becomes a mark
+    /// when `UseEcn`; a forced one too unless `UseHardDrop`; the marked
+    /// packet still needs room (the internal queue's `Enqueue` refuses it
+    /// otherwise), and the state (`count`) moved as for the drop. Linux's
+    /// `red_enqueue` does the same with its `ecn` and `harddrop` flags.
+    fn mark_instead(&self, v: Verdict, ect: bool, size: u32, backlog: Backlog) -> Verdict {
+        let markable = match v {
+            Verdict::Drop(DropReason::Early) => true,
+            Verdict::Drop(DropReason::Forced) => !self.cfg.hard_drop,
+            _ => false,
+        };
+        if !(markable && ect && self.cfg.ecn) {
+            v
+        } else if self.cfg.limit.admits(size, backlog) {
+            Verdict::Mark
+        } else {
+            Verdict::Drop(DropReason::Overflow)
         }
+    }
+
+    /// Floyd & Jacobson 1993's decision (Fig. 2), with the hard limit.
+    fn decide_floyd(&mut self, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
         let verdict = match self.base_probability() {
             Some(p) if p <= 0.0 => {
                 self.count = -1;
@@ -526,7 +582,13 @@ impl AdaptiveRed {
         }
     }
 
+    /// A packet that is not ECN-capable arrives: [`admit_ect`](Self::admit_ect).
     pub fn admit(&mut self, now: Time, size: u32, backlog: Backlog, rng: &mut Rng) -> Verdict {
+        self.admit_ect(now, size, false, backlog, rng)
+    }
+
+    /// [`Red::admit_ect`] with `max_p` steered first.
+    pub fn admit_ect(&mut self, now: Time, size: u32, ect: bool, backlog: Backlog, rng: &mut Rng) -> Verdict {
         match self.mode {
             AredMode::Floyd2001 => {
                 // The adaptation runs on a fixed period; applying the periods
@@ -536,7 +598,7 @@ impl AdaptiveRed {
                     self.adapt();
                     self.next_adapt += self.interval;
                 }
-                self.red.admit(now, size, backlog, rng)
+                self.red.admit_ect(now, size, ect, backlog, rng)
             }
             AredMode::Ns3 => {
                 // ns-3's Estimator: the average first, then (strictly after
@@ -545,7 +607,7 @@ impl AdaptiveRed {
                 if now > self.next_adapt && self.adapt_ns3() {
                     self.next_adapt = now + self.interval;
                 }
-                let v = self.red.decide(size, backlog, rng);
+                let v = self.red.decide(size, ect, backlog, rng);
                 self.red.record(now, backlog, v);
                 v
             }
@@ -867,5 +929,115 @@ mod tests {
         }
         let bottom = 8.0 * 1510.0 * 0.1 / 45e6;
         assert!(a.max_p() <= bottom && a.max_p() > 0.9 * bottom - 1e-15, "{} vs bottom {bottom}", a.max_p());
+    }
+
+    /// RED (and ns-3's rules) with `ecn`: `w_q = 1`, so the average is the
+    /// backlog the arrival sees, and `max_p = 0.5` for many early drops.
+    fn ecn_cfg(hard_drop: bool) -> RedConfig {
+        RedConfig { ecn: true, hard_drop, w_q: 1.0, max_p: 0.5, ..cfg() }
+    }
+
+    #[test]
+    fn with_ecn_every_early_drop_of_an_ect_packet_becomes_a_mark_and_the_drop_spacing_is_unchanged() {
+        // RFC 3168 section 5: CE instead of the drop. Two queues on one seed,
+        // one offered ECT packets, one Not-ECT: where one drops early the
+        // other marks, arrival for arrival (count restarts at either).
+        for ns3 in [false, true] {
+            let make = || if ns3 { Red::ns3(ecn_cfg(true)) } else { Red::new(ecn_cfg(true)) };
+            let (mut ect, mut plain) = (make(), make());
+            let (mut ra, mut rb) = (Rng::new(21), Rng::new(21));
+            let mid = Backlog { bytes: 16_000, packets: 11 }; // between min_th and max_th
+            let (mut marks, mut early) = (0, 0);
+            for i in 0..2_000 {
+                let now = Time::from_micros(i);
+                let a = ect.admit_ect(now, 1500, true, mid, &mut ra);
+                let b = plain.admit_ect(now, 1500, false, mid, &mut rb);
+                match b {
+                    Verdict::Drop(DropReason::Early) => {
+                        early += 1;
+                        assert_eq!(a, Verdict::Mark, "ns3 {ns3}, arrival {i}");
+                    }
+                    Verdict::Accept => assert_eq!(a, Verdict::Accept, "ns3 {ns3}, arrival {i}"),
+                    other => panic!("{other:?} in the early region"),
+                }
+                marks += (a == Verdict::Mark) as u32;
+            }
+            assert!(early > 100, "ns3 {ns3}: {early} early drops");
+            assert_eq!(marks, early);
+        }
+    }
+
+    #[test]
+    fn with_ecn_a_packet_that_is_not_ecn_capable_is_dropped_never_marked() {
+        let mut r = Red::new(ecn_cfg(false));
+        let mut rng = Rng::new(22);
+        let mid = Backlog { bytes: 16_000, packets: 11 };
+        let high = Backlog { bytes: 30_000, packets: 20 };
+        let verdicts: Vec<Verdict> = (0..1_000)
+            .map(|i| r.admit_ect(Time::from_micros(i), 1500, false, if i % 2 == 0 { mid } else { high }, &mut rng))
+            .collect();
+        assert!(!verdicts.contains(&Verdict::Mark));
+        assert!(verdicts.contains(&Verdict::Drop(DropReason::Early)));
+        assert!(verdicts.contains(&Verdict::Drop(DropReason::Forced)));
+    }
+
+    #[test]
+    fn above_max_th_hard_drop_drops_ect_packets_and_without_it_they_are_marked() {
+        // ns-3 UseHardDrop (default on) and Linux's `harddrop`.
+        let high = Backlog { bytes: 30_000, packets: 20 };
+        let mut rng = Rng::new(23);
+        let mut hard = Red::new(ecn_cfg(true));
+        assert_eq!(hard.admit_ect(Time::ZERO, 1500, true, high, &mut rng), Verdict::Drop(DropReason::Forced));
+        let mut soft = Red::new(ecn_cfg(false));
+        assert_eq!(soft.admit_ect(Time::ZERO, 1500, true, high, &mut rng), Verdict::Mark);
+        // ns-3's rules: the same above max_th at a busy queue.
+        let mut ns3 = Red::ns3(ecn_cfg(false));
+        assert_eq!(ns3.admit_ect(Time::ZERO, 1500, true, high, &mut rng), Verdict::Mark);
+    }
+
+    #[test]
+    fn a_mark_still_needs_room_a_full_queue_drops_the_ect_packet() {
+        // RFC 3168 section 7: marking does not let a queue exceed its limit.
+        let mut c = ecn_cfg(false);
+        c.limit = Limit::Bytes(30_000);
+        let mut r = Red::new(c);
+        let mut rng = Rng::new(24);
+        let full = Backlog { bytes: 29_000, packets: 20 };
+        assert_eq!(r.admit_ect(Time::ZERO, 1500, true, full, &mut rng), Verdict::Drop(DropReason::Overflow));
+    }
+
+    #[test]
+    fn without_ecn_an_ect_packet_is_dropped_as_any_other() {
+        let mut c = ecn_cfg(true);
+        c.ecn = false;
+        let (mut a, mut b) = (Red::new(c), Red::new(c));
+        let (mut ra, mut rb) = (Rng::new(25), Rng::new(25));
+        let mid = Backlog { bytes: 16_000, packets: 11 };
+        for i in 0..500 {
+            let now = Time::from_micros(i);
+            assert_eq!(a.admit_ect(now, 1500, true, mid, &mut ra), b.admit(now, 1500, mid, &mut rb));
+        }
+    }
+
+    #[test]
+    fn the_red_table_sets_ecn_and_hard_drop_over_the_preset_which_drops() {
+        assert!(!cfg().ecn && cfg().hard_drop);
+        let p = RedParams { ecn: Some(true), hard_drop: Some(false), ..RedParams::default() };
+        let c = p.apply(cfg());
+        assert!(c.ecn && !c.hard_drop);
+    }
+
+    #[test]
+    fn adaptive_red_marks_ect_packets_in_both_modes() {
+        for mode in [AredMode::Floyd2001, AredMode::Ns3] {
+            let red = RedConfig { ecn: true, ..RedConfig::linux_like(97_000, 1510, Time::from_nanos(268_444)) };
+            let mut a = AdaptiveRed::new(AdaptiveRedConfig::recommended(red).with_mode(mode));
+            let mut rng = Rng::new(26);
+            let busy = Backlog { bytes: 60_000, packets: 40 };
+            let verdicts: Vec<Verdict> =
+                (0..3_000).map(|i| a.admit_ect(Time::from_micros(i * 100), 1510, true, busy, &mut rng)).collect();
+            assert!(verdicts.contains(&Verdict::Mark), "{mode:?}");
+            assert!(!verdicts.contains(&Verdict::Drop(DropReason::Early)), "{mode:?}");
+        }
     }
 }

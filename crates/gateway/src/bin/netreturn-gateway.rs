@@ -3,7 +3,7 @@
 
 use netreturn_control::ngwa::NgwaEdge;
 use netreturn_control::{ControllerKind, GatewayConfig, WindowController, WindowGateway};
-use netreturn_gateway::cli::{usage, Args};
+use netreturn_gateway::cli::{usage, Args, Datapath};
 use netreturn_gateway::control;
 use netreturn_gateway::ngwa::NgwaWire;
 use netreturn_gateway::pipeline::{Dir, NoController, Pipeline, WindowHook};
@@ -26,6 +26,12 @@ fn main() {
     if let Err(e) = control::gateway_config(&args) {
         eprintln!("netreturn-gateway: {e}");
         std::process::exit(2);
+    }
+    if args.datapath == Datapath::Kernel {
+        if let Err(e) = netreturn_gateway::kernel::check(&args) {
+            eprintln!("netreturn-gateway: {e}");
+            std::process::exit(2);
+        }
     }
     if args.check {
         // What would run, without opening an interface: a testbed (or a
@@ -111,6 +117,12 @@ fn controller_json<C: WindowController>(
 }
 
 fn run(args: &Args) -> Result<(), String> {
+    if args.datapath == Datapath::Kernel {
+        let gw = control::gateway_config(args)?.map(WindowGateway::new);
+        let j = netreturn_gateway::kernel::run(args, gw)?;
+        println!("{j}");
+        return Ok(());
+    }
     let (ab, ba) = args.links()?;
     let edge = args.ngwa.as_ref().filter(|n| n.role.edge());
     let reverse = control::gateway_config_ba(args);

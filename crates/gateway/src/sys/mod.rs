@@ -178,8 +178,8 @@ impl Default for ClockMap {
     }
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-static DUMP: AtomicBool = AtomicBool::new(false);
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
+pub(crate) static DUMP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_stop(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
@@ -188,7 +188,7 @@ extern "C" fn on_dump(_: libc::c_int) {
     DUMP.store(true, Ordering::Relaxed);
 }
 
-fn install_signals() {
+pub(crate) fn install_signals() {
     for (sig, h) in
         [(libc::SIGINT, on_stop as extern "C" fn(libc::c_int)), (libc::SIGTERM, on_stop), (libc::SIGUSR1, on_dump)]
     {
@@ -203,7 +203,7 @@ fn install_signals() {
     }
 }
 
-fn write_stats_file(path: &str, json: &str) {
+pub(crate) fn write_stats_file(path: &str, json: &str) {
     let tmp = format!("{path}.tmp");
     if std::fs::write(&tmp, format!("{json}\n")).is_ok() {
         let _ = std::fs::rename(&tmp, path);

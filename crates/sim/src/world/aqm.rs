@@ -86,13 +86,22 @@ impl World {
         };
         self.ifaces[i as usize].departed(now, &ev);
         if dep.meta.marked {
-            // The queue marked CE instead of dropping (RFC 3168 section 5).
-            self.pool.slots[dep.item as usize].seg.ecn = Ecn::Ce;
-            self.ifaces[i as usize].stats.ecn_marks += 1;
+            self.mark_ce(i, dep.item);
         }
         self.transmit(i, dep.item, now);
         let done = self.ifaces[i as usize].busy_until;
         self.events.schedule(done, Event::LinkFree(i));
+    }
+
+    /// Interface `i`'s queue marked packet `pi` CE instead of dropping it
+    /// (RFC 3168 section 5); a packet already CE is not counted again.
+    #[inline(never)]
+    pub(super) fn mark_ce(&mut self, i: u32, pi: u32) {
+        let seg = &mut self.pool.slots[pi as usize].seg;
+        if seg.ecn != Ecn::Ce {
+            seg.ecn = Ecn::Ce;
+            self.ifaces[i as usize].stats.ecn_marks += 1;
+        }
     }
 
     /// Accounts the packets the queue of interface `i` dropped in the call

@@ -46,19 +46,23 @@ impl World {
         if self.ifaces[out as usize].stage_on_enqueue {
             self.stage_offered(out, pi);
         }
+        // RED with `ecn` may mark an ECN-capable TCP segment instead of
+        // dropping it (RFC 3168 section 5); UDP sources are not ECN-capable.
+        let p = &self.pool.slots[pi as usize];
+        let ect = !p.udp && p.seg.ecn.is_capable();
         let iface = &mut self.ifaces[out as usize];
         let start = now.max(iface.busy_until);
         let res = if start == now {
             // An idle link: the packet leaves the queue as it enters.
-            iface.queue.pass(now, size, &mut iface.rng).map(|(enq, deq)| (enq, Some(deq)))
+            iface.queue.pass(now, size, ect, &mut iface.rng).map(|(enq, deq, m)| (enq, Some(deq), m))
         } else {
             iface
                 .queue
-                .enqueue(now, start, size, &mut iface.rng)
-                .map(|enq| (enq, None))
+                .enqueue(now, start, size, ect, &mut iface.rng)
+                .map(|(enq, m)| (enq, None, m))
                 .map_err(|(_, why, ev)| (why, ev))
         };
-        let (ev, departure) = match res {
+        let (ev, departure, marked) = match res {
             Ok(evs) => evs,
             Err((why, ev)) => {
                 iface.stats.count_queue_drop(why);
@@ -69,6 +73,10 @@ impl World {
                 return;
             }
         };
+        if marked {
+            self.mark_ce(out, pi);
+        }
+        let iface = &mut self.ifaces[out as usize];
         if let Some(gw) = iface.gateway.as_mut() {
             gw.on_queue(now, &ev);
         }

@@ -617,6 +617,7 @@ mod layout {
             ("dupack_threshold", offset_of!(TcpConfig, dupack_threshold)),
             ("sack", offset_of!(TcpConfig, sack)),
             ("limited_transmit", offset_of!(TcpConfig, limited_transmit)),
+            ("shrink_window", offset_of!(TcpConfig, shrink_window)),
         ] {
             assert!(at >= hot, "{name}, read by every segment, lies in the cold part");
         }

@@ -8,13 +8,16 @@ impl Connection {
     /// NGWA receiver `min(Wb, Wmax, Wngwa)`, seed 001 eq. 2), never moving
     /// the right edge left (RFC 9293 section 3.8.6.2.2; how the two meet:
     /// `crate::ngwa`), scaled down by our shift and so rounded down (RFC
-    /// 7323 section 2.3).
+    /// 7323 section 2.3). With `shrink_window` the edge may move left (RFC
+    /// 9293 section 3.8.6.2.2 says SHOULD NOT; a sender must cope): the
+    /// field is what we offer now; data up to the furthest edge we ever
+    /// offered is still accepted (`adv_edge`).
     pub(super) fn window_field(&mut self) -> u16 {
         let mut free = self.cfg.rcv_buf.saturating_sub(self.ooo.held.bytes());
         if let Some(n) = &self.cfg.ngwa {
             free = self.ngwa.advertise(n, free, self.mss);
         }
-        let keep = self.adv_edge.saturating_sub(self.rcv_nxt);
+        let keep = if self.cfg.shrink_window { 0 } else { self.adv_edge.saturating_sub(self.rcv_nxt) };
         let field = (free.max(keep) >> self.rcv_shift).min(u16::MAX as u64);
         self.adv_edge = self.adv_edge.max(self.rcv_nxt + (field << self.rcv_shift));
         field as u16

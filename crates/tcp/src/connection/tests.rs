@@ -475,6 +475,36 @@ fn a_falling_wngwa_never_moves_the_advertised_right_edge_left() {
 }
 
 #[test]
+fn a_receiver_that_may_shrink_its_window_offers_a_falling_wngwa_at_once() {
+    // The switch of issue 24 (NGWA: "whether the receiver may shrink its
+    // window"): with shrink_window the field is min(Wb, Wmax, Wngwa) at
+    // once (seed 001 eq. 2), the edge moving left; data inside the edge
+    // offered before is still accepted.
+    let ngwa = netreturn_control::ngwa_receiver::NgwaConfig { wmax: 64_000, smoothing: None, option_bytes: 8 };
+    let cfg = TcpConfig {
+        mss: 1000,
+        rcv_buf: 64_000,
+        window_scaling: false,
+        shrink_window: true,
+        ngwa: Some(ngwa),
+        ..Default::default()
+    };
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    s.on_segment(Time::from_millis(1), &ngwa_data(&c, 0, 60_000), &mut out);
+    s.on_segment(Time::from_millis(2), &ngwa_data(&c, 1, 2_000), &mut out);
+    let a = out.last().unwrap();
+    assert_eq!(a.window, 2_000, "Wngwa at once, not the old edge");
+    let far = s.adv_edge;
+    assert!(far > s.rcv_nxt + 2_000, "the furthest edge offered is kept for acceptance");
+    // A segment beyond the new edge but inside the old one is accepted.
+    out.clear();
+    s.on_segment(Time::from_millis(3), &ngwa_data(&c, 5, 2_000), &mut out);
+    assert_eq!(s.stats.beyond_window_received, 0);
+    assert_eq!(s.stats.out_of_order_received, 1);
+}
+
+#[test]
 fn sarbe_after_a_timeout_has_ssthresh_ocwnd_and_cwnd_one_segment() {
     // Seed 004 section 3.2, pseudo-code B: "ssthresh = oCwnd; cwnd = 1;".
     // Without an estimate yet oCwnd is its floor of two segments.

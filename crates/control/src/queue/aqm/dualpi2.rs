@@ -191,14 +191,19 @@ impl<T> DualPi2<T> {
             } else {
                 self.credit = 0.0;
             }
+            let overloaded = self.overloaded();
             if from_l {
-                if self.overloaded() {
-                    // Section 4.2.3: under overload the L queue is treated
-                    // as classic, dropping with p_C.
+                if overloaded {
+                    // Section 4.2.3 and Appendix A.1 (overload saturation):
+                    // the L queue reverts to classic drop with p_C, and
+                    // marks the packets it keeps with p_CL = k p', which is
+                    // at least 1 here (Linux `dualpi2_scalable_marking`
+                    // marks them all).
                     if self.p > rng.next_f64().max(rng.next_f64()) {
                         drop(item, meta, DropReason::Early);
                         continue;
                     }
+                    meta.try_mark();
                     return Some(Departure { item, meta });
                 }
                 // The native step AQM and the coupled probability, combined
@@ -211,8 +216,10 @@ impl<T> DualPi2<T> {
                 return Some(Departure { item, meta });
             }
             // Classic: p_C = p'^2, drawn as p' > max(U1, U2) (Appendix A.2),
-            // whose probability is exactly p'^2.
-            if self.p > rng.next_f64().max(rng.next_f64()) && !meta.try_mark() {
+            // whose probability is exactly p'^2. Overload disables ECN: an
+            // ECT packet is dropped then too (Appendix A.1; Linux
+            // `dualpi2_classic_marking`).
+            if self.p > rng.next_f64().max(rng.next_f64()) && (overloaded || !meta.try_mark()) {
                 drop(item, meta, DropReason::Early);
                 continue;
             }
@@ -321,5 +328,147 @@ mod tests {
             classic += (dep.meta.flow == 1) as u32;
         }
         assert!((195..=205).contains(&classic), "classic sent {classic} of 2000");
+    }
+
+    // The tests below walk RFC 9332 Appendix A's pseudocode
+    // (`dualpi2_update`, `dualpi2_dequeue`) step by step with worked numbers.
+
+    #[test]
+    fn rfc9332_dualpi2_update_walked_over_five_tupdates_with_the_clamp_at_zero() {
+        // Appendix A.1 `dualpi2_update`, every Tupdate (16 ms):
+        //   p' += alpha (curq - target) + beta (curq - prevq); prevq = curq
+        // with Linux's alpha 0.16 Hz, beta 3.2 Hz, target 15 ms (the RFC's
+        // example derives its gains from RTT_max), p' kept in [0, 1]
+        // (Appendix A.1 and A.2 clamp it). ECT(0) classic packets: a signal
+        // marks them, so which packets leave does not depend on the draws.
+        let mut d = q();
+        let mut rng = Rng::new(7);
+        let mut drops = Drops::default();
+        let ect0 = |i| (i, Meta::new(1500, 0, Ecn::Ect0));
+        let (i, m) = ect0(0);
+        d.enqueue(ms(0), i, m, &mut drops.sink());
+        // 16 ms: curq = 16 ms (the head waits since 0), prevq = 0:
+        //   p' = 0.16 (0.016 - 0.015) + 3.2 (0.016 - 0) = 0.05136.
+        let p16 = 0.16 * 0.001 + 3.2 * 0.016;
+        assert!((d.base_probability(ms(16)) - p16).abs() < 1e-12);
+        // 32 ms: curq = 32 ms: p' += 0.16 x 0.017 + 3.2 x 0.016 = 0.05392.
+        let (i, m) = ect0(1);
+        d.enqueue(ms(30), i, m, &mut drops.sink());
+        let p32 = p16 + 0.16 * 0.017 + 3.2 * 0.016;
+        assert!((d.base_probability(ms(32)) - p32).abs() < 1e-12);
+        // The head leaves at 33 ms; the next arrived at 30 ms. 48 ms: curq =
+        // 18 ms, prevq = 32 ms: p' += 0.16 x 0.003 + 3.2 x (-0.014).
+        assert_eq!(d.dequeue(ms(33), &mut rng, &mut drops.sink()).map(|x| x.item), Some(0));
+        let p48 = p32 + 0.16 * 0.003 - 3.2 * 0.014;
+        assert!((d.base_probability(ms(48)) - p48).abs() < 1e-12, "{} vs {p48}", d.p);
+        // Empty from 50 ms. 64 ms: curq = 0, prevq = 18 ms:
+        // p' += 0.16 x (-0.015) + 3.2 x (-0.018) = -0.06 -> 0.00096.
+        assert_eq!(d.dequeue(ms(50), &mut rng, &mut drops.sink()).map(|x| x.item), Some(1));
+        let p64 = p48 - 0.16 * 0.015 - 3.2 * 0.018;
+        assert!((d.base_probability(ms(64)) - p64).abs() < 1e-12);
+        assert!((p64 - 0.00096).abs() < 1e-12);
+        // 80 ms: p' += 0.16 x (-0.015) = -0.0024 -> below 0: clamped to 0.
+        assert_eq!(d.base_probability(ms(80)), 0.0);
+        assert!(drops.0.is_empty());
+    }
+
+    #[test]
+    fn rfc9332_coupling_gives_p_c_the_square_of_p_and_p_cl_k_times_p_capped_at_one() {
+        // Section 2.4 (eq. 1): p_C = (p_CL / k)^2 with p_CL = k p', so p_C
+        // = p'^2 whatever k. Worked: p' = 0.3, k = 2: p_C = 0.09, p_CL =
+        // 0.6; k = 4: p_C = 0.09, p_CL = 1.2 -> 1.
+        for (k, p_cl) in [(2.0, 0.6), (4.0, 1.0)] {
+            let mut d = DualPi2::<u64>::new(DualPi2Config { k, ..DualPi2Config::default() }, Limit::Packets(10));
+            d.p = 0.3;
+            assert!((d.classic_probability() - 0.09).abs() < 1e-12);
+            assert!((d.coupled_probability() - p_cl).abs() < 1e-12);
+            if k * 0.3 <= 1.0 {
+                assert!(((d.coupled_probability() / k).powi(2) - d.classic_probability()).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn rfc9332_p_l_is_the_max_of_the_native_step_and_the_coupled_probability() {
+        // Appendix A.1 `dualpi2_dequeue`: p_L = max(p'_L, p_CL). With p' =
+        // 0.05 (p_CL = 0.1): an L packet under the step (1 ms) is marked
+        // about 10 % of the time; one over it always (p'_L = 1).
+        let mut d = q();
+        let mut rng = Rng::new(8);
+        let mut drops = Drops::default();
+        let n = 20_000u64;
+        let mut marked = [0u64; 2];
+        for i in 0..n {
+            for (j, waited) in [Time::from_micros(500), Time::from_micros(1_500)].into_iter().enumerate() {
+                let now = ms(i) + waited;
+                d.enqueue(ms(i), i, Meta::new(1000, 0, Ecn::Ect1), &mut drops.sink());
+                d.next_update = Time::MAX; // hold p' fixed
+                d.p = 0.05;
+                let dep = d.dequeue(now, &mut rng, &mut drops.sink()).expect("sent");
+                marked[j] += dep.meta.marked as u64;
+            }
+        }
+        let under = marked[0] as f64 / n as f64;
+        assert!((under - 0.1).abs() < 0.01, "{under}");
+        assert_eq!(marked[1], n);
+    }
+
+    #[test]
+    fn rfc9332_under_overload_classic_ect_packets_are_dropped_and_kept_l_packets_are_all_marked() {
+        // Overload: p_C = p'^2 above p_Cmax = 1 / k^2 = 0.25 (Appendix A.1;
+        // Linux: k p' > 1). p' = 0.6: p_C = 0.36. A classic ECT(0) packet
+        // signalled is dropped, not marked ("overload disables ECN"); an L
+        // packet is dropped with p_C and otherwise marked (p_CL = 1.2 >= 1).
+        let mut d = q();
+        let mut rng = Rng::new(9);
+        let mut drops = Drops::default();
+        let n = 20_000u64;
+        let (mut c_sent, mut c_marked, mut l_sent, mut l_marked) = (0u64, 0u64, 0u64, 0u64);
+        for i in 0..n {
+            for ecn in [Ecn::Ect0, Ecn::Ect1] {
+                d.enqueue(Time::ZERO, i, Meta::new(1000, 0, ecn), &mut drops.sink());
+                d.next_update = Time::MAX;
+                d.p = 0.6;
+                if let Some(dep) = d.dequeue(Time::ZERO, &mut rng, &mut drops.sink()) {
+                    if ecn == Ecn::Ect0 {
+                        c_sent += 1;
+                        c_marked += dep.meta.marked as u64;
+                    } else {
+                        l_sent += 1;
+                        l_marked += dep.meta.marked as u64;
+                    }
+                }
+            }
+        }
+        assert_eq!(c_marked, 0, "no classic mark under overload");
+        assert_eq!(l_marked, l_sent, "every kept L packet is marked");
+        for sent in [c_sent, l_sent] {
+            let dropped = 1.0 - sent as f64 / n as f64;
+            assert!((dropped - 0.36).abs() < 0.015, "{dropped}");
+        }
+    }
+
+    #[test]
+    fn rfc9332_below_overload_a_signalled_classic_ect_packet_is_marked_and_a_not_ect_one_dropped() {
+        // Appendix A.1: `if ecn(pkt) == 0 { drop } else mark` with p_C =
+        // p'^2; p' = 0.4 (p_C = 0.16 < 0.25).
+        let mut d = q();
+        let mut rng = Rng::new(10);
+        let mut drops = Drops::default();
+        let n = 20_000u64;
+        let mut marked = 0u64;
+        for i in 0..n {
+            for ecn in [Ecn::Ect0, Ecn::NotEct] {
+                d.enqueue(Time::ZERO, i, Meta::new(1000, 0, ecn), &mut drops.sink());
+                d.next_update = Time::MAX;
+                d.p = 0.4;
+                if let Some(dep) = d.dequeue(Time::ZERO, &mut rng, &mut drops.sink()) {
+                    assert!(!dep.meta.marked || ecn == Ecn::Ect0);
+                    marked += dep.meta.marked as u64;
+                }
+            }
+        }
+        let (m, dr) = (marked as f64 / n as f64, drops.0.len() as f64 / n as f64);
+        assert!((m - 0.16).abs() < 0.012 && (dr - 0.16).abs() < 0.012, "marks {m}, drops {dr}");
     }
 }

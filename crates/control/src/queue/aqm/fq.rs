@@ -128,10 +128,16 @@ impl<A: FlowAqm, T> Fq<A, T> {
     }
 
     /// Drops up to `drop_batch` packets from the head of the bucket with the
-    /// most bytes, stopping once half of its bytes are gone.
+    /// most bytes, stopping once half of its bytes are gone. Among buckets
+    /// of equal bytes the first; one that holds packets before an empty one
+    /// (zero-byte packets: else an over-limit queue of them would pick an
+    /// empty bucket for ever; found by the `aqm_queues` fuzz target).
     fn drop_from_fattest(&mut self, drop: &mut dyn FnMut(T, Meta, DropReason)) {
         let fattest = (0..self.buckets.len())
-            .max_by_key(|&i| (self.buckets[i].q.backlog().bytes, std::cmp::Reverse(i)))
+            .max_by_key(|&i| {
+                let b = self.buckets[i].q.backlog();
+                (b.bytes, b.packets > 0, std::cmp::Reverse(i))
+            })
             .expect("at least one bucket");
         let bucket = &mut self.buckets[fattest];
         let half = bucket.q.backlog().bytes / 2;
@@ -307,5 +313,17 @@ mod tests {
         // 1.5 arrivals per departure: both the limit and CoDel act.
         assert!(drops.0.iter().any(|(_, w)| *w == DropReason::Sojourn), "CoDel acted");
         assert!(drops.0.iter().any(|(_, w)| *w == DropReason::Overflow), "the limit acted");
+    }
+
+    #[test]
+    fn an_over_limit_queue_of_zero_byte_packets_drops_them_instead_of_looping() {
+        // A zero-packet limit: the arrival is over it, and the fattest bucket
+        // by bytes (0 everywhere) must be the one holding it.
+        let mut f = Fq::<_, u64>::new(FqConfig::default(), Limit::Packets(0), CoDel::new(CoDelConfig::default()));
+        let mut rng = Rng::new(1);
+        let mut drops = Drops::default();
+        assert!(!f.enqueue(Time::ZERO, 7, pkt(0, 3), &mut rng, &mut drops.sink()));
+        assert_eq!(drops.0, vec![(7, DropReason::Overflow)]);
+        assert_eq!(f.backlog(), Backlog::default());
     }
 }

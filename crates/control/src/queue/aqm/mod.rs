@@ -4,7 +4,8 @@
 //! simulator may fix each packet's departure time when it is admitted. The
 //! AQMs here decide at dequeue: CoDel (RFC 8289) drops or marks from the
 //! head on its sojourn time, FQ-CoDel (RFC 8290) and FQ-PIE choose which
-//! sub-queue sends, and DualPI2 (RFC 9332) couples two queues. The link asks
+//! sub-queue sends, DualPI2 (RFC 9332) couples two queues, and COBALT
+//! (CAKE's AQM) joins CoDel's law to BLUE's overflow/empty probability. The link asks
 //! its [`Aqm`] for the next packet when it frees.
 //!
 //! Every type is sans-IO: calls take `now`, draws come from the caller's
@@ -13,11 +14,13 @@
 //! so no timer is needed and the result does not depend on how often the
 //! caller looks.
 
+mod cobalt;
 mod codel;
 mod dualpi2;
 mod fq;
 mod pie;
 
+pub use cobalt::{Cobalt, CobaltConfig};
 pub use codel::{CoDel, CoDelConfig};
 pub use dualpi2::{DualPi2, DualPi2Config};
 pub use fq::{Fq, FqConfig};
@@ -35,12 +38,13 @@ use std::collections::VecDeque;
 #[serde(deny_unknown_fields)]
 pub struct AqmParams {
     /// Mark ECN-capable packets instead of dropping them. Default on for
-    /// FQ-CoDel (Linux `fq_codel`, ns-3 `FqCoDelQueueDisc`), off for CoDel,
-    /// PIE and FQ-PIE (Linux); DualPI2 always marks.
+    /// FQ-CoDel (Linux `fq_codel`, ns-3 `FqCoDelQueueDisc`) and COBALT
+    /// (Linux CAKE), off for CoDel, PIE and FQ-PIE (Linux); DualPI2 always
+    /// marks.
     pub ecn: Option<bool>,
-    /// The delay target (CoDel 5 ms, PIE and DualPI2 15 ms).
+    /// The delay target (CoDel and COBALT 5 ms, PIE and DualPI2 15 ms).
     pub target: Option<Time>,
-    /// CoDel's interval (100 ms).
+    /// CoDel's and COBALT's interval (100 ms).
     pub interval: Option<Time>,
     /// PIE's and PI2's update interval (15 ms and 16 ms).
     pub t_update: Option<Time>,
@@ -98,6 +102,16 @@ impl AqmParams {
             target: self.target.unwrap_or(d.target),
             interval: self.interval.unwrap_or(d.interval),
             ecn: self.ecn.unwrap_or(default_ecn),
+            ..d
+        }
+    }
+
+    pub fn cobalt(&self) -> CobaltConfig {
+        let d = CobaltConfig::default();
+        CobaltConfig {
+            target: self.target.unwrap_or(d.target),
+            interval: self.interval.unwrap_or(d.interval),
+            ecn: self.ecn.unwrap_or(d.ecn),
             ..d
         }
     }
@@ -297,6 +311,7 @@ pub enum Aqm<T> {
     FqCoDel(Fq<CoDel, T>),
     FqPie(Fq<Pie, T>),
     DualPi2(DualPi2<T>),
+    Cobalt(Cobalt<T>),
 }
 
 impl<T> Aqm<T> {
@@ -317,6 +332,7 @@ impl<T> Aqm<T> {
             Aqm::FqCoDel(f) => f.enqueue(now, item, meta, rng, drop),
             Aqm::FqPie(f) => f.enqueue(now, item, meta, rng, drop),
             Aqm::DualPi2(d) => d.enqueue(now, item, meta, drop),
+            Aqm::Cobalt(c) => c.enqueue(now, item, meta, drop),
         }
     }
 
@@ -334,6 +350,7 @@ impl<T> Aqm<T> {
             Aqm::FqCoDel(f) => f.dequeue(now, drop),
             Aqm::FqPie(f) => f.dequeue(now, drop),
             Aqm::DualPi2(d) => d.dequeue(now, rng, drop),
+            Aqm::Cobalt(c) => c.dequeue(now, rng, drop),
         }
     }
 
@@ -347,6 +364,7 @@ impl<T> Aqm<T> {
             Aqm::FqCoDel(f) => f.oldest(),
             Aqm::FqPie(f) => f.oldest(),
             Aqm::DualPi2(d) => d.oldest(),
+            Aqm::Cobalt(c) => c.oldest(),
         }
     }
 
@@ -357,6 +375,7 @@ impl<T> Aqm<T> {
             Aqm::FqCoDel(f) => f.backlog(),
             Aqm::FqPie(f) => f.backlog(),
             Aqm::DualPi2(d) => d.backlog(),
+            Aqm::Cobalt(c) => c.backlog(),
         }
     }
 }

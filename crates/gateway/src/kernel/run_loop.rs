@@ -1,0 +1,306 @@
+//! The user-space loop of the kernel datapath (module documentation of
+//! [`super`]).
+
+use std::collections::HashMap as StdMap;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+
+use netreturn_base::{FlowKey, Time};
+use netreturn_control::flows::canonical_side;
+use netreturn_control::{KernelWindow, QueueEvent, QueueEventKind, WindowController, WindowGateway};
+
+use super::bpf::Programs;
+use super::event::Side;
+use super::maps::{Counter, NrKey, NrWindow};
+use super::tc::{self, Bridge, Fifo, QdiscReader, QueueStats, Shaper, FIFO_HANDLE};
+use crate::cli::Args;
+use crate::control::stats_json;
+use crate::stats::{DirStats, Stats};
+use crate::sys::{install_signals, monotonic_now, write_stats_file, DUMP, STOP};
+use netreturn_control::queue::Limit;
+
+/// The set-up, in the order it is torn down (fields drop in order): the
+/// programs first, then the shapers, then the bridge.
+struct Datapath {
+    progs: Programs,
+    shaper_ab: Option<Shaper>,
+    shaper_ba: Option<Shaper>,
+    _bridge: Option<Bridge>,
+}
+
+fn fifo(limit: Limit, packet_bytes: u32) -> Fifo {
+    match limit {
+        Limit::Bytes(b) => Fifo::Bytes(b),
+        Limit::Packets(p) => {
+            let _ = packet_bytes;
+            Fifo::Packets(p as u64)
+        }
+    }
+}
+
+fn set_up(args: &Args, max_flows: usize, report: bool) -> Result<Datapath, String> {
+    let (a, b) = (&args.iface_a, &args.iface_b);
+    tc::ifindex(a)?;
+    tc::ifindex(b)?;
+    let bridge = if tc::has_master(a) || tc::has_master(b) { None } else { Some(Bridge::create(a, b)?) };
+    // A -> B leaves by B, B -> A by A.
+    let shaper_ab = args.rate.map(|r| Shaper::create(b, r, fifo(args.queue.limit, args.packet_bytes))).transpose()?;
+    let shaper_ba =
+        args.rate_ba.map(|r| Shaper::create(a, r, fifo(args.queue_ba.limit, args.packet_bytes))).transpose()?;
+    let progs = Programs::attach(a, b, max_flows.min(u32::MAX as usize) as u32, report)?;
+    Ok(Datapath { progs, shaper_ab, shaper_ba, _bridge: bridge })
+}
+
+/// What the loop keeps between ticks.
+struct State {
+    /// The side (of the canonical key) whose ACKs cross B -> A, per flow,
+    /// learnt from the direction its segments were reported in.
+    acker: StdMap<FlowKey, usize>,
+    /// What is in the `windows` map.
+    written: StdMap<NrKey, NrWindow>,
+    rules: Vec<KernelWindow>,
+    other_bytes: u64,
+    ticks: u64,
+    late_ticks: u64,
+    map_writes: u64,
+    map_errors: u64,
+}
+
+pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -> Result<String, String> {
+    let max_flows = gw.as_ref().map_or(1, |g| g.config().max_flows);
+    let mut dp = set_up(args, max_flows, gw.is_some())?;
+    let mut nl = QdiscReader::open().map_err(|e| format!("kernel datapath: rtnetlink: {e}"))?;
+    install_signals();
+    let tick = args.tick;
+    let start = monotonic_now();
+    let end = args.duration.map(|d| start + d);
+    let mut st = State {
+        acker: StdMap::new(),
+        written: StdMap::new(),
+        rules: Vec::new(),
+        other_bytes: 0,
+        ticks: 0,
+        late_ticks: 0,
+        map_writes: 0,
+        map_errors: 0,
+    };
+    let mut next = start + tick;
+    let mut next_second = start + Time::from_secs(1);
+    let mut queues = [QueueStats::default(); 2];
+    while !STOP.load(Ordering::Relaxed) {
+        let now = monotonic_now();
+        if now < next {
+            // Sleep until the tick, or until the programs report segments
+            // (a SYN should reach the flow table at once, and a burst of
+            // them must not fill the ring while this loop sleeps).
+            if wait_readable(dp.progs.events.as_raw_fd(), next.saturating_sub(now)) {
+                if let Some(g) = gw.as_mut() {
+                    drain(g, &mut dp, &mut st);
+                }
+            }
+            continue;
+        }
+        st.ticks += 1;
+        if now >= next + tick {
+            st.late_ticks += 1;
+        }
+        next = now + tick;
+        for (k, sh) in [&dp.shaper_ab, &dp.shaper_ba].into_iter().enumerate() {
+            if let Some(sh) = sh {
+                if let Ok(Some(q)) = nl.read(sh.ifindex, FIFO_HANDLE) {
+                    queues[k] = q;
+                }
+            }
+        }
+        if let Some(g) = gw.as_mut() {
+            let shaped = dp.shaper_ab.is_some();
+            tick_controller(g, &mut dp, &mut st, now, queues[0], shaped);
+        }
+        if now >= next_second {
+            next_second = now + Time::from_secs(1);
+            if let Some(g) = gw.as_mut() {
+                refresh(g, &mut dp, &st);
+            }
+            if let Some(p) = &args.stats_file {
+                write_stats_file(p, &json(&dp, gw.as_ref(), &st, &queues, tick));
+            }
+        }
+        if DUMP.swap(false, Ordering::Relaxed) {
+            eprintln!("{}", json(&dp, gw.as_ref(), &st, &queues, tick));
+        }
+        if end.is_some_and(|e| now >= e) {
+            break;
+        }
+    }
+    // What was reported before the stop reaches the table (and its counters).
+    if let Some(g) = gw.as_mut() {
+        while dp.progs.events_pending() {
+            drain(g, &mut dp, &mut st);
+        }
+    }
+    let j = json(&dp, gw.as_ref(), &st, &queues, tick);
+    if let Some(p) = &args.stats_file {
+        write_stats_file(p, &j);
+    }
+    drop(dp);
+    Ok(j)
+}
+
+/// Waits up to `d` for `fd` to become readable; whether it did.
+fn wait_readable(fd: std::os::fd::RawFd, d: Time) -> bool {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let ts = libc::timespec { tv_sec: (d.0 / 1_000_000_000) as libc::time_t, tv_nsec: (d.0 % 1_000_000_000) as _ };
+    // SAFETY: one pollfd we own; EINTR (a signal) returns early, as wanted.
+    let n = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+    n > 0 && p.revents & libc::POLLIN != 0
+}
+
+/// Reports fed to the flow table per call of [`drain`]: a ring's worth.
+const DRAIN_BATCH: usize = 65_536;
+
+/// Feeds the segments the programs reported to the flow table.
+fn drain<C: WindowController>(g: &mut WindowGateway<C>, dp: &mut Datapath, st: &mut State) {
+    let acker = &mut st.acker;
+    dp.progs.drain(DRAIN_BATCH, |e| {
+        let (ckey, side) = canonical_side(e.view.key);
+        // The ACKs cross B -> A: sent by the side that reports at nr_ack.
+        let b_side = if e.side == Side::Ack { side } else { 1 - side };
+        if e.view.flags.syn() || !acker.contains_key(&ckey) {
+            acker.insert(ckey, b_side);
+        }
+        match e.side {
+            Side::Data => g.on_data(e.at, &e.view),
+            Side::Ack => {
+                let _ = g.on_ack(e.at, &e.view);
+            }
+        }
+    });
+    // Flows gone from the table (ended, expired, evicted: a SYN flood
+    // evicts all the time) leave `acker` once it outgrows the table.
+    if acker.len() > 2 * g.config().max_flows.max(1) {
+        acker.retain(|k, _| g.tracks(k));
+    }
+}
+
+/// One tick of the controller: the reported segments, the queue, the other
+/// traffic, then every flow's rule into the map.
+fn tick_controller<C: WindowController>(
+    g: &mut WindowGateway<C>,
+    dp: &mut Datapath,
+    st: &mut State,
+    now: Time,
+    q: QueueStats,
+    shaped: bool,
+) {
+    drain(g, dp, st);
+    if shaped {
+        // The watched queue, sampled once per tick (module documentation).
+        let ev = QueueEvent {
+            kind: QueueEventKind::Enqueue,
+            size: 0,
+            backlog_bytes: q.backlog_bytes as u64,
+            backlog_packets: q.backlog_packets,
+        };
+        g.on_queue(now, &ev);
+    }
+    let c = dp.progs.counters();
+    let other = c[Counter::OtherBytes.at(0) as usize];
+    if other > st.other_bytes {
+        g.on_data_other(now, (other - st.other_bytes).min(u32::MAX as u64) as u32);
+        st.other_bytes = other;
+    }
+    let acker = &mut st.acker;
+    g.kernel_windows(now, |k| acker.get(k).copied(), &mut st.rules);
+    let mut live: StdMap<NrKey, NrWindow> = StdMap::with_capacity(st.rules.len());
+    for w in &st.rules {
+        let key = NrKey::of(&w.ack_key);
+        let entry = NrWindow::of(w);
+        if st.written.get(&key).is_none_or(|old| !old.same_rule(&entry)) {
+            // Keep what the programs wrote into the entry (last_ns, bytes).
+            let mut e = entry;
+            if let Ok(old) = dp.progs.windows.get(&key, 0) {
+                (e.last_ns, e.bytes) = (old.last_ns, old.bytes);
+            }
+            st.map_writes += 1;
+            if dp.progs.windows.insert(key, e, 0).is_err() {
+                st.map_errors += 1;
+                continue;
+            }
+        }
+        live.insert(key, entry);
+    }
+    for key in st.written.keys() {
+        if !live.contains_key(key) {
+            let _ = dp.progs.windows.remove(key);
+        }
+    }
+    st.written = live;
+}
+
+/// Flows whose packets the kernel no longer reports stay off the idle
+/// timeout: their last packet time is read back from the map.
+fn refresh<C: WindowController>(g: &mut WindowGateway<C>, dp: &mut Datapath, st: &State) {
+    for key in st.written.keys() {
+        if let Ok(e) = dp.progs.windows.get(key, 0) {
+            if e.last_ns != 0 {
+                g.saw_flow(Time(e.last_ns), &key.flow_key());
+            }
+        }
+    }
+}
+
+fn json<C: WindowController>(
+    dp: &Datapath,
+    gw: Option<&WindowGateway<C>>,
+    st: &State,
+    queues: &[QueueStats; 2],
+    tick: Time,
+) -> String {
+    let c = dp.progs.counters();
+    let dir = |d: u32, q: &QueueStats, shaped: bool| {
+        let at = |k: Counter| c[k.at(d) as usize];
+        let received = at(Counter::Packets);
+        let dropped = if shaped { q.drops as u64 } else { 0 };
+        DirStats {
+            received,
+            forwarded: received.saturating_sub(dropped),
+            forwarded_bytes: if shaped { q.sent_bytes } else { at(Counter::Bytes) },
+            dropped_queue: dropped,
+            tcp: at(Counter::Tcp),
+            // Fragments count as non-TCP too, as on the packet datapath.
+            non_tcp: at(Counter::Other) + at(Counter::NotIpv4) + at(Counter::Fragments),
+            fragments: at(Counter::Fragments),
+            malformed_passed: at(Counter::Malformed),
+            rewritten: if d == 1 { c[Counter::ACKS_REWRITTEN as usize] } else { 0 },
+            ..DirStats::default()
+        }
+    };
+    let stats = Stats {
+        a_to_b: dir(0, &queues[0], dp.shaper_ab.is_some()),
+        b_to_a: dir(1, &queues[1], dp.shaper_ba.is_some()),
+    };
+    let kernel = format!(
+        "{{\"tick_ns\":{},\"ticks\":{},\"late_ticks\":{},\"acks_seen\":{},\"acks_rewritten\":{},\"events\":{},\
+         \"events_lost\":{},\"map_writes\":{},\"map_errors\":{},\"flows_in_map\":{},\"backlog_bytes\":{}}}",
+        tick.0,
+        st.ticks,
+        st.late_ticks,
+        c[Counter::ACKS_SEEN as usize],
+        c[Counter::ACKS_REWRITTEN as usize],
+        c[Counter::EVENTS as usize],
+        c[Counter::EVENTS_LOST as usize],
+        st.map_writes,
+        st.map_errors,
+        st.written.len(),
+        queues[0].backlog_bytes
+    );
+    let mut extra = vec![("datapath", "\"kernel\"".to_string()), ("kernel", kernel)];
+    match gw {
+        Some(g) => {
+            extra.push(("controller", format!("\"{}\"", g.config().controller.kind().name())));
+            extra.push(("controller_stats", stats_json(g)));
+        }
+        None => extra.push(("controller", "\"none\"".into())),
+    }
+    stats.to_json(&extra)
+}

@@ -1,0 +1,215 @@
+//! The kernel datapath's eBPF programs, run in this kernel on crafted frames
+//! (`BPF_PROG_TEST_RUN`): the ACK rewrite agrees with the user-space
+//! gateway's, frames the programs do not understand pass untouched and are
+//! counted, and the flow table hears of the segments it needs. Needs root
+//! (CAP_BPF); without it each test says so and passes nothing off as run.
+
+#![cfg(target_os = "linux")]
+
+use netreturn_base::{FlowKey, Rate, TcpFlags, Time};
+use netreturn_control::ewt::EwtConfig;
+use netreturn_control::{ControllerConfig, GatewayConfig, QueueEvent, QueueEventKind, WindowGateway};
+use netreturn_gateway::kernel::maps::{Counter, NrKey, NrWindow};
+use netreturn_wire::frame::{build_tcp_frame, tcp_checksums_ok, tcp_view};
+use proptest::prelude::*;
+
+#[cfg(netreturn_bpf)]
+use netreturn_gateway::kernel::bpf::Programs;
+
+const SENDER: [u8; 4] = [10, 77, 1, 1];
+const RECEIVER: [u8; 4] = [10, 77, 2, 1];
+const TC_ACT_OK: u32 = 0;
+
+/// The programs, or `None` (and why, on stderr) where this process may not
+/// load them.
+#[cfg(netreturn_bpf)]
+fn programs() -> Option<Programs> {
+    match Programs::load(64, true) {
+        Ok(p) => Some(p),
+        Err(e) if unsafe { libc::geteuid() } != 0 => {
+            eprintln!("skipped: not root ({e})");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// An ACK from the receiver (B side) to the sender.
+fn ack(window: u16) -> Vec<u8> {
+    build_tcp_frame(RECEIVER, SENDER, 5001, 40_000, 900, 1_000_000, TcpFlags::ACK, window, &[], &[])
+}
+
+fn window_of(frame: &[u8]) -> u16 {
+    tcp_view(frame).unwrap().window
+}
+
+/// An EWT gateway (B = 100 kB) that saw the handshake of the flow, its
+/// first data, and a queue `occupancy` bytes full.
+fn ewt_after_handshake(occupancy: u64, shift: u8) -> WindowGateway {
+    let cfg = GatewayConfig::new(ControllerConfig::Ewt(EwtConfig::default()), 100_000, Rate::mbps(45));
+    let mut g = WindowGateway::new(cfg);
+    let t = Time::from_millis(1);
+    let ws = [1, 3, 3, shift];
+    let syn = build_tcp_frame(SENDER, RECEIVER, 40_000, 5001, 0, 0, TcpFlags::SYN, 64_240, &ws, &[]);
+    let synack =
+        build_tcp_frame(RECEIVER, SENDER, 5001, 40_000, 0, 1, TcpFlags::SYN.union(TcpFlags::ACK), 65_160, &ws, &[]);
+    let data = build_tcp_frame(SENDER, RECEIVER, 40_000, 5001, 1, 1, TcpFlags::ACK, 502, &[], &[7; 100]);
+    g.on_data(t, &tcp_view(&syn).unwrap());
+    let _ = g.on_ack(t, &tcp_view(&synack).unwrap());
+    g.on_data(t, &tcp_view(&data).unwrap());
+    let ev = QueueEvent {
+        kind: QueueEventKind::Enqueue,
+        size: 1500,
+        backlog_bytes: occupancy,
+        backlog_packets: (occupancy / 1500) as u32,
+    };
+    g.on_queue(t, &ev);
+    g
+}
+
+/// The window entries the kernel path writes for `g` (the ACKs come from
+/// the receiver, the side of the SYN-ACK).
+fn entries(g: &mut WindowGateway) -> Vec<(NrKey, NrWindow)> {
+    let mut out = Vec::new();
+    let receiver = FlowKey { src: 0x0a4d_0201, dst: 0x0a4d_0101, sport: 5001, dport: 40_000, proto: FlowKey::TCP };
+    let side = netreturn_control::flows::side_of(receiver);
+    g.kernel_windows(Time::from_millis(2), |_| Some(side), &mut out);
+    out.iter().map(|w| (NrKey::of(&w.ack_key), NrWindow::of(w))).collect()
+}
+
+#[test]
+fn the_user_space_rule_for_a_flow_is_the_window_on_ack_would_write() {
+    // Pure: no kernel. seed 000 Table 1: B = 100 kB, U = 70 kB, Wr = 60 kB
+    // -> Wewt = 18 kB; the ACK from the receiver, scale 7.
+    for (occupancy, raw) in [(70_000u64, 469u16), (20_000, 469), (99_000, 30), (70_000, 11)] {
+        let mut g = ewt_after_handshake(occupancy, 7);
+        let e = entries(&mut g);
+        assert_eq!(e.len(), 1);
+        let frame = ack(raw);
+        let user = g.on_ack(Time::from_millis(3), &tcp_view(&frame).unwrap());
+        assert_eq!(e[0].1.field(raw), user, "occupancy {occupancy}, raw {raw}");
+    }
+    let mut g = ewt_after_handshake(70_000, 7);
+    let e = entries(&mut g);
+    assert_eq!((e[0].1.num, e[0].1.den), (30_000, 100_000), "Ba / B (seed 000 eq. 9, 10)");
+    // Below St = 29 kB EWT does not act: the entry exists (steady) without a rule.
+    let e = entries(&mut ewt_after_handshake(20_000, 7));
+    assert_eq!((e[0].1.rule_on, e[0].1.steady), (0, 1));
+}
+
+#[cfg(netreturn_bpf)]
+#[test]
+fn the_kernel_program_lowers_an_ack_exactly_as_the_user_space_gateway_and_keeps_the_checksum() {
+    let Some(mut p) = programs() else { return };
+    let mut g = ewt_after_handshake(70_000, 7);
+    for (k, v) in entries(&mut g) {
+        p.windows.insert(k, v, 0).unwrap();
+    }
+    for raw in [469u16, 200, 40, 12, 11, 1, 65_535] {
+        let frame = ack(raw);
+        let user = g.clone().on_ack(Time::from_millis(3), &tcp_view(&frame).unwrap());
+        let (verdict, out) = p.run_on("nr_ack", &frame).unwrap();
+        assert_eq!(verdict, TC_ACT_OK);
+        assert_eq!(out.len(), frame.len());
+        assert_eq!(window_of(&out), user.unwrap_or(raw), "raw window {raw}");
+        assert!(tcp_checksums_ok(&out), "raw window {raw}: the receiving kernel would drop it");
+        // Nothing else moved.
+        let mut expect = frame.clone();
+        let tcp = 14 + 20;
+        expect[tcp + 14..tcp + 18].copy_from_slice(&out[tcp + 14..tcp + 18]);
+        assert_eq!(out, expect);
+    }
+    let c = p.counters();
+    assert_eq!(c[Counter::ACKS_SEEN as usize], 7);
+    assert!(c[Counter::ACKS_REWRITTEN as usize] >= 4, "{c:?}");
+}
+
+#[cfg(netreturn_bpf)]
+#[test]
+fn frames_the_programs_do_not_understand_pass_untouched_and_are_counted() {
+    let Some(mut p) = programs() else { return };
+    let good = ack(469);
+    let mut bad_ip_sum = good.clone();
+    bad_ip_sum[14 + 10] ^= 0xff;
+    let mut truncated_tcp = good.clone();
+    truncated_tcp[14 + 20 + 12] = 0xf0; // data offset 60 B > the segment
+    let mut fragment = good.clone();
+    fragment[14 + 6] = 0x20; // more fragments
+    let mut ipv6 = good.clone();
+    ipv6[12..14].copy_from_slice(&[0x86, 0xdd]);
+    // (A frame shorter than an IPv4 header cannot be test-run: the kernel's
+    // harness refuses it before the program runs.)
+    let mut claims_more = good.clone();
+    claims_more[14 + 2..14 + 4].copy_from_slice(&1500u16.to_be_bytes());
+    let mut bad_version = good.clone();
+    bad_version[14] = 0x65;
+    let cases = [
+        (bad_ip_sum, Counter::Malformed),
+        (truncated_tcp, Counter::Malformed),
+        (bad_version, Counter::Malformed),
+        (fragment, Counter::Fragments),
+        (ipv6, Counter::NotIpv4),
+        (claims_more, Counter::Malformed),
+    ];
+    // A rule that would lower every window it is allowed to.
+    let key = NrKey::of(&tcp_view(&good).unwrap().key);
+    let w = NrWindow { num: 1, den: 0, floor: 1, shift: 0, rule_on: 1, steady: 1, ..NrWindow::default() };
+    p.windows.insert(key, w, 0).unwrap();
+    for (frame, counter) in &cases {
+        let before = p.counters()[counter.at(1) as usize];
+        let (verdict, out) = p.run_on("nr_ack", frame).unwrap();
+        assert_eq!(verdict, TC_ACT_OK);
+        assert_eq!(&out, frame, "{counter:?}: a frame the program does not understand must pass as it came");
+        assert_eq!(p.counters()[counter.at(1) as usize], before + 1, "{counter:?}");
+    }
+    assert_eq!(p.counters()[Counter::ACKS_REWRITTEN as usize], 0);
+}
+
+#[cfg(netreturn_bpf)]
+#[test]
+fn a_syn_is_reported_with_its_options_and_never_rewritten_and_a_steady_flow_is_not_reported() {
+    let Some(mut p) = programs() else { return };
+    let ws = [2, 4, 0x05, 0xb4, 1, 3, 3, 9];
+    let synack =
+        build_tcp_frame(RECEIVER, SENDER, 5001, 40_000, 0, 1, TcpFlags::SYN.union(TcpFlags::ACK), 65_160, &ws, &[]);
+    let key = NrKey::of(&tcp_view(&synack).unwrap().key);
+    let w = NrWindow { num: 1, den: 0, floor: 1, shift: 0, rule_on: 1, steady: 1, ..NrWindow::default() };
+    p.windows.insert(key, w, 0).unwrap();
+    let (_, out) = p.run_on("nr_ack", &synack).unwrap();
+    assert_eq!(out, synack, "a SYN's window is unscaled (RFC 7323 section 2.2): never rewritten");
+    // A data segment of the steady flow: counted, not reported.
+    let data = build_tcp_frame(SENDER, RECEIVER, 40_000, 5001, 1, 1, TcpFlags::ACK, 502, &[], &[7; 1000]);
+    let (_, out) = p.run_on("nr_data", &data).unwrap();
+    assert_eq!(out, data);
+    let mut seen = Vec::new();
+    p.drain(usize::MAX, |e| seen.push(e));
+    assert_eq!(seen.len(), 1, "only the SYN-ACK is reported: {seen:?}");
+    assert_eq!((seen[0].view.wscale, seen[0].view.mss), (Some(9), Some(1460)));
+    assert!(seen[0].view.flags.syn());
+    let e = p.windows.get(&key, 0).unwrap();
+    assert_eq!(e.bytes, data.len() as u64, "the flow's bytes A -> B");
+    assert!(e.last_ns > 0);
+    let c = p.counters();
+    assert_eq!(c[Counter::Bytes.at(0) as usize], data.len() as u64);
+    assert_eq!(c[Counter::Tcp.at(0) as usize], 1);
+}
+
+#[cfg(netreturn_bpf)]
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_kernel_never_raises_a_window_and_agrees_with_the_rule_for_any_entry(
+        raw in 0u16..=u16::MAX, shift in 0u8..=14, num in 0u64..200_000, den in 0u64..200_000, floor in 0u64..70_000,
+    ) {
+        let Some(mut p) = programs() else { return Ok(()) };
+        let frame = ack(raw);
+        let key = NrKey::of(&tcp_view(&frame).unwrap().key);
+        let w = NrWindow { num, den, floor, shift, rule_on: 1, steady: 1, ..NrWindow::default() };
+        p.windows.insert(key, w, 0).unwrap();
+        let (_, out) = p.run_on("nr_ack", &frame).unwrap();
+        prop_assert!(window_of(&out) <= raw);
+        prop_assert_eq!(window_of(&out), w.field(raw).unwrap_or(raw));
+        prop_assert!(tcp_checksums_ok(&out));
+    }
+}
