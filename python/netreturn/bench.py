@@ -215,7 +215,7 @@ def scale(factors=(1, 10, 100), seed: int = 1, ns3_scales=(1,)) -> list[dict]:
 
 
 # The AQMs of docs/aqm.md, priced beside DropTail with the gateways.
-AQMS = ("codel", "fq_codel", "pie", "fq_pie", "dualpi2")
+AQMS = ("codel", "fq_codel", "pie", "fq_pie", "dualpi2", "cobalt")
 
 
 def gateway_cost(repeat: int, seeds: range = range(1, 4), queues: tuple | None = None) -> dict:
