@@ -95,3 +95,17 @@ def test_the_scale_benchmark_prices_a_packet_hop_from_the_cpu_time_of_a_fresh_pr
     assert r["ns_per_hop"] == r["cpu_s"] / r["hops"] * 1e9
     assert r["maxrss_kb"] > 0
     assert "1x" in capsys.readouterr().out
+
+
+def test_the_gateway_benchmark_prices_each_aqm_per_packet_hop_beside_droptail(capsys):
+    from netreturn import bench
+
+    table = bench.gateway_cost(1, seeds=range(1, 2), queues=("codel",))
+    assert list(table) == ["droptail", "codel"], "DropTail is always the reference"
+    for q, t in table.items():
+        assert t["hops"] > t["events"] / 2 > 0, q
+        assert t["ns_per_hop"] == t["cpu_s"] / t["hops"] * 1e9
+    out = capsys.readouterr().out
+    assert "hop vs DT" in out
+    codel = next(line for line in out.splitlines() if line.startswith("codel"))
+    assert codel.split()[-1] == f"{table['codel']['ns_per_hop'] / table['droptail']['ns_per_hop'] - 1:+.1%}"

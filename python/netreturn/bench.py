@@ -5,8 +5,9 @@ for EWT scenario 2 with 31 flows under DropTail (the reference figure: ns-3
 3.44 needs 6.3 s and 2.3 M events for it), and the ns-3 run of the same
 scenario when the `ns3` package is installed. ``--sweep`` also times the
 full baseline sweep (2 scenarios x 3 queues x 3 levels x 30 seeds).
-``--gateways`` prices each window-rewriting gateway against DropTail alone on
-the same run (issue 3's budget: a gateway adds at most 10 % to a run).
+``--gateways`` prices each window-rewriting gateway and each AQM against
+DropTail alone on the same run, per run, per event and per packet hop
+(issue 3's budget: a gateway adds at most 10 % to a run).
 ``--scale`` runs scenario 2 at 1x, 10x and 100x (flows, bottleneck rate,
 buffer and UDP rate multiplied; access links at 10 Gb/s), each in a fresh
 process: wall time, events, packet hops per second, ns per packet hop, peak
@@ -213,42 +214,56 @@ def scale(factors=(1, 10, 100), seed: int = 1, ns3_scales=(1,)) -> list[dict]:
     return rows
 
 
-def gateway_cost(repeat: int, seeds: range = range(1, 4)) -> dict:
-    """What each method costs per run and per event, beside DropTail alone.
+# The AQMs of docs/aqm.md, priced beside DropTail with the gateways.
+AQMS = ("codel", "fq_codel", "pie", "fq_pie", "dualpi2", "cobalt")
 
-    A gateway changes the traffic (fewer losses, other run lengths), so two
-    figures are printed: the wall time of the whole run, and the wall time per
-    event, which isolates the price of the gateway's own work (parsing the
-    ACK, computing and writing the window) from the change in traffic. Runs
-    are interleaved method by method and the best of ``repeat`` rounds is kept
-    per (method, seed), so a burst of load on a shared machine does not land
-    on one method only.
+
+def gateway_cost(repeat: int, seeds: range = range(1, 4), queues: tuple | None = None) -> dict:
+    """What each method and each AQM costs per run, per event and per packet
+    hop, beside DropTail alone.
+
+    A gateway or an AQM changes the traffic (fewer losses, other run
+    lengths), so three figures are printed: the CPU time of the whole run,
+    and the CPU time per event and per packet hop (one packet crossing one
+    link), which isolate the price of the queue's or gateway's own work
+    (parsing the ACK, computing and writing the window; the AQM's decision
+    at dequeue) from the change in traffic. Runs are interleaved method by
+    method and the best of ``repeat`` rounds is kept per (method, seed), so a
+    burst of load on a shared machine does not land on one method only.
+    ``queues`` defaults to the EWT paper's six methods and the AQMs.
     """
     from . import _native
     from .reproduce.ewt import METHODS  # the EWT paper's six methods
 
+    queues = tuple(queues or (*METHODS, *AQMS))
+    if "droptail" not in queues:
+        queues = ("droptail", *queues)
     path = str(_path("ewt/scenario2"))
     best: dict = {}
     for _ in range(repeat):
-        for q in METHODS:
+        for q in queues:
             for s in seeds:
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 r = _native.run(path, s, [("flows", "31"), ("queue", q)])
-                wall = time.perf_counter() - t0
+                cpu = time.process_time() - t0
                 key = (q, s)
-                if key not in best or wall < best[key][0]:
-                    best[key] = (wall, r["summary"]["events"])
+                if key not in best or cpu < best[key][0]:
+                    best[key] = (cpu, r["summary"]["events"], sum(r["ifaces"]["tx_packets"]))
     table = {}
-    for q in METHODS:
-        wall = sum(best[(q, s)][0] for s in seeds)
-        events = sum(best[(q, s)][1] for s in seeds)
-        table[q] = {"wall_s": wall / len(seeds), "events": events / len(seeds), "ns_per_event": wall / events * 1e9}
+    for q in queues:
+        cpu, events, hops = (sum(best[(q, s)][i] for s in seeds) for i in range(3))
+        table[q] = {"cpu_s": cpu / len(seeds), "events": events / len(seeds), "hops": hops / len(seeds),
+                    "ns_per_event": cpu / events * 1e9, "ns_per_hop": cpu / hops * 1e9}
     base = table["droptail"]
-    print(f"\nCost of each method, EWT scenario 2, 31 flows, seeds {seeds.start}-{seeds.stop - 1} (best of {repeat})")
-    print(f"{'method':10}{'wall/run (s)':>14}{'events/run':>12}{'ns/event':>10}{'run vs DT':>11}{'event vs DT':>13}")
+    print(f"\nCost of each method and AQM, EWT scenario 2, 31 flows, seeds {seeds.start}-{seeds.stop - 1} "
+          f"(best CPU time of {repeat})")
+    print(f"{'queue':10}{'CPU/run (s)':>13}{'events/run':>12}{'hops/run':>11}{'ns/event':>10}{'ns/hop':>9}"
+          f"{'run vs DT':>11}{'event vs DT':>13}{'hop vs DT':>11}")
     for q, t in table.items():
-        print(f"{q:10}{t['wall_s']:>14.4f}{t['events']:>12,.0f}{t['ns_per_event']:>10.1f}"
-              f"{t['wall_s'] / base['wall_s'] - 1:>+11.1%}{t['ns_per_event'] / base['ns_per_event'] - 1:>+13.1%}")
+        print(f"{q:10}{t['cpu_s']:>13.4f}{t['events']:>12,.0f}{t['hops']:>11,.0f}{t['ns_per_event']:>10.1f}"
+              f"{t['ns_per_hop']:>9.1f}{t['cpu_s'] / base['cpu_s'] - 1:>+11.1%}"
+              f"{t['ns_per_event'] / base['ns_per_event'] - 1:>+13.1%}"
+              f"{t['ns_per_hop'] / base['ns_per_hop'] - 1:>+11.1%}")
     return table
 
 

@@ -340,7 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-ns3", action="store_true", help="skip the ns-3 reference run")
     b.add_argument("--sweep", action="store_true", help="also time the full baseline sweep (540 runs)")
     b.add_argument("--gateways", action="store_true",
-                   help="also price each method (RED, ARED, EWA, AWM, EWT) against DropTail alone")
+                   help="also price each method (RED, ARED, EWA, AWM, EWT) and each AQM (CoDel, FQ-CoDel, PIE, "
+                        "FQ-PIE, DualPI2, COBALT) against DropTail alone: per run, per event and per packet hop")
     b.add_argument("--scale", action="store_true",
                    help="scenario 2 at 1x, 10x and 100x flows and rates: cost per packet hop and peak memory, "
                         "beside ns-3 on the same scenario")

@@ -52,32 +52,39 @@ pub enum Recovery {
 /// | `ngwa` | `None` | NGWA end host (seed 001): receiver rule eq. 2 / eq. 4, segments shortened by the option |
 /// | `ecn` | off | offer ECN (RFC 3168; ns-3 `UseEcn` Off by default); DCTCP and Prague offer it whatever this says |
 #[derive(Clone, Copy, Debug, PartialEq)]
+// Laid out in declaration order (`repr(C)`): the settings read only at set-up,
+// in the handshake or in loss recovery first, the ones every segment reads in
+// the last 72 bytes. A [`crate::Connection`] begins with its copy, so those
+// 72 bytes border the connection's per-segment state and the first 128 stay
+// out of the cache (the layout test in `connection::layout`).
+#[repr(C)]
 pub struct TcpConfig {
-    pub mss: u32,
     pub cc: CcKind,
-    pub recovery: Recovery,
-    pub sack: bool,
-    pub dupack_same_window: bool,
-    pub impatient: bool,
-    pub timestamps: bool,
-    pub window_scaling: bool,
-    pub rcv_buf: u64,
-    pub shrink_window: bool,
     pub snd_buf: u64,
-    pub initial_cwnd: u32,
     pub initial_ssthresh: u64,
-    pub dupack_threshold: u32,
-    pub limited_transmit: bool,
-    pub abc_limit: u32,
-    pub delayed_ack_count: u32,
-    pub delayed_ack_timeout: Time,
     pub initial_rto: Time,
     pub min_rto: Time,
     pub max_rto: Time,
     pub clock_granularity: Time,
-    pub ts_tick: Time,
-    pub ngwa: Option<NgwaConfig>,
+    pub mss: u32,
+    pub initial_cwnd: u32,
+    pub abc_limit: u32,
+    pub recovery: Recovery,
+    pub timestamps: bool,
+    pub window_scaling: bool,
     pub ecn: bool,
+    // Read by every segment from here on.
+    pub ngwa: Option<NgwaConfig>,
+    pub rcv_buf: u64,
+    pub delayed_ack_timeout: Time,
+    pub ts_tick: Time,
+    pub delayed_ack_count: u32,
+    pub dupack_threshold: u32,
+    pub sack: bool,
+    pub limited_transmit: bool,
+    pub dupack_same_window: bool,
+    pub impatient: bool,
+    pub shrink_window: bool,
 }
 
 impl Default for TcpConfig {

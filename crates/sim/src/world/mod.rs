@@ -280,27 +280,36 @@ pub struct PacketCounts {
     pub lost: u64,
 }
 
+/// One TCP flow: its two endpoints and what the simulator keeps of it.
+///
+/// Laid out in declaration order (`repr(C)`): what a segment's arrival and
+/// departure read of the flow (its nodes, timers, counters, stop and
+/// completion) in the first 160 bytes, the key and start time (read at
+/// set-up and through `World::tcp_keys`) after, then the two connections,
+/// each on lines of its own with its per-segment state in one block
+/// ([`Connection`]).
+#[repr(C)]
 pub struct TcpFlow {
-    pub key: FlowKey,
     pub src: u32,
     pub dst: u32,
-    /// [client (data sender), server (receiver)].
-    pub conns: [Connection; 2],
     pub(crate) sched: [Option<Time>; 2],
-    /// Bytes to transfer; `None` for a bulk flow.
-    pub bytes: Option<u64>,
-    pub start: Time,
-    pub stop: Option<Time>,
-    pub started: bool,
-    pub done_at: Option<Time>,
     /// [data direction (client to server, as ns-3's FlowMonitor counts a
     /// flow), ACK direction].
     pub packets: [PacketCounts; 2],
+    pub stop: Option<Time>,
+    pub done_at: Option<Time>,
+    /// Bytes to transfer; `None` for a bulk flow.
+    pub bytes: Option<u64>,
     /// An application-rate-limited source ([`TrafficSpec::TcpRate`]):
     /// (rate, bytes per write); it closes the connection at `stop`.
     pub app: Option<(Rate, u32)>,
+    pub started: bool,
     /// A short web-like transfer (`tcp-web` traffic), reported apart.
     pub web: bool,
+    pub key: FlowKey,
+    pub start: Time,
+    /// [client (data sender), server (receiver)].
+    pub conns: [Connection; 2],
 }
 
 pub struct UdpFlow {
@@ -948,6 +957,27 @@ mod layout {
         ] {
             assert!(end <= 64, "a field every hop reads ends at byte {end}");
         }
+    }
+
+    #[test]
+    fn a_tcp_flow_keeps_what_a_hop_reads_of_it_in_its_first_160_bytes_and_each_connection_on_lines_of_its_own() {
+        use std::mem::offset_of;
+        for (name, end) in [
+            ("src", offset_of!(TcpFlow, src) + 4),
+            ("dst", offset_of!(TcpFlow, dst) + 4),
+            ("sched", offset_of!(TcpFlow, sched) + 32),
+            ("packets", offset_of!(TcpFlow, packets) + 2 * std::mem::size_of::<PacketCounts>()),
+            ("stop", offset_of!(TcpFlow, stop) + 16),
+            ("done_at", offset_of!(TcpFlow, done_at) + 16),
+            ("bytes", offset_of!(TcpFlow, bytes) + 16),
+            ("app", offset_of!(TcpFlow, app) + std::mem::size_of::<Option<(Rate, u32)>>()),
+        ] {
+            assert!(end <= 160, "{name} ends at byte {end}");
+        }
+        assert!(offset_of!(TcpFlow, key) >= 160 && offset_of!(TcpFlow, start) >= 160);
+        let conns = offset_of!(TcpFlow, conns);
+        assert_eq!((conns % 64, conns / 64), (0, 3), "the connections begin on the fourth line");
+        assert_eq!(std::mem::size_of::<Connection>() % 64, 0);
     }
 
     #[test]

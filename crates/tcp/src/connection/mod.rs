@@ -64,98 +64,113 @@ enum AckDue {
 }
 
 /// One TCP endpoint: sender and receiver of one connection.
+///
+/// Laid out by hand (`repr(C)`, on 64-byte lines) with its per-segment
+/// state apart from its cold state: the settings read only at set-up or in
+/// loss recovery (the first 128 bytes of `cfg`), then everything a segment
+/// in the steady state reads or writes, in one block (the rest of `cfg`;
+/// sequence variables, timers and flags; the SACK scoreboard and the
+/// out-of-order queue; the congestion control and the RTT estimator; the
+/// first line of `stats`), then the state of losses, ECN and NGWA and the
+/// rest of the counters. A data segment at the receiver reads the block's
+/// first lines and skips the sender's control and estimator; an ACK at the
+/// sender reads the block. At 100x scale (6 200 connections, far more than
+/// a core's cache) the compiler's own order spread those reads over all
+/// 19 lines (docs/validation.md, "Hot state apart from cold").
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Connection {
+    // The settings (per-segment ones in its last 72 bytes: `TcpConfig`).
     cfg: TcpConfig,
-    state: State,
-    iss: u32,
-    irs: u32,
 
-    // Negotiated in the handshake.
-    mss: u64,
-    sack_ok: bool,
-    ts_ok: bool,
-    /// Both ends offered window scaling.
-    ws_ok: bool,
-    /// Shift applied to the peer's window field (its wscale).
-    snd_shift: u8,
-    /// Shift applied to our window field.
-    rcv_shift: u8,
-
-    // Send side, offsets from `iss`.
+    // Sequence variables: send side offsets from `iss`, receive side from `irs`.
+    rcv_nxt: u64,
     snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
     /// One past the last byte the application handed over (FIN offset).
     app_end: u64,
-    fin_queued: bool,
-    fin_acked: bool,
     rwnd: u64,
     snd_wl1: u64,
     snd_wl2: u64,
-    win: Window,
-    cc: Cc,
-    dupacks: u32,
-    /// cwnd limited the last data segment sent (see `cc::Ack::cwnd_limited`).
-    cwnd_limited: bool,
-    in_recovery: bool,
-    /// Partial ACKs seen in the current recovery without SACK (RFC 6582
-    /// section 3.2 step 5 resets the retransmission timer on the first only).
-    partial_acks: u32,
-    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint.
-    recover: u64,
+    last_ack_sent: u64,
+    /// Right edge of the window advertised so far (it never shrinks).
+    adv_edge: u64,
+    /// Negotiated in the handshake.
+    mss: u64,
     /// RFC 6675 HighRxt, one past the highest retransmitted byte.
     high_rxt: u64,
-    board: Scoreboard,
-    prr_delivered: u64,
-    prr_out: u64,
-    recover_fs: u64,
-    rtt: RttEstimator,
-    /// Karn timing without timestamps: (end offset of the timed segment, sent at).
-    rtt_timing: Option<(u64, Time)>,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint.
+    recover: u64,
+    win: Window,
+
+    // Timers.
     rto_at: Option<Time>,
     /// Persist timer (RFC 9293 section 3.8.6.1): armed while nothing is
     /// outstanding and the peer's window admits none of the waiting data.
     persist_at: Option<Time>,
+    delack_at: Option<Time>,
+    /// Pacing holds back data until then (a timer, see `next_timer`).
+    pace_wait: Option<Time>,
+
+    rcv_fin: Option<u64>,
+    /// Delivery-rate records and pacing, for a control that asks (BBR);
+    /// `None` for every other.
+    rate: Option<Box<Rates>>,
+    /// XCP feedback of the data received since our last ACK, to echo.
+    xcp_echo: Option<i32>,
+    iss: u32,
+    irs: u32,
+    ts_recent: u32,
+    unacked_segs: u32,
+    dupacks: u32,
     /// Window probes sent since the window last admitted data (Linux
     /// `icsk_probes_out`): the persist interval doubles with each.
     persist_backoff: u32,
-
-    // Receive side, offsets from `irs`.
-    rcv_nxt: u64,
-    ooo: OooQueue,
-    rcv_fin: Option<u64>,
+    state: State,
+    sack_ok: bool,
+    ts_ok: bool,
+    fin_queued: bool,
+    fin_acked: bool,
+    /// cwnd limited the last data segment sent (see `cc::Ack::cwnd_limited`).
+    cwnd_limited: bool,
+    in_recovery: bool,
     fin_received: bool,
-    ts_recent: u32,
-    last_ack_sent: u64,
-    /// Right edge of the window advertised so far (it never shrinks).
-    adv_edge: u64,
-    delack_at: Option<Time>,
-    unacked_segs: u32,
-    /// XCP feedback of the data received since our last ACK, to echo.
-    xcp_echo: Option<i32>,
+    /// ECN (RFC 3168): both ends agreed on ECN in the handshake.
+    ecn_ok: bool,
+    /// Shift applied to the peer's window field (its wscale).
+    snd_shift: u8,
+    /// Shift applied to our window field.
+    rcv_shift: u8,
+
+    board: Scoreboard,
+    ooo: OooQueue,
+    cc: Cc,
+    rtt: RttEstimator,
+    /// Counters (the eight a steady segment updates in the first line).
+    stats: TcpStats,
+
+    // Cold: losses, Karn's timing, NGWA, ECN reactions.
+    /// Karn timing without timestamps: (end offset of the timed segment, sent at).
+    rtt_timing: Option<(u64, Time)>,
     /// NGWA's remembered `Wngwa` (seed 001 section 2), if `cfg.ngwa` is set.
     ngwa: NgwaReceiver,
-
-    // ECN (RFC 3168; DCTCP's receiver, RFC 8257 section 3.2).
-    /// Both ends agreed on ECN in the handshake.
-    ecn_ok: bool,
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    /// Sender: no new reaction to ECE until SND.UNA passes this (once per
+    /// window of data, RFC 3168 section 6.1.2).
+    ecn_recover: u64,
+    /// Partial ACKs seen in the current recovery without SACK (RFC 6582
+    /// section 3.2 step 5 resets the retransmission timer on the first only).
+    partial_acks: u32,
+    /// Both ends offered window scaling.
+    ws_ok: bool,
     /// Receiver: set ECE on what we send (classic: from a CE mark until the
     /// sender's CWR; DCTCP: the CE state of the last data segment).
     ece_echo: bool,
     /// Sender: set CWR on the next new data segment.
     cwr_due: bool,
-    /// Sender: no new reaction to ECE until SND.UNA passes this (once per
-    /// window of data, RFC 3168 section 6.1.2).
-    ecn_recover: u64,
-
-    /// Delivery-rate records and pacing, for a control that asks (BBR);
-    /// `None` for every other.
-    rate: Option<Box<Rates>>,
-    /// Pacing holds back data until then (a timer, see `next_timer`).
-    pace_wait: Option<Time>,
-
-    stats: TcpStats,
 }
 
 impl Connection {
@@ -567,3 +582,86 @@ impl Connection {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod layout {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    /// The per-segment block of a connection: from the config's per-segment
+    /// settings to the end of the counters' first line.
+    fn hot_block() -> (usize, usize) {
+        (offset_of!(Connection, cfg) + offset_of!(TcpConfig, ngwa), offset_of!(Connection, stats) + 64)
+    }
+
+    #[test]
+    fn the_settings_a_segment_reads_are_the_last_72_bytes_of_the_config() {
+        let hot = offset_of!(TcpConfig, ngwa);
+        assert_eq!((hot, size_of::<TcpConfig>()), (128, 200));
+        for (name, at) in [
+            ("cc", offset_of!(TcpConfig, cc)),
+            ("snd_buf", offset_of!(TcpConfig, snd_buf)),
+            ("initial_rto", offset_of!(TcpConfig, initial_rto)),
+            ("max_rto", offset_of!(TcpConfig, max_rto)),
+            ("mss", offset_of!(TcpConfig, mss)),
+            ("recovery", offset_of!(TcpConfig, recovery)),
+            ("timestamps", offset_of!(TcpConfig, timestamps)),
+        ] {
+            assert!(at < hot, "{name}, read at set-up or in recovery, lies in the per-segment part");
+        }
+        for (name, at) in [
+            ("rcv_buf", offset_of!(TcpConfig, rcv_buf)),
+            ("delayed_ack_timeout", offset_of!(TcpConfig, delayed_ack_timeout)),
+            ("ts_tick", offset_of!(TcpConfig, ts_tick)),
+            ("delayed_ack_count", offset_of!(TcpConfig, delayed_ack_count)),
+            ("dupack_threshold", offset_of!(TcpConfig, dupack_threshold)),
+            ("sack", offset_of!(TcpConfig, sack)),
+            ("limited_transmit", offset_of!(TcpConfig, limited_transmit)),
+            ("shrink_window", offset_of!(TcpConfig, shrink_window)),
+        ] {
+            assert!(at >= hot, "{name}, read by every segment, lies in the cold part");
+        }
+    }
+
+    #[test]
+    fn a_connection_keeps_its_per_segment_state_in_one_block_and_the_rest_outside_it() {
+        assert_eq!(std::mem::align_of::<Connection>(), 64);
+        let (from, to) = hot_block();
+        assert_eq!(from % 64, 0, "the block starts on a line");
+        // Sender and receiver read these on every segment.
+        for (name, at) in [
+            ("rcv_nxt", offset_of!(Connection, rcv_nxt)),
+            ("snd_una", offset_of!(Connection, snd_una)),
+            ("win", offset_of!(Connection, win)),
+            ("rto_at", offset_of!(Connection, rto_at)),
+            ("pace_wait", offset_of!(Connection, pace_wait)),
+            ("rcv_fin", offset_of!(Connection, rcv_fin)),
+            ("state", offset_of!(Connection, state)),
+            ("rcv_shift", offset_of!(Connection, rcv_shift)),
+            ("board", offset_of!(Connection, board)),
+            ("ooo", offset_of!(Connection, ooo)),
+            ("cc", offset_of!(Connection, cc)),
+            ("rtt", offset_of!(Connection, rtt)),
+            ("stats.segments_received", offset_of!(Connection, stats) + offset_of!(TcpStats, segments_received)),
+            ("stats.dupacks_received", offset_of!(Connection, stats) + offset_of!(TcpStats, dupacks_received)),
+        ] {
+            assert!((from..to).contains(&at), "{name} at byte {at}, outside the block {from}..{to}");
+        }
+        for (name, at) in [
+            ("stats.bytes_retransmitted", offset_of!(Connection, stats) + offset_of!(TcpStats, bytes_retransmitted)),
+            ("rtt_timing", offset_of!(Connection, rtt_timing)),
+            ("ngwa", offset_of!(Connection, ngwa)),
+            ("prr_delivered", offset_of!(Connection, prr_delivered)),
+            ("ecn_recover", offset_of!(Connection, ecn_recover)),
+            ("cwr_due", offset_of!(Connection, cwr_due)),
+        ] {
+            assert!(at >= to, "{name} at byte {at}, inside the block {from}..{to}");
+        }
+        // A receiver's data segment reads the block up to the control's
+        // first line (its variant), not the rest of the control or the
+        // RTT estimator: those lines are the sender's alone.
+        let receiver_end = offset_of!(Connection, cc) + 64;
+        assert!(offset_of!(Connection, rtt) >= receiver_end);
+        assert!((to - from).div_ceil(64) <= 14, "the block spans {} lines", (to - from).div_ceil(64));
+    }
+}
