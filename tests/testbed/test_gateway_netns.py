@@ -46,9 +46,10 @@ def _run(tmp_path: Path, gateway_bin: str, name: str, controller: str, **kw) -> 
 
 @needs_netns
 @pytest.mark.netns
-def test_rwm_lowers_the_senders_window_with_valid_checksums(tmp_path, gateway_bin):
-    base = _run(tmp_path, gateway_bin, "none", "none")
-    rwm = _run(tmp_path, gateway_bin, "rwm", "rwm")
+@pytest.mark.parametrize("datapath", ["packet", "kernel"])
+def test_rwm_lowers_the_senders_window_with_valid_checksums(tmp_path, gateway_bin, datapath):
+    base = _run(tmp_path, gateway_bin, "none", "none", datapath=datapath)
+    rwm = _run(tmp_path, gateway_bin, "rwm", "rwm", datapath=datapath)
     for s in (base, rwm):
         assert s["failed_flows"] == [], s
     # SPEC rule 3: a wrong checksum would be counted (and dropped) here;
