@@ -130,9 +130,23 @@ def test_the_kernel_datapath_hop_hands_its_delay_and_loss_to_a_packet_hop_in_fro
         == ["gw"]
     packet = runner.RunConfig(out=tmp_path, delay="40ms")
     assert runner.plan_hops(packet) == (runner.hops_of(packet), 0)
-    with pytest.raises(netns.TestbedError, match="kernel"):
+    with pytest.raises(netns.TestbedError, match="binary"):
         runner.plan_hops(runner.RunConfig(out=tmp_path, datapath="kernel",
                                           hops=[runner.Hop(config="scenarios/ewt/scenario2.toml")]))
+
+
+def test_a_scenario_hop_on_the_kernel_datapath_keeps_its_file_and_hands_its_delay_to_a_packet_hop(tmp_path):
+    binary = gateway_or_skip()
+    scen = str(ROOT / "scenarios" / "ewt" / "scenario2.toml")
+    cfg = runner.RunConfig(out=tmp_path, datapath="kernel",
+                           hops=[runner.Hop(config=scen, sets=["queue=ewt", "bottleneck_rate=20Mbps"])])
+    (wan, kern), primary = runner.plan_hops(cfg, binary)
+    assert primary == 1
+    # 80 ms round trip: 40 ms each way, as the simulator resolves the file.
+    assert wan.delay == "40000000ns" and wan.args[:2] == ["--delay-ba", "40000000ns"]
+    assert kern.config == scen and kern.args[-3:] == ["--datapath", "kernel", "--delay-elsewhere"]
+    cmd = runner.gateway_command(cfg, binary, kern, 1)
+    assert runner.check_gateway_args(binary, cmd[5:]) is None, "the gateway accepts the kernel hop's command"
 
 
 def test_main_refuses_clearly_without_root(monkeypatch, capsys):

@@ -94,6 +94,10 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
                        (droptail only; no delay, jitter, loss or NGWA: this
                        kernel has no netem; docs/gateway.md)
   --tick TIME          the kernel datapath's controller period (default 1ms)
+  --delay-elsewhere    kernel datapath: the link's delay, jitter and loss (of
+                       --config's scenario, say) run on another hop, such as a
+                       packet-datapath gateway in front; they are reported in
+                       the JSON as not emulated here, not refused
   --check              print both directions as they would run (rate, delay,
                        loss, queue, controllers) and exit; no interface is opened
 
@@ -169,6 +173,9 @@ pub struct Args {
     pub datapath: Datapath,
     /// `--tick`: how often the kernel datapath's controller runs.
     pub tick: Time,
+    /// `--delay-elsewhere`: the kernel datapath leaves the link's delay,
+    /// jitter and loss to another hop (and says so) instead of refusing.
+    pub delay_elsewhere: bool,
 }
 
 /// Who moves the frames (`--datapath`).
@@ -446,6 +453,7 @@ impl Args {
             check: false,
             datapath: Datapath::Packet,
             tick: Time::from_millis(1),
+            delay_elsewhere: false,
         };
         let (mut rate_ba, mut delay_ba, mut queue_ba, mut jitter_ba) = (None, None, None, None);
         let mut mss = None;
@@ -548,6 +556,7 @@ impl Args {
                         val()?.parse::<usize>().map_err(|_| "bad --ring-frames".to_string())?.clamp(64, 1 << 20)
                 }
                 "--check" => a.check = true,
+                "--delay-elsewhere" => a.delay_elsewhere = true,
                 "--datapath" => {
                     a.datapath = match val()?.as_str() {
                         "packet" => Datapath::Packet,
@@ -570,6 +579,11 @@ impl Args {
         }
         if a.iface_a.is_empty() || a.iface_b.is_empty() {
             return Err("--a and --b are required".into());
+        }
+        if a.delay_elsewhere && a.datapath != Datapath::Kernel {
+            return Err("--delay-elsewhere: only the kernel datapath (--datapath kernel) leaves the link's delay, \
+                        jitter and loss to another hop"
+                .into());
         }
         if let Some(path) = &config {
             if let Some(f) = link_flags.first() {

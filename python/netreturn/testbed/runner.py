@@ -141,7 +141,27 @@ def _zero_time(t: str | None) -> bool:
     return t is None or t.strip().rstrip("munsec") in ("0", "0.0", "")
 
 
-def plan_hops(cfg: RunConfig) -> tuple[list[Hop], int]:
+_CHECK_LINE = re.compile(r"^(A->B|B->A) rate \d+ bit/s\s+delay (\d+) ns\s+jitter (\d+) ns.*?\s+loss (\S+)\s")
+
+
+def config_link(binary: str, h: Hop) -> dict[str, tuple[int, int, float]]:
+    """The delay, jitter (ns) and loss of each direction of hop ``h``'s
+    scenario link, as the gateway resolves it (``--check``)."""
+    r = subprocess.run([binary, "--a", "x", "--b", "y", *link_args(h), "--check"], capture_output=True, text=True,
+                       timeout=30)
+    if r.returncode != 0:
+        raise TestbedError(f"hop {h.name}: {r.stderr.strip()}")
+    out = {}
+    for ln in r.stdout.splitlines():
+        m = _CHECK_LINE.match(ln)
+        if m:
+            out[m.group(1)] = (int(m.group(2)), int(m.group(3)), float(m.group(4)))
+    if set(out) != {"A->B", "B->A"}:
+        raise TestbedError(f"hop {h.name}: netreturn-gateway --check printed no link: {r.stdout[:200]!r}")
+    return out
+
+
+def plan_hops(cfg: RunConfig, binary: str | None = None) -> tuple[list[Hop], int]:
     """The gateways of the run and the index of the bottleneck among them.
 
     With ``datapath="kernel"`` the bottleneck hop runs ``--datapath kernel``.
@@ -149,7 +169,9 @@ def plan_hops(cfg: RunConfig) -> tuple[list[Hop], int]:
     bottleneck with a delay or a loss gets a packet-datapath hop in front of
     it, ``wan``, carrying exactly those (both directions), as a WAN emulator
     in front of an edge gateway would; the bottleneck keeps its rate, queue
-    and controller."""
+    and controller. A scenario hop (``config``) keeps its file, read with
+    ``--delay-elsewhere``; its delays and losses, as the gateway resolves
+    them (``binary --check``), go to the ``wan`` hop."""
     hops = list(hops_of(cfg))
     primary = cfg.primary_hop % len(hops)
     if cfg.datapath == "packet":
@@ -158,8 +180,19 @@ def plan_hops(cfg: RunConfig) -> tuple[list[Hop], int]:
         raise TestbedError(f"datapath {cfg.datapath!r}: packet or kernel")
     h = hops[primary]
     if h.config is not None:
-        raise TestbedError(f"hop {h.name}: --datapath kernel takes its link in flags (rate, queue, controller), "
-                           f"not --config {h.config}")
+        if binary is None:
+            raise TestbedError(f"hop {h.name}: a scenario hop on the kernel datapath needs the gateway binary")
+        link = config_link(binary, h)
+        (d_ab, j_ab, l_ab), (d_ba, j_ba, l_ba) = link["A->B"], link["B->A"]
+        kern = replace(h, args=[*h.args, "--datapath", "kernel", "--delay-elsewhere"])
+        wan = Hop(name="wan", delay=f"{d_ab}ns", loss=l_ab,
+                  args=["--delay-ba", f"{d_ba}ns", "--loss-ba", repr(l_ba), "--jitter", f"{j_ab}ns",
+                        "--jitter-ba", f"{j_ba}ns"])
+        if d_ab == d_ba == j_ab == j_ba == 0 and l_ab == l_ba == 0:
+            hops[primary] = kern
+            return hops, primary
+        hops[primary:primary + 1] = [wan, kern]
+        return hops, primary + 1
     kern = replace(h, delay="0ms", loss=0.0, args=[*h.args, "--datapath", "kernel"])
     if _zero_time(h.delay) and not h.loss:
         hops[primary] = kern
@@ -449,7 +482,7 @@ def run(cfg: RunConfig) -> dict:
                            f"(have: {' '.join(available_cc())}; no loadable modules)")
     cfg.out.mkdir(parents=True, exist_ok=True)
     prefix = cfg.prefix or f"nrtb{os.getpid() % 100000}"
-    hops, primary = plan_hops(cfg)
+    hops, primary = plan_hops(cfg, find_gateway(cfg.gateway_bin) if cfg.mode != "kernel" else None)
     plan = flows_of(cfg)
     topo = Topology(prefix, cfg.senders, cfg.receivers, hops=len(hops))
     procs: list[subprocess.Popen] = []

@@ -23,7 +23,9 @@
 //!   unchanged (its rule is not in the map yet);
 //! * no delay, jitter or loss: this kernel has no netem, and a delay line
 //!   cannot hold packets in tc. Put them on another hop (a packet-datapath
-//!   gateway), as `netreturn testbed` does.
+//!   gateway), as `netreturn testbed` does; `--delay-elsewhere` then lets a
+//!   scenario's link (`--config`) run here, its delay reported as run
+//!   elsewhere (`not_emulated` in the JSON).
 
 pub mod event;
 pub mod maps;
@@ -48,16 +50,18 @@ pub fn check(args: &Args) -> Result<(), String> {
             "the eBPF object needs clang and libbpf-dev at build time (make system-deps, as root), then a rebuild",
         );
     }
-    let netem =
-        "this kernel has no netem and tc cannot hold packets; put it on another hop, a gateway with --datapath packet";
-    if args.delay.0 != 0 || args.delay_ba.0 != 0 {
-        return refuse("--delay / --delay-ba", netem);
-    }
-    if args.jitter.0 != 0 || args.jitter_ba.0 != 0 {
-        return refuse("--jitter", netem);
-    }
-    if args.loss != 0.0 || args.loss_ba != 0.0 {
-        return refuse("--loss", netem);
+    let netem = "this kernel has no netem and tc cannot hold packets; run it on another hop (a gateway with \
+                 --datapath packet) and say so with --delay-elsewhere";
+    if !args.delay_elsewhere {
+        if args.delay.0 != 0 || args.delay_ba.0 != 0 {
+            return refuse("--delay / --delay-ba (a scenario link's rtt)", netem);
+        }
+        if args.jitter.0 != 0 || args.jitter_ba.0 != 0 {
+            return refuse("--jitter", netem);
+        }
+        if args.loss != 0.0 || args.loss_ba != 0.0 {
+            return refuse("--loss (a scenario link's loss)", netem);
+        }
     }
     for (flag, q) in [("--queue", &args.queue), ("--queue-ba", &args.queue_ba)] {
         if q.kind != QueueKind::DropTail {

@@ -64,6 +64,8 @@ struct State {
     late_ticks: u64,
     map_writes: u64,
     map_errors: u64,
+    /// `--delay-elsewhere`: the link settings another hop runs, as JSON.
+    not_emulated: Option<String>,
 }
 
 pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -> Result<String, String> {
@@ -83,6 +85,12 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
         late_ticks: 0,
         map_writes: 0,
         map_errors: 0,
+        not_emulated: args.delay_elsewhere.then(|| {
+            format!(
+                "{{\"delay_ns\":{},\"delay_ba_ns\":{},\"jitter_ns\":{},\"jitter_ba_ns\":{},\"loss\":{},\"loss_ba\":{}}}",
+                args.delay.0, args.delay_ba.0, args.jitter.0, args.jitter_ba.0, args.loss, args.loss_ba
+            )
+        }),
     };
     let mut next = start + tick;
     let mut next_second = start + Time::from_secs(1);
@@ -295,6 +303,9 @@ fn json<C: WindowController>(
         queues[0].backlog_bytes
     );
     let mut extra = vec![("datapath", "\"kernel\"".to_string()), ("kernel", kernel)];
+    if let Some(n) = st.not_emulated.as_ref() {
+        extra.push(("not_emulated", n.clone()));
+    }
     match gw {
         Some(g) => {
             extra.push(("controller", format!("\"{}\"", g.config().controller.kind().name())));
