@@ -51,7 +51,7 @@ class Cell:
 
     name: str
     label: str
-    kind: str  # "dumbbell", "xcp" or "lossy"
+    kind: str  # "dumbbell", "xcp", "lossy" or "ngwa"
     args: dict = field(default_factory=dict)
 
 
@@ -92,7 +92,17 @@ def _lossy(cc: str) -> tuple[Cell, ...]:
     return (Cell(f"lossy_{cc}", "Fig. 3b's loss rates", "lossy", {"cc": cc}),)
 
 
+def _ngwa(key: str) -> tuple[Cell, ...]:
+    from .validate_ngwa import cell_name
+
+    return (Cell(cell_name(key), "rate and window scenarios", "ngwa", {"key": key}),)
+
+
 BASELINES = "validation.md#baselines-over-phases"
+NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
+#: NGWA's rows (the NGWA paper's Table 2 tests), a row of the summary per test.
+NGWA_ROWS = (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NewReno (NGWA's scenarios)", "newreno"),
+             *((f"NGWA mode {m}", f"mode{m}") for m in range(1, 9)))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
@@ -108,6 +118,7 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("Westwood+, lossy link", "ns-3 3.44",
               "validation.md#westwood-and-newreno-on-the-sarbe-papers-lossy-link-issue-14-item-5",
               _lossy("westwood+")),
+    *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
 )
 
 
@@ -290,6 +301,10 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                         raise RuntimeError("ns-2 is not installed (Debian: apt-get install ns2)")
                     r = ns2xcp.compare(cell.args["case"], seeds, 20.0, out, jobs=jobs or 2)
                     ns2xcp.write_cell_record(r, out)
+                elif cell.kind == "ngwa":
+                    from .validate_ngwa import run_cell as ngwa_cell
+
+                    ngwa_cell(cell.args["key"], seeds, out, jobs)
                 elif cell.kind == "lossy":
                     import argparse
 

@@ -70,14 +70,17 @@ static void LossyRto(Time before, Time now) {
     if (now == before * 2 || (now == Seconds(60) && before < now)) LS.rtoExpiries++;
 }
 
+// The repair above on socket `s` (also used by ngwa.cc).
+void RenoSackLinuxExit(Ptr<TcpSocketBase> s) {
+    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&LossyCong, s));
+}
+
 static void LossyHook(Ptr<BulkSendApplication> app) {
     Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
     if (!s) return;
     BooleanValue sack;
     s->GetAttribute("Sack", sack);
-    if (LS.renoSackLinuxExit && !sack.Get()) {
-        s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&LossyCong, s));
-    }
+    if (LS.renoSackLinuxExit && !sack.Get()) RenoSackLinuxExit(s);
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LossySsth));
     s->TraceConnectWithoutContext("RTO", MakeCallback(&LossyRto));
     if (LS.westwood) {

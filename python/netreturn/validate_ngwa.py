@@ -1,0 +1,137 @@
+"""``netreturn validate --scenario ngwa``: NGWA's scenarios (the NGWA paper section 3,
+docs/decisions.md §5.2) in ns-3 3.44, the paper's own simulator, with NGWA's
+router rule, receiver rule and flow division in the harness
+(:mod:`netreturn.ns3ngwa`, ``ns3cxx/ngwa.cc``), and in netreturn: a row per
+test of the paper's Table 2 (RFC 793 TCP, NewReno, modes 1-8), the metrics
+of :data:`netreturn.ns3ngwa.METRICS` in both scenarios ``netreturn reproduce
+ngwa`` runs (Table 2's ``ngwa/rate`` and Fig. 3's ``ngwa/window``).
+
+ns-3 runs are kept under ``<out>/ns3/`` (one JSON per scenario, row and
+seed), so a rerun runs only new ones; each row leaves a cell record
+``<out>/cells/ngwa_<row>.json`` for ``netreturn validate --summary``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .files import atomic_write
+from .table import ci, render, unit_of
+
+__all__ = ["REFERENCE", "cell_name", "main", "ns3_cache_path", "run_cell", "table"]
+
+#: The reference as the summary names it.
+REFERENCE = "ns-3 3.44 (ns3cxx/ngwa.cc)"
+#: Where each scenario's metrics stand in a record (the ``where`` of a row).
+WHERE = {"ngwa/rate": "Table 2 (rate, 600 s)", "ngwa/window": "Fig. 3 (window, 180 s)"}
+
+
+def rows() -> list[tuple[str, str, dict]]:
+    """Table 2's tests: (name, key, scenario parameters), as ``reproduce ngwa``."""
+    from .reproduce.ngwa import ROWS
+
+    return ROWS
+
+
+def cell_name(key: str) -> str:
+    """The cell record of Table 2's row ``key`` (e.g. ``mode6``)."""
+    return f"ngwa_{key}"
+
+
+def ns3_cache_path(out: Path, scenario: str, key: str, seed: int) -> Path:
+    """Where the ns-3 run of ``scenario``, row ``key``, ``seed`` is kept."""
+    return Path(out) / "ns3" / f"ngwa_{scenario.split('/')[-1]}_{key}_seed{seed}.json"
+
+
+def _ns3(scenario: str, key: str, overrides: dict, seeds: Sequence[int], out: Path) -> list[dict]:
+    from . import ns3ngwa, ns3ref
+
+    todo = [s for s in seeds if not ns3_cache_path(out, scenario, key, s).exists()]
+    if todo:
+        if not ns3ref.available():
+            raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
+        for r in ns3ngwa.run_ngwa(scenario, overrides, todo):
+            path = ns3_cache_path(out, scenario, key, r["seed"])
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, json.dumps(r, allow_nan=True))
+    return [json.loads(ns3_cache_path(out, scenario, key, s).read_text()) for s in seeds]
+
+
+def _ours(scenario: str, overrides: dict, seeds: Sequence[int], jobs: int | None) -> list[dict]:
+    from .runner import RunSpec, run_many
+
+    specs = [RunSpec.make(f"{scenario}.toml", {k: str(v) for k, v in overrides.items()}, s) for s in seeds]
+    return [r["summary"] for r in run_many(specs, jobs=jobs or 1, out=None)]
+
+
+def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None) -> dict:
+    """Row ``key`` of Table 2 in both simulators, both scenarios; writes and
+    returns its cell record."""
+    from . import ns3ngwa
+    from .valrecords import record, write_record
+
+    overrides = next(ov for _, k, ov in rows() if k == key)
+    table = []
+    for scenario in ns3ngwa.SCENARIOS:
+        ref = _ns3(scenario, key, overrides, seeds, out)
+        mine = _ours(scenario, overrides, seeds, jobs)
+        table += [(m, label, [r.get(m, math.nan) for r in ref], [r.get(m, math.nan) for r in mine], WHERE[scenario])
+                  for m, label in ns3ngwa.METRICS]
+    rec = record(REFERENCE, table, row=key, overrides=overrides, seeds=list(seeds),
+                 scenarios=list(ns3ngwa.SCENARIOS))
+    write_record(out, cell_name(key), rec)
+    return rec
+
+
+def table(recs: dict[str, dict]) -> str:
+    """A text table: a row per (test, scenario), ns-3 / ours per metric,
+    DIFFER where they agree by neither 10 % nor the CIs."""
+    from . import ns3ngwa
+    from .valsummary import verdicts
+
+    body = []
+    for name, rec in recs.items():
+        by = {}
+        for v in verdicts(rec):
+            by.setdefault(v["where"], []).append(v)
+        for where, vs in by.items():
+            cells = [name, where]
+            for v in vs:
+                unit = unit_of(v["metric"])
+                mark = "" if v["within"] or v["ci"] else " DIFFER"
+                cells.append(f"{ci(*v['ref_ci'][:2], unit)} / {ci(*v['ours_ci'][:2], unit)}{mark}")
+            body.append(cells)
+    header = ["test", "scenario"] + [f"{label}: ns-3 / netreturn" for _, label in ns3ngwa.METRICS]
+    return render(header, body)
+
+
+def main(a, out: Path) -> int:
+    seeds = list(range(1, a.seeds + 1))
+    wanted = [k.strip() for k in (getattr(a, "ngwa_rows", None) or "").split(",") if k.strip()]
+    known = [k for _, k, _ in rows()]
+    bad = [k for k in wanted if k not in known]
+    if bad:
+        print(f"netreturn: error: --ngwa-rows {a.ngwa_rows}: {', '.join(bad)} is not a test of Table 2; "
+              f"allowed: {', '.join(known)}", file=sys.stderr)
+        return 2
+    recs = {}
+    for name, key, _ in rows():
+        if wanted and key not in wanted:
+            continue
+        if not a.quiet:
+            print(f"NGWA, {name}: ns-3 3.44 and netreturn, seeds 1..{a.seeds}", flush=True)
+        try:
+            recs[name] = run_cell(key, seeds, out, a.jobs)
+        except RuntimeError as e:
+            print(f"netreturn: error: {e}", file=sys.stderr)
+            return 2
+    text = table(recs)
+    print(text)
+    (out / "validation_ngwa.txt").write_text(text + "\n")
+    print(f"table: {out / 'validation_ngwa.txt'}; cell records: {out / 'cells'}/ngwa_*.json")
+    return 0
+
