@@ -26,7 +26,7 @@ import sys
 import time
 from typing import Any, Optional
 
-__all__ = ["MODES", "SCENARIOS", "METRICS", "run_ngwa", "main"]
+__all__ = ["MODES", "SCENARIOS", "METRICS", "run_ngwa", "run_ngwa_many", "main"]
 
 #: The NGWA paper's Table 1 as SPEC.md 2.6 reads it: mode -> (CW, SE, FD).
 MODES = {1: (True, False, False), 2: (True, True, False), 3: (False, False, False), 4: (False, True, False),
@@ -92,27 +92,39 @@ def _parse_size(text: Any) -> int:
     return _bytes(str(text))
 
 
-def run_ngwa(scenario: str, overrides: dict, seeds: list[int], *, timeout_s: Optional[float] = None) -> list[dict]:
+def run_ngwa(scenario: str, overrides: dict, seeds: list[int], *, phase_ns: int = 0,
+             timeout_s: Optional[float] = None) -> list[dict]:
     """Run ``scenario`` (one of :data:`SCENARIOS`) with ``overrides`` (e.g.
     ``{"ngwa_mode": 6}``, ``{"ngwa_mode": 0, "tcp": "none"}``) in ns-3 for
     each seed (one subprocess) and return one metrics dict per seed, keyed
-    as our summary (:data:`METRICS`)."""
+    as our summary (:data:`METRICS`). ``phase_ns > 0`` randomizes the
+    phase as ``run.phase`` does in ours: both directions of each link grow
+    by ``_native.phase_offset(seed, forward direction's name, phase_ns)``,
+    the offsets ours draws."""
+    return run_ngwa_many(scenario, [overrides], seeds, phase_ns=phase_ns, timeout_s=timeout_s)[0]
+
+
+def run_ngwa_many(scenario: str, sets: list[dict], seeds: list[int], *, phase_ns: int = 0,
+                  timeout_s: Optional[float] = None) -> list[list[dict]]:
+    """:func:`run_ngwa` for several parameter sets in one subprocess (cling
+    compiles ns-3's headers and the harness once, 40-70 s): a list of runs
+    per set, in order."""
     if scenario not in SCENARIOS:
         raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, not {scenario!r}")
-    spec = _load(scenario, overrides)  # a bad mode or key fails here, before ns-3 starts
-    cmd = [sys.executable, os.path.abspath(__file__), "--scenario", scenario, "--sets", json.dumps(overrides),
-           "--seeds", ",".join(str(int(s)) for s in seeds)]
+    for ov in sets:
+        _load(scenario, ov)  # a bad mode or key fails here, before ns-3 starts
+    cmd = [sys.executable, os.path.abspath(__file__), "--scenario", scenario, "--sets", json.dumps(sets),
+           "--seeds", ",".join(str(int(s)) for s in seeds), "--phase-ns", str(int(phase_ns))]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
     runs = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
-    if p.returncode != 0 or len(runs) != len(seeds):
+    if p.returncode != 0 or len(runs) != len(seeds) * len(sets):
         tail = "\n".join((p.stderr or "").splitlines()[-20:])
-        raise RuntimeError(f"ns-3 NGWA run failed (exit {p.returncode}): {scenario} {overrides} (mode "
-                           f"{spec['mode']})\n{tail}")
+        raise RuntimeError(f"ns-3 NGWA run failed (exit {p.returncode}): {scenario} {sets}\n{tail}")
     for r in runs:
         r["process_wall_s"] = took / len(runs)
-    return runs
+    return [runs[i * len(seeds):(i + 1) * len(seeds)] for i in range(len(sets))]
 
 
 # --------------------------------------------------------------------------
@@ -139,7 +151,8 @@ def _flows(doc: dict) -> list[dict]:
     return out
 
 
-def _simulate(ns: Any, cpp: Any, spec: dict, seed: int) -> dict:
+def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0) -> dict:
+    from netreturn import _native  # noqa: PLC0415
     from netreturn.ns3lossy import _tcp_settings  # noqa: PLC0415
     from netreturn.stats import jain, mean  # noqa: PLC0415
 
@@ -198,7 +211,9 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int) -> dict:
                                  "stages or controllers")
         h = ns.PointToPointHelper()
         h.SetDeviceAttribute("DataRate", ns.StringValue(f"{ln['rate_bps']}bps"))
-        h.SetChannelAttribute("Delay", ns.StringValue(f"{ln['delay_ns']}ns"))
+        # run.phase: the forward direction's name draws the offset of both (resolve.rs, apply_phase).
+        phase = _native.phase_offset(int(seed), ln["name"], int(phase_ns)) if phase_ns else 0
+        h.SetChannelAttribute("Delay", ns.StringValue(f"{ln['delay_ns'] + phase}ns"))
         pair = ns.NodeContainer()
         pair.Add(nodes[a])
         pair.Add(nodes[b])
@@ -276,7 +291,8 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int) -> dict:
     goodputs = [p["goodput_mbps"] for p in per]
     out: dict[str, Any] = {
         "simulator": "ns-3 3.44 (PyPI ns3==3.44.post0, cppyy bindings) with ns3cxx/ngwa.cc",
-        "scenario": spec["scenario"], "mode": spec["mode"], "cc": cc, "seed": seed, "segment": mss,
+        "scenario": spec["scenario"], "mode": spec["mode"], "cc": cc, "seed": seed, "phase_ns": phase_ns,
+        "segment": mss,
         "lost_packets": int(cpp.NgwaCount(3)),
         "goodput_mean_mbps": mean(goodputs),
         "jain_goodput": jain(goodputs),
@@ -296,10 +312,14 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int) -> dict:
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="NGWA's scenarios in ns-3 3.44 (reference runs)")
     ap.add_argument("--scenario", choices=list(SCENARIOS), required=True)
-    ap.add_argument("--sets", default="{}", help="scenario parameters, JSON (e.g. {\"ngwa_mode\": 6})")
+    ap.add_argument("--sets", default="{}",
+                    help="scenario parameters, JSON (e.g. {\"ngwa_mode\": 6}), or a list of them run one after another")
     ap.add_argument("--seeds", default="1")
+    ap.add_argument("--phase-ns", type=int, default=0, metavar="NS",
+                    help="phase randomization as run.phase in ours (netreturn._native.phase_offset)")
     a = ap.parse_args(argv)
-    spec = _load(a.scenario, json.loads(a.sets))
+    sets = json.loads(a.sets)
+    specs = [_load(a.scenario, ov) for ov in (sets if isinstance(sets, list) else [sets])]
     import cppyy  # noqa: PLC0415
     from ns import ns  # noqa: PLC0415  (heavy: cling parses ns-3's headers)
 
@@ -310,10 +330,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         if not cppyy.cppdef(f.read_text()):
             raise RuntimeError(f"cling could not compile {f}")
     cpp = cppyy.gbl.netreturn_ns3
-    for s in (int(x) for x in a.seeds.split(",")):
-        out = _simulate(ns, cpp, spec, s)
-        sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
-        sys.stdout.flush()
+    for spec in specs:
+        for s in (int(x) for x in a.seeds.split(",")):
+            out = _simulate(ns, cpp, spec, s, a.phase_ns)
+            sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
+            sys.stdout.flush()
     return 0
 
 

@@ -26,6 +26,10 @@ __all__ = ["REFERENCE", "cell_name", "main", "ns3_cache_path", "run_cell", "tabl
 
 #: The reference as the summary names it.
 REFERENCE = "ns-3 3.44 (ns3cxx/ngwa.cc)"
+#: Phase randomization in both simulators (run.phase in ours, the same
+#: offsets in ns-3): the window scenario starts its flows at fixed times,
+#: so without it every seed would repeat one run in both.
+PHASE_NS = 1_000_000
 #: Where each scenario's metrics stand in a record (the ``where`` of a row).
 WHERE = {"ngwa/rate": "Table 2 (rate, 600 s)", "ngwa/window": "Fig. 3 (window, 180 s)"}
 
@@ -44,45 +48,65 @@ def cell_name(key: str) -> str:
 
 def ns3_cache_path(out: Path, scenario: str, key: str, seed: int) -> Path:
     """Where the ns-3 run of ``scenario``, row ``key``, ``seed`` is kept."""
-    return Path(out) / "ns3" / f"ngwa_{scenario.split('/')[-1]}_{key}_seed{seed}.json"
+    return Path(out) / "ns3" / f"ngwa_{scenario.split('/')[-1]}_{key}_phase{PHASE_NS}ns_seed{seed}.json"
 
 
-def _ns3(scenario: str, key: str, overrides: dict, seeds: Sequence[int], out: Path) -> list[dict]:
+def fill(scenario: str, keys: Sequence[str], seeds: Sequence[int], out: Path) -> None:
+    """Run in ns-3 what the store lacks of rows ``keys`` of ``scenario``:
+    one subprocess for the rows that lack the same seeds (cling's start-up,
+    40-70 s, paid once), and store each run."""
     from . import ns3ngwa, ns3ref
 
-    todo = [s for s in seeds if not ns3_cache_path(out, scenario, key, s).exists()]
-    if todo:
-        if not ns3ref.available():
-            raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
-        for r in ns3ngwa.run_ngwa(scenario, overrides, todo):
-            path = ns3_cache_path(out, scenario, key, r["seed"])
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, json.dumps(r, allow_nan=True))
+    ovs = {k: ov for _, k, ov in rows()}
+    todo: dict[tuple[int, ...], list[str]] = {}
+    for k in keys:
+        missing = tuple(s for s in seeds if not ns3_cache_path(out, scenario, k, s).exists())
+        if missing:
+            todo.setdefault(missing, []).append(k)
+    if todo and not ns3ref.available():
+        raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
+    for missing, ks in todo.items():
+        for k, runs in zip(ks, ns3ngwa.run_ngwa_many(scenario, [ovs[k] for k in ks], list(missing),
+                                                     phase_ns=PHASE_NS)):
+            for r in runs:
+                path = ns3_cache_path(out, scenario, k, r["seed"])
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, json.dumps(r, allow_nan=True))
+
+
+def _ns3(scenario: str, key: str, seeds: Sequence[int], out: Path) -> list[dict]:
+    fill(scenario, [key], seeds, out)
     return [json.loads(ns3_cache_path(out, scenario, key, s).read_text()) for s in seeds]
 
 
 def _ours(scenario: str, overrides: dict, seeds: Sequence[int], jobs: int | None) -> list[dict]:
     from .runner import RunSpec, run_many
 
-    specs = [RunSpec.make(f"{scenario}.toml", {k: str(v) for k, v in overrides.items()}, s) for s in seeds]
+    sets = {**{k: str(v) for k, v in overrides.items()}, "run.phase": f"{PHASE_NS}ns"}
+    specs = [RunSpec.make(f"{scenario}.toml", sets, s) for s in seeds]
     return [r["summary"] for r in run_many(specs, jobs=jobs or 1, out=None)]
 
 
-def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None) -> dict:
+def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None, cached: bool = False) -> dict:
     """Row ``key`` of Table 2 in both simulators, both scenarios; writes and
-    returns its cell record."""
+    returns its cell record. ``cached``: no ns-3 run, only the scenarios
+    whose runs of every seed are stored (RuntimeError if none)."""
     from . import ns3ngwa
     from .valrecords import record, write_record
 
     overrides = next(ov for _, k, ov in rows() if k == key)
+    scenarios = [sc for sc in ns3ngwa.SCENARIOS
+                 if not cached or all(ns3_cache_path(out, sc, key, s).exists() for s in seeds)]
+    if not scenarios:
+        raise RuntimeError(f"no ns-3 run of NGWA's {key} stored for seeds {seeds[0]}-{seeds[-1]} under {out / 'ns3'}")
     table = []
-    for scenario in ns3ngwa.SCENARIOS:
-        ref = _ns3(scenario, key, overrides, seeds, out)
+    for scenario in scenarios:
+        ref = _ns3(scenario, key, seeds, out)
         mine = _ours(scenario, overrides, seeds, jobs)
         table += [(m, label, [r.get(m, math.nan) for r in ref], [r.get(m, math.nan) for r in mine], WHERE[scenario])
                   for m, label in ns3ngwa.METRICS]
-    rec = record(REFERENCE, table, row=key, overrides=overrides, seeds=list(seeds),
-                 scenarios=list(ns3ngwa.SCENARIOS))
+    rec = record(REFERENCE, table, row=key, overrides=overrides, seeds=list(seeds), scenarios=scenarios,
+                 phase_ns=PHASE_NS)
     write_record(out, cell_name(key), rec)
     return rec
 
@@ -117,6 +141,15 @@ def main(a, out: Path) -> int:
     if bad:
         print(f"netreturn: error: --ngwa-rows {a.ngwa_rows}: {', '.join(bad)} is not a test of Table 2; "
               f"allowed: {', '.join(known)}", file=sys.stderr)
+        return 2
+    from .ns3ngwa import SCENARIOS
+
+    keys = [k for _, k, _ in rows() if not wanted or k in wanted]
+    try:
+        for scenario in SCENARIOS:  # every row's ns-3 runs first, one subprocess per scenario
+            fill(scenario, keys, seeds, out)
+    except RuntimeError as e:
+        print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
     recs = {}
     for name, key, _ in rows():

@@ -285,7 +285,7 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
         for cell in mech.cells:
             if progress:
                 print(f"{mech.name}: {cell.label} ({cell.name})", flush=True)
-            if cached and cell.kind != "dumbbell":
+            if cached and cell.kind not in ("dumbbell", "ngwa"):
                 continue
             try:
                 if cell.kind == "dumbbell":
@@ -304,7 +304,7 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                 elif cell.kind == "ngwa":
                     from .validate_ngwa import run_cell as ngwa_cell
 
-                    ngwa_cell(cell.args["key"], seeds, out, jobs)
+                    ngwa_cell(cell.args["key"], seeds, out, jobs, cached)
                 elif cell.kind == "lossy":
                     import argparse
 
