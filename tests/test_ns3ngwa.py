@@ -17,7 +17,7 @@ needs_ns3 = pytest.mark.skipif(not ns3ref.available(), reason="ns3 (pip install 
 
 
 def test_each_mode_runs_the_senders_and_switches_of_table_1():
-    # SPEC.md 2.6: CW on -> NewReno, off -> RFC 793 TCP (no congestion window).
+    # docs/decisions.md §2.6: CW on -> NewReno, off -> RFC 793 TCP (no congestion window).
     for mode, (cw, se, fd) in ns3ngwa.MODES.items():
         spec = ns3ngwa._load("ngwa/rate", {"ngwa_mode": mode})
         assert spec["cc"] == ("newreno" if cw else "none"), mode
@@ -73,7 +73,7 @@ def mode6():
 def test_in_ns3_the_first_router_writes_the_value_and_the_receiver_rewrites_its_acks(mode6):
     r = mode6
     # Every TCP packet leaving R1 or R2 is marked: inserted at the first router on
-    # its path, kept (or lowered) at the second (SPEC.md 2.6, the path minimum).
+    # its path, kept (or lowered) at the second (docs/decisions.md §2.6, the path minimum).
     assert r["ngwa_inserted"] > 0
     assert abs(r["ngwa_inserted"] - (r["ngwa_kept"] + r["ngwa_lowered"])) <= 20
     assert r["ngwa_values_received"] > 0 and r["acks_rewritten"] > 0

@@ -1,4 +1,4 @@
-"""ns-3 3.44 reference runs of NGWA (the NGWA paper, SPEC.md 2.6, docs/ngwa.md): the paper's
+"""ns-3 3.44 reference runs of NGWA (the NGWA paper, docs/decisions.md §2.6, docs/ngwa.md): the paper's
 own simulator, with its router rule, receiver rule and flow division built
 in the harness (``ns3cxx/ngwa.cc``), for ``netreturn validate --summary``
 (issue 25 item 4).
@@ -28,7 +28,7 @@ from typing import Any, Optional
 
 __all__ = ["MODES", "SCENARIOS", "METRICS", "run_ngwa", "run_ngwa_many", "main"]
 
-#: The NGWA paper's Table 1 as SPEC.md 2.6 reads it: mode -> (CW, SE, FD).
+#: The NGWA paper's Table 1 as docs/decisions.md §2.6 reads it: mode -> (CW, SE, FD).
 MODES = {1: (True, False, False), 2: (True, True, False), 3: (False, False, False), 4: (False, True, False),
          5: (True, False, True), 6: (True, True, True), 7: (False, False, True), 8: (False, True, True)}
 #: The NGWA scenarios the harness builds (``netreturn reproduce ngwa`` runs both).

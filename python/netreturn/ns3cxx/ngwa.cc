@@ -1,10 +1,10 @@
-// NGWA (the NGWA paper, SPEC.md 2.6, docs/ngwa.md) in ns-3 3.44, the paper's own
+// NGWA (the NGWA paper, docs/decisions.md §2.6, docs/ngwa.md) in ns-3 3.44, the paper's own
 // simulator, for python/netreturn/ns3ngwa.py; compiled by cling after
 // dumbbell.cc and lossy.cc. Written apart from our crates (control/src/ngwa.rs,
 // control/src/ngwa_receiver.rs, tcp/src/connection/receive.rs) so the two can
 // check each other.
 //
-//  - Router rule (the NGWA paper section 2, eq. 3; SPEC.md 2.6): every egress of a
+//  - Router rule (the NGWA paper section 2, eq. 3; docs/decisions.md §2.6): every egress of a
 //    forwarding node is an NgwaQueueDisc, a FIFO of the link's buffer that,
 //    as a TCP packet leaves it, computes W_node = Br (free bytes of this
 //    queue) or, with flow division (FD), 0.98 Br / nf (nf = connections
