@@ -215,7 +215,8 @@ def test_a_testbed_comparison_leaves_a_cell_per_setting_with_linux_as_the_refere
     tb = pd.concat([runs([9.0, 9.5, 10.0], "droptail"), runs([8.0, 8.5, 9.0], "ewt")])
     sim = pd.concat([runs([9.2, 9.6, 10.1], "droptail"), runs([12.0, 12.1, 12.2], "ewt")])
     paths = agreement_records(sim, tb, ["queue"], "testbed/dumbbell4", tmp_path, {"tcp": "cubic"})
-    assert [p.stem for p in paths] == ["linux_dumbbell4_queue-droptail_tcp-cubic", "linux_dumbbell4_queue-ewt_tcp-cubic"]
+    assert [p.stem for p in paths] == ["linux_dumbbell4_queue-droptail_tcp-cubic",
+                                       "linux_dumbbell4_queue-ewt_tcp-cubic"]
     row = next(r for r in summarize(tmp_path) if r["mechanism"] == "CUBIC against Linux")
     assert row["reference"] == LINUX_REFERENCE
     assert (row["cells"], row["compared"], row["either"]) == (2, 4, 3)
