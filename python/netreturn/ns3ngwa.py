@@ -23,8 +23,9 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 __all__ = ["MODES", "SCENARIOS", "METRICS", "run_ngwa", "run_ngwa_many", "main"]
 
@@ -105,10 +106,12 @@ def run_ngwa(scenario: str, overrides: dict, seeds: list[int], *, phase_ns: int 
 
 
 def run_ngwa_many(scenario: str, sets: list[dict], seeds: list[int], *, phase_ns: int = 0,
-                  timeout_s: Optional[float] = None) -> list[list[dict]]:
+                  timeout_s: Optional[float] = None,
+                  on_run: Optional[Callable[[int, dict], None]] = None) -> list[list[dict]]:
     """:func:`run_ngwa` for several parameter sets in one subprocess (cling
     compiles ns-3's headers and the harness once, 40-70 s): a list of runs
-    per set, in order."""
+    per set, in order. ``on_run(i, run)`` is called as each run of set
+    ``i`` arrives, so a caller can keep it before the others end."""
     if scenario not in SCENARIOS:
         raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, not {scenario!r}")
     for ov in sets:
@@ -116,14 +119,26 @@ def run_ngwa_many(scenario: str, sets: list[dict], seeds: list[int], *, phase_ns
     cmd = [sys.executable, os.path.abspath(__file__), "--scenario", scenario, "--sets", json.dumps(sets),
            "--seeds", ",".join(str(int(s)) for s in seeds), "--phase-ns", str(int(phase_ns))]
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    took = time.perf_counter() - t0
-    runs = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
+    runs: list[dict] = []
+    with tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            for line in p.stdout:
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    r["process_wall_s"] = time.perf_counter() - t0
+                    runs.append(r)
+                    if on_run is not None:
+                        on_run((len(runs) - 1) // len(seeds), r)
+            p.wait(timeout=timeout_s)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        err.seek(0)
+        tail = "\n".join(err.read().splitlines()[-20:])
     if p.returncode != 0 or len(runs) != len(seeds) * len(sets):
-        tail = "\n".join((p.stderr or "").splitlines()[-20:])
         raise RuntimeError(f"ns-3 NGWA run failed (exit {p.returncode}): {scenario} {sets}\n{tail}")
-    for r in runs:
-        r["process_wall_s"] = took / len(runs)
     return [runs[i * len(seeds):(i + 1) * len(seeds)] for i in range(len(sets))]
 
 

@@ -66,12 +66,12 @@ def fill(scenario: str, keys: Sequence[str], seeds: Sequence[int], out: Path) ->
     if todo and not ns3ref.available():
         raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
     for missing, ks in todo.items():
-        for k, runs in zip(ks, ns3ngwa.run_ngwa_many(scenario, [ovs[k] for k in ks], list(missing),
-                                                     phase_ns=PHASE_NS)):
-            for r in runs:
-                path = ns3_cache_path(out, scenario, k, r["seed"])
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(path, json.dumps(r, allow_nan=True))
+        def keep(i: int, r: dict, ks: list[str] = ks) -> None:  # each run stored as it arrives
+            path = ns3_cache_path(out, scenario, ks[i], r["seed"])
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, json.dumps(r, allow_nan=True))
+
+        ns3ngwa.run_ngwa_many(scenario, [ovs[k] for k in ks], list(missing), phase_ns=PHASE_NS, on_run=keep)
 
 
 def _ns3(scenario: str, key: str, seeds: Sequence[int], out: Path) -> list[dict]:
