@@ -45,10 +45,8 @@ WESTWOOD = {"ns3": "ns3::TcpWestwoodPlus", "deduct": "ns3::NetreturnWestwoodPlus
 RECOVERIES = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"}
 #: ns-3's duplicate-ACK scoreboard without SACK (ns3cxx/lossy.cc): "ns3" as
 #: shipped (cleared only on a timeout), "linux" also cleared when recovery
-#: ends, as Linux's tcp_reset_reno_sack (docs/validation.md); "rfc6582" also
-#: keeps the guessed marks from marking segments lost (only the head is
-#: retransmitted, once per partial ACK: RFC 6582 section 3.2).
-RENOSACK = ("linux", "ns3", "rfc6582")
+#: ends, as Linux's tcp_reset_reno_sack (docs/validation.md).
+RENOSACK = ("linux", "ns3")
 #: Our TCP defaults (docs/tcp.md) for keys the scenario leaves out; all equal
 #: ns-3 3.44's defaults except the SYN timeout (ours: the initial RTO, 1 s;
 #: ns-3 ConnTimeout 3 s), which is set to ours below.
@@ -223,7 +221,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
     dst = ifaces[dst_link].GetAddress(1)
     cpp.Reset(1, 1 << 62)
     cpp.TraceFlows(1)
-    cpp.LossyReset(cc == "westwood+", renosack in ("linux", "rfc6582"), renosack == "rfc6582")
+    cpp.LossyReset(cc == "westwood+", renosack == "linux")
     if cc == "westwood+":
         cpp.LossyRegister()
         tid = ns.TypeId.LookupByName(WESTWOOD[westwood])

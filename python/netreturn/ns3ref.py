@@ -726,7 +726,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
                            f"with a gateway), found {n_qdiscs}")
     cpp.Reset(flows, file_bytes if file_bytes > 0 else (1 << 63))
     if ns2:
-        cpp.LossyReset(False, True, False)  # (not Westwood+, clear the dupACK scoreboard at recovery's end)
+        cpp.LossyReset(False, True)  # (not Westwood+, clear the dupACK scoreboard at recovery's end)
     if prr == "upstream":
         cpp.SetPrrUpstream()
     elif prr != "ns3":

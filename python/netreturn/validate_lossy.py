@@ -60,22 +60,21 @@ def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
     return res
 
 
-#: The reference of the repaired cells: ns-3 with RFC 6582's recovery without
-#: SACK (``--ns3-renosack rfc6582``) and Westwood+'s delivered count as Linux
-#: (``--ns3-westwood deduct``), issue 25 item 3.
-REPAIRED_LABEL = "ns-3 3.44 repaired (RFC 6582 recovery, Westwood+ count)"
+#: The reference of the repaired cell: ns-3 with Westwood+'s delivered count
+#: as Linux's (``--ns3-westwood deduct``; issue 25 item 3).
+REPAIRED_LABEL = "ns-3 3.44 with Westwood+'s count repaired"
 
 
 def cell_of(cc: str, renosack: str, westwood: str) -> str | None:
     """The summary's cell record a run of the whole of Fig. 3b makes: ns-3
-    with the Reno scoreboard cleared at recovery's end (``lossy_<cc>``), or
-    repaired as RFC 6582 and, for Westwood+, its count (``lossy_<cc>_repaired``);
-    None for other configurations."""
-    if renosack == "linux" and (cc == "newreno" or westwood == "ns3"):
+    with the Reno scoreboard cleared at recovery's end (``lossy_<cc>``), and
+    for Westwood+ also with its delivered count repaired
+    (``lossy_westwood+_repaired``); None for other configurations."""
+    if renosack != "linux":
+        return None
+    if cc == "newreno" or westwood == "ns3":
         return f"lossy_{cc}"
-    if renosack == "rfc6582" and (cc == "newreno" or westwood == "deduct"):
-        return f"lossy_{cc}_repaired"
-    return None
+    return f"lossy_{cc}_repaired" if westwood == "deduct" else None
 
 
 #: The section of docs/validation.md on this link (the start of its heading).

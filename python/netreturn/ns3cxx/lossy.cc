@@ -18,7 +18,6 @@ using namespace ns3;
 struct Lossy {
     bool westwood = false;
     bool renoSackLinuxExit = false;
-    bool renoHeadOnly = false;
     double ssthSum = 0;
     uint64_t ssthN = 0;
     std::vector<double> bweT, bweV;  // s, bytes per second
@@ -27,11 +26,10 @@ struct Lossy {
 };
 static Lossy LS;
 
-void LossyReset(bool westwood, bool renoSackLinuxExit, bool renoHeadOnly) {
+void LossyReset(bool westwood, bool renoSackLinuxExit) {
     LS = Lossy();
     LS.westwood = westwood;
     LS.renoSackLinuxExit = renoSackLinuxExit;
-    LS.renoHeadOnly = renoHeadOnly;
 }
 
 // Every ssthresh the sender sets after its socket exists is a loss reaction
@@ -126,15 +124,6 @@ static void LossyHook(Ptr<BulkSendApplication> app) {
     BooleanValue sack;
     s->GetAttribute("Sack", sack);
     if (LS.renoSackLinuxExit && !sack.Get()) RenoSackLinuxExit(s);
-    if (LS.renoHeadOnly && !sack.Get()) {
-        // RFC 6582 section 3.2: one retransmission per partial ACK, of the
-        // first unacknowledged segment. ns-3 marks that head lost itself (on
-        // entering recovery and on a partial ACK); its Tx buffer would also
-        // mark every segment below DupAckThresh guessed SACKs lost and
-        // NextSeg would retransmit segments the receiver holds. 2^20, not
-        // more: (DupAckThresh - 1) x segment is computed in 32 bits.
-        s->GetTxBuffer()->SetDupAckThresh(1u << 20);
-    }
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LossySsth));
     s->TraceConnectWithoutContext("RTO", MakeCallback(&LossyRto));
     if (LS.westwood) {
