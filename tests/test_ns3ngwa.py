@@ -55,7 +55,7 @@ def test_an_ngwa_cell_record_is_counted_per_metric_in_its_modes_row(tmp_path: Pa
     got = {r["mechanism"]: r for r in summarize(tmp_path)}
     row = got["NGWA mode 6"]
     assert (row["cells"], row["compared"], row["either"]) == (1, 2, 1)
-    assert [v["cell"] for v in row["differ"]] == ["rate and window scenarios, Fig. 3 (window, 180 s)"]
+    assert [v["cell"] for v in row["differ"]] == ["mode6, Fig. 3 (window, 180 s)"]
     assert got["NGWA mode 5"]["cells"] == 0
     text = validate_ngwa.table({"mode 6": record(validate_ngwa.REFERENCE, rows, seeds=[1, 2, 3])})
     assert text.count("DIFFER") == 1

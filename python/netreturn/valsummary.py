@@ -99,7 +99,7 @@ def _lossy(cc: str, repaired: bool = False) -> tuple[Cell, ...]:
 def _ngwa(key: str) -> tuple[Cell, ...]:
     from .validate_ngwa import cell_name
 
-    return (Cell(cell_name(key), "rate and window scenarios", "ngwa", {"key": key}),)
+    return (Cell(cell_name(key), key, "ngwa", {"key": key}),)
 
 
 #: The testbed comparison of the summary (``netreturn testbed compare``): its
