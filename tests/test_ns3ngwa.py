@@ -85,3 +85,19 @@ def test_in_ns3_the_first_router_writes_the_value_and_the_receiver_rewrites_its_
 def test_in_ns3_mode_6_loses_no_packet_in_the_window_scenario(mode6):
     # The NGWA paper, Table 2: modes 5-8 lose nothing; ours the same (docs/ngwa.md).
     assert mode6["lost_packets"] == 0 and mode6["timeouts"] == 0
+
+
+def test_a_cached_cell_compares_only_the_scenarios_whose_ns3_runs_are_stored(tmp_path: Path):
+    import json
+
+    metrics = {m: 1.0 for m, _ in ns3ngwa.METRICS}
+    for s in (1, 2, 3):  # the window scenario's seeds 1-3 stored, nothing of the rate scenario
+        p = validate_ngwa.ns3_cache_path(tmp_path, "ngwa/window", "mode6", s)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps({**metrics, "seed": s}))
+    rec = validate_ngwa.run_cell("mode6", [1, 2, 3, 4, 5], tmp_path, cached=True)
+    assert rec["scenarios"] == ["ngwa/window"] and rec["seeds"] == [1, 2, 3]
+    assert {m["where"] for m in rec["metrics"]} == {validate_ngwa.WHERE["ngwa/window"]}
+    assert all(len(m["ref"]) == len(m["ours"]) == 3 for m in rec["metrics"])
+    with pytest.raises(RuntimeError, match="mode5"):
+        validate_ngwa.run_cell("mode5", [1, 2, 3, 4, 5], tmp_path, cached=True)
