@@ -117,7 +117,7 @@ def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None,
     return rec
 
 
-def table(recs: dict[str, dict]) -> str:
+def table(recs: dict[str, dict], markdown: bool = False) -> str:
     """A text table: a row per (test, scenario), ns-3 / ours per metric,
     DIFFER where they agree by neither 10 % nor the CIs."""
     from . import ns3ngwa
@@ -136,10 +136,13 @@ def table(recs: dict[str, dict]) -> str:
                 cells.append(f"{ci(*v['ref_ci'][:2], unit)} / {ci(*v['ours_ci'][:2], unit)}{mark}")
             body.append(cells)
     header = ["test", "scenario"] + [f"{label}: ns-3 / netreturn" for _, label in ns3ngwa.METRICS]
-    return render(header, body)
+    return render(header, body, markdown=markdown)
 
 
 def main(a, out: Path) -> int:
+    """``netreturn validate --scenario ngwa``: every test of Table 2 (or
+    ``--ngwa-rows``) in both simulators, both scenarios; ns-3 runs already
+    stored are read, not run again."""
     seeds = list(range(1, a.seeds + 1))
     wanted = [k.strip() for k in (getattr(a, "ngwa_rows", None) or "").split(",") if k.strip()]
     known = [k for _, k, _ in rows()]
@@ -171,6 +174,8 @@ def main(a, out: Path) -> int:
     text = table(recs)
     print(text)
     (out / "validation_ngwa.txt").write_text(text + "\n")
-    print(f"table: {out / 'validation_ngwa.txt'}; cell records: {out / 'cells'}/ngwa_*.json")
+    (out / "validation_ngwa.md").write_text(table(recs, markdown=True) + "\n")
+    print(f"tables: {out / 'validation_ngwa.txt'}, {out / 'validation_ngwa.md'} (docs/validation.md's); "
+          f"cell records: {out / 'cells'}/ngwa_*.json")
     return 0
 
