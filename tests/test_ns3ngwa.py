@@ -101,3 +101,13 @@ def test_a_cached_cell_compares_only_the_scenarios_whose_ns3_runs_are_stored(tmp
     assert all(len(m["ref"]) == len(m["ours"]) == 3 for m in rec["metrics"])
     with pytest.raises(RuntimeError, match="mode5"):
         validate_ngwa.run_cell("mode5", [1, 2, 3, 4, 5], tmp_path, cached=True)
+
+
+def test_an_unknown_row_of_table_2_is_refused_naming_the_option_and_the_allowed_rows(tmp_path: Path, capsys):
+    from netreturn.cli import main as cli_main
+
+    rc = cli_main(["validate", "--scenario", "ngwa", "--ngwa-rows", "mode6,mode9", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "--ngwa-rows mode6,mode9: mode9 is not a test of Table 2" in err and "rfc793, newreno, mode1" in err
+    assert not (tmp_path / "ns3").exists(), "nothing ran"
