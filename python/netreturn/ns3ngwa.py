@@ -120,8 +120,8 @@ def run_ngwa_many(scenario: str, sets: list[dict], seeds: list[int], *, phase_ns
            "--seeds", ",".join(str(int(s)) for s in seeds), "--phase-ns", str(int(phase_ns))]
     t0 = time.perf_counter()
     runs: list[dict] = []
-    with tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+    with tempfile.TemporaryFile("w+") as err, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
+                                                                 text=True) as p:
         try:
             for line in p.stdout:
                 if line.startswith("{"):
