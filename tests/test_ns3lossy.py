@@ -61,6 +61,8 @@ def test_an_unknown_congestion_control_is_refused_before_spawning():
         ns3lossy.run_lossy("cubic", 0.01, [1])
     with pytest.raises(ValueError):
         ns3lossy.run_lossy("newreno", 0.01, [1], renosack="bsd")
+    with pytest.raises(ValueError, match="westwood must be one of ns3, deduct"):
+        ns3lossy.run_lossy("westwood+", 0.01, [1], westwood="linux")
 
 
 @pytest.fixture(scope="module")

@@ -154,3 +154,20 @@ def test_a_receiver_that_may_shrink_its_window_changes_an_ngwa_run_and_the_defau
     keys = ("lost_packets", "triple_dupacks", "timeouts", "goodput_mean_mbps")
     assert [runs["off"][k] for k in keys] == [runs["default"][k] for k in keys]
     assert [runs["on"][k] for k in keys] != [runs["default"][k] for k in keys]
+
+
+def test_the_ngwa_scenarios_send_buffer_is_ns3s_so_writes_beyond_it_are_lost():
+    # docs/ngwa.md: a tcp-rate write that does not fit ns-3's SndBufSize (128 KiB)
+    # is lost, as in the paper's simulator. The loader's default (1 MiB) let
+    # every write of the window scenario through while four flows offered
+    # 2 Mb/s to a 1.8 Mb/s bottleneck from 45 to 120 s.
+    from netreturn import scenarios
+    from netreturn.runner import RunSpec, run_many
+
+    for name in ("ngwa/rate", "ngwa/window"):
+        assert scenarios.model(name, {"ngwa_mode": "6"})["tcp"]["snd_buf"] == 131_072, name
+    (r,) = run_many([RunSpec.make("ngwa/window.toml", {"ngwa_mode": "6"}, 1)], jobs=1, out=None)
+    flows = r["flows"]
+    offered = [0.5e6 / 8 * (stop - start) for start, stop in zip(flows["start_s"], (180, 180, 120, 120))]
+    lost_writes = [o - d for o, d in zip(offered, flows["bytes_delivered"])]
+    assert sum(lost_writes) > 1e6, f"writes refused by the send buffers: {lost_writes}"

@@ -188,3 +188,36 @@ def test_an_xcp_comparison_becomes_a_record_of_every_link_metric_and_jain(tmp_pa
     assert rows["compared"] == 2 * len(LINK_METRICS) + 1
     # Ours drops three times ns-2's on R1->R2 (no spread): the one cell that differs.
     assert [(v["cell"], v["label"]) for v in rows["differ"]] == [("parking-lot, R1->R2", "drops")]
+
+
+def test_the_lossy_links_runs_make_the_shipped_or_the_repaired_cell_and_no_other():
+    from netreturn.validate_lossy import cell_of
+
+    assert cell_of("westwood+", "linux", "ns3") == "lossy_westwood+"
+    assert cell_of("westwood+", "linux", "deduct") == "lossy_westwood+_repaired"
+    assert cell_of("newreno", "linux", "deduct") == "lossy_newreno", "NewReno has no Westwood+ count"
+    # ns-3's scoreboard as shipped: a diagnostic, not a cell of the summary.
+    assert cell_of("westwood+", "ns3", "deduct") is None
+    assert cell_of("newreno", "ns3", "ns3") is None
+    names = {c.name for m in PLAN for c in m.cells}
+    assert {"lossy_newreno", "lossy_westwood+", "lossy_westwood+_repaired"} <= names
+
+
+def test_a_testbed_comparison_leaves_a_cell_per_setting_with_linux_as_the_reference(tmp_path: Path):
+    import pandas as pd
+
+    from netreturn.testbed.compare import LINUX_REFERENCE, agreement_records
+
+    def runs(goodputs, queue):
+        return pd.DataFrame({"queue": [queue] * len(goodputs), "goodput_mean_mbps": goodputs,
+                             "fct_mean_s": [4.0] * len(goodputs)})
+
+    tb = pd.concat([runs([9.0, 9.5, 10.0], "droptail"), runs([8.0, 8.5, 9.0], "ewt")])
+    sim = pd.concat([runs([9.2, 9.6, 10.1], "droptail"), runs([12.0, 12.1, 12.2], "ewt")])
+    paths = agreement_records(sim, tb, ["queue"], "testbed/dumbbell4", tmp_path, {"tcp": "cubic"})
+    assert [p.stem for p in paths] == ["linux_dumbbell4_queue-droptail_tcp-cubic",
+                                       "linux_dumbbell4_queue-ewt_tcp-cubic"]
+    row = next(r for r in summarize(tmp_path) if r["mechanism"] == "CUBIC against Linux")
+    assert row["reference"] == LINUX_REFERENCE
+    assert (row["cells"], row["compared"], row["either"]) == (2, 4, 3)
+    assert [(v["cell"], v["metric"]) for v in row["differ"]] == [("testbed/dumbbell4, ewt", "goodput_mean_mbps")]

@@ -34,6 +34,10 @@ __all__ = ["CCS", "RENOSACK", "data_loss_pct", "run_lossy", "main"]
 SCENARIO = "sarbe/lossy_link"
 #: Our congestion controls (scenario parameter ``tcp``) and ns-3's TypeIds.
 CCS = {"newreno": "ns3::TcpNewReno", "westwood+": "ns3::TcpWestwoodPlus"}
+#: ns-3's Westwood+ as shipped, or with its delivered count repaired
+#: (``deduct``: dupACK-counted segments deducted from the covering ACK, as
+#: Linux; ns3cxx/lossy.cc, NetreturnWestwoodPlus). NewReno ignores it.
+WESTWOOD = {"ns3": "ns3::TcpWestwoodPlus", "deduct": "ns3::NetreturnWestwoodPlus"}
 #: Our loss recoveries (``tcp.recovery``) and ns-3's. Ours' "classic" is
 #: RFC 6582 NewReno with cwnd inflation; ns-3's TcpClassicRecovery inflates
 #: cwnd by one segment per dupACK and deflates to ssthresh at exit (RFC 5681
@@ -79,7 +83,8 @@ def _document(cc: str, loss: float, overrides: Optional[dict] = None) -> dict:
 
 
 def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dict] = None,
-              trace: bool = False, renosack: str = "linux", timeout_s: Optional[float] = None) -> list[dict]:
+              trace: bool = False, renosack: str = "linux", westwood: str = "ns3",
+              timeout_s: Optional[float] = None) -> list[dict]:
     """Run the lossy link in ns-3 for each seed (one subprocess) and return
     one metrics dict per seed: ``goodput_mean_mbps``, ``tcp_data_loss_pct``,
     ``tcp_efficiency_pct``, ``fast_recoveries``, ``timeouts``,
@@ -96,6 +101,9 @@ def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dic
     if renosack not in RENOSACK:
         raise ValueError(f"renosack must be one of {', '.join(RENOSACK)}, not {renosack!r}")
     cmd += ["--renosack", renosack]
+    if westwood not in WESTWOOD:
+        raise ValueError(f"westwood must be one of {', '.join(WESTWOOD)}, not {westwood!r}")
+    cmd += ["--westwood", westwood]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -152,7 +160,8 @@ def _tcp_settings(ns: Any, tcp: dict, cc: str) -> dict:
 
 
 def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
-              log: Optional[tuple[float, float, str]] = None, renosack: str = "linux") -> dict:
+              log: Optional[tuple[float, float, str]] = None, renosack: str = "linux",
+              westwood: str = "ns3") -> dict:
     topo = doc["topology"]
     if topo.get("kind") != "graph":
         raise ValueError("the ns-3 lossy link needs a graph topology")
@@ -213,6 +222,10 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
     cpp.Reset(1, 1 << 62)
     cpp.TraceFlows(1)
     cpp.LossyReset(cc == "westwood+", renosack == "linux")
+    if cc == "westwood+":
+        cpp.LossyRegister()
+        tid = ns.TypeId.LookupByName(WESTWOOD[westwood])
+        ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(tid))
     if doc["tcp"].get("sack") and doc["tcp"].get("recovery") == "prr":
         # With SACK, ns-3-dev's repaired PRR (ns3cxx/prr.cc), as netreturn
         # validate uses on the EWT dumbbells (3.44's TcpPrrRecovery departs
@@ -252,7 +265,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
     rx, tx, retx = int(cpp.Rx(0)), int(cpp.Tx(0)), int(cpp.Retx(0))
     out: dict[str, Any] = {
         "simulator": "ns-3 3.44 (PyPI ns3==3.44.post0, cppyy bindings)",
-        "scenario": SCENARIO, "cc": cc, "seed": seed, "renosack": renosack,
+        "scenario": SCENARIO, "cc": cc, "seed": seed, "renosack": renosack, "westwood": westwood,
         "loss": float(next((lk.get("loss", 0.0) for lk in topo["links"] if lk.get("loss")), 0.0)),
         # Ours: bytes delivered in order x 8 / time active (the whole run).
         "goodput_mean_mbps": rx * 8 / stop_s / 1e6,
@@ -308,6 +321,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seeds", default="1")
     ap.add_argument("--trace", action="store_true")
     ap.add_argument("--renosack", choices=RENOSACK, default="linux")
+    ap.add_argument("--westwood", choices=list(WESTWOOD), default="ns3")
     ap.add_argument("--log-window", default=None, metavar="T0,T1",
                     help="with --log-out: packet-level log of the flow between T0 and T1 s")
     ap.add_argument("--log-out", default=None, metavar="PATH")
@@ -328,7 +342,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if a.log_out:
             t0, t1 = (float(x) for x in (a.log_window or "0,1e18").split(","))
             log = (t0, t1, a.log_out)
-        out = _simulate(ns, cpp, doc, a.cc, s, a.trace, log, a.renosack)
+        out = _simulate(ns, cpp, doc, a.cc, s, a.trace, log, a.renosack, a.westwood)
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
         sys.stdout.flush()
     return 0

@@ -90,8 +90,9 @@ def add_arguments(v) -> None:
     from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
     from .validate_lossy import SCENARIO as LOSSY
 
-    v.add_argument("--scenario", choices=[*SCENARIOS, LOSSY], default="ewt/scenario2",
-                   help=f"an EWT dumbbell, or the SARBE paper's lossy link ({LOSSY}: --cc, --loss)")
+    v.add_argument("--scenario", choices=[*SCENARIOS, LOSSY, "ngwa"], default="ewt/scenario2",
+                   help=f"an EWT dumbbell, the SARBE paper's lossy link ({LOSSY}: --cc, --loss), or NGWA's "
+                        "scenarios, Table 2's tests (ngwa: --ngwa-rows)")
     v.add_argument("--flows", type=_positive, default=None, help="flows (default: the paper's heavy level, 31 / 24)")
     v.add_argument("--queue", choices=list(QUEUES), default="droptail")
     v.add_argument("--seeds", type=_positive, default=5)
@@ -131,9 +132,15 @@ def add_arguments(v) -> None:
                    help="with --summary: write the table (Markdown) between the generated-table markers of FILE "
                         "(docs/validation.md)")
     v.add_argument("--markdown", action="store_true", help="with --summary: print Markdown")
+    v.add_argument("--ngwa-rows", default=None, metavar="KEYS",
+                   help="with --scenario ngwa: Table 2's tests to run, comma-separated (rfc793, newreno, "
+                        "mode1 ... mode8; default: all)")
     v.add_argument("--ns3-renosack", choices=["linux", "ns3"], default="linux",
                    help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it")
+    v.add_argument("--ns3-westwood", choices=["ns3", "deduct"], default="ns3",
+                   help=f"{LOSSY} only: ns-3's TcpWestwoodPlus as shipped, or with the segments duplicate ACKs "
+                        "counted deducted from the ACK that covers them (as Linux westwood_acked_count)")
 
 
 def _time(text: str) -> str:
@@ -326,6 +333,10 @@ def main(a) -> int:
         from .validate_lossy import main as lossy_main
 
         return lossy_main(a, out)
+    if getattr(a, "scenario", None) == "ngwa":
+        from .validate_ngwa import main as ngwa_main
+
+        return ngwa_main(a, out)
     prr = getattr(a, "ns3_prr", DEFAULT_PRR)
     scenario = getattr(a, "scenario", "ewt/scenario2")
     aligned = bool(getattr(a, "aligned", False))

@@ -51,7 +51,7 @@ class Cell:
 
     name: str
     label: str
-    kind: str  # "dumbbell", "xcp" or "lossy"
+    kind: str  # "dumbbell", "xcp", "lossy", "ngwa" or "linux"
     args: dict = field(default_factory=dict)
 
 
@@ -88,11 +88,40 @@ def _xcp_cells() -> tuple[Cell, ...]:
     return tuple(Cell(f"xcp_{case}", case, "xcp", {"case": case}) for case in CASES)
 
 
-def _lossy(cc: str) -> tuple[Cell, ...]:
-    return (Cell(f"lossy_{cc}", "Fig. 3b's loss rates", "lossy", {"cc": cc}),)
+def _lossy(cc: str, repaired: bool = False) -> tuple[Cell, ...]:
+    from .validate_lossy import cell_of
+
+    args = {"cc": cc, "westwood": "deduct"} if repaired else {"cc": cc}
+    return (Cell(cell_of(cc, args.get("renosack", "linux"), args.get("westwood", "ns3")), "Fig. 3b's loss rates",
+                 "lossy", args),)
+
+
+def _ngwa(key: str) -> tuple[Cell, ...]:
+    from .validate_ngwa import cell_name
+
+    return (Cell(cell_name(key), key, "ngwa", {"key": key}),)
+
+
+#: The testbed comparison of the summary (``netreturn testbed compare``): its
+#: scenario and, per congestion control, the queues compared.
+LINUX_SCENARIO = "testbed/dumbbell4"
+LINUX_QUEUES = ("droptail", "ewt")
+
+
+def _linux(tcp: str) -> tuple[Cell, ...]:
+    from .testbed.compare import cell_name
+
+    return tuple(Cell(cell_name(LINUX_SCENARIO, {"queue": q, "tcp": tcp}), f"{LINUX_SCENARIO}, {q}", "linux",
+                      {"queue": q, "tcp": tcp}) for q in LINUX_QUEUES)
 
 
 BASELINES = "validation.md#baselines-over-phases"
+NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
+LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
+LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
+#: NGWA's rows (the NGWA paper's Table 2 tests), a row of the summary per test.
+NGWA_ROWS = (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NewReno (NGWA's scenarios)", "newreno"),
+             *((f"NGWA mode {m}", f"mode{m}") for m in range(1, 9)))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
@@ -108,6 +137,11 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("Westwood+, lossy link", "ns-3 3.44",
               "validation.md#westwood-and-newreno-on-the-sarbe-papers-lossy-link-issue-14-item-5",
               _lossy("westwood+")),
+    Mechanism("Westwood+, lossy link, ns-3 repaired", "ns-3 3.44, Westwood+ count repaired", LOSSY_REPAIRED,
+              _lossy("westwood+", True)),
+    *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
+    Mechanism("NewReno against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("newreno")),
+    Mechanism("CUBIC against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("cubic")),
 )
 
 
@@ -274,7 +308,13 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
         for cell in mech.cells:
             if progress:
                 print(f"{mech.name}: {cell.label} ({cell.name})", flush=True)
-            if cached and cell.kind != "dumbbell":
+            if cached and cell.kind not in ("dumbbell", "ngwa"):
+                continue
+            if cell.kind == "linux":
+                # Real namespaces, as root: `netreturn testbed compare` makes these records.
+                failed.append(f"{mech.name}, {cell.label}: run `netreturn testbed compare {LINUX_SCENARIO} --sweep "
+                              f"queue={','.join(LINUX_QUEUES)} --sweep tcp=newreno,cubic --reps N --out {out}` "
+                              "as root (network namespaces)")
                 continue
             try:
                 if cell.kind == "dumbbell":
@@ -290,13 +330,18 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                         raise RuntimeError("ns-2 is not installed (Debian: apt-get install ns2)")
                     r = ns2xcp.compare(cell.args["case"], seeds, 20.0, out, jobs=jobs or 2)
                     ns2xcp.write_cell_record(r, out)
+                elif cell.kind == "ngwa":
+                    from .validate_ngwa import run_cell as ngwa_cell
+
+                    ngwa_cell(cell.args["key"], seeds, out, jobs, cached)
                 elif cell.kind == "lossy":
                     import argparse
 
                     from .validate_lossy import main as lossy_main
 
                     a = argparse.Namespace(seeds=len(seeds), cc=cell.args["cc"], loss=None, jobs=jobs,
-                                           quiet=not progress, ns3_renosack="linux", sets=[])
+                                           quiet=not progress, ns3_renosack=cell.args.get("renosack", "linux"),
+                                           ns3_westwood=cell.args.get("westwood", "ns3"), sets=[])
                     if lossy_main(a, out) != 0:
                         raise RuntimeError("ns-3 lossy-link runs failed")
             except RuntimeError as e:

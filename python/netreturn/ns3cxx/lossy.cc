@@ -62,6 +62,49 @@ static void LossyCong(Ptr<TcpSocketBase> s, TcpSocketState::TcpCongState_t befor
     }
 }
 
+// ns-3 3.44's TcpWestwoodPlus with its delivered count repaired (cause 2 of
+// docs/validation.md, "ns-3's TcpWestwoodPlus counts delivered segments
+// twice"): TcpSocketBase passes PktsAcked 1 for every duplicate ACK and, on
+// the ACK that covers them, every segment it acknowledges, those the dupACKs
+// counted included. As Linux westwood_acked_count (and ours,
+// crates/tcp/src/cc/westwood.rs): a dupACK adds one segment to `accounted`;
+// an ACK acknowledging more than one segment ("partial or delayed ack")
+// counts only what `accounted` has not counted yet, at least one segment.
+class NetreturnWestwoodPlus : public TcpWestwoodPlus {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnWestwoodPlus")
+                                .SetParent<TcpWestwoodPlus>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<NetreturnWestwoodPlus>();
+        return tid;
+    }
+    std::string GetName() const override { return "NetreturnWestwoodPlus"; }
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segs, const Time& rtt) override {
+        if (m_started && tcb->m_lastAckedSeq == m_lastAck) {
+            m_accounted += segs;  // a duplicate ACK: SND.UNA did not move
+        } else if (segs > 1) {
+            if (m_accounted >= segs) {
+                m_accounted -= segs;
+                segs = 1;
+            } else {
+                segs -= m_accounted;
+                m_accounted = 0;
+            }
+        }
+        m_started = true;
+        m_lastAck = tcb->m_lastAckedSeq;
+        TcpWestwoodPlus::PktsAcked(tcb, segs, rtt);
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnWestwoodPlus>(this); }
+
+  private:
+    bool m_started = false;
+    SequenceNumber32 m_lastAck{0};
+    uint32_t m_accounted = 0;
+};
+void LossyRegister() { NetreturnWestwoodPlus::GetTypeId(); }
+
 // RTO expiries. The dumbbell's count (entries into CA_LOSS) misses a
 // timeout that expires again in CA_LOSS (backoff: the state does not
 // change); every expiry doubles the RTO (TcpSocketBase::ReTxTimeout,
@@ -70,14 +113,17 @@ static void LossyRto(Time before, Time now) {
     if (now == before * 2 || (now == Seconds(60) && before < now)) LS.rtoExpiries++;
 }
 
+// The repair above on socket `s` (also used by ngwa.cc).
+void RenoSackLinuxExit(Ptr<TcpSocketBase> s) {
+    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&LossyCong, s));
+}
+
 static void LossyHook(Ptr<BulkSendApplication> app) {
     Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
     if (!s) return;
     BooleanValue sack;
     s->GetAttribute("Sack", sack);
-    if (LS.renoSackLinuxExit && !sack.Get()) {
-        s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&LossyCong, s));
-    }
+    if (LS.renoSackLinuxExit && !sack.Get()) RenoSackLinuxExit(s);
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LossySsth));
     s->TraceConnectWithoutContext("RTO", MakeCallback(&LossyRto));
     if (LS.westwood) {

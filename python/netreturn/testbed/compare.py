@@ -88,6 +88,56 @@ def side_by_side(sim_runs, tb_runs, group_keys: Sequence[str], metrics=METRICS):
     return pd.DataFrame(rows)
 
 
+#: The reference the validation summary names for the testbed's runs.
+LINUX_REFERENCE = "Linux 6.18 in namespaces"
+#: Metrics of an agreement cell (``validate --summary``): what both worlds
+#: measure the same way (the queueing delay and RTTs include the simulator's
+#: sender-side NIC queue, which Linux's TSQ avoids: docs/testbed.md).
+AGREEMENT: list[tuple[str, str]] = [
+    ("fct_mean_s", "mean FCT"),
+    ("goodput_mean_mbps", "goodput"),
+    ("jain_goodput", "Jain"),
+    ("utilization", "utilization"),
+    ("tcp_efficiency_pct", "TCP efficiency"),
+    ("tcp_data_loss_pct", "loss ratio"),
+    ("rtt_p50_ms", "median RTT"),
+]
+
+
+def cell_name(scenario: str, setting: Mapping[str, Any]) -> str:
+    """The cell record of one setting of ``scenario`` against Linux:
+    ``linux_dumbbell4_queue-ewt_tcp-cubic`` (settings in name order)."""
+    tag = "_".join(f"{k}-{setting[k]}" for k in sorted(setting))
+    return f"linux_{Path(str(scenario)).stem}" + (f"_{tag}" if tag else "")
+
+
+def agreement_records(sim_runs, tb_runs, group_keys: Sequence[str], scenario: str, out: Path,
+                      sets: Mapping[str, Any] | None = None) -> list[Path]:
+    """A cell record per setting (the values of ``group_keys``) for
+    ``netreturn validate --summary``: per metric of :data:`AGREEMENT`, the
+    testbed's runs as the reference and the simulator's as ours; written
+    under ``<out>/cells/``. The settings of ``sets`` name the cell too."""
+    import pandas as pd
+
+    from ..valrecords import record, write_record
+
+    paths = []
+    groups = tb_runs.groupby(list(group_keys), sort=False) if group_keys else [((), tb_runs)]
+    for gkey, tb in groups:
+        gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+        setting = {**dict(sets or {}), **{k: str(v) for k, v in zip(group_keys, gkey)}}
+        sim = sim_runs
+        for k, v in zip(group_keys, gkey):
+            sim = sim[sim[k].astype(str) == str(v)]
+        rows = [(col, label, pd.to_numeric(tb[col], errors="coerce").tolist(),
+                 pd.to_numeric(sim[col], errors="coerce").tolist())
+                for col, label in AGREEMENT if col in tb and col in sim]
+        rec = record(LINUX_REFERENCE, rows, scenario=str(scenario), setting=setting, seeds=list(range(1, len(tb) + 1)),
+                     runs_testbed=len(tb), runs_sim=len(sim))
+        paths.append(write_record(out, cell_name(scenario, setting), rec))
+    return paths
+
+
 def table_text(long, metrics=METRICS) -> str:
     from ..report import ci_table
 
@@ -165,6 +215,7 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
     tb_runs = _tb_frame(raw)
     long = side_by_side(sim_runs, tb_runs, keys)
     long.to_csv(out / "compare.csv", index=False)
+    cells = agreement_records(sim_runs, tb_runs, keys, scenario, out, sets)
     text = [f"{pl.name}: {pl.file}",
             f"  propagation RTT {pl.base_rtt_s * 1000:.0f} ms, bottleneck {pl.bottleneck_bps / 1e6:g} Mb/s, "
             f"buffer {pl.buffer_bytes / 1000:.0f} kB, {len(pl.flows)} flows; {n} repetitions per world",
@@ -174,5 +225,6 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
         text.append(
             "\nplot: " + str(plot(long, out / "compare.png", f"{pl.name}: simulator vs testbed (mean, 95 % CI)"))
         )
-    text.append(f"tables: {out / 'compare.csv'}, {out / 'sim'}/, {out / 'testbed'}/")
+    text.append(f"tables: {out / 'compare.csv'}, {out / 'sim'}/, {out / 'testbed'}/; agreement cells "
+                f"(netreturn validate --summary --out {out}): {', '.join(p.stem for p in cells)}")
     return "\n".join(text)

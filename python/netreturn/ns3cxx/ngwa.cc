@@ -1,0 +1,461 @@
+// NGWA (the NGWA paper, docs/decisions.md §2.6, docs/ngwa.md) in ns-3 3.44, the paper's own
+// simulator, for python/netreturn/ns3ngwa.py; compiled by cling after
+// dumbbell.cc and lossy.cc. Written apart from our crates (control/src/ngwa.rs,
+// control/src/ngwa_receiver.rs, tcp/src/connection/receive.rs) so the two can
+// check each other.
+//
+//  - Router rule (the NGWA paper section 2, eq. 3; docs/decisions.md §2.6): every egress of a
+//    forwarding node is an NgwaQueueDisc, a FIFO of the link's buffer that,
+//    as a TCP packet leaves it, computes W_node = Br (free bytes of this
+//    queue) or, with flow division (FD), 0.98 Br / nf (nf = connections
+//    opened by a SYN and not yet closed by a FIN or RST seen at this queue, or
+//    idle for 300 s), and writes it into the packet if the packet carries no
+//    value or a larger one. The value travels in a packet tag (NgwaTag)
+//    instead of IPv4 option 33: the packets are 8 bytes shorter than ours
+//    (docs/validation.md, "NGWA in ns-3").
+//  - Receiver rule (eq. 2, eq. 4): the receiver host keeps the last Wngwa of
+//    each connection's data (or, with SE, W = (1 - a) W + a Wngwa), and its
+//    ACKs leave through an NgwaReceiverQueueDisc that rewrites the window to
+//    Wa = min(Wb, Wmax, max(Wngwa, MSS)), Wb being ns-3's own window, never
+//    moving the right edge it advertised left (RFC 9293 section 3.8.6.2.2), as
+//    ours' Connection::window_field. Rewriting the ACK as the receiver
+//    sends it is the receiver computing its window: nothing lies between.
+//  - Duplicate ACKs counted at the sender as ours counts them (crates/tcp
+//    connection/ack.rs, recovery.rs): an ACK with no data and no FIN, of
+//    SND.UNA, data outstanding, the window unchanged (RFC 5681 section 2);
+//    the run starts again on a new ACK or a timeout; a triple dupACK is the
+//    third of a run, `past` every dupACK from the third on. ns-3's own count
+//    (any window) is kept beside it.
+//  - RFC 793 TCP (NGWA's CW off, ours `cc = "none"`): no congestion window
+//    (NetreturnNoCc keeps cwnd at 1 GB), no fast retransmit (the socket's
+//    ReTxThreshold is set out of reach), and after a timeout the whole
+//    window is sent again at once (go-back-N, as ours), where ns-3 would
+//    first wait an RTT with cwnd = 1 segment.
+#include "ns3/core-module.h"
+#include "ns3/network-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/applications-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace netreturn_ns3 {
+using namespace ns3;
+
+// ---- the value NGWA routers write (IPv4 option 33 in the paper), as a packet tag
+class NgwaTag : public Tag {
+  public:
+    uint32_t value = 0;
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnNgwaTag").SetParent<Tag>().AddConstructor<NgwaTag>();
+        return tid;
+    }
+    TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+    uint32_t GetSerializedSize() const override { return 4; }
+    void Serialize(TagBuffer b) const override { b.WriteU32(value); }
+    void Deserialize(TagBuffer b) override { value = b.ReadU32(); }
+    void Print(std::ostream& os) const override { os << "Wngwa=" << value; }
+};
+
+// A connection in either direction (canonical: the smaller end first), as ours' flows::canonical.
+using NgwaKey = std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>;
+static NgwaKey Canonical(uint32_t a, uint16_t pa, uint32_t b, uint16_t pb) {
+    return std::make_pair(a, pa) <= std::make_pair(b, pb) ? NgwaKey(a, pa, b, pb) : NgwaKey(b, pb, a, pa);
+}
+
+struct NgwaCounts {
+    uint64_t inserted = 0, lowered = 0, kept = 0, drops = 0;
+};
+static NgwaCounts NC;
+
+// ---- the router rule: a FIFO of `limit` whose departures are marked.
+class NgwaQueueDisc : public QueueDisc {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnNgwaQueueDisc")
+                                .SetParent<QueueDisc>()
+                                .SetGroupName("TrafficControl")
+                                .AddConstructor<NgwaQueueDisc>();
+        return tid;
+    }
+    NgwaQueueDisc() : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE) {}
+    bool mark = false;        // NGWA on: write W_node
+    bool division = false;    // FD
+    uint64_t capacity = 0;    // B of this queue in bytes (ours' buffer_bytes: a packet limit times the typical packet)
+    double idle = 300.0;      // s, ours' NgwaRouterConfig::idle_timeout
+    double nextSweep = 0;
+    std::map<NgwaKey, double> flows;  // open connections, last seen
+
+  private:
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override {
+        if (GetCurrentSize() + item > GetMaxSize()) {
+            NC.drops++;
+            DropBeforeEnqueue(item, "Queue disc limit exceeded");
+            return false;
+        }
+        return GetInternalQueue(0)->Enqueue(item);
+    }
+    Ptr<QueueDiscItem> DoDequeue() override {
+        Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue();
+        if (item && mark) Mark(item);
+        return item;
+    }
+    void Track(const Ipv4Header& ip, const TcpHeader& tcp) {
+        double now = Simulator::Now().GetSeconds();
+        NgwaKey k = Canonical(ip.GetSource().Get(), tcp.GetSourcePort(), ip.GetDestination().Get(),
+                              tcp.GetDestinationPort());
+        uint8_t f = tcp.GetFlags();
+        if (f & (TcpHeader::FIN | TcpHeader::RST)) {
+            flows.erase(k);
+        } else if (f & TcpHeader::SYN) {
+            flows[k] = now;
+        } else {
+            auto it = flows.find(k);
+            if (it != flows.end()) it->second = now;
+        }
+        if (now >= nextSweep) {
+            for (auto it = flows.begin(); it != flows.end();) {
+                it = now - it->second >= idle ? flows.erase(it) : std::next(it);
+            }
+            nextSweep = now + std::max(idle / 64, 0.001);
+        }
+    }
+    void Mark(Ptr<QueueDiscItem> item) {
+        Ptr<Ipv4QueueDiscItem> ipi = DynamicCast<Ipv4QueueDiscItem>(item);
+        if (!ipi || ipi->GetHeader().GetProtocol() != 6) return;  // TCP packets only
+        TcpHeader tcp;
+        Ptr<Packet> p = item->GetPacket();
+        if (p->PeekHeader(tcp) == 0) return;
+        if (division) Track(ipi->GetHeader(), tcp);
+        // Br: free bytes of this queue once the packet has left it (ours: at
+        // its departure, the backlog behind it).
+        uint64_t br = capacity - std::min<uint64_t>(capacity, GetNBytes());
+        uint64_t nf = std::max<size_t>(flows.size(), 1);
+        // Eq. 3 with FD: 0.98 Br / nf, truncated as ours (ngwa.rs, divide).
+        uint32_t w = division ? (uint32_t) (0.98 * (double) br / (double) nf)
+                              : (uint32_t) std::min<uint64_t>(br, UINT32_MAX);
+        NgwaTag t;
+        if (!p->PeekPacketTag(t)) {
+            t.value = w;
+            p->AddPacketTag(t);
+            NC.inserted++;
+        } else if (t.value > w) {
+            t.value = w;
+            p->ReplacePacketTag(t);
+            NC.lowered++;
+        } else {
+            NC.kept++;
+        }
+    }
+    bool CheckConfig() override {
+        if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0) return false;
+        if (GetNInternalQueues() == 0) {
+            AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+                "MaxSize", QueueSizeValue(GetMaxSize())));
+        }
+        return GetNInternalQueues() == 1;
+    }
+    void InitializeParams() override {}
+};
+
+// ---- the receiver rule (eq. 2, eq. 4) for one connection's data direction
+struct NgwaRx {
+    bool has = false;
+    double w = 0;
+    bool hasEdge = false;
+    uint32_t edge = 0;  // right edge advertised so far (sequence number)
+};
+using NgwaDataKey = std::tuple<uint32_t, uint16_t, uint32_t, uint16_t>;
+struct NgwaReceiverState {
+    bool on = false;
+    double alpha = -1;  // SE's a, < 0 without SE
+    uint64_t wmax = 0, mss = 0;
+    std::map<NgwaDataKey, NgwaRx> conns;
+    uint64_t rewritten = 0, valued = 0;
+};
+static NgwaReceiverState NR;
+
+static void NgwaRxData(Ptr<const Packet> packet, Ptr<Ipv4>, uint32_t) {
+    if (!NR.on) return;
+    Ptr<Packet> c = packet->Copy();
+    Ipv4Header ip;
+    c->RemoveHeader(ip);
+    if (ip.GetProtocol() != 6) return;
+    TcpHeader tcp;
+    c->RemoveHeader(tcp);
+    // Only data segments carry Wngwa for this receiver (ours: receive.rs, process_data).
+    if (c->GetSize() == 0) return;
+    NgwaTag t;
+    if (!packet->PeekPacketTag(t)) return;
+    NgwaRx& r = NR.conns[NgwaDataKey(ip.GetSource().Get(), tcp.GetSourcePort(), ip.GetDestination().Get(),
+                                 tcp.GetDestinationPort())];
+    double v = t.value;
+    r.w = (r.has && NR.alpha >= 0) ? (1.0 - NR.alpha) * r.w + NR.alpha * v : v;  // eq. 4 (SE) or the last value
+    r.has = true;
+    NR.valued++;
+}
+
+static void NgwaRewrite(Ptr<QueueDiscItem> item) {
+    Ptr<Ipv4QueueDiscItem> ipi = DynamicCast<Ipv4QueueDiscItem>(item);
+    if (!ipi || ipi->GetHeader().GetProtocol() != 6) return;
+    Ptr<Packet> p = item->GetPacket();
+    TcpHeader tcp;
+    if (p->PeekHeader(tcp) == 0) return;
+    uint8_t f = tcp.GetFlags();
+    if (!(f & TcpHeader::ACK) || (f & (TcpHeader::SYN | TcpHeader::RST))) return;
+    const Ipv4Header& ip = ipi->GetHeader();
+    // The ACK goes receiver -> sender; its data direction is the reverse.
+    NgwaRx& r = NR.conns[NgwaDataKey(ip.GetDestination().Get(), tcp.GetDestinationPort(), ip.GetSource().Get(),
+                                 tcp.GetSourcePort())];
+    uint32_t ack = tcp.GetAckNumber().GetValue();
+    uint64_t wb = tcp.GetWindowSize();  // no window scaling in the NGWA scenarios (checked in ns3ngwa.py)
+    uint64_t w = wb;
+    if (r.has) {
+        // Wa = min(Wb, Wmax, max(Wngwa, MSS)) (ngwa_receiver.rs, advertise)
+        uint64_t wn = std::max<uint64_t>((uint64_t) r.w, NR.mss);
+        w = std::min<uint64_t>(std::min<uint64_t>(wb, NR.wmax), wn);
+    } else {
+        w = std::min<uint64_t>(wb, NR.wmax);
+    }
+    // RFC 9293 section 3.8.6.2.2: the right edge never moves left.
+    int64_t keep = r.hasEdge ? (int64_t) (int32_t) (r.edge - ack) : 0;
+    w = std::max<uint64_t>(w, (uint64_t) std::max<int64_t>(keep, 0));
+    w = std::min<uint64_t>(w, 65535);
+    uint32_t edge = ack + (uint32_t) w;
+    if (!r.hasEdge || (int32_t) (edge - r.edge) > 0) r.edge = edge;
+    r.hasEdge = true;
+    if (w == wb) return;
+    TcpHeader h;
+    p->RemoveHeader(h);
+    h.SetWindowSize((uint16_t) w);
+    p->AddHeader(h);
+    NR.rewritten++;
+}
+
+// The receiver host's egress: a FIFO of its link's buffer that rewrites ACKs as they enter.
+class NgwaReceiverQueueDisc : public QueueDisc {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnNgwaReceiverQueueDisc")
+                                .SetParent<QueueDisc>()
+                                .SetGroupName("TrafficControl")
+                                .AddConstructor<NgwaReceiverQueueDisc>();
+        return tid;
+    }
+    NgwaReceiverQueueDisc() : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE) {}
+
+  private:
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override {
+        if (GetCurrentSize() + item > GetMaxSize()) {
+            NC.drops++;
+            DropBeforeEnqueue(item, "Queue disc limit exceeded");
+            return false;
+        }
+        if (NR.on) NgwaRewrite(item);
+        return GetInternalQueue(0)->Enqueue(item);
+    }
+    Ptr<QueueDiscItem> DoDequeue() override { return GetInternalQueue(0)->Dequeue(); }
+    bool CheckConfig() override {
+        if (GetNInternalQueues() == 0) {
+            AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+                "MaxSize", QueueSizeValue(GetMaxSize())));
+        }
+        return GetNInternalQueues() == 1;
+    }
+    void InitializeParams() override {}
+};
+
+// ---- RFC 793 TCP: no congestion window
+class NetreturnNoCc : public TcpCongestionOps {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnNoCc").SetParent<TcpCongestionOps>().AddConstructor<NetreturnNoCc>();
+        return tid;
+    }
+    static constexpr uint32_t HUGE_CWND = 1u << 30;
+    std::string GetName() const override { return "NetreturnNoCc"; }
+    uint32_t GetSsThresh(Ptr<const TcpSocketState>, uint32_t) override { return HUGE_CWND; }
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t) override { tcb->m_cWnd = HUGE_CWND; }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnNoCc>(this); }
+};
+
+// Access to TcpSocketBase's protected m_tcb and SendPendingData (explicit
+// instantiation of a pointer to member, where C++ does not check access,
+// [temp.spec]/6; as dumbbell.cc reads RED's average).
+template <typename Tag, typename Tag::type M> struct NgwaRob {
+    friend typename Tag::type NgwaGet(Tag) { return M; }
+};
+struct NgwaTcb { typedef Ptr<TcpSocketState> TcpSocketBase::*type; friend type NgwaGet(NgwaTcb); };
+struct NgwaSend { typedef uint32_t (TcpSocketBase::*type)(bool); friend type NgwaGet(NgwaSend); };
+template struct NgwaRob<NgwaTcb, &TcpSocketBase::m_tcb>;
+template struct NgwaRob<NgwaSend, &TcpSocketBase::SendPendingData>;
+
+// ---- per flow at the sender: dupACKs as ours counts them, timeouts
+struct NgwaFlow {
+    Ptr<TcpSocketBase> sock;
+    bool noCc = false;
+    uint32_t una = 0, sndMax = 0, lastWin = 0;
+    bool seenAck = false;
+    uint32_t dup = 0, dupNs3 = 0;
+    uint64_t triple = 0, past = 0, tripleNs3 = 0, pastNs3 = 0, rtos = 0, recoveries = 0, rx = 0;
+};
+static std::vector<NgwaFlow> NF;
+static std::map<uint32_t, uint32_t> NgwaBySender;  // sender address -> flow
+
+void NgwaReset(uint32_t flows, bool receiverOn, double alpha, uint64_t wmax, uint64_t mss) {
+    NgwaTag::GetTypeId();
+    NgwaQueueDisc::GetTypeId();
+    NgwaReceiverQueueDisc::GetTypeId();
+    NetreturnNoCc::GetTypeId();
+    NC = NgwaCounts();
+    NR = NgwaReceiverState();
+    NR.on = receiverOn;
+    NR.alpha = alpha;
+    NR.wmax = wmax;
+    NR.mss = mss;
+    NF.assign(flows, NgwaFlow());
+    NgwaBySender.clear();
+}
+
+bool NgwaSetupQueue(Ptr<QueueDisc> q, bool mark, bool division, uint64_t capacity) {
+    Ptr<NgwaQueueDisc> n = DynamicCast<NgwaQueueDisc>(q);
+    if (!n) return false;
+    n->mark = mark;
+    n->division = division;
+    n->capacity = capacity;
+    return true;
+}
+
+static void NgwaSenderTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+    uint32_t end = h.GetSequenceNumber().GetValue() + p->GetSize();
+    if (p->GetSize() > 0 && (int32_t) (end - NF[i].sndMax) > 0) NF[i].sndMax = end;
+}
+
+static void NgwaSenderRx(Ptr<const Packet> packet, Ptr<Ipv4>, uint32_t) {
+    Ptr<Packet> c = packet->Copy();
+    Ipv4Header ip;
+    c->RemoveHeader(ip);
+    if (ip.GetProtocol() != 6) return;
+    auto it = NgwaBySender.find(ip.GetDestination().Get());
+    if (it == NgwaBySender.end()) return;
+    NgwaFlow& f = NF[it->second];
+    TcpHeader tcp;
+    c->RemoveHeader(tcp);
+    uint8_t fl = tcp.GetFlags();
+    if (!(fl & TcpHeader::ACK) || (fl & TcpHeader::SYN)) return;
+    uint32_t ack = tcp.GetAckNumber().GetValue();
+    uint32_t win = tcp.GetWindowSize();
+    if (!f.seenAck || (int32_t) (ack - f.una) > 0) {
+        f.una = ack;
+        f.dup = f.dupNs3 = 0;
+    } else if (ack == f.una && c->GetSize() == 0 && !(fl & TcpHeader::FIN) && (int32_t) (f.sndMax - f.una) > 0) {
+        // ns-3 3.44 (TcpSocketBase::ProcessAck without SACK): any window.
+        if (++f.dupNs3 == 3) f.tripleNs3++;
+        if (f.dupNs3 >= 3) f.pastNs3++;
+        // Ours (RFC 5681 section 2): the window unchanged too.
+        if (win == f.lastWin) {
+            if (++f.dup == 3) f.triple++;
+            if (f.dup >= 3) f.past++;
+        }
+    }
+    f.lastWin = win;
+    f.seenAck = true;
+}
+
+static void NgwaResend(uint32_t i) {
+    Ptr<TcpSocketBase> s = NF[i].sock;
+    Ptr<TcpSocketState> tcb = (*s).*NgwaGet(NgwaTcb());
+    tcb->m_cWnd = NetreturnNoCc::HUGE_CWND;
+    ((*s).*NgwaGet(NgwaSend()))(false);
+}
+
+static void NgwaCong(uint32_t i, TcpSocketState::TcpCongState_t before, TcpSocketState::TcpCongState_t now) {
+    if (now == TcpSocketState::CA_RECOVERY) NF[i].recoveries++;
+    if (now == TcpSocketState::CA_LOSS) {
+        NF[i].dup = 0;  // ours starts the count again after a timeout
+        if (NF[i].noCc) Simulator::ScheduleNow(&NgwaResend, i);
+    }
+    (void) before;
+}
+
+// Every RTO expiry, backoffs included (as dumbbell.cc's SockRto).
+static void NgwaRto(uint32_t i, Time before, Time now) {
+    if (now == before * 2 || (now == Seconds(60) && before < now)) NF[i].rtos++;
+}
+
+static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool renoSackLinuxExit) {
+    Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
+    if (!s) return;
+    NF[i].sock = s;
+    NF[i].noCc = noCc;
+    s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&NgwaSenderTx, i));
+    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&NgwaCong, i));
+    s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&NgwaRto, i));
+    if (renoSackLinuxExit) RenoSackLinuxExit(s);  // lossy.cc
+    if (noCc) {
+        // No fast retransmit: neither the dupACK count nor the Tx buffer's
+        // loss guess (TcpTxBuffer::IsLost over its Reno scoreboard, which
+        // limited transmit fills) may start a recovery.
+        // 2^20, not more: IsLostRFC compares the SACKed bytes with
+        // (DupAckThresh - 1) x segment in 32 bits, which 2^30 overflows.
+        s->SetRetxThresh(1u << 20);
+        s->GetTxBuffer()->SetDupAckThresh(1u << 20);
+    }
+}
+
+// OnOff creates its socket in StartApplication: hook it just after.
+void NgwaScheduleHook(uint32_t i, Ptr<Application> app, double startS, uint32_t sender, bool noCc,
+                      bool renoSackLinuxExit) {
+    NgwaBySender[sender] = i;
+    Simulator::Schedule(Seconds(startS) + NanoSeconds(1), &NgwaHook, i, DynamicCast<OnOffApplication>(app), noCc,
+                        renoSackLinuxExit);
+}
+void NgwaWatchNodes(Ptr<Node> sender, Ptr<Node> receiver) {
+    sender->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext("Rx", MakeCallback(&NgwaSenderRx));
+    receiver->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext("Rx", MakeCallback(&NgwaRxData));
+}
+
+static void NgwaSinkRx(uint32_t i, Ptr<const Packet> p, const Address&) { NF[i].rx += p->GetSize(); }
+void NgwaConnectSink(uint32_t i, Ptr<Application> app) {
+    app->TraceConnectWithoutContext("Rx", MakeBoundCallback(&NgwaSinkRx, i));
+}
+
+// Drops of device queues (none expected: every router egress has its queue disc)
+// and of the traffic-control layer of hosts without one.
+static void NgwaDevDrop(Ptr<const Packet>) { NC.drops++; }
+void NgwaCountDrops(Ptr<NetDevice> dev) {
+    DynamicCast<PointToPointNetDevice>(dev)->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&NgwaDevDrop));
+}
+void NgwaCountTcDrops(Ptr<Node> n) {
+    n->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext("TcDrop", MakeCallback(&NgwaDevDrop));
+}
+
+uint64_t NgwaFlowValue(uint32_t i, uint32_t what) {
+    const NgwaFlow& f = NF[i];
+    switch (what) {
+        case 0: return f.rx;
+        case 1: return f.triple;
+        case 2: return f.past;
+        case 3: return f.tripleNs3;
+        case 4: return f.pastNs3;
+        case 5: return f.rtos;
+        case 6: return f.recoveries;
+    }
+    return 0;
+}
+uint64_t NgwaCount(uint32_t what) {
+    switch (what) {
+        case 0: return NC.inserted;
+        case 1: return NC.lowered;
+        case 2: return NC.kept;
+        case 3: return NC.drops;
+        case 4: return NR.rewritten;
+        case 5: return NR.valued;
+    }
+    return 0;
+}
+}  // namespace netreturn_ns3

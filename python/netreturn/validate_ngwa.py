@@ -1,0 +1,181 @@
+"""``netreturn validate --scenario ngwa``: NGWA's scenarios (the NGWA paper section 3,
+docs/decisions.md §5.2) in ns-3 3.44, the paper's own simulator, with NGWA's
+router rule, receiver rule and flow division in the harness
+(:mod:`netreturn.ns3ngwa`, ``ns3cxx/ngwa.cc``), and in netreturn: a row per
+test of the paper's Table 2 (RFC 793 TCP, NewReno, modes 1-8), the metrics
+of :data:`netreturn.ns3ngwa.METRICS` in both scenarios ``netreturn reproduce
+ngwa`` runs (Table 2's ``ngwa/rate`` and Fig. 3's ``ngwa/window``).
+
+ns-3 runs are kept under ``<out>/ns3/`` (one JSON per scenario, row and
+seed), so a rerun runs only new ones; each row leaves a cell record
+``<out>/cells/ngwa_<row>.json`` for ``netreturn validate --summary``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .files import atomic_write
+from .table import ci, render, unit_of
+
+__all__ = ["REFERENCE", "cell_name", "main", "ns3_cache_path", "run_cell", "table"]
+
+#: The reference as the summary names it.
+REFERENCE = "ns-3 3.44 (ns3cxx/ngwa.cc)"
+#: Phase randomization in both simulators (run.phase in ours, the same
+#: offsets in ns-3): the window scenario starts its flows at fixed times,
+#: so without it every seed would repeat one run in both.
+PHASE_NS = 1_000_000
+#: The fewest seeds a scenario of a cell is compared over (``run_cell(cached=True)``).
+MIN_SEEDS = 3
+#: Where each scenario's metrics stand in a record (the ``where`` of a row).
+WHERE = {"ngwa/rate": "Table 2 (rate, 600 s)", "ngwa/window": "Fig. 3 (window, 180 s)"}
+
+
+def rows() -> list[tuple[str, str, dict]]:
+    """Table 2's tests: (name, key, scenario parameters), as ``reproduce ngwa``."""
+    from .reproduce.ngwa import ROWS
+
+    return ROWS
+
+
+def cell_name(key: str) -> str:
+    """The cell record of Table 2's row ``key`` (e.g. ``mode6``)."""
+    return f"ngwa_{key}"
+
+
+def ns3_cache_path(out: Path, scenario: str, key: str, seed: int) -> Path:
+    """Where the ns-3 run of ``scenario``, row ``key``, ``seed`` is kept."""
+    return Path(out) / "ns3" / f"ngwa_{scenario.split('/')[-1]}_{key}_phase{PHASE_NS}ns_seed{seed}.json"
+
+
+def fill(scenario: str, keys: Sequence[str], seeds: Sequence[int], out: Path) -> None:
+    """Run in ns-3 what the store lacks of rows ``keys`` of ``scenario``:
+    one subprocess for the rows that lack the same seeds (cling's start-up,
+    40-70 s, paid once), and store each run."""
+    from . import ns3ngwa, ns3ref
+
+    ovs = {k: ov for _, k, ov in rows()}
+    todo: dict[tuple[int, ...], list[str]] = {}
+    for k in keys:
+        missing = tuple(s for s in seeds if not ns3_cache_path(out, scenario, k, s).exists())
+        if missing:
+            todo.setdefault(missing, []).append(k)
+    if todo and not ns3ref.available():
+        raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
+    for missing, ks in todo.items():
+        def keep(i: int, r: dict, ks: list[str] = ks) -> None:  # each run stored as it arrives
+            path = ns3_cache_path(out, scenario, ks[i], r["seed"])
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, json.dumps(r, allow_nan=True))
+
+        ns3ngwa.run_ngwa_many(scenario, [ovs[k] for k in ks], list(missing), phase_ns=PHASE_NS, on_run=keep)
+
+
+def _ns3(scenario: str, key: str, seeds: Sequence[int], out: Path) -> list[dict]:
+    fill(scenario, [key], seeds, out)
+    return [json.loads(ns3_cache_path(out, scenario, key, s).read_text()) for s in seeds]
+
+
+def _ours(scenario: str, overrides: dict, seeds: Sequence[int], jobs: int | None) -> list[dict]:
+    from .runner import RunSpec, run_many
+
+    sets = {**{k: str(v) for k, v in overrides.items()}, "run.phase": f"{PHASE_NS}ns"}
+    specs = [RunSpec.make(f"{scenario}.toml", sets, s) for s in seeds]
+    return [r["summary"] for r in run_many(specs, jobs=jobs or 1, out=None)]
+
+
+def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None, cached: bool = False) -> dict:
+    """Row ``key`` of Table 2 in both simulators, both scenarios; writes and
+    returns its cell record. ``cached``: no ns-3 run; a scenario is compared
+    over the seeds (of ``seeds``) whose ns-3 runs are stored, if at least
+    :data:`MIN_SEEDS` (RuntimeError if no scenario has as many)."""
+    from . import ns3ngwa
+    from .valrecords import record, write_record
+
+    overrides = next(ov for _, k, ov in rows() if k == key)
+    by_scenario = {sc: [s for s in seeds if not cached or ns3_cache_path(out, sc, key, s).exists()]
+                   for sc in ns3ngwa.SCENARIOS}
+    by_scenario = {sc: ss for sc, ss in by_scenario.items() if len(ss) >= min(MIN_SEEDS, len(seeds))}
+    if not by_scenario:
+        raise RuntimeError(f"no ns-3 runs of NGWA's {key} stored for {MIN_SEEDS} of seeds {seeds[0]}-{seeds[-1]} "
+                           f"under {out / 'ns3'}")
+    scenarios = list(by_scenario)
+    table = []
+    for scenario, mine_seeds in by_scenario.items():
+        ref = _ns3(scenario, key, mine_seeds, out)
+        mine = _ours(scenario, overrides, mine_seeds, jobs)
+        table += [(m, label, [r.get(m, math.nan) for r in ref], [r.get(m, math.nan) for r in mine], WHERE[scenario])
+                  for m, label in ns3ngwa.METRICS]
+    rec = record(REFERENCE, table, row=key, overrides=overrides, seeds=max(by_scenario.values(), key=len),
+                 seeds_by_scenario=by_scenario, scenarios=scenarios, phase_ns=PHASE_NS)
+    write_record(out, cell_name(key), rec)
+    return rec
+
+
+def table(recs: dict[str, dict], markdown: bool = False) -> str:
+    """A text table: a row per (test, scenario), ns-3 / ours per metric,
+    DIFFER where they agree by neither 10 % nor the CIs."""
+    from . import ns3ngwa
+    from .valsummary import verdicts
+
+    body = []
+    for name, rec in recs.items():
+        by = {}
+        for v in verdicts(rec):
+            by.setdefault(v["where"], []).append(v)
+        for where, vs in by.items():
+            cells = [name, where]
+            for v in vs:
+                unit = unit_of(v["metric"])
+                mark = "" if v["within"] or v["ci"] else " DIFFER"
+                cells.append(f"{ci(*v['ref_ci'][:2], unit)} / {ci(*v['ours_ci'][:2], unit)}{mark}")
+            body.append(cells)
+    header = ["test", "scenario"] + [f"{label}: ns-3 / netreturn" for _, label in ns3ngwa.METRICS]
+    return render(header, body, markdown=markdown)
+
+
+def main(a, out: Path) -> int:
+    """``netreturn validate --scenario ngwa``: every test of Table 2 (or
+    ``--ngwa-rows``) in both simulators, both scenarios; ns-3 runs already
+    stored are read, not run again."""
+    seeds = list(range(1, a.seeds + 1))
+    wanted = [k.strip() for k in (getattr(a, "ngwa_rows", None) or "").split(",") if k.strip()]
+    known = [k for _, k, _ in rows()]
+    bad = [k for k in wanted if k not in known]
+    if bad:
+        print(f"netreturn: error: --ngwa-rows {a.ngwa_rows}: {', '.join(bad)} is not a test of Table 2; "
+              f"allowed: {', '.join(known)}", file=sys.stderr)
+        return 2
+    from .ns3ngwa import SCENARIOS
+
+    keys = [k for _, k, _ in rows() if not wanted or k in wanted]
+    try:
+        for scenario in SCENARIOS:  # every row's ns-3 runs first, one subprocess per scenario
+            fill(scenario, keys, seeds, out)
+    except RuntimeError as e:
+        print(f"netreturn: error: {e}", file=sys.stderr)
+        return 2
+    recs = {}
+    for name, key, _ in rows():
+        if wanted and key not in wanted:
+            continue
+        if not a.quiet:
+            print(f"NGWA, {name}: ns-3 3.44 and netreturn, seeds 1..{a.seeds}", flush=True)
+        try:
+            recs[name] = run_cell(key, seeds, out, a.jobs)
+        except RuntimeError as e:
+            print(f"netreturn: error: {e}", file=sys.stderr)
+            return 2
+    text = table(recs)
+    print(text)
+    (out / "validation_ngwa.txt").write_text(text + "\n")
+    (out / "validation_ngwa.md").write_text(table(recs, markdown=True) + "\n")
+    print(f"tables: {out / 'validation_ngwa.txt'}, {out / 'validation_ngwa.md'} (docs/validation.md's); "
+          f"cell records: {out / 'cells'}/ngwa_*.json")
+    return 0
+
