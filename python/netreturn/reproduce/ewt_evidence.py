@@ -5,7 +5,7 @@ the report's own runs, and the paper's Fig. 1 redone.
   against the others (its loss and RTOs), from every grid run's per-flow
   columns (:func:`flow_columns`, kept by :class:`~.store.Runs`); and traced
   runs with every flow's cwnd and advertised window, which show whose
-  window EWT's (B − U) / B · Wr actually binds (seed 000 eq. 10).
+  window EWT's (B − U) / B · Wr actually binds (the EWT paper's eq. 10).
 * Fig. 3 (queue "constant") and Fig. 10 (a "balanced" window): the
   figure runs again with the receive-buffer sensitivity's Wr (the paper
   does not state its receive buffer; EWT's window scales with it).
@@ -226,7 +226,7 @@ def fairness_bullets(table, scenarios: list[str], methods: list[str], levels: li
                          f"correlation of the held share with goodput {rho:.2f}; the top flow of each run was held "
                          f"{' / '.join(f'{x:.2f}' for x in tops)} of its samples, the other flows {rest:.2f} "
                          "(median). ")
-        why = ("EWT writes one window, (B − U) / B · Wr, into every ACK (seed 000 eq. 10); with Wr = 1 MB it binds "
+        why = ("EWT writes one window, (B − U) / B · Wr, into every ACK (the EWT paper's eq. 10); with Wr = 1 MB it binds "
                "only a flow whose cwnd grew above it, one that got going before the queue filled. That flow is "
                "window-limited: as U rises its window falls and it stops sending, so its packets seldom meet a full "
                "queue, while the flows whose cwnd is below the written window (in slow start, after an RTO) keep "
