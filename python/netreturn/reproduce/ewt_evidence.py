@@ -226,7 +226,8 @@ def fairness_bullets(table, scenarios: list[str], methods: list[str], levels: li
                          f"correlation of the held share with goodput {rho:.2f}; the top flow of each run was held "
                          f"{' / '.join(f'{x:.2f}' for x in tops)} of its samples, the other flows {rest:.2f} "
                          "(median). ")
-        why = ("EWT writes one window, (B − U) / B · Wr, into every ACK (the EWT paper's eq. 10); with Wr = 1 MB it binds "
+        why = ("EWT writes one window, (B − U) / B · Wr, into every ACK (the EWT paper's eq. 10); with Wr = 1 MB it "
+               "binds "
                "only a flow whose cwnd grew above it, one that got going before the queue filled. That flow is "
                "window-limited: as U rises its window falls and it stops sending, so its packets seldom meet a full "
                "queue, while the flows whose cwnd is below the written window (in slow start, after an RTO) keep "
