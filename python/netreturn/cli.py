@@ -228,6 +228,16 @@ def cmd_validate(a: argparse.Namespace) -> int:
         return summary_main(a)
     if a.mechanisms or a.markdown:
         raise ScenarioError("--mechanisms and --markdown apply to validate --summary")
+    if getattr(a, "scenario", None) == "ngwa":
+        # Here, not in validate.main: validate_ngwa reads the summary's
+        # verdicts, and the summary reads validate (no import cycle).
+        from pathlib import Path
+
+        from .validate_ngwa import main as ngwa_main
+
+        out = a.out or Path("results") / "validate"
+        out.mkdir(parents=True, exist_ok=True)
+        return ngwa_main(a, out)
     from .validate import main as validate_main
 
     return validate_main(a)

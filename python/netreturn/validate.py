@@ -333,10 +333,6 @@ def main(a) -> int:
         from .validate_lossy import main as lossy_main
 
         return lossy_main(a, out)
-    if getattr(a, "scenario", None) == "ngwa":
-        from .validate_ngwa import main as ngwa_main
-
-        return ngwa_main(a, out)
     prr = getattr(a, "ns3_prr", DEFAULT_PRR)
     scenario = getattr(a, "scenario", "ewt/scenario2")
     aligned = bool(getattr(a, "aligned", False))

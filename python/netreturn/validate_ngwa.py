@@ -121,7 +121,7 @@ def table(recs: dict[str, dict], markdown: bool = False) -> str:
     """A text table: a row per (test, scenario), ns-3 / ours per metric,
     DIFFER where they agree by neither 10 % nor the CIs."""
     from . import ns3ngwa
-    from .valsummary import verdicts
+    from .valrecords import verdicts
 
     body = []
     for name, rec in recs.items():

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .files import atomic_write
+from .stats import agree, mean_ci
 
 #: Records live here, under the validate output folder.
 CELLS = "cells"
@@ -61,3 +62,24 @@ def read_record(out: Path, name: str) -> dict | None:
     if not isinstance(rec.get("metrics"), list):
         raise ValueError(f"{path}: field 'metrics' missing: not a cell record written by netreturn validate")
     return rec
+
+
+#: Agreement "within 10 %" of the reference mean.
+TOLERANCE = 0.10
+
+
+def within(ref: tuple[float, float, int], ours: tuple[float, float, int], tol: float = TOLERANCE) -> bool | None:
+    """Whether our mean is within ``tol`` of the reference's (relative to
+    the reference mean); None without both means."""
+    if math.isnan(ref[0]) or math.isnan(ours[0]):
+        return None
+    return abs(ours[0] - ref[0]) <= tol * abs(ref[0])
+
+
+def verdicts(rec: dict) -> list[dict]:
+    """Per metric of a record: both summaries, and the two verdicts."""
+    out = []
+    for m in rec["metrics"]:
+        a, b = mean_ci(m["ref"]), mean_ci(m["ours"])
+        out.append({**m, "ref_ci": a, "ours_ci": b, "within": within(a, b), "ci": agree(a, b)})
+    return out

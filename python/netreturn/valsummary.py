@@ -29,12 +29,10 @@ from pathlib import Path
 from typing import Sequence
 
 from .files import atomic_write
-from .stats import agree, mean_ci
 from .table import ci, render, unit_of
-from .valrecords import read_record
+from .valrecords import TOLERANCE, read_record, verdicts, within  # noqa: F401 (within, TOLERANCE: re-exported)
 
 #: The relative tolerance of the first measure (issue 25: "within 10 % of ns-3").
-TOLERANCE = 0.10
 #: The EWT dumbbells' three loads (the EWT paper's Table 2: mild, medium, heavy).
 LOADS = {"ewt/scenario2": (13, 24, 31), "ewt/scenario1": (8, 17, 24)}
 #: Phase randomization of the summary's dumbbell cells (run.phase, ``validate --phase``).
@@ -146,23 +144,6 @@ PLAN: tuple[Mechanism, ...] = (
 
 
 # ---------------------------------------------------------------- verdicts
-
-
-def within(ref: tuple[float, float, int], ours: tuple[float, float, int], tol: float = TOLERANCE) -> bool | None:
-    """Whether our mean is within ``tol`` of the reference's (relative to
-    the reference mean); None without both means."""
-    if math.isnan(ref[0]) or math.isnan(ours[0]):
-        return None
-    return abs(ours[0] - ref[0]) <= tol * abs(ref[0])
-
-
-def verdicts(rec: dict) -> list[dict]:
-    """Per metric of a record: both summaries, and the two verdicts."""
-    out = []
-    for m in rec["metrics"]:
-        a, b = mean_ci(m["ref"]), mean_ci(m["ours"])
-        out.append({**m, "ref_ci": a, "ours_ci": b, "within": within(a, b), "ci": agree(a, b)})
-    return out
 
 
 def summarize(out: Path, plan: Sequence[Mechanism] = PLAN) -> list[dict]:
