@@ -146,15 +146,6 @@ enum Removal {
 /// 64 = 4.7 s by default): idle flows are forgotten at most that late.
 const RECENCY_STEPS: u64 = 64;
 
-/// A window-rewriting gateway around one controller. Sans-IO: every call
-/// takes `now`; the gateway reads no clock.
-///
-/// `C` is one of the registry's controllers ([`Controller`], the default,
-/// built from [`GatewayConfig::controller`]) or a controller that is not a
-/// link method of its own: NGWA's receiver edge ([`crate::ngwa::NgwaEdge`],
-/// configured by a scenario's `[ngwa]` table), given to
-/// [`WindowGateway::with_controller`]. Either way the rules above are
-/// these, once.
 /// One flow's window as a kernel datapath applies it to the ACKs of
 /// `ack_key` ([`WindowGateway::kernel_windows`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,6 +163,33 @@ pub struct KernelWindow {
     pub steady: bool,
 }
 
+/// The window field an ACK carrying raw field `raw` at scale `shift` gets
+/// when the controller wants `computed` bytes with `floor` (SPEC.md §1), or
+/// `None` to leave it: the one arithmetic of [`WindowGateway::on_ack`] and
+/// of the kernel datapath's check of its eBPF program.
+pub fn lowered_field(raw: u16, shift: u32, computed: u64, floor: u64) -> Option<u16> {
+    // Wr = window << wscale of the ACK's sender (RFC 7323 §2.3).
+    let wr = (raw as u64) << shift;
+    // new = min(Wr, max(computed, floor)) (SPEC.md §1 rules 1 and 4).
+    let new = wr.min(computed.max(floor));
+    if new >= wr {
+        return None;
+    }
+    // Round up to the scale unit: the written window stays >= the floor
+    // (a zero window is never created), and the cap keeps it <= Wr.
+    let field = new.div_ceil(1u64 << shift).max(1);
+    (field < raw as u64).then_some(field as u16)
+}
+
+/// A window-rewriting gateway around one controller. Sans-IO: every call
+/// takes `now`; the gateway reads no clock.
+///
+/// `C` is one of the registry's controllers ([`Controller`], the default,
+/// built from [`GatewayConfig::controller`]) or a controller that is not a
+/// link method of its own: NGWA's receiver edge ([`crate::ngwa::NgwaEdge`],
+/// configured by a scenario's `[ngwa]` table), given to
+/// [`WindowGateway::with_controller`]. Either way the rules above are
+/// these, once.
 #[derive(Clone, Debug)]
 pub struct WindowGateway<C: WindowController = Controller> {
     cfg: GatewayConfig,
@@ -429,20 +447,9 @@ impl<C: WindowController> WindowGateway<C> {
         let wr = (seg.window as u64) << shift;
         let info = FlowInfo { ack: seg.ack, ..self.info(idx, wr, 1 - side) };
         let computed = self.controller.window(now, &info)?;
-        let floor = self.controller.floor(&info);
-        // new = min(Wr, max(computed, floor)) (SPEC.md §1 rules 1 and 4).
-        let new = wr.min(computed.max(floor));
-        if new >= wr {
-            return None;
-        }
-        // Round up to the scale unit: the written window stays >= the floor
-        // (a zero window is never created), and the cap keeps it <= Wr.
-        let field = new.div_ceil(1u64 << shift).max(1);
-        if field >= seg.window as u64 {
-            return None;
-        }
+        let field = lowered_field(seg.window, shift, computed, self.controller.floor(&info))?;
         self.stats.acks_rewritten += 1;
-        Some(field as u16)
+        Some(field)
     }
 
     /// What the controller is told of flow `idx`; `data_side` is the side

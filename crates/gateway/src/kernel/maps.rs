@@ -4,6 +4,7 @@
 //! without a kernel.
 
 use netreturn_base::FlowKey;
+use netreturn_control::gateway::lowered_field;
 use netreturn_control::{KernelWindow, WindowRule};
 
 /// `struct nr_key`: a flow as its ACKs carry it, addresses and ports in
@@ -84,12 +85,10 @@ impl NrWindow {
         }
         let shift = (self.shift & 15) as u32;
         let wr = (raw as u64) << shift;
-        let want = wr.wrapping_mul(self.num).checked_div(self.den).unwrap_or(self.num).max(self.floor);
-        if want >= wr {
-            return None;
-        }
-        let field = want.div_ceil(1 << shift).max(1);
-        (field < raw as u64).then_some(field as u16)
+        // The program multiplies in 64 bits (the fraction is reduced so
+        // that it cannot overflow, `reduce`).
+        let want = wr.wrapping_mul(self.num).checked_div(self.den).unwrap_or(self.num);
+        lowered_field(raw, shift, want, self.floor)
     }
 }
 
