@@ -172,6 +172,9 @@ def test_quick_reproduction_writes_the_report_and_resumes_without_rerunning(tmp_
                     "## 8. The paper's statements", "## 9. Where we differ from the paper"]:
         assert heading in report, heading
     assert "0.52 / 0.43" in report  # Table 6 heavy DropTail, the paper's column
+    # DropTail's calibration under each unstated setting (issue 24): ours, the access queues', the receive buffer's.
+    sweep = report.split("### 1b. The calibration across what the paper leaves unstated", 1)[1].split("\n## ", 1)[0]
+    assert "| 100p (ours) " in sweep and "| 1000p " in sweep and "| 128 KiB " in sweep
     assert "+49.3 %" in report and "+75.8 %" in report
     for png in re.findall(r"\]\((figures/[^)]+\.png)\)", report):
         assert (out / png).stat().st_size > 3000, png

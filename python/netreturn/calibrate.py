@@ -35,7 +35,8 @@ def degenerate(counts: Sequence[int | None], start: int = 1, param: str = "flows
     if all(c == start for c in known):
         return (f"every level is reached at the smallest count ({param}={start}): the loss there is already above "
                 "the heaviest target, so the levels do not measure congestion (look for loss that does not come "
-                "from sharing the bottleneck, e.g. a sender's access queue)")
+                "from sharing the bottleneck: one flow whose window, the receivers' buffer, exceeds what the path "
+                "and the buffer hold, or a sender's access queue)")
     if len(set(known)) < len(known):
         same = sorted({c for c in known if known.count(c) > 1})
         return (f"several levels fall on the same count ({', '.join(f'{param}={c}' for c in same)}): the loss jumps "

@@ -50,7 +50,7 @@ from pathlib import Path
 from statistics import median
 
 from ..files import FolderLock, write_frame_csv
-from . import claims as _claims, ewt_evidence as _ev, grid as _grid, statements as _st
+from . import claims as _claims, ewt_calibration as _cal, ewt_evidence as _ev, grid as _grid, statements as _st
 from .figures import after as _after, plot_capacity, plot_levels, plot_loss_curves, series_stats as _series_stats
 from .grid import Capacity, Evaluation, Grid, Table, capacity_rows
 from .paper import Paper, toml_load as _toml_load  # noqa: F401  (tests read TOML with it)
@@ -267,7 +267,8 @@ def _sensitivity_std(figs: dict, tag: str, scenarios: list[str]) -> str:
     return "; ".join(parts)
 
 
-def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict) -> dict[str, _st.Judgement]:
+def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict,
+                   degenerate_in: list[str] | None = None) -> dict[str, _st.Judgement]:
     """The statements with EWT's own checks (``queue_steadier``,
     ``window_steadier``, ``capacity_best``, ``capacity_gain``,
     ``not_reproduced``), judged from this report's figure runs and capacity
@@ -332,7 +333,8 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict)
                 parts.append(f"{sc} {lv}: EWT {_bound(e, opts)} vs "
                              f"{METHOD_LABELS[best['method']]} {_bound(best, opts)}")
             v = _st.HOLDS if won == len(cases) else _st.FAILS if won == 0 else _st.PARTLY
-            out[s["id"]] = _st.Judgement(v, f"EWT most or equal in {won} of {len(cases)}: " + "; ".join(parts))
+            out[s["id"]] = _st.Judgement(v, f"EWT most or equal in {won} of {len(cases)}: " + "; ".join(parts),
+                                         _degenerate_why(degenerate_in) if v != _st.HOLDS else "")
         elif c == "capacity_gain":
             key = "mean_gain_best_pct" if s["against"] == "best" else "mean_gain_baseline_pct"
             if not gains["cases"] or math.isnan(gains[key]):
@@ -340,8 +342,20 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict)
                 continue
             j = _claims.value_judgement(s, gains[key], "mean over scenarios and levels"
                                         + (", censored counts as bounds" if gains["censored"] else ""))
+            if degenerate_in and j.verdict != _st.HOLDS:
+                why = "; ".join(x for x in (j.why, _degenerate_why(degenerate_in)) if x)
+                j = _st.Judgement(j.verdict, j.measured, why)
             out[s["id"]] = j
     return out
+
+
+def _degenerate_why(scenarios: list[str] | None) -> str:
+    if not scenarios:
+        return ""
+    return (f"DropTail's calibration is degenerate in {', '.join(scenarios)} (one flow already reaches the "
+            "heaviest level, or the levels share a count), so the counts there measure a single flow's overshoot, "
+            "not the flows served at a congestion level (section 1b: the calibration across the receive buffer and "
+            "the access queues, and why)")
 
 
 def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, calibrated_ac: dict,
@@ -424,7 +438,8 @@ def calibration_warnings(opts: Options, calibrated: dict, searches: dict) -> lis
                        f"{' / '.join('-' if c is None else str(c) for c in counts)}): {why}."
                        + (f" DropTail's mean TCP loss at 1 flow: {fmt_ci(at1[0], at1[1])} % over {at1[2]} seeds."
                           if at1 else "")
-                       + " Results at the calibrated counts say little; section 9 says where the loss is.")
+                       + " Results at the calibrated counts say little; section 1b says why, from the scenario's "
+                       "numbers, and gives the calibration under the settings the paper does not state.")
     return out
 
 
@@ -483,6 +498,24 @@ class Outcome:
     claims: list[dict]
 
 
+def calibration_settings(opts: Options, searches: dict, searches_ac: dict, searches_rb: dict, variants: dict | None,
+                         access: dict | None) -> list[_cal.Setting]:
+    """DropTail's calibration under each setting of what the paper leaves
+    unstated that this report ran (section 1b): ours, the access queues'
+    and the receive buffer's variants."""
+    from ..scenarios import load, resolve
+
+    base = PAPER.run["baseline"]
+    ours_files = {sc: (str(resolve(SCENARIOS[sc])), {}) for sc in opts.scenarios}
+    doc = load(next(iter(ours_files.values()))[0])["document"] if ours_files else {}
+    acc = str(doc.get("topology", {}).get("access", {}).get("buffer", "ours"))
+    rcv = str(doc.get("tcp", {}).get("rcv_buf", "ours"))
+    only = lambda x: {k: v for k, v in x.items() if k[1] == base}  # noqa: E731
+    return [_cal.Setting(acc, rcv, True, only(searches), ours_files),
+            _cal.Setting(ACCESS_ALT, rcv, False, only(searches_ac), {k: v for k, v in (access or {}).items() if v}),
+            _cal.Setting(acc, RCVBUF_LABEL, False, only(searches_rb), {k: v for k, v in (variants or {}).items() if v})]
+
+
 def reproduce(opts: Options) -> Outcome:
     """Runs (or resumes) the reproduction and writes ``<out>/report.md``;
     :class:`~netreturn.files.FolderInUse` while another process writes into
@@ -502,12 +535,17 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
         figs = _fig_runs(runs, opts, paper)
         series = {(k[1], paper["table2"][k[1]]["heavy"], k[2]) for k in figs if k[0] == "fig10"}
         ev = Evaluation(runs, opts, PAPER, series)
-        cap_rb = cap_ac = acc_grid = None
+        cap_rb = cap_ac = cap_rbc = acc_grid = None
+        variants = access = None
         if opts.sensitivity != "off":
             variants = {sc: rcvbuf_variant(opts.out, sc) for sc in opts.scenarios}
             ev.grids.append(Grid(runs, opts, ev.paper_counts, "rcvbuf", set(), "receive buffer", variants))
+            base = Options(**{**opts.__dict__, "methods": [PAPER.run["baseline"]]})
             if opts.sensitivity == "full":
                 cap_rb = Capacity(runs, opts, PAPER, variants, "receive buffer: capacity")
+            elif PAPER.run["baseline"] in opts.methods:
+                # DropTail's calibration with the other receive buffer (section 1b).
+                cap_rbc = Capacity(runs, base, PAPER, variants, "receive buffer: calibration")
             # The access queues: the grid, and the calibration (DropTail's
             # capacity search) with them.
             access = {sc: access_variant(opts.out, sc) for sc in opts.scenarios}
@@ -518,7 +556,6 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
                             share_if=lambda r: r["summary"].get("drops_elsewhere") == 0)
             ev.grids.append(acc_grid)
             if PAPER.run["baseline"] in opts.methods:
-                base = Options(**{**opts.__dict__, "methods": [PAPER.run["baseline"]]})
                 cap_ac = Capacity(runs, base, PAPER, access, "access queues: calibration")
         runs.drain()
     finally:
@@ -537,9 +574,11 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
     for r in capacity_rows(cap_ac.searches, PAPER) if cap_ac else []:
         calibrated_ac.setdefault(r["scenario"], {})[r["level"]] = r["flows"]
     out = opts.out
+    sweep = calibration_settings(opts, searches, cap_ac.searches if cap_ac else {},
+                                 (cap_rb or cap_rbc).searches if (cap_rb or cap_rbc) else {}, variants, access)
     claims = write_report(out, opts, paper, table, figs, searches, rows, gains, calibrated, runs, t0, build,
                           searches_rb, rows_rb, gains_rb, calibrated_ac, cap_ac.searches if cap_ac else {},
-                          (acc_grid.shared, acc_grid.asked) if acc_grid else None)
+                          (acc_grid.shared, acc_grid.asked) if acc_grid else None, sweep)
     wall = time.perf_counter() - t0
     return Outcome(out / "report.md", runs.executed, runs.requested, len(runs.results), wall, runs.cpu_s,
                    calibrated, rows, gains, gains_rb, table, searches, claims)
@@ -549,7 +588,7 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                  gains: dict, calibrated: dict, runs: Runs, t0: float, build: str, searches_rb: dict | None = None,
                  cap_rows_rb: list[dict] | None = None, gains_rb: dict | None = None,
                  calibrated_ac: dict | None = None, searches_ac: dict | None = None,
-                 access_shared: tuple[int, int] | None = None) -> dict:
+                 access_shared: tuple[int, int] | None = None, sweep: list | None = None) -> dict:
     figdir = out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     methods = [m for m in METHODS if m in opts.methods]
@@ -584,7 +623,9 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
 
     # ---- the statements, every one judged
     claim_rows, value_rows = _claims.check_all(PAPER, table, opts.scenarios, methods, cs_all)
-    columns = judged(opts, claim_rows, value_rows, own_judgements(opts, figs, cap_rows, gains), cs_all)
+    deg_all = _cal.degenerate_scenarios(searches, opts.scenarios, [paper["loss_target"][lv] for lv in LEVELS],
+                                        PAPER.run["baseline"])
+    columns = judged(opts, claim_rows, value_rows, own_judgements(opts, figs, cap_rows, gains, deg_all), cs_all)
 
     # ---- header
     doc.header(runs, build)
@@ -618,12 +659,24 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
             ot = table.get("scenario2", "paper", "heavy", m, "tcp_data_loss_pct")[0]
             ou = table.get("scenario2", "paper", "heavy", m, "udp_loss_pct")[0]
             key.append([f"Table 6 heavy, {METHOD_LABELS[m]}: TCP / UDP loss %", f"{pt} / {pu}", f"{_f(ot)} / {_f(ou)}"])
+    for st in (sweep or [])[1:]:
+        cal = {sc: [st.searches[(sc, "droptail")].result()[paper["loss_target"][lv]] for lv in LEVELS]
+               for sc in opts.scenarios if (sc, "droptail") in st.searches}
+        if cal:
+            key.append([f"flows for 0.1 / 0.5 / 1 % DropTail loss with {st.access} access queues, {st.rcv_buf} "
+                        "receive buffer (section 1b)", "; ".join(
+                            f"{sc}: {' / '.join(str(paper['table2'][sc][lv]) for lv in LEVELS)}" for sc in cal),
+                        "; ".join(f"{sc}: {' / '.join(f'> {opts.max_flows}' if x is None else str(x) for x in c)}"
+                                  for sc, c in cal.items())])
+    deg = _cal.degenerate_scenarios(searches, opts.scenarios, [paper["loss_target"][lv] for lv in LEVELS],
+                                    PAPER.run["baseline"])
+    deg_note = f" (degenerate calibration in {', '.join(deg)}: not a measure of §5.6; section 1b)" if deg else ""
     if gains["cases"]:
         key.append(["§5.6: EWT flows vs best competitor (mean over scenarios, levels)",
                     f"+{paper['capacity']['gain_over_best_competitor_pct']} %", _pct(gains["mean_gain_best_pct"])
-                    + (" (bounds: censored)" if gains["censored"] else "")])
+                    + (" (bounds: censored)" if gains["censored"] else "") + deg_note])
         key.append(["§5.6: EWT flows vs DropTail", f"+{paper['capacity']['gain_over_droptail_pct']} %",
-                    _pct(gains["mean_gain_baseline_pct"])])
+                    _pct(gains["mean_gain_baseline_pct"]) + deg_note])
     if gains_rb and gains_rb["cases"]:
         key.append(
             [
@@ -678,6 +731,10 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     for line in calibration_warnings(opts, calibrated, searches):
         w(line)
         w("")
+    for line in _cal.section(sweep or [], opts.scenarios, LEVELS, [paper["loss_target"][lv] for lv in LEVELS],
+                             {sc: paper["table2"][sc] for sc in opts.scenarios}, PAPER.run["baseline"],
+                             opts.max_flows):
+        w(line)
 
     # ---- 2/3. per-scenario metrics
     fig_no = {"scenario1": 2, "scenario2": 3}
@@ -1030,7 +1087,7 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     for k, r in figs.items():
         if k[0] == "fair":
             traced.setdefault(k[1], []).append(r)
-    for line in differences(opts, paper, table, calibrated, gains, columns, gains_rb, figs, traced):
+    for line in differences(opts, paper, table, calibrated, gains, columns, gains_rb, figs, traced, sweep):
         w(line)
     w("")
     w("### Runs with unfinished transfers")
@@ -1149,7 +1206,7 @@ def _prr_evidence(table: Table) -> str:
 
 def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gains: dict,
                 columns: dict[str, dict[str, _st.Judgement]], gains_rb: dict | None = None,
-                figs: dict | None = None, traced: dict | None = None) -> list[str]:
+                figs: dict | None = None, traced: dict | None = None, sweep: list | None = None) -> list[str]:
     """Bullets: each computed difference, with what we found to be its
     reason, and saying so where the reason is not pinned down."""
     out: list[str] = []
@@ -1186,6 +1243,15 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                         reasons.append(f"{share * 100:.0f} % of DropTail's lost packets at the paper's counts are "
                                        "dropped in the senders' access queues, not at the bottleneck (measured: "
                                        "`drops_elsewhere` / all drops in `summary.csv`; the bullet below)")
+                ours = next((st for st in sweep or [] if st.ours and sc in st.files), None)
+                if ours is not None:
+                    others = [f"{st.access} access queues, {st.rcv_buf} receive buffer: "
+                              + " / ".join("-" if x is None else str(x) for x in st.searches[(sc, "droptail")]
+                                           .result().values())
+                              for st in sweep[1:] if (sc, "droptail") in st.searches]
+                    reasons.insert(0, "with our settings, " + _cal.why_line(_cal.path_budget(*ours.files[sc]))
+                                   + (" (the calibration with " + "; ".join(others) + " flows: section 1b)"
+                                      if others else " (section 1b)"))
                 reasons += ['the file size: the paper\'s "5Mb" is read as 5 MB (docs/decisions.md §5.1), '
                             '5 Mbit would give 8× '
                             "shorter transfers",
