@@ -186,6 +186,20 @@ def test_the_capacity_reason_quotes_the_utilization_with_and_without_the_warm_up
     a = ra._capacity_why([{**r, **pt} for r in rows(0.86, 0.97)], None)[0]
     b = ra._capacity_why([{**r, **pt} for r in rows(0.80, 0.99)], None)[0]
     assert "3Gbps: 0.860 -> 0.970" in a and "3Gbps: 0.800 -> 0.990" in b
+    # The shortest run is the one that ran (here only 3 Gb/s), and the start the scenario's.
+    assert f"shortest ({pt['stop'].removesuffix('s')} s at 3Gbps)" in a and "(0s-2s)" in a
+
+
+def test_the_web_reason_quotes_the_papers_numbers_from_its_file(monkeypatch):
+    pt = next(p for p in ra.points("web") if float(p["mice"]) == 500.0)
+    keys = ("web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "ftp_fwd_throughput_mean_mbps")
+    rows = [{"family": "web", **pt, "method": m, "seed": 1, **dict.fromkeys(keys, x)}
+            for m, x in (("droptail", 1.0), ("xcp", 1.1))]
+    a = ra._web_why(rows, None)[0]
+    assert "web +10.0 %, FTP +10.0 % against NC here (paper, Fig. 4(c): web +5 %, FTP -20 %)" in a
+    sts = [dict(s, paper=7.0) if s["id"] == "fig4c-xcp-web" else s for s in ra.PAPER["statements"]]
+    monkeypatch.setitem(ra.PAPER, "statements", sts)
+    assert "(paper, Fig. 4(c): web +7 %, FTP -20 %)" in ra._web_why(rows, None)[0]
 
 
 def test_the_estimator_rows_run_awm_with_the_papers_eq_6_n_and_the_awm_rows_the_oracle():

@@ -838,8 +838,10 @@ def _web_why(rows: list[dict], stop: str | None) -> list[str]:
         return []
     web, ftp, fwd = (change_vs_nc(rows, "xcp", k, pt) for k in
                      ("web_throughput_mean_mbps", "ftp_throughput_mean_mbps", "ftp_fwd_throughput_mean_mbps"))
+    paper = {st["id"]: st["paper"] for st in PAPER["statements"] if st["id"] in ("fig4c-xcp-web", "fig4c-xcp-ftp")}
     return [
-        f"XCP at 500 mice/s: web {web:+.1f} %, FTP {ftp:+.1f} % against NC here (paper: web +5 %, FTP -20 %). The "
+        f"XCP at {float(pt['mice']):g} mice/s: web {web:+.1f} %, FTP {ftp:+.1f} % against NC here (paper, Fig. "
+        f"4(c): web {paper['fig4c-xcp-web']:+g} %, FTP {paper['fig4c-xcp-ftp']:+g} %). The "
         "difference is how a mouse starts. The XCP sender has no slow start (XCP paper section 3.1; ns-2's "
         "XcpEndsys::opencwnd does nothing), so a mouse (median 13 packets) lives on its initial window and the "
         "routers' feedback. Ours start with RFC 6928's 10 segments, delayed ACKs, and an RTT from the handshake; "
@@ -965,8 +967,18 @@ def _capacity_why(rows: list[dict], stop: str | None) -> list[str]:
                 cells.append(f"{pt['bottleneck_rate']}: {w:.3f} -> {a:.3f}")
         if cells:
             out.append(f"{METHODS[m]}'s utilization, whole run -> after the warm-up: " + ", ".join(cells) + ".")
-    return ["Slow start and the flows' staggered start (0-2 s) lower the whole run's utilization most where the run "
-            "is shortest (10 s at 1 and 3 Gb/s). " + " ".join(out)] if out else []
+    if not out:
+        return []
+    # The scenario's staggered start and the shortest runs of the sweep, as run.
+    starts = {tuple(t["start"]["uniform"]) for t in _scenario_file(str(resolve(FAMILIES["capacity"][0])))
+              .get("traffic", []) if isinstance(t.get("start"), dict) and "uniform" in t["start"]}
+    ran = [pt for pt in points("capacity", stop) if any(_rows_at(rows, m, pt) for m in ("awm", "xcp", "droptail"))]
+    short = min((_native.parse_time(str(pt["stop"])) for pt in ran), default=math.nan)
+    at = [pt["bottleneck_rate"] for pt in ran if _native.parse_time(str(pt["stop"])) == short]
+    return ["Slow start and the flows' staggered start ("
+            + (", ".join(f"{a}-{b}" for a, b in sorted(starts)) if starts else "as the scenario sets it")
+            + ") lower the whole run's utilization most where the run is shortest ("
+            + f"{short:g} s at {', '.join(at)}). " + " ".join(out)]
 
 
 DIFFERENCES = {"fairness": _fairness_why, "web": _web_why, "flows": _flows_why, "rtt": _rtt_why,
