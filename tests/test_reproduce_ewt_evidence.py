@@ -178,3 +178,15 @@ def test_a_variant_run_is_shared_only_where_its_base_run_dropped_nothing_outside
     runs = _FakeRuns({})
     g = Grid(runs, opts, {"scenario1": {"mild": 8}}, "access", set(), "access", {"scenario1": ("x.toml", {})})
     assert g.shared == 0 and [k for k in runs.ran if k.startswith("access")] == ["access-1", "access-2", "access-3"]
+
+
+def test_the_settings_section_9_quotes_are_the_ones_the_report_ran_with():
+    from netreturn.reproduce.store import Options
+
+    ours = reproduce.scenario_settings("scenario2", Options())
+    assert (ours["rcv_buf"], ours["buffer"], ours["st"], ours["access_buffer"]) == ("1MB", "97kB", "29kB", "100p")
+    moved = reproduce.scenario_settings("scenario2", Options(sets={"rcv_buf": "131072B", "buffer": "50kB",
+                                                                   "ewa_alpha": 4096}))
+    assert (moved["rcv_buf"], moved["buffer"], moved["ewa_alpha"]) == ("131072B", "50kB", 4096)
+    assert reproduce.scenario_settings("scenario1", Options())["access_is_bottleneck"]
+    assert not ours["access_is_bottleneck"]

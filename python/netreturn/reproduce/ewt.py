@@ -1204,6 +1204,21 @@ def _prr_evidence(table: Table) -> str:
             f"{_f(ours['queue_mean_bytes'] / 1000)} kB.")
 
 
+def scenario_settings(sc: str, opts: Options) -> dict:
+    """The settings section 9's reasons quote, as this report ran them
+    (the scenario with ``--set`` applied): receive buffer, bottleneck
+    buffer, EWT's St, EWA's alpha, the access queues and their rate."""
+    from ..scenarios import load, resolve
+
+    path = str(resolve(SCENARIOS[sc]))
+    info = load(path, dict(opts.sets))
+    topo = info["document"]["topology"]
+    return {"rcv_buf": str(info["document"]["tcp"]["rcv_buf"]), "buffer": str(topo["bottleneck"]["buffer"]),
+            "st": str(info["params"].get("st", "-")), "ewa_alpha": info["params"].get("ewa_alpha", "-"),
+            "access_buffer": str(topo["access"]["buffer"]), "access_rate": str(topo["access"]["rate"]),
+            "access_is_bottleneck": _cal.path_budget(path, dict(opts.sets))["access_is_bottleneck"]}
+
+
 def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gains: dict,
                 columns: dict[str, dict[str, _st.Judgement]], gains_rb: dict | None = None,
                 figs: dict | None = None, traced: dict | None = None, sweep: list | None = None) -> list[str]:
@@ -1212,6 +1227,7 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
     out: list[str] = []
     methods = opts.methods
     cs_present = [cs for cs in COUNT_SETS if any(g.countset == cs for g in table.groups)]
+    cfg = {sc: scenario_settings(sc, opts) for sc in opts.scenarios}
 
     # Loss levels.
     if "droptail" in methods:
@@ -1303,14 +1319,16 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
             share, cs, lv, m, n = worst
             out.append(
                 f"- **{sc}: drops outside the bottleneck.** Up to {share * 100:.0f} % of the packets lost are "
-                f"dropped outside R1→R2 ({METHOD_LABELS[m]}, {n} flows), in the senders' access queues (100 "
-                "packets). " + ("In scenario 1 every link runs at 4 Mb/s, so one sender's access link is as slow "
-                                "as the bottleneck: a flow's slow-start overshoot queues and is dropped at the sender, "
-                                "where no gateway method acts; with few flows the loss level is set there. "
-                                if sc == "scenario1" else
-                                "Access links run at 100 Mb/s here, so these are bursts larger than a sender's "
-                                "100-packet queue (likely released at once when a window the gateway lowered opens "
-                                "again; not confirmed). ")
+                f"dropped outside R1→R2 ({METHOD_LABELS[m]}, {n} flows), in the senders' access queues "
+                f"({cfg[sc]['access_buffer']}). "
+                + (f"In {sc} the senders' access links run at {cfg[sc]['access_rate']}, as the bottleneck, so one "
+                   "sender's access link is as slow as the bottleneck: a flow's slow-start overshoot queues and is "
+                   "dropped at the sender, where no gateway method acts; with few flows the loss level is set there "
+                   "(section 1b). "
+                   if cfg[sc]["access_is_bottleneck"] else
+                   f"Access links run at {cfg[sc]['access_rate']} here, so these are bursts larger than a sender's "
+                   f"{cfg[sc]['access_buffer']} queue (likely released at once when a window the gateway lowered opens "
+                   "again; not confirmed). ")
                 + "Measured (`drops_bottleneck`, `drops_elsewhere` in `summary.csv`).")
     # The receive window.
     if any(g.countset == "rcvbuf" for g in table.groups):
@@ -1324,7 +1342,8 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
             if parts:
                 out.append(
                     f"- **{sc}: the receive window.** With ns-3's default receive buffer ({RCVBUF_LABEL}) instead of "
-                    f"1 MB, TCP loss % at the paper's counts (mild / medium / heavy): {'; '.join(parts)} (section 7). "
+                    f"{cfg[sc]['rcv_buf']}, TCP loss % at the paper's counts (mild / medium / heavy): "
+                    f"{'; '.join(parts)} (section 7). "
                     "Measured; the paper does not state its receive buffer, so which one it used is not known.")
     # EWT's fairness.
     out += _ev.fairness_bullets(table, opts.scenarios, [m for m in METHODS if m in methods], LEVELS, METHOD_LABELS,
@@ -1332,18 +1351,21 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
     # Fig. 3 and Fig. 10.
     rb3, rb10 = _sensitivity_std(figs or {}, "fig3rb", opts.scenarios), window_stats(figs or {}, "fig10rb")
     if rb3:
-        out.append(f"- **Fig. 3: EWT's queue.** At 1 MB: {_sensitivity_std(figs, 'fig3', opts.scenarios)} (std, "
-                   f"seed 1, 4 flows); with a {RCVBUF_LABEL} receive buffer: {rb3}. EWT's written window "
-                   "(B − U) / B · Wr holds a flow only when it is below the flow's cwnd; with Wr = 1 MB that needs U "
+        wr = " / ".join(sorted({cfg[sc]["rcv_buf"] for sc in opts.scenarios}))
+        out.append(f"- **Fig. 3: EWT's queue.** At {wr}: {_sensitivity_std(figs, 'fig3', opts.scenarios)} (std, "
+                   f"seed 1, {paper_flows_fig3()} flows); with a {RCVBUF_LABEL} receive buffer: {rb3}. EWT's written "
+                   f"window (B − U) / B · Wr holds a flow only when it is below the flow's cwnd; with Wr = {wr} that "
+                   "needs U "
                    "within a few kB of B, so the queue follows CUBIC (section 5 has the share of time each run's "
                    "traced flow was held). The paper does not state its receive buffer.")
     if "RED" in rb10 and "EWT" in rb10:
         cv = lambda x: x[1] / x[0] if x[0] else math.nan  # noqa: E731
         a = window_stats(figs)
+        wr = cfg.get("scenario1", next(iter(cfg.values())))["rcv_buf"]
         out.append(f"- **Fig. 10: EWT's window.** Coefficient of variation EWT {cv(a['EWT']):.2f} vs RED "
-                   f"{cv(a['RED']):.2f} at 1 MB, {cv(rb10['EWT']):.2f} vs {cv(rb10['RED']):.2f} with a {RCVBUF_LABEL} "
-                   "receive buffer (one flow, seed 1): at 1 MB the flow's effective window is its cwnd, cut by losses "
-                   "and RTOs, for most of its transfer (section 5).")
+                   f"{cv(a['RED']):.2f} at {wr}, {cv(rb10['EWT']):.2f} vs {cv(rb10['RED']):.2f} with a "
+                   f"{RCVBUF_LABEL} receive buffer (one flow, seed 1): at {wr} the flow's effective window is its "
+                   "cwnd, cut by losses and RTOs, for most of its transfer (section 5).")
     # EWT's loss.
     if "ewt" in methods:
         for sc in opts.scenarios:
@@ -1352,11 +1374,13 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
             if el and max(el) >= ZERO_TOL:
                 out.append(
                     f"- **{sc}: EWT loses packets** (up to {max(el):.2f} % TCP loss; the paper: none at any level). "
-                    "EWT writes (B − U) / B · Wr, proportional to the receiver's window: with Wr = 1 MB and n flows "
-                    "the windows allow n · (B − U) / B · 1 MB in flight, which exceeds path plus buffer until the "
-                    "queue U is within a few kB of B = 97 kB, so bursts still overflow it (the arithmetic of "
-                    "docs/decisions.md §2.1; section 7 measures the effect of a smaller Wr). EWT also acts only above "
-                    "St = 29 kB and never on drops outside the bottleneck (bullet above). Beyond both, EWT can only "
+                    f"EWT writes (B − U) / B · Wr, proportional to the receiver's window: with Wr = "
+                    f"{cfg[sc]['rcv_buf']} and n flows the windows allow n · (B − U) / B · {cfg[sc]['rcv_buf']} in "
+                    "flight, which exceeds path plus buffer until the queue U is within a few kB of B = "
+                    f"{cfg[sc]['buffer']}, so bursts still overflow it (the arithmetic of docs/decisions.md §2.1; "
+                    "section 7 measures the effect of a smaller Wr). EWT also acts only above "
+                    f"St = {cfg[sc]['st']} and never on drops outside the bottleneck (bullet above). Beyond both, EWT "
+                    "can only "
                     "hold back a sender whose cwnd exceeds the window it writes: a flow in slow start, or recovering "
                     "after a timeout, with cwnd below (B − U) / B · Wr sends what cwnd allows, whatever the queue.")
     if "scenario2" in opts.scenarios:
@@ -1372,7 +1396,8 @@ def differences(opts: Options, paper: dict, table: Table, calibrated: dict, gain
                 '- EWA and AWM: the paper used "the authors\' recommendation" without listing the values. '
                 "EWA's paper could not be found: our parameters are a documented choice, and EWA's loss depends "
                 "mostly on its initial alpha (`--set ewa_alpha=4096` brings scenario 2's losses at the medium and "
-                "heavy levels to the paper's order, evidence recorded at git fd9bf71; ours, 1024, "
+                "heavy levels to the paper's order, evidence recorded at git fd9bf71; ours, "
+                f"{cfg['scenario2']['ewa_alpha']}, "
                 + (f"gives {' / '.join(_f(table.get('scenario2', 'paper', lv, 'ewa', 'tcp_data_loss_pct')[0]) for lv in LEVELS)} % "  # noqa: E501
                    "here" if "ewa" in methods else "is not run here")
                 + '; docs/reproduce.md, "EWA\'s parameters"). AWM follows the AWM paper with the oracle N '
