@@ -135,9 +135,9 @@ def test_the_sensitivity_judges_every_statement_again_with_a_receiver_that_may_s
     monkeypatch.setattr(ngwa, "judge_all", lambda loss, jains, traces, quick: {
         s["id"]: ngwa._st.Judgement(ngwa._st.HOLDS, "x") for s in ngwa.PAPER["statements"]})
     a = type("A", (), {"seeds": 9, "jobs": 1, "quick": False})()
-    lines, cols = ngwa.sensitivity(a, "1.8Mbps", {s["id"]: ngwa._st.Judgement(ngwa._st.FAILS, "x")
-                                                   for s in ngwa.PAPER["statements"]}, None)
-    assert "1.8Mbps, 40ms, receiver may shrink" in cols
+    lines, cols, values = ngwa.sensitivity(a, "1.8Mbps", {s["id"]: ngwa._st.Judgement(ngwa._st.FAILS, "x")
+                                                           for s in ngwa.PAPER["statements"]}, None)
+    assert "1.8Mbps, 40ms, receiver may shrink" in cols and set(values) == set(cols) - {"1.8Mbps, 40ms (ours)"}
     assert ("loss", "1.8Mbps", "40ms", True) in seen
     assert ("rates", {"bottleneck_rate": "1.8Mbps", "bottleneck_rtt": "40ms", "tcp.shrink_window": "true"}) in seen
     assert sum(1 for x in seen if x[0] == "loss" and x[3]) == 1  # only that setting shrinks
@@ -171,3 +171,23 @@ def test_the_ngwa_scenarios_send_buffer_is_ns3s_so_writes_beyond_it_are_lost():
     offered = [0.5e6 / 8 * (stop - start) for start, stop in zip(flows["start_s"], (180, 180, 120, 120))]
     lost_writes = [o - d for o, d in zip(offered, flows["bytes_delivered"])]
     assert sum(lost_writes) > 1e6, f"writes refused by the send buffers: {lost_writes}"
+
+
+def _stats(lost: float) -> dict:
+    row = {k: (0.0, 0.0, 10) for k in ("lost", "triple_dupacks", "past", "timeouts", "jain")}
+    return {key: {**row, "lost": (lost if key == "rfc793" else 0.0, 1.0, 10)} for _, key, _ in ngwa.ROWS}
+
+
+def test_a_value_statements_reason_says_how_far_the_unstated_settings_move_its_count():
+    # Issue 24: the reason is computed from the sensitivity's runs, not a
+    # fixed pointer: the range over the settings, and whether any reaches
+    # the paper's number within the statement's tolerance.
+    st = next(s for s in ngwa.PAPER["statements"] if s["id"] == "table2-rfc793")
+    judged = {st["id"]: ngwa._st.Judgement(ngwa._st.FAILS, "x")}
+    far = ngwa.value_reasons(judged, {"ours": _stats(19000.0), "1.2Mbps, 40ms": _stats(16000.0),
+                                      "2.0Mbps, 80ms": _stats(18000.0)})[st["id"]]
+    assert far.verdict == ngwa._st.FAILS
+    assert "from 1.6e+04 (1.2Mbps, 40ms) to 1.9e+04 (ours), paper 4001" in far.why
+    assert "no setting brings it within ±25 %" in far.why
+    near = ngwa.value_reasons(judged, {"ours": _stats(19000.0), "1.2Mbps, 40ms": _stats(4100.0)})[st["id"]]
+    assert "within ±25 % at 1.2Mbps, 40ms" in near.why
