@@ -173,9 +173,10 @@ def test_the_ngwa_scenarios_send_buffer_is_ns3s_so_writes_beyond_it_are_lost():
     assert sum(lost_writes) > 1e6, f"writes refused by the send buffers: {lost_writes}"
 
 
-def _stats(lost: float) -> dict:
+def _stats(lost: float, newreno: float = 300.0) -> dict:
     row = {k: (0.0, 0.0, 10) for k in ("lost", "triple_dupacks", "past", "timeouts", "jain")}
-    return {key: {**row, "lost": (lost if key == "rfc793" else 0.0, 1.0, 10)} for _, key, _ in ngwa.ROWS}
+    return {key: {**row, "lost": ({"rfc793": lost, "newreno": newreno}.get(key, 0.0), 1.0, 10)}
+            for _, key, _ in ngwa.ROWS}
 
 
 def test_a_value_statements_reason_says_how_far_the_unstated_settings_move_its_count():
@@ -188,6 +189,12 @@ def test_a_value_statements_reason_says_how_far_the_unstated_settings_move_its_c
                                       "2.0Mbps, 80ms": _stats(18000.0)})[st["id"]]
     assert far.verdict == ngwa._st.FAILS
     assert "from 1.6e+04 (1.2Mbps, 40ms) to 1.9e+04 (ours), paper 4001" in far.why
-    assert "no setting brings it within ±25 %" in far.why
+    assert "no setting brings it within ±50 %" in far.why
     near = ngwa.value_reasons(judged, {"ours": _stats(19000.0), "1.2Mbps, 40ms": _stats(4100.0)})[st["id"]]
     assert "within ±25 % at 1.2Mbps, 40ms" in near.why
+    partly = ngwa.value_reasons(judged, {"ours": _stats(19000.0), "1.2Mbps, 40ms": _stats(5500.0)})[st["id"]]
+    assert "within ±50 % (partly) at 1.2Mbps, 40ms, within ±25 % nowhere" in partly.why
+    # A setting without congestion (NewReno loses nothing) does not count as reaching the paper's number.
+    calm = ngwa.value_reasons(judged, {"ours": _stats(19000.0), "1.5Mbps, 40ms": _stats(18000.0),
+                                       "2.2Mbps, 40ms": _stats(4001.0, newreno=0.0)})[st["id"]]
+    assert "within ±25 %" not in calm.why and "(2.2Mbps, 40ms left out: NewReno loses nothing there)" in calm.why
