@@ -73,3 +73,15 @@ def test_no_setting_is_named_nearest_when_every_calibration_is_degenerate():
     text = _section({1: 2.2}, {3: 1.2, 2: 0.0})
     assert "Nearest the paper" not in text
     assert "No setting run here gives distinct levels in scenario2" in text
+
+
+def test_calibrate_says_why_from_the_scenario_when_its_answer_is_degenerate(monkeypatch, capsys):
+    from netreturn import calibrate as calmod, cli
+
+    monkeypatch.setattr(calmod, "calibrate", lambda *a, **k: [("mild", 0.1, 1, 2.2), ("medium", 0.5, 1, 2.2),
+                                                              ("heavy", 1.0, 1, 2.2)])
+    assert cli.main(["calibrate", "ewt/scenario2", "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "degenerate calibration" in err and "one flow alone overflows it (686 > 294)" in err
+    assert cli.main(["calibrate", "ewt/scenario2", "-q", "--set", "rcv_buf=131072B"]) == 0
+    assert "from 4 flows on (4 × 90 > 294)" in capsys.readouterr().err

@@ -167,6 +167,12 @@ def cmd_calibrate(a: argparse.Namespace) -> int:
     why = degenerate([n for _, _, n, _ in found], param=a.param)
     if why:
         print(f"netreturn: WARNING: degenerate calibration: {why}", file=sys.stderr)
+        from .reproduce.ewt_calibration import path_budget, why_line
+
+        try:  # a dumbbell's arithmetic (docs/reproduce.md, "Why the calibration degenerates")
+            print(f"netreturn: {a.scenario}: {why_line(path_budget(a.scenario, dict(a.sets)))}", file=sys.stderr)
+        except (KeyError, TypeError, ValueError, ScenarioError):
+            pass
     return 0
 
 
