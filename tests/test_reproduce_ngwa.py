@@ -198,3 +198,18 @@ def test_a_value_statements_reason_says_how_far_the_unstated_settings_move_its_c
     calm = ngwa.value_reasons(judged, {"ours": _stats(19000.0), "1.5Mbps, 40ms": _stats(18000.0),
                                        "2.2Mbps, 40ms": _stats(4001.0, newreno=0.0)})[st["id"]]
     assert "within ±25 %" not in calm.why and "(2.2Mbps, 40ms left out: NewReno loses nothing there)" in calm.why
+
+
+def test_a_statement_without_a_reason_gets_the_settings_of_the_sensitivity_where_it_holds():
+    J, H, P, F = ngwa._st.Judgement, ngwa._st.HOLDS, ngwa._st.PARTLY, ngwa._st.FAILS
+    judged = {"a": J(F, "x"), "b": J(P, "x"), "c": J(F, "x", "its own reason"), "d": J(H, "x")}
+    cols = {"ours": judged,
+            "1.5Mbps, 40ms": {"a": J(H, "x"), "b": J(F, "x"), "c": J(H, "x"), "d": J(H, "x")},
+            "2.0Mbps, 80ms": {"a": J(F, "x"), "b": J(P, "x"), "c": J(H, "x"), "d": J(H, "x")},
+            "2.2Mbps, 40ms": {"a": J(H, "x"), "b": J(H, "x"), "c": J(H, "x"), "d": J(H, "x")}}
+    losses = {lab: _stats(100.0, newreno=0.0 if lab.startswith("2.2") else 300.0) for lab in cols}
+    out = ngwa.setting_reasons(judged, cols, losses)
+    assert out["a"].why.endswith("it holds at 1.5Mbps, 40ms")
+    assert out["b"].why.endswith("it holds at none and partly at 2.0Mbps, 80ms")
+    assert "(2.2Mbps, 40ms left out: NewReno loses nothing there)" in out["b"].why
+    assert out["c"].why == "its own reason" and out["d"].why == ""

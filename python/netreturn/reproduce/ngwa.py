@@ -415,7 +415,7 @@ def value_reasons(judged: dict[str, _st.Judgement], losses: dict[str, dict], per
     # A setting where the calibration's row (NewReno) loses nothing is not
     # congested at all (the bottleneck above the offered load): not the
     # paper's regime, whose NewReno lost 328 packets.
-    calm = [lab for lab, v in losses.items() if "newreno" in v and v["newreno"]["lost"][0] < 0.5]
+    calm = _calm(losses)
     for st in PAPER["statements"]:
         j = judged.get(st["id"])
         if st["check"] != "value" or j is None or j.verdict in (_st.HOLDS, _st.NOT_MEASURABLE):
@@ -441,6 +441,41 @@ def value_reasons(judged: dict[str, _st.Judgement], losses: dict[str, dict], per
             why += (f"no setting brings it within ±{2 * tol * 100:.0f} %, so these unstated settings do not explain "
                     "the difference")
         out[st["id"]] = _st.Judgement(j.verdict, j.measured, why)
+    return out
+
+
+def _calm(losses: dict[str, dict]) -> list[str]:
+    """The settings without congestion: NewReno, the calibration's row,
+    loses nothing there (the bottleneck above the offered load)."""
+    return [lab for lab, v in losses.items() if "newreno" in v and v["newreno"]["lost"][0] < 0.5]
+
+
+def setting_reasons(judged: dict[str, _st.Judgement], cols: dict[str, dict[str, _st.Judgement]],
+                    losses: dict[str, dict]) -> dict[str, _st.Judgement]:
+    """``judged`` with a reason for every statement that does not hold and
+    has none yet: at which of the sensitivity's congested settings
+    (``cols``, ours first; ``losses`` tells which are congested) it holds,
+    or that it holds at none, so the unstated settings do not explain it."""
+    out = dict(judged)
+    calm = set(_calm(losses))
+    others = {lab: col for lab, col in list(cols.items())[1:] if lab not in calm}
+    if not others:
+        return out
+    for sid, j in judged.items():
+        if j.verdict not in (_st.PARTLY, _st.FAILS) or j.why:
+            continue
+        held = [lab for lab, col in others.items() if sid in col and col[sid].verdict == _st.HOLDS]
+        part = [lab for lab, col in others.items() if sid in col and col[sid].verdict == _st.PARTLY]
+        why = (f"the bottleneck's rate and RTT and the receiver's edge are not given by the paper; of the "
+               f"{len(others)} other congested settings of the sensitivity section"
+               + (f" ({', '.join(sorted(calm))} left out: NewReno loses nothing there)" if calm else "") + ", ")
+        if held:
+            why += f"it holds at {', '.join(held)}"
+        elif part:
+            why += f"it holds at none and partly at {', '.join(part)}"
+        else:
+            why += "it holds at none, so these unstated settings do not explain the difference"
+        out[sid] = _st.Judgement(j.verdict, j.measured, why)
     return out
 
 
@@ -516,6 +551,7 @@ def main(a: argparse.Namespace) -> int:
     if sens_values:
         values = {f"{best}, {RTTS[0]} (ours)": loss, **sens_values}
         judged, past = value_reasons(judged, values), value_reasons(past, values, per_dup=True)
+        judged = setting_reasons(judged, sens_cols, values)
     columns = {"this report's runs": judged, "triple dupACKs counted per dupACK": past}
     doc += _st.section("## The paper's statements, judged", PAPER["statements"], columns, a.quick)
     doc += ["The second column judges Fig. 6's statements again with every duplicate ACK from the third of a run "
