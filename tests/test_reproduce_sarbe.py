@@ -89,6 +89,7 @@ def test_where_sarbe_is_not_the_best_quotes_the_runs_own_numbers():
     text = "\n".join(not_best_lines({"lossy": _lossy(g, {"sarbe": 20.0, "westwood": 9.0})}))
     assert "At 0.001 % Westwood gets 4.601 Mb/s to SARBE's 4.401" in text
     assert "20.5 retransmission timeouts a run against 9.5" in text and "timeout more often" in text
+    assert "at least the 200ms minimum RTO (the scenario's `min_rto`)" in text  # scenarios/sarbe/lossy_link.toml
     other = "\n".join(not_best_lines({"lossy": _lossy(g, {"sarbe": 3.0, "westwood": 9.0})}))
     assert "3.5 retransmission timeouts a run against 9.5" in other and "timeout more often" not in other
     assert not_best_lines({"lossy": _lossy(g | {"sarbe": 5.0}, {})}) == [

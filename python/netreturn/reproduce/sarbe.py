@@ -309,6 +309,9 @@ def not_best_lines(res: dict[str, list[dict]]) -> list[str]:
     bad = {p: os for p, os in bad.items() if os}
     if not bad:
         return ["SARBE's mean goodput is the highest at every loss rate run."]
+    from ..scenarios import load
+
+    min_rto = load("sarbe/lossy_link")["params"].get("min_rto", "the")
     keys = (("utilization", "bottleneck utilization", 3), ("queue_drops", "drops at the bottleneck queue", 4),
             ("fast_recoveries", "fast recoveries", 3), ("timeouts", "retransmission timeouts", 3))
     by: dict[tuple[str, float], list[dict]] = {}
@@ -338,7 +341,7 @@ def not_best_lines(res: dict[str, list[dict]]) -> list[str]:
             f"{b['queue_drops']:.0f} it takes {s['timeouts']:.1f} retransmission timeouts a run against "
             f"{b['timeouts']:.1f}"
             + (" — its overflows end in a timeout more often, and each idles the link for at least the "
-               "200 ms minimum RTO." if more_to else "."))
+               f"{min_rto} minimum RTO (the scenario's `min_rto`)." if more_to else "."))
     return [
         "The paper: \"for any random error rate, the goodput of the proposed TCP is better than other versions\" "
         "(fig3b-better-any-loss). Where our runs disagree (mean ± 95 % CI over the seeds; the other columns are "
@@ -566,7 +569,7 @@ def judge(st: dict, res: dict[str, list[dict]]) -> _st.Judgement:
             before = tracking_error(by[st["over"]], 0, st["from_s"])[0]
             why = (f"{LABEL[st['over']]}'s mean error moves from {before:+.3f} Mb/s before the reverse FTP to "
                    f"{err[st['over']][0]:+.3f} during it: in our ACK-compression scenario its per-ACK filter "
-                   "overestimates by less than the paper's 2 Mb/s")
+                   f"overestimates by less than the paper's {PAPER['westwood_overestimate_mbps']:g} Mb/s")
         return _st.Judgement(v, measured + f"; difference {d:+.3f} Mb/s (paper: over "
                              f"{PAPER['westwood_overestimate_mbps']:g})", why)
     if c in ("best_goodput", "gain"):
