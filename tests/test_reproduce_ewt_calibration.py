@@ -85,3 +85,26 @@ def test_calibrate_says_why_from_the_scenario_when_its_answer_is_degenerate(monk
     assert "degenerate calibration" in err and "one flow alone overflows it (686 > 294)" in err
     assert cli.main(["calibrate", "ewt/scenario2", "-q", "--set", "rcv_buf=131072B"]) == 0
     assert "from 4 flows on (4 × 90 > 294)" in capsys.readouterr().err
+
+
+def test_the_capacity_gain_is_also_given_over_the_scenarios_whose_levels_are_distinct():
+    from netreturn.reproduce import ewt
+    from netreturn.reproduce.store import Options
+
+    def rows(sc, flows):
+        return [{"scenario": sc, "level": lv, "method": m, "flows": n, "bound": n, "censored": False}
+                for m, ns in flows.items() for lv, n in zip(LEVELS, ns)]
+
+    sweep = [cal.Setting("100p", "1MB", True, {}, {}),
+             cal.Setting("100p", ewt.RCVBUF_LABEL, False,
+                         {("scenario1", "droptail"): _search({2: 0.0, 3: 1.2}),
+                          ("scenario2", "droptail"): _search({3: 0.05, 4: 0.2, 8: 0.6, 16: 0.9, 17: 1.1})}, {})]
+    cap = (rows("scenario1", {"droptail": [3, 3, 3], "ewt": [30, 30, 30], "awm": [3, 3, 3]})
+           + rows("scenario2", {"droptail": [4, 8, 17], "ewt": [8, 8, 17], "awm": [4, 16, 34]}))
+    opts = Options(scenarios=["scenario1", "scenario2"], methods=["droptail", "awm", "ewt"])
+    ok, g = ewt.distinct_gains(opts, sweep, cap)
+    assert ok == ["scenario2"]  # scenario 1's levels share a count
+    # EWT / best other - 1 per level: 8/4, 8/16, 17/34 -> +100, -50, -50 %; over DropTail +100, 0, 0 %.
+    assert g["mean_gain_best_pct"] == (100 - 50 - 50) / 3
+    assert g["mean_gain_baseline_pct"] == 100 / 3
+    assert ewt.distinct_gains(opts, sweep[:1], cap) == ([], {"cases": []})

@@ -268,7 +268,7 @@ def _sensitivity_std(figs: dict, tag: str, scenarios: list[str]) -> str:
 
 
 def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict,
-                   degenerate_in: list[str] | None = None) -> dict[str, _st.Judgement]:
+                   degenerate_in: list[str] | None = None, distinct: str = "") -> dict[str, _st.Judgement]:
     """The statements with EWT's own checks (``queue_steadier``,
     ``window_steadier``, ``capacity_best``, ``capacity_gain``,
     ``not_reproduced``), judged from this report's figure runs and capacity
@@ -334,7 +334,7 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict,
                              f"{METHOD_LABELS[best['method']]} {_bound(best, opts)}")
             v = _st.HOLDS if won == len(cases) else _st.FAILS if won == 0 else _st.PARTLY
             out[s["id"]] = _st.Judgement(v, f"EWT most or equal in {won} of {len(cases)}: " + "; ".join(parts),
-                                         _degenerate_why(degenerate_in) if v != _st.HOLDS else "")
+                                         _degenerate_why(degenerate_in, distinct) if v != _st.HOLDS else "")
         elif c == "capacity_gain":
             key = "mean_gain_best_pct" if s["against"] == "best" else "mean_gain_baseline_pct"
             if not gains["cases"] or math.isnan(gains[key]):
@@ -343,19 +343,34 @@ def own_judgements(opts: Options, figs: dict, cap_rows: list[dict], gains: dict,
             j = _claims.value_judgement(s, gains[key], "mean over scenarios and levels"
                                         + (", censored counts as bounds" if gains["censored"] else ""))
             if degenerate_in and j.verdict != _st.HOLDS:
-                why = "; ".join(x for x in (j.why, _degenerate_why(degenerate_in)) if x)
+                why = "; ".join(x for x in (j.why, _degenerate_why(degenerate_in, distinct)) if x)
                 j = _st.Judgement(j.verdict, j.measured, why)
             out[s["id"]] = j
     return out
 
 
-def _degenerate_why(scenarios: list[str] | None) -> str:
+def _degenerate_why(scenarios: list[str] | None, distinct: str = "") -> str:
     if not scenarios:
         return ""
     return (f"DropTail's calibration is degenerate in {', '.join(scenarios)} (one flow already reaches the "
             "heaviest level, or the levels share a count), so the counts there measure a single flow's overshoot, "
             "not the flows served at a congestion level (section 1b: the calibration across the receive buffer and "
-            "the access queues, and why)")
+            "the access queues, and why)" + (f"; {distinct}" if distinct else ""))
+
+
+def distinct_gains(opts: Options, sweep: list | None, cap_rows_rb: list[dict] | None) -> tuple[list[str], dict]:
+    """The section 5.6 gains over only the scenarios whose DropTail
+    calibration with the other receive buffer has distinct levels (where
+    the capacity search with it ran: ``--sensitivity full``)."""
+    rb = next((st for st in sweep or [] if st.rcv_buf == RCVBUF_LABEL), None)
+    if rb is None or not cap_rows_rb:
+        return [], {"cases": []}
+    targets = [PAPER["loss_target"][lv] for lv in LEVELS]
+    bad = set(_cal.degenerate_scenarios(rb.searches, opts.scenarios, targets, PAPER.run["baseline"]))
+    ok = [sc for sc in opts.scenarios if sc not in bad and (sc, PAPER.run["baseline"]) in rb.searches]
+    if not ok:
+        return [], {"cases": []}
+    return ok, capacity_gains([r for r in cap_rows_rb if r["scenario"] in ok], opts.methods)
 
 
 def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, calibrated_ac: dict,
@@ -625,7 +640,13 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     claim_rows, value_rows = _claims.check_all(PAPER, table, opts.scenarios, methods, cs_all)
     deg_all = _cal.degenerate_scenarios(searches, opts.scenarios, [paper["loss_target"][lv] for lv in LEVELS],
                                         PAPER.run["baseline"])
-    columns = judged(opts, claim_rows, value_rows, own_judgements(opts, figs, cap_rows, gains, deg_all), cs_all)
+    ok_rb, gains_ok = distinct_gains(opts, sweep, cap_rows_rb)
+    distinct = (f"where DropTail's levels are distinct ({', '.join(ok_rb)} with a {RCVBUF_LABEL} receive buffer, "
+                f"section 6) EWT's mean gain is {_pct(gains_ok['mean_gain_best_pct'])} over the best competitor and "
+                f"{_pct(gains_ok['mean_gain_baseline_pct'])} over DropTail"
+                + (" (censored counts as bounds)" if gains_ok["censored"] else "")) if gains_ok["cases"] else ""
+    columns = judged(opts, claim_rows, value_rows,
+                     own_judgements(opts, figs, cap_rows, gains, deg_all, distinct), cs_all)
 
     # ---- header
     doc.header(runs, build)
@@ -686,6 +707,13 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                 + (" (bounds: censored)" if gains_rb["censored"] else ""),
             ]
         )
+    if gains_ok["cases"]:
+        key.append([f"§5.6 where DropTail's levels are distinct ({', '.join(ok_rb)}, {RCVBUF_LABEL} receive "
+                    "buffer; section 1b): EWT vs best competitor / vs DropTail",
+                    f"+{paper['capacity']['gain_over_best_competitor_pct']} % / "
+                    f"+{paper['capacity']['gain_over_droptail_pct']} %",
+                    f"{_pct(gains_ok['mean_gain_best_pct'])} / {_pct(gains_ok['mean_gain_baseline_pct'])}"
+                    + (" (bounds: censored)" if gains_ok["censored"] else "")])
     for lab, col in columns.items():
         t = _st.tally(col)
         key.append([f"the paper's {len(PAPER['statements'])} statements about its results (at {lab}; section 8)",
