@@ -134,6 +134,13 @@ pub trait WindowController {
         self.window(now, flow).map(WindowRule::Bytes)
     }
 
+    /// Whether the window of [`WindowController::window`] is never below
+    /// what is left of the window the flow's last ACK offered (`edge - ACK`,
+    /// RFC 9293 section 3.8.6.2.2): the NGWA edge's rule. A kernel datapath
+    /// then keeps that edge per flow, since [`WindowController::rule`]
+    /// sees no ACK.
+    const KEEPS_RIGHT_EDGE: bool = false;
+
     /// The smallest window the controller may impose (SPEC.md section 1
     /// rule 4): one MSS by default.
     fn floor(&self, flow: &FlowInfo) -> u64 {

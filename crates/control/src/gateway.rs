@@ -161,6 +161,9 @@ pub struct KernelWindow {
     /// The handshake is complete and the flow's data was seen: the
     /// datapath need report only its SYN, FIN and RST segments.
     pub steady: bool,
+    /// The datapath keeps each ACK's window up to the right edge already
+    /// offered ([`WindowController::KEEPS_RIGHT_EDGE`]).
+    pub keep_edge: bool,
 }
 
 /// The window field an ACK carrying raw field `raw` at scale `shift` gets
@@ -419,6 +422,7 @@ impl<C: WindowController> WindowGateway<C> {
                 rule,
                 floor: self.controller.floor(&info),
                 steady: flow.established && flow.data_side.is_some(),
+                keep_edge: C::KEEPS_RIGHT_EDGE,
             });
         }
     }

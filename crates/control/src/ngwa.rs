@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use crate::ngwa_receiver::{NgwaConfig, NgwaReceiver};
 use netreturn_base::{FlowKey, InBand, Time};
 
-use crate::controller::{FlowInfo, WindowController};
+use crate::controller::{FlowInfo, WindowController, WindowRule};
 use crate::flows::{canonical, FxBuildHasher};
 #[cfg(test)]
 use crate::stage::TcpMeta;
@@ -228,6 +228,10 @@ impl NgwaRouter {
         NgwaRouter { cfg, flows: Conns::default(), next_sweep: Time::ZERO, stats: NgwaStats::default() }
     }
 
+    pub fn config(&self) -> NgwaRouterConfig {
+        self.cfg
+    }
+
     /// `nf`: connections registered by a SYN and not yet ended.
     pub fn active_flows(&self) -> usize {
         self.flows.len()
@@ -395,6 +399,7 @@ impl NgwaEdge {
 
 impl WindowController for NgwaEdge {
     const READS_INBAND: bool = true;
+    const KEEPS_RIGHT_EDGE: bool = true;
 
     /// Seed 001 section 4.2 "Incoming TCP": the value a data segment
     /// carries is stored for its connection. Only segments with payload
@@ -428,6 +433,17 @@ impl WindowController for NgwaEdge {
         // field up to the scale unit), so this edge is never ahead of it.
         f.edge = Some(flow.ack.wrapping_add(w as u32));
         Some(w)
+    }
+
+    /// For a kernel datapath: `min(Wmax, Wngwa)` (eq. 2 without `Wb`, which
+    /// each ACK brings), floored; the datapath applies `min(Wr, .)` and
+    /// keeps the right edge ([`WindowController::KEEPS_RIGHT_EDGE`]), as
+    /// [`NgwaEdge::window`] does per ACK.
+    fn rule(&mut self, _now: Time, flow: &FlowInfo) -> Option<WindowRule> {
+        let floor = self.floor(flow);
+        let f = self.flows.get(&flow.key)?;
+        f.rx.window()?;
+        Some(WindowRule::Bytes(f.rx.advertise(&self.cfg, u64::MAX, floor)))
     }
 }
 

@@ -8,13 +8,16 @@
 
 use netreturn_base::{FlowKey, Rate, TcpFlags, Time};
 use netreturn_control::ewt::EwtConfig;
+use netreturn_control::ngwa::NgwaEdge;
+use netreturn_control::ngwa_receiver::NgwaConfig;
 use netreturn_control::{ControllerConfig, GatewayConfig, QueueEvent, QueueEventKind, WindowGateway};
-use netreturn_gateway::kernel::maps::{Counter, NrKey, NrWindow};
+use netreturn_gateway::kernel::maps::{Counter, NgwaCounter, NrKey, NrWindow};
 use netreturn_wire::frame::{build_tcp_frame, tcp_checksums_ok, tcp_view};
+use netreturn_wire::ipv4;
 use proptest::prelude::*;
 
 #[cfg(netreturn_bpf)]
-use netreturn_gateway::kernel::bpf::Programs;
+use netreturn_gateway::kernel::bpf::{Load, Programs, Report};
 
 const SENDER: [u8; 4] = [10, 77, 1, 1];
 const RECEIVER: [u8; 4] = [10, 77, 2, 1];
@@ -24,7 +27,12 @@ const TC_ACT_OK: u32 = 0;
 /// load them.
 #[cfg(netreturn_bpf)]
 fn programs() -> Option<Programs> {
-    match Programs::load(64, true) {
+    load(Load::plain(64, true))
+}
+
+#[cfg(netreturn_bpf)]
+fn load(l: Load) -> Option<Programs> {
+    match Programs::load(l) {
         Ok(p) => Some(p),
         Err(e) if unsafe { libc::geteuid() } != 0 => {
             eprintln!("skipped: not root ({e})");
@@ -186,7 +194,7 @@ fn a_syn_is_reported_with_its_options_and_never_rewritten_and_a_steady_flow_is_n
     assert_eq!(seen.len(), 1, "only the SYN-ACK is reported: {seen:?}");
     assert_eq!((seen[0].view.wscale, seen[0].view.mss), (Some(9), Some(1460)));
     assert!(seen[0].view.flags.syn());
-    let e = p.windows.get(&key, 0).unwrap();
+    let e = p.seen.get(&key, 0).unwrap();
     assert_eq!(e.bytes, data.len() as u64, "the flow's bytes A -> B");
     assert!(e.last_ns > 0);
     let c = p.counters();
@@ -211,5 +219,241 @@ proptest! {
         prop_assert!(window_of(&out) <= raw);
         prop_assert_eq!(window_of(&out), w.field(raw).unwrap_or(raw));
         prop_assert!(tcp_checksums_ok(&out));
+    }
+}
+
+/// Programs with NGWA's roles on (MTU 1500), reporting what a flow table
+/// needs.
+#[cfg(netreturn_bpf)]
+fn ngwa_programs(router: bool, edge: bool) -> Option<Programs> {
+    load(Load { max_flows: 64, report: Report::FlowTable, ngwa_router: router, ngwa_edge: edge, mtu: 1500 })
+}
+
+/// A data segment A -> B with `payload` bytes.
+fn data(payload: usize) -> Vec<u8> {
+    build_tcp_frame(SENDER, RECEIVER, 40_000, 5001, 1, 1, TcpFlags::ACK, 502, &[], &vec![7; payload])
+}
+
+/// `frame` as the packet datapath marks it: wire::ipv4::insert_ngwa.
+fn inserted(frame: &[u8], w: u32) -> Vec<u8> {
+    let mut out = frame.to_vec();
+    out.extend_from_slice(&[0; ipv4::NGWA_INSERT_LEN]);
+    ipv4::insert_ngwa(&mut out[14..], w);
+    out
+}
+
+fn ngwa_count(p: &Programs, dir: u32, c: NgwaCounter) -> u64 {
+    p.counters()[c.at(dir) as usize]
+}
+
+#[cfg(netreturn_bpf)]
+#[test]
+fn an_ngwa_router_in_the_kernel_marks_a_segment_byte_for_byte_as_the_packet_datapath() {
+    let Some(mut p) = ngwa_programs(true, false) else { return };
+    let frame = data(1000);
+    // Before the first tick there is no W_node: the segment passes as it came.
+    let (_, out) = p.run_on("nr_data", &frame).unwrap();
+    assert_eq!(out, frame);
+    // Seed 001 section 2: a packet without the option gets W_node.
+    p.set_node(0, 12_345).unwrap();
+    let (verdict, out) = p.run_on("nr_data", &frame).unwrap();
+    assert_eq!(verdict, TC_ACT_OK);
+    assert_eq!(out, inserted(&frame, 12_345), "the option, its NOPs, IHL, total length and header checksum");
+    assert!(tcp_checksums_ok(&out), "the option is not in the TCP pseudo-header");
+    assert_eq!(ipv4::Packet::new_unchecked(&out[14..]).ngwa(), Some(12_345));
+    // A value above W_node is lowered to it; one at most W_node is kept.
+    p.set_node(0, 5_000).unwrap();
+    let (_, lowered) = p.run_on("nr_data", &out).unwrap();
+    let mut expect = out.clone();
+    let mut ip = ipv4::Packet::new_unchecked(&mut expect[14..]);
+    assert!(ip.set_ngwa(5_000));
+    ip.fill_checksum();
+    assert_eq!(lowered, expect);
+    p.set_node(0, 9_000).unwrap();
+    let (_, kept) = p.run_on("nr_data", &lowered).unwrap();
+    assert_eq!(kept, lowered);
+    // B -> A is marked with its own W_node.
+    p.set_node(1, 777).unwrap();
+    let (_, back) = p.run_on("nr_ack", &ack(100)).unwrap();
+    assert_eq!(back, inserted(&ack(100), 777));
+    let n = |c| ngwa_count(&p, 0, c);
+    assert_eq!((n(NgwaCounter::Inserted), n(NgwaCounter::Lowered), n(NgwaCounter::Kept)), (1, 1, 1));
+    assert_eq!(ngwa_count(&p, 1, NgwaCounter::Inserted), 1);
+}
+
+#[cfg(netreturn_bpf)]
+#[test]
+fn a_segment_the_option_would_push_past_the_mtu_or_a_full_header_passes_untouched_and_is_counted() {
+    let Some(mut p) = ngwa_programs(true, false) else { return };
+    p.set_node(0, 1_000).unwrap();
+    // 20 + 20 + 1453 = 1493: 8 more bytes pass 1500.
+    let big = data(1453);
+    let (_, out) = p.run_on("nr_data", &big).unwrap();
+    assert_eq!(out, big);
+    assert_eq!(ngwa_count(&p, 0, NgwaCounter::TooBig), 1);
+    // 1452 bytes fit exactly.
+    let (_, out) = p.run_on("nr_data", &data(1452)).unwrap();
+    assert_eq!(out.len(), data(1452).len() + 8);
+    // A header with 36 bytes of options has no room for 8 more.
+    let mut full = data(10);
+    full.splice(34..34, [1u8; 36]);
+    {
+        let mut ip = ipv4::Packet::new_unchecked(&mut full[14..]);
+        ip.set_version_and_header_len(56);
+        ip.set_total_len(56 + 20 + 10);
+        ip.fill_checksum();
+    }
+    let (_, out) = p.run_on("nr_data", &full).unwrap();
+    assert_eq!(out, full);
+    assert_eq!(ngwa_count(&p, 0, NgwaCounter::OptionsFull), 1);
+    // An option list that does not parse (a length running past the header).
+    let mut bad = data(10);
+    bad.splice(34..34, [7u8, 40, 0, 0]);
+    {
+        let mut ip = ipv4::Packet::new_unchecked(&mut bad[14..]);
+        ip.set_version_and_header_len(24);
+        ip.set_total_len(24 + 20 + 10);
+        ip.fill_checksum();
+    }
+    let (_, out) = p.run_on("nr_data", &bad).unwrap();
+    assert_eq!(out, bad);
+    assert_eq!(ngwa_count(&p, 0, NgwaCounter::BadOptions), 1);
+}
+
+#[cfg(netreturn_bpf)]
+#[test]
+fn a_syn_through_an_ngwa_router_announces_at_most_mtu_minus_48_with_a_valid_checksum() {
+    let Some(mut p) = ngwa_programs(true, false) else { return };
+    p.set_node(0, 1_000).unwrap();
+    // The MSS option at an even and at an odd offset of the option area.
+    for opts in [vec![2u8, 4, 0x05, 0xb4, 1, 3, 3, 7], vec![1u8, 2, 4, 0x05, 0xb4, 3, 3, 7]] {
+        let syn = build_tcp_frame(SENDER, RECEIVER, 40_000, 5001, 0, 0, TcpFlags::SYN, 64_240, &opts, &[]);
+        let (_, out) = p.run_on("nr_data", &syn).unwrap();
+        // The segment also got its option: strip it to read the TCP header as sent.
+        let mut plain = out.clone();
+        let n = ipv4::strip_ngwa(&mut plain[14..]).unwrap();
+        plain.truncate(14 + n);
+        let view = tcp_view(&plain).unwrap();
+        assert_eq!(view.mss, Some(1452), "options {opts:?}");
+        assert_eq!(view.wscale, Some(7));
+        assert!(tcp_checksums_ok(&out), "options {opts:?}");
+    }
+    // The flow table hears of the clamped MSS: the SYN is reported after the clamp.
+    let mut seen = Vec::new();
+    p.drain(usize::MAX, |e| seen.push(e.view.mss));
+    assert_eq!(seen, vec![Some(1452), Some(1452)]);
+    // An MSS already below the ceiling is left alone.
+    let small = build_tcp_frame(SENDER, RECEIVER, 40_000, 5001, 0, 0, TcpFlags::SYN, 64_240, &[2, 4, 0x05, 0x00], &[]);
+    let (_, out) = p.run_on("nr_ack", &small).unwrap();
+    assert_eq!(tcp_view(&out).unwrap().mss, Some(1280));
+    assert_eq!(ngwa_count(&p, 0, NgwaCounter::MssClamped), 2);
+    // B -> A too (counted with A -> B's, as the packet datapath counts them).
+    let big = build_tcp_frame(
+        RECEIVER,
+        SENDER,
+        5001,
+        40_000,
+        0,
+        1,
+        TcpFlags::SYN.union(TcpFlags::ACK),
+        65_160,
+        &[2, 4, 0x23, 0x28],
+        &[],
+    );
+    let (_, out) = p.run_on("nr_ack", &big).unwrap();
+    assert_eq!(tcp_view(&out).unwrap().mss, Some(1452));
+    assert!(tcp_checksums_ok(&out));
+    assert_eq!(ngwa_count(&p, 0, NgwaCounter::MssClamped), 3);
+}
+
+/// An NGWA edge gateway (no smoothing, Wmax 1 MB) that saw the handshake
+/// of the flow (scale 7 both ways) and a first segment carrying `value`.
+fn ngwa_edge_after_handshake(value: u32) -> WindowGateway<NgwaEdge> {
+    let cfg = GatewayConfig::new(ControllerConfig::Ewt(EwtConfig::default()), 100_000, Rate::mbps(10));
+    let edge = NgwaEdge::new(NgwaConfig { wmax: 1 << 20, smoothing: None, ..NgwaConfig::default() });
+    let mut g = WindowGateway::with_controller(edge, cfg);
+    let t = Time::from_millis(1);
+    let ws = [1, 3, 3, 7];
+    let syn = build_tcp_frame(SENDER, RECEIVER, 40_000, 5001, 0, 0, TcpFlags::SYN, 64_240, &ws, &[]);
+    let synack =
+        build_tcp_frame(RECEIVER, SENDER, 5001, 40_000, 0, 1, TcpFlags::SYN.union(TcpFlags::ACK), 65_160, &ws, &[]);
+    g.on_data(t, &tcp_view(&syn).unwrap());
+    let _ = g.on_ack(t, &tcp_view(&synack).unwrap());
+    let d = data(100);
+    g.on_data(t, &tcp_view(&d).unwrap());
+    g.on_inband(t, &tcp_view(&d).unwrap(), &netreturn_base::InBand::Ngwa(value));
+    g
+}
+
+fn ack_at(ackno: u32, window: u16) -> Vec<u8> {
+    build_tcp_frame(RECEIVER, SENDER, 5001, 40_000, 900, ackno, TcpFlags::ACK, window, &[], &[])
+}
+
+#[cfg(netreturn_bpf)]
+#[test]
+fn an_ngwa_edge_in_the_kernel_reads_the_value_and_gives_the_receiver_the_segment_the_sender_sent() {
+    let Some(mut p) = ngwa_programs(false, true) else { return };
+    let mut g = ngwa_edge_after_handshake(40_000);
+    let mut out = Vec::new();
+    g.kernel_windows(
+        Time::from_millis(2),
+        |_| Some(netreturn_control::flows::side_of(tcp_view(&ack(1)).unwrap().key)),
+        &mut out,
+    );
+    assert_eq!(out.len(), 1);
+    assert!(out[0].keep_edge);
+    let key = NrKey::of(&out[0].ack_key);
+    p.windows.insert(key, NrWindow::of(&out[0]), 0).unwrap();
+    let sent = data(1000);
+    for v in [30_000u32, 20_000, 10_000] {
+        let (_, got) = p.run_on("nr_data", &inserted(&sent, v)).unwrap();
+        assert_eq!(got, sent, "the option and its NOPs leave, byte for byte");
+    }
+    // An option behind another becomes NOPs (the header keeps its length,
+    // where wire::ipv4::strip_ngwa would shrink it to the other option).
+    let mut behind = sent.clone();
+    behind.splice(34..34, [7u8, 3, 4, 1, 33, 6, 0, 0, 0x13, 0x88, 1, 1]);
+    {
+        let mut ip = ipv4::Packet::new_unchecked(&mut behind[14..]);
+        ip.set_version_and_header_len(32);
+        ip.set_total_len(32 + 20 + 1000);
+        ip.fill_checksum();
+    }
+    let (_, got) = p.run_on("nr_data", &behind).unwrap();
+    assert_eq!(&got[34..46], &[7u8, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+    assert_eq!(ipv4::Packet::new_unchecked(&got[14..]).ngwa(), None);
+    assert!(tcp_checksums_ok(&got));
+    let e = p.seen.get(&key, 0).unwrap();
+    assert_eq!((e.ngwa_n, e.ngwa_sum, e.ngwa_last), (4, 65_000, 5_000));
+    assert_eq!(ngwa_count(&p, 0, NgwaCounter::Stripped), 4);
+}
+
+#[cfg(netreturn_bpf)]
+#[test]
+fn the_kernel_keeps_the_ngwa_edges_right_edge_from_moving_left_as_the_user_space_edge_does() {
+    let Some(mut p) = ngwa_programs(false, true) else { return };
+    let mut g = ngwa_edge_after_handshake(40_000);
+    let side = netreturn_control::flows::side_of(tcp_view(&ack(1)).unwrap().key);
+    let t = Time::from_millis(3);
+    let d = tcp_view(&data(100)).unwrap();
+    // (Wngwa after the ACK's arrival, ACK number, raw window at scale 7.)
+    let steps = [
+        (40_000u32, 1_001u32, 1_000u16),
+        (10_000, 2_001, 1_000),
+        (10_000, 30_001, 1_000),
+        (10_000, 50_001, 1_000),
+        (500, 60_001, 1_000),
+        (10_000, 70_001, 50),
+    ];
+    for (i, (wngwa, ackno, raw)) in steps.into_iter().enumerate() {
+        g.on_inband(t, &d, &netreturn_base::InBand::Ngwa(wngwa));
+        let mut out = Vec::new();
+        g.kernel_windows(t, |_| Some(side), &mut out);
+        p.windows.insert(NrKey::of(&out[0].ack_key), NrWindow::of(&out[0]), 0).unwrap();
+        let frame = ack_at(ackno, raw);
+        let user = g.on_ack(t, &tcp_view(&frame).unwrap());
+        let (_, got) = p.run_on("nr_ack", &frame).unwrap();
+        assert_eq!(window_of(&got), user.unwrap_or(raw), "step {i}: Wngwa {wngwa}, ACK {ackno}");
+        assert!(tcp_checksums_ok(&got));
     }
 }

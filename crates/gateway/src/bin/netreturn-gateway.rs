@@ -7,6 +7,7 @@ use netreturn_gateway::cli::{usage, Args, Datapath};
 use netreturn_gateway::control;
 use netreturn_gateway::ngwa::NgwaWire;
 use netreturn_gateway::pipeline::{Dir, NoController, Pipeline, WindowHook};
+use netreturn_scenario::ngwa::NgwaSpec;
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -116,15 +117,37 @@ fn controller_json<C: WindowController>(
     }
 }
 
+/// NGWA's receiver rule inside the gateway's common rules (never raise,
+/// window scale, one-MSS floor, unknown flows alone); `Args::parse`
+/// refused another controller beside it.
+fn ngwa_edge(args: &Args, n: &NgwaSpec) -> WindowGateway<NgwaEdge> {
+    let rx = n.receiver(args.packet_bytes).expect("NGWA is on");
+    let mut cfg = GatewayConfig::new(
+        ControllerKind::ALL[0].default_config(),
+        args.queue.limit.bytes(args.packet_bytes),
+        args.rate.unwrap_or(netreturn_base::Rate::mbps(1000)),
+    );
+    cfg.default_mss = args.mss;
+    if let Some(m) = args.max_flows {
+        cfg.max_flows = m;
+    }
+    if let Some(t) = args.idle_timeout {
+        cfg.idle_timeout = t;
+    }
+    WindowGateway::with_controller(NgwaEdge::new(rx), cfg)
+}
+
 fn run(args: &Args) -> Result<(), String> {
+    let edge = args.ngwa.as_ref().filter(|n| n.role.edge());
     if args.datapath == Datapath::Kernel {
-        let gw = control::gateway_config(args)?.map(WindowGateway::new);
-        let j = netreturn_gateway::kernel::run(args, gw)?;
+        let j = match edge {
+            Some(n) => netreturn_gateway::kernel::run(args, Some(ngwa_edge(args, n)))?,
+            None => netreturn_gateway::kernel::run(args, control::gateway_config(args)?.map(WindowGateway::new))?,
+        };
         println!("{j}");
         return Ok(());
     }
     let (ab, ba) = args.links()?;
-    let edge = args.ngwa.as_ref().filter(|n| n.role.edge());
     let reverse = control::gateway_config_ba(args);
     match (args.controller, edge) {
         (None, None) if reverse.is_none() => {
@@ -147,23 +170,7 @@ fn run(args: &Args) -> Result<(), String> {
             run_pipeline(args, p, &controller_json(format!("\"{name}\"")))
         }
         (_, Some(n)) => {
-            // The receiver rule inside the gateway's common rules (never
-            // raise, window scale, one-MSS floor, unknown flows alone);
-            // `Args::parse` refused another controller beside it.
-            let rx = n.receiver(args.packet_bytes).expect("NGWA is on");
-            let mut cfg = GatewayConfig::new(
-                ControllerKind::ALL[0].default_config(),
-                args.queue.limit.bytes(args.packet_bytes),
-                args.rate.unwrap_or(netreturn_base::Rate::mbps(1000)),
-            );
-            cfg.default_mss = args.mss;
-            if let Some(m) = args.max_flows {
-                cfg.max_flows = m;
-            }
-            if let Some(t) = args.idle_timeout {
-                cfg.idle_timeout = t;
-            }
-            let gw = WindowGateway::with_controller(NgwaEdge::new(rx), cfg);
+            let gw = ngwa_edge(args, n);
             run_pipeline(args, Pipeline::new(ab, ba, Some(gw), args.seed), &controller_json("\"ngwa-edge\"".into()))
         }
     }

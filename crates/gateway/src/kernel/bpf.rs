@@ -4,17 +4,52 @@
 //! this process: they go when it ends, however it ends. Older kernels get
 //! the `clsact` qdisc and `cls_bpf` filters, which the drop removes.
 
-use aya::maps::{HashMap, MapData, PerCpuArray, RingBuf};
+use aya::maps::{Array, HashMap, MapData, PerCpuArray, RingBuf};
 use aya::programs::{tc, SchedClassifier, TcAttachType, TestRun, TestRunOptions};
 use aya::{Ebpf, EbpfLoader};
 use std::os::fd::AsRawFd;
 
 use super::event::Event;
-use super::maps::{Counter, NrKey, NrWindow};
+use super::maps::{Counter, NrKey, NrNode, NrSeen, NrWindow};
 
-// SAFETY: both are #[repr(C)] plain integers, no padding left unnamed.
+// SAFETY: all are #[repr(C)] plain integers, no padding left unnamed.
 unsafe impl aya::Pod for NrKey {}
 unsafe impl aya::Pod for NrWindow {}
+unsafe impl aya::Pod for NrSeen {}
+unsafe impl aya::Pod for NrNode {}
+
+/// What the programs report to user space (`report_segments`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// Nothing: no controller, no NGWA router dividing by flows.
+    Nothing = 0,
+    /// What a controller's flow table needs.
+    FlowTable = 1,
+    /// SYNs, FINs and RSTs (an NGWA router's connection count).
+    Connections = 2,
+}
+
+/// How a datapath is loaded.
+#[derive(Clone, Copy, Debug)]
+pub struct Load {
+    /// Size of the per-flow maps.
+    pub max_flows: u32,
+    pub report: Report,
+    /// NGWA's roles (router: MSS clamp and marks, both directions; edge:
+    /// values read and options stripped, A -> B).
+    pub ngwa_router: bool,
+    pub ngwa_edge: bool,
+    /// The largest IPv4 packet an NGWA router may make.
+    pub mtu: u32,
+}
+
+impl Load {
+    /// A datapath that only counts, or feeds a controller (`report`).
+    pub fn plain(max_flows: u32, report: bool) -> Load {
+        let report = if report { Report::FlowTable } else { Report::Nothing };
+        Load { max_flows, report, ngwa_router: false, ngwa_edge: false, mtu: 1500 }
+    }
+}
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/datapath.bpf.o"));
 
@@ -24,6 +59,8 @@ pub struct Programs {
     // clsact qdiscs (if any) go.
     _ebpf: Ebpf,
     pub windows: HashMap<MapData, NrKey, NrWindow>,
+    pub seen: HashMap<MapData, NrKey, NrSeen>,
+    pub ngwa_node: Array<MapData, NrNode>,
     pub events: RingBuf<MapData>,
     counters: PerCpuArray<MapData, u64>,
     clsact: Vec<String>,
@@ -42,14 +79,18 @@ fn err(what: &str, e: impl std::fmt::Display) -> String {
 }
 
 impl Programs {
-    /// Loads and verifies the object (the windows map sized for
-    /// `max_flows`; segments reported to user space only if `report`),
-    /// attached nowhere yet.
-    pub fn load(max_flows: u32, report: bool) -> Result<Programs, String> {
-        let flag = report as u8;
+    /// Loads and verifies the object as `load` says, attached nowhere yet.
+    pub fn load(load: Load) -> Result<Programs, String> {
+        let report = load.report as u8;
+        let (router, edge) = (load.ngwa_router as u8, load.ngwa_edge as u8);
+        let max_flows = load.max_flows.max(1);
         let mut ebpf = EbpfLoader::new()
-            .map_max_entries("windows", max_flows.max(1))
-            .override_global("report_segments", &flag, true)
+            .map_max_entries("windows", max_flows)
+            .map_max_entries("seen", max_flows)
+            .override_global("report_segments", &report, true)
+            .override_global("ngwa_router", &router, true)
+            .override_global("ngwa_edge", &edge, true)
+            .override_global("ngwa_mtu", &load.mtu, true)
             .load(OBJECT)
             .map_err(|e| err("loading the eBPF object (root, or CAP_BPF and CAP_NET_ADMIN, is needed)", e))?;
         for prog in PROGRAMS {
@@ -57,15 +98,17 @@ impl Programs {
         }
         let map = |name: &str, ebpf: &mut Ebpf| ebpf.take_map(name).ok_or_else(|| err(name, "no such map"));
         let windows = HashMap::try_from(map("windows", &mut ebpf)?).map_err(|e| err("windows", e))?;
+        let seen = HashMap::try_from(map("seen", &mut ebpf)?).map_err(|e| err("seen", e))?;
+        let ngwa_node = Array::try_from(map("ngwa_node", &mut ebpf)?).map_err(|e| err("ngwa_node", e))?;
         let events = RingBuf::try_from(map("events", &mut ebpf)?).map_err(|e| err("events", e))?;
         let counters = PerCpuArray::try_from(map("counters", &mut ebpf)?).map_err(|e| err("counters", e))?;
-        Ok(Programs { _ebpf: ebpf, windows, events, counters, clsact: Vec::new() })
+        Ok(Programs { _ebpf: ebpf, windows, seen, ngwa_node, events, counters, clsact: Vec::new() })
     }
 
-    /// Loads the object (as [`Programs::load`]) and attaches `nr_data` to `a`'s ingress, `nr_ack`
-    /// to `b`'s.
-    pub fn attach(a: &str, b: &str, max_flows: u32, report: bool) -> Result<Programs, String> {
-        let mut p = Programs::load(max_flows, report)?;
+    /// Loads the object (as [`Programs::load`]) and attaches `nr_data` to
+    /// `a`'s ingress, `nr_ack` to `b`'s.
+    pub fn attach(a: &str, b: &str, load: Load) -> Result<Programs, String> {
+        let mut p = Programs::load(load)?;
         for (prog, iface) in PROGRAMS.into_iter().zip([a, b]) {
             let c = classifier(&mut p._ebpf, prog)?;
             if let Err(first) = c.attach(iface, TcAttachType::Ingress) {
@@ -76,6 +119,11 @@ impl Programs {
             }
         }
         Ok(p)
+    }
+
+    /// An NGWA router's `W_node` for direction `dir` (0: A -> B).
+    pub fn set_node(&mut self, dir: u32, w: u32) -> Result<(), String> {
+        self.ngwa_node.set(dir, NrNode { w, valid: 1 }, 0).map_err(|e| err("ngwa_node", e))
     }
 
     /// Runs program `prog` once on `frame` in the kernel

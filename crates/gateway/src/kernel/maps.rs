@@ -35,20 +35,43 @@ impl NrKey {
     }
 }
 
-/// `struct nr_window`: one flow's window rule, written here; `last_ns` and
-/// `bytes` are written by the programs.
+/// `struct nr_window`: one flow's window rule, written by user space only.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NrWindow {
     pub num: u64,
     pub den: u64,
     pub floor: u64,
-    pub last_ns: u64,
-    pub bytes: u64,
     pub shift: u8,
     pub rule_on: u8,
     pub steady: u8,
-    pub pad: [u8; 5],
+    pub keep_edge: u8,
+    pub pad: [u8; 4],
+}
+
+/// `struct nr_seen`: what the programs learn of a flow with a `windows`
+/// entry, written by them only.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NrSeen {
+    pub last_ns: u64,
+    pub bytes: u64,
+    /// NGWA edge: the values data A -> B carried, summed and counted.
+    pub ngwa_sum: u64,
+    pub ngwa_n: u64,
+    pub ngwa_last: u32,
+    /// `keep_edge`: ACK + window of the last ACK let through.
+    pub edge: u32,
+    pub edge_set: u8,
+    pub pad: [u8; 7],
+}
+
+/// `struct nr_node`: an NGWA router's `W_node` in one direction.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NrNode {
+    pub w: u32,
+    pub valid: u32,
 }
 
 /// The largest `Wr` an ACK can carry: 65535 << 14 (RFC 7323 section 2.3).
@@ -58,7 +81,13 @@ impl NrWindow {
     /// The entry for `w` (without a rule, the flow's ACKs pass as they
     /// are).
     pub fn of(w: &KernelWindow) -> NrWindow {
-        let mut e = NrWindow { steady: w.steady as u8, shift: w.shift, floor: w.floor, ..NrWindow::default() };
+        let mut e = NrWindow {
+            steady: w.steady as u8,
+            shift: w.shift,
+            floor: w.floor,
+            keep_edge: w.keep_edge as u8,
+            ..NrWindow::default()
+        };
         if let Some(rule) = w.rule {
             e.rule_on = 1;
             (e.num, e.den) = match rule {
@@ -70,15 +99,10 @@ impl NrWindow {
         e
     }
 
-    /// Whether the rule part (what user space writes) differs.
-    pub fn same_rule(&self, o: &NrWindow) -> bool {
-        (self.num, self.den, self.floor, self.shift, self.rule_on, self.steady)
-            == (o.num, o.den, o.floor, o.shift, o.rule_on, o.steady)
-    }
-
     /// What the kernel program writes for an ACK whose raw window field is
-    /// `raw` (the arithmetic of `nr_ack`, for the tests that run the real
-    /// program against it): `Some(field)` iff the window is lowered.
+    /// `raw` (the arithmetic of `nr_ack` without `keep_edge`, for the tests
+    /// that run the real program against it): `Some(field)` iff the window
+    /// is lowered.
     pub fn field(&self, raw: u16) -> Option<u16> {
         if self.rule_on == 0 {
             return None;
@@ -123,10 +147,36 @@ impl Counter {
     pub const ACKS_REWRITTEN: u32 = 17;
     pub const EVENTS: u32 = 18;
     pub const EVENTS_LOST: u32 = 19;
-    pub const COUNT: u32 = 20;
+    /// NGWA's block per direction ([`NgwaCounter`]).
+    pub const NGWA: u32 = 20;
+    pub const COUNT: u32 = Counter::NGWA + 2 * NgwaCounter::PER_DIR;
 
     pub fn at(self, dir: u32) -> u32 {
         dir * Counter::PER_DIR + self as u32
+    }
+}
+
+/// NGWA's counters, a block per direction (`N_*` of the C file), named as
+/// the packet datapath's `NgwaWireStats`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NgwaCounter {
+    MssClamped = 0,
+    Inserted,
+    Lowered,
+    Kept,
+    TooBig,
+    OptionsFull,
+    BadOptions,
+    ValuesRead,
+    Stripped,
+    Unsupported,
+}
+
+impl NgwaCounter {
+    pub const PER_DIR: u32 = 10;
+
+    pub fn at(self, dir: u32) -> u32 {
+        Counter::NGWA + dir * NgwaCounter::PER_DIR + self as u32
     }
 }
 
@@ -137,8 +187,12 @@ mod tests {
     #[test]
     fn the_map_layouts_are_those_of_the_c_structs() {
         assert_eq!(std::mem::size_of::<NrKey>(), 12);
-        assert_eq!(std::mem::size_of::<NrWindow>(), 48);
-        assert_eq!(std::mem::offset_of!(NrWindow, shift), 40);
+        assert_eq!(std::mem::size_of::<NrWindow>(), 32);
+        assert_eq!(std::mem::offset_of!(NrWindow, shift), 24);
+        assert_eq!(std::mem::offset_of!(NrWindow, keep_edge), 27);
+        assert_eq!(std::mem::size_of::<NrSeen>(), 48);
+        assert_eq!(std::mem::offset_of!(NrSeen, edge), 36);
+        assert_eq!(std::mem::size_of::<NrNode>(), 8);
     }
 
     #[test]
@@ -166,6 +220,7 @@ mod tests {
             rule: Some(WindowRule::Fraction { num: 1, den: 10 }),
             floor: 1460,
             steady: true,
+            keep_edge: false,
         };
         let e = NrWindow::of(&w);
         // Wr = 1000 << 7 = 128 000; a tenth is 12 800: 100 units.

@@ -72,9 +72,6 @@ pub fn check(args: &Args) -> Result<(), String> {
             );
         }
     }
-    if args.ngwa.is_some() {
-        return refuse("--ngwa", "NGWA inserts an IP option and needs the packet datapath (docs/gateway.md)");
-    }
     if args.gateway_ba.is_some() {
         return refuse("a B -> A controller (reverse = {queue = ...})", "the kernel path guards the A -> B queue only");
     }

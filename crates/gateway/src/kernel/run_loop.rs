@@ -5,16 +5,19 @@ use std::collections::HashMap as StdMap;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 
-use netreturn_base::{FlowKey, Time};
+use netreturn_base::{FlowKey, InBand, Rate, TcpFlags, TcpView, Time};
 use netreturn_control::flows::canonical_side;
+use netreturn_control::ngwa::{NgwaRouter, TcpConn};
+use netreturn_control::stage::QueueState;
 use netreturn_control::{KernelWindow, QueueEvent, QueueEventKind, WindowController, WindowGateway};
 
-use super::bpf::Programs;
-use super::event::Side;
-use super::maps::{Counter, NrKey, NrWindow};
+use super::bpf::{Load, Programs, Report};
+use super::event::{Event, Side};
+use super::maps::{Counter, NgwaCounter, NrKey, NrWindow};
 use super::tc::{self, Bridge, Fifo, QdiscReader, QueueStats, Shaper, FIFO_HANDLE};
 use crate::cli::Args;
 use crate::control::stats_json;
+use crate::ngwa::NgwaWireStats;
 use crate::stats::{DirStats, Stats};
 use crate::sys::{install_signals, monotonic_now, write_stats_file, DUMP, STOP};
 use netreturn_control::queue::Limit;
@@ -37,7 +40,7 @@ fn fifo(limit: Limit) -> Fifo {
     }
 }
 
-fn set_up(args: &Args, max_flows: usize, report: bool) -> Result<Datapath, String> {
+fn set_up(args: &Args, load: Load) -> Result<Datapath, String> {
     let (a, b) = (&args.iface_a, &args.iface_b);
     tc::ifindex(a)?;
     tc::ifindex(b)?;
@@ -45,10 +48,58 @@ fn set_up(args: &Args, max_flows: usize, report: bool) -> Result<Datapath, Strin
     // A -> B leaves by B, B -> A by A.
     let shaper_ab = args.rate.map(|r| Shaper::create(b, r, fifo(args.queue.limit))).transpose()?;
     let shaper_ba = args.rate_ba.map(|r| Shaper::create(a, r, fifo(args.queue_ba.limit))).transpose()?;
-    let progs = Programs::attach(a, b, max_flows.min(u32::MAX as usize) as u32, report)?;
+    let progs = Programs::attach(a, b, load)?;
     Ok(Datapath { progs, shaper_ab, shaper_ba, _bridge: bridge })
 }
 
+/// NGWA on the kernel datapath (`[ngwa]` / `--ngwa`): the router's state
+/// per direction stays here, the per-packet work is the programs'.
+///
+/// * A router's `W_node` (seed 001 eq. 3) is computed every tick from the
+///   direction's kernel queue and written into `ngwa_node`; the programs
+///   mark each TCP segment with it as it arrives, where the packet datapath
+///   marks as it leaves the queue. With flow division the connections are
+///   counted from the SYNs, FINs and RSTs the programs report (the paper's
+///   own rule, section 4.1): the idle timeout does not apply, since a
+///   steady connection's packets are not reported.
+/// * An edge's values arrive summed per flow in `seen`; each tick the
+///   flow's new values reach `NgwaEdge` as their count of values at their
+///   mean, the last one as it was (without smoothing the value used is the
+///   last, as per packet; with it, eq. 4 runs over the tick's mean).
+struct Ngwa {
+    routers: [Option<NgwaRouter>; 2],
+    edge: bool,
+    /// Per flow: the sum and count of values already handed on.
+    read: StdMap<NrKey, (u64, u64)>,
+}
+
+impl Ngwa {
+    fn new(args: &Args) -> Option<Ngwa> {
+        let n = args.ngwa.as_ref()?;
+        let router = || {
+            n.role.router().then(|| n.router()).flatten().map(|r| {
+                let mut cfg = r.config();
+                cfg.idle_timeout = Time::from_secs(1 << 40);
+                NgwaRouter::new(cfg)
+            })
+        };
+        Some(Ngwa { routers: [router(), router()], edge: n.role.edge(), read: StdMap::new() })
+    }
+
+    fn divides(&self) -> bool {
+        self.routers.iter().flatten().any(|r| r.flow_division())
+    }
+
+    /// A reported segment in direction `dir`: a connection opens or ends.
+    fn on_event(&mut self, e: &Event) {
+        let dir = (e.side == Side::Ack) as usize;
+        if let Some(r) = self.routers[dir].as_mut() {
+            let f = e.view.flags;
+            let conn = TcpConn { syn: f.syn(), fin: f.fin(), rst: f.rst(), key: || e.view.key, index: None };
+            r.on_tcp_departure(e.at, conn, 0, None);
+        }
+    }
+}
 /// What the loop keeps between ticks.
 struct State {
     /// The side (of the canonical key) whose ACKs cross B -> A, per flow,
@@ -64,16 +115,32 @@ struct State {
     map_errors: u64,
     /// `--delay-elsewhere`: the link settings another hop runs, as JSON.
     not_emulated: Option<String>,
+    ngwa: Option<Ngwa>,
 }
 
 pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -> Result<String, String> {
     let max_flows = gw.as_ref().map_or(1, |g| g.config().max_flows);
-    let mut dp = set_up(args, max_flows, gw.is_some())?;
+    let ngwa = Ngwa::new(args);
+    let report = match (&gw, &ngwa) {
+        (Some(_), _) => Report::FlowTable,
+        (None, Some(n)) if n.divides() => Report::Connections,
+        _ => Report::Nothing,
+    };
+    let load = Load {
+        max_flows: max_flows.min(u32::MAX as usize) as u32,
+        report,
+        ngwa_router: ngwa.as_ref().is_some_and(|n| n.routers[0].is_some()),
+        ngwa_edge: ngwa.as_ref().is_some_and(|n| n.edge),
+        mtu: args.mtu.min(u32::MAX as usize) as u32,
+    };
+    let mut dp = set_up(args, load)?;
     let mut nl = QdiscReader::open().map_err(|e| format!("kernel datapath: rtnetlink: {e}"))?;
     install_signals();
-    // Without a controller the loop only keeps the counters: ten times a
-    // second is enough, and spares the forwarding CPU the wake-ups.
-    let tick = if gw.is_some() { args.tick } else { args.tick.max(Time::from_millis(100)) };
+    // Without a controller or an NGWA router the loop only keeps the
+    // counters: ten times a second is enough, and spares the forwarding
+    // CPU the wake-ups.
+    let busy = gw.is_some() || load.ngwa_router;
+    let tick = if busy { args.tick } else { args.tick.max(Time::from_millis(100)) };
     let start = monotonic_now();
     let end = args.duration.map(|d| start + d);
     let mut st = State {
@@ -91,10 +158,16 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
                 args.delay.0, args.delay_ba.0, args.jitter.0, args.jitter_ba.0, args.loss, args.loss_ba
             )
         }),
+        ngwa,
     };
+    // The routers' queues: each direction's buffer, in bytes.
+    let capacity = [args.queue.limit.bytes(args.packet_bytes), args.queue_ba.limit.bytes(args.packet_bytes)];
+    let unshaped = Rate::mbps(1000);
+    let rates = [args.rate.unwrap_or(unshaped), args.rate_ba.unwrap_or(unshaped)];
+    let mut queues = [QueueStats::default(); 2];
+    set_nodes(&mut dp, &mut st, &queues, capacity, rates);
     let mut next = start + tick;
     let mut next_second = start + Time::from_secs(1);
-    let mut queues = [QueueStats::default(); 2];
     while !STOP.load(Ordering::Relaxed) {
         let now = monotonic_now();
         if now < next {
@@ -102,9 +175,7 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
             // (a SYN should reach the flow table at once, and a burst of
             // them must not fill the ring while this loop sleeps).
             if wait_readable(dp.progs.events.as_raw_fd(), next.saturating_sub(now)) {
-                if let Some(g) = gw.as_mut() {
-                    drain(g, &mut dp, &mut st);
-                }
+                drain(gw.as_mut(), &mut dp, &mut st);
             }
             continue;
         }
@@ -123,7 +194,10 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
         if let Some(g) = gw.as_mut() {
             let shaped = dp.shaper_ab.is_some();
             tick_controller(g, &mut dp, &mut st, now, queues[0], shaped);
+        } else {
+            drain(None::<&mut WindowGateway<C>>, &mut dp, &mut st);
         }
+        set_nodes(&mut dp, &mut st, &queues, capacity, rates);
         if now >= next_second {
             next_second = now + Time::from_secs(1);
             if let Some(g) = gw.as_mut() {
@@ -141,10 +215,8 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
         }
     }
     // What was reported before the stop reaches the table (and its counters).
-    if let Some(g) = gw.as_mut() {
-        while dp.progs.events_pending() {
-            drain(g, &mut dp, &mut st);
-        }
+    while report != Report::Nothing && dp.progs.events_pending() {
+        drain(gw.as_mut(), &mut dp, &mut st);
     }
     let j = json(&dp, gw.as_ref(), &st, &queues, tick);
     if let Some(p) = &args.stats_file {
@@ -166,10 +238,16 @@ fn wait_readable(fd: std::os::fd::RawFd, d: Time) -> bool {
 /// Reports fed to the flow table per call of [`drain`]: a ring's worth.
 const DRAIN_BATCH: usize = 65_536;
 
-/// Feeds the segments the programs reported to the flow table.
-fn drain<C: WindowController>(g: &mut WindowGateway<C>, dp: &mut Datapath, st: &mut State) {
+/// Feeds the segments the programs reported to the flow table and to the
+/// NGWA routers.
+fn drain<C: WindowController>(mut g: Option<&mut WindowGateway<C>>, dp: &mut Datapath, st: &mut State) {
     let acker = &mut st.acker;
+    let ngwa = &mut st.ngwa;
     dp.progs.drain(DRAIN_BATCH, |e| {
+        if let Some(n) = ngwa.as_mut() {
+            n.on_event(&e);
+        }
+        let Some(g) = g.as_deref_mut() else { return };
         let (ckey, side) = canonical_side(e.view.key);
         // The ACKs cross B -> A: sent by the side that reports at nr_ack.
         let b_side = if e.side == Side::Ack { side } else { 1 - side };
@@ -185,9 +263,63 @@ fn drain<C: WindowController>(g: &mut WindowGateway<C>, dp: &mut Datapath, st: &
     });
     // Flows gone from the table (ended, expired, evicted: a SYN flood
     // evicts all the time) leave `acker` once it outgrows the table.
-    if acker.len() > 2 * g.config().max_flows.max(1) {
-        acker.retain(|k, _| g.tracks(k));
+    if let Some(g) = g {
+        if acker.len() > 2 * g.config().max_flows.max(1) {
+            acker.retain(|k, _| g.tracks(k));
+        }
     }
+}
+
+/// Each NGWA router's `W_node` from its direction's queue as last read.
+fn set_nodes(dp: &mut Datapath, st: &mut State, queues: &[QueueStats; 2], capacity: [u64; 2], args_rate: [Rate; 2]) {
+    let Some(n) = st.ngwa.as_ref() else { return };
+    for (dir, r) in n.routers.iter().enumerate() {
+        let Some(r) = r else { continue };
+        let q = QueueState {
+            backlog_bytes: queues[dir].backlog_bytes as u64,
+            capacity_bytes: capacity[dir],
+            rate: [args_rate[0], args_rate[1]][dir],
+        };
+        if dp.progs.set_node(dir as u32, r.w_node(&q)).is_err() {
+            st.map_errors += 1;
+        }
+    }
+}
+
+/// The values data brought to the NGWA edge since the last tick, per flow,
+/// handed to the controller (the [`Ngwa`] documentation says how).
+fn ngwa_values<C: WindowController>(g: &mut WindowGateway<C>, dp: &Datapath, st: &mut State, now: Time) {
+    let Some(n) = st.ngwa.as_mut().filter(|n| n.edge) else { return };
+    for key in st.written.keys() {
+        let Ok(e) = dp.progs.seen.get(key, 0) else { continue };
+        let (sum0, n0) = n.read.get(key).copied().unwrap_or((0, 0));
+        if e.ngwa_n <= n0 {
+            continue;
+        }
+        n.read.insert(*key, (e.ngwa_sum, e.ngwa_n));
+        let count = e.ngwa_n - n0;
+        // The data direction: the reverse of the ACKs' key.
+        let ack = key.flow_key();
+        let data = FlowKey { src: ack.dst, dst: ack.src, sport: ack.dport, dport: ack.sport, proto: ack.proto };
+        let seg = TcpView {
+            key: data,
+            flags: TcpFlags::ACK,
+            seq: 0,
+            ack: 0,
+            window: 0,
+            wscale: None,
+            mss: None,
+            payload_len: 1,
+        };
+        if count > 1 {
+            let mean = ((e.ngwa_sum - sum0 - e.ngwa_last as u64) / (count - 1)).min(u32::MAX as u64) as u32;
+            for _ in 1..count.min(1 << 16) {
+                g.on_inband(now, &seg, &InBand::Ngwa(mean));
+            }
+        }
+        g.on_inband(now, &seg, &InBand::Ngwa(e.ngwa_last));
+    }
+    n.read.retain(|k, _| st.written.contains_key(k));
 }
 
 /// One tick of the controller: the reported segments, the queue, the other
@@ -200,7 +332,8 @@ fn tick_controller<C: WindowController>(
     q: QueueStats,
     shaped: bool,
 ) {
-    drain(g, dp, st);
+    drain(Some(&mut *g), dp, st);
+    ngwa_values(g, dp, st, now);
     if shaped {
         // The watched queue, sampled once per tick (module documentation).
         let ev = QueueEvent {
@@ -223,14 +356,9 @@ fn tick_controller<C: WindowController>(
     for w in &st.rules {
         let key = NrKey::of(&w.ack_key);
         let entry = NrWindow::of(w);
-        if st.written.get(&key).is_none_or(|old| !old.same_rule(&entry)) {
-            // Keep what the programs wrote into the entry (last_ns, bytes).
-            let mut e = entry;
-            if let Ok(old) = dp.progs.windows.get(&key, 0) {
-                (e.last_ns, e.bytes) = (old.last_ns, old.bytes);
-            }
+        if st.written.get(&key) != Some(&entry) {
             st.map_writes += 1;
-            if dp.progs.windows.insert(key, e, 0).is_err() {
+            if dp.progs.windows.insert(key, entry, 0).is_err() {
                 st.map_errors += 1;
                 continue;
             }
@@ -240,6 +368,7 @@ fn tick_controller<C: WindowController>(
     for key in st.written.keys() {
         if !live.contains_key(key) {
             let _ = dp.progs.windows.remove(key);
+            let _ = dp.progs.seen.remove(key);
         }
     }
     st.written = live;
@@ -249,7 +378,7 @@ fn tick_controller<C: WindowController>(
 /// timeout: their last packet time is read back from the map.
 fn refresh<C: WindowController>(g: &mut WindowGateway<C>, dp: &mut Datapath, st: &State) {
     for key in st.written.keys() {
-        if let Ok(e) = dp.progs.windows.get(key, 0) {
+        if let Ok(e) = dp.progs.seen.get(key, 0) {
             if e.last_ns != 0 {
                 g.saw_flow(Time(e.last_ns), &key.flow_key());
             }
@@ -306,6 +435,25 @@ fn json<C: WindowController>(
     if let Some(n) = st.not_emulated.as_ref() {
         extra.push(("not_emulated", n.clone()));
     }
+    if let Some(n) = st.ngwa.as_ref() {
+        let role = match (n.routers[0].is_some(), n.edge) {
+            (true, true) => "both",
+            (true, false) => "router",
+            _ => "receiver-edge",
+        };
+        extra.push(("ngwa_role", format!("\"{role}\"")));
+        extra.push(("ngwa", ngwa_stats(&c, 0).to_json()));
+        if let Some(r) = &n.routers[0] {
+            extra.push(("ngwa_active_flows", r.active_flows().to_string()));
+        }
+        if n.routers[1].is_some() {
+            extra.push(("ngwa_back", ngwa_stats(&c, 1).to_json()));
+        }
+        extra.push((
+            "ngwa_unsupported",
+            (c[NgwaCounter::Unsupported.at(0) as usize] + c[NgwaCounter::Unsupported.at(1) as usize]).to_string(),
+        ));
+    }
     match gw {
         Some(g) => {
             extra.push(("controller", format!("\"{}\"", g.config().controller.kind().name())));
@@ -314,4 +462,20 @@ fn json<C: WindowController>(
         None => extra.push(("controller", "\"none\"".into())),
     }
     stats.to_json(&extra)
+}
+
+/// The NGWA counters of direction `dir`, as the packet datapath's.
+fn ngwa_stats(c: &[u64], dir: u32) -> NgwaWireStats {
+    let at = |k: NgwaCounter| c[k.at(dir) as usize];
+    NgwaWireStats {
+        mss_clamped: at(NgwaCounter::MssClamped),
+        inserted: at(NgwaCounter::Inserted),
+        lowered: at(NgwaCounter::Lowered),
+        kept: at(NgwaCounter::Kept),
+        too_big: at(NgwaCounter::TooBig),
+        options_full: at(NgwaCounter::OptionsFull),
+        bad_options: at(NgwaCounter::BadOptions),
+        values_read: at(NgwaCounter::ValuesRead),
+        stripped: at(NgwaCounter::Stripped),
+    }
 }
