@@ -61,15 +61,20 @@ def test_ns2_and_ours_agree_on_a_small_two_way_xcp_dumbbell():
     assert "Jain index of goodput" in ns2xcp.table(r)
 
 
-def test_ns2s_minimum_rto_is_ours_unless_the_reference_is_asked_for_as_shipped():
+def test_ns2s_minimum_rto_and_ack_size_are_ours_unless_the_reference_is_asked_for_as_shipped():
     ours, _ = ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0)
     assert re.search(r"^Agent/TCP set minrto_ 1$", ours, re.M)  # RFC 6298 (2.4), ours by default
-    shipped, _ = ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, rto="shipped")
+    assert re.search(r"^Agent/TCPSink set packetSize_ 68$", ours, re.M)  # 40 + 12 (timestamps) + 16 (XCP)
+    rto, _ = ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, ns2="rto")
+    assert re.search(r"^Agent/TCP set minrto_ 1$", rto, re.M)
+    assert not re.search(r"^Agent/TCPSink set packetSize_", rto, re.M)
+    shipped, _ = ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, ns2="shipped")
     assert not re.search(r"^Agent/TCP set minrto_", shipped, re.M)
+    assert not re.search(r"^Agent/TCPSink set packetSize_", shipped, re.M)
     # A scenario's own minimum RTO is what ns-2 gets.
     assert ns2xcp.min_rto_s(str(scenario_path("awm/capacity")), [("queue", "xcp")]) == 1.0
 
 
-def test_an_unknown_ns2_rto_choice_is_refused_naming_the_allowed_ones():
-    with pytest.raises(ValueError, match=r"'linux': allowed ours, shipped"):
-        ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, rto="linux")
+def test_an_unknown_choice_of_ns2s_end_systems_is_refused_naming_the_allowed_ones():
+    with pytest.raises(ValueError, match=r"'linux': allowed aligned, rto, shipped"):
+        ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, ns2="linux")

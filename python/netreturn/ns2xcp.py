@@ -19,12 +19,15 @@ What is matched and what is not:
 * ns-2's senders are Reno with XCP's window (no slow start, no handshake:
   the first window carries no RTT); ours NewReno with SACK and a handshake.
   ns-2's ACKs are 40 bytes, ours 68 (with the XCP header).
-* The minimum RTO is ours (1 s, RFC 6298 (2.4)) unless ``ns2_rto`` is
-  ``"shipped"`` (ns-2's 0.2 s). ns-2's XCP senders take an RTT sample from
-  every ACK's timestamp, so its rttvar shrinks to a few ticks and its RTO to
-  about srtt: with 0.2 s as the floor, a path longer than that times out
-  spuriously whenever its queue grows (no packet lost, cwnd back to 1), and
-  XCP's long-RTT flows spend much of the run restarting (docs/xcp.md).
+* ns-2's end systems are aligned with ours in two settings unless asked
+  for otherwise (``ns2``, :data:`NS2_VARIANTS`): the minimum RTO (ours 1 s,
+  RFC 6298 (2.4); ns-2's 0.2 s) and the ACK's size (ours 68 bytes with
+  timestamps and XCP's header; ns-2's 40). ns-2's XCP senders take an RTT
+  sample from every ACK's timestamp, so their rttvar shrinks to a few ticks
+  and their RTO to about srtt: with 0.2 s as the floor, a path longer than
+  that times out spuriously whenever its queue grows (no packet lost, cwnd
+  back to 1), and XCP's long-RTT flows spend much of the run restarting
+  (docs/xcp.md).
 * Drops "after start-up" count from ``STARTUP_S``; ours are taken as the
   difference of two runs of the same seed stopped at ``STARTUP_S`` and at
   the end (the simulator is deterministic per seed).
@@ -51,9 +54,10 @@ from .table import render
 #: "after start-up".
 STARTUP_S = 2.0
 TEMPLATE = Path(__file__).with_name("ns2xcp.tcl")
-#: ns-2's minimum RTO: ``ours`` (the scenario's ``tcp.min_rto``, 1 s by
-#: default) or ``shipped`` (ns-2's ``minrto_``, 0.2 s).
-NS2_RTO = ("ours", "shipped")
+#: ns-2's end systems: ``aligned`` (minimum RTO and ACK size as ours),
+#: ``rto`` (the minimum RTO only) or ``shipped`` (ns-2's ``minrto_`` 0.2 s
+#: and 40-byte ACKs).
+NS2_VARIANTS = ("aligned", "rto", "shipped")
 
 #: The cases compared: (scenario, overrides). The capacity family at its
 #: smallest point (where ours dropped most) and its default, and the
@@ -111,6 +115,11 @@ def _seconds(v: Any) -> float:
     return float(parse_time(v))
 
 
+def _check_variant(ns2: str) -> None:
+    if ns2 not in NS2_VARIANTS:
+        raise ValueError(f"ns-2 end systems {ns2!r}: allowed {', '.join(NS2_VARIANTS)}")
+
+
 def min_rto_s(path: str, pairs: list[tuple[str, str]]) -> float:
     """Our senders' minimum RTO in seconds, as the simulator resolves the
     scenario (``tcp.min_rto``; RFC 6298 (2.4)'s 1 s unless set)."""
@@ -123,18 +132,18 @@ def min_rto_s(path: str, pairs: list[tuple[str, str]]) -> float:
 
 
 def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
-               rto: str = "ours") -> tuple[str, list[str]]:
+               ns2: str = "aligned") -> tuple[str, list[str]]:
     """The ns-2 script of one run, and the XCP link directions it monitors.
-    ``rto``: ns-2's minimum RTO, ours or as shipped (:data:`NS2_RTO`).
+    ``ns2``: ns-2's end systems, aligned with ours or as shipped
+    (:data:`NS2_VARIANTS`).
 
     Raises ValueError naming the scenario when it holds something the
     template cannot build (traffic other than ``tcp-bulk``, a start other
-    than ``uniform``, a queue other than DropTail or XCP), or an ``rto``
-    not in :data:`NS2_RTO`."""
+    than ``uniform``, a queue other than DropTail or XCP), or an ``ns2``
+    not in :data:`NS2_VARIANTS`."""
     from . import _native
 
-    if rto not in NS2_RTO:
-        raise ValueError(f"ns-2 minimum RTO {rto!r}: allowed {', '.join(NS2_RTO)}")
+    _check_variant(ns2)
 
     path = _scenario(scenario)
     pairs = _pairs(overrides)
@@ -175,8 +184,10 @@ def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: floa
             flows.append(f"flow {i} {src[k % len(src)]} {dst[k % len(dst)]} {when}")
             i += 1
     tcp = model["tcp"]
-    # A full data segment as it sits in our queues: segment + 52 + XCP's 16.
+    # A full data segment as it sits in our queues: segment + 52 + XCP's 16;
+    # an ACK the same headers without a segment (SACK blocks aside).
     data_bytes = tcp["mss"] + 52 + 16
+    ack_bytes = 52 + 16
     fields = {
         "SEED": str(seed),
         "PAYLOAD": str(data_bytes - 40),
@@ -185,8 +196,10 @@ def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: floa
         "LINKS": "\n".join(lines),
         "MONITORED": " ".join("{" + n.replace("->", " ") + "}" for n in monitored),
         "FLOWS": "\n".join(flows),
-        "MINRTO": (f"Agent/TCP set minrto_ {min_rto_s(path, pairs):g}" if rto == "ours"
+        "MINRTO": (f"Agent/TCP set minrto_ {min_rto_s(path, pairs):g}" if ns2 in ("aligned", "rto")
                    else "# minrto_ stays ns-2's (0.2 s): the reference as shipped"),
+        "ACK": (f"Agent/TCPSink set packetSize_ {ack_bytes}" if ns2 == "aligned"
+                else "# packetSize_ of the sinks stays ns-2's (40 bytes): the reference as shipped"),
         "STARTUP": str(STARTUP_S),
         "STOP": str(stop_s),
     }
@@ -203,14 +216,14 @@ def _link_rates(scenario: str, overrides: dict[str, str]) -> dict[str, int]:
     return {link["name"]: link["rate_bps"] for link in model["links"]}
 
 
-def run_ns2(scenario: str, overrides: dict[str, str], seed: int, stop_s: float, rto: str = "ours") -> dict:
+def run_ns2(scenario: str, overrides: dict[str, str], seed: int, stop_s: float, ns2: str = "aligned") -> dict:
     """One ns-2 run: per monitored link direction utilization (whole run and
     after start-up), drops (all and after start-up) and mean queue; Jain's
     index of the flows' goodput over their lives; the senders' timeouts."""
     ns = ns2_binary()
     if ns is None:
         raise RuntimeError("ns-2 is not installed (Debian: apt-get install ns2; scripts/install-system-deps.sh)")
-    text, _ = tcl_script(scenario, overrides, seed, stop_s, rto)
+    text, _ = tcl_script(scenario, overrides, seed, stop_s, ns2)
     rates = _link_rates(scenario, overrides)
     with tempfile.TemporaryDirectory() as d:
         script = Path(d) / "run.tcl"
@@ -315,25 +328,24 @@ def run_ours(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
 
 def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None, sim: str | None = None,
             jobs: int = 2, overrides: dict[str, str] | None = None, scenarios: Path | None = None,
-            ours_only: dict[str, str] | None = None, ns2_rto: str = "ours") -> dict:
+            ours_only: dict[str, str] | None = None, ns2: str = "aligned") -> dict:
     """Both simulators over ``seeds``; ns-2 runs cached as JSON under
     ``out/ns2`` (a rerun with more seeds runs only the new ones).
     ``overrides`` go to both, ``ours_only`` to ours (a variant of our end
-    systems against the same reference); ``ns2_rto``: ns-2's minimum RTO
-    (:data:`NS2_RTO`; runs with ns-2's own, as shipped, are cached under the
-    names they had before the choice existed)."""
-    if ns2_rto not in NS2_RTO:
-        raise ValueError(f"ns-2 minimum RTO {ns2_rto!r}: allowed {', '.join(NS2_RTO)}")
+    systems against the same reference); ``ns2``: ns-2's end systems
+    (:data:`NS2_VARIANTS`; runs as shipped are cached under the names they
+    had before the choice existed)."""
+    _check_variant(ns2)
     scenario, base = CASES[case]
     ov = {**base, **(overrides or {}), "queue": "xcp"}
     tag = "_".join(f"{k}-{v}" for k, v in sorted(ov.items()) if k != "queue")
 
     def ns2(seed: int) -> dict:
-        rto = "" if ns2_rto == "shipped" else f"_rto-{ns2_rto}"
-        cached = out / "ns2" / f"{case}_{tag}_{stop_s:g}s{rto}_seed{seed}.json" if out else None
+        variant = {"aligned": "_aligned", "rto": "_rto-ours", "shipped": ""}[ns2]
+        cached = out / "ns2" / f"{case}_{tag}_{stop_s:g}s{variant}_seed{seed}.json" if out else None
         if cached and cached.exists():
             return json.loads(cached.read_text())
-        r = run_ns2(scenario, ov, seed, stop_s, ns2_rto)
+        r = run_ns2(scenario, ov, seed, stop_s, ns2)
         if cached:
             cached.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(cached, json.dumps(r))
@@ -344,7 +356,7 @@ def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None,
     mine = {**ov, **(ours_only or {})}
     ours = [run_ours(scenario, mine, s, stop_s, sim, scenarios) for s in seeds]
     return {"case": case, "scenario": scenario, "overrides": ov, "ours_overrides": ours_only or {}, "seeds": seeds,
-            "stop_s": stop_s, "ns2_rto": ns2_rto, "ns2": theirs, "ours": ours}
+            "stop_s": stop_s, "ns2_end_systems": ns2, "ns2": theirs, "ours": ours}
 
 
 def _timeouts(result: dict) -> tuple[list, list] | None:
@@ -394,7 +406,8 @@ def write_cell_record(result: dict, out: Path) -> Path:
                  [r["jain"] for r in result["ours"]], "all flows"))
     if t := _timeouts(result):
         rows.append(("timeouts", "sender timeouts", *t, "all flows"))
-    about = {k: result[k] for k in ("case", "scenario", "overrides", "ours_overrides", "seeds", "stop_s", "ns2_rto")}
+    about = {k: result[k] for k in ("case", "scenario", "overrides", "ours_overrides", "seeds", "stop_s",
+                                      "ns2_end_systems")}
     return write_record(out, f"xcp_{result['case']}", record("ns-2.35", rows, **about))
 
 
@@ -413,9 +426,10 @@ def add_arguments(p) -> None:
     p.add_argument("--scenarios", type=Path, default=None,
                    help="the directory ours takes its scenario files from (an older tree's scenarios/ with --sim, "
                         "or copies with a line changed); ns-2 is built from the packaged ones")
-    p.add_argument("--ns2-rto", choices=NS2_RTO, default="ours",
-                   help="ns-2's minimum RTO: ours (the scenario's tcp.min_rto, 1 s; default) or ns-2's 0.2 s as "
-                        "shipped, whose spurious timeouts on long paths docs/xcp.md shows")
+    p.add_argument("--ns2", choices=NS2_VARIANTS, default="aligned",
+                   help="ns-2's end systems: aligned (default: the minimum RTO and the ACK size as ours), rto (the "
+                        "minimum RTO only), or shipped (0.2 s, whose spurious timeouts on long paths docs/xcp.md "
+                        "shows, and 40-byte ACKs)")
     p.add_argument("--out", type=Path, default=Path("results") / "validate",
                    help="ns-2 run cache (<out>/ns2) and cell records for validate --summary (<out>/cells)")
     p.add_argument("--markdown", action="store_true")
@@ -430,13 +444,13 @@ def main(a) -> int:
     seeds = list(range(1, a.seeds + 1))
     for case in a.case or list(CASES):
         r = compare(case, seeds, a.stop, a.out, a.sim, a.jobs, dict(a.overrides), a.scenarios, dict(a.ours_only),
-                    a.ns2_rto)
+                    a.ns2)
         ov = ", ".join(f"{k}={v}" for k, v in r["overrides"].items())
         mine = "".join(f", {k}={v}" for k, v in r["ours_overrides"].items())
-        print(f"\n{case}: {r['scenario']} ({ov}), {a.stop:g} s, seeds 1..{a.seeds}: ns-2.35 XCP (minimum RTO "
-              f"{a.ns2_rto}) vs ours{mine}")
+        print(f"\n{case}: {r['scenario']} ({ov}), {a.stop:g} s, seeds 1..{a.seeds}: ns-2.35 XCP (end systems "
+              f"{a.ns2}) vs ours{mine}")
         print(table(r, a.markdown))
-        # The plan's cell: today's ours, the case as is, ns-2 with our minimum RTO.
-        if a.out and not (a.overrides or a.ours_only or a.sim or a.scenarios) and a.ns2_rto == "ours":
+        # The plan's cell: today's ours, the case as is, ns-2's end systems aligned.
+        if a.out and not (a.overrides or a.ours_only or a.sim or a.scenarios) and a.ns2 == "aligned":
             write_cell_record(r, a.out)
     return 0
