@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -78,3 +79,19 @@ def test_ns2s_minimum_rto_and_ack_size_are_ours_unless_the_reference_is_asked_fo
 def test_an_unknown_choice_of_ns2s_end_systems_is_refused_naming_the_allowed_ones():
     with pytest.raises(ValueError, match=r"'linux': allowed aligned, rto, shipped"):
         ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, ns2="linux")
+
+
+def test_a_stored_ns2_run_is_read_not_run_again_under_the_name_of_its_end_systems(tmp_path):
+    # A stored run of seed 1 under each variant's name, with a marker value
+    # no simulator gives; compare must return the one of the variant asked.
+    ov = {"flows": "2"}
+    name = "capacity-10M_bottleneck_rate-10Mbps_buffer-100kB_flows-2_3s{}_seed1.json"
+    for suffix, marker in (("_aligned", 0.111), ("", 0.222)):
+        stored = {"links": {n: {k: marker for k, _ in ns2xcp.LINK_METRICS} for n in ("R1->R2", "R2->R1")},
+                  "jain": marker, "timeouts": 0}
+        (tmp_path / "ns2").mkdir(exist_ok=True)
+        (tmp_path / "ns2" / name.format(suffix)).write_text(json.dumps(stored))
+    for variant, marker in (("aligned", 0.111), ("shipped", 0.222)):
+        r = ns2xcp.compare("capacity-10M", [1], 3.0, tmp_path, overrides=ov, ns2=variant)
+        assert r["ns2"][0]["jain"] == marker and r["ns2_end_systems"] == variant
+        assert r["ours"][0]["jain"] != marker

@@ -340,7 +340,7 @@ def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None,
     ov = {**base, **(overrides or {}), "queue": "xcp"}
     tag = "_".join(f"{k}-{v}" for k, v in sorted(ov.items()) if k != "queue")
 
-    def ns2(seed: int) -> dict:
+    def reference(seed: int) -> dict:
         variant = {"aligned": "_aligned", "rto": "_rto-ours", "shipped": ""}[ns2]
         cached = out / "ns2" / f"{case}_{tag}_{stop_s:g}s{variant}_seed{seed}.json" if out else None
         if cached and cached.exists():
@@ -352,7 +352,7 @@ def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None,
         return r
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        theirs = list(ex.map(ns2, seeds))
+        theirs = list(ex.map(reference, seeds))
     mine = {**ov, **(ours_only or {})}
     ours = [run_ours(scenario, mine, s, stop_s, sim, scenarios) for s in seeds]
     return {"case": case, "scenario": scenario, "overrides": ov, "ours_overrides": ours_only or {}, "seeds": seeds,
