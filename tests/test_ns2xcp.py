@@ -95,3 +95,10 @@ def test_a_stored_ns2_run_is_read_not_run_again_under_the_name_of_its_end_system
         r = ns2xcp.compare("capacity-10M", [1], 3.0, tmp_path, overrides=ov, ns2=variant)
         assert r["ns2"][0]["jain"] == marker and r["ns2_end_systems"] == variant
         assert r["ours"][0]["jain"] != marker
+
+
+def test_a_further_ns2_agent_setting_reaches_the_script_and_a_malformed_one_is_refused():
+    text, _ = ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, agent={"windowInit_": "10"})
+    assert re.search(r"^Agent/TCP set windowInit_ 10$", text, re.M)
+    with pytest.raises(ValueError, match=r"windowInit_=10; exec rm: a variable name and a number are allowed"):
+        ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, agent={"windowInit_": "10; exec rm"})

@@ -132,18 +132,24 @@ def min_rto_s(path: str, pairs: list[tuple[str, str]]) -> float:
 
 
 def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
-               ns2: str = "aligned") -> tuple[str, list[str]]:
+               ns2: str = "aligned", agent: dict[str, str] | None = None) -> tuple[str, list[str]]:
     """The ns-2 script of one run, and the XCP link directions it monitors.
     ``ns2``: ns-2's end systems, aligned with ours or as shipped
-    (:data:`NS2_VARIANTS`).
+    (:data:`NS2_VARIANTS`); ``agent``: further ``Agent/TCP`` settings, e.g.
+    ``{"windowInit_": "10"}`` for our initial window.
 
     Raises ValueError naming the scenario when it holds something the
     template cannot build (traffic other than ``tcp-bulk``, a start other
-    than ``uniform``, a queue other than DropTail or XCP), or an ``ns2``
-    not in :data:`NS2_VARIANTS`."""
+    than ``uniform``, a queue other than DropTail or XCP), an ``ns2``
+    not in :data:`NS2_VARIANTS`, or an ``agent`` setting that is not a name
+    and a number."""
     from . import _native
 
     _check_variant(ns2)
+    for k, v in (agent or {}).items():
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", k) or not re.fullmatch(r"-?[0-9.]+(e-?[0-9]+)?", v):
+            raise ValueError(f"ns-2 Agent/TCP setting {k}={v}: a variable name and a number are allowed "
+                             "(e.g. windowInit_=10)")
 
     path = _scenario(scenario)
     pairs = _pairs(overrides)
@@ -200,6 +206,8 @@ def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: floa
                    else "# minrto_ stays ns-2's (0.2 s): the reference as shipped"),
         "ACK": (f"Agent/TCPSink set packetSize_ {ack_bytes}" if ns2 == "aligned"
                 else "# packetSize_ of the sinks stays ns-2's (40 bytes): the reference as shipped"),
+        "AGENT": "\n".join(f"Agent/TCP set {k} {v}" for k, v in (agent or {}).items())
+                 or "# no further Agent/TCP settings",
         "STARTUP": str(STARTUP_S),
         "STOP": str(stop_s),
     }
@@ -216,14 +224,15 @@ def _link_rates(scenario: str, overrides: dict[str, str]) -> dict[str, int]:
     return {link["name"]: link["rate_bps"] for link in model["links"]}
 
 
-def run_ns2(scenario: str, overrides: dict[str, str], seed: int, stop_s: float, ns2: str = "aligned") -> dict:
+def run_ns2(scenario: str, overrides: dict[str, str], seed: int, stop_s: float, ns2: str = "aligned",
+            agent: dict[str, str] | None = None) -> dict:
     """One ns-2 run: per monitored link direction utilization (whole run and
     after start-up), drops (all and after start-up) and mean queue; Jain's
     index of the flows' goodput over their lives; the senders' timeouts."""
     ns = ns2_binary()
     if ns is None:
         raise RuntimeError("ns-2 is not installed (Debian: apt-get install ns2; scripts/install-system-deps.sh)")
-    text, _ = tcl_script(scenario, overrides, seed, stop_s, ns2)
+    text, _ = tcl_script(scenario, overrides, seed, stop_s, ns2, agent)
     rates = _link_rates(scenario, overrides)
     with tempfile.TemporaryDirectory() as d:
         script = Path(d) / "run.tcl"
@@ -328,13 +337,15 @@ def run_ours(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
 
 def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None, sim: str | None = None,
             jobs: int = 2, overrides: dict[str, str] | None = None, scenarios: Path | None = None,
-            ours_only: dict[str, str] | None = None, ns2: str = "aligned") -> dict:
+            ours_only: dict[str, str] | None = None, ns2: str = "aligned",
+            ns2_agent: dict[str, str] | None = None) -> dict:
     """Both simulators over ``seeds``; ns-2 runs cached as JSON under
     ``out/ns2`` (a rerun with more seeds runs only the new ones).
     ``overrides`` go to both, ``ours_only`` to ours (a variant of our end
     systems against the same reference); ``ns2``: ns-2's end systems
     (:data:`NS2_VARIANTS`; runs as shipped are cached under the names they
-    had before the choice existed)."""
+    had before the choice existed); ``ns2_agent``: further ``Agent/TCP``
+    settings for ns-2 (:func:`tcl_script`)."""
     _check_variant(ns2)
     scenario, base = CASES[case]
     ov = {**base, **(overrides or {}), "queue": "xcp"}
@@ -342,10 +353,11 @@ def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None,
 
     def reference(seed: int) -> dict:
         variant = {"aligned": "_aligned", "rto": "_rto-ours", "shipped": ""}[ns2]
+        variant += "".join(f"_{k}{v}" for k, v in sorted((ns2_agent or {}).items()))
         cached = out / "ns2" / f"{case}_{tag}_{stop_s:g}s{variant}_seed{seed}.json" if out else None
         if cached and cached.exists():
             return json.loads(cached.read_text())
-        r = run_ns2(scenario, ov, seed, stop_s, ns2)
+        r = run_ns2(scenario, ov, seed, stop_s, ns2, ns2_agent)
         if cached:
             cached.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(cached, json.dumps(r))
@@ -356,7 +368,8 @@ def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None,
     mine = {**ov, **(ours_only or {})}
     ours = [run_ours(scenario, mine, s, stop_s, sim, scenarios) for s in seeds]
     return {"case": case, "scenario": scenario, "overrides": ov, "ours_overrides": ours_only or {}, "seeds": seeds,
-            "stop_s": stop_s, "ns2_end_systems": ns2, "ns2": theirs, "ours": ours}
+            "stop_s": stop_s, "ns2_end_systems": ns2,
+            "ns2_agent": ns2_agent or {}, "ns2": theirs, "ours": ours}
 
 
 def _timeouts(result: dict) -> tuple[list, list] | None:
@@ -430,6 +443,8 @@ def add_arguments(p) -> None:
                    help="ns-2's end systems: aligned (default: the minimum RTO and the ACK size as ours), rto (the "
                         "minimum RTO only), or shipped (0.2 s, whose spurious timeouts on long paths docs/xcp.md "
                         "shows, and 40-byte ACKs)")
+    p.add_argument("--ns2-agent", dest="ns2_agent", type=kv, action="append", default=[], metavar="NAME=VALUE",
+                   help="a further Agent/TCP setting for ns-2, e.g. our initial window: --ns2-agent windowInit_=10")
     p.add_argument("--out", type=Path, default=Path("results") / "validate",
                    help="ns-2 run cache (<out>/ns2) and cell records for validate --summary (<out>/cells)")
     p.add_argument("--markdown", action="store_true")
@@ -443,14 +458,19 @@ def main(a) -> int:
         return 2
     seeds = list(range(1, a.seeds + 1))
     for case in a.case or list(CASES):
-        r = compare(case, seeds, a.stop, a.out, a.sim, a.jobs, dict(a.overrides), a.scenarios, dict(a.ours_only),
-                    a.ns2)
+        try:
+            r = compare(case, seeds, a.stop, a.out, a.sim, a.jobs, dict(a.overrides), a.scenarios, dict(a.ours_only),
+                        a.ns2, dict(a.ns2_agent))
+        except ValueError as e:
+            print(f"netreturn: error: {e}", file=sys.stderr)
+            return 2
         ov = ", ".join(f"{k}={v}" for k, v in r["overrides"].items())
         mine = "".join(f", {k}={v}" for k, v in r["ours_overrides"].items())
+        theirs = "".join(f", {k} {v}" for k, v in r["ns2_agent"].items())
         print(f"\n{case}: {r['scenario']} ({ov}), {a.stop:g} s, seeds 1..{a.seeds}: ns-2.35 XCP (end systems "
-              f"{a.ns2}) vs ours{mine}")
+              f"{a.ns2}{theirs}) vs ours{mine}")
         print(table(r, a.markdown))
         # The plan's cell: today's ours, the case as is, ns-2's end systems aligned.
-        if a.out and not (a.overrides or a.ours_only or a.sim or a.scenarios) and a.ns2 == "aligned":
+        if a.out and not (a.overrides or a.ours_only or a.sim or a.scenarios or a.ns2_agent) and a.ns2 == "aligned":
             write_cell_record(r, a.out)
     return 0

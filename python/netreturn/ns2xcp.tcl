@@ -28,6 +28,8 @@ Agent/TCP set tcpTick_ 0.001
 # ACKs weigh what ours do on the wire (ns2xcp.py, NS2_VARIANTS), or ns-2's
 # 40 bytes as shipped.
 @ACK@
+# Further Agent/TCP settings asked for (validate-xcp --ns2-agent).
+@AGENT@
 # Buffers in bytes, as the scenario gives them.
 Queue/DropTail set queue_in_bytes_ true
 Queue/DropTail set mean_pktsize_ @PKT@
