@@ -419,8 +419,10 @@ def write_cell_record(result: dict, out: Path) -> Path:
                  [r["jain"] for r in result["ours"]], "all flows"))
     if t := _timeouts(result):
         rows.append(("timeouts", "sender timeouts", *t, "all flows"))
+    # ns2_end_systems: which of NS2_VARIANTS the reference ran with (results
+    # made before the choice existed have none).
     about = {k: result[k] for k in ("case", "scenario", "overrides", "ours_overrides", "seeds", "stop_s",
-                                      "ns2_end_systems")}
+                                    "ns2_end_systems") if k in result}
     return write_record(out, f"xcp_{result['case']}", record("ns-2.35", rows, **about))
 
 
