@@ -102,3 +102,26 @@ def test_a_further_ns2_agent_setting_reaches_the_script_and_a_malformed_one_is_r
     assert re.search(r"^Agent/TCP set windowInit_ 10$", text, re.M)
     with pytest.raises(ValueError, match=r"windowInit_=10; exec rm: a variable name and a number are allowed"):
         ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, agent={"windowInit_": "10; exec rm"})
+
+
+def test_only_a_run_of_the_summarys_length_with_aligned_end_systems_leaves_a_cell_record(tmp_path, monkeypatch):
+    import argparse
+
+    link = {k: 0.5 for k, _ in ns2xcp.LINK_METRICS}
+
+    def fake_compare(case, seeds, stop_s, out, *args):
+        runs = [{"links": {"R1->R2": link}, "jain": 0.9, "timeouts": 0} for _ in seeds]
+        return {"case": case, "scenario": "awm/capacity", "overrides": {"queue": "xcp"}, "ours_overrides": {},
+                "seeds": seeds, "stop_s": stop_s, "ns2_end_systems": args[-2], "ns2_agent": args[-1],
+                "ns2": runs, "ours": runs}
+
+    monkeypatch.setattr(ns2xcp, "compare", fake_compare)
+    monkeypatch.setattr(ns2xcp, "ns2_binary", lambda: "ns")
+    p = argparse.ArgumentParser()
+    ns2xcp.add_arguments(p)
+    record = tmp_path / "cells" / "xcp_capacity-10M.json"
+    for argv in (["--stop", "60"], ["--ns2", "shipped"], ["--ns2-agent", "windowInit_=10"]):
+        assert ns2xcp.main(p.parse_args(["--case", "capacity-10M", "--seeds", "2", "--out", str(tmp_path), *argv])) == 0
+        assert not record.exists(), argv
+    assert ns2xcp.main(p.parse_args(["--case", "capacity-10M", "--seeds", "2", "--out", str(tmp_path)])) == 0
+    assert json.loads(record.read_text())["ns2_end_systems"] == "aligned"

@@ -53,6 +53,9 @@ from .table import render
 #: Flows start within [0, 2] s in every AWM family; drops after this are
 #: "after start-up".
 STARTUP_S = 2.0
+#: Seconds per run of the cells of ``netreturn validate --summary``; a run of
+#: another length is a comparison of its own and leaves no record.
+SUMMARY_STOP_S = 20.0
 TEMPLATE = Path(__file__).with_name("ns2xcp.tcl")
 #: ns-2's end systems: ``aligned`` (minimum RTO and ACK size as ours),
 #: ``rto`` (the minimum RTO only) or ``shipped`` (ns-2's ``minrto_`` 0.2 s
@@ -431,7 +434,8 @@ def add_arguments(p) -> None:
 
     p.add_argument("--case", action="append", choices=list(CASES), help="(repeatable; default: every case)")
     p.add_argument("--seeds", type=positive, default=5)
-    p.add_argument("--stop", type=float, default=20.0, help="seconds simulated per run (default 20)")
+    p.add_argument("--stop", type=float, default=SUMMARY_STOP_S,
+                   help=f"seconds simulated per run (default {SUMMARY_STOP_S:g}, the summary's)")
     p.add_argument("--set", dest="overrides", type=kv, action="append", default=[], metavar="NAME=VALUE",
                    help="scenario parameter for both simulators (e.g. flows=10)")
     p.add_argument("--ours-set", dest="ours_only", type=kv, action="append", default=[], metavar="NAME=VALUE",
@@ -472,7 +476,9 @@ def main(a) -> int:
         print(f"\n{case}: {r['scenario']} ({ov}), {a.stop:g} s, seeds 1..{a.seeds}: ns-2.35 XCP (end systems "
               f"{a.ns2}{theirs}) vs ours{mine}")
         print(table(r, a.markdown))
-        # The plan's cell: today's ours, the case as is, ns-2's end systems aligned.
-        if a.out and not (a.overrides or a.ours_only or a.sim or a.scenarios or a.ns2_agent) and a.ns2 == "aligned":
+        # The plan's cell: today's ours, the case as is, ns-2's end systems
+        # aligned, the summary's run length.
+        if (a.out and not (a.overrides or a.ours_only or a.sim or a.scenarios or a.ns2_agent) and a.ns2 == "aligned"
+                and a.stop == SUMMARY_STOP_S):
             write_cell_record(r, a.out)
     return 0
