@@ -18,7 +18,6 @@ What is matched and what is not:
   draws its own times, so runs are compared as samples over seeds).
 * ns-2's senders are Reno with XCP's window (no slow start, no handshake:
   the first window carries no RTT); ours NewReno with SACK and a handshake.
-  ns-2's ACKs are 40 bytes, ours 68 (with the XCP header).
 * ns-2's end systems are aligned with ours in two settings unless asked
   for otherwise (``ns2``, :data:`NS2_VARIANTS`): the minimum RTO (ours 1 s,
   RFC 6298 (2.4); ns-2's 0.2 s) and the ACK's size (ours 68 bytes with
