@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -59,3 +60,68 @@ def test_ns2_and_ours_agree_on_a_small_two_way_xcp_dumbbell():
         assert abs(mean("ns2", name, "queue_mean_kb") - mean("ours", name, "queue_mean_kb")) < 20, name
         assert mean("ns2", name, "drops_after") == 0, name
     assert "Jain index of goodput" in ns2xcp.table(r)
+
+
+def test_ns2s_minimum_rto_and_ack_size_are_ours_unless_the_reference_is_asked_for_as_shipped():
+    ours, _ = ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0)
+    assert re.search(r"^Agent/TCP set minrto_ 1$", ours, re.M)  # RFC 6298 (2.4), ours by default
+    assert re.search(r"^Agent/TCPSink set packetSize_ 68$", ours, re.M)  # 40 + 12 (timestamps) + 16 (XCP)
+    rto, _ = ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, ns2="rto")
+    assert re.search(r"^Agent/TCP set minrto_ 1$", rto, re.M)
+    assert not re.search(r"^Agent/TCPSink set packetSize_", rto, re.M)
+    shipped, _ = ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, ns2="shipped")
+    assert not re.search(r"^Agent/TCP set minrto_", shipped, re.M)
+    assert not re.search(r"^Agent/TCPSink set packetSize_", shipped, re.M)
+    # A scenario's own minimum RTO is what ns-2 gets.
+    assert ns2xcp.min_rto_s(str(scenario_path("awm/capacity")), [("queue", "xcp")]) == 1.0
+
+
+def test_an_unknown_choice_of_ns2s_end_systems_is_refused_naming_the_allowed_ones():
+    with pytest.raises(ValueError, match=r"'linux': allowed aligned, rto, shipped"):
+        ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, ns2="linux")
+
+
+def test_a_stored_ns2_run_is_read_not_run_again_under_the_name_of_its_end_systems(tmp_path):
+    # A stored run of seed 1 under each variant's name, with a marker value
+    # no simulator gives; compare must return the one of the variant asked.
+    ov = {"flows": "2"}
+    name = "capacity-10M_bottleneck_rate-10Mbps_buffer-100kB_flows-2_3s{}_seed1.json"
+    for suffix, marker in (("_aligned", 0.111), ("", 0.222)):
+        stored = {"links": {n: {k: marker for k, _ in ns2xcp.LINK_METRICS} for n in ("R1->R2", "R2->R1")},
+                  "jain": marker, "timeouts": 0}
+        (tmp_path / "ns2").mkdir(exist_ok=True)
+        (tmp_path / "ns2" / name.format(suffix)).write_text(json.dumps(stored))
+    for variant, marker in (("aligned", 0.111), ("shipped", 0.222)):
+        r = ns2xcp.compare("capacity-10M", [1], 3.0, tmp_path, overrides=ov, ns2=variant)
+        assert r["ns2"][0]["jain"] == marker and r["ns2_end_systems"] == variant
+        assert r["ours"][0]["jain"] != marker
+
+
+def test_a_further_ns2_agent_setting_reaches_the_script_and_a_malformed_one_is_refused():
+    text, _ = ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, agent={"windowInit_": "10"})
+    assert re.search(r"^Agent/TCP set windowInit_ 10$", text, re.M)
+    with pytest.raises(ValueError, match=r"windowInit_=10; exec rm: a variable name and a number are allowed"):
+        ns2xcp.tcl_script("awm/capacity", SMALL, 1, 10.0, agent={"windowInit_": "10; exec rm"})
+
+
+def test_only_a_run_of_the_summarys_length_with_aligned_end_systems_leaves_a_cell_record(tmp_path, monkeypatch):
+    import argparse
+
+    link = {k: 0.5 for k, _ in ns2xcp.LINK_METRICS}
+
+    def fake_compare(case, seeds, stop_s, out, *args):
+        runs = [{"links": {"R1->R2": link}, "jain": 0.9, "timeouts": 0} for _ in seeds]
+        return {"case": case, "scenario": "awm/capacity", "overrides": {"queue": "xcp"}, "ours_overrides": {},
+                "seeds": seeds, "stop_s": stop_s, "ns2_end_systems": args[-2], "ns2_agent": args[-1],
+                "ns2": runs, "ours": runs}
+
+    monkeypatch.setattr(ns2xcp, "compare", fake_compare)
+    monkeypatch.setattr(ns2xcp, "ns2_binary", lambda: "ns")
+    p = argparse.ArgumentParser()
+    ns2xcp.add_arguments(p)
+    record = tmp_path / "cells" / "xcp_capacity-10M.json"
+    for argv in (["--stop", "60"], ["--ns2", "shipped"], ["--ns2-agent", "windowInit_=10"]):
+        assert ns2xcp.main(p.parse_args(["--case", "capacity-10M", "--seeds", "2", "--out", str(tmp_path), *argv])) == 0
+        assert not record.exists(), argv
+    assert ns2xcp.main(p.parse_args(["--case", "capacity-10M", "--seeds", "2", "--out", str(tmp_path)])) == 0
+    assert json.loads(record.read_text())["ns2_end_systems"] == "aligned"

@@ -18,7 +18,15 @@ What is matched and what is not:
   draws its own times, so runs are compared as samples over seeds).
 * ns-2's senders are Reno with XCP's window (no slow start, no handshake:
   the first window carries no RTT); ours NewReno with SACK and a handshake.
-  ns-2's ACKs are 40 bytes, ours 68 (with the XCP header).
+* ns-2's end systems are aligned with ours in two settings unless asked
+  for otherwise (``ns2``, :data:`NS2_VARIANTS`): the minimum RTO (ours 1 s,
+  RFC 6298 (2.4); ns-2's 0.2 s) and the ACK's size (ours 68 bytes with
+  timestamps and XCP's header; ns-2's 40). ns-2's XCP senders take an RTT
+  sample from every ACK's timestamp, so their rttvar shrinks to a few ticks
+  and their RTO to about srtt: with 0.2 s as the floor, a path longer than
+  that times out spuriously whenever its queue grows (no packet lost, cwnd
+  back to 1), and XCP's long-RTT flows spend much of the run restarting
+  (docs/xcp.md).
 * Drops "after start-up" count from ``STARTUP_S``; ours are taken as the
   difference of two runs of the same seed stopped at ``STARTUP_S`` and at
   the end (the simulator is deterministic per seed).
@@ -44,7 +52,14 @@ from .table import render
 #: Flows start within [0, 2] s in every AWM family; drops after this are
 #: "after start-up".
 STARTUP_S = 2.0
+#: Seconds per run of the cells of ``netreturn validate --summary``; a run of
+#: another length is a comparison of its own and leaves no record.
+SUMMARY_STOP_S = 20.0
 TEMPLATE = Path(__file__).with_name("ns2xcp.tcl")
+#: ns-2's end systems: ``aligned`` (minimum RTO and ACK size as ours),
+#: ``rto`` (the minimum RTO only) or ``shipped`` (ns-2's ``minrto_`` 0.2 s
+#: and 40-byte ACKs).
+NS2_VARIANTS = ("aligned", "rto", "shipped")
 
 #: The cases compared: (scenario, overrides). The capacity family at its
 #: smallest point (where ours dropped most) and its default, and the
@@ -102,13 +117,41 @@ def _seconds(v: Any) -> float:
     return float(parse_time(v))
 
 
-def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: float) -> tuple[str, list[str]]:
+def _check_variant(ns2: str) -> None:
+    if ns2 not in NS2_VARIANTS:
+        raise ValueError(f"ns-2 end systems {ns2!r}: allowed {', '.join(NS2_VARIANTS)}")
+
+
+def min_rto_s(path: str, pairs: list[tuple[str, str]]) -> float:
+    """Our senders' minimum RTO in seconds, as the simulator resolves the
+    scenario (``tcp.min_rto``; RFC 6298 (2.4)'s 1 s unless set)."""
+    from . import _native
+
+    m = re.search(r"\bmin_rto: Time\((\d+)\)", _native.show_config(path, pairs))
+    if m is None:
+        raise RuntimeError(f"{path}: the resolved configuration shows no min_rto (show-config changed?)")
+    return int(m[1]) * 1e-9
+
+
+def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
+               ns2: str = "aligned", agent: dict[str, str] | None = None) -> tuple[str, list[str]]:
     """The ns-2 script of one run, and the XCP link directions it monitors.
+    ``ns2``: ns-2's end systems, aligned with ours or as shipped
+    (:data:`NS2_VARIANTS`); ``agent``: further ``Agent/TCP`` settings, e.g.
+    ``{"windowInit_": "10"}`` for our initial window.
 
     Raises ValueError naming the scenario when it holds something the
     template cannot build (traffic other than ``tcp-bulk``, a start other
-    than ``uniform``, a queue other than DropTail or XCP)."""
+    than ``uniform``, a queue other than DropTail or XCP), an ``ns2``
+    not in :data:`NS2_VARIANTS`, or an ``agent`` setting that is not a name
+    and a number."""
     from . import _native
+
+    _check_variant(ns2)
+    for k, v in (agent or {}).items():
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", k) or not re.fullmatch(r"-?[0-9.]+(e-?[0-9]+)?", v):
+            raise ValueError(f"ns-2 Agent/TCP setting {k}={v}: a variable name and a number are allowed "
+                             "(e.g. windowInit_=10)")
 
     path = _scenario(scenario)
     pairs = _pairs(overrides)
@@ -149,8 +192,10 @@ def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: floa
             flows.append(f"flow {i} {src[k % len(src)]} {dst[k % len(dst)]} {when}")
             i += 1
     tcp = model["tcp"]
-    # A full data segment as it sits in our queues: segment + 52 + XCP's 16.
+    # A full data segment as it sits in our queues: segment + 52 + XCP's 16;
+    # an ACK the same headers without a segment (SACK blocks aside).
     data_bytes = tcp["mss"] + 52 + 16
+    ack_bytes = 52 + 16
     fields = {
         "SEED": str(seed),
         "PAYLOAD": str(data_bytes - 40),
@@ -159,6 +204,12 @@ def tcl_script(scenario: str, overrides: dict[str, str], seed: int, stop_s: floa
         "LINKS": "\n".join(lines),
         "MONITORED": " ".join("{" + n.replace("->", " ") + "}" for n in monitored),
         "FLOWS": "\n".join(flows),
+        "MINRTO": (f"Agent/TCP set minrto_ {min_rto_s(path, pairs):g}" if ns2 in ("aligned", "rto")
+                   else "# minrto_ stays ns-2's (0.2 s): the reference as shipped"),
+        "ACK": (f"Agent/TCPSink set packetSize_ {ack_bytes}" if ns2 == "aligned"
+                else "# packetSize_ of the sinks stays ns-2's (40 bytes): the reference as shipped"),
+        "AGENT": "\n".join(f"Agent/TCP set {k} {v}" for k, v in (agent or {}).items())
+                 or "# no further Agent/TCP settings",
         "STARTUP": str(STARTUP_S),
         "STOP": str(stop_s),
     }
@@ -175,14 +226,15 @@ def _link_rates(scenario: str, overrides: dict[str, str]) -> dict[str, int]:
     return {link["name"]: link["rate_bps"] for link in model["links"]}
 
 
-def run_ns2(scenario: str, overrides: dict[str, str], seed: int, stop_s: float) -> dict:
+def run_ns2(scenario: str, overrides: dict[str, str], seed: int, stop_s: float, ns2: str = "aligned",
+            agent: dict[str, str] | None = None) -> dict:
     """One ns-2 run: per monitored link direction utilization (whole run and
     after start-up), drops (all and after start-up) and mean queue; Jain's
-    index of the flows' goodput over their lives."""
+    index of the flows' goodput over their lives; the senders' timeouts."""
     ns = ns2_binary()
     if ns is None:
         raise RuntimeError("ns-2 is not installed (Debian: apt-get install ns2; scripts/install-system-deps.sh)")
-    text, _ = tcl_script(scenario, overrides, seed, stop_s)
+    text, _ = tcl_script(scenario, overrides, seed, stop_s, ns2, agent)
     rates = _link_rates(scenario, overrides)
     with tempfile.TemporaryDirectory() as d:
         script = Path(d) / "run.tcl"
@@ -192,12 +244,14 @@ def run_ns2(scenario: str, overrides: dict[str, str], seed: int, stop_s: float) 
         raise RuntimeError(f"ns-2 failed on {scenario} seed {seed}: {p.stderr.strip()[-800:]}")
     snaps: dict[str, dict[str, tuple[float, float, float]]] = {"startup": {}, "end": {}}
     acks: dict[int, tuple[float, float]] = {}
+    timeouts = 0
     for line in p.stdout.splitlines():
         f = line.split()
         if f and f[0] in snaps:
             snaps[f[0]][f[1]] = (float(f[2]), float(f[3]), float(f[4]))
         elif f and f[0] == "flow":
             acks[int(f[1])] = (float(f[2]), float(f[3]))
+            timeouts += int(f[4])
     links = {}
     for name, (drops, dep, qint) in snaps["end"].items():
         d0, dep0, _ = snaps["startup"][name]
@@ -213,17 +267,19 @@ def run_ns2(scenario: str, overrides: dict[str, str], seed: int, stop_s: float) 
     # counts from 0) from its start to the end.
     payload = int(text.split("Agent/TCP set packetSize_ ")[1].split()[0])
     goodputs = [(a + 1) * payload * 8 / (stop_s - t0) for a, t0 in acks.values()]
-    return {"links": links, "jain": jain(goodputs)}
+    return {"links": links, "jain": jain(goodputs), "timeouts": timeouts}
 
 
-def _sim_links(binary: str, path: str, pairs: list[tuple[str, str]], seed: int) -> tuple[dict, list[float]]:
+def _sim_links(binary: str, path: str, pairs: list[tuple[str, str]], seed: int) -> tuple[dict, list[float], int | None]:
     """Ours through a ``netreturn-sim`` binary (an older build, for before /
-    after): per-interface utilization, drops, mean queue; per-flow goodput."""
+    after): per-interface utilization, drops, mean queue; per-flow goodput;
+    the senders' timeouts (None when the build does not print them)."""
     cmd = [binary, path, "--seed", str(seed), "--links", "--per-flow"]
     for k, v in pairs:
         cmd += ["--set", f"{k}={v}"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
     ifaces, flows, section, columns, header = {}, [], None, [], []
+    timeouts: int | None = None
     for line in out:
         f = line.split()
         if not f:
@@ -239,18 +295,21 @@ def _sim_links(binary: str, path: str, pairs: list[tuple[str, str]], seed: int) 
             ifaces[f[0]] = {"utilization": float(row["utilization"]), "queue_drops": float(row["queue_drops"]),
                             "queue_mean_bytes": float(row["queue_mean_B"])}
         elif section == "flow" and f[0].isdigit():
-            flows.append(float(dict(zip(header, f))["goodput_mbps"]))
-    return ifaces, flows
+            row = dict(zip(header, f))
+            flows.append(float(row["goodput_mbps"]))
+            if "timeouts" in row:
+                timeouts = (timeouts or 0) + int(row["timeouts"])
+    return ifaces, flows, timeouts
 
 
-def _native_links(path: str, pairs: list[tuple[str, str]], seed: int) -> tuple[dict, list[float]]:
+def _native_links(path: str, pairs: list[tuple[str, str]], seed: int) -> tuple[dict, list[float], int]:
     from . import _native
 
     r = _native.run(path, seed, pairs)
     i = r["ifaces"]
     ifaces = {n: {"utilization": u, "queue_drops": float(d), "queue_mean_bytes": q}
               for n, u, d, q in zip(i["iface"], i["utilization"], i["queue_drops"], i["queue_mean_bytes"])}
-    return ifaces, [float(g) for g in r["flows"]["goodput_mbps"]]
+    return ifaces, [float(g) for g in r["flows"]["goodput_mbps"]], int(sum(r["flows"]["timeouts"]))
 
 
 def run_ours(scenario: str, overrides: dict[str, str], seed: int, stop_s: float, sim: str | None = None,
@@ -262,8 +321,8 @@ def run_ours(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
     path = str(scenarios / f"{scenario}.toml") if scenarios else _scenario(scenario)
     links_of = (lambda p, s: _sim_links(sim, path, p, s)) if sim else (lambda p, s: _native_links(path, p, s))
     pairs = _pairs({**overrides, "queue": "xcp"})
-    end, goodputs = links_of([*pairs, ("stop", f"{stop_s}s")], seed)
-    start, _ = links_of([*pairs, ("stop", f"{STARTUP_S}s")], seed)
+    end, goodputs, timeouts = links_of([*pairs, ("stop", f"{stop_s}s")], seed)
+    start, _, _ = links_of([*pairs, ("stop", f"{STARTUP_S}s")], seed)
     _, monitored = tcl_script(scenario, {**overrides, "queue": "xcp"}, seed, stop_s)
     links = {}
     for name in monitored:
@@ -275,36 +334,52 @@ def run_ours(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
             "drops_after": e["queue_drops"] - s["queue_drops"],
             "queue_mean_kb": e["queue_mean_bytes"] / 1e3,
         }
-    return {"links": links, "jain": jain(goodputs)}
+    return {"links": links, "jain": jain(goodputs), "timeouts": timeouts}
 
 
 def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None, sim: str | None = None,
             jobs: int = 2, overrides: dict[str, str] | None = None, scenarios: Path | None = None,
-            ours_only: dict[str, str] | None = None) -> dict:
+            ours_only: dict[str, str] | None = None, ns2: str = "aligned",
+            ns2_agent: dict[str, str] | None = None) -> dict:
     """Both simulators over ``seeds``; ns-2 runs cached as JSON under
     ``out/ns2`` (a rerun with more seeds runs only the new ones).
     ``overrides`` go to both, ``ours_only`` to ours (a variant of our end
-    systems against the same reference)."""
+    systems against the same reference); ``ns2``: ns-2's end systems
+    (:data:`NS2_VARIANTS`; runs as shipped are cached under the names they
+    had before the choice existed); ``ns2_agent``: further ``Agent/TCP``
+    settings for ns-2 (:func:`tcl_script`)."""
+    _check_variant(ns2)
     scenario, base = CASES[case]
     ov = {**base, **(overrides or {}), "queue": "xcp"}
     tag = "_".join(f"{k}-{v}" for k, v in sorted(ov.items()) if k != "queue")
 
-    def ns2(seed: int) -> dict:
-        cached = out / "ns2" / f"{case}_{tag}_{stop_s:g}s_seed{seed}.json" if out else None
+    def reference(seed: int) -> dict:
+        variant = {"aligned": "_aligned", "rto": "_rto-ours", "shipped": ""}[ns2]
+        variant += "".join(f"_{k}{v}" for k, v in sorted((ns2_agent or {}).items()))
+        cached = out / "ns2" / f"{case}_{tag}_{stop_s:g}s{variant}_seed{seed}.json" if out else None
         if cached and cached.exists():
             return json.loads(cached.read_text())
-        r = run_ns2(scenario, ov, seed, stop_s)
+        r = run_ns2(scenario, ov, seed, stop_s, ns2, ns2_agent)
         if cached:
             cached.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(cached, json.dumps(r))
         return r
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
-        theirs = list(ex.map(ns2, seeds))
+        theirs = list(ex.map(reference, seeds))
     mine = {**ov, **(ours_only or {})}
     ours = [run_ours(scenario, mine, s, stop_s, sim, scenarios) for s in seeds]
     return {"case": case, "scenario": scenario, "overrides": ov, "ours_overrides": ours_only or {}, "seeds": seeds,
-            "stop_s": stop_s, "ns2": theirs, "ours": ours}
+            "stop_s": stop_s, "ns2_end_systems": ns2,
+            "ns2_agent": ns2_agent or {}, "ns2": theirs, "ours": ours}
+
+
+def _timeouts(result: dict) -> tuple[list, list] | None:
+    """The senders' timeouts per seed in each simulator, when every run has
+    them (ns-2 runs cached before they were counted do not)."""
+    a = [r.get("timeouts") for r in result["ns2"]]
+    b = [r.get("timeouts") for r in result["ours"]]
+    return None if None in a or None in b else (a, b)
 
 
 def table(result: dict, markdown: bool = False) -> str:
@@ -326,6 +401,9 @@ def table(result: dict, markdown: bool = False) -> str:
     a = mean_ci(r["jain"] for r in result["ns2"])
     b = mean_ci(r["jain"] for r in result["ours"])
     rows.append(["all flows", "Jain index of goodput", cell(a), cell(b), verdict[agree(a, b)]])
+    if t := _timeouts(result):
+        a, b = mean_ci(t[0]), mean_ci(t[1])
+        rows.append(["all flows", "sender timeouts", cell(a), cell(b), verdict[agree(a, b)]])
     return render(["link", "metric", "ns-2.35", "ours", "agree"], rows, markdown=markdown)
 
 
@@ -341,7 +419,12 @@ def write_cell_record(result: dict, out: Path) -> Path:
                          [r["links"][name][key] for r in result["ours"]], name))
     rows.append(("jain_goodput", "Jain index of goodput", [r["jain"] for r in result["ns2"]],
                  [r["jain"] for r in result["ours"]], "all flows"))
-    about = {k: result[k] for k in ("case", "scenario", "overrides", "ours_overrides", "seeds", "stop_s")}
+    if t := _timeouts(result):
+        rows.append(("timeouts", "sender timeouts", *t, "all flows"))
+    # ns2_end_systems: which of NS2_VARIANTS the reference ran with (results
+    # made before the choice existed have none).
+    about = {k: result[k] for k in ("case", "scenario", "overrides", "ours_overrides", "seeds", "stop_s",
+                                    "ns2_end_systems") if k in result}
     return write_record(out, f"xcp_{result['case']}", record("ns-2.35", rows, **about))
 
 
@@ -350,7 +433,8 @@ def add_arguments(p) -> None:
 
     p.add_argument("--case", action="append", choices=list(CASES), help="(repeatable; default: every case)")
     p.add_argument("--seeds", type=positive, default=5)
-    p.add_argument("--stop", type=float, default=20.0, help="seconds simulated per run (default 20)")
+    p.add_argument("--stop", type=float, default=SUMMARY_STOP_S,
+                   help=f"seconds simulated per run (default {SUMMARY_STOP_S:g}, the summary's)")
     p.add_argument("--set", dest="overrides", type=kv, action="append", default=[], metavar="NAME=VALUE",
                    help="scenario parameter for both simulators (e.g. flows=10)")
     p.add_argument("--ours-set", dest="ours_only", type=kv, action="append", default=[], metavar="NAME=VALUE",
@@ -358,7 +442,14 @@ def add_arguments(p) -> None:
                         "--ours-set xcp_initial_cwnd=10 --ours-set xcp_ack_every=2")
     p.add_argument("--sim", default=None, help="run ours with this netreturn-sim binary (default: the extension)")
     p.add_argument("--scenarios", type=Path, default=None,
-                   help="with --sim: the directory its scenario files are in (an older tree's scenarios/)")
+                   help="the directory ours takes its scenario files from (an older tree's scenarios/ with --sim, "
+                        "or copies with a line changed); ns-2 is built from the packaged ones")
+    p.add_argument("--ns2", choices=NS2_VARIANTS, default="aligned",
+                   help="ns-2's end systems: aligned (default: the minimum RTO and the ACK size as ours), rto (the "
+                        "minimum RTO only), or shipped (0.2 s, whose spurious timeouts on long paths docs/xcp.md "
+                        "shows, and 40-byte ACKs)")
+    p.add_argument("--ns2-agent", dest="ns2_agent", type=kv, action="append", default=[], metavar="NAME=VALUE",
+                   help="a further Agent/TCP setting for ns-2, e.g. our initial window: --ns2-agent windowInit_=10")
     p.add_argument("--out", type=Path, default=Path("results") / "validate",
                    help="ns-2 run cache (<out>/ns2) and cell records for validate --summary (<out>/cells)")
     p.add_argument("--markdown", action="store_true")
@@ -372,11 +463,21 @@ def main(a) -> int:
         return 2
     seeds = list(range(1, a.seeds + 1))
     for case in a.case or list(CASES):
-        r = compare(case, seeds, a.stop, a.out, a.sim, a.jobs, dict(a.overrides), a.scenarios, dict(a.ours_only))
+        try:
+            r = compare(case, seeds, a.stop, a.out, a.sim, a.jobs, dict(a.overrides), a.scenarios, dict(a.ours_only),
+                        a.ns2, dict(a.ns2_agent))
+        except ValueError as e:
+            print(f"netreturn: error: {e}", file=sys.stderr)
+            return 2
         ov = ", ".join(f"{k}={v}" for k, v in r["overrides"].items())
         mine = "".join(f", {k}={v}" for k, v in r["ours_overrides"].items())
-        print(f"\n{case}: {r['scenario']} ({ov}), {a.stop:g} s, seeds 1..{a.seeds}: ns-2.35 XCP vs ours{mine}")
+        theirs = "".join(f", {k} {v}" for k, v in r["ns2_agent"].items())
+        print(f"\n{case}: {r['scenario']} ({ov}), {a.stop:g} s, seeds 1..{a.seeds}: ns-2.35 XCP (end systems "
+              f"{a.ns2}{theirs}) vs ours{mine}")
         print(table(r, a.markdown))
-        if a.out and not (a.overrides or a.ours_only or a.sim):  # the plan's cell: today's ours, the case as is
+        # The plan's cell: today's ours, the case as is, ns-2's end systems
+        # aligned, the summary's run length.
+        if (a.out and not (a.overrides or a.ours_only or a.sim or a.scenarios or a.ns2_agent) and a.ns2 == "aligned"
+                and a.stop == SUMMARY_STOP_S):
             write_cell_record(r, a.out)
     return 0

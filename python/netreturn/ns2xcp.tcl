@@ -19,6 +19,17 @@ Agent/TCP set window_ 1000000
 # windowInit_ stays ns-2's default, 2: the reference's end systems as shipped.
 # RTT clock of 1 ms, as ours (ns-2's default tick is 10 ms).
 Agent/TCP set tcpTick_ 0.001
+# The minimum RTO (ns2xcp.py, NS2_VARIANTS): ours (RFC 6298 (2.4): 1 s), or
+# ns-2's 0.2 s as shipped. With timestamps (on for XCP senders) ns-2 samples the RTT
+# on every ACK, its rttvar collapses and the RTO is srtt + a few ticks: at
+# 0.2 s, any queue swing on a path longer than 0.2 s fires a spurious
+# timeout (cwnd back to 1, no packet lost; docs/xcp.md).
+@MINRTO@
+# ACKs weigh what ours do on the wire (ns2xcp.py, NS2_VARIANTS), or ns-2's
+# 40 bytes as shipped.
+@ACK@
+# Further Agent/TCP settings asked for (validate-xcp --ns2-agent).
+@AGENT@
 # Buffers in bytes, as the scenario gives them.
 Queue/DropTail set queue_in_bytes_ true
 Queue/DropTail set mean_pktsize_ @PKT@
@@ -77,7 +88,8 @@ proc finish {} {
     global tcp started
     snap end
     foreach i [lsort -integer [array names tcp]] {
-        puts "flow $i [$tcp($i) set ack_] $started($i)"
+        # nrexmit_: the sender's retransmission timeouts (TcpAgent::timeout)
+        puts "flow $i [$tcp($i) set ack_] $started($i) [$tcp($i) set nrexmit_]"
     }
     exit 0
 }

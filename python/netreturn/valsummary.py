@@ -309,7 +309,7 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                 elif cell.kind == "xcp":
                     if ns2xcp.ns2_binary() is None:
                         raise RuntimeError("ns-2 is not installed (Debian: apt-get install ns2)")
-                    r = ns2xcp.compare(cell.args["case"], seeds, 20.0, out, jobs=jobs or 2)
+                    r = ns2xcp.compare(cell.args["case"], seeds, ns2xcp.SUMMARY_STOP_S, out, jobs=jobs or 2)
                     ns2xcp.write_cell_record(r, out)
                 elif cell.kind == "ngwa":
                     from .validate_ngwa import run_cell as ngwa_cell

@@ -142,12 +142,21 @@ pub struct XcpRouter {
     /// What the last interval decided, applied in the running one.
     pub current: XcpInterval,
     /// What is left of the running interval's positive feedback
-    /// (`h + max(phi, 0)`) and negative feedback (`h + max(-phi, 0)`), bytes.
-    /// Each packet's share is capped by, and drawn from, what is left, so an
-    /// interval never hands out more than it decided even when more traffic
-    /// arrives than the last interval's (flows starting, flows whose first
-    /// RTT estimate arrives). The authors' ns-2 router keeps the same
-    /// budgets (`BTA_`, `BTF_` in `xcpq.cc`).
+    /// (`h + max(phi, 0)`) and negative feedback (`h + max(-phi, 0)`), as
+    /// rates: bytes/s, the interval's decision divided by `d`. Each packet's
+    /// share is capped by, and drawn from, what is left, so an interval never
+    /// hands out more than it decided even when more traffic arrives than
+    /// the last interval's (flows starting, flows whose first RTT estimate
+    /// arrives). The authors' ns-2 router keeps the same budgets
+    /// (`residue_pos_fbk_`, `residue_neg_fbk_` in `xcpq.cc`, L 11-12 and
+    /// 28-29), in bytes/s. A rate, not bytes of window: a packet's window
+    /// share `w` of a flow with RTT `rtt` changes the aggregate by `w / rtt`
+    /// (XCP section 3.5 sizes `xi_p`, `xi_n` so these rate changes add up to
+    /// `(h + max(phi, 0)) / d`), and a budget in window bytes is drained
+    /// `rtt / d` times too fast by long-RTT flows: it gave them a fraction of
+    /// the increase decided whenever it bound, and, charged what upstream-cut
+    /// packets carry, left the parking lot's links 0.02-0.04 below ns-2's
+    /// (docs/xcp.md, "Against ns-2.35's XCP").
     pos_left: f64,
     neg_left: f64,
     pub stats: XcpStats,
@@ -223,8 +232,8 @@ impl XcpRouter {
         let xi_p = if sum_p > 0.0 { give / (d * sum_p) } else { 0.0 };
         let xi_n = if sum_n > 0.0 { take / (d * sum_n) } else { 0.0 };
         self.current = XcpInterval { d, phi, h, xi_p, xi_n };
-        self.pos_left = give;
-        self.neg_left = take;
+        self.pos_left = give / d;
+        self.neg_left = take / d;
         self.stats.intervals += 1;
         // The next interval starts where this one ended, or now if the link
         // was idle for longer than an interval.
@@ -296,17 +305,20 @@ impl XcpRouter {
     /// positive (the parking lot of seed 002 section 3.5; docs/xcp.md).
     fn draw(&mut self, size: f64, cwnd: f64, rtt: f64, carried: i32) -> f64 {
         let (p, n) = self.shares(size, cwnd, rtt);
-        let (p, mut n) = (p.min(self.pos_left), n.min(self.neg_left));
+        // What is left of the budgets (rates) as window bytes of this flow.
+        let (pos_left, neg_left) = (self.pos_left * rtt, self.neg_left * rtt);
+        let (p, mut n) = (p.min(pos_left), n.min(neg_left));
         let ours = p - n;
         let carried = carried as f64;
         let p = if ours.round() < carried {
             p
         } else {
-            n = (n + (ours - carried)).min(self.neg_left);
+            n = (n + (ours - carried)).min(neg_left);
             carried + n
         };
-        self.pos_left = (self.pos_left - p).max(0.0);
-        self.neg_left = (self.neg_left - n).max(0.0);
+        // Drawn as the rates they change the flow's sending by.
+        self.pos_left = (self.pos_left - p / rtt).max(0.0);
+        self.neg_left = (self.neg_left - n / rtt).max(0.0);
         ours
     }
 }
@@ -480,6 +492,30 @@ mod tests {
         }
         assert_eq!(first, Some(1_900), "p = xi_p rtt^2 s / cwnd, as in the interval above");
         assert!((total as f64 - phi).abs() <= 90.0, "handed out {total} B of {phi} B");
+    }
+
+    #[test]
+    fn an_intervals_budget_is_a_rate_so_long_rtt_flows_get_the_rate_increase_it_decided() {
+        // The hand-computed interval above decides phi = 38_000 B with
+        // d = 100 ms and h = 0: the aggregate may grow by phi / d =
+        // 380_000 B/s. Then only a flow with a 400 ms RTT sends, more packets
+        // than the budget covers. Its share per packet is xi_p rtt^2 s / cwnd
+        // = 1.9e6 * 0.16 * 1000 / 10_000 = 30_400 B of window, a rate of
+        // 76_000 B/s: five packets exhaust the budget, 152_000 B of window in
+        // all, 380_000 B/s. A budget kept in window bytes (38_000) stopped
+        // after 38_000 B of window: a quarter of the rate decided.
+        let q = queue(10, 0);
+        let mut r = XcpRouter::new(XcpRouterConfig::default());
+        interval(&mut r, Time::ZERO, &q);
+        interval(&mut r, Time::from_millis(100), &q);
+        let rate = r.current.phi / r.current.d;
+        let mut window = 0i64;
+        for k in 0..90u64 {
+            let at = Time::from_millis(200) + Time::from_micros(k * 100_000 / 90);
+            window += pass(&mut r, at, 7, 10_000, 400_000, &q) as i64;
+        }
+        assert_eq!(window, 152_000, "5 full shares of 30_400 B");
+        assert!((window as f64 / 0.4 - rate).abs() <= 1.0, "{} B/s of {rate} B/s", window as f64 / 0.4);
     }
 
     #[test]
