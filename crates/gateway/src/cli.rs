@@ -91,9 +91,12 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
                        kernel bridges A and B and shapes each direction with
                        htb over a FIFO of the buffer, eBPF programs lower the
                        ACKs' windows, the controller runs here every --tick
-                       (droptail only; no delay, jitter, loss or NGWA: this
+                       (droptail only; no delay, jitter or loss: this
                        kernel has no netem; docs/gateway.md)
   --tick TIME          the kernel datapath's controller period (default 1ms)
+  --tick-idle TIME     the longest period it stretches to while nothing changes
+                       (no segment reported, no window moved, empty queues;
+                       default 16ms; equal to --tick: never stretched)
   --delay-elsewhere    kernel datapath: the link's delay, jitter and loss (of
                        --config's scenario, say) run on another hop, such as a
                        packet-datapath gateway in front; they are reported in
@@ -173,6 +176,9 @@ pub struct Args {
     pub datapath: Datapath,
     /// `--tick`: how often the kernel datapath's controller runs.
     pub tick: Time,
+    /// `--tick-idle`: the longest period the kernel datapath's loop
+    /// stretches to while nothing changes.
+    pub tick_idle: Time,
     /// `--delay-elsewhere`: the kernel datapath leaves the link's delay,
     /// jitter and loss to another hop (and says so) instead of refusing.
     pub delay_elsewhere: bool,
@@ -453,6 +459,7 @@ impl Args {
             check: false,
             datapath: Datapath::Packet,
             tick: Time::from_millis(1),
+            tick_idle: Time::from_millis(16),
             delay_elsewhere: false,
         };
         let (mut rate_ba, mut delay_ba, mut queue_ba, mut jitter_ba) = (None, None, None, None);
@@ -568,6 +575,12 @@ impl Args {
                     a.tick = unit(flag, parse_time(&val()?))?;
                     if a.tick < Time::from_micros(100) || a.tick > Time::from_secs(1) {
                         return Err(format!("--tick: {} is outside 100us..1s", a.tick));
+                    }
+                }
+                "--tick-idle" => {
+                    a.tick_idle = unit(flag, parse_time(&val()?))?;
+                    if a.tick_idle > Time::from_secs(1) {
+                        return Err(format!("--tick-idle: {} is above 1s", a.tick_idle));
                     }
                 }
                 "--tx-ring-frames" => {

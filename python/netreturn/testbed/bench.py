@@ -29,12 +29,13 @@ import shutil
 import signal
 import statistics
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 from ..table import num, render
 from .netns import TestbedError, Topology, cpu_plan, sh
-from .runner import find_gateway
+from .runner import find_gateway, wait_ready
 
 #: mode -> gateway arguments (None: the Linux bridge).
 MODES: dict[str, list[str] | None] = {
@@ -64,10 +65,11 @@ MODES: dict[str, list[str] | None] = {
 # gateway process every tick. Its handshake RTT is the veths' own (about
 # 0.05 ms, against about 1 ms through the packet datapath), so the windows
 # C x RTT of SAP-LAW and RWM, and EWA's, get 16 times the room above, or
-# they would hold a 0.1 ms path's sender. (NGWA has no kernel datapath.)
+# they would hold a 0.1 ms path's sender. NGWA's modes run in the eBPF
+# programs (the option inserted, read and stripped in the kernel).
 _KDP_ROOM = {"alpha=65536": "alpha=1048576", "capacity=100gbit": "capacity=1600gbit"}
 MODES.update({"kdp" + m.removeprefix("gateway"): [*(_KDP_ROOM.get(x, x) for x in a), "--datapath", "kernel"]
-              for m, a in list(MODES.items()) if a is not None and "--ngwa" not in a})
+              for m, a in list(MODES.items()) if a is not None})
 
 
 def _ping(topo: Topology, n: int) -> dict:
@@ -129,12 +131,13 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
         if MODES[mode] is None:
             topo.kernel_bridge()
         else:
-            cmd = [binary, "--a", "gwa", "--b", "gwb"] + MODES[mode] + extra
+            stats = Path(tempfile.mkdtemp(prefix="nrbench")) / "stats.json"
+            cmd = [binary, "--a", "gwa", "--b", "gwb", "--stats-file", str(stats)] + MODES[mode] + extra
             if cpu is not None:
                 cmd = ["taskset", "-c", str(cpu)] + cmd
             gw = subprocess.Popen(["ip", "netns", "exec", topo.gw] + cmd,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            time.sleep(0.3)
+            wait_ready([gw], [stats], [mode])
             if gw.poll() is not None:
                 raise TestbedError(f"gateway exited: {' '.join(cmd)}: {gw.stderr.read().strip()[-300:]}")
         row = {"mode": mode, "gateway_cpu": cpu, "rps_mask": mask}

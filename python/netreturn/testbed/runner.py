@@ -331,9 +331,30 @@ def check_gateway_args(binary: str, args: list[str]) -> str | None:
 
 def gateway_command(cfg: RunConfig, binary: str, hop: Hop | None = None, k: int = 0) -> list[str]:
     h = hop or hops_of(cfg)[0]
-    stats = cfg.out / ("gateway_stats.json" if k == 0 else f"gateway{k}_stats.json")
+    stats = _stats_path(cfg, k)
     return [binary, "--a", "gwa", "--b", "gwb", "--seed", str(cfg.seed + 1000 * k), "--stats-file", str(stats),
             *link_args(h), *h.args]
+
+
+def wait_ready(procs: list, files: list[Path], names: list[str], timeout: float = 20.0) -> None:
+    """Waits until every gateway process wrote its first stats file (its
+    ``--stats-file``): its ports are open, or (kernel datapath) its programs
+    attached, so no traffic passes before it can see it. A process that
+    exits meanwhile is left for the caller's check; one still setting up
+    after ``timeout`` seconds (a loaded machine verifying eBPF programs) is
+    an error."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pending = [n for p, f, n in zip(procs, files, names) if p.poll() is None and not f.exists()]
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise TestbedError(f"gateway {', '.join(pending)} not ready after {timeout:.0f} s (no stats file yet)")
+        time.sleep(0.05)
+
+
+def _stats_path(cfg: RunConfig, k: int) -> Path:
+    return cfg.out / ("gateway_stats.json" if k == 0 else f"gateway{k}_stats.json")
 
 
 def _load_info(path: Path) -> list[dict]:
@@ -523,7 +544,7 @@ def run(cfg: RunConfig) -> dict:
                 gws.append(subprocess.Popen(["ip", "netns", "exec", topo.hop(k)] + cmd,
                                             stdout=subprocess.PIPE, stderr=log, text=True))
             (cfg.out / "gateway_cmd.txt").write_text("\n".join(cmds) + "\n")
-            time.sleep(0.3)
+            wait_ready(gws, [_stats_path(cfg, k) for k in range(len(gws))], [h.name for h in hops])
             for k, gw in enumerate(gws):
                 if gw.poll() is not None:
                     log = cfg.out / ("gateway.log" if k == 0 else f"gateway{k}.log")

@@ -12,9 +12,17 @@
 //!   [`event`]), and lower the window of each ACK B -> A to its flow's rule
 //!   from the `windows` map ([`maps`]), with the RFC 1624 checksum update.
 //! * Every `--tick` this loop feeds the same `WindowGateway` as the packet
-//!   datapath with those segments, the FIFO's backlog (read by rtnetlink)
-//!   and the non-TCP bytes, and writes each flow's rule
-//!   (`WindowGateway::kernel_windows`) into the map.
+//!   datapath with those segments, the FIFO's backlog (read by rtnetlink;
+//!   an empty queue for a direction without a rate) and the non-TCP bytes,
+//!   and writes each flow's rule (`WindowGateway::kernel_windows`) into the
+//!   map.
+//! * When eight ticks in a row change nothing (no segment reported, no rule
+//!   written, no NGWA `W_node` moved, both queues empty) the period doubles,
+//!   up to `--tick-idle` (16 ms by default); any change brings it back to
+//!   `--tick`, and a reported segment wakes the loop at once. A loop that
+//!   wakes every millisecond on the forwarding CPUs delays their packets a
+//!   little (docs/gateway.md measures it); a gateway with nothing to
+//!   decide need not.
 //!
 //! What differs from the packet datapath, by construction:
 //! * a controller sees the queue once per tick, not at each enqueue and

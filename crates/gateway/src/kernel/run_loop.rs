@@ -116,7 +116,15 @@ struct State {
     /// `--delay-elsewhere`: the link settings another hop runs, as JSON.
     not_emulated: Option<String>,
     ngwa: Option<Ngwa>,
+    /// The NGWA routers' `W_node`s last written.
+    nodes: [Option<u32>; 2],
+    /// Ticks run at a stretched period.
+    idle_ticks: u64,
 }
+
+/// Ticks in a row that changed nothing before the period stretches: no
+/// segment reported, no rule written, no `W_node` moved, both queues empty.
+const QUIET_TICKS: u32 = 8;
 
 pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -> Result<String, String> {
     let max_flows = gw.as_ref().map_or(1, |g| g.config().max_flows);
@@ -159,31 +167,48 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
             )
         }),
         ngwa,
+        nodes: [None; 2],
+        idle_ticks: 0,
     };
     // The routers' queues: each direction's buffer, in bytes.
     let capacity = [args.queue.limit.bytes(args.packet_bytes), args.queue_ba.limit.bytes(args.packet_bytes)];
     let unshaped = Rate::mbps(1000);
     let rates = [args.rate.unwrap_or(unshaped), args.rate_ba.unwrap_or(unshaped)];
     let mut queues = [QueueStats::default(); 2];
-    set_nodes(&mut dp, &mut st, &queues, capacity, rates);
+    st.nodes = set_nodes(&mut dp, &mut st, &queues, capacity, rates);
+    let idle = args.tick_idle.max(tick);
+    // The programs are attached: the first stats file says so (the testbed
+    // starts its traffic once every gateway wrote one).
+    if let Some(p) = &args.stats_file {
+        write_stats_file(p, &json(&dp, gw.as_ref(), &st, &queues, (tick, idle)));
+    }
     let mut next = start + tick;
     let mut next_second = start + Time::from_secs(1);
+    // The period: `tick`, stretched (doubled, up to `--tick-idle`) once
+    // QUIET_TICKS ticks in a row changed nothing (module documentation).
+    let mut period = tick;
+    let mut quiet = 0u32;
     while !STOP.load(Ordering::Relaxed) {
         let now = monotonic_now();
         if now < next {
             // Sleep until the tick, or until the programs report segments
             // (a SYN should reach the flow table at once, and a burst of
             // them must not fill the ring while this loop sleeps).
-            if wait_readable(dp.progs.events.as_raw_fd(), next.saturating_sub(now)) {
-                drain(gw.as_mut(), &mut dp, &mut st);
+            if wait_readable(dp.progs.events.as_raw_fd(), next.saturating_sub(now))
+                && drain(gw.as_mut(), &mut dp, &mut st) > 0
+                && period > tick
+            {
+                // A new segment: back to the short period at once.
+                (period, quiet) = (tick, 0);
+                next = next.min(monotonic_now() + tick);
             }
             continue;
         }
         st.ticks += 1;
-        if now >= next + tick {
+        if now >= next + period {
             st.late_ticks += 1;
         }
-        next = now + tick;
+        let writes = st.map_writes;
         for (k, sh) in [&dp.shaper_ab, &dp.shaper_ba].into_iter().enumerate() {
             if let Some(sh) = sh {
                 if let Ok(Some(q)) = nl.read(sh.ifindex, FIFO_HANDLE) {
@@ -191,24 +216,37 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
                 }
             }
         }
-        if let Some(g) = gw.as_mut() {
-            let shaped = dp.shaper_ab.is_some();
-            tick_controller(g, &mut dp, &mut st, now, queues[0], shaped);
+        let reported = match gw.as_mut() {
+            Some(g) => tick_controller(g, &mut dp, &mut st, now, queues[0]),
+            None => drain(None::<&mut WindowGateway<C>>, &mut dp, &mut st),
+        };
+        let nodes = set_nodes(&mut dp, &mut st, &queues, capacity, rates);
+        let changed = reported > 0
+            || st.map_writes != writes
+            || nodes != st.nodes
+            || queues.iter().any(|q| q.backlog_bytes > 0 || q.backlog_packets > 0);
+        st.nodes = nodes;
+        if changed {
+            (period, quiet) = (tick, 0);
         } else {
-            drain(None::<&mut WindowGateway<C>>, &mut dp, &mut st);
+            quiet += 1;
+            if quiet >= QUIET_TICKS {
+                period = Time(period.0.saturating_mul(2)).min(idle);
+                st.idle_ticks += 1;
+            }
         }
-        set_nodes(&mut dp, &mut st, &queues, capacity, rates);
+        next = now + period;
         if now >= next_second {
             next_second = now + Time::from_secs(1);
             if let Some(g) = gw.as_mut() {
                 refresh(g, &mut dp, &st);
             }
             if let Some(p) = &args.stats_file {
-                write_stats_file(p, &json(&dp, gw.as_ref(), &st, &queues, tick));
+                write_stats_file(p, &json(&dp, gw.as_ref(), &st, &queues, (tick, idle)));
             }
         }
         if DUMP.swap(false, Ordering::Relaxed) {
-            eprintln!("{}", json(&dp, gw.as_ref(), &st, &queues, tick));
+            eprintln!("{}", json(&dp, gw.as_ref(), &st, &queues, (tick, idle)));
         }
         if end.is_some_and(|e| now >= e) {
             break;
@@ -218,7 +256,7 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
     while report != Report::Nothing && dp.progs.events_pending() {
         drain(gw.as_mut(), &mut dp, &mut st);
     }
-    let j = json(&dp, gw.as_ref(), &st, &queues, tick);
+    let j = json(&dp, gw.as_ref(), &st, &queues, (tick, idle));
     if let Some(p) = &args.stats_file {
         write_stats_file(p, &j);
     }
@@ -240,10 +278,10 @@ const DRAIN_BATCH: usize = 65_536;
 
 /// Feeds the segments the programs reported to the flow table and to the
 /// NGWA routers.
-fn drain<C: WindowController>(mut g: Option<&mut WindowGateway<C>>, dp: &mut Datapath, st: &mut State) {
+fn drain<C: WindowController>(mut g: Option<&mut WindowGateway<C>>, dp: &mut Datapath, st: &mut State) -> usize {
     let acker = &mut st.acker;
     let ngwa = &mut st.ngwa;
-    dp.progs.drain(DRAIN_BATCH, |e| {
+    let n = dp.progs.drain(DRAIN_BATCH, |e| {
         if let Some(n) = ngwa.as_mut() {
             n.on_event(&e);
         }
@@ -268,11 +306,19 @@ fn drain<C: WindowController>(mut g: Option<&mut WindowGateway<C>>, dp: &mut Dat
             acker.retain(|k, _| g.tracks(k));
         }
     }
+    n
 }
 
 /// Each NGWA router's `W_node` from its direction's queue as last read.
-fn set_nodes(dp: &mut Datapath, st: &mut State, queues: &[QueueStats; 2], capacity: [u64; 2], args_rate: [Rate; 2]) {
-    let Some(n) = st.ngwa.as_ref() else { return };
+fn set_nodes(
+    dp: &mut Datapath,
+    st: &mut State,
+    queues: &[QueueStats; 2],
+    capacity: [u64; 2],
+    args_rate: [Rate; 2],
+) -> [Option<u32>; 2] {
+    let mut out = [None; 2];
+    let Some(n) = st.ngwa.as_ref() else { return out };
     for (dir, r) in n.routers.iter().enumerate() {
         let Some(r) = r else { continue };
         let q = QueueState {
@@ -280,10 +326,13 @@ fn set_nodes(dp: &mut Datapath, st: &mut State, queues: &[QueueStats; 2], capaci
             capacity_bytes: capacity[dir],
             rate: [args_rate[0], args_rate[1]][dir],
         };
-        if dp.progs.set_node(dir as u32, r.w_node(&q)).is_err() {
+        let w = r.w_node(&q);
+        out[dir] = Some(w);
+        if st.nodes[dir] != Some(w) && dp.progs.set_node(dir as u32, w).is_err() {
             st.map_errors += 1;
         }
     }
+    out
 }
 
 /// The values data brought to the NGWA edge since the last tick, per flow,
@@ -330,20 +379,19 @@ fn tick_controller<C: WindowController>(
     st: &mut State,
     now: Time,
     q: QueueStats,
-    shaped: bool,
-) {
-    drain(Some(&mut *g), dp, st);
+) -> usize {
+    let reported = drain(Some(&mut *g), dp, st);
     ngwa_values(g, dp, st, now);
-    if shaped {
-        // The watched queue, sampled once per tick (module documentation).
-        let ev = QueueEvent {
-            kind: QueueEventKind::Enqueue,
-            size: 0,
-            backlog_bytes: q.backlog_bytes as u64,
-            backlog_packets: q.backlog_packets,
-        };
-        g.on_queue(now, &ev);
-    }
+    // The watched queue, sampled once per tick (module documentation); an
+    // unshaped direction has no kernel queue and shows the controller an
+    // empty one, as the packet datapath's unlimited queue stays.
+    let ev = QueueEvent {
+        kind: QueueEventKind::Enqueue,
+        size: 0,
+        backlog_bytes: q.backlog_bytes as u64,
+        backlog_packets: q.backlog_packets,
+    };
+    g.on_queue(now, &ev);
     let c = dp.progs.counters();
     let other = c[Counter::OtherBytes.at(0) as usize];
     if other > st.other_bytes {
@@ -372,6 +420,7 @@ fn tick_controller<C: WindowController>(
         }
     }
     st.written = live;
+    reported
 }
 
 /// Flows whose packets the kernel no longer reports stay off the idle
@@ -391,7 +440,7 @@ fn json<C: WindowController>(
     gw: Option<&WindowGateway<C>>,
     st: &State,
     queues: &[QueueStats; 2],
-    tick: Time,
+    (tick, idle): (Time, Time),
 ) -> String {
     let c = dp.progs.counters();
     let dir = |d: u32, q: &QueueStats, shaped: bool| {
@@ -417,10 +466,12 @@ fn json<C: WindowController>(
         b_to_a: dir(1, &queues[1], dp.shaper_ba.is_some()),
     };
     let kernel = format!(
-        "{{\"tick_ns\":{},\"ticks\":{},\"late_ticks\":{},\"acks_seen\":{},\"acks_rewritten\":{},\"events\":{},\
+        "{{\"tick_ns\":{},\"tick_idle_ns\":{},\"ticks\":{},\"idle_ticks\":{},\"late_ticks\":{},\"acks_seen\":{},\"acks_rewritten\":{},\"events\":{},\
          \"events_lost\":{},\"map_writes\":{},\"map_errors\":{},\"flows_in_map\":{},\"backlog_bytes\":{}}}",
         tick.0,
+        idle.0,
         st.ticks,
+        st.idle_ticks,
         st.late_ticks,
         c[Counter::ACKS_SEEN as usize],
         c[Counter::ACKS_REWRITTEN as usize],
