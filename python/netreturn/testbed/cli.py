@@ -42,6 +42,9 @@ def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
     p.add_argument("--keep-raw", action="store_true", help="keep every run's raw files under DIR/raw/")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--datapath", choices=DATAPATHS, default="packet",
+                   help="the bottleneck gateway's: packet (AF_PACKET) or kernel (eBPF; its delay and loss on a "
+                        "packet hop in front); part of each run's identity")
 
 
 def _queue_spec(v: str) -> str:
@@ -253,7 +256,8 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
             print(f"  note: {n}")
         _require(plans)
         a.out.mkdir(parents=True, exist_ok=True)
-        raw, keys, pl = sw.sweep(a.scenario, a.out, sets, sweep, a.reps, _opts(a), not a.quiet)
+        raw, keys, pl = sw.sweep(a.scenario, a.out, sets, sweep, a.reps, _opts(a), not a.quiet,
+                                 sc.testbed_labels(datapath=a.datapath, file=a.scenario))
         runs, summary = sw.write_tables(raw, a.out, keys)
         print()
         print(sw.table(summary, keys))
@@ -277,7 +281,7 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         reps = a.reps or pl.reps
         jitters = a.jitter or ["0ms"]
         # validates every combination
-        specs = rwm.specs(rtts, flows, settings, reps, sets, a.scenario, jitters, a.rwm_edges)
+        specs = rwm.specs(rtts, flows, settings, reps, sets, a.scenario, jitters, a.rwm_edges, a.datapath)
         print(f"{pl.name}: {pl.file}")
         print(f"  RTT {', '.join(rtts)}; downloads {', '.join(map(str, flows))}; settings {', '.join(settings)}; "
               f"jitter {', '.join(jitters)}; RWM at {'both edges' if a.rwm_edges == 'both' else 'the receivers edge'}; "
@@ -296,5 +300,6 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
     from . import sweep as sw
 
     _require([sc.plan(a.scenario, {**sets, **c}) for c in sw.expand(sweep)])
-    print(cmp.compare(a.out, a.scenario, sweep, sets, a.reps, _opts(a), not a.quiet, not a.no_plots, a.jobs))
+    print(cmp.compare(a.out, a.scenario, sweep, sets, a.reps, _opts(a), not a.quiet, not a.no_plots, a.jobs,
+                      sc.testbed_labels(datapath=a.datapath, file=a.scenario)))
     return 0

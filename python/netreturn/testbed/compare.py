@@ -192,7 +192,8 @@ def plot(long, path: Path, title: str, metrics=METRICS) -> Path:
 
 def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Sequence[Any]] | None = None,
             sets: Mapping[str, Any] | None = None, reps: int | None = None, opts: Options | None = None,
-            progress: bool = True, plots: bool = True, jobs: int | None = None) -> str:
+            progress: bool = True, plots: bool = True, jobs: int | None = None,
+            labels: Mapping[str, str] | None = None) -> str:
     """Runs both worlds; writes the tables; returns the text to print."""
     from ..api import run as sim_run
 
@@ -210,7 +211,7 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
     sim_runs = _sim_frame(res, pl.base_rtt_s * 1000)
     sim_runs.to_csv(out / "sim" / "runs.csv", index=False)
     res.flows.to_csv(out / "sim" / "flows.csv", index=False)
-    raw, _, _ = tb_sweep(scenario, out / "testbed", sets, sweep, n, opts, progress)
+    raw, _, _ = tb_sweep(scenario, out / "testbed", sets, sweep, n, opts, progress, labels)
     write_tables(raw, out / "testbed", keys)
     tb_runs = _tb_frame(raw)
     long = side_by_side(sim_runs, tb_runs, keys)

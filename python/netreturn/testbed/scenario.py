@@ -56,7 +56,7 @@ from typing import Any, Mapping
 from .. import _native
 from ..scenarios import ScenarioError, load, overrides_list, resolve as resolve_scenario
 from . import registry
-from .runner import FlowPlan, Hop, check_gateway_args, link_args
+from .runner import DATAPATHS, FlowPlan, Hop, check_gateway_args, link_args
 
 #: TCP fields of the simulator the kernel decides for itself.
 KERNEL_TCP = ["segment_size", "sack", "timestamps", "window_scaling", "delayed_ack_count",
@@ -444,13 +444,22 @@ def _rwm_table(topo: dict) -> dict:
 # receivers' edge only), so runs made before these existed keep their keys.
 
 #: label -> default.
-TESTBED_LABELS = {"jitter": "0ms", "rwm_edges": "receiver"}
+TESTBED_LABELS = {"jitter": "0ms", "rwm_edges": "receiver", "datapath": "packet"}
 RWM_EDGES = ("receiver", "both")
 
 
-def testbed_labels(jitter: Any = None, rwm_edges: str | None = None, file: str = "") -> dict[str, str]:
+def testbed_labels(jitter: Any = None, rwm_edges: str | None = None, file: str = "",
+                   datapath: str | None = None) -> dict[str, str]:
     """The labels of a run with these settings; defaults are left out."""
     out = {}
+    if datapath is not None:
+        # The bottleneck gateway's (netreturn-gateway --datapath): on kernel
+        # a packet-datapath hop in front carries its delay and loss
+        # (runner.plan_hops).
+        if datapath not in DATAPATHS:
+            raise TestbedScenarioError(file, "--datapath", f"{datapath!r}; allowed: {', '.join(DATAPATHS)}")
+        if datapath != TESTBED_LABELS["datapath"]:
+            out["datapath"] = datapath
     if jitter is not None:
         try:
             j = parse_time(jitter)
@@ -491,7 +500,7 @@ def with_testbed(pl: Plan, labels: Mapping[str, str]) -> Plan:
     lab = {k: v for k, v in labels.items() if k in TESTBED_LABELS}
     if not lab:
         return pl
-    for k in ("jitter", "rwm_edges"):  # validated as the command line is
+    for k in ("jitter", "rwm_edges", "datapath"):  # validated as the command line is
         if k in lab:
             testbed_labels(**{k: lab[k]}, file=pl.file)
     hops = [replace(h, args=list(h.args)) for h in pl.hops]

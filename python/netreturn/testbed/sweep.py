@@ -239,7 +239,8 @@ def execute(spec: TbSpec, opts: Options) -> dict:
                         hops=pl.hops, primary_hop=pl.bottleneck_hop, flow_plan=fplan, ss_interval=0,
                         info_interval=opts.info_interval, interval=opts.throughput_interval, start_delay=0.3,
                         timeout=opts.timeout or pl.timeout, tcp_mem_max=pl.tcp_mem_max, seed=spec.rep,
-                        gateway_bin=opts.gateway_bin, prefix=opts.prefix)
+                        gateway_bin=opts.gateway_bin, prefix=opts.prefix,
+                        datapath=dict(spec.labels).get("datapath", "packet"))
         summary = run_once(cfg)
         rec = collect(tmp, pl, fplan, summary)
     finally:
@@ -404,8 +405,10 @@ def write_tables(raw: list[dict], out: Path, group_keys: Sequence[str]):
 
 def sweep(scenario: str | Path, out: str | Path, sets: Mapping[str, Any] | None = None,
           sweep_over: Mapping[str, Sequence[Any]] | None = None, reps: int | None = None,
-          opts: Options | None = None, progress: bool = True) -> tuple[list[dict], list[str], Plan]:
-    """Validates every combination, then runs ``reps`` repetitions of each."""
+          opts: Options | None = None, progress: bool = True,
+          labels: Mapping[str, str] | None = None) -> tuple[list[dict], list[str], Plan]:
+    """Validates every combination, then runs ``reps`` repetitions of each;
+    ``labels`` are testbed-only settings (:func:`.scenario.testbed_labels`)."""
     base = dict(sets or {})
     combos = expand(sweep_over)
     pl = None
@@ -413,6 +416,6 @@ def sweep(scenario: str | Path, out: str | Path, sets: Mapping[str, Any] | None 
         pl = make_plan(scenario, {**base, **c})
     assert pl is not None
     n = reps or pl.reps
-    specs = [TbSpec.make(scenario, {**base, **c}, r) for c in combos for r in range(1, n + 1)]
+    specs = [TbSpec.make(scenario, {**base, **c}, r, labels) for c in combos for r in range(1, n + 1)]
     raw = run_specs(specs, out, opts, progress)
     return raw, list(sweep_over or {}), pl
