@@ -125,7 +125,19 @@ def test_regenerate_refuses_a_mechanism_the_summary_does_not_have(tmp_path, caps
     assert cli_main(["validate", "--summary", "--regenerate", "--mechanisms", "DropTail,CoDel",
                      "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "CoDel is not a mechanism of the summary" in err and "DropTail, RED, ARED" in err
+    assert "CoDel is not a mechanism of the summary" in err and "DropTail; RED; ARED" in err
+
+
+def test_mechanisms_whose_names_hold_a_comma_can_be_named_among_others():
+    from netreturn.valsummary import mechanisms_named
+
+    names = [m.name for m in PLAN]
+    assert mechanisms_named("NewReno, lossy link", names) == (["NewReno, lossy link"], [])
+    # The longest name wins: the repaired Westwood+ row is not read as the shipped one plus "ns-3 repaired".
+    assert mechanisms_named("EWT,Westwood+, lossy link, ns-3 repaired,AWM", names) == (
+        ["EWT", "Westwood+, lossy link, ns-3 repaired", "AWM"], [])
+    assert mechanisms_named("DropTail,lossy link", names) == (["DropTail"], ["lossy link"])
+    assert mechanisms_named("", names) == ([], [])
 
 
 def _anchor(heading: str) -> str:

@@ -330,18 +330,38 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
     return failed
 
 
+def mechanisms_named(text: str, names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The mechanisms a comma-separated ``--mechanisms`` names, and the parts
+    that name none. Some names hold commas themselves ("NewReno, lossy
+    link"): the longest run of consecutive parts that spells a name is taken
+    first, so both ``DropTail,RED`` and ``NewReno, lossy link,EWT`` split as
+    meant."""
+    parts = [p.strip() for p in text.split(",")] if text.strip() else []
+    found, unknown, i = [], [], 0
+    while i < len(parts):
+        for j in range(len(parts), i, -1):
+            name = ", ".join(parts[i:j])
+            if name in names:
+                found.append(name)
+                i = j
+                break
+        else:
+            unknown.append(parts[i])
+            i += 1
+    return found, unknown
+
+
 def main(a) -> int:
     """``netreturn validate --summary [--regenerate] [--doc FILE] [--markdown]``."""
     import sys
 
     out = a.out or Path("results") / "validate"
     if a.regenerate:
-        only = [m.strip() for m in a.mechanisms.split(",")] if a.mechanisms else []
         names = [m.name for m in PLAN]
-        unknown = [m for m in only if m not in names]
+        only, unknown = mechanisms_named(a.mechanisms or "", names)
         if unknown:
             print(f"netreturn: error: --mechanisms {a.mechanisms}: {', '.join(unknown)} is not a mechanism of the "
-                  f"summary; allowed: {', '.join(names)}", file=sys.stderr)
+                  f"summary; allowed: {'; '.join(names)}", file=sys.stderr)
             return 2
         for line in regenerate(out, list(range(1, a.seeds + 1)), a.jobs, not a.quiet, PLAN, only, a.cached):
             print(f"netreturn: not regenerated: {line}", file=sys.stderr)
