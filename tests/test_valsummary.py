@@ -233,3 +233,12 @@ def test_a_testbed_comparison_leaves_a_cell_per_setting_with_linux_as_the_refere
     assert row["reference"] == LINUX_REFERENCE
     assert (row["cells"], row["compared"], row["either"]) == (2, 4, 3)
     assert [(v["cell"], v["metric"]) for v in row["differ"]] == [("testbed/dumbbell4, ewt", "goodput_mean_mbps")]
+
+
+def test_the_summary_in_the_doc_is_the_one_the_committed_cell_records_make():
+    from netreturn.valsummary import text
+
+    # docs/validation_issue25/cells holds every record the table counts
+    # (`netreturn validate --summary --out docs/validation_issue25 --doc docs/validation.md`).
+    rows = summarize(ROOT / "docs" / "validation_issue25")
+    assert doc_block(ROOT / "docs" / "validation.md") == text(rows, markdown=True)
