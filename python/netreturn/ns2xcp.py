@@ -278,6 +278,13 @@ def run_ours(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
     return {"links": links, "jain": jain(goodputs)}
 
 
+def ns2_cache_path(out: Path, case: str, seed: int, stop_s: float, overrides: dict[str, str] | None = None) -> Path:
+    """Where :func:`compare` keeps one ns-2 run: ``<out>/ns2/<case>_<overrides>_<stop>s_seed<n>.json``."""
+    ov = {**CASES[case][1], **(overrides or {}), "queue": "xcp"}
+    tag = "_".join(f"{k}-{v}" for k, v in sorted(ov.items()) if k != "queue")
+    return Path(out) / "ns2" / f"{case}_{tag}_{stop_s:g}s_seed{seed}.json"
+
+
 def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None, sim: str | None = None,
             jobs: int = 2, overrides: dict[str, str] | None = None, scenarios: Path | None = None,
             ours_only: dict[str, str] | None = None) -> dict:
@@ -287,10 +294,9 @@ def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None,
     systems against the same reference)."""
     scenario, base = CASES[case]
     ov = {**base, **(overrides or {}), "queue": "xcp"}
-    tag = "_".join(f"{k}-{v}" for k, v in sorted(ov.items()) if k != "queue")
 
     def ns2(seed: int) -> dict:
-        cached = out / "ns2" / f"{case}_{tag}_{stop_s:g}s_seed{seed}.json" if out else None
+        cached = ns2_cache_path(out, case, seed, stop_s, overrides) if out else None
         if cached and cached.exists():
             return json.loads(cached.read_text())
         r = run_ns2(scenario, ov, seed, stop_s)
