@@ -125,7 +125,19 @@ def test_regenerate_refuses_a_mechanism_the_summary_does_not_have(tmp_path, caps
     assert cli_main(["validate", "--summary", "--regenerate", "--mechanisms", "DropTail,CoDel",
                      "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "CoDel is not a mechanism of the summary" in err and "DropTail, RED, ARED" in err
+    assert "CoDel is not a mechanism of the summary" in err and "DropTail; RED; ARED" in err
+
+
+def test_mechanisms_whose_names_hold_a_comma_can_be_named_among_others():
+    from netreturn.valsummary import mechanisms_named
+
+    names = [m.name for m in PLAN]
+    assert mechanisms_named("NewReno, lossy link", names) == (["NewReno, lossy link"], [])
+    # The longest name wins: the repaired Westwood+ row is not read as the shipped one plus "ns-3 repaired".
+    assert mechanisms_named("EWT,Westwood+, lossy link, ns-3 repaired,AWM", names) == (
+        ["EWT", "Westwood+, lossy link, ns-3 repaired", "AWM"], [])
+    assert mechanisms_named("DropTail,lossy link", names) == (["DropTail"], ["lossy link"])
+    assert mechanisms_named("", names) == ([], [])
 
 
 def _anchor(heading: str) -> str:
@@ -190,6 +202,41 @@ def test_an_xcp_comparison_becomes_a_record_of_every_link_metric_and_jain(tmp_pa
     assert [(v["cell"], v["label"]) for v in rows["differ"]] == [("parking-lot, R1->R2", "drops")]
 
 
+def test_regenerate_cached_remakes_xcp_and_lossy_records_from_stored_reference_runs_only(tmp_path, capsys,
+                                                                                          monkeypatch):
+    from netreturn import ns2xcp, ns3lossy
+    from netreturn.validate_lossy import LOSSES, ns3_cache_path
+
+    def no_reference(*_, **__):
+        raise AssertionError("--cached ran a reference simulator")
+
+    monkeypatch.setattr(ns2xcp, "run_ns2", no_reference)
+    monkeypatch.setattr(ns3lossy, "run_lossy", no_reference)
+    monkeypatch.setattr(ns2xcp, "ns2_binary", lambda: None)  # not needed when the runs are stored
+    link = {"utilization": 0.9, "utilization_after": 0.95, "drops": 10.0, "drops_after": 0.0, "queue_mean_kb": 5.0}
+    monkeypatch.setattr(ns2xcp, "run_ours", lambda *a, **k: {"links": {"R1->R2": link}, "jain": 0.98})
+    # ns-2's parking lot stored for seeds 1 and 3 of 1-3; the other XCP cases not at all.
+    for seed in (1, 3):
+        p = ns2xcp.ns2_cache_path(tmp_path, "parking-lot", seed, 20.0)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps({"links": {"R1->R2": link}, "jain": 0.99}))
+    # The lossy link: NewReno's seeds 1-2 at every loss rate, seed 3 at all but one.
+    ref = {"goodput_mean_mbps": 1.0, "tcp_data_loss_pct": 1.0, "tcp_efficiency_pct": 97.0, "fast_recoveries": 9.0,
+           "timeouts": 1.0}
+    (tmp_path / "ns3").mkdir()
+    for loss in LOSSES:
+        for seed in (1, 2, 3) if loss != LOSSES[0] else (1, 2):
+            ns3_cache_path(tmp_path, "newreno", loss, seed).write_text(json.dumps({**ref, "seed": seed}))
+    assert cli_main(["validate", "--summary", "--regenerate", "--cached", "--mechanisms", "XCP,NewReno, lossy link",
+                     "--seeds", "3", "--out", str(tmp_path), "-q"]) == 0
+    err = capsys.readouterr().err
+    xcp = json.loads((tmp_path / "cells" / "xcp_parking-lot.json").read_text())
+    assert xcp["seeds"] == [1, 3]
+    lossy = json.loads((tmp_path / "cells" / "lossy_newreno.json").read_text())
+    assert lossy["seeds"] == [1, 2]
+    assert err.count("no reference run stored") == 2  # the two capacity cases
+
+
 def test_the_lossy_links_runs_make_the_shipped_or_the_repaired_cell_and_no_other():
     from netreturn.validate_lossy import cell_of
 
@@ -221,3 +268,12 @@ def test_a_testbed_comparison_leaves_a_cell_per_setting_with_linux_as_the_refere
     assert row["reference"] == LINUX_REFERENCE
     assert (row["cells"], row["compared"], row["either"]) == (2, 4, 3)
     assert [(v["cell"], v["metric"]) for v in row["differ"]] == [("testbed/dumbbell4, ewt", "goodput_mean_mbps")]
+
+
+def test_the_summary_in_the_doc_is_the_one_the_committed_cell_records_make():
+    from netreturn.valsummary import text
+
+    # docs/validation_issue25/cells holds every record the table counts
+    # (`netreturn validate --summary --out docs/validation_issue25 --doc docs/validation.md`).
+    rows = summarize(ROOT / "docs" / "validation_issue25")
+    assert doc_block(ROOT / "docs" / "validation.md") == text(rows, markdown=True)

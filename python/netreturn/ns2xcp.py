@@ -337,6 +337,18 @@ def run_ours(scenario: str, overrides: dict[str, str], seed: int, stop_s: float,
     return {"links": links, "jain": jain(goodputs), "timeouts": timeouts}
 
 
+def ns2_cache_path(out: Path, case: str, seed: int, stop_s: float, overrides: dict[str, str] | None = None,
+                   ns2: str = "aligned", ns2_agent: dict[str, str] | None = None) -> Path:
+    """Where :func:`compare` keeps one ns-2 run:
+    ``<out>/ns2/<case>_<overrides>_<stop>s<variant>_seed<n>.json`` (runs as
+    shipped keep the names they had before the variants existed)."""
+    ov = {**CASES[case][1], **(overrides or {}), "queue": "xcp"}
+    tag = "_".join(f"{k}-{v}" for k, v in sorted(ov.items()) if k != "queue")
+    variant = {"aligned": "_aligned", "rto": "_rto-ours", "shipped": ""}[ns2]
+    variant += "".join(f"_{k}{v}" for k, v in sorted((ns2_agent or {}).items()))
+    return Path(out) / "ns2" / f"{case}_{tag}_{stop_s:g}s{variant}_seed{seed}.json"
+
+
 def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None, sim: str | None = None,
             jobs: int = 2, overrides: dict[str, str] | None = None, scenarios: Path | None = None,
             ours_only: dict[str, str] | None = None, ns2: str = "aligned",
@@ -351,12 +363,9 @@ def compare(case: str, seeds: list[int], stop_s: float, out: Path | None = None,
     _check_variant(ns2)
     scenario, base = CASES[case]
     ov = {**base, **(overrides or {}), "queue": "xcp"}
-    tag = "_".join(f"{k}-{v}" for k, v in sorted(ov.items()) if k != "queue")
 
     def reference(seed: int) -> dict:
-        variant = {"aligned": "_aligned", "rto": "_rto-ours", "shipped": ""}[ns2]
-        variant += "".join(f"_{k}{v}" for k, v in sorted((ns2_agent or {}).items()))
-        cached = out / "ns2" / f"{case}_{tag}_{stop_s:g}s{variant}_seed{seed}.json" if out else None
+        cached = ns2_cache_path(out, case, seed, stop_s, overrides, ns2, ns2_agent) if out else None
         if cached and cached.exists():
             return json.loads(cached.read_text())
         r = run_ns2(scenario, ov, seed, stop_s, ns2, ns2_agent)

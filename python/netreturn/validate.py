@@ -124,8 +124,9 @@ def add_arguments(v) -> None:
                    help="with --summary: run every cell of the summary first (aligned, --phase 1ms, --seeds; "
                         "reference runs already stored are read, not run again) and rewrite its records")
     v.add_argument("--cached", action="store_true",
-                   help="with --regenerate: run no reference simulation; each dumbbell cell compares the seeds "
-                        "its ns-3 store holds (ours runs those), other cells keep their records")
+                   help="with --regenerate: run no reference simulation; each cell compares the seeds its "
+                        "ns-3 / ns-2 store holds (ours runs those); a cell with none stored, and the testbed's, "
+                        "keeps its record")
     v.add_argument("--mechanisms", default=None, metavar="NAMES",
                    help="with --regenerate: only these mechanisms, comma-separated (e.g. DropTail,RED,ARED)")
     v.add_argument("--doc", type=Path, default=None, metavar="FILE",

@@ -34,17 +34,22 @@ METRICS = [
 ]
 
 
-def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
-         renosack: str = "linux", sets: dict | None = None, westwood: str = "ns3") -> dict[float, list[dict]]:
-    from . import ns3lossy, ns3ref
-
-    d = out / "ns3"
-    d.mkdir(parents=True, exist_ok=True)
+def ns3_cache_path(out: Path, cc: str, loss: float, seed: int, renosack: str = "linux", sets: dict | None = None,
+                   westwood: str = "ns3") -> Path:
+    """Where one ns-3 run of the lossy link is kept: ``<out>/ns3/lossy2_<cc>_..._loss<p>_seed<n>.json``."""
     # v2: `timeouts` counts every RTO expiry (v1 counted entries into CA_LOSS).
     tag = "".join(f"_{k}-{v}" for k, v in sorted((sets or {}).items()))
     if cc == "westwood+" and westwood != "ns3":
         tag += f"_westwood-{westwood}"
-    path = lambda loss, s: d / f"lossy2_{cc}_renosack-{renosack}{tag}_loss{loss:g}_seed{s}.json"  # noqa: E731
+    return Path(out) / "ns3" / f"lossy2_{cc}_renosack-{renosack}{tag}_loss{loss:g}_seed{seed}.json"
+
+
+def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
+         renosack: str = "linux", sets: dict | None = None, westwood: str = "ns3") -> dict[float, list[dict]]:
+    from . import ns3lossy, ns3ref
+
+    (out / "ns3").mkdir(parents=True, exist_ok=True)
+    path = lambda loss, s: ns3_cache_path(out, cc, loss, s, renosack, sets, westwood)  # noqa: E731
     res = {}
     for loss in loss_rates:
         todo = [s for s in seeds if not path(loss, s).exists()]

@@ -271,14 +271,28 @@ def doc_block(path: Path) -> str:
 
 # ---------------------------------------------------------------- command
 
+def lossy_seeds_stored(out: Path, args: dict, most: int) -> int:
+    """The largest n <= ``most`` such that the store holds seeds 1..n of the
+    lossy cell ``args`` at every loss rate of Fig. 3b (its record compares
+    seeds 1..n), 0 if not even seed 1."""
+    from .validate_lossy import LOSSES, ns3_cache_path
+
+    n = 0
+    while n < most and all(ns3_cache_path(out, args["cc"], loss, n + 1, args.get("renosack", "linux"), None,
+                                          args.get("westwood", "ns3")).exists() for loss in LOSSES):
+        n += 1
+    return n
+
+
 
 def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: bool = False,
                plan: Sequence[Mechanism] = PLAN, only: Sequence[str] = (), cached: bool = False) -> list[str]:
     """Run every cell of ``plan`` (of the mechanisms named in ``only``, if
     given) in both simulators and rewrite its record; reference runs already
     in the stores are read, not run again. ``cached``: run no reference at
-    all; a dumbbell cell takes the seeds its store holds (of ``seeds``), the
-    other cells keep their records. Returns a line per cell that could not
+    all: a dumbbell, XCP or NGWA cell takes the seeds its store holds (of
+    ``seeds``), a lossy-link cell seeds 1..n when every loss rate has them;
+    a cell with nothing stored (and the testbed's) keeps its record. Returns a line per cell that could not
     be made (its reference simulator missing or failing, nothing stored)."""
     from . import ns2xcp, validate
 
@@ -289,8 +303,6 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
         for cell in mech.cells:
             if progress:
                 print(f"{mech.name}: {cell.label} ({cell.name})", flush=True)
-            if cached and cell.kind not in ("dumbbell", "ngwa"):
-                continue
             if cell.kind == "linux":
                 # Real namespaces, as root: `netreturn testbed compare` makes these records.
                 failed.append(f"{mech.name}, {cell.label}: run `netreturn testbed compare {LINUX_SCENARIO} --sweep "
@@ -307,9 +319,13 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                     validate.run_cell(cell.args["scenario"], *args, mine, out, jobs, progress, validate.DEFAULT_PRR,
                                       True, PHASE_NS)
                 elif cell.kind == "xcp":
-                    if ns2xcp.ns2_binary() is None:
+                    mine = [s for s in seeds if not cached or ns2xcp.ns2_cache_path(
+                        out, cell.args["case"], s, ns2xcp.SUMMARY_STOP_S).exists()]
+                    if not mine:
+                        raise RuntimeError("no reference run stored")
+                    if not cached and ns2xcp.ns2_binary() is None:
                         raise RuntimeError("ns-2 is not installed (Debian: apt-get install ns2)")
-                    r = ns2xcp.compare(cell.args["case"], seeds, ns2xcp.SUMMARY_STOP_S, out, jobs=jobs or 2)
+                    r = ns2xcp.compare(cell.args["case"], mine, ns2xcp.SUMMARY_STOP_S, out, jobs=jobs or 2)
                     ns2xcp.write_cell_record(r, out)
                 elif cell.kind == "ngwa":
                     from .validate_ngwa import run_cell as ngwa_cell
@@ -320,7 +336,10 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
 
                     from .validate_lossy import main as lossy_main
 
-                    a = argparse.Namespace(seeds=len(seeds), cc=cell.args["cc"], loss=None, jobs=jobs,
+                    n = lossy_seeds_stored(out, cell.args, len(seeds)) if cached else len(seeds)
+                    if not n:
+                        raise RuntimeError("no reference run stored")
+                    a = argparse.Namespace(seeds=n, cc=cell.args["cc"], loss=None, jobs=jobs,
                                            quiet=not progress, ns3_renosack=cell.args.get("renosack", "linux"),
                                            ns3_westwood=cell.args.get("westwood", "ns3"), sets=[])
                     if lossy_main(a, out) != 0:
@@ -330,18 +349,38 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
     return failed
 
 
+def mechanisms_named(text: str, names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The mechanisms a comma-separated ``--mechanisms`` names, and the parts
+    that name none. Some names hold commas themselves ("NewReno, lossy
+    link"): the longest run of consecutive parts that spells a name is taken
+    first, so both ``DropTail,RED`` and ``NewReno, lossy link,EWT`` split as
+    meant."""
+    parts = [p.strip() for p in text.split(",")] if text.strip() else []
+    found, unknown, i = [], [], 0
+    while i < len(parts):
+        for j in range(len(parts), i, -1):
+            name = ", ".join(parts[i:j])
+            if name in names:
+                found.append(name)
+                i = j
+                break
+        else:
+            unknown.append(parts[i])
+            i += 1
+    return found, unknown
+
+
 def main(a) -> int:
     """``netreturn validate --summary [--regenerate] [--doc FILE] [--markdown]``."""
     import sys
 
     out = a.out or Path("results") / "validate"
     if a.regenerate:
-        only = [m.strip() for m in a.mechanisms.split(",")] if a.mechanisms else []
         names = [m.name for m in PLAN]
-        unknown = [m for m in only if m not in names]
+        only, unknown = mechanisms_named(a.mechanisms or "", names)
         if unknown:
             print(f"netreturn: error: --mechanisms {a.mechanisms}: {', '.join(unknown)} is not a mechanism of the "
-                  f"summary; allowed: {', '.join(names)}", file=sys.stderr)
+                  f"summary; allowed: {'; '.join(names)}", file=sys.stderr)
             return 2
         for line in regenerate(out, list(range(1, a.seeds + 1)), a.jobs, not a.quiet, PLAN, only, a.cached):
             print(f"netreturn: not regenerated: {line}", file=sys.stderr)
