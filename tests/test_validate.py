@@ -76,6 +76,24 @@ def test_the_aqm_comparisons_run_the_same_senders_in_ours_and_cache_ns3_apart_fr
     assert (tcp["cc"], tcp["ecn"]) == ("dctcp", True)
 
 
+def test_bbr_and_the_repaired_ns3_ece_answer_get_their_own_ns3_store_and_reference_name(tmp_path):
+    from netreturn.cli import build_parser
+    from netreturn.validate import cell_tag, ns3_cache_path, ns3_label, ours_settings
+
+    a = build_parser().parse_args(["validate", "--queue", "droptail", "--tcp", "bbr"])
+    assert (a.tcp, a.ns3_ecn) == ("bbr", "ns3")
+    assert ours_settings(31, "droptail", 0, "bbr")["tcp"] == "bbr"
+    a = build_parser().parse_args(["validate", "--queue", "red", "--ecn", "--ns3-ecn", "rfc3168"])
+    assert a.ns3_ecn == "rfc3168"
+    # A repaired ns-3 run never reads a run of ns-3 as shipped from the store, nor the other way round.
+    shipped = ns3_cache_path(tmp_path, 31, "red", 1, ecn=True)
+    repaired = ns3_cache_path(tmp_path, 31, "red", 1, ecn=True, ns3_ecn="rfc3168")
+    assert shipped != repaired and shipped.name == "flows31_red_prr-upstream_ecn_seed1.json"
+    assert cell_tag(31, "red", ecn=True, ns3_ecn="rfc3168") == "flows31_red_prr-upstream_ecn_ecn-rfc3168"
+    assert ns3_label() == "ns-3 3.44, PRR upstream"
+    assert ns3_label(ns3_ecn="rfc3168") == "ns-3 3.44, PRR upstream, ECE answer rfc3168"
+
+
 def test_aligned_validation_runs_our_aligned_scenario_files():
     from netreturn.scenarios import load
     from netreturn.validate import ours_scenario
