@@ -102,6 +102,9 @@ def test_bad_queue_and_congestion_control_are_rejected_before_spawning():
         mod.run_ns3(2, queue="dualpi2")  # ns-3 3.44 has no DualPI2 queue disc
     with pytest.raises(ValueError, match="cc"):
         mod.run_ns3(2, queue="fq_codel", cc="prague")
+    # The DCTCP loss repair (RFC 8257 section 3.5) is for DCTCP senders only.
+    with pytest.raises(ValueError, match="dctcp"):
+        mod.run_ns3(2, queue="fq_codel", cc="cubic", dctcp_rfc8257=True)
 
 
 def test_our_aqm_defaults_become_ns3_attributes_with_the_same_targets_limits_and_ecn():

@@ -2,6 +2,8 @@
 
 import math
 
+import pytest
+
 from netreturn.validate import agree, compare, table
 
 
@@ -92,6 +94,12 @@ def test_bbr_and_the_repaired_ns3_ece_answer_get_their_own_ns3_store_and_referen
     assert cell_tag(31, "red", ecn=True, ns3_ecn="rfc3168") == "flows31_red_prr-upstream_ecn_ecn-rfc3168"
     assert ns3_label() == "ns-3 3.44, PRR upstream"
     assert ns3_label(ns3_ecn="rfc3168") == "ns-3 3.44, PRR upstream, ECE answer rfc3168"
+    # DCTCP's loss repair applies to DCTCP senders: refused for others before anything runs.
+    from netreturn.validate import run_cell
+
+    with pytest.raises(ValueError, match="dctcp"):
+        run_cell("ewt/scenario2", 31, "red", [1], tmp_path, tcp="cubic", ecn=True, ns3_ecn="rfc8257")
+    assert not (tmp_path / "ns3").exists()
 
 
 def test_aligned_validation_runs_our_aligned_scenario_files():

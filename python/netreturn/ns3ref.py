@@ -408,6 +408,7 @@ def run_ns3(
     cc: Optional[str] = None,
     ecn: bool = False,
     ecn_rfc3168: bool = False,
+    dctcp_rfc8257: bool = False,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -447,6 +448,10 @@ def run_ns3(
     (``SetEcnRfc3168`` in ns3cxx/dumbbell.cc; docs/validation.md, "RED with
     ECN"). ``ecn_reductions_from`` counts the CWR entries by the state they
     left, ``cong_time_s`` the time the senders spent in each state.
+    ``dctcp_rfc8257=True`` (with ``cc="dctcp"``) repairs ns-3's DCTCP
+    answer to a loss as RFC 8257 section 3.5 and Linux: halve, where
+    ``TcpDctcp`` cuts by alpha / 2 (``NetreturnDctcpRfc8257`` in
+    ns3cxx/dumbbell.cc).
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in QUEUES:
@@ -507,6 +512,10 @@ def run_ns3(
         cmd.append("--ecn")
     if ecn_rfc3168:
         cmd.append("--ecn-rfc3168")
+    if dctcp_rfc8257:
+        if cc != "dctcp":
+            raise ValueError(f"dctcp_rfc8257 repairs ns-3's DCTCP: give cc='dctcp', not {cc!r}")
+        cmd.append("--dctcp-rfc8257")
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -561,7 +570,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               step_s: Optional[float] = None, buffer_bytes: Optional[int] = None,
               ns2: bool = False, phase_ns: int = 0, cc: Optional[str] = None,
               ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None,
-              ecn_rfc3168: bool = False) -> dict[str, Any]:
+              ecn_rfc3168: bool = False, dctcp_rfc8257: bool = False) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
@@ -588,6 +597,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     # ---- TCP: ns-3 3.44 defaults made explicit, plus the paper's settings.
     sd = ns.Config.SetDefault
     cc_type = NS3_CC[cc] if cc else (sc.cc if multi else NS3_CC["cubic"])
+    if dctcp_rfc8257:
+        if cc_type != NS3_CC["dctcp"]:
+            raise ValueError("--dctcp-rfc8257 repairs ns-3's DCTCP: give --cc dctcp")
+        cc_type = str(cpp.DctcpRfc8257Register())  # TcpDctcp halving on a loss (dumbbell.cc)
     sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(cc_type)))
     recovery = "ns3::TcpClassicRecovery" if ns2 else "ns3::TcpPrrRecovery"
     sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(recovery)))
@@ -907,7 +920,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # Every expiry, backoffs included, as ours counts `timeouts`.
         "rto_expiries": rto_expiries,
         "cc": cc_type,
-        "ecn": bool(ecn or cc_type == NS3_CC["dctcp"]),
+        "ecn": bool(ecn or cc_type == NS3_CC["dctcp"] or dctcp_rfc8257),
         # Window reductions on ECE (entries into CA_CWR), as our ecn_reductions,
         # and the bottleneck queue disc's CE marks, as our ecn_marks.
         "ecn_reductions": cwrs,
@@ -918,6 +931,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "ecn_reductions_from": {n: int(cpp.CwrFrom(k)) for k, n in enumerate(CONG_STATES)},
         "cong_time_s": {n: float(cpp.CongTime(k, now)) for k, n in enumerate(CONG_STATES)},
         "ecn_rfc3168": bool(ecn_rfc3168),
+        "dctcp_rfc8257": bool(dctcp_rfc8257),
         "ece_withheld": int(cpp.EceWithheld()),
         # Data segments dropped at the bottleneck queue disc, and those of
         # them that were retransmissions (a copy of that sequence number
@@ -1094,6 +1108,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--ecn-rfc3168", action="store_true",
                     help="repair ns-3's answer to ECE as RFC 3168 section 6.1.2 and Linux: a sender in fast recovery "
                          "or after an RTO does not enter CWR (ns-3 3.44 cuts again and leaves loss recovery)")
+    ap.add_argument("--dctcp-rfc8257", action="store_true",
+                    help="with --cc dctcp: repair ns-3's DCTCP answer to a loss as RFC 8257 section 3.5 and Linux "
+                         "(halve; ns-3 3.44's TcpDctcp cuts by alpha / 2 on a loss too)")
     ap.add_argument("--attr", action="append", default=[], metavar="NS3::TYPE::ATTR=VALUE",
                     help="diagnostics: an ns-3 attribute default set after the harness's own (repeatable), e.g. "
                          "ns3::CoDelQueueDisc::MinBytes=0")
@@ -1129,7 +1146,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     udp = (not multi) and sc.udp and not a.no_udp
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
-                    a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over, a.ecn_rfc3168)
+                    a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over, a.ecn_rfc3168,
+                    a.dctcp_rfc8257)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

@@ -66,10 +66,12 @@ QUEUES = ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "
 #: The senders' congestion controls both simulators have on the dumbbells
 #: (``--tcp``; the scenario's ``tcp`` parameter in ours).
 TCPS = ("cubic", "newreno", "dctcp", "bbr")
-#: ns-3's answer to ECE: as 3.44 ships it, or repaired as RFC 3168 section
-#: 6.1.2 and Linux (no CWR entered in fast recovery or after an RTO;
-#: ``ns3ref.run_ns3(ecn_rfc3168=True)``, docs/validation.md, "RED with ECN").
-NS3_ECN = ("ns3", "rfc3168")
+#: ns-3's senders' answer to congestion signals: as 3.44 ships it (ns3);
+#: repaired as RFC 3168 section 6.1.2 and Linux (rfc3168: no CWR entered in
+#: fast recovery or after an RTO; ``ns3ref.run_ns3(ecn_rfc3168=True)``,
+#: docs/validation.md, "RED with ECN"); and DCTCP's answer to a loss too,
+#: as RFC 8257 section 3.5 (rfc8257: halve; ``dctcp_rfc8257=True``).
+NS3_ECN = ("ns3", "rfc3168", "rfc8257")
 #: PRR of the ns-3 runs: ns-3-dev's repaired one by default.
 DEFAULT_PRR = "upstream"
 
@@ -109,7 +111,8 @@ def add_arguments(v) -> None:
     v.add_argument("--ns3-ecn", choices=list(NS3_ECN), default="ns3",
                    help="with --ecn or --tcp dctcp: ns-3's answer to ECE as 3.44 ships it (ns3), or repaired as "
                         "RFC 3168 section 6.1.2 and Linux (rfc3168: a sender in fast recovery or after an RTO does "
-                        "not enter CWR)")
+                        "not enter CWR); rfc8257 (--tcp dctcp): that, and DCTCP halving on a loss (RFC 8257 "
+                        "section 3.5) where ns-3's TcpDctcp cuts by alpha / 2")
     v.add_argument("--aligned", action="store_true",
                    help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
                         "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
@@ -210,7 +213,8 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr, scenario=scenario,
                                 aligned=aligned, phase_ns=phase_ns, cc=None if tcp == "cubic" else tcp,
-                                ecn=ecn, ecn_rfc3168=ns3_ecn == "rfc3168"): s for s in todo}
+                                ecn=ecn, ecn_rfc3168=ns3_ecn in ("rfc3168", "rfc8257"),
+                                dctcp_rfc8257=ns3_ecn == "rfc8257"): s for s in todo}
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)
@@ -327,6 +331,8 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
 
     if ns3_ecn not in NS3_ECN:
         raise ValueError(f"ns3_ecn must be one of {', '.join(NS3_ECN)}, not {ns3_ecn!r}")
+    if ns3_ecn == "rfc8257" and tcp != "dctcp":
+        raise ValueError(f"ns3_ecn 'rfc8257' repairs ns-3's DCTCP: give tcp 'dctcp', not {tcp!r}")
     ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn)
     settings = ours_settings(flows, queue, phase_ns, tcp, ecn)
     mine = ours_scenario(scenario, aligned)

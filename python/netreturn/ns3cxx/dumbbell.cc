@@ -174,6 +174,48 @@ uint64_t EceWithheld() { return S.eceWithheld; }
 // "Rx" trace fires in DoForwardUp on the header ReceivedAck reads next. As
 // in Linux and ours, the receiver keeps echoing until a CWR arrives, so an
 // ECE after recovery still reduces once.
+// --dctcp-rfc8257: ns-3 3.44's TcpDctcp answers a loss with its ECN rule.
+// Its GetSsThresh, (1 - alpha / 2) cwnd, serves every reduction the socket
+// asks for: EnterCwr, and also EnterRecovery and ReTxTimeout, so with few
+// marks (alpha small) a loss barely lowers the window. RFC 8257 section
+// 3.5: "A DCTCP sender MUST react to loss episodes in the same way as
+// conventional TCP"; Linux halves (dctcp_react_to_loss, on entering
+// Recovery and on CA_EVENT_LOSS), and so does ours (RFC 5681's FlightSize
+// / 2, the default loss rule of crates/tcp/src/cc/mod.rs). The repair halves on a loss as Linux: in GetSsThresh when
+// EnterRecovery calls it (the state is CA_RECOVERY already), and on
+// CA_EVENT_LOSS, which ReTxTimeout raises after its GetSsThresh on the
+// first expiry of a series (cwnd still the one before the timeout).
+class NetreturnDctcpRfc8257 : public TcpDctcp {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnDctcpRfc8257")
+                                .SetParent<TcpDctcp>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<NetreturnDctcpRfc8257>();
+        return tid;
+    }
+    NetreturnDctcpRfc8257() = default;
+    NetreturnDctcpRfc8257(const NetreturnDctcpRfc8257& o) = default;
+    std::string GetName() const override { return "NetreturnDctcpRfc8257"; }
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
+        if (tcb->m_congState == TcpSocketState::CA_RECOVERY) return Halved(tcb);
+        return TcpDctcp::GetSsThresh(tcb, bytesInFlight);
+    }
+    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override {
+        if (event == TcpSocketState::CA_EVENT_LOSS && tcb->m_congState != TcpSocketState::CA_LOSS)
+            tcb->m_ssThresh = Halved(tcb);
+        TcpDctcp::CwndEvent(tcb, event);
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnDctcpRfc8257>(this); }
+
+  private:
+    static uint32_t Halved(Ptr<const TcpSocketState> tcb) {
+        return std::max(tcb->m_cWnd.Get() / 2, 2 * tcb->m_segmentSize);
+    }
+};
+// The TypeId, registered by hand (cling runs no NS_OBJECT_ENSURE_REGISTERED).
+std::string DctcpRfc8257Register() { return NetreturnDctcpRfc8257::GetTypeId().GetName(); }
+
 static bool EcnRfc3168 = false;
 void SetEcnRfc3168(bool on) { EcnRfc3168 = on; }
 static void EcnRfc3168Rx(uint32_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>) {
