@@ -127,12 +127,20 @@ def test_each_differ_says_which_section_of_validation_md_explains_it():
     every section named exists in docs/validation.md (a renamed heading fails here)."""
     from pathlib import Path
 
-    from netreturn.validate import EXPLAINED, EXPLAINED_ANY, EXPLAINED_PRR_NS3, explained
+    from netreturn.validate import (
+        EXPLAINED,
+        EXPLAINED_ANY,
+        EXPLAINED_PRR_NS3,
+        EXPLAINED_RED_ECN,
+        EXPLAINED_SENDERS,
+        explained,
+    )
     from netreturn.validate_lossy import EXPLAINED_LOSSY
 
     doc = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
     headings = [line.lstrip("#").strip() for line in doc.read_text().splitlines() if line.startswith("#")]
-    for section in {*EXPLAINED.values(), EXPLAINED_ANY, EXPLAINED_PRR_NS3, EXPLAINED_LOSSY}:
+    for section in {*EXPLAINED.values(), EXPLAINED_ANY, EXPLAINED_PRR_NS3, EXPLAINED_LOSSY, EXPLAINED_RED_ECN,
+                    EXPLAINED_SENDERS}:
         assert any(h.startswith(section) for h in headings), section
     ns3 = [{"tcp_packet_loss_pct": x, "timeouts": 50 + x} for x in (1.8, 1.9, 2.0)]
     ours = [{"tcp_packet_loss_pct": x, "timeouts": 400 + x} for x in (9.9, 10.0, 10.1)]

@@ -285,6 +285,9 @@ EXPLAINED = {
 }
 EXPLAINED_PRR_NS3 = "Why the first flow keeps its lead in ours"
 EXPLAINED_ANY = "Side by side with our simulator"
+#: The sections on the senders of issue 27 (RED with ECN; BBR and DCTCP).
+EXPLAINED_RED_ECN = "RED with ECN: the senders' answer"
+EXPLAINED_SENDERS = "BBR and DCTCP against ns-3"
 
 
 
@@ -384,6 +387,10 @@ def main(a) -> int:
     rows = compare(ns3, ours)
     text = table(rows, label)
     section = EXPLAINED_PRR_NS3 if prr == "ns3" else EXPLAINED.get(a.queue, EXPLAINED_ANY)
+    if prr != "ns3" and tcp in ("bbr", "dctcp"):
+        section = EXPLAINED_SENDERS
+    elif prr != "ns3" and ecn and a.queue in ("red", "ared"):
+        section = EXPLAINED_RED_ECN
     differ = explained([r["label"] for r in rows if r["agree"] is False], section)
     if differ:
         text += "\n\n" + differ
