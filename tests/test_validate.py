@@ -2,6 +2,8 @@
 
 import math
 
+import pytest
+
 from netreturn.validate import agree, compare, table
 
 
@@ -76,6 +78,30 @@ def test_the_aqm_comparisons_run_the_same_senders_in_ours_and_cache_ns3_apart_fr
     assert (tcp["cc"], tcp["ecn"]) == ("dctcp", True)
 
 
+def test_bbr_and_the_repaired_ns3_ece_answer_get_their_own_ns3_store_and_reference_name(tmp_path):
+    from netreturn.cli import build_parser
+    from netreturn.validate import cell_tag, ns3_cache_path, ns3_label, ours_settings
+
+    a = build_parser().parse_args(["validate", "--queue", "droptail", "--tcp", "bbr"])
+    assert (a.tcp, a.ns3_ecn) == ("bbr", "ns3")
+    assert ours_settings(31, "droptail", 0, "bbr")["tcp"] == "bbr"
+    a = build_parser().parse_args(["validate", "--queue", "red", "--ecn", "--ns3-ecn", "rfc3168"])
+    assert a.ns3_ecn == "rfc3168"
+    # A repaired ns-3 run never reads a run of ns-3 as shipped from the store, nor the other way round.
+    shipped = ns3_cache_path(tmp_path, 31, "red", 1, ecn=True)
+    repaired = ns3_cache_path(tmp_path, 31, "red", 1, ecn=True, ns3_ecn="rfc3168")
+    assert shipped != repaired and shipped.name == "flows31_red_prr-upstream_ecn_seed1.json"
+    assert cell_tag(31, "red", ecn=True, ns3_ecn="rfc3168") == "flows31_red_prr-upstream_ecn_ecn-rfc3168"
+    assert ns3_label() == "ns-3 3.44, PRR upstream"
+    assert ns3_label(ns3_ecn="rfc3168") == "ns-3 3.44, PRR upstream, ECE answer rfc3168"
+    # DCTCP's loss repair applies to DCTCP senders: refused for others before anything runs.
+    from netreturn.validate import run_cell
+
+    with pytest.raises(ValueError, match="dctcp"):
+        run_cell("ewt/scenario2", 31, "red", [1], tmp_path, tcp="cubic", ecn=True, ns3_ecn="rfc8257")
+    assert not (tmp_path / "ns3").exists()
+
+
 def test_aligned_validation_runs_our_aligned_scenario_files():
     from netreturn.scenarios import load
     from netreturn.validate import ours_scenario
@@ -101,12 +127,20 @@ def test_each_differ_says_which_section_of_validation_md_explains_it():
     every section named exists in docs/validation.md (a renamed heading fails here)."""
     from pathlib import Path
 
-    from netreturn.validate import EXPLAINED, EXPLAINED_ANY, EXPLAINED_PRR_NS3, explained
+    from netreturn.validate import (
+        EXPLAINED,
+        EXPLAINED_ANY,
+        EXPLAINED_PRR_NS3,
+        EXPLAINED_RED_ECN,
+        EXPLAINED_SENDERS,
+        explained,
+    )
     from netreturn.validate_lossy import EXPLAINED_LOSSY
 
     doc = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
     headings = [line.lstrip("#").strip() for line in doc.read_text().splitlines() if line.startswith("#")]
-    for section in {*EXPLAINED.values(), EXPLAINED_ANY, EXPLAINED_PRR_NS3, EXPLAINED_LOSSY}:
+    for section in {*EXPLAINED.values(), EXPLAINED_ANY, EXPLAINED_PRR_NS3, EXPLAINED_LOSSY, EXPLAINED_RED_ECN,
+                    EXPLAINED_SENDERS}:
         assert any(h.startswith(section) for h in headings), section
     ns3 = [{"tcp_packet_loss_pct": x, "timeouts": 50 + x} for x in (1.8, 1.9, 2.0)]
     ours = [{"tcp_packet_loss_pct": x, "timeouts": 400 + x} for x in (9.9, 10.0, 10.1)]

@@ -160,7 +160,7 @@ def _dumbbell(name: str, sets: dict[str, str]) -> Dumbbell:
 
 #: ns-3's congestion controls by our ``[tcp] cc``. DCTCP (RFC 8257) turns
 #: ECN on in ns-3 as in ours (TcpDctcp::Init sets UseEcn On and ECT(0)).
-NS3_CC = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp"}
+NS3_CC = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "dctcp": "ns3::TcpDctcp", "bbr": "ns3::TcpBbr"}
 
 
 def _multi_rtt(name: str) -> MultiRtt:
@@ -273,6 +273,8 @@ MTU = 1600
 # IP packet of a full data segment: 20 (IP) + 20 (TCP) + 12 (timestamps) + 1458.
 FULL_PACKET = 20 + 20 + 12 + SEGMENT
 PPP_HEADER = 2
+#: ns-3's TcpSocketState::TcpCongState_t, in order.
+CONG_STATES = ("open", "disorder", "cwr", "recovery", "loss")
 
 
 def red_auto_thresholds(bottleneck_bps: int, mean_packet: int = FULL_PACKET) -> tuple[float, float]:
@@ -405,6 +407,8 @@ def run_ns3(
     phase_ns: int = 0,
     cc: Optional[str] = None,
     ecn: bool = False,
+    ecn_rfc3168: bool = False,
+    dctcp_rfc8257: bool = False,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -439,6 +443,15 @@ def run_ns3(
     (``ns3::TcpSocketBase::UseEcn`` On, RFC 3168; DCTCP always does);
     ``ecn_reductions`` counts the senders' entries into CA_CWR; RED and ARED
     then mark too (``RedQueueDisc::UseEcn``, ours ``red.ecn``).
+    ``ecn_rfc3168=True`` repairs ns-3's answer to ECE as RFC 3168 section
+    6.1.2 and Linux: no CWR entered from fast recovery or after an RTO
+    (``SetEcnRfc3168`` in ns3cxx/dumbbell.cc; docs/validation.md, "RED with
+    ECN"). ``ecn_reductions_from`` counts the CWR entries by the state they
+    left, ``cong_time_s`` the time the senders spent in each state.
+    ``dctcp_rfc8257=True`` (with ``cc="dctcp"``) repairs ns-3's DCTCP
+    answer to a loss as RFC 8257 section 3.5 and Linux: halve, where
+    ``TcpDctcp`` cuts by alpha / 2 (``NetreturnDctcpRfc8257`` in
+    ns3cxx/dumbbell.cc).
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in QUEUES:
@@ -497,6 +510,12 @@ def run_ns3(
         cmd += ["--cc", cc]
     if ecn:
         cmd.append("--ecn")
+    if ecn_rfc3168:
+        cmd.append("--ecn-rfc3168")
+    if dctcp_rfc8257:
+        if cc != "dctcp":
+            raise ValueError(f"dctcp_rfc8257 repairs ns-3's DCTCP: give cc='dctcp', not {cc!r}")
+        cmd.append("--dctcp-rfc8257")
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -550,7 +569,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               drop_log: Optional[str] = None, red_trace: Optional[str] = None,
               step_s: Optional[float] = None, buffer_bytes: Optional[int] = None,
               ns2: bool = False, phase_ns: int = 0, cc: Optional[str] = None,
-              ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None) -> dict[str, Any]:
+              ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None,
+              ecn_rfc3168: bool = False, dctcp_rfc8257: bool = False) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
@@ -577,6 +597,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     # ---- TCP: ns-3 3.44 defaults made explicit, plus the paper's settings.
     sd = ns.Config.SetDefault
     cc_type = NS3_CC[cc] if cc else (sc.cc if multi else NS3_CC["cubic"])
+    if dctcp_rfc8257:
+        if cc_type != NS3_CC["dctcp"]:
+            raise ValueError("--dctcp-rfc8257 repairs ns-3's DCTCP: give --cc dctcp")
+        cc_type = str(cpp.DctcpRfc8257Register())  # TcpDctcp halving on a loss (dumbbell.cc)
     sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(cc_type)))
     recovery = "ns3::TcpClassicRecovery" if ns2 else "ns3::TcpPrrRecovery"
     sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(recovery)))
@@ -739,6 +763,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         raise RuntimeError(f"expected {expected} queue discs (R1's bottleneck egress, and its access egresses "
                            f"with a gateway), found {n_qdiscs}")
     cpp.Reset(flows, file_bytes if file_bytes > 0 else (1 << 63))
+    cpp.SetEcnRfc3168(bool(ecn_rfc3168))
     if ns2:
         cpp.LossyReset(False, True)  # (not Westwood+, clear the dupACK scoreboard at recovery's end)
     if prr == "upstream":
@@ -895,11 +920,19 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # Every expiry, backoffs included, as ours counts `timeouts`.
         "rto_expiries": rto_expiries,
         "cc": cc_type,
-        "ecn": bool(ecn or cc_type == NS3_CC["dctcp"]),
+        "ecn": bool(ecn or cc_type == NS3_CC["dctcp"] or dctcp_rfc8257),
         # Window reductions on ECE (entries into CA_CWR), as our ecn_reductions,
         # and the bottleneck queue disc's CE marks, as our ecn_marks.
         "ecn_reductions": cwrs,
         "ecn_marks": int(cpp.Marks()),
+        # The CWR entries by the state they left, the senders' time in each
+        # state (s, summed over flows until their file is delivered), and
+        # the ECE flags --ecn-rfc3168 withheld in fast recovery or CA_LOSS.
+        "ecn_reductions_from": {n: int(cpp.CwrFrom(k)) for k, n in enumerate(CONG_STATES)},
+        "cong_time_s": {n: float(cpp.CongTime(k, now)) for k, n in enumerate(CONG_STATES)},
+        "ecn_rfc3168": bool(ecn_rfc3168),
+        "dctcp_rfc8257": bool(dctcp_rfc8257),
+        "ece_withheld": int(cpp.EceWithheld()),
         # Data segments dropped at the bottleneck queue disc, and those of
         # them that were retransmissions (a copy of that sequence number
         # had been sent before).
@@ -1072,6 +1105,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="the senders' congestion control (default: the scenario's; CUBIC on the EWT dumbbells)")
     ap.add_argument("--ecn", action="store_true",
                     help="negotiate ECN (RFC 3168; ns3::TcpSocketBase::UseEcn On); DCTCP always does")
+    ap.add_argument("--ecn-rfc3168", action="store_true",
+                    help="repair ns-3's answer to ECE as RFC 3168 section 6.1.2 and Linux: a sender in fast recovery "
+                         "or after an RTO does not enter CWR (ns-3 3.44 cuts again and leaves loss recovery)")
+    ap.add_argument("--dctcp-rfc8257", action="store_true",
+                    help="with --cc dctcp: repair ns-3's DCTCP answer to a loss as RFC 8257 section 3.5 and Linux "
+                         "(halve; ns-3 3.44's TcpDctcp cuts by alpha / 2 on a loss too)")
     ap.add_argument("--attr", action="append", default=[], metavar="NS3::TYPE::ATTR=VALUE",
                     help="diagnostics: an ns-3 attribute default set after the harness's own (repeatable), e.g. "
                          "ns3::CoDelQueueDisc::MinBytes=0")
@@ -1107,7 +1146,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     udp = (not multi) and sc.udp and not a.no_udp
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
-                    a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over)
+                    a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over, a.ecn_rfc3168,
+                    a.dctcp_rfc8257)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

@@ -65,7 +65,13 @@ SCENARIOS = {"ewt/scenario2": 31, "ewt/scenario1": 24}
 QUEUES = ("droptail", "red", "ared", "ewt", "awm", "codel", "fq_codel", "pie", "fq_pie", "cobalt")
 #: The senders' congestion controls both simulators have on the dumbbells
 #: (``--tcp``; the scenario's ``tcp`` parameter in ours).
-TCPS = ("cubic", "newreno", "dctcp")
+TCPS = ("cubic", "newreno", "dctcp", "bbr")
+#: ns-3's senders' answer to congestion signals: as 3.44 ships it (ns3);
+#: repaired as RFC 3168 section 6.1.2 and Linux (rfc3168: no CWR entered in
+#: fast recovery or after an RTO; ``ns3ref.run_ns3(ecn_rfc3168=True)``,
+#: docs/validation.md, "RED with ECN"); and DCTCP's answer to a loss too,
+#: as RFC 8257 section 3.5 (rfc8257: halve; ``dctcp_rfc8257=True``).
+NS3_ECN = ("ns3", "rfc3168", "rfc8257")
 #: PRR of the ns-3 runs: ns-3-dev's repaired one by default.
 DEFAULT_PRR = "upstream"
 
@@ -102,6 +108,11 @@ def add_arguments(v) -> None:
                    help="EWT dumbbells: TCP negotiates ECN (RFC 3168) in both (tcp.ecn in ours, UseEcn On in ns-3), "
                         "so an AQM that marks (fq_codel and cobalt by default; red and ared: turned on, red.ecn "
                         "in ours, RedQueueDisc::UseEcn in ns-3) marks instead of dropping")
+    v.add_argument("--ns3-ecn", choices=list(NS3_ECN), default="ns3",
+                   help="with --ecn or --tcp dctcp: ns-3's answer to ECE as 3.44 ships it (ns3), or repaired as "
+                        "RFC 3168 section 6.1.2 and Linux (rfc3168: a sender in fast recovery or after an RTO does "
+                        "not enter CWR); rfc8257 (--tcp dctcp): that, and DCTCP halving on a loss (RFC 8257 "
+                        "section 3.5) where ns-3's TcpDctcp cuts by alpha / 2")
     v.add_argument("--aligned", action="store_true",
                    help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
                         "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
@@ -159,7 +170,7 @@ def _time(text: str) -> str:
 
 
 def cell_tag(flows: int, queue: str, prr: str = DEFAULT_PRR, scenario: str = "ewt/scenario2", aligned: bool = False,
-             phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> str:
+             phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False, ns3_ecn: str = "ns3") -> str:
     """The name of one compared configuration (a cell), as the ns-3 run
     store spells it: ``flows31_red_prr-upstream_scenario1_aligned_phase1000000ns``
     (``_dctcp_ecn`` after it for other senders, :func:`variant_tag`)."""
@@ -167,26 +178,27 @@ def cell_tag(flows: int, queue: str, prr: str = DEFAULT_PRR, scenario: str = "ew
     tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
     tag += "_aligned" if aligned else ""
     tag += f"_phase{phase_ns}ns" if phase_ns else ""
-    tag += variant_tag(tcp, ecn)
+    tag += variant_tag(tcp, ecn, ns3_ecn)
     return f"flows{flows}_{queue}{tag}"
 
 
 def ns3_cache_path(out: Path, flows: int, queue: str, seed: int, prr: str = DEFAULT_PRR,
                    scenario: str = "ewt/scenario2", aligned: bool = False, phase_ns: int = 0, tcp: str = "cubic",
-                   ecn: bool = False) -> Path:
+                   ecn: bool = False, ns3_ecn: str = "ns3") -> Path:
     """Where ``validate`` keeps one ns-3 run: ``<out>/ns3/<cell>_seed<n>.json``."""
-    return out / "ns3" / f"{cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn)}_seed{seed}.json"
+    tag = cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn)
+    return out / "ns3" / f"{tag}_seed{seed}.json"
 
 
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
-              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> list[dict]:
+              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False, ns3_ecn: str = "ns3") -> list[dict]:
     from . import ns3ref
 
     (out / "ns3").mkdir(parents=True, exist_ok=True)
 
     def path(s):
-        return ns3_cache_path(out, flows, queue, s, prr, scenario, aligned, phase_ns, tcp, ecn)
+        return ns3_cache_path(out, flows, queue, s, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn)
 
     # Runs cached before the data-loss metric existed are run again.
     todo = [s for s in seeds if not path(s).exists() or "tcp_data_loss_pct" not in json.loads(path(s).read_text())]
@@ -202,7 +214,8 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr, scenario=scenario,
                                 aligned=aligned, phase_ns=phase_ns, cc=None if tcp == "cubic" else tcp,
-                                ecn=ecn): s for s in todo}
+                                ecn=ecn, ecn_rfc3168=ns3_ecn in ("rfc3168", "rfc8257"),
+                                dctcp_rfc8257=ns3_ecn == "rfc8257"): s for s in todo}
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)
@@ -225,11 +238,13 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
     return runs
 
 
-def variant_tag(tcp: str = "cubic", ecn: bool = False) -> str:
+def variant_tag(tcp: str = "cubic", ecn: bool = False, ns3_ecn: str = "ns3") -> str:
     """The part of a run's cache name that says which senders ran: nothing
     for CUBIC without ECN (every name cached before ``--tcp`` and
-    ``--ecn`` existed), else ``_newreno``, ``_dctcp``, ``_ecn``."""
-    return ("" if tcp == "cubic" else f"_{tcp}") + ("_ecn" if ecn else "")
+    ``--ecn`` existed), else ``_newreno``, ``_dctcp``, ``_ecn``; and
+    ``_ecn-rfc3168`` when ns-3's answer to ECE is repaired (``NS3_ECN``)."""
+    return (("" if tcp == "cubic" else f"_{tcp}") + ("_ecn" if ecn else "")
+            + ("" if ns3_ecn == "ns3" else f"_ecn-{ns3_ecn}"))
 
 
 def ours_settings(flows: int, queue: str, phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> dict:
@@ -271,6 +286,9 @@ EXPLAINED = {
 }
 EXPLAINED_PRR_NS3 = "Why the first flow keeps its lead in ours"
 EXPLAINED_ANY = "Side by side with our simulator"
+#: The sections on the senders of issue 27 (RED with ECN; BBR and DCTCP).
+EXPLAINED_RED_ECN = "RED with ECN: the senders' answer"
+EXPLAINED_SENDERS = "BBR and DCTCP against ns-3"
 
 
 
@@ -296,9 +314,16 @@ SUMMARY_METRICS = [
 ]
 
 
+def ns3_label(prr: str = DEFAULT_PRR, ns3_ecn: str = "ns3") -> str:
+    """The reference's name in tables and records: ns-3 3.44, its PRR and its ECE answer when not as shipped."""
+    label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
+    return label + ("" if ns3_ecn == "ns3" else f", ECE answer {ns3_ecn}")
+
+
 def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path, jobs: int | None = None,
              progress: bool = False, prr: str = DEFAULT_PRR, aligned: bool = False,
-             phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> tuple[list[dict], list[dict]]:
+             phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False,
+             ns3_ecn: str = "ns3") -> tuple[list[dict], list[dict]]:
     """One configuration in both simulators over ``seeds``: ns-3's runs
     (from the store under ``<out>/ns3/``, the missing ones run) and ours
     (through the run store ``<out>/netreturn``); its cell record is written
@@ -308,7 +333,11 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
     from .api import run
     from .valrecords import record, write_record
 
-    ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns, tcp, ecn)
+    if ns3_ecn not in NS3_ECN:
+        raise ValueError(f"ns3_ecn must be one of {', '.join(NS3_ECN)}, not {ns3_ecn!r}")
+    if ns3_ecn == "rfc8257" and tcp != "dctcp":
+        raise ValueError(f"ns3_ecn 'rfc8257' repairs ns-3's DCTCP: give tcp 'dctcp', not {tcp!r}")
+    ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn)
     settings = ours_settings(flows, queue, phase_ns, tcp, ecn)
     mine = ours_scenario(scenario, aligned)
     if seeds == list(range(1, len(seeds) + 1)):
@@ -317,12 +346,12 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
     else:  # the seeds a store holds (validate --summary --regenerate --cached): the same ones in ours
         batches = [run(mine, set=settings, seed=s, jobs=jobs, out=out / "netreturn", tables=False) for s in seeds]
     ours = [with_data_loss(r) for res in batches for r in res.runs.to_dict("records")]
-    label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
+    label = ns3_label(prr, ns3_ecn)
     rows = [(k, lab, [r.get(k, math.nan) for r in ns3], [r.get(k, math.nan) for r in ours])
             for k, lab in SUMMARY_METRICS]
-    write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn),
+    write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn),
                  record(label, rows, scenario=scenario, flows=flows, queue=queue, aligned=aligned, phase_ns=phase_ns,
-                        prr=prr, seeds=seeds, netreturn_scenario=mine))
+                        prr=prr, seeds=seeds, netreturn_scenario=mine, tcp=tcp, ecn=ecn, ns3_ecn=ns3_ecn))
     return ns3, ours
 
 
@@ -343,7 +372,8 @@ def main(a) -> int:
         from . import _native
 
         phase_ns = round(_native.parse_time(a.phase) * 1e9)
-    label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
+    ns3_ecn = getattr(a, "ns3_ecn", "ns3")
+    label = ns3_label(prr, ns3_ecn)
     mine = ours_scenario(scenario, aligned)
     tcp, ecn = getattr(a, "tcp", "cubic"), bool(getattr(a, "ecn", False))
     senders = "" if tcp == "cubic" and not ecn else f", {tcp}{' with ECN' if ecn else ''}"
@@ -351,13 +381,17 @@ def main(a) -> int:
           f"{label} vs netreturn ({mine})")
     try:
         ns3, ours = run_cell(scenario, flows, a.queue, seeds, out, a.jobs, not a.quiet, prr, aligned, phase_ns,
-                              tcp, ecn)
+                              tcp, ecn, ns3_ecn)
     except RuntimeError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
     rows = compare(ns3, ours)
     text = table(rows, label)
     section = EXPLAINED_PRR_NS3 if prr == "ns3" else EXPLAINED.get(a.queue, EXPLAINED_ANY)
+    if prr != "ns3" and tcp in ("bbr", "dctcp"):
+        section = EXPLAINED_SENDERS
+    elif prr != "ns3" and ecn and a.queue in ("red", "ared"):
+        section = EXPLAINED_RED_ECN
     differ = explained([r["label"] for r in rows if r["agree"] is False], section)
     if differ:
         text += "\n\n" + differ

@@ -63,13 +63,16 @@ class Mechanism:
     cells: tuple[Cell, ...]
 
 
-def dumbbell_cell(scenario: str, flows: int, queue: str) -> Cell:
-    """A cell of ``netreturn validate``: aligned, phase randomized, ns-3-dev's PRR."""
+def dumbbell_cell(scenario: str, flows: int, queue: str, tcp: str = "cubic", ecn: bool = False,
+                  ns3_ecn: str = "ns3") -> Cell:
+    """A cell of ``netreturn validate``: aligned, phase randomized, ns-3-dev's PRR; CUBIC senders
+    without ECN unless told (``tcp``, ``ecn``, ``ns3_ecn``: ``validate --tcp --ecn --ns3-ecn``)."""
     from .validate import DEFAULT_PRR, cell_tag
 
-    name = cell_tag(flows, queue, DEFAULT_PRR, scenario, True, PHASE_NS)
-    return Cell(name, f"{scenario.split('/')[-1]}, {flows} flows", "dumbbell",
-                {"scenario": scenario, "flows": flows, "queue": queue})
+    name = cell_tag(flows, queue, DEFAULT_PRR, scenario, True, PHASE_NS, tcp, ecn, ns3_ecn)
+    senders = "" if tcp == "cubic" and not ecn else f", {tcp}{' + ECN' if ecn else ''}"
+    return Cell(name, f"{scenario.split('/')[-1]}, {flows} flows{senders}", "dumbbell",
+                {"scenario": scenario, "flows": flows, "queue": queue, "tcp": tcp, "ecn": ecn, "ns3_ecn": ns3_ecn})
 
 
 def _dumbbells(queue: str, loads: dict[str, Sequence[int]] = LOADS) -> tuple[Cell, ...]:
@@ -117,6 +120,8 @@ BASELINES = "validation.md#baselines-over-phases"
 NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
+RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
+MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"
 #: NGWA's rows (the NGWA paper's Table 2 tests), a row of the summary per test.
 NGWA_ROWS = (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NewReno (NGWA's scenarios)", "newreno"),
              *((f"NGWA mode {m}", f"mode{m}") for m in range(1, 9)))
@@ -138,6 +143,14 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("Westwood+, lossy link, ns-3 repaired", "ns-3 3.44, Westwood+ count repaired", LOSSY_REPAIRED,
               _lossy("westwood+", True)),
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
+    Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
+    Mechanism("BBR v1", "ns-3 3.44 (TcpBbr)", MODERN_SENDERS_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "droptail", "bbr"),)),
+    Mechanism("DCTCP", "ns-3 3.44 (TcpDctcp), ECE answer repaired", MODERN_SENDERS_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc3168"),)),
+    Mechanism("DCTCP, ns-3 repaired", "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired", MODERN_SENDERS_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257"),)),
     Mechanism("NewReno against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("newreno")),
     Mechanism("CUBIC against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("cubic")),
 )
@@ -312,12 +325,15 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
             try:
                 if cell.kind == "dumbbell":
                     args = (cell.args["flows"], cell.args["queue"])
+                    senders = (cell.args.get("tcp", "cubic"), cell.args.get("ecn", False))
+                    ns3_ecn = cell.args.get("ns3_ecn", "ns3")
                     mine = [s for s in seeds if not cached or validate.ns3_cache_path(
-                        out, *args, s, validate.DEFAULT_PRR, cell.args["scenario"], True, PHASE_NS).exists()]
+                        out, *args, s, validate.DEFAULT_PRR, cell.args["scenario"], True, PHASE_NS, *senders,
+                        ns3_ecn).exists()]
                     if not mine:
                         raise RuntimeError("no reference run stored")
                     validate.run_cell(cell.args["scenario"], *args, mine, out, jobs, progress, validate.DEFAULT_PRR,
-                                      True, PHASE_NS)
+                                      True, PHASE_NS, *senders, ns3_ecn)
                 elif cell.kind == "xcp":
                     mine = [s for s in seeds if not cached or ns2xcp.ns2_cache_path(
                         out, cell.args["case"], s, ns2xcp.SUMMARY_STOP_S).exists()]

@@ -25,6 +25,15 @@ struct State {
     std::vector<uint64_t> rx, tx, retx, recoveries, rtos, rtoExpiries;
     // Entries into CA_CWR: window reductions on ECE (RFC 3168 section 6.1.2).
     std::vector<uint64_t> cwrs;
+    // Each flow's congestion state (TcpCongState_t) and since when (s; -1
+    // before its socket exists and after its file is delivered); the time
+    // in each state summed over flows; entries into CA_CWR by the state they
+    // left; ECE flags the --ecn-rfc3168 repair withheld (EcnRfc3168Rx).
+    std::vector<int> cong;
+    std::vector<double> congSince;
+    double congTime[5] = {0, 0, 0, 0, 0};
+    uint64_t cwrFrom[5] = {0, 0, 0, 0, 0};
+    uint64_t eceWithheld = 0;
     // Packets the bottleneck queue disc marked CE instead of dropping.
     uint64_t marks = 0;
     double qLast = 0, qInt = 0;
@@ -55,6 +64,7 @@ void Reset(uint32_t n, uint64_t fileBytes) {
     S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
     S.recoveries.assign(n, 0); S.rtos.assign(n, 0); S.rtoExpiries.assign(n, 0);
     S.cwrs.assign(n, 0);
+    S.cong.assign(n, 0); S.congSince.assign(n, -1.0);
     S.done.assign(n, -1.0);
     S.sendCount.assign(n, {});
     S.retxDrops.assign(n, 0); S.dataDrops.assign(n, 0);
@@ -81,11 +91,18 @@ double TraceT(uint32_t i, uint32_t k) { return S.cwT[i][k]; }
 double TraceCwnd(uint32_t i, uint32_t k) { return S.cwV[i][k]; }
 double TraceSsthresh(uint32_t i, uint32_t k) { return S.ssV[i][k]; }
 
+// Time in each congestion state stops counting when a flow's file is delivered.
+static void CongClose(uint32_t i) {
+    if (S.congSince[i] >= 0) S.congTime[S.cong[i]] += Simulator::Now().GetSeconds() - S.congSince[i];
+    S.congSince[i] = -1.0;
+}
+
 static void SinkRx(uint32_t i, Ptr<const Packet> p, const Address&) {
     S.rx[i] += p->GetSize();
     if (S.done[i] < 0 && S.rx[i] >= S.fileBytes) {
         S.done[i] = Simulator::Now().GetSeconds();
         S.lastDone = S.done[i];
+        CongClose(i);
         if (--S.remaining == 0) {
             Simulator::Stop();  // every file delivered: end of the run
         }
@@ -122,10 +139,91 @@ static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Ad
 
 // Entries into fast recovery (3 dupACKs or SACK loss detection), into
 // CA_LOSS (retransmission timeout) and into CA_CWR (a reduction on ECE).
-static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
+static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t old, TcpSocketState::TcpCongState_t now) {
     if (now == TcpSocketState::CA_RECOVERY) S.recoveries[i]++;
     if (now == TcpSocketState::CA_LOSS) S.rtos[i]++;
-    if (now == TcpSocketState::CA_CWR) S.cwrs[i]++;
+    if (now == TcpSocketState::CA_CWR) {
+        S.cwrs[i]++;
+        S.cwrFrom[old]++;
+    }
+    if (S.done[i] < 0) {
+        CongClose(i);
+        S.congSince[i] = Simulator::Now().GetSeconds();
+    }
+    S.cong[i] = now;
+}
+// Summed over flows until each file is delivered (or the run ends, at `now`).
+double CongTime(uint32_t k, double now) {
+    double t = S.congTime[k];
+    for (size_t i = 0; i < S.cong.size(); i++)
+        if (S.congSince[i] >= 0 && S.cong[i] == (int) k) t += now - S.congSince[i];
+    return t;
+}
+uint64_t CwrFrom(uint32_t k) { return S.cwrFrom[k]; }
+uint64_t EceWithheld() { return S.eceWithheld; }
+
+// --ecn-rfc3168: ns-3 3.44's ReceivedAck enters CA_CWR on an ACK with ECE
+// from any state but CA_CWR, so a sender in fast recovery (CA_RECOVERY) or
+// after an RTO (CA_LOSS) cuts ssthresh a second time and leaves loss
+// recovery for CWR, where dupACKs start no recovery. RFC 3168 section
+// 6.1.2 reduces once per window for "a series of dropped and/or CE packets
+// from a single window of data", and Linux enters CWR only from Open or
+// Disorder (tcp_enter_cwr: icsk_ca_state < TCP_CA_CWR; tcp_fastretrans_alert
+// does not call it in Recovery or Loss). The repair withholds ECE from the
+// sender's ACK processing while it is in CA_RECOVERY or CA_LOSS: the socket's
+// "Rx" trace fires in DoForwardUp on the header ReceivedAck reads next. As
+// in Linux and ours, the receiver keeps echoing until a CWR arrives, so an
+// ECE after recovery still reduces once.
+// --dctcp-rfc8257: ns-3 3.44's TcpDctcp answers a loss with its ECN rule.
+// Its GetSsThresh, (1 - alpha / 2) cwnd, serves every reduction the socket
+// asks for: EnterCwr, and also EnterRecovery and ReTxTimeout, so with few
+// marks (alpha small) a loss barely lowers the window. RFC 8257 section
+// 3.5: "A DCTCP sender MUST react to loss episodes in the same way as
+// conventional TCP"; Linux halves (dctcp_react_to_loss, on entering
+// Recovery and on CA_EVENT_LOSS), and so does ours (RFC 5681's FlightSize
+// / 2, the default loss rule of crates/tcp/src/cc/mod.rs). The repair halves on a loss as Linux: in GetSsThresh when
+// EnterRecovery calls it (the state is CA_RECOVERY already), and on
+// CA_EVENT_LOSS, which ReTxTimeout raises after its GetSsThresh on the
+// first expiry of a series (cwnd still the one before the timeout).
+class NetreturnDctcpRfc8257 : public TcpDctcp {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnDctcpRfc8257")
+                                .SetParent<TcpDctcp>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<NetreturnDctcpRfc8257>();
+        return tid;
+    }
+    NetreturnDctcpRfc8257() = default;
+    NetreturnDctcpRfc8257(const NetreturnDctcpRfc8257& o) = default;
+    std::string GetName() const override { return "NetreturnDctcpRfc8257"; }
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
+        if (tcb->m_congState == TcpSocketState::CA_RECOVERY) return Halved(tcb);
+        return TcpDctcp::GetSsThresh(tcb, bytesInFlight);
+    }
+    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override {
+        if (event == TcpSocketState::CA_EVENT_LOSS && tcb->m_congState != TcpSocketState::CA_LOSS)
+            tcb->m_ssThresh = Halved(tcb);
+        TcpDctcp::CwndEvent(tcb, event);
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnDctcpRfc8257>(this); }
+
+  private:
+    static uint32_t Halved(Ptr<const TcpSocketState> tcb) {
+        return std::max(tcb->m_cWnd.Get() / 2, 2 * tcb->m_segmentSize);
+    }
+};
+// The TypeId, registered by hand (cling runs no NS_OBJECT_ENSURE_REGISTERED).
+std::string DctcpRfc8257Register() { return NetreturnDctcpRfc8257::GetTypeId().GetName(); }
+
+static bool EcnRfc3168 = false;
+void SetEcnRfc3168(bool on) { EcnRfc3168 = on; }
+static void EcnRfc3168Rx(uint32_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+    if ((h.GetFlags() & TcpHeader::ECE) && !(h.GetFlags() & TcpHeader::SYN) &&
+        (S.cong[i] == TcpSocketState::CA_RECOVERY || S.cong[i] == TcpSocketState::CA_LOSS)) {
+        const_cast<TcpHeader&>(h).SetFlags(h.GetFlags() & ~TcpHeader::ECE);
+        S.eceWithheld++;
+    }
 }
 
 // Every RTO expiry, backoffs included (entries into CA_LOSS miss a timer
@@ -360,8 +458,10 @@ static std::string SegStr(bool fromSender, const TcpHeader& h, uint32_t len, boo
         o << "data " << h.GetSequenceNumber().GetValue() << "+" << len << (retx ? " R" : "");
         if (h.GetFlags() & TcpHeader::SYN) o << " SYN";
         if (h.GetFlags() & TcpHeader::FIN) o << " FIN";
+        if (h.GetFlags() & TcpHeader::CWR) o << " CWR";
     } else {
         o << "ack " << h.GetAckNumber().GetValue() << " win=" << h.GetWindowSize() << " sack=" << SackStr(h);
+        if (h.GetFlags() & TcpHeader::ECE) o << " ECE";
     }
     return o.str();
 }
@@ -396,11 +496,12 @@ static void LogSsth(uint32_t, uint32_t v) { L.ssth = v; }
 static void LogRwnd(uint32_t, uint32_t v) { L.rwnd = v; }
 static void LogNxt(SequenceNumber32, SequenceNumber32 v) { L.nxt = v.GetValue(); }
 static void LogMax(SequenceNumber32, SequenceNumber32 v) { L.max = v.GetValue(); }
-static void LogCong(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now) {
+static void LogCong(TcpSocketState::TcpCongState_t old, TcpSocketState::TcpCongState_t now) {
     if (LogOn() && now == TcpSocketState::CA_LOSS && L.cong != TcpSocketState::CA_LOSS) {
         LogLine("timer side 0");
         Simulator::ScheduleNow(&LogState);
     }
+    if (LogOn()) LogLine(std::string("cong ") + CongName(old) + "->" + CongName(now));
     L.cong = now;
 }
 // An IPv4 packet of the logged flow (either direction), by its header.
@@ -413,6 +514,7 @@ static void LogIp(const char* what, const Ipv4Header& ip, Ptr<Packet> rest, cons
     rest->RemoveHeader(h);
     uint32_t len = rest->GetSize();
     std::string line = std::string(what) + " " + SegStr(fromSender, h, len, false);
+    if (ip.GetEcn() == Ipv4Header::ECN_CE) line += " CE";
     if (!where.empty()) line += " at " + where;
     LogLine(line);
 }
@@ -476,7 +578,10 @@ static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
     Ptr<Socket> s = app->GetSocket();
     if (!s) return;
     InstallPrr(DynamicCast<TcpSocketBase>(s));  // prr.cc: as shipped unless --prr says otherwise
+    S.congSince[i] = Simulator::Now().GetSeconds();
     if ((int32_t) i == L.flow) LogHookSocket(s);
+    // After the log's hook: the log shows the ECE the receiver sent.
+    if (EcnRfc3168) s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&EcnRfc3168Rx, i));
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));

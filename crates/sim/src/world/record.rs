@@ -188,13 +188,17 @@ impl World {
     pub(super) fn describe_segment(&self, flow: u32, dir: u8, seg: &Segment) -> String {
         let iss = self.tcp[flow as usize].conns[0].iss();
         let rel = |x: u32| x.wrapping_sub(iss);
+        // RFC 3168: a CE mark on the IP packet, CWR on data, ECE on ACKs.
+        let ce = if seg.ecn == netreturn_base::Ecn::Ce { " CE" } else { "" };
         if dir == 0 {
             let rx = if seg.retransmission { " R" } else { "" };
-            format!("data {}+{}{}", rel(seg.seq), seg.len, rx)
+            let cwr = if seg.flags.cwr() { " CWR" } else { "" };
+            format!("data {}+{}{}{}{}", rel(seg.seq), seg.len, rx, cwr, ce)
         } else {
             let sacks: Vec<String> =
                 seg.opts.sack.as_slice().iter().map(|&(l, r)| format!("{}-{}", rel(l), rel(r))).collect();
-            format!("ack {} win={} sack=[{}]", rel(seg.ack), seg.window, sacks.join(","))
+            let ece = if seg.flags.ece() { " ECE" } else { "" };
+            format!("ack {} win={} sack=[{}]{}{}", rel(seg.ack), seg.window, sacks.join(","), ece, ce)
         }
     }
 

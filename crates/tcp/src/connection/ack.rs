@@ -59,7 +59,7 @@ impl Connection {
         // The SYN-ACK's ECE agrees to ECN; it signals no congestion.
         let ece = self.ecn_ok && seg.flags.ece() && !seg.flags.syn();
         if ece {
-            self.ecn_on_echo(now);
+            self.ecn_on_echo(now, delivered);
         }
         if self.rate.is_some() {
             self.rate_on_ack(now);
@@ -155,6 +155,9 @@ impl Connection {
                     self.win.cwnd = cwnd.max(self.mss);
                 }
             }
+        } else if self.ecn_ok && self.in_cwr && !self.cwr_on_ack(delivered) {
+            // Reducing after an ECE: no growth until the window is acknowledged.
+            self.dupacks = 0;
         } else {
             self.dupacks = 0;
             // cwnd grows by the bytes this ACK newly reports delivered (RFC

@@ -106,18 +106,47 @@ impl Connection {
 
     /// An ACK with ECE arrived: reduce cwnd, at most once per window and
     /// not during loss recovery (section 6.1.2), by the control's rule
-    /// (halve, or DCTCP's alpha), and owe the peer a CWR.
-    pub(super) fn ecn_on_echo(&mut self, now: Time) {
+    /// (halve, or DCTCP's alpha), and owe the peer a CWR. With PRR the
+    /// reduction is spread over the window, as in loss recovery (RFC 6937
+    /// section 1: PRR serves any reduction, ECN's included; Linux
+    /// `tcp_enter_cwr` and ns-3 `EnterCwr` run it in their CWR state):
+    /// cwnd falls to ssthresh as the window is acknowledged and does not
+    /// grow meanwhile; without PRR it is cut at once.
+    pub(super) fn ecn_on_echo(&mut self, now: Time, delivered: u64) {
         if self.in_recovery || self.snd_una <= self.ecn_recover && self.ecn_recover > 0 {
             return;
         }
         let flight = self.snd_max - self.snd_una;
         self.win.ssthresh = self.cc.ssthresh_after_ecn(now, &self.win, flight);
         if !self.cc.owns_cwnd() {
-            self.win.cwnd = self.win.ssthresh.max(self.mss);
+            if self.cfg.recovery == Recovery::Prr {
+                self.in_cwr = true;
+                self.recover_fs = flight;
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                self.prr_update(delivered);
+            } else {
+                self.win.cwnd = self.win.ssthresh.max(self.mss);
+            }
         }
         self.ecn_recover = self.snd_max;
         self.cwr_due = true;
         self.stats.ecn_reductions += 1;
+    }
+
+    /// A new ACK in the CWR state: PRR on, or the end of the reduction once
+    /// SND.UNA passes the window that was in flight at the ECE (cwnd =
+    /// ssthresh, as at the end of loss recovery; Linux
+    /// `tcp_end_cwnd_reduction`). Returns whether the state ended, so the
+    /// control may grow cwnd on this ACK (ns-3 `ProcessAck` does).
+    #[inline(never)]
+    pub(super) fn cwr_on_ack(&mut self, delivered: u64) -> bool {
+        if self.snd_una > self.ecn_recover {
+            self.in_cwr = false;
+            self.win.cwnd = self.win.ssthresh.max(self.mss);
+            return true;
+        }
+        self.prr_update(delivered);
+        false
     }
 }

@@ -171,6 +171,10 @@ pub struct Connection {
     ece_echo: bool,
     /// Sender: set CWR on the next new data segment.
     cwr_due: bool,
+    /// Sender: reducing cwnd after an ECE (RFC 3168 section 6.1.2) by PRR
+    /// until SND.UNA passes `ecn_recover`, without growing it (Linux
+    /// `TCP_CA_CWR`, ns-3 `CA_CWR`).
+    in_cwr: bool,
 }
 
 impl Connection {
@@ -231,6 +235,7 @@ impl Connection {
             ecn_ok: false,
             ece_echo: false,
             cwr_due: false,
+            in_cwr: false,
             ecn_recover: 0,
             rate,
             pace_wait: None,

@@ -46,16 +46,26 @@ impl Connection {
         self.partial_acks = 0;
         self.recover = self.snd_max;
         // A loss and a CE mark in one window are one congestion signal
-        // (RFC 3168 section 6.1.2).
+        // (RFC 3168 section 6.1.2): "the TCP sender's congestion window
+        // should be reduced only once in response to a series of dropped
+        // and/or CE packets from a single window of data". A loss found
+        // while reducing after an ECE continues that reduction (Linux
+        // `tcp_enter_recovery`: no new ssthresh while `tcp_in_cwnd_reduction`).
+        let continues_cwr = self.ecn_ok && self.in_cwr;
+        self.in_cwr = false;
         self.ecn_recover = self.snd_max;
         let flight = self.snd_max - self.snd_una;
-        self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight);
+        if !continues_cwr {
+            self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight);
+        }
         self.high_rxt = self.snd_una;
         if self.sack_ok {
-            // RFC 6937: RecoverFS = snd.nxt - snd.una.
-            self.recover_fs = flight;
-            self.prr_delivered = 0;
-            self.prr_out = 0;
+            if !continues_cwr {
+                // RFC 6937: RecoverFS = snd.nxt - snd.una.
+                self.recover_fs = flight;
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+            }
             // RFC 6675 section 5 step (4.3): retransmit the first
             // un-SACKed segment regardless of cwnd.
             let (gap, gap_end) = self.board.sacked.next_gap(self.snd_una);

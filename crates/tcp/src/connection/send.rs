@@ -259,7 +259,7 @@ impl Connection {
             self.rtt_timing = Some((end, now));
         }
         self.snd_max = self.snd_max.max(end);
-        if self.in_recovery {
+        if self.in_recovery || self.ecn_ok && self.in_cwr {
             self.prr_out += len;
         }
         // RFC 6298 (5.1): start the timer if it is not running.

@@ -778,3 +778,89 @@ fn a_sacked_segment_counts_as_delivered_once_when_sacked() {
     assert_eq!(delivered(&c), 10_000);
     assert!(c.rate.as_ref().unwrap().sent.is_empty(), "records go as SND.UNA passes them");
 }
+
+/// An ECN-capable pair (MSS 1000, CUBIC, SACK, PRR) whose sender, after a
+/// first window of ten segments acknowledged without a mark, has twenty in
+/// flight (slow start): the receiver got them at 30 ms, the first marked CE
+/// and segment `lost` of the twenty (if any) dropped. Returns the sender, the
+/// receiver, the sender's cwnd before their ACKs, and those ACKs (all with
+/// ECE: RFC 3168 section 6.1.3 latches it until a CWR arrives).
+fn window_first_marked(lost: Option<usize>) -> (Connection, Connection, u64, Vec<Segment>) {
+    let cfg = TcpConfig { mss: 1000, ecn: true, rcv_buf: 1 << 20, ..Default::default() };
+    let (mut c, mut s) = established(&cfg);
+    assert!(c.ecn_ok && s.ecn_ok, "ECN negotiated");
+    let ms = Time::from_millis;
+    let mut first = Vec::new();
+    c.send(Time::ZERO, 1_000_000, &mut first);
+    let mut acks = Vec::new();
+    for g in &first {
+        s.on_segment(ms(10), g, &mut acks);
+    }
+    let mut sent = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(20), a, &mut sent);
+    }
+    assert_eq!(sent.len(), 20, "slow start doubled the window");
+    sent[0].ecn = Ecn::Ce;
+    let mut acks = Vec::new();
+    for (k, g) in sent.iter().enumerate() {
+        if Some(k) != lost {
+            s.on_segment(ms(30), g, &mut acks);
+        }
+    }
+    assert!(acks.iter().all(|a| a.flags.ece()), "every ACK echoes the mark");
+    let cwnd0 = c.win.cwnd;
+    (c, s, cwnd0, acks)
+}
+
+#[test]
+fn an_ece_reduces_cwnd_over_the_window_by_prr_and_does_not_grow_it_meanwhile() {
+    // RFC 3168 section 6.1.2 (one reduction per window) with RFC 6937's
+    // PRR spreading it, as Linux's and ns-3's CWR state: cwnd is not cut
+    // to ssthresh at once, and no ACK of the reduced window raises it.
+    let (mut c, mut s, cwnd0, acks) = window_first_marked(None);
+    let mut out = Vec::new();
+    c.on_segment(Time::from_millis(40), &acks[0], &mut out);
+    assert_eq!(c.stats().ecn_reductions, 1);
+    let ssthresh = c.win.ssthresh;
+    assert!(ssthresh < cwnd0, "ssthresh {ssthresh} from cwnd {cwnd0}");
+    assert!(c.in_cwr && c.win.cwnd > ssthresh, "cwnd {} cut at once to {ssthresh}", c.win.cwnd);
+    for a in &acks[1..] {
+        c.on_segment(Time::from_millis(40), a, &mut out);
+        assert!(c.win.cwnd <= cwnd0, "cwnd grew to {} while reducing", c.win.cwnd);
+    }
+    assert_eq!(c.stats().ecn_reductions, 1, "one reduction for the window");
+    // PRR sent about ssthresh while the window was acknowledged.
+    let during: u64 = out.iter().map(|g| g.len as u64).sum();
+    assert!(during.abs_diff(ssthresh) <= c.mss, "sent {during} B for ssthresh {ssthresh}");
+    // The first ACK beyond the reduced window ends the state at ssthresh.
+    let mut acks2 = Vec::new();
+    for g in &out {
+        s.on_segment(Time::from_millis(50), g, &mut acks2);
+    }
+    let mut more = Vec::new();
+    c.on_segment(Time::from_millis(60), &acks2[0], &mut more);
+    assert!(!c.in_cwr);
+    assert!(c.win.cwnd >= ssthresh && c.win.cwnd <= ssthresh + c.mss, "cwnd {} at the end", c.win.cwnd);
+}
+
+#[test]
+fn a_loss_in_the_window_of_an_ecn_reduction_does_not_cut_ssthresh_again() {
+    // RFC 3168 section 6.1.2: "the TCP sender's congestion window should
+    // be reduced only once in response to a series of dropped and/or CE
+    // packets from a single window of data" (Linux `tcp_enter_recovery`
+    // keeps the CWR's ssthresh). The window's first segment marked, its
+    // second (stream bytes 11 000..12 000) lost.
+    let (mut c, _s, _, acks) = window_first_marked(Some(1));
+    let lost_seq = c.iss.wrapping_add(1 + 11_000);
+    let mut out = Vec::new();
+    c.on_segment(Time::from_millis(40), &acks[0], &mut out);
+    let ssthresh = c.win.ssthresh;
+    assert_eq!(c.stats().ecn_reductions, 1);
+    for a in &acks[1..] {
+        c.on_segment(Time::from_millis(40), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 1, "the loss is repaired by fast retransmit");
+    assert!(out.iter().any(|g| g.retransmission && g.seq == lost_seq));
+    assert_eq!(c.win.ssthresh, ssthresh, "ssthresh cut a second time for one window");
+}

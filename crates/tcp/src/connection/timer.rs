@@ -27,6 +27,7 @@ impl Connection {
         // RFC 5681 section 3.1: cwnd = LW = 1 SMSS.
         self.win.cwnd = self.mss;
         self.in_recovery = false;
+        self.in_cwr = false;
         self.dupacks = 0;
         // RFC 6582 section 3.2 step 1 / RFC 6675 section 5.1: recovery
         // point to the highest sequence sent. The SACK scoreboard is kept
