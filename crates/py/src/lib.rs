@@ -12,6 +12,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::path::Path;
 
+/// Large tables on huge pages ([`netreturn_sim::hugepages`]).
+#[global_allocator]
+static ALLOC: netreturn_sim::hugepages::HugePages = netreturn_sim::hugepages::HugePages;
+
 create_exception!(_native, NativeScenarioError, PyValueError, "A scenario file or parameter is invalid.");
 
 fn scenario_err(e: ScenarioError) -> PyErr {

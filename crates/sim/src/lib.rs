@@ -18,6 +18,7 @@
 
 mod build;
 pub mod event;
+pub mod hugepages;
 pub mod memory;
 pub mod metrics;
 pub mod ngwa;

@@ -17,6 +17,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// Large tables on huge pages ([`netreturn_sim::hugepages`]).
+#[global_allocator]
+static ALLOC: netreturn_sim::hugepages::HugePages = netreturn_sim::hugepages::HugePages;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut path = None;
