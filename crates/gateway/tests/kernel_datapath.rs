@@ -234,6 +234,19 @@ fn data(payload: usize) -> Vec<u8> {
     build_tcp_frame(SENDER, RECEIVER, 40_000, 5001, 1, 1, TcpFlags::ACK, 502, &[], &vec![7; payload])
 }
 
+/// A data segment A -> B with `payload` bytes whose IPv4 header carries
+/// `opts` (a multiple of 4 bytes) as its options.
+fn data_with_options(payload: usize, opts: &[u8]) -> Vec<u8> {
+    let mut f = data(payload);
+    f.splice(34..34, opts.iter().copied());
+    let hl = 20 + opts.len();
+    let mut ip = ipv4::Packet::new_unchecked(&mut f[14..]);
+    ip.set_version_and_header_len(hl);
+    ip.set_total_len((hl + 20 + payload) as u16);
+    ip.fill_checksum();
+    f
+}
+
 /// `frame` as the packet datapath marks it: wire::ipv4::insert_ngwa.
 fn inserted(frame: &[u8], w: u32) -> Vec<u8> {
     let mut out = frame.to_vec();
@@ -295,26 +308,12 @@ fn a_segment_the_option_would_push_past_the_mtu_or_a_full_header_passes_untouche
     let (_, out) = p.run_on("nr_data", &data(1452)).unwrap();
     assert_eq!(out.len(), data(1452).len() + 8);
     // A header with 36 bytes of options has no room for 8 more.
-    let mut full = data(10);
-    full.splice(34..34, [1u8; 36]);
-    {
-        let mut ip = ipv4::Packet::new_unchecked(&mut full[14..]);
-        ip.set_version_and_header_len(56);
-        ip.set_total_len(56 + 20 + 10);
-        ip.fill_checksum();
-    }
+    let full = data_with_options(10, &[1u8; 36]);
     let (_, out) = p.run_on("nr_data", &full).unwrap();
     assert_eq!(out, full);
     assert_eq!(ngwa_count(&p, 0, NgwaCounter::OptionsFull), 1);
     // An option list that does not parse (a length running past the header).
-    let mut bad = data(10);
-    bad.splice(34..34, [7u8, 40, 0, 0]);
-    {
-        let mut ip = ipv4::Packet::new_unchecked(&mut bad[14..]);
-        ip.set_version_and_header_len(24);
-        ip.set_total_len(24 + 20 + 10);
-        ip.fill_checksum();
-    }
+    let bad = data_with_options(10, &[7u8, 40, 0, 0]);
     let (_, out) = p.run_on("nr_data", &bad).unwrap();
     assert_eq!(out, bad);
     assert_eq!(ngwa_count(&p, 0, NgwaCounter::BadOptions), 1);
@@ -411,14 +410,7 @@ fn an_ngwa_edge_in_the_kernel_reads_the_value_and_gives_the_receiver_the_segment
     }
     // An option behind another becomes NOPs (the header keeps its length,
     // where wire::ipv4::strip_ngwa would shrink it to the other option).
-    let mut behind = sent.clone();
-    behind.splice(34..34, [7u8, 3, 4, 1, 33, 6, 0, 0, 0x13, 0x88, 1, 1]);
-    {
-        let mut ip = ipv4::Packet::new_unchecked(&mut behind[14..]);
-        ip.set_version_and_header_len(32);
-        ip.set_total_len(32 + 20 + 1000);
-        ip.fill_checksum();
-    }
+    let behind = data_with_options(1000, &[7u8, 3, 4, 1, 33, 6, 0, 0, 0x13, 0x88, 1, 1]);
     let (_, got) = p.run_on("nr_data", &behind).unwrap();
     assert_eq!(&got[34..46], &[7u8, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
     assert_eq!(ipv4::Packet::new_unchecked(&got[14..]).ngwa(), None);
