@@ -79,7 +79,8 @@ impl Ngwa {
         let router = || {
             n.role.router().then(|| n.router()).flatten().map(|r| {
                 let mut cfg = r.config();
-                cfg.idle_timeout = Time::from_secs(1 << 40);
+                // FIN / RST only: 34 years, far past any run (and inside u64 ns).
+                cfg.idle_timeout = Time::from_secs(1 << 30);
                 NgwaRouter::new(cfg)
             })
         };
@@ -361,7 +362,10 @@ fn ngwa_values<C: WindowController>(g: &mut WindowGateway<C>, dp: &Datapath, st:
             payload_len: 1,
         };
         if count > 1 {
-            let mean = ((e.ngwa_sum - sum0 - e.ngwa_last as u64) / (count - 1)).min(u32::MAX as u64) as u32;
+            // (The programs update the three fields one by one: a copy may
+            // hold a sum a value short of its count; saturate.)
+            let others = e.ngwa_sum.saturating_sub(sum0).saturating_sub(e.ngwa_last as u64);
+            let mean = (others / (count - 1)).min(u32::MAX as u64) as u32;
             for _ in 1..count.min(1 << 16) {
                 g.on_inband(now, &seg, &InBand::Ngwa(mean));
             }
