@@ -47,6 +47,17 @@ pub struct Roles {
     pub edge: bool,
 }
 
+impl Roles {
+    /// The role as `--ngwa role=` spells it (the JSON's `ngwa_role`).
+    pub fn name(self) -> &'static str {
+        match (self.router, self.edge) {
+            (true, true) => "both",
+            (true, false) => "router",
+            _ => "receiver-edge",
+        }
+    }
+}
+
 /// NGWA counters of one gateway.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NgwaWireStats {

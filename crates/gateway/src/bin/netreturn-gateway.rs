@@ -65,13 +65,7 @@ fn ngwa_wires(args: &Args) -> (Option<NgwaWire>, Option<NgwaWire>) {
 /// The NGWA counters of the JSON dump (and the router stage's own).
 fn ngwa_json<H: WindowHook>(p: &Pipeline<H>) -> Vec<(&'static str, String)> {
     let Some(n) = p.ngwa() else { return vec![] };
-    let roles = n.roles();
-    let role = match (roles.router, roles.edge) {
-        (true, true) => "both",
-        (true, false) => "router",
-        _ => "receiver-edge",
-    };
-    let mut v = vec![("ngwa_role", format!("\"{role}\"")), ("ngwa", n.stats().to_json())];
+    let mut v = vec![("ngwa_role", format!("\"{}\"", n.roles().name())), ("ngwa", n.stats().to_json())];
     if let Some(r) = n.router() {
         v.push(("ngwa_active_flows", r.active_flows().to_string()));
     }

@@ -17,7 +17,7 @@ use super::maps::{Counter, NgwaCounter, NrKey, NrWindow};
 use super::tc::{self, Bridge, Fifo, QdiscReader, QueueStats, Shaper, FIFO_HANDLE};
 use crate::cli::Args;
 use crate::control::stats_json;
-use crate::ngwa::NgwaWireStats;
+use crate::ngwa::{NgwaWireStats, Roles};
 use crate::stats::{DirStats, Stats};
 use crate::sys::{install_signals, monotonic_now, write_stats_file, DUMP, STOP};
 use netreturn_control::queue::Limit;
@@ -176,7 +176,7 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
     let unshaped = Rate::mbps(1000);
     let rates = [args.rate.unwrap_or(unshaped), args.rate_ba.unwrap_or(unshaped)];
     let mut queues = [QueueStats::default(); 2];
-    st.nodes = set_nodes(&mut dp, &mut st, &queues, capacity, rates);
+    set_nodes(&mut dp, &mut st, &queues, capacity, rates);
     let idle = args.tick_idle.max(tick);
     // The programs are attached: the first stats file says so (the testbed
     // starts its traffic once every gateway wrote one).
@@ -221,12 +221,11 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
             Some(g) => tick_controller(g, &mut dp, &mut st, now, queues[0]),
             None => drain(None::<&mut WindowGateway<C>>, &mut dp, &mut st),
         };
-        let nodes = set_nodes(&mut dp, &mut st, &queues, capacity, rates);
+        let moved = set_nodes(&mut dp, &mut st, &queues, capacity, rates);
         let changed = reported > 0
             || st.map_writes != writes
-            || nodes != st.nodes
+            || moved
             || queues.iter().any(|q| q.backlog_bytes > 0 || q.backlog_packets > 0);
-        st.nodes = nodes;
         if changed {
             (period, quiet) = (tick, 0);
         } else {
@@ -310,30 +309,34 @@ fn drain<C: WindowController>(mut g: Option<&mut WindowGateway<C>>, dp: &mut Dat
     n
 }
 
-/// Each NGWA router's `W_node` from its direction's queue as last read.
+/// Each NGWA router's `W_node` from its direction's queue as last read,
+/// written into the map where it moved; whether one did.
 fn set_nodes(
     dp: &mut Datapath,
     st: &mut State,
     queues: &[QueueStats; 2],
     capacity: [u64; 2],
-    args_rate: [Rate; 2],
-) -> [Option<u32>; 2] {
-    let mut out = [None; 2];
-    let Some(n) = st.ngwa.as_ref() else { return out };
+    rates: [Rate; 2],
+) -> bool {
+    let Some(n) = st.ngwa.as_ref() else { return false };
+    let mut moved = false;
     for (dir, r) in n.routers.iter().enumerate() {
         let Some(r) = r else { continue };
         let q = QueueState {
             backlog_bytes: queues[dir].backlog_bytes as u64,
             capacity_bytes: capacity[dir],
-            rate: [args_rate[0], args_rate[1]][dir],
+            rate: rates[dir],
         };
         let w = r.w_node(&q);
-        out[dir] = Some(w);
-        if st.nodes[dir] != Some(w) && dp.progs.set_node(dir as u32, w).is_err() {
-            st.map_errors += 1;
+        if st.nodes[dir] != Some(w) {
+            moved = true;
+            st.nodes[dir] = Some(w);
+            if dp.progs.set_node(dir as u32, w).is_err() {
+                st.map_errors += 1;
+            }
         }
     }
-    out
+    moved
 }
 
 /// The values data brought to the NGWA edge since the last tick, per flow,
@@ -349,8 +352,7 @@ fn ngwa_values<C: WindowController>(g: &mut WindowGateway<C>, dp: &Datapath, st:
         n.read.insert(*key, (e.ngwa_sum, e.ngwa_n));
         let count = e.ngwa_n - n0;
         // The data direction: the reverse of the ACKs' key.
-        let ack = key.flow_key();
-        let data = FlowKey { src: ack.dst, dst: ack.src, sport: ack.dport, dport: ack.sport, proto: ack.proto };
+        let data = key.flow_key().reversed();
         let seg = TcpView {
             key: data,
             flags: TcpFlags::ACK,
@@ -491,11 +493,7 @@ fn json<C: WindowController>(
         extra.push(("not_emulated", n.clone()));
     }
     if let Some(n) = st.ngwa.as_ref() {
-        let role = match (n.routers[0].is_some(), n.edge) {
-            (true, true) => "both",
-            (true, false) => "router",
-            _ => "receiver-edge",
-        };
+        let role = Roles { router: n.routers[0].is_some(), edge: n.edge }.name();
         extra.push(("ngwa_role", format!("\"{role}\"")));
         extra.push(("ngwa", ngwa_stats(&c, 0).to_json()));
         if let Some(r) = &n.routers[0] {
