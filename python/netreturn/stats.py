@@ -108,3 +108,14 @@ def agree(a: tuple[float, float, int], b: tuple[float, float, int]) -> bool | No
     if any(math.isnan(x) for x in (m1, h1, m2, h2)):
         return None
     return abs(m1 - m2) <= math.hypot(h1, h2)
+
+
+def quantile(xs: Sequence[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's default)."""
+    if not xs:
+        return math.nan
+    s = sorted(xs)
+    pos = q * (len(s) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)

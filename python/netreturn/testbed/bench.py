@@ -33,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..stats import quantile
 from ..table import num, render
 from .netns import TestbedError, Topology, cpu_plan, sh
 from .runner import find_gateway, wait_ready
@@ -48,7 +49,11 @@ MODES: dict[str, list[str] | None] = {
     # 1.5 MB queue, above what a 0.1 ms path needs (the default alpha,
     # 1 kB/bit, would hold the sender to about 20 kB).
     "gateway+ewa": ["--controller", "ewa", "--ctl", "alpha=65536"],
-    "gateway+awm": ["--controller", "awm", "--ctl", "capacity=10gbit"],
+    # AWM's gain follows its design RTT (beta = T / 4R, R = design_rtt +
+    # T / C): the default 200 ms (the papers' paths) grows swnd from 10 MTU
+    # at about 1 MB/s, which holds a 0.1 ms path's sender for seconds. An
+    # operator sets the RTT of the path the gateway serves.
+    "gateway+awm": ["--controller", "awm", "--ctl", "capacity=10gbit", "--ctl", "design_rtt=1ms"],
     # SAP-LAW and RWM write C x RTT_handshake (x share / flows): with a
     # handshake RTT of about 0.1 ms, 100 Gb/s gives about 1.2 MB.
     "gateway+saplaw": ["--controller", "sap-law", "--ctl", "capacity=100gbit"],
@@ -72,14 +77,31 @@ MODES.update({"kdp" + m.removeprefix("gateway"): [*(_KDP_ROOM.get(x, x) for x in
               for m, a in list(MODES.items()) if a is not None})
 
 
-def _ping(topo: Topology, n: int) -> dict:
-    r = sh(["ping", "-q", "-c", str(n), "-i", "0.01", Topology.receiver_addr(0)],
-           ns=topo.sender(0), check=False, timeout=60)
-    m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms", r.stdout or "")
-    if not m:
+#: Seconds between two pings: 1000 a trial take 2 s. Root may go below
+#: ping's 0.2 s user floor; 2 ms leaves the path idle between echoes.
+PING_INTERVAL = 0.002
+
+
+def parse_ping(text: str) -> list[float]:
+    """The round-trip time of every echo reply in ``ping``'s output, in ms
+    (lines ``... time=0.045 ms``), in the order they came."""
+    return [float(m.group(1)) for m in re.finditer(r"time[=<]([\d.]+) ms", text)]
+
+
+def rtt_summary(rtts: list[float]) -> dict:
+    """min / p50 / mean / p99 / max of single round trips (ms); empty
+    without any."""
+    if not rtts:
         return {}
-    return {"ping_min_ms": float(m.group(1)), "ping_avg_ms": float(m.group(2)),
-            "ping_max_ms": float(m.group(3)), "ping_mdev_ms": float(m.group(4))}
+    s = sorted(rtts)
+    return {"ping_n": len(s), "ping_min_ms": s[0], "ping_p50_ms": quantile(s, 0.5),
+            "ping_avg_ms": statistics.fmean(s), "ping_p99_ms": quantile(s, 0.99), "ping_max_ms": s[-1]}
+
+
+def _ping(topo: Topology, n: int) -> list[float]:
+    r = sh(["ping", "-n", "-c", str(n), "-i", str(PING_INTERVAL), Topology.receiver_addr(0)],
+           ns=topo.sender(0), check=False, timeout=60 + n * PING_INTERVAL * 2)
+    return parse_ping(r.stdout or "")
 
 
 def _iperf(topo: Topology, seconds: float, streams: int) -> dict:
@@ -141,7 +163,9 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
             if gw.poll() is not None:
                 raise TestbedError(f"gateway exited: {' '.join(cmd)}: {gw.stderr.read().strip()[-300:]}")
         row = {"mode": mode, "gateway_cpu": cpu, "rps_mask": mask}
-        row.update(_ping(topo, pings))
+        rtts = _ping(topo, pings)
+        row.update(rtt_summary(rtts))
+        row["_rtts"] = rtts
         t0 = time.monotonic()
         c0 = _cpu_seconds(gw.pid) if gw is not None else 0.0
         m0 = _machine_cpu_seconds()
@@ -179,7 +203,7 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
         topo.destroy()
 
 
-def bench(out: Path, seconds: float = 5.0, streams: int = 1, pings: int = 200,
+def bench(out: Path, seconds: float = 5.0, streams: int = 1, pings: int = 1000,
           modes: list[str] | None = None, gateway_bin: str | None = None, prefix: str = "nrtbb",
           pin: bool = True, repeat: int = 1, gateway_args: list[str] | None = None) -> list[dict]:
     """Runs every mode ``repeat`` times (interleaved); returns one row per
@@ -204,56 +228,94 @@ def bench(out: Path, seconds: float = 5.0, streams: int = 1, pings: int = 200,
             rows.append(row)
     _write(out / "bench.csv", rows)
     _write(out / "bench_summary.csv", summarize(rows))
+    _write_rtts(out, rows)
     return rows
 
 
 def _write(path: Path, rows: list[dict]) -> None:
-    keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "mode", k))
+    """Rows as CSV; keys starting with ``_`` (a trial's single RTTs) stay out."""
+    keys = sorted({k for r in rows for k in r if not k.startswith("_")}, key=lambda k: (k != "mode", k))
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
+        w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
 
 
+def _write_rtts(out: Path, rows: list[dict]) -> None:
+    """Every single RTT (``pings.csv``) and their CDF per mode
+    (``bench_rtt.png``): the latency a person would rather look at."""
+    with open(out / "pings.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["mode", "trial", "seq", "rtt_ms"])
+        for r in rows:
+            for i, x in enumerate(r.get("_rtts", [])):
+                w.writerow([r["mode"], r.get("trial", 0), i, x])
+    pooled = {m: [x for r in rows if r["mode"] == m for x in r.get("_rtts", [])]
+              for m in dict.fromkeys(r["mode"] for r in rows)}
+    if not any(pooled.values()):
+        return
+    from ..plots import cdf_figure
+    from ..report import save
+
+    n = {m: len(v) for m, v in pooled.items()}
+    fig = cdf_figure(pooled, "idle round-trip time (ms)", "testbed bench: single pings through each datapath",
+                     f"{min(n.values())}-{max(n.values())} echoes per mode, every trial pooled, one every "
+                     f"{PING_INTERVAL * 1000:g} ms on an idle path (before each trial's iperf3).")
+    if fig is not None:
+        save(fig, out / "bench_rtt.png")
+
+
 def summarize(rows: list[dict]) -> list[dict]:
     """One row per mode: the best trial (highest Gb/s), with the number of
-    trials and the min / median / max of the throughput, and the lowest
-    mean ping of all trials."""
+    trials and the min / median / max of the throughput. Its latency is every
+    trial's single pings pooled (p50 and p99), with the lowest and highest
+    per-trial p50 beside it: how far a mode moves between its own trials
+    bounds the difference between modes one can resolve."""
     out = []
     for mode in dict.fromkeys(r["mode"] for r in rows):
         rs = [r for r in rows if r["mode"] == mode]
-        best = dict(max(rs, key=lambda r: r.get("gbps", 0)))
+        best = {k: v for k, v in max(rs, key=lambda r: r.get("gbps", 0)).items() if not k.startswith("_")}
         g = [r.get("gbps", 0) for r in rs]
         best.update(n=len(rs), gbps_min=min(g), gbps_median=statistics.median(g), gbps_max=max(g))
-        pings = [r["ping_avg_ms"] for r in rs if "ping_avg_ms" in r]
-        if pings:
-            best["ping_avg_ms"] = min(pings)
+        for k in [k for k in best if k.startswith("ping_")]:
+            best.pop(k)
+        pooled = [x for r in rs for x in r.get("_rtts", [])]
+        if pooled:
+            best.update(rtt_summary(pooled))
+            p50s = [r["ping_p50_ms"] for r in rs if "ping_p50_ms" in r]
+            best.update(ping_p50_trial_min_ms=min(p50s), ping_p50_trial_max_ms=max(p50s))
         best.pop("trial", None)
         out.append(best)
     return out
 
 
 def format_table(rows: list[dict]) -> str:
-    """The side-by-side table (best of the trials of each mode)."""
+    """The side-by-side table (best of the trials of each mode; latency from
+    every trial's pings pooled)."""
     nan = float("nan")
-    kernel_ping = next((r.get("ping_avg_ms") for r in summarize(rows) if r["mode"] == "kernel"), None)
+    summary = summarize(rows)
+    bridge = next((r for r in summary if r["mode"] == "kernel"), {})
     header = ["mode", "n", "Gb/s", "(min-max)", "vs bridge", "data Mpps", "gw Mpps", "gw cpu", "Gb/s/core",
-              "cpu ns/B", "rewritten", "retr", "ping ms", "added"]
-    kernel_gbps = next((r.get("gbps") for r in summarize(rows) if r["mode"] == "kernel"), None)
+              "cpu ns/B", "rewritten", "retr", "rtt p50", "(trials)", "rtt p99", "added p50", "added p99"]
     body = []
-    for r in summarize(rows):
-        ping = r.get("ping_avg_ms", nan)
-        added = ping - kernel_ping if kernel_ping is not None and r["mode"] != "kernel" else nan
+    for r in summary:
+        added = {q: (r.get(f"ping_{q}_ms", nan) - bridge.get(f"ping_{q}_ms", nan)
+                     if bridge and r["mode"] != "kernel" else nan) for q in ("p50", "p99")}
         spread = f"{r['gbps_min']:.2f}-{r['gbps_max']:.2f}"
-        vs = r.get("gbps", 0) / kernel_gbps if kernel_gbps else nan
+        trials = (f"{r['ping_p50_trial_min_ms']:.3f}-{r['ping_p50_trial_max_ms']:.3f}"
+                  if "ping_p50_trial_min_ms" in r else "")
+        vs = r.get("gbps", 0) / bridge["gbps"] if bridge.get("gbps") else nan
         body.append([r["mode"], r["n"], f"{r.get('gbps', 0):.2f}", spread, f"{vs:.1%}", num(r.get("data_mpps", 0)),
                      num(r.get("gw_mpps_both_dirs", nan)), num(r.get("gw_cpu_frac", nan), "ratio"),
                      f"{r.get('gbps_per_gw_core', nan):.2f}", f"{r.get('machine_cpu_ns_per_byte', nan):.3f}",
-                     num(r.get("gw_rewritten", nan)), r.get("retransmits", 0), num(ping, "ms"), num(added, "ms")])
+                     num(r.get("gw_rewritten", nan)), r.get("retransmits", 0),
+                     f"{r.get('ping_p50_ms', nan):.3f}", trials, f"{r.get('ping_p99_ms', nan):.3f}",
+                     f"{added['p50']:+.3f}", f"{added['p99']:+.3f}"])
     lines = [render(header, body)]
     lines.append("Gb/s: iperf3, 1 TCP stream, 1500-byte MTU, best of n (min-max over the n trials); data Mpps: "
                  "1448-byte segments/s; gw Mpps: frames the gateway forwarded, both directions; gw cpu: share of "
                  "one core (for kdp, the user-space controller only: the kernel forwards in softirq); cpu ns/B: busy "
-                 "time of every core per byte delivered (the whole machine, end hosts included); ping: idle RTT, "
-                 "lowest mean of the trials; added: vs the kernel bridge. kdp: the kernel datapath (eBPF).")
+                 "time of every core per byte delivered (the whole machine, end hosts included); rtt: single idle "
+                 "pings (ms) of every trial pooled, p50 and p99, with the lowest and highest per-trial p50 in "
+                 "brackets; added: vs the kernel bridge's pooled p50 / p99. kdp: the kernel datapath (eBPF).")
     return "\n".join(lines)

@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--out", type=Path, required=True)
     b.add_argument("--seconds", type=float, default=5.0)
     b.add_argument("--streams", type=int, default=1)
-    b.add_argument("--pings", type=int, default=200)
+    b.add_argument("--pings", type=int, default=1000, help="idle pings per trial, one every 2 ms (default 1000)")
     b.add_argument("--mode", action="append", default=None, choices=list(MODES),
                    help="modes to run (repeatable; default: all, side by side)")
     b.add_argument(

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..files import write_frame_csv
 from ..runner import Store
-from ..stats import jain, mean
+from ..stats import jain, mean, quantile
 from .netns import TestbedError
 from .runner import RunConfig, run as run_once
 from .scenario import Plan, plan as make_plan, resolve, with_testbed
@@ -108,17 +108,6 @@ class Options:
 
 
 # -- statistics of one run ----------------------------------------------------
-
-def quantile(xs: Sequence[float], q: float) -> float:
-    """Linear interpolation between order statistics (numpy's default)."""
-    if not xs:
-        return math.nan
-    s = sorted(xs)
-    pos = q * (len(s) - 1)
-    lo = int(math.floor(pos))
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
 
 def describe(xs: Sequence[float]) -> dict[str, float]:
     """std, mean, quartiles and max (the paper's Table I columns)."""

@@ -1,0 +1,97 @@
+"""`netreturn testbed bench`: the side-by-side datapath benchmark (issue 28).
+
+The latency columns come from single pings pooled over every trial of a
+mode; the parsing and pooling are checked on fixed inputs, and one short
+run through real namespaces checks the kernel bridge and the kernel
+datapath side by side.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+
+import pytest
+
+bench = pytest.importorskip("netreturn.testbed.bench")
+netns = pytest.importorskip("netreturn.testbed.netns")
+
+PING_OUTPUT = """PING 10.0.1.2 (10.0.1.2) 56(84) bytes of data.
+64 bytes from 10.0.1.2: icmp_seq=1 ttl=63 time=0.081 ms
+64 bytes from 10.0.1.2: icmp_seq=2 ttl=63 time=0.045 ms
+64 bytes from 10.0.1.2: icmp_seq=3 ttl=63 time=1.20 ms
+
+--- 10.0.1.2 ping statistics ---
+3 packets transmitted, 3 received, 0% packet loss, time 4ms
+rtt min/avg/max/mdev = 0.045/0.442/1.200/0.535 ms
+"""
+
+
+def test_every_echo_reply_gives_one_rtt_and_the_summary_line_none():
+    assert bench.parse_ping(PING_OUTPUT) == [0.081, 0.045, 1.2]
+    assert bench.parse_ping("connect: Network is unreachable\n") == []
+
+
+def test_the_rtt_summary_takes_percentiles_of_single_pings():
+    s = bench.rtt_summary([float(x) for x in range(1, 101)])
+    assert s["ping_n"] == 100 and s["ping_min_ms"] == 1 and s["ping_max_ms"] == 100
+    assert s["ping_p50_ms"] == pytest.approx(50.5) and s["ping_p99_ms"] == pytest.approx(99.01)
+    assert bench.rtt_summary([]) == {}
+
+
+def _trial(mode, trial, gbps, rtts):
+    return {"mode": mode, "trial": trial, "gbps": gbps, "seconds": 1.0, **bench.rtt_summary(rtts), "_rtts": rtts}
+
+
+def test_a_modes_latency_pools_every_trial_while_its_throughput_is_the_best_trial():
+    rows = [_trial("kernel", 0, 5.0, [0.05] * 90 + [0.5] * 10), _trial("kernel", 1, 6.0, [0.07] * 100),
+            _trial("kdp", 0, 6.6, [0.06] * 100), _trial("kdp", 1, 6.0, [0.08] * 100)]
+    by = {r["mode"]: r for r in bench.summarize(rows)}
+    k = by["kernel"]
+    assert k["gbps"] == 6.0 and k["n"] == 2 and k["gbps_min"] == 5.0
+    # Pooled: 90 at 0.05, 100 at 0.07, 10 at 0.5 -> p50 0.07, p99 0.5; the
+    # best trial alone (all 0.07) would say p99 0.07.
+    assert k["ping_n"] == 200 and k["ping_p50_ms"] == pytest.approx(0.07) and k["ping_p99_ms"] == pytest.approx(0.5)
+    assert (k["ping_p50_trial_min_ms"], k["ping_p50_trial_max_ms"]) == (0.05, 0.07)
+    assert "_rtts" not in k
+    table = bench.format_table(rows)
+    kdp_line = next(ln for ln in table.splitlines() if ln.split()[:1] == ["kdp"])
+    # kdp pooled p50 is 0.07 (100 at 0.06, 100 at 0.08: halfway), the bridge's 0.07.
+    assert "+0.000" in kdp_line and "110.0%" in kdp_line
+
+
+def test_the_written_tables_keep_single_rtts_out_of_the_summary_and_in_pings_csv(tmp_path):
+    rows = [_trial("kernel", 0, 5.0, [0.05, 0.06]), _trial("kdp", 0, 5.5, [0.07])]
+    bench._write(tmp_path / "bench.csv", rows)
+    bench._write_rtts(tmp_path, rows)
+    with open(tmp_path / "bench.csv") as f:
+        header = next(csv.reader(f))
+    assert "_rtts" not in header and header[0] == "mode"
+    with open(tmp_path / "pings.csv") as f:
+        pings = list(csv.DictReader(f))
+    assert [(p["mode"], float(p["rtt_ms"])) for p in pings] == [("kernel", 0.05), ("kernel", 0.06), ("kdp", 0.07)]
+    assert (tmp_path / "bench_rtt.png").stat().st_size > 0
+
+
+needs_bench = pytest.mark.skipif(
+    bool(netns.missing_requirements()) or shutil.which("iperf3") is None or shutil.which("ping") is None
+    or not os.environ.get("NETRETURN_GATEWAY"),
+    reason="needs root, iproute2, ethtool, iperf3, ping and a built gateway ($NETRETURN_GATEWAY)")
+
+
+@needs_bench
+def test_the_bench_runs_the_bridge_and_the_kernel_datapath_with_ewt_side_by_side(tmp_path):
+    rows = bench.bench(tmp_path, seconds=1.0, pings=50, modes=["kernel", "kdp+ewt"], repeat=1,
+                       prefix="nrtbbt")
+    by = {r["mode"]: r for r in rows}
+    assert set(by) == {"kernel", "kdp+ewt"}
+    for r in rows:
+        assert r["gbps"] > 0.05, r
+        assert r["ping_n"] >= 45 and 0 < r["ping_min_ms"] <= r["ping_p50_ms"] <= r["ping_p99_ms"], r
+    # The kernel datapath forwarded in softirq; its controller saw the
+    # flow and counted the frames (both directions).
+    assert by["kdp+ewt"]["gw_forwarded"] > 1000
+    with open(tmp_path / "pings.csv") as f:
+        assert sum(1 for _ in f) - 1 == by["kernel"]["ping_n"] + by["kdp+ewt"]["ping_n"]
+    assert netns.leftover_namespaces("nrtbbt") == []
