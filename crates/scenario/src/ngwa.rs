@@ -119,6 +119,16 @@ pub struct NgwaSpec {
     /// A router forgets a connection silent this long (FD's flow count).
     #[serde(default = "default_idle")]
     pub idle_timeout: TimeQ,
+    /// Where a simulated router marks: unset, as a segment leaves the queue
+    /// with the queue of that instant (the paper's qdisc, seed 001 section
+    /// 3); set, as it arrives, with `W_node` from the queue as it was at the
+    /// last multiple of this period. The latter is the real gateway's
+    /// kernel datapath, whose programs read a `W_node` its loop writes every
+    /// `--tick` (docs/gateway.md): the option measures what that costs.
+    /// The real gateway ignores it (its packet datapath marks at dequeue,
+    /// its kernel datapath at arrival, by construction).
+    #[serde(default)]
+    pub mark_tick: Option<TimeQ>,
     /// The role of a real gateway reading this file (the simulator ignores
     /// it, see [`Role`]).
     #[serde(default)]
@@ -179,6 +189,14 @@ impl NgwaSpec {
                 "ngwa.mode".into(),
                 format!("{} is not a mode: 0 (off) or 1..8 (the NGWA paper's Table 1)", self.mode),
             ));
+        }
+        if let Some(t) = self.mark_tick {
+            if t.0 == Time::ZERO {
+                return Err((
+                    "ngwa.mark_tick".into(),
+                    "must be longer than 0 s (leave it out to mark as segments leave the queue)".into(),
+                ));
+            }
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Err(("ngwa.alpha".into(), format!("{} is outside 0 < a < 1 (the NGWA paper's eq. 4)", self.alpha)));

@@ -21,7 +21,7 @@ pub(crate) fn attach_routers(spec: &NgwaSpec, w: &mut crate::world::World) -> Re
     };
     for name in names {
         let r = spec.router().expect("NGWA is on");
-        w.attach_ngwa(&name, r).map_err(|m| ("ngwa.routers".to_string(), m))?;
+        w.attach_ngwa(&name, r, spec.mark_tick.map(|t| t.0)).map_err(|m| ("ngwa.routers".to_string(), m))?;
     }
     Ok(())
 }

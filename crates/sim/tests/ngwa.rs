@@ -84,3 +84,47 @@ fn the_routers_counters_add_up_to_the_tcp_packets_they_forwarded() {
     let off = run(&scenario("window.toml", &[("ngwa_mode", "0")]), 1).unwrap();
     assert_eq!(off.get("ngwa_inserted"), None, "no router, no counters");
 }
+
+#[test]
+fn a_periodic_reader_sees_the_queue_as_the_last_change_before_each_boundary_left_it() {
+    use netreturn_base::Time;
+    use netreturn_sim::world::MarkSampler;
+    let ms = Time::from_millis;
+    let mut s = MarkSampler::new(ms(1), 100_000);
+    // Before the first boundary a segment is marked with the empty queue.
+    assert_eq!(s.observe(Time::from_micros(200), 90_000), 100_000);
+    assert_eq!(s.observe(Time::from_micros(900), 80_000), 100_000);
+    // The boundary at 1 ms took the last value before it (80 000), not the
+    // value of the event that crossed it.
+    assert_eq!(s.observe(Time::from_micros(1_100), 50_000), 80_000);
+    assert_eq!(s.observe(Time::from_micros(1_999), 40_000), 80_000);
+    // Several boundaries with no change between them: the same value.
+    assert_eq!(s.observe(ms(5), 70_000), 40_000);
+    assert_eq!(s.observe(Time::from_micros(5_500), 70_000), 40_000);
+    assert_eq!(s.observe(ms(6), 70_000), 70_000);
+}
+
+#[test]
+fn marking_at_arrival_with_a_ticked_queue_changes_the_run_but_keeps_its_counts_and_determinism() {
+    let dequeue = run(&scenario("window.toml", &[("ngwa_mode", "6")]), 2).unwrap();
+    let arrival = scenario("window.toml", &[("ngwa_mode", "6"), ("ngwa.mark_tick", "1ms")]);
+    let (a, b) = (run(&arrival, 2).unwrap(), run(&arrival, 2).unwrap());
+    assert_eq!(format!("{a:?}"), format!("{b:?}"), "the same seed gives the same result");
+    assert_ne!(format!("{a:?}"), format!("{dequeue:?}"), "the tick-old queue marks other values");
+    let mut w = World::new(&arrival, 2).unwrap();
+    w.run();
+    let r = netreturn_sim::metrics::collect(&w, 2);
+    let forwarded: u64 = w.ifaces.iter().filter(|f| f.stage.is_some()).map(|f| f.stats.tx_packets).sum();
+    let counted: f64 = ["ngwa_inserted", "ngwa_lowered", "ngwa_kept"].iter().map(|k| r.get(k).unwrap()).sum();
+    // Marked at arrival, so a segment the queue then drops was counted too.
+    assert!(counted as u64 >= forwarded, "every TCP packet offered to a router is marked: {counted} < {forwarded}");
+    assert_eq!(r.get("lost_packets"), Some(0.0), "mode 6 on this scenario still loses nothing");
+}
+
+#[test]
+fn a_zero_mark_tick_is_refused_naming_the_field() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ngwa/window.toml");
+    let sets = vec![("ngwa_mode".to_string(), "6".to_string()), ("ngwa.mark_tick".to_string(), "0ms".to_string())];
+    let err = Scenario::from_file(&path, &sets).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("ngwa.mark_tick") && err.contains("longer than 0"), "{err}");
+}

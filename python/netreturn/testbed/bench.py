@@ -310,7 +310,7 @@ def format_table(rows: list[dict]) -> str:
                      f"{r.get('gbps_per_gw_core', nan):.2f}", f"{r.get('machine_cpu_ns_per_byte', nan):.3f}",
                      num(r.get("gw_rewritten", nan)), r.get("retransmits", 0),
                      f"{r.get('ping_p50_ms', nan):.3f}", trials, f"{r.get('ping_p99_ms', nan):.3f}",
-                     f"{added['p50']:+.3f}", f"{added['p99']:+.3f}"])
+                     *(f"{added[q]:+.3f}" if added[q] == added[q] else "-" for q in ("p50", "p99"))])
     lines = [render(header, body)]
     lines.append("Gb/s: iperf3, 1 TCP stream, 1500-byte MTU, best of n (min-max over the n trials); data Mpps: "
                  "1448-byte segments/s; gw Mpps: frames the gateway forwarded, both directions; gw cpu: share of "

@@ -122,13 +122,23 @@ impl World {
         let p = &mut pool.slots[pi as usize];
         match iface.stage.as_deref_mut() {
             None => {}
-            // NGWA acts on dequeue only, on TCP packets.
-            Some(Stage::Ngwa { router, indexed }) => {
-                let Some(at) = departure else { return };
+            // NGWA marks TCP packets as they leave the queue (seed 001
+            // section 3), or, with `mark_tick`, as they arrive with the
+            // queue of the last tick boundary (the kernel datapath's rule).
+            Some(Stage::Ngwa { router, indexed, sampler }) => {
+                let free_now = iface.capacity_bytes.saturating_sub(iface.queue.backlog().bytes);
+                let (at, free) = match (sampler, departure) {
+                    (None, Some(at)) => (at, free_now),
+                    (None, None) => return,
+                    (Some(s), Some(at)) => {
+                        s.observe(at, free_now);
+                        return;
+                    }
+                    (Some(s), None) => (*now, s.observe(*now, free_now)),
+                };
                 if p.udp {
                     return;
                 }
-                let free = iface.capacity_bytes.saturating_sub(iface.queue.backlog().bytes);
                 let (flow, dir, flags) = (p.flow, p.dir, p.seg.flags);
                 let keys: &[FlowKey] = tcp_keys;
                 let conn = TcpConn {
@@ -175,7 +185,9 @@ impl World {
 
     /// Attaches NGWA's router rule to the interface named `iface`, called
     /// directly rather than as a [`ForwardStage`] (the same rule).
-    pub fn attach_ngwa(&mut self, iface: &str, router: NgwaRouter) -> Result<(), String> {
+    /// With `mark_tick` it marks at arrival, with the queue of the last
+    /// multiple of `mark_tick` ([`MarkSampler`]).
+    pub fn attach_ngwa(&mut self, iface: &str, router: NgwaRouter, mark_tick: Option<Time>) -> Result<(), String> {
         // A flow's index numbers its connection if no two flows share one:
         // known when the flows are all made by now; web transfers, made as
         // they arrive, leave the router its keys (the same marks either way
@@ -183,8 +195,10 @@ impl World {
         let mut seen = std::collections::HashSet::with_capacity(self.tcp_keys.len());
         let indexed =
             self.web.is_empty() && self.tcp_keys.iter().all(|&k| seen.insert(netreturn_control::flows::canonical(k)));
-        let on_enqueue = router.acts_on_enqueue();
-        self.attach(iface, Stage::Ngwa { router, indexed }, on_enqueue)
+        let i = self.topo.iface_by_name(iface).ok_or_else(|| format!("no interface {iface:?}"))?;
+        let sampler = mark_tick.map(|t| MarkSampler::new(t, self.ifaces[i as usize].capacity_bytes));
+        let on_enqueue = router.acts_on_enqueue() || sampler.is_some();
+        self.attach(iface, Stage::Ngwa { router, indexed, sampler }, on_enqueue)
     }
 
     fn attach(&mut self, iface: &str, stage: Stage, on_enqueue: bool) -> Result<(), String> {

@@ -257,8 +257,47 @@ pub enum Stage {
         /// distinct, so a flow's index numbers its connection for flow
         /// division ([`netreturn_control::ngwa::TcpConn::index`]).
         indexed: bool,
+        /// `ngwa.mark_tick`: mark at arrival with the queue of the last
+        /// tick boundary; `None`: at departure with the queue of then.
+        sampler: Option<MarkSampler>,
     },
     Other(Box<dyn ForwardStage>),
+}
+
+/// The free bytes of a marking queue as a periodic reader sees them: at each
+/// boundary `k * tick` the value left by the last change before it, as the
+/// kernel datapath's loop reads its qdisc's backlog once per tick
+/// (docs/gateway.md). Changes are seen at the stage's calls (every arrival
+/// and departure of the interface).
+#[derive(Clone, Copy, Debug)]
+pub struct MarkSampler {
+    tick: Time,
+    /// The next boundary not yet passed.
+    next: Time,
+    /// Free bytes after the last change seen.
+    last: u64,
+    /// Free bytes at the last boundary passed: what a segment is marked with.
+    sampled: u64,
+}
+
+impl MarkSampler {
+    /// Starts with an empty queue of `capacity` bytes.
+    pub fn new(tick: Time, capacity: u64) -> MarkSampler {
+        MarkSampler { tick, next: tick, last: capacity, sampled: capacity }
+    }
+
+    /// Passes every boundary up to `t`, then records `free` (the queue at
+    /// `t`); answers the free bytes of the last boundary at or before `t`.
+    pub fn observe(&mut self, t: Time, free: u64) -> u64 {
+        if t >= self.next {
+            self.sampled = self.last;
+            // Boundaries with no change between them carry the same value.
+            let behind = (t - self.next).nanos() / self.tick.nanos();
+            self.next += Time::from_nanos(self.tick.nanos() * (behind + 1));
+        }
+        self.last = free;
+        self.sampled
+    }
 }
 
 impl Stage {
