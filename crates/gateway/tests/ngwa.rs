@@ -438,3 +438,26 @@ fn a_corrupted_ipv4_header_is_never_laundered_by_marking_stripping_clamping_or_a
     assert_eq!(out, vec![corrupted(&ack(1000))], "window rewrite: untouched");
     assert_eq!(p.stats().b_to_a.rewritten, 0);
 }
+
+#[test]
+fn the_kernel_datapath_notes_that_it_marks_at_arrival_only_for_modes_without_flow_division() {
+    use netreturn_gateway::cli::Args;
+    let notes = |mode: &str, role: &str| {
+        let argv: Vec<String> = ["--a", "x", "--b", "y", "--datapath", "kernel", "--ngwa"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([format!("mode={mode}"), "--ngwa".into(), format!("role={role}")])
+            .collect();
+        netreturn_gateway::kernel::notes(&Args::parse(&argv).unwrap())
+    };
+    // Modes 3 and 4 (RFC 793 senders) are refused on real Linux senders.
+    for mode in ["1", "2"] {
+        let n = notes(mode, "router");
+        assert!(n.len() == 1 && n[0].contains(&format!("mode {mode}")) && n[0].contains("arrives"), "{n:?}");
+    }
+    for mode in ["5", "6"] {
+        assert!(notes(mode, "router").is_empty(), "mode {mode} divides by flows");
+    }
+    // An edge alone marks nothing.
+    assert!(notes("1", "receiver-edge").is_empty());
+}

@@ -33,6 +33,9 @@ fn main() {
             eprintln!("netreturn-gateway: {e}");
             std::process::exit(2);
         }
+        for note in netreturn_gateway::kernel::notes(&args) {
+            eprintln!("netreturn-gateway: {note}");
+        }
     }
     if args.check {
         // What would run, without opening an interface: a testbed (or a

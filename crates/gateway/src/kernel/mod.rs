@@ -86,6 +86,24 @@ pub fn check(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
+/// What an operator should know about a setting the kernel datapath runs,
+/// but not as the packet datapath does (printed at start, not refused).
+pub fn notes(args: &Args) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(n) = args.ngwa.as_ref().filter(|n| n.role.router()) {
+        if n.switches().is_some_and(|m| !m.fd) {
+            out.push(format!(
+                "note: NGWA mode {} (no flow division) on the kernel datapath marks a segment as it arrives, with the \
+                 queue of the last tick, where the paper's router marks it as it leaves; in the simulator \
+                 (ngwa.mark_tick) that multiplied the losses of the modes without flow division, while modes 5-8 \
+                 lost nothing either way (docs/gateway.md). --datapath packet marks at dequeue.",
+                n.mode
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(all(target_os = "linux", netreturn_bpf))]
 mod run_loop;
 
