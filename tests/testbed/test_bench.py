@@ -92,6 +92,11 @@ def test_the_bench_runs_the_bridge_and_the_kernel_datapath_with_ewt_side_by_side
     # The kernel datapath forwarded in softirq; its controller saw the
     # flow and counted the frames (both directions).
     assert by["kdp+ewt"]["gw_forwarded"] > 1000
+    # The kernel counted our programs' runs (at least one per frame they
+    # saw, both directions) and their time: the datapath's own cost.
+    k = by["kdp+ewt"]
+    assert k["bpf_runs"] >= k["gw_forwarded"] and 0 < k["bpf_ns_per_run"] < 100_000, k
+    assert 0 < k["kdp_added_cpu_pct"] < 100 and "bpf_runs" not in by["kernel"]
     with open(tmp_path / "pings.csv") as f:
         assert sum(1 for _ in f) - 1 == by["kernel"]["ping_n"] + by["kdp+ewt"]["ping_n"]
     assert netns.leftover_namespaces("nrtbbt") == []

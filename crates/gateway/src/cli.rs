@@ -97,6 +97,9 @@ USAGE: netreturn-gateway --a IFACE --b IFACE [options]
   --tick-idle TIME     the longest period it stretches to while nothing changes
                        (no segment reported, no window moved, empty queues;
                        default 16ms; equal to --tick: never stretched)
+  --prog-stats         kernel datapath: count the eBPF programs' runs and run
+                       time (the kernel's BPF_ENABLE_STATS, a clock read per
+                       run) and report them (kernel.prog_runs, kernel.prog_ns)
   --delay-elsewhere    kernel datapath: the link's delay, jitter and loss (of
                        --config's scenario, say) run on another hop, such as a
                        packet-datapath gateway in front; they are reported in
@@ -179,6 +182,10 @@ pub struct Args {
     /// `--tick-idle`: the longest period the kernel datapath's loop
     /// stretches to while nothing changes.
     pub tick_idle: Time,
+    /// `--prog-stats`: the kernel datapath turns on the kernel's run-time
+    /// statistics of eBPF programs (`BPF_ENABLE_STATS`) while it runs and
+    /// reports its programs' runs and nanoseconds.
+    pub prog_stats: bool,
     /// `--delay-elsewhere`: the kernel datapath leaves the link's delay,
     /// jitter and loss to another hop (and says so) instead of refusing.
     pub delay_elsewhere: bool,
@@ -460,6 +467,7 @@ impl Args {
             datapath: Datapath::Packet,
             tick: Time::from_millis(1),
             tick_idle: Time::from_millis(16),
+            prog_stats: false,
             delay_elsewhere: false,
         };
         let (mut rate_ba, mut delay_ba, mut queue_ba, mut jitter_ba) = (None, None, None, None);
@@ -577,6 +585,7 @@ impl Args {
                         return Err(format!("--tick: {} is outside 100us..1s", a.tick));
                     }
                 }
+                "--prog-stats" => a.prog_stats = true,
                 "--tick-idle" => {
                     a.tick_idle = unit(flag, parse_time(&val()?))?;
                     if a.tick_idle > Time::from_secs(1) {

@@ -134,6 +134,24 @@ fn the_kernel_program_lowers_an_ack_exactly_as_the_user_space_gateway_and_keeps_
 
 #[cfg(netreturn_bpf)]
 #[test]
+fn with_run_statistics_on_each_program_reports_its_runs_and_their_time() {
+    let Some(mut p) = programs() else { return };
+    let before = p.run_stats().unwrap();
+    let on = netreturn_gateway::kernel::bpf::enable_run_stats().unwrap();
+    for _ in 0..5 {
+        p.run_on("nr_ack", &ack(469)).unwrap();
+    }
+    p.run_on("nr_data", &ack(469)).unwrap();
+    let after = p.run_stats().unwrap();
+    drop(on);
+    // The kernel's statistics are global: another process may have them on
+    // too, so the counts only grow by at least what ran here.
+    assert!(after[1].0 >= before[1].0 + 5 && after[1].1 > before[1].1, "nr_ack: {before:?} -> {after:?}");
+    assert!(after[0].0 > before[0].0 && after[0].1 > before[0].1, "nr_data: {before:?} -> {after:?}");
+}
+
+#[cfg(netreturn_bpf)]
+#[test]
 fn frames_the_programs_do_not_understand_pass_untouched_and_are_counted() {
     let Some(mut p) = programs() else { return };
     let good = ack(469);

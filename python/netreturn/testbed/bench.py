@@ -155,6 +155,9 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
         else:
             stats = Path(tempfile.mkdtemp(prefix="nrbench")) / "stats.json"
             cmd = [binary, "--a", "gwa", "--b", "gwb", "--stats-file", str(stats)] + MODES[mode] + extra
+            if "kernel" in MODES[mode]:
+                # The kernel counts our programs' runs and run time.
+                cmd.append("--prog-stats")
             if cpu is not None:
                 cmd = ["taskset", "-c", str(cpu)] + cmd
             gw = subprocess.Popen(["ip", "netns", "exec", topo.gw] + cmd,
@@ -194,6 +197,20 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
                 row["gw_ngwa_inserted"] = st["ngwa"]["inserted"]
                 row["gw_ngwa_stripped"] = st["ngwa"]["stripped"]
             row["gw_mpps_both_dirs"] = st["forwarded"] / wall / 1e6
+            k = st.get("kernel", {})
+            if sum(k.get("prog_runs", [])):
+                # What the kernel datapath adds to forwarding: its programs'
+                # run time (softirq, counted by the kernel) and the
+                # controller loop's CPU, as shares of the whole machine
+                # (every core) over the transfer. The pings' few runs fall
+                # in the same total.
+                ncpu = os.cpu_count() or 1
+                runs, ns = sum(k["prog_runs"]), sum(k["prog_ns"])
+                row["bpf_runs"] = runs
+                row["bpf_ns_per_run"] = ns / runs
+                row["bpf_cpu_pct"] = 100 * ns / 1e9 / wall / ncpu
+                row["ctl_cpu_pct"] = 100 * row["gw_cpu_frac"] / ncpu
+                row["kdp_added_cpu_pct"] = row["bpf_cpu_pct"] + row["ctl_cpu_pct"]
             gw = None
         return row
     finally:
@@ -296,7 +313,8 @@ def format_table(rows: list[dict]) -> str:
     summary = summarize(rows)
     bridge = next((r for r in summary if r["mode"] == "kernel"), {})
     header = ["mode", "n", "Gb/s", "(min-max)", "vs bridge", "data Mpps", "gw Mpps", "gw cpu", "Gb/s/core",
-              "cpu ns/B", "rewritten", "retr", "rtt p50", "(trials)", "rtt p99", "added p50", "added p99"]
+              "cpu ns/B", "ebpf ns/run", "added cpu", "rewritten", "retr", "rtt p50", "(trials)", "rtt p99",
+              "added p50", "added p99"]
     body = []
     for r in summary:
         added = {q: (r.get(f"ping_{q}_ms", nan) - bridge.get(f"ping_{q}_ms", nan)
@@ -308,6 +326,8 @@ def format_table(rows: list[dict]) -> str:
         body.append([r["mode"], r["n"], f"{r.get('gbps', 0):.2f}", spread, f"{vs:.1%}", num(r.get("data_mpps", 0)),
                      num(r.get("gw_mpps_both_dirs", nan)), num(r.get("gw_cpu_frac", nan), "ratio"),
                      f"{r.get('gbps_per_gw_core', nan):.2f}", f"{r.get('machine_cpu_ns_per_byte', nan):.3f}",
+                     f"{r.get('bpf_ns_per_run', nan):.0f}",
+                     f"{r['kdp_added_cpu_pct']:.2f} pp" if "kdp_added_cpu_pct" in r else "-",
                      num(r.get("gw_rewritten", nan)), r.get("retransmits", 0),
                      f"{r.get('ping_p50_ms', nan):.3f}", trials, f"{r.get('ping_p99_ms', nan):.3f}",
                      *(f"{added[q]:+.3f}" if added[q] == added[q] else "-" for q in ("p50", "p99"))])
@@ -315,7 +335,10 @@ def format_table(rows: list[dict]) -> str:
     lines.append("Gb/s: iperf3, 1 TCP stream, 1500-byte MTU, best of n (min-max over the n trials); data Mpps: "
                  "1448-byte segments/s; gw Mpps: frames the gateway forwarded, both directions; gw cpu: share of "
                  "one core (for kdp, the user-space controller only: the kernel forwards in softirq); cpu ns/B: busy "
-                 "time of every core per byte delivered (the whole machine, end hosts included); rtt: single idle "
+                 "time of every core per byte delivered (the whole machine, end hosts included); ebpf ns/run: the kdp "
+                 "programs' mean run time per frame (the kernel's BPF_ENABLE_STATS); added cpu: what kdp adds to the "
+                 "kernel's forwarding, its programs' run time plus the controller loop's CPU, in percentage points of "
+                 "the whole machine over the transfer; rtt: single idle "
                  "pings (ms) of every trial pooled, p50 and p99, with the lowest and highest per-trial p50 in "
                  "brackets; added: vs the kernel bridge's pooled p50 / p99. kdp: the kernel datapath (eBPF).")
     return "\n".join(lines)

@@ -51,6 +51,12 @@ impl Load {
     }
 }
 
+/// Turns the kernel's run-time statistics of eBPF programs on until the
+/// returned descriptor is dropped (`BPF_ENABLE_STATS`, Linux 5.8).
+pub fn enable_run_stats() -> Result<std::os::fd::OwnedFd, String> {
+    aya::sys::enable_stats(aya::sys::Stats::RunTime).map_err(|e| err("BPF_ENABLE_STATS", e))
+}
+
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/datapath.bpf.o"));
 
 /// The loaded programs and their maps.
@@ -119,6 +125,24 @@ impl Programs {
             }
         }
         Ok(p)
+    }
+
+    /// Each program's runs and total run time in nanoseconds (`nr_data`,
+    /// `nr_ack`), as the kernel counts them while its eBPF statistics are
+    /// on ([`enable_run_stats`]; zeros otherwise).
+    pub fn run_stats(&self) -> Result<[(u64, u64); 2], String> {
+        let mut out = [(0, 0); 2];
+        for (o, prog) in out.iter_mut().zip(PROGRAMS) {
+            let p: &SchedClassifier = self
+                ._ebpf
+                .program(prog)
+                .ok_or_else(|| err(prog, "not in the object"))?
+                .try_into()
+                .map_err(|e| err(prog, e))?;
+            let info = p.info().map_err(|e| err(prog, e))?;
+            *o = (info.run_count(), info.run_time().as_nanos() as u64);
+        }
+        Ok(out)
     }
 
     /// An NGWA router's `W_node` for direction `dir` (0: A -> B).

@@ -143,6 +143,8 @@ pub fn run<C: WindowController>(args: &Args, mut gw: Option<WindowGateway<C>>) -
         mtu: args.mtu.min(u32::MAX as usize) as u32,
     };
     let mut dp = set_up(args, load)?;
+    // Held for the run: the kernel counts the programs' runs and time.
+    let _stats_on = if args.prog_stats { Some(super::bpf::enable_run_stats()?) } else { None };
     let mut nl = QdiscReader::open().map_err(|e| format!("kernel datapath: rtnetlink: {e}"))?;
     install_signals();
     // Without a controller or an NGWA router the loop only keeps the
@@ -487,6 +489,17 @@ fn json<C: WindowController>(
         st.map_errors,
         st.written.len(),
         queues[0].backlog_bytes
+    );
+    // The programs' runs and run time (counted while the kernel's eBPF
+    // statistics are on: --prog-stats, or kernel.bpf_stats_enabled).
+    let runs = dp.progs.run_stats().unwrap_or_default();
+    let kernel = format!(
+        "{},\"prog_runs\":[{},{}],\"prog_ns\":[{},{}]}}",
+        kernel.strip_suffix('}').unwrap_or(&kernel),
+        runs[0].0,
+        runs[1].0,
+        runs[0].1,
+        runs[1].1
     );
     let mut extra = vec![("datapath", "\"kernel\"".to_string()), ("kernel", kernel)];
     if let Some(n) = st.not_emulated.as_ref() {
