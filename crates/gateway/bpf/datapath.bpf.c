@@ -210,13 +210,22 @@ enum kind { K_TCP, K_OTHER, K_NOT_IPV4, K_FRAGMENT, K_MALFORMED };
 
 // The 16-bit one's-complement sum of an IPv4 header (RFC 1071), folded;
 // with `zero_check` the checksum field counts as 0. -1 if unreadable.
-static __always_inline __s64 ipv4_sum(struct __sk_buff *skb, __u32 off, __u32 ihl, int zero_check)
+// `head`: the header's first 20 bytes if the caller has read them already
+// (NULL: read here).
+static __always_inline __s64 ipv4_sum(struct __sk_buff *skb, __u32 off, __u32 ihl, int zero_check,
+				      const __u8 *head)
 {
-	__u16 words[30] = {};
-	if (ihl < 20 || ihl > 60 || bpf_skb_load_bytes(skb, off, words, 20) < 0)
+	__u16 words[42] = {};
+	if (ihl < 20 || ihl > 60)
+		return -1;
+	if (head)
+		__builtin_memcpy(words, head, 20);
+	else if (bpf_skb_load_bytes(skb, off, words, 20) < 0)
 		return -1;
 	__u32 extra = ihl - 20;
-	if (extra > 0 && extra <= 40 && bpf_skb_load_bytes(skb, off + 20, &words[10], extra) < 0)
+	// 4..40 bytes of options; 1..64 as the verifier sees the length (AT),
+	// which `words` has room for.
+	if (extra && bpf_skb_load_bytes(skb, off + 20, &words[10], AT(extra - 1) + 1) < 0)
 		return -1;
 	if (zero_check)
 		words[5] = 0;
@@ -233,15 +242,15 @@ static __always_inline __s64 ipv4_sum(struct __sk_buff *skb, __u32 off, __u32 ih
 
 // The Internet checksum of an IPv4 header holds: its sum, the checksum
 // field included, is 0xffff.
-static __always_inline int ipv4_header_ok(struct __sk_buff *skb, __u32 off, __u32 ihl)
+static __always_inline int ipv4_header_ok(struct __sk_buff *skb, __u32 off, __u32 ihl, const __u8 *head)
 {
-	return ipv4_sum(skb, off, ihl, 0) == 0xffff;
+	return ipv4_sum(skb, off, ihl, 0, head) == 0xffff;
 }
 
 // Writes the header checksum of the (rewritten) IPv4 header at `off`.
 static __always_inline void ipv4_fill_checksum(struct __sk_buff *skb, __u32 off, __u32 ihl)
 {
-	__s64 sum = ipv4_sum(skb, off, ihl, 1);
+	__s64 sum = ipv4_sum(skb, off, ihl, 1, NULL);
 	if (sum < 0)
 		return;
 	__u16 check = ~(__u16)sum;
@@ -276,7 +285,7 @@ static __always_inline enum kind parse(struct __sk_buff *skb, struct seg *s)
 		return K_OTHER;
 	// A corrupted header is never parsed as TCP, so never rewritten: it
 	// must reach the receiver still failing its check.
-	if (!ipv4_header_ok(skb, off, ihl))
+	if (!ipv4_header_ok(skb, off, ihl, ip))
 		return K_MALFORMED;
 	__u8 tcp[20];
 	__u32 tcp_off = off + ihl;
@@ -396,17 +405,19 @@ static __always_inline struct nr_seen *seen_of(const struct nr_key *k)
 static __always_inline struct nr_window *see(struct __sk_buff *skb, const struct seg *s, __u8 dir,
 					     struct nr_seen **out)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct nr_key k = ack_key(s, dir);
 	struct nr_window *w = bpf_map_lookup_elem(&windows, &k);
 	struct nr_seen *e = w ? seen_of(&k) : NULL;
+	int rep = must_report(s, w);
+	// The clock is read only when something keeps the time.
+	__u64 now = (e || rep) ? bpf_ktime_get_ns() : 0;
 	if (e) {
 		e->last_ns = now;
 		if (dir == 0)
 			__sync_fetch_and_add(&e->bytes, skb->len);
 	}
 	*out = e;
-	if (must_report(s, w))
+	if (rep)
 		report(skb, s, dir, now);
 	return w;
 }
