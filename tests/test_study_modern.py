@@ -116,6 +116,12 @@ def test_the_quick_study_judges_every_statement_from_its_own_runs_and_other_seed
         want = (f"{sc}/DualPI2 Prague (ECT(1)) {f(mean_of(sc, 'dualpi2', 'prague', 'qdelay_p50_ms'))} vs CUBIC "
                 f"{f(mean_of(sc, 'dualpi2', 'cubic', 'qdelay_p50_ms'))} ms")
         assert want in row
+    # BBR runs in the quick grid too: its window statement quotes BBR's own runs.
+    row = _measured(report, "bbr-windows-loss")
+    for sc in ("ewt2", "web"):
+        want = (f"{sc}/BBR EWT {f(mean_of(sc, 'ewt', 'bbr', 'tcp_data_loss_pct'))} vs DropTail "
+                f"{f(mean_of(sc, 'droptail', 'bbr', 'tcp_data_loss_pct'))} %")
+        assert want in row
     one = {s["id"]: _measured(report, s["id"]) for s in modern.STUDY["statements"]}
     # Issue 24's "nothing frozen": a second seed changes the numbers quoted.
     assert cli.main(["study", "modern", "--quick", "--seeds", "2", "--out", str(out), "-q", "-j", "2"]) == 0
