@@ -80,6 +80,23 @@ def test_ngwa_runs_once_per_scenario_on_a_copy_of_the_scenario_with_its_table(tm
     assert dict(ngwa.spec.overrides)["queue"] == "droptail"
 
 
+def test_the_gateway_part_runs_bbr_as_a_part_of_its_own_only_when_the_senders_have_it(tmp_path):
+    def parts(senders: list[str]) -> dict[str, set[str]]:
+        o = modern.resolve(modern.Options(out=tmp_path, seeds=1, mechanisms=["droptail"], senders=senders,
+                                          scenarios=["ewt2"]))
+        got: dict[str, set[str]] = {}
+        for c in modern.plan(o):
+            if c.part == "gateway":
+                got.setdefault(c.scenario, set()).add(c.sender)
+                assert dict(c.spec.overrides)["tcp"] == c.sender  # the sender's own tcp.cc
+        return got
+
+    rates = modern.STUDY["gateway"]["rates"]
+    assert parts(["cubic"]) == {f"gateway link {r}": {"cubic"} for r in rates}
+    assert parts(["cubic", "bbr"]) == {**{f"gateway link {r}": {"cubic"} for r in rates},
+                                       **{f"gateway link {r}, BBR": {"bbr"} for r in rates}}
+
+
 def test_a_study_file_naming_an_unknown_mechanism_is_refused_with_the_file_and_the_statement(tmp_path):
     bad = tmp_path / "modern.toml"
     bad.write_text(modern.STUDY_FILE.read_text().replace('a = ["fq_codel", "pie", "dualpi2"]\nb = "droptail"',
