@@ -80,6 +80,23 @@ def test_ngwa_runs_once_per_scenario_on_a_copy_of_the_scenario_with_its_table(tm
     assert dict(ngwa.spec.overrides)["queue"] == "droptail"
 
 
+def test_the_gateway_part_runs_bbr_as_a_part_of_its_own_only_when_the_senders_have_it(tmp_path):
+    def parts(senders: list[str]) -> dict[str, set[str]]:
+        o = modern.resolve(modern.Options(out=tmp_path, seeds=1, mechanisms=["droptail"], senders=senders,
+                                          scenarios=["ewt2"]))
+        got: dict[str, set[str]] = {}
+        for c in modern.plan(o):
+            if c.part == "gateway":
+                got.setdefault(c.scenario, set()).add(c.sender)
+                assert dict(c.spec.overrides)["tcp"] == c.sender  # the sender's own tcp.cc
+        return got
+
+    rates = modern.STUDY["gateway"]["rates"]
+    assert parts(["cubic"]) == {f"gateway link {r}": {"cubic"} for r in rates}
+    assert parts(["cubic", "bbr"]) == {**{f"gateway link {r}": {"cubic"} for r in rates},
+                                       **{f"gateway link {r}, BBR": {"bbr"} for r in rates}}
+
+
 def test_a_study_file_naming_an_unknown_mechanism_is_refused_with_the_file_and_the_statement(tmp_path):
     bad = tmp_path / "modern.toml"
     bad.write_text(modern.STUDY_FILE.read_text().replace('a = ["fq_codel", "pie", "dualpi2"]\nb = "droptail"',
@@ -115,6 +132,12 @@ def test_the_quick_study_judges_every_statement_from_its_own_runs_and_other_seed
     for sc in ("ewt2", "web"):
         want = (f"{sc}/DualPI2 Prague (ECT(1)) {f(mean_of(sc, 'dualpi2', 'prague', 'qdelay_p50_ms'))} vs CUBIC "
                 f"{f(mean_of(sc, 'dualpi2', 'cubic', 'qdelay_p50_ms'))} ms")
+        assert want in row
+    # BBR runs in the quick grid too: its window statement quotes BBR's own runs.
+    row = _measured(report, "bbr-windows-loss")
+    for sc in ("ewt2", "web"):
+        want = (f"{sc}/BBR EWT {f(mean_of(sc, 'ewt', 'bbr', 'tcp_data_loss_pct'))} vs DropTail "
+                f"{f(mean_of(sc, 'droptail', 'bbr', 'tcp_data_loss_pct'))} %")
         assert want in row
     one = {s["id"]: _measured(report, s["id"]) for s in modern.STUDY["statements"]}
     # Issue 24's "nothing frozen": a second seed changes the numbers quoted.

@@ -95,8 +95,8 @@ def _modern(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None, help="output directory (default: results/study-modern)")
     p.add_argument("--seeds", type=positive, default=None, help="seeds per cell, 1..N (default 5; 2 with --quick)")
     p.add_argument("--quick", action="store_true",
-                   help="smoke test: 2 seeds, short runs, DropTail/EWT/FQ-CoDel/DualPI2 x CUBIC/Prague on EWT "
-                        "scenario 2 and the web mice, FQ-CoDel behind no gateway or EWT; the report says which "
+                   help="smoke test: 2 seeds, short runs, DropTail/EWT/FQ-CoDel/DualPI2 x CUBIC/Prague/BBR on "
+                        "EWT scenario 2 and the web mice, FQ-CoDel behind no gateway or EWT; the report says which "
                         "statements it cannot judge")
     p.add_argument("--jobs", "-j", type=positive, default=None, help="parallel processes (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -108,8 +108,8 @@ def _modern(p: argparse.ArgumentParser) -> None:
 # name -> (module under netreturn.reproduce, its help, its options): studies
 # of our own, beside the reproductions (`netreturn study NAME`).
 STUDIES: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]] = {
-    "modern": (".modern", "EWT, AWM, RWM, NGWA against FQ-CoDel, PIE, DualPI2 with CUBIC, NewReno, DCTCP, Prague "
-               "(issue 27)", _modern),
+    "modern": (".modern", "EWT, AWM, RWM, NGWA against FQ-CoDel, PIE, DualPI2 with CUBIC, NewReno, DCTCP, Prague, "
+               "BBR (issue 27)", _modern),
 }
 
 

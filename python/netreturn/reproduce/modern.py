@@ -73,6 +73,7 @@ def load(path: str | Path = STUDY_FILE) -> dict:
     need("quick.senders", d["quick"]["senders"], senders)
     g = d["gateway"]
     need("gateway.sender", g["sender"], senders)
+    need("gateway.also_senders", g.get("also_senders", []), senders)
     for i, s in enumerate(d["statements"]):
         where = f"statements[{i}] ({s['id']})"
         need(f"{where}.metric", s.get("metric", []), cols)
@@ -192,22 +193,33 @@ def plan(o: Options, study: dict = STUDY) -> list[Cell]:
                     cells.append(Cell("grid", name, mname, sname, seed, RunSpec.make(path, over, seed,
                                                                                         keep_series=True)))
     g = study["gateway"]
-    s = senders[g["sender"]]
-    for rate in g["quick_rates"] if o.quick else g["rates"]:
-        for aqm in g["quick_aqms"] if o.quick else g["aqms"]:
-            for gw in g["quick_gateways"] if o.quick else g["gateways"]:
-                over = {"aqm": aqm, "gateway": gw, "gateway_rate": rate, "tcp": s["cc"], "ecn": bool(s["ecn"]),
-                        "stop": g["quick_stop"] if o.quick else g["stop"]}
-                over = {k: str(v).lower() if isinstance(v, bool) else v for k, v in over.items()}
-                for seed in range(1, o.seeds + 1):
-                    cells.append(Cell("gateway", gateway_part(rate), gw, g["sender"], seed,
-                                      RunSpec.make(g["file"], over, seed, keep_series=True), aqm=aqm))
+    for sname in gateway_senders(o, study):
+        s = senders[sname]
+        for rate in g["quick_rates"] if o.quick else g["rates"]:
+            for aqm in g["quick_aqms"] if o.quick else g["aqms"]:
+                for gw in g["quick_gateways"] if o.quick else g["gateways"]:
+                    over = {"aqm": aqm, "gateway": gw, "gateway_rate": rate, "tcp": s["cc"], "ecn": bool(s["ecn"]),
+                            "stop": g["quick_stop"] if o.quick else g["stop"]}
+                    over = {k: str(v).lower() if isinstance(v, bool) else v for k, v in over.items()}
+                    for seed in range(1, o.seeds + 1):
+                        cells.append(Cell("gateway", gateway_part(rate, sname, study), gw, sname, seed,
+                                          RunSpec.make(g["file"], over, seed, keep_series=True), aqm=aqm))
     return cells
 
 
-def gateway_part(rate: str) -> str:
-    """The gateway part's name for one rate of the gateway's link."""
-    return f"gateway link {rate}"
+def gateway_senders(o: Options, study: dict = STUDY) -> list[str]:
+    """The gateway part's senders: the study file's ``[gateway] sender``
+    always, and each of its ``also_senders`` the invocation runs."""
+    g = study["gateway"]
+    return [g["sender"]] + [s for s in g.get("also_senders", []) if s in o.senders and s != g["sender"]]
+
+
+def gateway_part(rate: str, sender: str | None = None, study: dict = STUDY) -> str:
+    """The gateway part's name for one rate of the gateway's link (and a
+    sender other than the part's own, named after the rate)."""
+    if sender is None or sender == study["gateway"]["sender"]:
+        return f"gateway link {rate}"
+    return f"gateway link {rate}, {_lab(study)[sender]}"
 
 
 def measure(r: dict, rate_bps: float) -> dict[str, float]:
@@ -256,8 +268,7 @@ def execute(o: Options, cells: list[Cell], study: dict = STUDY) -> list[dict]:
     from ..runner import run_many
 
     rates = {s["name"]: float(s["rate_bps"]) for s in study["scenarios"]}
-    for rate in study["gateway"]["rates"]:
-        rates[gateway_part(rate)] = float(study["gateway"]["rate_bps"])  # the bottleneck's: the monitored link
+    gateway_rate = float(study["gateway"]["rate_bps"])  # the bottleneck's: the monitored link
     rows: list[dict] = []
     batch = max(8, 4 * (o.jobs or 2))
     bar = _Bar(len(cells), o.progress)
@@ -268,7 +279,7 @@ def execute(o: Options, cells: list[Cell], study: dict = STUDY) -> list[dict]:
             for c, r in zip(part, results):
                 rows.append({"part": c.part, "scenario": c.scenario, "aqm": c.aqm, "mechanism": c.mechanism,
                              "sender": c.sender, "seed": c.seed, "wall_s": r.get("wall_s"),
-                             **measure(r, rates[c.scenario])})
+                             **measure(r, gateway_rate if c.part == "gateway" else rates[c.scenario])})
     finally:
         bar.close()
     return rows
@@ -415,8 +426,9 @@ def judge(s: dict, cells: Cells, o: Options, study: dict = STUDY) -> st.Judgemen
             gwrows = [r for r in cells.rows if r["part"] == "gateway"]
             aqms = list(dict.fromkeys(r["aqm"] for r in gwrows))
             gws = [g for g in dict.fromkeys(r["mechanism"] for r in gwrows) if g != "droptail"]
-            snd = study["gateway"]["sender"]
+            sender_of = {r["scenario"]: r["sender"] for r in gwrows}
             for part in dict.fromkeys(r["scenario"] for r in gwrows):
+                snd = sender_of[part]
                 for aqm in aqms:
                     alone = cells.get(part, "droptail", snd, metric, aqm)
                     for g in gws:
@@ -586,7 +598,8 @@ def write_report(o: Options, rows: list[dict], build: str, t0: float, executed_s
       "its own queue, has nothing to act on, while AWM and RWM set windows from their link's rate and flow count "
       "whatever their queue. `gateway = droptail` is the AQM alone. Our simulator runs a window controller over a "
       "DropTail queue on its own link (docs/mechanisms.md): a controller over an AQM queue on the same link is "
-      "not modelled.")
+      "not modelled. Senders: " + ", ".join(lab[x] for x in gateway_senders(o, study)) + " (a part per sender; "
+      f"a sender other than {lab[g['sender']]} is named after the gateway link's rate).")
     w("")
     w("Files: `report.md`, `statements.csv`, `cells.csv` (mean, CI, n per cell and metric), `runs.csv` (one row "
       "per run), `figures/`, `runs/` (every run, resumable).")
@@ -611,6 +624,7 @@ def write_report(o: Options, rows: list[dict], build: str, t0: float, executed_s
         w("")
         aqms = list(dict.fromkeys(r["aqm"] for r in gw))
         parts = list(dict.fromkeys(r["scenario"] for r in gw))
+        sender_of = {r["scenario"]: r["sender"] for r in gw}
         gws = list(dict.fromkeys(r["mechanism"] for r in gw))
         shown = [(c, label) for c, label, _ in METRICS[:5]] + [
             ("acks_rewritten_all_links", "ACKs rewritten (all links)"),
@@ -621,7 +635,7 @@ def write_report(o: Options, rows: list[dict], build: str, t0: float, executed_s
             for aqm in aqms:
                 for gname in gws:
                     body.append([part, lab[aqm], "none" if gname == "droptail" else lab[gname]] + [
-                        fmt_ci(*cells.get(part, gname, g["sender"], metric, aqm)[:2]) for metric, _ in shown])
+                        fmt_ci(*cells.get(part, gname, sender_of[part], metric, aqm)[:2]) for metric, _ in shown])
         w(md_table(head, body))
         w("")
     w("## Figures")

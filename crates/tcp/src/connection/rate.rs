@@ -84,6 +84,29 @@ pub(super) struct Rates {
 }
 
 impl Rates {
+    /// The index of the first record ending past `off` (what
+    /// `sent.partition_point(|s| s.end <= off)` answers). The records tile
+    /// the sequence space from SND.UNA up, one per segment and nearly all
+    /// of them `mss` long, so the record holding `off` is almost always at
+    /// `(off - start of the first) / mss`: that guess is checked and kept,
+    /// and only a wrong one costs the binary search. The answer is the same
+    /// either way; the guess touches one or two records where the search
+    /// touches about log2(records) of them, each written a round trip ago
+    /// and out of cache by now (the search was 6 % of a BBR run's time).
+    #[inline]
+    fn index_past(&self, off: u64, mss: u64) -> usize {
+        let n = self.sent.len();
+        let Some(first) = self.sent.front() else { return 0 };
+        if first.end > off {
+            return 0;
+        }
+        let guess = ((off - first.start) / mss.max(1)) as usize;
+        if guess > 0 && guess < n && self.sent[guess].end > off && self.sent[guess - 1].end <= off {
+            return guess;
+        }
+        self.sent.partition_point(|s| s.end <= off)
+    }
+
     /// Section 3.3 `UpdateRateSample(P)` for a segment newly delivered.
     fn deliver(&mut self, now: Time, p: Sent) {
         let len = p.end - p.start;
@@ -133,7 +156,7 @@ impl Connection {
             done: false,
         };
         if off < self.snd_max {
-            let i = r.sent.partition_point(|s| s.end <= off);
+            let i = r.index_past(off, self.mss);
             for s in r.sent.range_mut(i..) {
                 if s.start >= off + len {
                     break;
@@ -219,7 +242,7 @@ impl Connection {
         let prior_in_flight = r.prior_in_flight;
         let newly = std::mem::take(&mut r.newly);
         for &(l, h) in &newly {
-            let i = r.sent.partition_point(|s| s.end <= l);
+            let i = r.index_past(l, self.mss);
             let mut k = i;
             while k < r.sent.len() && r.sent[k].start < h {
                 let s = r.sent[k];
@@ -327,5 +350,51 @@ impl Connection {
             let r = self.rate.as_deref_mut().expect("rates");
             r.app_limited = (r.delivered + in_flight).max(1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(start: u64, end: u64) -> Sent {
+        Sent {
+            start,
+            end,
+            delivered: 0,
+            delivered_time: Time::ZERO,
+            first_sent_time: Time::ZERO,
+            sent_time: Time::ZERO,
+            app_limited: false,
+            retransmitted: false,
+            done: false,
+        }
+    }
+
+    proptest::proptest! {
+        /// The guessed index is the binary search's answer for any records
+        /// (full segments, short ones, a first one partly acknowledged) and
+        /// any offset, inside the records or outside them.
+        #[test]
+        fn the_guessed_index_of_a_record_is_the_binary_searchs(
+            first in 0u64..3000,
+            lens in proptest::collection::vec(prop_oneof_len(), 0..40),
+            off in 0u64..80_000,
+            mss in 1u64..1500,
+        ) {
+            let mut r = Rates::default();
+            let mut at = first;
+            for len in lens {
+                let len = if len == 0 { mss } else { len };
+                r.sent.push_back(record(at, at + len));
+                at += len;
+            }
+            proptest::prop_assert_eq!(r.index_past(off, mss), r.sent.partition_point(|s| s.end <= off));
+        }
+    }
+
+    /// Mostly full segments (0 stands for one `mss`), some short ones.
+    fn prop_oneof_len() -> impl proptest::strategy::Strategy<Value = u64> {
+        proptest::prop_oneof![4 => proptest::strategy::Just(0u64), 1 => 1u64..1500]
     }
 }
