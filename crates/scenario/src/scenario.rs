@@ -821,6 +821,7 @@ impl Scenario {
         };
         // Each congestion control's table moves out of `[tcp]` and is read
         // into `CcParams`; old flat keys get a hint to their table.
+        expand_tcp_profile(&mut root).map_err(|(f, m)| err(&f, m))?;
         let cc_params = take_cc_tables(&mut root).map_err(|(f, m)| err(&f, m))?;
         // `kind = "dumbbell"` tables become `{ dumbbell = { ... } }`, which
         // serde reads as an externally tagged enum and, unlike an internally
@@ -1087,6 +1088,50 @@ const MOVED_TCP_KEYS: &[(&str, &str)] = &[
 /// Takes the congestion controls' tables (`cubic`, `sarbe`, ... : every
 /// name of `netreturn_tcp::CcName::ALL`) out of the document's `[tcp]` and
 /// reads them; errors as (field, message).
+/// `tcp.profile`: a named set of defaults for the end hosts, written into
+/// `[tcp]` wherever the file left a key out (the file's own keys win), so
+/// the resolved scenario shows every value. `"ns3"` is the simulator's own
+/// defaults (ns-3 3.44's, SPEC.md section 6); `"linux"` moves the ones
+/// Linux 6.x sets otherwise, for comparisons with real Linux senders
+/// (`netreturn testbed compare`, docs/testbed.md):
+pub const TCP_PROFILES: &[(&str, &[(&str, &str)])] = &[
+    ("ns3", &[]),
+    (
+        "linux",
+        &[
+            // TCP_RTO_MIN (include/net/tcp.h), where ns-3 uses 1 s (RFC 6298 2.4).
+            ("min_rto", "200ms"),
+            // TCP_DELACK_MIN: Linux's delayed-ACK timer starts at 40 ms and
+            // adapts; ns-3's is 200 ms.
+            ("delayed_ack_timeout", "40ms"),
+            // Without SACK Linux restarts the timer on every partial ACK
+            // (RFC 6582 3.2 step 5's "Slow-but-Steady").
+            ("newreno_impatient", "false"),
+        ],
+    ),
+];
+
+fn expand_tcp_profile(root: &mut toml::Value) -> Result<(), (String, String)> {
+    let Some(toml::Value::Table(tcp)) = root.get_mut("tcp") else { return Ok(()) };
+    let Some(v) = tcp.remove("profile") else { return Ok(()) };
+    let names: Vec<&str> = TCP_PROFILES.iter().map(|(n, _)| *n).collect();
+    let name =
+        v.as_str().ok_or_else(|| ("tcp.profile".to_string(), format!("{v} is not one of {}", names.join(", "))))?;
+    let Some((_, keys)) = TCP_PROFILES.iter().find(|(n, _)| *n == name) else {
+        return Err(("tcp.profile".into(), format!("{name:?} is not one of {}", names.join(", "))));
+    };
+    for (k, val) in keys.iter() {
+        if !tcp.contains_key(*k) {
+            let v = match *val {
+                "true" | "false" => toml::Value::Boolean(*val == "true"),
+                _ => toml::Value::String(val.to_string()),
+            };
+            tcp.insert(k.to_string(), v);
+        }
+    }
+    Ok(())
+}
+
 fn take_cc_tables(root: &mut toml::Value) -> Result<netreturn_tcp::CcParams, (String, String)> {
     let Some(toml::Value::Table(tcp)) = root.get_mut("tcp") else { return Ok(Default::default()) };
     for (old, new) in MOVED_TCP_KEYS {
@@ -1313,6 +1358,31 @@ mod tests {
         let netreturn_control::Controller::Ewt(ewt) = ctl else { panic!() };
         assert_eq!(ewt.start_threshold(), 20 * 1498);
         assert_eq!(cfg.assume_wscale, Some(7));
+    }
+
+    #[test]
+    fn the_linux_profile_fills_the_keys_a_file_left_out_and_the_files_own_keys_win() {
+        use netreturn_base::Time;
+        let text = MINI.replace("[topology]", "[tcp]\nprofile = \"linux\"\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert_eq!(s.tcp.min_rto.0, Time::from_millis(200));
+        assert_eq!(s.tcp.delayed_ack_timeout.0, Time::from_millis(40));
+        assert!(!s.tcp.newreno_impatient);
+        let own = MINI.replace("[topology]", "[tcp]\nprofile = \"linux\"\nmin_rto = \"300ms\"\n[topology]");
+        assert_eq!(Scenario::from_toml(&own, "p.toml", &[]).unwrap().tcp.min_rto.0, Time::from_millis(300));
+        // ns3 is the defaults themselves.
+        let ns3 = MINI.replace("[topology]", "[tcp]\nprofile = \"ns3\"\n[topology]");
+        let d = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        let n = Scenario::from_toml(&ns3, "p.toml", &[]).unwrap();
+        assert_eq!((n.tcp.min_rto.0, n.tcp.delayed_ack_timeout.0), (d.tcp.min_rto.0, d.tcp.delayed_ack_timeout.0));
+    }
+
+    #[test]
+    fn an_unknown_tcp_profile_is_refused_naming_the_field_and_the_profiles() {
+        let text = MINI.replace("[topology]", "[tcp]\nprofile = \"bsd\"\n[topology]");
+        let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
+        assert_eq!(e.field, "tcp.profile");
+        assert!(e.message.contains("ns3, linux") && e.to_string().contains("p.toml"), "{e}");
     }
 
     #[test]
