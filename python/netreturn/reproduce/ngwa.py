@@ -647,7 +647,7 @@ def main(a: argparse.Namespace) -> int:
         "## Calibration of the bottleneck (not given in the paper)",
         "",
         f"NewReno's lost packets against Table 2's {PAPER['table2_lost']['newreno']}; nearest: **{best}** (the "
-        "scenario's default is 1.8 Mb/s).",
+        f"scenario's default is {_scenario_default('bottleneck_rate')}).",
         "",
         *cal,
         "",
@@ -670,6 +670,13 @@ def main(a: argparse.Namespace) -> int:
     (out / "report.md").write_text("\n".join(doc))
     print("\n".join(doc))
     return 0
+
+
+def _scenario_default(param: str) -> str:
+    """A parameter of the Table 2 scenario as its file sets it."""
+    from ..scenarios import load
+
+    return str(load(RATE)["params"][param])
 
 
 def _write_table2(path: Path, loss: dict, bottleneck: str) -> None:
