@@ -281,10 +281,24 @@ def describe(t: Trace) -> str:
                  f"{above} of the {len(each)} windows at the drops were above it")
     if t.shrink_lost is not None:
         text += (f". The same round with a receiver that may take offered space back (`tcp.shrink_window = true`) "
-                 f"loses {t.shrink_lost:.0f}"
-                 + (": the kept right edge is the cause" if t.shrink_lost == 0 and t.lost > 0 else
-                    ": the kept right edge is not the whole cause" if t.shrink_lost > 0 else ""))
+                 f"loses {t.shrink_lost:.0f}: {_verdict(t, old)}")
     return text
+
+
+def _verdict(t: Trace, old: bool) -> str:
+    """What the edges' age and the shrinking receiver's round say together
+    (that round runs differently from its first segment on, so it tells
+    whether the round loses without kept space, not which drops it
+    caused)."""
+    gone = t.shrink_lost == 0 and t.lost > 0
+    if old and gone:
+        return "both point to the space kept behind the right edge"
+    if not old and not gone:
+        return "both point to the windows themselves, not to kept space"
+    if old:
+        return "the kept space is not the whole cause"
+    return ("the windows were current at the drops, yet a receiver that takes space back avoids them: that "
+            "receiver changes the whole round, so the two do not single out one cause")
 
 
 def _kept(t: Trace) -> tuple[float, bool]:
@@ -307,7 +321,8 @@ def short(t: Trace) -> str:
     return (f"traced round {t.seed} ({t.lost:.0f} lost): its {len(t.drops)} drops in the queue of {where}, with the "
             f"windows offered summing to {_range(t.window_sum)} against the {_kb(t.path_bytes)} kB the path holds; "
             f"{cause}"
-            + (f"; {t.shrink_lost:.0f} lost with a receiver that may shrink" if t.shrink_lost is not None else ""))
+            + (f"; {t.shrink_lost:.0f} lost with a receiver that may shrink ({_verdict(t, old)})"
+               if t.shrink_lost is not None else ""))
 
 
 def worst_round(losses_by_seed: list[float]) -> tuple[int, float]:
