@@ -121,6 +121,12 @@ def test_the_reduced_margin_at_140_ms_follows_the_improvements_per_rtt():
     assert rwm.judge(st_, _fct(12.0, 10.0, (20.0, 140.0)), None).verdict == "not measurable"
 
 
+def test_an_rtt_in_milliseconds_is_the_whole_number_a_statement_names():
+    # 0.06 s x 1000 is 60.00000000000001 in floating point: the tables key
+    # their rows by the RTT as the statements write it.
+    assert [rwm._ms(x) for x in ("20ms", "60ms", "100ms", "140ms")] == [20.0, 60.0, 100.0, 140.0]
+
+
 def test_tail_drop_at_140_ms_holds_only_where_rwm_starts_dropping_there():
     st_ = _statement("fig3a-140ms-tail-drop")
     rtts = (20.0, 60.0, 140.0)

@@ -69,7 +69,8 @@ COLORS = {"none": "#c44e52", "bdp-10%": "#8172b2", "bdp": "#4c72b0", "bdp+10%": 
 def _ms(rtt: str) -> float:
     from .scenario import parse_time
 
-    return parse_time(rtt) * 1000
+    # rounded: 0.06 s x 1000 is 60.00000000000001, and the statements name RTTs as whole ms
+    return round(parse_time(rtt) * 1000, 6)
 
 
 def specs(rtts: Sequence[str], flows: Sequence[int], settings: Sequence[str], reps: int,
