@@ -1,6 +1,7 @@
 """`netreturn reproduce ewt`: the paper's numbers, the flow-count search, and
 a tiny end-to-end reproduction that must resume without running anything."""
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -179,8 +180,8 @@ def test_quick_reproduction_writes_the_report_and_resumes_without_rerunning(tmp_
     for png in re.findall(r"\]\((figures/[^)]+\.png)\)", report):
         assert (out / png).stat().st_size > 3000, png
     assert (out / "figures" / "fig3_scenario2_queue.png").is_file()
-    for csv in ["summary.csv", "runs.csv", "table6.csv", "capacity.csv", "statements.csv"]:
-        assert (out / csv).stat().st_size > 100, csv
+    for name in ["summary.csv", "runs.csv", "table6.csv", "capacity.csv", "statements.csv"]:
+        assert (out / name).stat().st_size > 100, name
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["native_build"] == reproduce.native_build_id()
     # Every statement of the paper file (at least 30, issue 24) has its verdict.
@@ -258,3 +259,33 @@ def test_the_reasons_are_computed_from_the_runs_so_other_seeds_give_other_number
     assert texts[2] != texts[3]
     nums = {k: re.findall(r"\d+\.\d+", t) for k, t in texts.items()}
     assert nums[2] != nums[3]
+
+
+def test_full_sensitivity_searches_every_methods_capacity_with_larger_access_queues(tmp_path):
+    # Issue 24: with --sensitivity full the capacity search runs for every
+    # method with 1000-packet access queues too, and section 6 shows each
+    # method's flows under each setting and the section 5.6 verdicts per setting.
+    out = tmp_path / "full"
+    argv = ["reproduce", "ewt", "--quick", "--scenarios", "2", "--methods", "droptail,ewt", "--seeds", "1",
+            "--set", "file_bytes=100kB", "--max-flows", "3", "--first-seeds", "1", "--sensitivity", "full",
+            "--out", str(out), "-q"]
+    assert cli.main(argv) == 0
+    report = (out / "report.md").read_text()
+    with (out / "capacity.csv").open() as fh:
+        cap = list(csv.DictReader(fh))
+    variants = {r["variant"] for r in cap}
+    assert variants == {"rcv_buf 1MB", f"rcv_buf {reproduce.RCVBUF_ALT}", f"access {reproduce.ACCESS_ALT}"}
+    assert {r["method"] for r in cap if r["variant"].startswith("access")} == {"droptail", "ewt"}
+    section = report.split("### Capacity across the settings the paper does not state", 1)[1].split("\n## ", 1)[0]
+    # Each setting's flows are capacity.csv's: EWT's row, setting by setting.
+    def counts(variant: str) -> str:
+        rs = {r["level"]: r for r in cap if r["variant"] == variant and r["method"] == "ewt"}
+        return " / ".join("> 3" if rs[lv]["censored"] == "True" else rs[lv]["flows"] for lv in reproduce.LEVELS)
+
+    ewt_row = next(ln for ln in section.splitlines() if ln.startswith("| EWT"))
+    cells = [c.strip() for c in ewt_row.strip("|").split("|")]
+    assert cells[1:] == [counts("rcv_buf 1MB"), counts(f"access {reproduce.ACCESS_ALT}"),
+                         counts(f"rcv_buf {reproduce.RCVBUF_ALT}")]
+    for sid in ("sec5.6-ewt-most-flows", "sec5.6-gain-best", "sec5.6-gain-droptail"):
+        assert re.search(rf"\| {re.escape(sid)} +\| \w", section), sid
+    assert "Verdicts that move with the setting" in section or "No verdict moves with the setting" in section

@@ -9,10 +9,13 @@ from netreturn.reproduce import statements as st
 from netreturn.testbed import rwm
 
 
-def _fct(none_median: float, bdp_median: float) -> pd.DataFrame:
+def _fct(none_median: float, bdp_median: float, rtts=(20.0, 140.0), drops=None) -> pd.DataFrame:
+    """FCT tables by hand: no control's median, RWM's (exact BDP; -10 % a
+    little slower and steadier, +10 % a little slower); ``drops``: the edge
+    queue's drops per run of RWM at each RTT (none elsewhere)."""
     rows = []
     for n in (1, 4):
-        for rtt in (20.0, 140.0):
+        for rtt in rtts:
             for s, med in (("none", none_median), ("bdp-10%", bdp_median * 1.05), ("bdp", bdp_median),
                            ("bdp+10%", bdp_median * 1.02)):
                 iqr = 0.5 if s == "bdp-10%" else 1.0
@@ -20,7 +23,8 @@ def _fct(none_median: float, bdp_median: float) -> pd.DataFrame:
                              "fct_p75_s": med + iqr, "fct_mean_s": med, "finish_spread_median": 0.4 if s == "none"
                              else 0.05, "slowest_improvement_pct": float("nan") if s == "none" or n == 1 else 30.0,
                              "median_improvement_pct": float("nan") if s == "none"
-                             else (none_median - med) / none_median * 100})
+                             else (none_median - med) / none_median * 100,
+                             "drops_mean": (drops or {}).get(rtt, 0.0) if s != "none" else 0.0})
     return pd.DataFrame(rows)
 
 
@@ -88,3 +92,69 @@ def test_the_testbed_report_judges_every_statement_of_the_paper_file(tmp_path):
     # Both 140 ms statements are judged from these runs, not left out.
     assert verdicts["fig3b-140ms-median-1.5x"] in ("holds", "partly", "fails")
     assert verdicts["fig3b-140ms-p75-below-p25"] in ("holds", "partly", "fails")
+
+
+def _statement(sid: str) -> dict:
+    return next(s for s in rwm.PAPER["statements"] if s["id"] == sid)
+
+
+def test_every_statement_the_paper_makes_at_140_ms_is_in_the_paper_file():
+    at140 = [s for s in rwm.PAPER["statements"] if "140ms" in s["quote"] or s.get("rtt_ms") == 140]
+    ids = {s["id"] for s in at140}
+    # Fig. 3a: the reduced margin and the tail drop; Fig. 3b: the 1.5 x median and the quartiles.
+    assert {"fig3a-140ms-margin-reduced", "fig3a-140ms-tail-drop", "fig3b-140ms-median-1.5x",
+            "fig3b-140ms-p75-below-p25"} <= ids
+
+
+def test_the_reduced_margin_at_140_ms_follows_the_improvements_per_rtt():
+    st_ = _statement("fig3a-140ms-margin-reduced")
+    rtts = (60.0, 100.0, 140.0)
+    # RWM 10 s against 12 s at every RTT: the margin is the same everywhere, not reduced at 140 ms.
+    same = rwm.judge(st_, _fct(12.0, 10.0, rtts), None)
+    assert same.verdict == "partly" and "140 ms +17 %" in same.measured
+    fct = _fct(12.0, 10.0, rtts)
+    one140 = (fct.flows == 1) & (fct.rtt_ms == 140.0) & (fct.setting == "bdp")
+    fct.loc[one140, "median_improvement_pct"] = 3.0
+    assert rwm.judge(st_, fct, None).verdict == "holds"
+    # RWM slower than no control everywhere: no clear improvement and the margin not reduced.
+    assert rwm.judge(st_, _fct(9.0, 10.0, rtts), None).verdict == "fails"
+    assert rwm.judge(st_, _fct(12.0, 10.0, (20.0, 140.0)), None).verdict == "not measurable"
+
+
+def test_an_rtt_in_milliseconds_is_the_whole_number_a_statement_names():
+    # 0.06 s x 1000 is 60.00000000000001 in floating point: the tables key
+    # their rows by the RTT as the statements write it.
+    assert [rwm._ms(x) for x in ("20ms", "60ms", "100ms", "140ms")] == [20.0, 60.0, 100.0, 140.0]
+
+
+def test_tail_drop_at_140_ms_holds_only_where_rwm_starts_dropping_there():
+    st_ = _statement("fig3a-140ms-tail-drop")
+    rtts = (20.0, 60.0, 140.0)
+    j = rwm.judge(st_, _fct(12.0, 10.0, rtts, drops={140.0: 300.0}), None)
+    assert j.verdict == "holds" and "140 ms 300" in j.measured
+    assert rwm.judge(st_, _fct(12.0, 10.0, rtts, drops={60.0: 5.0, 140.0: 300.0}), None).verdict == "partly"
+    assert rwm.judge(st_, _fct(12.0, 10.0, rtts), None).verdict == "fails"
+
+
+def test_overestimation_lowers_the_25th_percentile_only_if_the_tables_say_so():
+    st_ = _statement("fig3b-over-lower-p25")
+    rtts = (20.0, 100.0, 140.0)
+    # By hand: +10 % is slower than the exact BDP with the same spread, so neither part holds.
+    assert rwm.judge(st_, _fct(12.0, 10.0, rtts), None).verdict == "fails"
+    fct = _fct(12.0, 10.0, rtts)
+    over = (fct.flows == 4) & (fct.setting == "bdp+10%") & (fct.rtt_ms >= 100.0)
+    fct.loc[over, "fct_p25_s"] = 8.0
+    fct.loc[over, "fct_p75_s"] = 12.0
+    j = rwm.judge(st_, fct, None)
+    assert j.verdict == "holds" and "p25 +10 % 8.00 vs BDP 9.00 s" in j.measured
+
+
+def test_the_report_states_the_testbed_time_from_the_runs(tmp_path):
+    raw = _raw()
+    for i, r in enumerate(raw):
+        r["wall_s"], r["load_avg"] = 2.0 + i % 3, 1.0 + i % 5
+    rwm.report(raw, tmp_path, plots=False)
+    text = (tmp_path / "report.md").read_text()
+    total = sum(r["wall_s"] for r in raw)
+    assert f"Testbed time: {len(raw)} runs, {total:.0f} s of runs" in text
+    assert "load average at their start: median 3.0 (1.0 .. 5.0)" in text

@@ -44,7 +44,8 @@ def _ewt(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sensitivity", choices=["off", "grid", "full"], default="grid",
                    help="what the paper leaves out: a 128 KiB receive buffer (ns-3's default) instead of 1 MB and "
                         "1000-packet access queues instead of 100 (with DropTail's calibration). off; grid: the "
-                        "paper's counts (default); full: also the capacity search with 128 KiB")
+                        "paper's counts (default); full: also every method's capacity search with 128 KiB and "
+                        "with 1000-packet access queues")
 
 
 AWM_FAMILIES = ("capacity", "rtt", "flows", "web", "parking-lot", "fairness")
@@ -61,8 +62,9 @@ def _awm(p: argparse.ArgumentParser) -> None:
 def _ngwa(p: argparse.ArgumentParser) -> None:
     add_shared(p, "ngwa", 30, "3 seeds per Table 2 row")
     p.add_argument("--sensitivity", action="store_true",
-                   help="every statement judged again at the neighbouring bottleneck rates of the calibration "
-                        "and at bottleneck RTTs of 20 and 80 ms")
+                   help="every statement judged again at the neighbouring bottleneck rates of the calibration, "
+                        "at bottleneck RTTs of 20 and 80 ms and with a receiver that may shrink its window; the "
+                        "losses of rows Table 2 reports lossless traced at each of these settings too")
 
 
 def _sarbe(p: argparse.ArgumentParser) -> None:

@@ -358,6 +358,68 @@ def _degenerate_why(scenarios: list[str] | None, distinct: str = "") -> str:
             "the access queues, and why)" + (f"; {distinct}" if distinct else ""))
 
 
+def capacity_settings_lines(opts: Options, figs: dict, paper: dict, sweep: list | None, rows: list[dict],
+                            gains: dict, rows_rb: list[dict], gains_rb: dict, rows_ac: list[dict], gains_ac: dict
+                            ) -> list[str]:
+    """Section 6's summary across what the paper leaves unstated: every
+    method's flows at each level under each setting whose capacity search
+    ran (ours; the other receive buffer and the larger access queues with
+    ``--sensitivity full``), DropTail's calibration beside the paper's
+    Table 2, and the section 5.6 statements judged under each setting."""
+    if not rows:
+        return []
+    acc_ours, rcv_ours = (sweep[0].access, sweep[0].rcv_buf) if sweep else ("ours", "ours")
+    settings = [(f"{acc_ours} access, {rcv_ours} receive buffer (ours)", rows, gains)]
+    if rows_ac:
+        settings.append((f"{ACCESS_ALT} access, {rcv_ours} receive buffer", rows_ac, gains_ac))
+    if rows_rb:
+        settings.append((f"{acc_ours} access, {RCVBUF_LABEL} receive buffer", rows_rb, gains_rb))
+    if len(settings) < 2:
+        return []
+    base = PAPER.run["baseline"]
+    L = ["### Capacity across the settings the paper does not state", "",
+         "Every method's flows at the 0.1 / 0.5 / 1 % loss levels under each setting whose capacity search ran (`> N`: "
+         "not reached up to the search's limit), DropTail's row being the calibration the paper's Table 2 gives:", ""]
+    by = {lab: {(r["scenario"], r["method"], r["level"]): r for r in rs} for lab, rs, _ in settings}
+    methods = [m for m in METHODS if m in opts.methods]
+    for sc in opts.scenarios:
+        body = []
+        for m in methods:
+            row = [METHOD_LABELS[m] + (f" (paper {' / '.join(str(paper['table2'][sc][lv]) for lv in LEVELS)})"
+                                       if m == base else "")]
+            for lab, _, _ in settings:
+                cells = [by[lab].get((sc, m, lv)) for lv in LEVELS]
+                row.append(" / ".join("-" if c is None else f"> {opts.max_flows}" if c["censored"] else str(c["flows"])
+                                      for c in cells))
+            body.append(row)
+        L += [f"**{sc}**", "", _md_table(["method"] + [lab for lab, _, _ in settings], body), ""]
+    ids = [s for s in PAPER["statements"] if s["check"] in ("capacity_best", "capacity_gain")]
+    cols = {}
+    for lab, rs, g in settings:
+        searches = {(r["scenario"], r["method"]) for r in rs}
+        deg = [sc for sc in opts.scenarios if (sc, base) in searches and _cal.degenerate(_cal_counts(rs, sc, base))]
+        cols[lab] = own_judgements(opts, figs, rs, g, deg)
+    body, moved = [], []
+    for s in ids:
+        vs = [cols[lab][s["id"]] for lab, _, _ in settings]
+        if len({v.verdict for v in vs}) > 1:
+            moved.append(s["id"])
+        # the verdict with its number: EWT's share of the cases, or the mean gain
+        body.append([s["id"]] + [f"{v.verdict}: " + (v.measured.split(":")[0] if s["check"] == "capacity_best"
+                                                     else v.measured.split(" (")[0]) for v in vs])
+    L += ["The section 5.6 statements under each setting (a degenerate DropTail calibration marks the counts as "
+          "single flows' overshoot, section 1b):", "",
+          _md_table(["statement"] + [lab for lab, _, _ in settings], body), "",
+          (f"Verdicts that move with the setting: {', '.join(moved)}." if moved else
+           "No verdict moves with the setting."), ""]
+    return L
+
+
+def _cal_counts(rows: list[dict], sc: str, method: str) -> list[int | None]:
+    return [next((r["flows"] for r in rows if r["scenario"] == sc and r["method"] == method and r["level"] == lv),
+                 None) for lv in LEVELS]
+
+
 def distinct_gains(opts: Options, sweep: list | None, cap_rows_rb: list[dict] | None) -> tuple[list[str], dict]:
     """The section 5.6 gains over only the scenarios whose DropTail
     calibration with the other receive buffer has distinct levels (where
@@ -570,7 +632,11 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
             acc_grid = Grid(runs, opts, ev.paper_counts, "access", set(), "access queues", access,
                             share_if=lambda r: r["summary"].get("drops_elsewhere") == 0)
             ev.grids.append(acc_grid)
-            if PAPER.run["baseline"] in opts.methods:
+            if opts.sensitivity == "full":
+                # Every method's capacity search with them (DropTail's is
+                # the calibration: the same runs).
+                cap_ac = Capacity(runs, opts, PAPER, access, "access queues: capacity")
+            elif PAPER.run["baseline"] in opts.methods:
                 cap_ac = Capacity(runs, base, PAPER, access, "access queues: calibration")
         runs.drain()
     finally:
@@ -586,14 +652,20 @@ def _reproduce(opts: Options, paper: dict, t0: float) -> Outcome:
     rows_rb = capacity_rows(searches_rb, PAPER)
     gains_rb = capacity_gains(rows_rb, opts.methods)
     calibrated_ac: dict[str, dict[str, int | None]] = {}
-    for r in capacity_rows(cap_ac.searches, PAPER) if cap_ac else []:
-        calibrated_ac.setdefault(r["scenario"], {})[r["level"]] = r["flows"]
+    rows_ac = capacity_rows(cap_ac.searches, PAPER) if cap_ac else []
+    for r in rows_ac:
+        if r["method"] == PAPER.run["baseline"]:
+            calibrated_ac.setdefault(r["scenario"], {})[r["level"]] = r["flows"]
+    # The access queues' capacity of every method (--sensitivity full only;
+    # otherwise the search ran for DropTail alone: its calibration).
+    every_ac = cap_ac is not None and any(m != PAPER.run["baseline"] for _, m in cap_ac.searches)
+    rows_ac = rows_ac if every_ac else []
     out = opts.out
     sweep = calibration_settings(opts, searches, cap_ac.searches if cap_ac else {},
                                  (cap_rb or cap_rbc).searches if (cap_rb or cap_rbc) else {}, variants, access)
     claims = write_report(out, opts, paper, table, figs, searches, rows, gains, calibrated, runs, t0, build,
                           searches_rb, rows_rb, gains_rb, calibrated_ac, cap_ac.searches if cap_ac else {},
-                          (acc_grid.shared, acc_grid.asked) if acc_grid else None, sweep)
+                          (acc_grid.shared, acc_grid.asked) if acc_grid else None, sweep, rows_ac)
     wall = time.perf_counter() - t0
     return Outcome(out / "report.md", runs.executed, runs.requested, len(runs.results), wall, runs.cpu_s,
                    calibrated, rows, gains, gains_rb, table, searches, claims)
@@ -603,7 +675,8 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
                  gains: dict, calibrated: dict, runs: Runs, t0: float, build: str, searches_rb: dict | None = None,
                  cap_rows_rb: list[dict] | None = None, gains_rb: dict | None = None,
                  calibrated_ac: dict | None = None, searches_ac: dict | None = None,
-                 access_shared: tuple[int, int] | None = None, sweep: list | None = None) -> dict:
+                 access_shared: tuple[int, int] | None = None, sweep: list | None = None,
+                 cap_rows_ac: list[dict] | None = None) -> dict:
     figdir = out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     methods = [m for m in METHODS if m in opts.methods]
@@ -618,7 +691,8 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     import pandas as pd
 
     write_frame_csv(pd.DataFrame([{"variant": "rcv_buf 1MB", **r} for r in cap_rows]
-                                 + [{"variant": f"rcv_buf {RCVBUF_ALT}", **r} for r in (cap_rows_rb or [])]),
+                                 + [{"variant": f"rcv_buf {RCVBUF_ALT}", **r} for r in (cap_rows_rb or [])]
+                                 + [{"variant": f"access {ACCESS_ALT}", **r} for r in (cap_rows_ac or [])]),
                     out / "capacity.csv")
 
     # ---- Table 6 (scenario 2), paper vs ours
@@ -955,7 +1029,7 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     w("")
     def capacity_block(searches_x: dict, rows_x: list[dict], gains_x: dict, tag: str) -> None:
         suffix = "" if tag == "main" else f"_{tag}"
-        extra = "" if tag == "main" else f", {RCVBUF_LABEL} receive buffer"
+        extra = {"main": "", "access": f", {ACCESS_ALT} access queues"}.get(tag, f", {RCVBUF_LABEL} receive buffer")
         for sc in opts.scenarios:
             if not any(k[0] == sc for k in searches_x):
                 continue
@@ -1044,6 +1118,16 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
         w("The same search with ns-3's default receive buffer instead of 1 MB:")
         w("")
         capacity_block(searches_rb, cap_rows_rb, gains_rb, "rcvbuf")
+    gains_ac = capacity_gains(cap_rows_ac, opts.methods) if cap_rows_ac else {"cases": []}
+    if cap_rows_ac:
+        w(f"### With {ACCESS_ALT} access queues (section 7b)")
+        w("")
+        w(f"The same search with {ACCESS_ALT} access queues instead of 100 packets (`--sensitivity full`):")
+        w("")
+        capacity_block(searches_ac or {}, cap_rows_ac, gains_ac, "access")
+    for line in capacity_settings_lines(opts, figs, paper, sweep, cap_rows, gains, cap_rows_rb or [],
+                                        gains_rb or {"cases": []}, cap_rows_ac or [], gains_ac):
+        w(line)
 
     # ---- 7. sensitivity
     if "rcvbuf" in cs_all:

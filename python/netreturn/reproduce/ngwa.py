@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..runner import RunSpec, run_many
 from ..stats import batch_means_ci, fmt_ci, jain, mean_ci, mean_sd
-from . import statements as _st
+from . import ngwa_trace as _trace, statements as _st
 from .paper import PAPER_DIR
 
 PAPER_FILE = PAPER_DIR / "ngwa.toml"
@@ -479,22 +479,27 @@ def setting_reasons(judged: dict[str, _st.Judgement], cols: dict[str, dict[str, 
     return out
 
 
+def sensitivity_settings(best: str) -> list[tuple[str, str, str, bool]]:
+    """(label, bottleneck rate, RTT, receiver may shrink) of every setting
+    the sensitivity section runs besides ours (``best`` at ``RTTS[0]``)."""
+    out = ([(b, RTTS[0], False) for b in CALIBRATION if b != best] + [(best, rtt, False) for rtt in RTTS[1:]]
+           + [(best, RTTS[0], True)])
+    return [(f"{b}, {rtt}" + (", receiver may shrink" if shrink else ""), b, rtt, shrink) for b, rtt, shrink in out]
+
+
 def sensitivity(a: argparse.Namespace, best: str, ours: dict[str, _st.Judgement], out: Path
                 ) -> tuple[list[str], dict[str, dict[str, _st.Judgement]], dict[str, dict]]:
     """Every statement judged again at the neighbouring bottleneck rates
     (ours: ``best``) and at the other bottleneck RTTs (``RTTS``); the
     lines, the verdicts per setting and Table 2's stats per setting."""
     seeds = max(3, a.seeds // 3)
-    settings = ([(b, RTTS[0], False) for b in CALIBRATION if b != best] + [(best, rtt, False) for rtt in RTTS[1:]]
-                + [(best, RTTS[0], True)])
     cols = {f"{best}, {RTTS[0]} (ours)": ours}
     values: dict[str, dict] = {}
     tables: list[str] = []
-    for b, rtt, shrink in settings:
+    for label, b, rtt, shrink in sensitivity_settings(best):
         t2, loss = losses_table(seeds, a.jobs, b, out, rtt, shrink)
         _, jains, _ = rates_table(a.jobs, _network(b, rtt, shrink))
         _, traces = window_figure(None, a.jobs, _network(b, rtt, shrink))
-        label = f"{b}, {rtt}" + (", receiver may shrink" if shrink else "")
         cols[label] = judge_all(loss, jains, traces, a.quick)
         values[label] = loss
         tables += [f"### Table 2 and Fig. 6 at {label.replace(', ', ', RTT ', 1)} ({seeds} rounds)", "", *t2, ""]
@@ -515,6 +520,80 @@ def sensitivity(a: argparse.Namespace, best: str, ours: dict[str, _st.Judgement]
     L += ["", f"{len(moved)} of {len(PAPER['statements'])} verdicts move with the bottleneck or the receiver's edge"
           + (": " + ", ".join(moved) + "." if moved else "."), "", *tables]
     return L, cols, values
+
+
+#: The rows Table 2 reports without a single lost packet: where ours lose
+#: some, one round is traced (:mod:`.ngwa_trace`).
+ZERO_ROWS = [key for _, key, _ in ROWS if PAPER["table2_lost"].get(key) == 0]
+
+
+def traced_losses(seeds: int, workers: int, out: Path, settings: list[tuple[str, str | None, str | None, bool]]
+                  ) -> list[_trace.Trace]:
+    """For every setting (label, bottleneck, RTT, receiver may shrink) and
+    every row of :data:`ZERO_ROWS` that lost packets in its Table 2 runs
+    (the stored ones of :func:`losses_table`, ``seeds`` rounds), the round
+    with the most losses traced packet by packet; each trace's drops in
+    ``out/trace/<row>_<setting>/drops.csv``."""
+    import csv
+
+    found = []
+    for label, b, rtt, shrink in settings:
+        extra = _network(b, rtt, shrink)
+        for _, key, ov in ROWS:
+            if key not in ZERO_ROWS:
+                continue
+            res = _many([(RATE, s, {**ov, **extra}) for s in range(1, seeds + 1)], workers, out)
+            lost = [float(r["summary"]["lost_packets"]) for r in res]
+            if not _trace.lossy(lost):
+                continue
+            seed, _ = _trace.worst_round(lost)
+            where = out / "trace" / "".join(c if c.isalnum() or c in ".-" else "_" for c in f"{key}_{label}")
+            t = _trace.trace(RATE, {**ov, **extra}, seed, where, key, label, seeds)
+            with open(where / "drops.csv", "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(["time_s", "flow", "flight_sum_bytes", "window_sum_bytes", "path_bytes",
+                            "windows_bytes", "edge_age_s"])
+                for (tt, fl), fs, ws, we, ea in zip(t.drops, t.flight_sum, t.window_sum, t.window_each,
+                                                    t.edge_age):
+                    w.writerow([f"{tt:.6f}", fl, f"{fs:.0f}", f"{ws:.0f}", f"{t.path_bytes:.0f}",
+                                " ".join(f"{x:.0f}" for x in we), " ".join(f"{x:.3f}" for x in ea)])
+            found.append(t)
+    return found
+
+
+def trace_lines(traces: list[_trace.Trace]) -> list[str]:
+    """The report's section on the traced losses."""
+    L = ["## The few losses of rows Table 2 reports lossless, traced", "",
+         f"Rows with 0 lost packets in Table 2 ({', '.join(LABEL[k] for k in ZERO_ROWS)}): wherever ours lose some, "
+         "the round with the most losses is run again with pcap captures of every sender's access link, the "
+         "bottleneck and the ACK path (a segment entering R1 that never leaves on the bottleneck was dropped "
+         "there), and, once more, with a receiver that may take offered space back (`tcp.shrink_window`). The "
+         "drops with what the senders had in flight and what their receivers offered: "
+         "`trace/<row>_<setting>/drops.csv`.", ""]
+    if not traces:
+        return L + ["None of them lost a packet in this report's runs: nothing to trace.", ""]
+    for t in traces:
+        L.append(f"* **{LABEL[t.row]} at {t.setting}**: {_trace.describe(t)}.")
+    return L + [""]
+
+
+def trace_reasons(judged: dict[str, _st.Judgement], traces: list[_trace.Trace], ours: str
+                  ) -> dict[str, _st.Judgement]:
+    """``judged`` with the trace of our setting (label ``ours``) added to
+    the reason of every loss or dupACK statement about a traced row that
+    does not hold."""
+    mine = {t.row: t for t in traces if t.setting == ours}
+    out = dict(judged)
+    for st in PAPER["statements"]:
+        j = judged.get(st["id"])
+        rows = [k for k in [st.get("row"), *st.get("rows", [])] if k in mine]
+        if j is None or j.verdict not in (_st.PARTLY, _st.FAILS) or st.get("metric") not in ("lost", "triple_dupacks") \
+                or not rows:
+            continue
+        why = "; ".join(f"{LABEL[k]}: {_trace.short(mine[k])}" for k in rows)
+        out[st["id"]] = _st.Judgement(j.verdict, j.measured, (j.why + ". " if j.why else "") + why
+                                      + " (section \"The few losses of rows Table 2 reports lossless, traced\")")
+    return out
 
 
 def main(a: argparse.Namespace) -> int:
@@ -548,10 +627,15 @@ def main(a: argparse.Namespace) -> int:
     past = {st["id"]: _st.for_quick(st, judge(st, per_dupack(loss), jains, traces), a.quick)
             for st in PAPER["statements"] if st.get("metric") == "triple_dupacks"}
     sens, sens_cols, sens_values = sensitivity(a, best, judged, out) if a.sensitivity else ([], {}, {})
+    ours = f"{best}, {RTTS[0]} (ours)"
     if sens_values:
-        values = {f"{best}, {RTTS[0]} (ours)": loss, **sens_values}
+        values = {ours: loss, **sens_values}
         judged, past = value_reasons(judged, values), value_reasons(past, values, per_dup=True)
         judged = setting_reasons(judged, sens_cols, values)
+    dropped = traced_losses(a.seeds, a.jobs, out, [(ours, best, None, False)])
+    if a.sensitivity:
+        dropped += traced_losses(max(3, a.seeds // 3), a.jobs, out, sensitivity_settings(best))
+    judged, past = trace_reasons(judged, dropped, ours), trace_reasons(past, dropped, ours)
     columns = {"this report's runs": judged, "triple dupACKs counted per dupACK": past}
     doc += _st.section("## The paper's statements, judged", PAPER["statements"], columns, a.quick)
     doc += ["The second column judges Fig. 6's statements again with every duplicate ACK from the third of a run "
@@ -563,7 +647,7 @@ def main(a: argparse.Namespace) -> int:
         "## Calibration of the bottleneck (not given in the paper)",
         "",
         f"NewReno's lost packets against Table 2's {PAPER['table2_lost']['newreno']}; nearest: **{best}** (the "
-        "scenario's default is 1.8 Mb/s).",
+        f"scenario's default is {_scenario_default('bottleneck_rate')}).",
         "",
         *cal,
         "",
@@ -578,13 +662,21 @@ def main(a: argparse.Namespace) -> int:
         "## Figs. 4-5: per-flow transmission rate (one 10-minute run, batch means)", "", *rate_lines, "",
         "### Figs. 4-5 beside the paper", "", *fig45_lines(jains, flows), "",
         "## Fig. 3: window behaviour (flow 1, active throughout)", "", fig3_line(traces), "", *win_lines, "",
+        *trace_lines(dropped),
         *sens,
         "## Files", "", "`statements.csv`, `table2.csv`, `figures/fig3_window.png`; the Table 2 runs under "
-        "`runs/` (a rerun reuses them).", "",
+        "`runs/` (a rerun reuses them); the traced losses under `trace/`.", "",
     ]
     (out / "report.md").write_text("\n".join(doc))
     print("\n".join(doc))
     return 0
+
+
+def _scenario_default(param: str) -> str:
+    """A parameter of the Table 2 scenario as its file sets it."""
+    from ..scenarios import load
+
+    return str(load(RATE)["params"][param])
 
 
 def _write_table2(path: Path, loss: dict, bottleneck: str) -> None:

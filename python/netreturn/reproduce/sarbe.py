@@ -58,6 +58,8 @@ ESTIMATORS = ("westwood", "westwood+", "sarbe")
 # (the figure's x-axis; the rest are SARBE).
 OTHERS = ("reno", "westwood", "westwood+")
 FRIEND_K = list(range(1, 10))
+# Fig. 5b's k in a --quick run.
+QUICK_FRIEND_K = [1, 5, 9]
 LOSSES = [1e-5, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1]
 FAIR_LOSSES = [1e-4, 1e-3, 1e-2, 1e-1]
 # (rate, delay) of the wireless hop: ours first, then the sensitivity.
@@ -108,7 +110,7 @@ def _specs(quick: bool, seeds: int) -> dict[str, list[RunSpec]]:
     s["ack_compression"] = [RunSpec.make("sarbe/ack_compression", {"tcp": cc}, 1, keep_series=True)
                             for cc in ESTIMATORS]
     losses = [1e-3, 1e-2, 1e-1] if quick else LOSSES
-    s.update(_hop_specs(quick, seeds, {}, [1, 5, 9] if quick else FRIEND_K))
+    s.update(_hop_specs(quick, seeds, {}, QUICK_FRIEND_K if quick else FRIEND_K))
     # The pseudo-code's kept cwnd against an ns-2 NewReno exit (cwnd = oCwnd).
     s["restore"] = [RunSpec.make("sarbe/lossy_link", {"tcp": "sarbe", "loss": p, "restore_cwnd": False}, k)
                     for p in losses for k in range(1, seeds + 1)]
@@ -363,7 +365,7 @@ def report(res: dict[str, list[dict]], seeds: int, wall: float, made: list[str],
     if quick:
         L += ["", f"**`--quick`: a smoke test, not a reproduction** ({seeds} seeds; loss rates "
               f"{', '.join(f'{p * 100:g} %' for p in sorted({float(_p(r, 'loss')) for r in res['lossy']}))}; "
-              "fairness at 1 % only; Fig. 5b at 1, 5 and 9 of ten)."]
+              f"fairness at 1 % only; Fig. 5b at {', '.join(map(str, QUICK_FRIEND_K))} of ten)."]
     judged = {st["id"]: _st.for_quick(st, judge(st, res), quick) for st in PAPER["statements"]}
     columns = {"this report's runs": judged}
     L += [""] + _st.section("## The paper's statements, judged", PAPER["statements"], columns, quick)

@@ -47,7 +47,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
 PAPER_FILE = PAPER_DIR / "rwm.toml"
 # The checks judged here (paper/rwm.toml explains each).
 CHECKS = {"median_ratio", "improvement", "p75_below_p25", "bdp_best", "under_steadier", "finish_together",
-          "slowest_better", "rtt_nominal", "rtt_std_higher", "standing_queue", "table1_mean"}
+          "slowest_better", "rtt_nominal", "rtt_std_higher", "standing_queue", "table1_mean", "margin_reduced",
+          "tail_drop", "over_lower_p25"}
 
 
 def load_paper(path: str | Path = PAPER_FILE) -> dict:
@@ -68,7 +69,8 @@ COLORS = {"none": "#c44e52", "bdp-10%": "#8172b2", "bdp": "#4c72b0", "bdp+10%": 
 def _ms(rtt: str) -> float:
     from .scenario import parse_time
 
-    return parse_time(rtt) * 1000
+    # rounded: 0.06 s x 1000 is 60.00000000000001, and the statements name RTTs as whole ms
+    return round(parse_time(rtt) * 1000, 6)
 
 
 def specs(rtts: Sequence[str], flows: Sequence[int], settings: Sequence[str], reps: int,
@@ -349,6 +351,48 @@ def judge(st: dict, fct, rtt) -> _st.Judgement:
             return _st.Judgement(NM, "-", "the settings it compares were not run (--settings, --flows)")
         what = {"bdp_best": "median FCT", "under_steadier": "FCT", "slowest_better": "slowest of four vs none"}[c]
         return _st.Judgement(verdict(ok, n), f"{what}: " + "; ".join(parts))
+    if c == "margin_reduced":
+        at = {r: cell(st["flows"], r, st["setting"]) for r in [*st["clear_rtts_ms"], st["rtt_ms"]]}
+        if any(b is None or math.isnan(b.median_improvement_pct) for b in at.values()):
+            return _st.Judgement(NM, "-", f"{st['flows']} download(s) at {', '.join(f'{r:g}' for r in at)} ms with "
+                                          f"and without {st['setting']} not run (--rtt, --flows, --settings)")
+        imp = {r: b.median_improvement_pct for r, b in at.items()}
+        clear = [r for r in st["clear_rtts_ms"] if imp[r] > 0]
+        reduced = all(imp[st["rtt_ms"]] < imp[r] for r in st["clear_rtts_ms"])
+        v = H if reduced and len(clear) == len(st["clear_rtts_ms"]) else P if reduced or clear else F
+        return _st.Judgement(v, f"{st['setting']}, {st['flows']} download(s): median improvement over none "
+                             + ", ".join(f"{r:g} ms {_pct(x)}" for r, x in imp.items()))
+    if c == "tail_drop":
+        rows = {r: cell(st["flows"], r, st["setting"]) for r in sorted(set(fct.rtt_ms if len(fct) else []))}
+        rows = {r: b for r, b in rows.items() if b is not None}
+        if st["rtt_ms"] not in rows:
+            return _st.Judgement(NM, "-", f"{st['setting']} with {st['flows']} download(s) at {st['rtt_ms']} ms "
+                                          "not run (--rtt, --flows, --settings)")
+        drops = {r: b.drops_mean for r, b in rows.items()}
+        below = [r for r in drops if r < st["rtt_ms"]]
+        # "we start measuring tail drop": drops at this RTT, none below it.
+        at, earlier = drops[st["rtt_ms"]] > 0, [r for r in below if drops[r] > 0]
+        v = H if at and not earlier else P if at else F
+        return _st.Judgement(v, f"{st['setting']}, {st['flows']} download(s): the edge queue's drops per run "
+                             + ", ".join(f"{r:g} ms {x:.0f}" for r, x in drops.items()),
+                             "" if v == H else (f"drops already at {', '.join(f'{r:g}' for r in earlier)} ms" if at
+                                                else "no tail drop at this RTT"))
+    if c == "over_lower_p25":
+        rtts = sorted(r for r in set(fct.rtt_ms if len(fct) else []) if r >= st["min_rtt_ms"])
+        parts, ok, n = [], 0, 0
+        for r in rtts:
+            b, o = cell(st["flows"], r, "bdp"), cell(st["flows"], r, "bdp+10%")
+            if b is None or o is None:
+                continue
+            n += 1
+            lower, wider = o.fct_p25_s < b.fct_p25_s, o.fct_p75_s - o.fct_p25_s > b.fct_p75_s - b.fct_p25_s
+            ok += lower and wider
+            parts.append(f"{r:g} ms: p25 +10 % {o.fct_p25_s:.2f} vs BDP {b.fct_p25_s:.2f} s, IQR "
+                         f"{o.fct_p75_s - o.fct_p25_s:.2f} vs {b.fct_p75_s - b.fct_p25_s:.2f} s")
+        if not n:
+            return _st.Judgement(NM, "-", f"BDP and BDP + 10 % from {st['min_rtt_ms']:g} ms not run "
+                                          "(--rtt, --settings)")
+        return _st.Judgement(verdict(ok, n), "; ".join(parts))
     if c == "finish_together":
         four = fct[fct.flows == 4] if len(fct) else fct
         by = four.groupby("setting").finish_spread_median.median() if len(four) else {}
@@ -651,15 +695,36 @@ def report(raw: list[dict], out: Path, plots: bool = True, paper: dict | None = 
     text.append(f"tables: {out / 'fct.csv'}, {out / 'rtt_table.csv'}, {out / 'paper.csv'}, {out / 'summary.csv'}, "
                 f"{out / 'runs.csv'}, {out / 'flows.csv'}, {out / 'statements.csv'}; report: {out / 'report.md'}")
     t = _st.tally(judged)
+    text.append(f"testbed time: {wall_line(raw)}")
     text.append(f"statements of the paper: {t['holds']} hold, {t['partly']} partly, {t['fails']} fail, "
                 f"{t['not measurable']} not measurable ({out / 'report.md'})")
     (out / "report.md").write_text("\n".join(
         ["# RWM (the RWM paper section IV) on the namespace testbed", "",
          f"Paper: {PAPER['title']} (docs/bibliography.md); its numbers and statements are in "
-         "`python/netreturn/paper/rwm.toml`. Scaled: docs/testbed.md.", "", *statements,
-         "## Tables", "", "```", *text[:-2], "```", ""]
+         "`python/netreturn/paper/rwm.toml`. Scaled: docs/testbed.md.", "",
+         f"Testbed time: {wall_line(raw)}.", "", *statements,
+         "## Tables", "", "```", *text[:-3], "```", ""]
         + [f"![{p.name}](figures/{p.name})" for p in paths if p]) + "\n")
     return "\n".join(text)
+
+
+def wall_line(raw: list[dict]) -> str:
+    """The testbed's time, from the runs themselves: how many, the sum of
+    their wall times (set-up and teardown of the namespaces included; the
+    command adds its start and this report), and the machine's load average
+    as each run started (the testbed runs in real time, so load stretches
+    what a run measures, not only how long it takes)."""
+    walls = _finite([r.get("wall_s") for r in raw])
+    loads = _finite([r.get("load_avg") for r in raw])
+    if not walls:
+        return f"{len(raw)} runs (no wall times recorded)"
+    total = sum(walls)
+    text = (f"{len(raw)} runs, {total:.0f} s of runs ({total / 60:.1f} min; one run {min(walls):.1f} .. "
+            f"{max(walls):.1f} s)")
+    if loads:
+        text += (f", load average at their start: median {quantile(loads, 0.5):.1f} "
+                 f"({min(loads):.1f} .. {max(loads):.1f})")
+    return text
 
 
 def parse_ms(t: str) -> float:
