@@ -109,11 +109,14 @@ LINUX_SCENARIO = "testbed/dumbbell4"
 LINUX_QUEUES = ("droptail", "ewt")
 
 
-def _linux(tcp: str) -> tuple[Cell, ...]:
+def _linux(tcp: str, profile: str = "ns3") -> tuple[Cell, ...]:
+    """The testbed cells of ``tcp``, the simulator's TCP on ``profile``'s
+    defaults (``netreturn testbed compare --sim-profile``)."""
     from .testbed.compare import cell_name
 
-    return tuple(Cell(cell_name(LINUX_SCENARIO, {"queue": q, "tcp": tcp}), f"{LINUX_SCENARIO}, {q}", "linux",
-                      {"queue": q, "tcp": tcp}) for q in LINUX_QUEUES)
+    extra = {} if profile == "ns3" else {"sim_profile": profile}
+    return tuple(Cell(cell_name(LINUX_SCENARIO, {"queue": q, "tcp": tcp, **extra}), f"{LINUX_SCENARIO}, {q}", "linux",
+                      {"queue": q, "tcp": tcp, **extra}) for q in LINUX_QUEUES)
 
 
 BASELINES = "validation.md#baselines-over-phases"
@@ -153,6 +156,10 @@ PLAN: tuple[Mechanism, ...] = (
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257"),)),
     Mechanism("NewReno against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("newreno")),
     Mechanism("CUBIC against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("cubic")),
+    Mechanism("NewReno against Linux, Linux profile", "Linux 6.18 in namespaces", LINUX_EVIDENCE,
+              _linux("newreno", "linux")),
+    Mechanism("CUBIC against Linux, Linux profile", "Linux 6.18 in namespaces", LINUX_EVIDENCE,
+              _linux("cubic", "linux")),
 )
 
 
@@ -318,9 +325,10 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                 print(f"{mech.name}: {cell.label} ({cell.name})", flush=True)
             if cell.kind == "linux":
                 # Real namespaces, as root: `netreturn testbed compare` makes these records.
+                prof = cell.args.get("sim_profile")
                 failed.append(f"{mech.name}, {cell.label}: run `netreturn testbed compare {LINUX_SCENARIO} --sweep "
-                              f"queue={','.join(LINUX_QUEUES)} --sweep tcp=newreno,cubic --reps N --out {out}` "
-                              "as root (network namespaces)")
+                              f"queue={','.join(LINUX_QUEUES)} --sweep tcp=newreno,cubic --reps N --out {out}"
+                              f"{f' --sim-profile {prof}' if prof else ''}` as root (network namespaces)")
                 continue
             try:
                 if cell.kind == "dumbbell":

@@ -253,6 +253,18 @@ def test_compare_runs_one_scenario_in_both_worlds(tmp_path, capsys):
         assert val[("queue=ewt", world, "acks_rewritten")] > 0
         assert val[("queue=droptail", world, "acks_rewritten")] == 0
         assert 0 < val[("queue=droptail", world, "fct_mean_s")] < 10
+    # The simulator again on Linux's TCP defaults: the testbed's runs are
+    # reused (resume), the cells say which profile the simulator ran.
+    runs = sorted(p.name for p in (out / "testbed" / "runs").glob("*.json"))
+    rc = tb_main(["compare", "--reps", "1", "--set", "file_bytes=1MB", "--out", str(out), "--prefix", prefix,
+                  "-q", "--no-plots", "--sim-profile", "linux"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "TCP profile: linux" in text
+    assert sorted(p.name for p in (out / "testbed" / "runs").glob("*.json")) == runs
+    assert (out / "sim-linux" / "runs.csv").is_file()
+    cells = sorted(p.stem for p in (out / "cells").glob("linux_*sim_profile-linux*.json"))
+    assert cells == ["linux_dumbbell4_file_bytes-1MB_queue-droptail_sim_profile-linux",
+                     "linux_dumbbell4_file_bytes-1MB_queue-ewt_sim_profile-linux"], cells
 
 
 @needs_netns

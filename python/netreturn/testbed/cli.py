@@ -108,6 +108,10 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--sweep", type=_sweep_arg, action="append", default=[], metavar="NAME=V1,V2",
                     help="settings to compare (default queue=droptail,ewt)")
     cp.add_argument("--jobs", "-j", type=_positive, default=None, help="simulator processes")
+    cp.add_argument("--sim-profile", choices=["ns3", "linux"], default="ns3",
+                    help="the simulator's TCP defaults (its tcp.profile): ns3 (its own, ns-3 3.44's) or linux "
+                         "(Linux's minimum RTO, delayed-ACK timer and NewReno timer rule; docs/testbed.md); the "
+                         "testbed's hosts are Linux either way")
     _sweep_common(cp, "results/testbed-compare")
     r = sub.add_parser("run", help="one experiment")
     r.add_argument("--out", type=Path, required=True, help="output directory (CSV, JSON)")
@@ -301,5 +305,5 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
 
     _require([sc.plan(a.scenario, {**sets, **c}) for c in sw.expand(sweep)])
     print(cmp.compare(a.out, a.scenario, sweep, sets, a.reps, _opts(a), not a.quiet, not a.no_plots, a.jobs,
-                      sc.testbed_labels(datapath=a.datapath, file=a.scenario)))
+                      sc.testbed_labels(datapath=a.datapath, file=a.scenario), sim_profile=a.sim_profile))
     return 0

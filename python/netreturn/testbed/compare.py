@@ -193,8 +193,10 @@ def plot(long, path: Path, title: str, metrics=METRICS) -> Path:
 def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Sequence[Any]] | None = None,
             sets: Mapping[str, Any] | None = None, reps: int | None = None, opts: Options | None = None,
             progress: bool = True, plots: bool = True, jobs: int | None = None,
-            labels: Mapping[str, str] | None = None) -> str:
-    """Runs both worlds; writes the tables; returns the text to print."""
+            labels: Mapping[str, str] | None = None, sim_profile: str = "ns3") -> str:
+    """Runs both worlds; writes the tables; returns the text to print. The
+    simulator's TCP takes ``sim_profile``'s defaults (``tcp.profile``): its
+    cells carry it in their setting (and name) unless it is ``ns3``."""
     from ..api import run as sim_run
 
     out = Path(out)
@@ -207,25 +209,30 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
         pl = make_plan(scenario, {**sets, **c})  # both worlds' validation, before anything runs
     assert pl is not None
     n = reps or pl.reps
-    res = sim_run(scenario, set=sets, sweep=sweep, seeds=n, out=out / "sim", progress=progress, jobs=jobs, tables=False)
+    sim_sets = {**sets, "tcp.profile": sim_profile}
+    sim_out = out / ("sim" if sim_profile == "ns3" else f"sim-{sim_profile}")
+    res = sim_run(scenario, set=sim_sets, sweep=sweep, seeds=n, out=sim_out, progress=progress, jobs=jobs,
+                  tables=False)
     sim_runs = _sim_frame(res, pl.base_rtt_s * 1000)
-    sim_runs.to_csv(out / "sim" / "runs.csv", index=False)
-    res.flows.to_csv(out / "sim" / "flows.csv", index=False)
+    sim_runs.to_csv(sim_out / "runs.csv", index=False)
+    res.flows.to_csv(sim_out / "flows.csv", index=False)
     raw, _, _ = tb_sweep(scenario, out / "testbed", sets, sweep, n, opts, progress, labels)
     write_tables(raw, out / "testbed", keys)
     tb_runs = _tb_frame(raw)
     long = side_by_side(sim_runs, tb_runs, keys)
     long.to_csv(out / "compare.csv", index=False)
-    cells = agreement_records(sim_runs, tb_runs, keys, scenario, out, sets)
+    named = {**sets, **({} if sim_profile == "ns3" else {"sim_profile": sim_profile})}
+    cells = agreement_records(sim_runs, tb_runs, keys, scenario, out, named)
     text = [f"{pl.name}: {pl.file}",
             f"  propagation RTT {pl.base_rtt_s * 1000:.0f} ms, bottleneck {pl.bottleneck_bps / 1e6:g} Mb/s, "
-            f"buffer {pl.buffer_bytes / 1000:.0f} kB, {len(pl.flows)} flows; {n} repetitions per world",
+            f"buffer {pl.buffer_bytes / 1000:.0f} kB, {len(pl.flows)} flows; {n} repetitions per world; the "
+            f"simulator's TCP profile: {sim_profile}",
             *(f"  note: {x}" for x in pl.notes), "",
             table_text(long)]
     if plots:
         text.append(
             "\nplot: " + str(plot(long, out / "compare.png", f"{pl.name}: simulator vs testbed (mean, 95 % CI)"))
         )
-    text.append(f"tables: {out / 'compare.csv'}, {out / 'sim'}/, {out / 'testbed'}/; agreement cells "
+    text.append(f"tables: {out / 'compare.csv'}, {sim_out}/, {out / 'testbed'}/; agreement cells "
                 f"(netreturn validate --summary --out {out}): {', '.join(p.stem for p in cells)}")
     return "\n".join(text)
