@@ -44,7 +44,10 @@ fn main() {
     assert!(blocks.iter().all(|&b| b != 0), "an allocation failed");
     let last = *blocks.last().unwrap();
     let flags = vm_flags_of(last).expect("the last block's mapping is in /proc/self/smaps");
-    assert!(flags.split_whitespace().any(|f| f == "hg"), "the heap part holding the last small block is not advised huge (VmFlags: {flags})");
+    assert!(
+        flags.split_whitespace().any(|f| f == "hg"),
+        "the heap part holding the last small block is not advised huge (VmFlags: {flags})"
+    );
     // Writes go through, and the blocks go back to the heap.
     for (i, &b) in blocks.iter().enumerate() {
         unsafe { (b as *mut u64).write(i as u64) };
