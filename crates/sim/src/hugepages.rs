@@ -13,17 +13,15 @@
 //! [`HugePages`] serves every block of [`HUGE`] bytes or more from its own
 //! anonymous mapping, aligned to 2 MiB and advised `MADV_HUGEPAGE` before
 //! its first touch (Linux `madvise(2)`), and every smaller block from the
-//! system allocator, whose heap it advises huge as the heap grows (see
-//! `heap` below: what `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` does, which a
-//! loaded extension cannot set). Where a run's memory lives changes nothing
-//! it computes: results are the same bit for bit. Registered as the global
+//! system allocator. Where a run's memory lives changes nothing it
+//! computes: results are the same bit for bit. Registered as the global
 //! allocator by the `netreturn-sim` binary and the Python extension.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
 /// Blocks of this size and more get their own huge-page mapping: one huge
 /// page. Smaller tables (every table at 1x and 10x scale but the packet
-/// slots) stay with `malloc`, in its advised heap.
+/// slots) stay with `malloc`, so small runs run as before.
 pub const HUGE: usize = 2 << 20;
 
 /// The global allocator of the simulator's binaries ([module docs](self)).
@@ -37,96 +35,12 @@ mod sys {
         pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, off: c_long) -> *mut c_void;
         pub fn munmap(addr: *mut c_void, len: usize) -> c_int;
         pub fn madvise(addr: *mut c_void, len: usize, advice: c_int) -> c_int;
-        pub fn sbrk(increment: isize) -> *mut c_void;
-        pub fn mallopt(param: c_int, value: c_int) -> c_int;
     }
     // <sys/mman.h> (the same on x86_64 and aarch64).
     pub const PROT_READ_WRITE: c_int = 0x1 | 0x2;
     pub const MAP_PRIVATE_ANONYMOUS: c_int = 0x02 | 0x20;
     pub const MADV_HUGEPAGE: c_int = 14;
     pub const MAP_FAILED: *mut c_void = !0usize as *mut c_void;
-    // <malloc.h> (glibc; other C libraries ignore an unknown parameter).
-    pub const M_TRIM_THRESHOLD: c_int = -1;
-    pub const M_TOP_PAD: c_int = -2;
-    pub const M_MMAP_THRESHOLD: c_int = -3;
-}
-
-/// Small blocks: `malloc`'s main heap (the `brk` segment) advised huge as
-/// it grows, which is what glibc does itself under
-/// `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` (its `madvise_thp` after each
-/// `sbrk`) but cannot be asked to from inside a process: tunables are read
-/// at start-up, and the Python extension is loaded long after.
-///
-/// At 100x scale about a third of the memory a hop reads is small blocks
-/// (each interface's queue, each connection's SACK and out-of-order
-/// buffers, the routing rows, the event lanes). The kernel backs a 2 MiB
-/// range of an advised mapping with one huge page at its first touch when
-/// the whole aligned range lies in the mapping (`madvise` mode of
-/// `transparent_hugepage`), so the heap must grow by more than a huge page
-/// at a time and be advised before glibc hands its new part out:
-/// - on the first small block, `mallopt` makes the heap grow
-///   [`GROWTH`] bytes past each request (`M_TOP_PAD`), keeps blocks below
-///   [`HUGE`] in the heap rather than in mappings of their own
-///   (`M_MMAP_THRESHOLD`; larger ones are this allocator's huge mappings)
-///   and returns free memory at the heap's top only past [`TRIM`]
-///   (`M_TRIM_THRESHOLD`: a heap shrunk and grown again loses the advice on
-///   its regrown part);
-/// - a block at or past the end advised so far means the heap grew: the
-///   new part, up to the current break, is advised at once. Only the
-///   first 4 KiB page glibc wrote before returning (the new top chunk's
-///   header) is already faulted in, which keeps one 2 MiB range of each
-///   growth on small pages.
-///
-/// Blocks of threads other than the first (glibc's other arenas, mappings
-/// above the break) are left as they are. Where a block lives changes
-/// nothing a run computes.
-#[cfg(target_os = "linux")]
-mod heap {
-    use super::{sys, HUGE};
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
-    /// How far the heap grows past a request (`M_TOP_PAD`): eight huge
-    /// pages, so that all but about two of each growth's eight aligned
-    /// ranges can be huge.
-    const GROWTH: usize = 8 * HUGE;
-    /// Free memory kept at the heap's top before `free` returns it.
-    const TRIM: usize = 4 * GROWTH;
-    const PAGE: usize = 4096;
-
-    /// The end of the heap advised so far; 0 before the first block.
-    static ADVISED_END: AtomicUsize = AtomicUsize::new(0);
-
-    /// `p`, a block just returned by `malloc` or `realloc`, after advising
-    /// the part of the heap that grew to hold it, if any.
-    #[inline(always)]
-    pub fn advised(p: *mut u8) -> *mut u8 {
-        if p as usize >= ADVISED_END.load(Relaxed) {
-            // SAFETY: madvise and sbrk(0) touch no memory of the program.
-            unsafe { grown(p as usize) }
-        }
-        p
-    }
-
-    #[cold]
-    #[inline(never)]
-    unsafe fn grown(p: usize) {
-        let end = ADVISED_END.load(Relaxed);
-        if end == 0 {
-            // First block: the growth settings (see the module's docs).
-            sys::mallopt(sys::M_MMAP_THRESHOLD, HUGE as _);
-            sys::mallopt(sys::M_TOP_PAD, GROWTH as _);
-            sys::mallopt(sys::M_TRIM_THRESHOLD, TRIM as _);
-        }
-        let brk = sys::sbrk(0) as usize;
-        if p == 0 || p >= brk {
-            return; // no block, or one mapped apart from the heap
-        }
-        // From the end advised so far, or the first block's page (the heap
-        // glibc made for itself before the first block stays as it is).
-        let start = if end == 0 || end > p { p & !(PAGE - 1) } else { end };
-        sys::madvise(start as *mut _, brk - start, sys::MADV_HUGEPAGE);
-        ADVISED_END.fetch_max(brk, Relaxed);
-    }
 }
 
 /// `size` rounded up to whole huge pages: the length of a block's mapping.
@@ -171,7 +85,7 @@ unsafe impl GlobalAlloc for HugePages {
         if layout.size() >= HUGE && layout.align() <= HUGE {
             HugePages::map(layout.size())
         } else {
-            heap::advised(System.alloc(layout))
+            System.alloc(layout)
         }
     }
 
@@ -180,7 +94,7 @@ unsafe impl GlobalAlloc for HugePages {
             // A fresh anonymous mapping reads as zeros.
             HugePages::map(layout.size())
         } else {
-            heap::advised(System.alloc_zeroed(layout))
+            System.alloc_zeroed(layout)
         }
     }
 
@@ -195,7 +109,7 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let huge = |size: usize| size >= HUGE && layout.align() <= HUGE;
         if !huge(layout.size()) && !huge(new_size) {
-            return heap::advised(System.realloc(ptr, layout, new_size));
+            return System.realloc(ptr, layout, new_size);
         }
         if huge(layout.size()) && huge(new_size) && mapped_len(layout.size()) == mapped_len(new_size) {
             return ptr; // the mapping already holds it
