@@ -100,3 +100,21 @@ def test_the_bench_runs_the_bridge_and_the_kernel_datapath_with_ewt_side_by_side
     with open(tmp_path / "pings.csv") as f:
         assert sum(1 for _ in f) - 1 == by["kernel"]["ping_n"] + by["kdp+ewt"]["ping_n"]
     assert netns.leftover_namespaces("nrtbbt") == []
+
+
+def test_offloads_are_refused_for_the_packet_datapath_naming_the_modes_allowed(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench.shutil, "which", lambda _: "/usr/bin/true")
+    with pytest.raises(netns.TestbedError, match="--offloads.*kdp\\+ewt"):
+        bench.bench(tmp_path, modes=["kernel", "gateway+ewt"], offloads=True)
+
+
+@needs_bench
+def test_with_offloads_the_kernel_datapath_runs_once_per_aggregate_not_per_frame(tmp_path):
+    rows = bench.bench(tmp_path, seconds=1.0, pings=20, modes=["kdp+ewt"], repeat=1, prefix="nrtbbo", offloads=True)
+    r = rows[0]
+    assert r["offloads"] and r["gbps"] > 0.05, r
+    # Bytes delivered per program run: well above one 1514-byte frame when
+    # the veths hand over TSO aggregates (both directions' runs counted).
+    per_run = r["gbps"] * 1e9 / 8 * r["seconds"] / r["bpf_runs"]
+    assert per_run > 3000, r
+    assert netns.leftover_namespaces("nrtbbo") == []

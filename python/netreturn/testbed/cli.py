@@ -80,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--gateway-bin", default=None)
     b.add_argument("--no-pin", action="store_true", help="do not pin the gateway / steer host receive (RPS)")
+    b.add_argument("--offloads", action="store_true",
+                   help="keep the veths' TSO/GSO and checksum offload (64 KiB aggregates, as a server NIC hands "
+                        "them over): the kernel bridge and kdp modes only")
     sw = sub.add_parser("sweep", help="repetitions of a scenario file (a sweep), with resume")
     sw.add_argument("scenario", help="scenario file or name, e.g. testbed/dumbbell4")
     sw.add_argument("--sweep", type=_sweep_arg, action="append", default=[], metavar="NAME=V1,V2",
@@ -187,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             rows = bench(a.out, a.seconds, a.streams, a.pings, a.mode, a.gateway_bin, pin=not a.no_pin,
-                         repeat=max(1, a.repeat))
+                         repeat=max(1, a.repeat), offloads=a.offloads)
         except TestbedError as e:
             print(f"netreturn testbed: {e}", file=sys.stderr)
             return 1

@@ -82,6 +82,11 @@ class Topology:
     rps_mask: str | None = None
     namespaces: list[str] = field(default_factory=list)
     hops: int = 1
+    #: Keep the veths' offloads (TSO/GSO, checksum offload) as the kernel
+    #: sets them, as on a server whose NIC aggregates: only for the kernel's
+    #: own forwarding (the bridge, the kernel datapath); the packet
+    #: datapath needs wire-size frames with full checksums (OFFLOADS).
+    offloads: bool = False
 
     @property
     def gw(self) -> str:
@@ -115,6 +120,9 @@ class Topology:
     def _veth(self, ns1: str, if1: str, ns2: str, if2: str) -> None:
         sh(["ip", "link", "add", if1, "netns", ns1, "type", "veth", "peer", "name", if2, "netns", ns2])
         for ns, dev in ((ns1, if1), (ns2, if2)):
+            if self.offloads:
+                sh(["ip", "link", "set", "dev", dev, "up"], ns=ns)
+                continue
             # One ethtool call for all features; one per feature if a
             # kernel refuses some of them.
             r = sh(["ethtool", "-K", dev] + [x for f in OFFLOADS for x in (f, "off")], ns=ns, check=False)
