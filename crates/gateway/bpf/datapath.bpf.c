@@ -257,22 +257,42 @@ static __always_inline void ipv4_fill_checksum(struct __sk_buff *skb, __u32 off,
 	bpf_skb_store_bytes(skb, off + 10, &check, 2, 0);
 }
 
+// Reads `len` (a constant) bytes at `off` straight from the packet when
+// they lie in its linear part (the usual case for headers: no helper call),
+// else through bpf_skb_load_bytes. 0, or < 0 if the packet is shorter.
+static __always_inline long load(struct __sk_buff *skb, __u32 off, void *dst, __u32 len)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	__u32 at = off;
+	// 0..127 as the verifier sees it: the headers' offsets are below 80.
+	asm volatile("%0 &= 127" : "+r"(at));
+	if (at == off) {
+		__u8 *p = (__u8 *)data + at;
+		if ((void *)(p + len) <= end) {
+			__builtin_memcpy(dst, p, len);
+			return 0;
+		}
+	}
+	return bpf_skb_load_bytes(skb, off, dst, len);
+}
+
 static __always_inline enum kind parse(struct __sk_buff *skb, struct seg *s)
 {
 	__u16 proto;
 	__u32 off = ETH_HLEN;
-	if (bpf_skb_load_bytes(skb, 12, &proto, 2) < 0)
+	if (load(skb, 12, &proto, 2) < 0)
 		return K_MALFORMED;
 	if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
 		// One VLAN tag in the frame (an accelerated tag is not in the data).
-		if (bpf_skb_load_bytes(skb, 16, &proto, 2) < 0)
+		if (load(skb, 16, &proto, 2) < 0)
 			return K_MALFORMED;
 		off += 4;
 	}
 	if (proto != bpf_htons(ETH_P_IP))
 		return K_NOT_IPV4;
 	__u8 ip[20];
-	if (bpf_skb_load_bytes(skb, off, ip, 20) < 0)
+	if (load(skb, off, ip, 20) < 0)
 		return K_MALFORMED;
 	__u32 ihl = (ip[0] & 0x0f) * 4;
 	__u32 total = ((__u32)ip[2] << 8) | ip[3];
@@ -289,7 +309,7 @@ static __always_inline enum kind parse(struct __sk_buff *skb, struct seg *s)
 		return K_MALFORMED;
 	__u8 tcp[20];
 	__u32 tcp_off = off + ihl;
-	if (total < ihl + 20 || bpf_skb_load_bytes(skb, tcp_off, tcp, 20) < 0)
+	if (total < ihl + 20 || load(skb, tcp_off, tcp, 20) < 0)
 		return K_MALFORMED;
 	__u32 doff = (tcp[12] >> 4) * 4;
 	if (doff < 20 || doff > total - ihl)
