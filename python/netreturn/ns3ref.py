@@ -935,6 +935,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # the flow's last RTO (HighData then; RFC 6675 section 5.1), which
         # Linux and ours do not enter (dumbbell.cc, SockCong).
         "fast_recoveries_below_rto_point": sum(int(cpp.RecoveriesBelowRtoPoint(i)) for i in range(flows)),
+        # Of them, those entered on an ACK that advanced SND.UNA (a duplicate
+        # ACK by RFC 6675 section 2 when it carries new SACK blocks; ours
+        # counts only ACKs that leave SND.UNA where it was).
+        "fast_recoveries_on_advancing_acks": sum(int(cpp.RecoveriesOnAdvancingAck(i)) for i in range(flows)),
         "timeouts": rtos,
         # Every expiry, backoffs included, as ours counts `timeouts`.
         "rto_expiries": rto_expiries,

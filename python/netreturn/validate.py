@@ -156,9 +156,10 @@ def add_arguments(v) -> None:
     v.add_argument("--ngwa-rows", default=None, metavar="KEYS",
                    help="with --scenario ngwa: Table 2's tests to run, comma-separated (rfc793, newreno, "
                         "mode1 ... mode8; default: all)")
-    v.add_argument("--ns3-renosack", choices=["linux", "ns3"], default="linux",
+    v.add_argument("--ns3-renosack", choices=["linux", "ns3", "rfc6582"], default="linux",
                    help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
-                        "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it")
+                        "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it (ns3), or "
+                        "recovery left with no loss marks either, as RFC 6582 (rfc6582)")
     v.add_argument("--ns3-westwood", choices=["ns3", "deduct"], default="ns3",
                    help=f"{LOSSY} only: ns-3's TcpWestwoodPlus as shipped, or with the segments duplicate ACKs "
                         "counted deducted from the ACK that covers them (as Linux westwood_acked_count)")

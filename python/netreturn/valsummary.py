@@ -92,10 +92,12 @@ def _xcp_cells() -> tuple[Cell, ...]:
     return tuple(Cell(f"xcp_{case}", case, "xcp", {"case": case}) for case in CASES)
 
 
-def _lossy(cc: str, repaired: bool = False) -> tuple[Cell, ...]:
+def _lossy(cc: str, repaired: bool = False, renosack: str = "linux") -> tuple[Cell, ...]:
     from .validate_lossy import cell_of
 
     args = {"cc": cc, "westwood": "deduct"} if repaired else {"cc": cc}
+    if renosack != "linux":
+        args["renosack"] = renosack
     return (Cell(cell_of(cc, args.get("renosack", "linux"), args.get("westwood", "ns3")), "Fig. 3b's loss rates",
                  "lossy", args),)
 
@@ -122,6 +124,7 @@ def _linux(tcp: str) -> tuple[Cell, ...]:
 BASELINES = "validation.md#baselines-over-phases"
 NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
+LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
 MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"
@@ -146,6 +149,11 @@ PLAN: tuple[Mechanism, ...] = (
               _lossy("westwood+")),
     Mechanism("Westwood+, lossy link, ns-3 repaired", "ns-3 3.44, Westwood+ count repaired", LOSSY_REPAIRED,
               _lossy("westwood+", True)),
+    Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
+              LOSSY_RFC6582, _lossy("newreno", False, "rfc6582")),
+    Mechanism("Westwood+, lossy link, ns-3 repaired as RFC 6582",
+              "ns-3 3.44, Westwood+ count repaired, recovery left without loss marks", LOSSY_RFC6582,
+              _lossy("westwood+", True, "rfc6582")),
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),

@@ -30,7 +30,13 @@ struct State {
     // + 1) without comparing with m_recover; Linux stays in Loss until
     // snd_una passes high_seq, ours enters no recovery before it either.
     std::vector<uint64_t> recoveriesBelowRtoPoint;
-    std::vector<SequenceNumber32> highTx, rtoPoint;
+    // Entries into fast recovery on an ACK that advanced SND.UNA (and
+    // carried new SACK blocks): RFC 6675 section 2 counts it a duplicate
+    // ACK "even if it carries new cumulative acknowledgment information",
+    // and ns-3's ProcessAck (isDupack = scoreboardUpdated) then runs DupAck,
+    // whose IsLost(HighACK + 1) may start a recovery.
+    std::vector<uint64_t> recoveriesOnAdvancingAck;
+    std::vector<SequenceNumber32> highTx, rtoPoint, lastAck;
     std::vector<Ptr<TcpSocketBase>> sock;
     // Entries into CA_CWR: window reductions on ECE (RFC 3168 section 6.1.2).
     std::vector<uint64_t> cwrs;
@@ -75,6 +81,7 @@ void Reset(uint32_t n, uint64_t fileBytes) {
     S.cwrs.assign(n, 0);
     S.recoveriesBelowRtoPoint.assign(n, 0);
     S.highTx.assign(n, SequenceNumber32(0)); S.rtoPoint.assign(n, SequenceNumber32(0));
+    S.lastAck.assign(n, SequenceNumber32(0)); S.recoveriesOnAdvancingAck.assign(n, 0);
     S.sock.assign(n, nullptr);
     S.cong.assign(n, 0); S.congSince.assign(n, -1.0);
     S.done.assign(n, -1.0);
@@ -145,6 +152,10 @@ std::string SendBursts() {
 }
 
 static void SockHighTx(uint32_t i, SequenceNumber32, SequenceNumber32 v) { S.highTx[i] = v; }
+// The socket's "Rx" fires in DoForwardUp before the ACK is processed.
+static void SockAckRx(uint32_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+    if (h.GetFlags() & TcpHeader::ACK) S.lastAck[i] = h.GetAckNumber();
+}
 static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
                      const Address&, Ptr<const TcpSocketBase>) {
     S.retx[i] += p->GetSize();
@@ -155,7 +166,12 @@ static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Ad
 static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t old, TcpSocketState::TcpCongState_t now) {
     if (now == TcpSocketState::CA_RECOVERY) {
         S.recoveries[i]++;
-        if (S.sock[i] && S.sock[i]->GetTxBuffer()->HeadSequence() < S.rtoPoint[i]) S.recoveriesBelowRtoPoint[i]++;
+        if (S.sock[i]) {
+            // DupAck runs before NewAck discards what the ACK covers: the head is still SND.UNA before it.
+            SequenceNumber32 una = S.sock[i]->GetTxBuffer()->HeadSequence();
+            if (una < S.rtoPoint[i]) S.recoveriesBelowRtoPoint[i]++;
+            if (S.lastAck[i] > una) S.recoveriesOnAdvancingAck[i]++;
+        }
     }
     if (now == TcpSocketState::CA_LOSS) {
         S.rtos[i]++;
@@ -662,6 +678,7 @@ static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
     S.sock[i] = DynamicCast<TcpSocketBase>(s);
     s->TraceConnectWithoutContext("HighestSequence", MakeBoundCallback(&SockHighTx, i));
+    s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&SockAckRx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));
     s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&SockRto, i));
     if (i < S.traced) {
@@ -692,6 +709,7 @@ double Done(uint32_t i) { return S.done[i]; }
 uint64_t Recoveries(uint32_t i) { return S.recoveries[i]; }
 uint64_t Rtos(uint32_t i) { return S.rtos[i]; }
 uint64_t RecoveriesBelowRtoPoint(uint32_t i) { return S.recoveriesBelowRtoPoint[i]; }
+uint64_t RecoveriesOnAdvancingAck(uint32_t i) { return S.recoveriesOnAdvancingAck[i]; }
 uint64_t RtoExpiries(uint32_t i) { return S.rtoExpiries[i]; }
 uint64_t Cwrs(uint32_t i) { return S.cwrs[i]; }
 uint64_t Marks() { return S.marks; }
