@@ -119,19 +119,17 @@ def test_the_rfc6582_repair_of_ns3_gets_its_own_runs_and_summary_cells(tmp_path)
     assert cell_of("newreno", "linux", "ns3") == "lossy_newreno"  # the rows before the repair keep theirs
     assert cell_of("newreno", "ns3", "ns3") is None
     names = {c.name for m in PLAN for c in m.cells}
-    assert {"lossy_newreno_rfc6582", "lossy_westwood+_repaired_rfc6582", "lossy_newreno"} <= names
+    assert {"lossy_newreno_rfc6582", "lossy_newreno"} <= names
 
 
 @pytest.mark.slow
 @needs_ns3
-def test_with_the_rfc6582_repair_ns3_newreno_leaves_recovery_without_loss_marks_and_stops_re_entering_it():
-    # ns-3 3.44 leaves fast recovery with the new head still marked lost and
-    # re-enters on the second dupACK (IsLost(HighACK + 1)); at 0.001 % loss
-    # the pipe-sized buffer's overflows then start a recovery every few RTTs
-    # that retransmits segments the receiver holds. Cleared at each exit,
-    # as RFC 6582 keeps no scoreboard, recoveries fall and efficiency rises.
+def test_with_the_rfc6582_repair_ns3_newreno_leaves_recovery_without_loss_marks():
+    # ns-3 3.44 leaves fast recovery with the new head still marked lost
+    # (docs/validation.md, "ns-3's NewReno without SACK as RFC 6582"); the
+    # repair clears the marks at most exits, the Linux-exit default never.
+    # (That this does not lower ns-3's recoveries is measured there.)
     linux = ns3lossy.run_lossy("newreno", 0.00001, [1], timeout_s=1800)[0]
     rfc = ns3lossy.run_lossy("newreno", 0.00001, [1], renosack="rfc6582", timeout_s=1800)[0]
-    assert linux["stale_lost_cleared"] == 0 and rfc["stale_lost_cleared"] > 0
-    assert rfc["fast_recoveries"] < linux["fast_recoveries"] / 2
-    assert rfc["tcp_efficiency_pct"] > linux["tcp_efficiency_pct"]
+    assert linux["renosack"] == "linux" and linux["stale_lost_cleared"] == 0
+    assert rfc["renosack"] == "rfc6582" and rfc["stale_lost_cleared"] > rfc["fast_recoveries"] / 2
