@@ -459,14 +459,16 @@ def test_with_the_ece_repair_ns3_never_enters_cwr_from_fast_recovery_or_after_a_
 
 
 @pytest.mark.slow
-def test_with_the_linux_backlog_rule_ns3_fq_codel_marks_flow_queues_holding_under_one_mtu():
+def test_with_the_linux_backlog_rule_every_ns3_fq_codel_flow_queue_tests_the_whole_backlog():
     # ns-3 3.44's flow queues test their own bytes against MinBytes (1514):
     # a flow queue down to one packet is never marked. Linux and ours test
     # the whole queue disc's backlog (codel_should_drop: backlog <= mtu).
-    # Eight DCTCP flows of EWT scenario 2 share 64 packets: most flow queues
-    # hold a packet or two while the link's queue is long, so the repaired
-    # ns-3 marks more, every flow queue's threshold is MTU + 1 - (the
-    # others' bytes), and the senders still reduce at most once per mark.
+    # Eight DCTCP flows of EWT scenario 2, 15 s: with the repair every flow
+    # queue's threshold is MTU + 1 - (the others' bytes) at the end, set on
+    # every backlog change, and the senders still reduce at most once per
+    # mark. (Eight flows hold several packets each, so the marks barely
+    # move here: 267 against 266; the 31-flow row triples them,
+    # docs/validation.md, "FQ-CoDel's one-MTU test".)
     mod = _load()
     if not mod.available():
         pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
@@ -475,6 +477,6 @@ def test_with_the_linux_backlog_rule_ns3_fq_codel_marks_flow_queues_holding_unde
     shipped = mod.run_ns3(8, "fq_codel", **kw)
     linux = mod.run_ns3(8, "fq_codel", fqcodel_linux=True, **kw)
     assert shipped["fqcodel_linux"] is False and linux["fqcodel_linux"] is True
-    assert linux["fqcodel_linux_sets"] > 0 and linux["fqcodel_linux_mismatches"] == 0
-    assert linux["ecn_marks"] > 1.5 * shipped["ecn_marks"] > 0
+    assert shipped["fqcodel_linux_sets"] == 0
+    assert linux["fqcodel_linux_sets"] > linux["ecn_marks"] > 0 and linux["fqcodel_linux_mismatches"] == 0
     assert 0 < linux["ecn_reductions"] <= linux["ecn_marks"]
