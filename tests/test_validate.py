@@ -102,6 +102,29 @@ def test_bbr_and_the_repaired_ns3_ece_answer_get_their_own_ns3_store_and_referen
     assert not (tmp_path / "ns3").exists()
 
 
+def test_the_linux_fq_codel_repair_of_ns3_gets_its_own_store_and_name_and_is_refused_for_other_queues(tmp_path):
+    from netreturn.cli import build_parser
+    from netreturn.validate import cell_tag, ns3_cache_path, ns3_label, run_cell
+
+    a = build_parser().parse_args(["validate", "--queue", "fq_codel", "--tcp", "dctcp", "--ns3-ecn", "rfc8257",
+                                   "--ns3-fqcodel", "linux"])
+    assert a.ns3_fqcodel == "linux"
+    assert build_parser().parse_args(["validate"]).ns3_fqcodel == "ns3"
+    shipped = ns3_cache_path(tmp_path, 31, "fq_codel", 1, tcp="dctcp", ns3_ecn="rfc8257")
+    repaired = ns3_cache_path(tmp_path, 31, "fq_codel", 1, tcp="dctcp", ns3_ecn="rfc8257", ns3_fqcodel="linux")
+    assert shipped != repaired
+    # The runs cached before the repair keep their names.
+    assert shipped.name == "flows31_fq_codel_prr-upstream_dctcp_ecn-rfc8257_seed1.json"
+    assert cell_tag(31, "fq_codel", tcp="dctcp", ns3_ecn="rfc8257", ns3_fqcodel="linux") == (
+        "flows31_fq_codel_prr-upstream_dctcp_ecn-rfc8257_fqcodel-linux")
+    assert ns3_label(ns3_ecn="rfc8257", ns3_fqcodel="linux").endswith("ECE answer rfc8257, FQ-CoDel linux")
+    with pytest.raises(ValueError, match="fq_codel.*'red'"):
+        run_cell("ewt/scenario2", 31, "red", [1], tmp_path, ns3_fqcodel="linux")
+    with pytest.raises(ValueError, match="ns3_fqcodel must be one of ns3, linux"):
+        run_cell("ewt/scenario2", 31, "fq_codel", [1], tmp_path, ns3_fqcodel="rfc8290")
+    assert not (tmp_path / "ns3").exists()
+
+
 def test_aligned_validation_runs_our_aligned_scenario_files():
     from netreturn.scenarios import load
     from netreturn.validate import ours_scenario

@@ -45,8 +45,10 @@ WESTWOOD = {"ns3": "ns3::TcpWestwoodPlus", "deduct": "ns3::NetreturnWestwoodPlus
 RECOVERIES = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"}
 #: ns-3's duplicate-ACK scoreboard without SACK (ns3cxx/lossy.cc): "ns3" as
 #: shipped (cleared only on a timeout), "linux" also cleared when recovery
-#: ends, as Linux's tcp_reset_reno_sack (docs/validation.md).
-RENOSACK = ("linux", "ns3")
+#: ends, as Linux's tcp_reset_reno_sack (docs/validation.md); "rfc6582" that
+#: and the loss marks too, so that recovery ends with no scoreboard, as RFC
+#: 6582 (ns-3 leaves the new head marked lost and re-enters on two dupACKs).
+RENOSACK = ("linux", "ns3", "rfc6582")
 #: Our TCP defaults (docs/tcp.md) for keys the scenario leaves out; all equal
 #: ns-3 3.44's defaults except the SYN timeout (ours: the initial RTO, 1 s;
 #: ns-3 ConnTimeout 3 s), which is set to ours below.
@@ -221,7 +223,8 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
     dst = ifaces[dst_link].GetAddress(1)
     cpp.Reset(1, 1 << 62)
     cpp.TraceFlows(1)
-    cpp.LossyReset(cc == "westwood+", renosack == "linux")
+    cpp.LossyReset(cc == "westwood+", renosack in ("linux", "rfc6582"))
+    cpp.LossyRfc6582(renosack == "rfc6582")
     if cc == "westwood+":
         cpp.LossyRegister()
         tid = ns.TypeId.LookupByName(WESTWOOD[westwood])
@@ -276,6 +279,8 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
         # dumbbell's count, entries into CA_LOSS, is `rto_episodes`.
         "timeouts": int(cpp.LossyRtoExpiries()),
         "rto_episodes": int(cpp.Rtos(0)),
+        # Recoveries left with a loss mark on the sent list (cleared by --renosack rfc6582).
+        "stale_lost_cleared": int(cpp.LossyStaleLostCleared()),
         "ssthresh_after_loss_mean": float(cpp.LossySsthMean()),
         "ssthresh_after_loss_n": int(cpp.LossySsthCount()),
         "bwe_mean_mbps": float(cpp.LossyBweMean(10.0)) * 8 / 1e6 if cc == "westwood+" else math.nan,

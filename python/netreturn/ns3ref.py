@@ -409,6 +409,7 @@ def run_ns3(
     ecn: bool = False,
     ecn_rfc3168: bool = False,
     dctcp_rfc8257: bool = False,
+    fqcodel_linux: bool = False,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -452,6 +453,10 @@ def run_ns3(
     answer to a loss as RFC 8257 section 3.5 and Linux: halve, where
     ``TcpDctcp`` cuts by alpha / 2 (``NetreturnDctcpRfc8257`` in
     ns3cxx/dumbbell.cc).
+    ``fqcodel_linux=True`` (``queue="fq_codel"``) repairs ns-3's FQ-CoDel
+    as Linux: CoDel's "at most one MTU queued: no drop, no mark" test on the
+    whole queue disc's backlog, where ns-3 tests each flow queue's own
+    (``FqCoDelLinuxBacklog`` in ns3cxx/dumbbell.cc; docs/validation.md).
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in QUEUES:
@@ -516,6 +521,10 @@ def run_ns3(
         if cc != "dctcp":
             raise ValueError(f"dctcp_rfc8257 repairs ns-3's DCTCP: give cc='dctcp', not {cc!r}")
         cmd.append("--dctcp-rfc8257")
+    if fqcodel_linux:
+        if queue != "fq_codel":
+            raise ValueError(f"fqcodel_linux repairs ns-3's FQ-CoDel: give queue='fq_codel', not {queue!r}")
+        cmd.append("--fqcodel-linux")
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -570,7 +579,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               step_s: Optional[float] = None, buffer_bytes: Optional[int] = None,
               ns2: bool = False, phase_ns: int = 0, cc: Optional[str] = None,
               ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None,
-              ecn_rfc3168: bool = False, dctcp_rfc8257: bool = False) -> dict[str, Any]:
+              ecn_rfc3168: bool = False, dctcp_rfc8257: bool = False,
+              fqcodel_linux: bool = False) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
@@ -744,6 +754,11 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     qdiscs = tch_bn.Install(bn.Get(0))
     if "quantum" in aqm and not cpp.SetFqQuantum(qdiscs.Get(0), int(aqm["quantum"])):
         raise RuntimeError(f"{qd_type}: the quantum could not be set")
+    if fqcodel_linux:
+        if queue != "fq_codel":
+            raise ValueError(f"--fqcodel-linux repairs ns-3's FQ-CoDel: give --queue fq_codel, not {queue}")
+        if not cpp.FqCoDelLinuxBacklog(qdiscs.Get(0), CODEL_MIN_BYTES):
+            raise RuntimeError(f"{qd_type}: the FQ-CoDel backlog repair could not be connected")
     if aqm:
         # ns-3 refuses a limit in a unit its queue disc does not take, silently (the limit stays 0).
         limit = ns.QueueSizeValue()
@@ -916,6 +931,14 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "events": events,
         # Entries into fast recovery (our "fast_recoveries") and RTO expiries.
         "fast_recoveries": recoveries,
+        # Of them, those entered before SND.UNA passed the recovery point of
+        # the flow's last RTO (HighData then; RFC 6675 section 5.1), which
+        # Linux and ours do not enter (dumbbell.cc, SockCong).
+        "fast_recoveries_below_rto_point": sum(int(cpp.RecoveriesBelowRtoPoint(i)) for i in range(flows)),
+        # Of them, those entered on an ACK that advanced SND.UNA (a duplicate
+        # ACK by RFC 6675 section 2 when it carries new SACK blocks; ours
+        # counts only ACKs that leave SND.UNA where it was).
+        "fast_recoveries_on_advancing_acks": sum(int(cpp.RecoveriesOnAdvancingAck(i)) for i in range(flows)),
         "timeouts": rtos,
         # Every expiry, backoffs included, as ours counts `timeouts`.
         "rto_expiries": rto_expiries,
@@ -932,6 +955,11 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "cong_time_s": {n: float(cpp.CongTime(k, now)) for k, n in enumerate(CONG_STATES)},
         "ecn_rfc3168": bool(ecn_rfc3168),
         "dctcp_rfc8257": bool(dctcp_rfc8257),
+        # FQ-CoDel's MAXPACKET test on the whole backlog (Linux), and how
+        # often a flow queue's threshold was set for it.
+        "fqcodel_linux": bool(fqcodel_linux),
+        "fqcodel_linux_sets": int(cpp.FqCoDelLinuxSets()) if fqcodel_linux else 0,
+        "fqcodel_linux_mismatches": int(cpp.FqCoDelLinuxMismatches()) if fqcodel_linux else 0,
         "ece_withheld": int(cpp.EceWithheld()),
         # Data segments dropped at the bottleneck queue disc, and those of
         # them that were retransmissions (a copy of that sequence number
@@ -1111,6 +1139,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--dctcp-rfc8257", action="store_true",
                     help="with --cc dctcp: repair ns-3's DCTCP answer to a loss as RFC 8257 section 3.5 and Linux "
                          "(halve; ns-3 3.44's TcpDctcp cuts by alpha / 2 on a loss too)")
+    ap.add_argument("--fqcodel-linux", action="store_true",
+                    help="with --queue fq_codel: repair ns-3's FQ-CoDel as Linux: CoDel's 'at most one MTU queued: "
+                         "no drop, no mark' test on the whole queue disc's backlog (ns-3 3.44: each flow queue's)")
     ap.add_argument("--attr", action="append", default=[], metavar="NS3::TYPE::ATTR=VALUE",
                     help="diagnostics: an ns-3 attribute default set after the harness's own (repeatable), e.g. "
                          "ns3::CoDelQueueDisc::MinBytes=0")
@@ -1147,7 +1178,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
                     a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over, a.ecn_rfc3168,
-                    a.dctcp_rfc8257)
+                    a.dctcp_rfc8257, a.fqcodel_linux)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

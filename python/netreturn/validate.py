@@ -72,6 +72,11 @@ TCPS = ("cubic", "newreno", "dctcp", "bbr")
 #: docs/validation.md, "RED with ECN"); and DCTCP's answer to a loss too,
 #: as RFC 8257 section 3.5 (rfc8257: halve; ``dctcp_rfc8257=True``).
 NS3_ECN = ("ns3", "rfc3168", "rfc8257")
+#: ns-3's FQ-CoDel: as 3.44 ships it (ns3: CoDel's "at most one MTU queued:
+#: no drop, no mark" test on each flow queue's bytes), or as Linux and ours
+#: (linux: on the whole queue disc's backlog; ``ns3ref.run_ns3(fqcodel_linux=True)``,
+#: docs/validation.md, "FQ-CoDel's one-MTU test").
+NS3_FQCODEL = ("ns3", "linux")
 #: PRR of the ns-3 runs: ns-3-dev's repaired one by default.
 DEFAULT_PRR = "upstream"
 
@@ -113,6 +118,10 @@ def add_arguments(v) -> None:
                         "RFC 3168 section 6.1.2 and Linux (rfc3168: a sender in fast recovery or after an RTO does "
                         "not enter CWR); rfc8257 (--tcp dctcp): that, and DCTCP halving on a loss (RFC 8257 "
                         "section 3.5) where ns-3's TcpDctcp cuts by alpha / 2")
+    v.add_argument("--ns3-fqcodel", choices=list(NS3_FQCODEL), default="ns3",
+                   help="with --queue fq_codel: ns-3's FQ-CoDel as 3.44 ships it (ns3: CoDel's one-MTU 'too little "
+                        "queued to drop or mark' test on each flow queue), or as Linux and ours (linux: on the "
+                        "whole queue disc's backlog)")
     v.add_argument("--aligned", action="store_true",
                    help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
                         "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
@@ -147,9 +156,10 @@ def add_arguments(v) -> None:
     v.add_argument("--ngwa-rows", default=None, metavar="KEYS",
                    help="with --scenario ngwa: Table 2's tests to run, comma-separated (rfc793, newreno, "
                         "mode1 ... mode8; default: all)")
-    v.add_argument("--ns3-renosack", choices=["linux", "ns3"], default="linux",
+    v.add_argument("--ns3-renosack", choices=["linux", "ns3", "rfc6582"], default="linux",
                    help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
-                        "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it")
+                        "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it (ns3), or "
+                        "recovery left with no loss marks either, as RFC 6582 (rfc6582)")
     v.add_argument("--ns3-westwood", choices=["ns3", "deduct"], default="ns3",
                    help=f"{LOSSY} only: ns-3's TcpWestwoodPlus as shipped, or with the segments duplicate ACKs "
                         "counted deducted from the ACK that covers them (as Linux westwood_acked_count)")
@@ -170,7 +180,8 @@ def _time(text: str) -> str:
 
 
 def cell_tag(flows: int, queue: str, prr: str = DEFAULT_PRR, scenario: str = "ewt/scenario2", aligned: bool = False,
-             phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False, ns3_ecn: str = "ns3") -> str:
+             phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False, ns3_ecn: str = "ns3",
+             ns3_fqcodel: str = "ns3") -> str:
     """The name of one compared configuration (a cell), as the ns-3 run
     store spells it: ``flows31_red_prr-upstream_scenario1_aligned_phase1000000ns``
     (``_dctcp_ecn`` after it for other senders, :func:`variant_tag`)."""
@@ -179,26 +190,28 @@ def cell_tag(flows: int, queue: str, prr: str = DEFAULT_PRR, scenario: str = "ew
     tag += "_aligned" if aligned else ""
     tag += f"_phase{phase_ns}ns" if phase_ns else ""
     tag += variant_tag(tcp, ecn, ns3_ecn)
+    tag += "" if ns3_fqcodel == "ns3" else f"_fqcodel-{ns3_fqcodel}"
     return f"flows{flows}_{queue}{tag}"
 
 
 def ns3_cache_path(out: Path, flows: int, queue: str, seed: int, prr: str = DEFAULT_PRR,
                    scenario: str = "ewt/scenario2", aligned: bool = False, phase_ns: int = 0, tcp: str = "cubic",
-                   ecn: bool = False, ns3_ecn: str = "ns3") -> Path:
+                   ecn: bool = False, ns3_ecn: str = "ns3", ns3_fqcodel: str = "ns3") -> Path:
     """Where ``validate`` keeps one ns-3 run: ``<out>/ns3/<cell>_seed<n>.json``."""
-    tag = cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn)
+    tag = cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn, ns3_fqcodel)
     return out / "ns3" / f"{tag}_seed{seed}.json"
 
 
 def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, progress: bool,
               prr: str = "ns3", scenario: str = "ewt/scenario2", aligned: bool = False,
-              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False, ns3_ecn: str = "ns3") -> list[dict]:
+              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False, ns3_ecn: str = "ns3",
+              ns3_fqcodel: str = "ns3") -> list[dict]:
     from . import ns3ref
 
     (out / "ns3").mkdir(parents=True, exist_ok=True)
 
     def path(s):
-        return ns3_cache_path(out, flows, queue, s, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn)
+        return ns3_cache_path(out, flows, queue, s, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn, ns3_fqcodel)
 
     # Runs cached before the data-loss metric existed are run again.
     todo = [s for s in seeds if not path(s).exists() or "tcp_data_loss_pct" not in json.loads(path(s).read_text())]
@@ -215,7 +228,8 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
             futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr, scenario=scenario,
                                 aligned=aligned, phase_ns=phase_ns, cc=None if tcp == "cubic" else tcp,
                                 ecn=ecn, ecn_rfc3168=ns3_ecn in ("rfc3168", "rfc8257"),
-                                dctcp_rfc8257=ns3_ecn == "rfc8257"): s for s in todo}
+                                dctcp_rfc8257=ns3_ecn == "rfc8257",
+                                fqcodel_linux=ns3_fqcodel == "linux"): s for s in todo}
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)
@@ -314,16 +328,18 @@ SUMMARY_METRICS = [
 ]
 
 
-def ns3_label(prr: str = DEFAULT_PRR, ns3_ecn: str = "ns3") -> str:
-    """The reference's name in tables and records: ns-3 3.44, its PRR and its ECE answer when not as shipped."""
+def ns3_label(prr: str = DEFAULT_PRR, ns3_ecn: str = "ns3", ns3_fqcodel: str = "ns3") -> str:
+    """The reference's name in tables and records: ns-3 3.44, its PRR, its ECE answer and its FQ-CoDel when
+    not as shipped."""
     label = "ns-3 3.44" if prr == "ns3" else f"ns-3 3.44, PRR {prr}"
-    return label + ("" if ns3_ecn == "ns3" else f", ECE answer {ns3_ecn}")
+    label += "" if ns3_ecn == "ns3" else f", ECE answer {ns3_ecn}"
+    return label + ("" if ns3_fqcodel == "ns3" else f", FQ-CoDel {ns3_fqcodel}")
 
 
 def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path, jobs: int | None = None,
              progress: bool = False, prr: str = DEFAULT_PRR, aligned: bool = False,
              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False,
-             ns3_ecn: str = "ns3") -> tuple[list[dict], list[dict]]:
+             ns3_ecn: str = "ns3", ns3_fqcodel: str = "ns3") -> tuple[list[dict], list[dict]]:
     """One configuration in both simulators over ``seeds``: ns-3's runs
     (from the store under ``<out>/ns3/``, the missing ones run) and ours
     (through the run store ``<out>/netreturn``); its cell record is written
@@ -337,7 +353,12 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
         raise ValueError(f"ns3_ecn must be one of {', '.join(NS3_ECN)}, not {ns3_ecn!r}")
     if ns3_ecn == "rfc8257" and tcp != "dctcp":
         raise ValueError(f"ns3_ecn 'rfc8257' repairs ns-3's DCTCP: give tcp 'dctcp', not {tcp!r}")
-    ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn)
+    if ns3_fqcodel not in NS3_FQCODEL:
+        raise ValueError(f"ns3_fqcodel must be one of {', '.join(NS3_FQCODEL)}, not {ns3_fqcodel!r}")
+    if ns3_fqcodel != "ns3" and queue != "fq_codel":
+        raise ValueError(f"ns3_fqcodel {ns3_fqcodel!r} repairs ns-3's FQ-CoDel: give queue 'fq_codel', not {queue!r}")
+    ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn,
+                    ns3_fqcodel)
     settings = ours_settings(flows, queue, phase_ns, tcp, ecn)
     mine = ours_scenario(scenario, aligned)
     if seeds == list(range(1, len(seeds) + 1)):
@@ -346,12 +367,13 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
     else:  # the seeds a store holds (validate --summary --regenerate --cached): the same ones in ours
         batches = [run(mine, set=settings, seed=s, jobs=jobs, out=out / "netreturn", tables=False) for s in seeds]
     ours = [with_data_loss(r) for res in batches for r in res.runs.to_dict("records")]
-    label = ns3_label(prr, ns3_ecn)
+    label = ns3_label(prr, ns3_ecn, ns3_fqcodel)
     rows = [(k, lab, [r.get(k, math.nan) for r in ns3], [r.get(k, math.nan) for r in ours])
             for k, lab in SUMMARY_METRICS]
-    write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn),
+    extra = {} if ns3_fqcodel == "ns3" else {"ns3_fqcodel": ns3_fqcodel}
+    write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn, ns3_fqcodel),
                  record(label, rows, scenario=scenario, flows=flows, queue=queue, aligned=aligned, phase_ns=phase_ns,
-                        prr=prr, seeds=seeds, netreturn_scenario=mine, tcp=tcp, ecn=ecn, ns3_ecn=ns3_ecn))
+                        prr=prr, seeds=seeds, netreturn_scenario=mine, tcp=tcp, ecn=ecn, ns3_ecn=ns3_ecn, **extra))
     return ns3, ours
 
 
@@ -373,7 +395,8 @@ def main(a) -> int:
 
         phase_ns = round(_native.parse_time(a.phase) * 1e9)
     ns3_ecn = getattr(a, "ns3_ecn", "ns3")
-    label = ns3_label(prr, ns3_ecn)
+    ns3_fqcodel = getattr(a, "ns3_fqcodel", "ns3")
+    label = ns3_label(prr, ns3_ecn, ns3_fqcodel)
     mine = ours_scenario(scenario, aligned)
     tcp, ecn = getattr(a, "tcp", "cubic"), bool(getattr(a, "ecn", False))
     senders = "" if tcp == "cubic" and not ecn else f", {tcp}{' with ECN' if ecn else ''}"
@@ -381,8 +404,8 @@ def main(a) -> int:
           f"{label} vs netreturn ({mine})")
     try:
         ns3, ours = run_cell(scenario, flows, a.queue, seeds, out, a.jobs, not a.quiet, prr, aligned, phase_ns,
-                              tcp, ecn, ns3_ecn)
-    except RuntimeError as e:
+                              tcp, ecn, ns3_ecn, ns3_fqcodel)
+    except (RuntimeError, ValueError) as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
     rows = compare(ns3, ours)

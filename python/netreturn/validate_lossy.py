@@ -74,12 +74,15 @@ def cell_of(cc: str, renosack: str, westwood: str) -> str | None:
     """The summary's cell record a run of Fig. 3b makes: ns-3
     with the Reno scoreboard cleared at recovery's end (``lossy_<cc>``), and
     for Westwood+ also with its delivered count repaired
-    (``lossy_westwood+_repaired``); None for other configurations."""
-    if renosack != "linux":
+    (``lossy_westwood+_repaired``); with recovery left without loss marks
+    too (``renosack="rfc6582"``) the same names ending ``_rfc6582``; None for
+    other configurations."""
+    if renosack not in ("linux", "rfc6582"):
         return None
+    tail = "" if renosack == "linux" else "_rfc6582"
     if cc == "newreno" or westwood == "ns3":
-        return f"lossy_{cc}"
-    return f"lossy_{cc}_repaired" if westwood == "deduct" else None
+        return f"lossy_{cc}{tail}"
+    return f"lossy_{cc}_repaired{tail}" if westwood == "deduct" else None
 
 
 #: The section of docs/validation.md on this link (the start of its heading).

@@ -64,15 +64,18 @@ class Mechanism:
 
 
 def dumbbell_cell(scenario: str, flows: int, queue: str, tcp: str = "cubic", ecn: bool = False,
-                  ns3_ecn: str = "ns3") -> Cell:
+                  ns3_ecn: str = "ns3", ns3_fqcodel: str = "ns3") -> Cell:
     """A cell of ``netreturn validate``: aligned, phase randomized, ns-3-dev's PRR; CUBIC senders
-    without ECN unless told (``tcp``, ``ecn``, ``ns3_ecn``: ``validate --tcp --ecn --ns3-ecn``)."""
+    without ECN unless told (``tcp``, ``ecn``, ``ns3_ecn``: ``validate --tcp --ecn --ns3-ecn``), ns-3's
+    FQ-CoDel as shipped unless told (``ns3_fqcodel``: ``validate --ns3-fqcodel``)."""
     from .validate import DEFAULT_PRR, cell_tag
 
-    name = cell_tag(flows, queue, DEFAULT_PRR, scenario, True, PHASE_NS, tcp, ecn, ns3_ecn)
+    name = cell_tag(flows, queue, DEFAULT_PRR, scenario, True, PHASE_NS, tcp, ecn, ns3_ecn, ns3_fqcodel)
     senders = "" if tcp == "cubic" and not ecn else f", {tcp}{' + ECN' if ecn else ''}"
-    return Cell(name, f"{scenario.split('/')[-1]}, {flows} flows{senders}", "dumbbell",
-                {"scenario": scenario, "flows": flows, "queue": queue, "tcp": tcp, "ecn": ecn, "ns3_ecn": ns3_ecn})
+    args = {"scenario": scenario, "flows": flows, "queue": queue, "tcp": tcp, "ecn": ecn, "ns3_ecn": ns3_ecn}
+    if ns3_fqcodel != "ns3":
+        args["ns3_fqcodel"] = ns3_fqcodel
+    return Cell(name, f"{scenario.split('/')[-1]}, {flows} flows{senders}", "dumbbell", args)
 
 
 def _dumbbells(queue: str, loads: dict[str, Sequence[int]] = LOADS) -> tuple[Cell, ...]:
@@ -89,10 +92,12 @@ def _xcp_cells() -> tuple[Cell, ...]:
     return tuple(Cell(f"xcp_{case}", case, "xcp", {"case": case}) for case in CASES)
 
 
-def _lossy(cc: str, repaired: bool = False) -> tuple[Cell, ...]:
+def _lossy(cc: str, repaired: bool = False, renosack: str = "linux") -> tuple[Cell, ...]:
     from .validate_lossy import cell_of
 
     args = {"cc": cc, "westwood": "deduct"} if repaired else {"cc": cc}
+    if renosack != "linux":
+        args["renosack"] = renosack
     return (Cell(cell_of(cc, args.get("renosack", "linux"), args.get("westwood", "ns3")), "Fig. 3b's loss rates",
                  "lossy", args),)
 
@@ -122,9 +127,11 @@ def _linux(tcp: str, profile: str = "ns3") -> tuple[Cell, ...]:
 BASELINES = "validation.md#baselines-over-phases"
 NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
+LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
 MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"
+FQCODEL_LINUX_EVIDENCE = "validation.md#fq-codels-one-mtu-test-ns-3-repaired-issue-25-2026-11-26-branch-val4"
 #: NGWA's rows (the NGWA paper's Table 2 tests), a row of the summary per test.
 NGWA_ROWS = (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NewReno (NGWA's scenarios)", "newreno"),
              *((f"NGWA mode {m}", f"mode{m}") for m in range(1, 9)))
@@ -145,6 +152,8 @@ PLAN: tuple[Mechanism, ...] = (
               _lossy("westwood+")),
     Mechanism("Westwood+, lossy link, ns-3 repaired", "ns-3 3.44, Westwood+ count repaired", LOSSY_REPAIRED,
               _lossy("westwood+", True)),
+    Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
+              LOSSY_RFC6582, _lossy("newreno", False, "rfc6582")),
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
@@ -154,6 +163,10 @@ PLAN: tuple[Mechanism, ...] = (
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc3168"),)),
     Mechanism("DCTCP, ns-3 repaired", "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired", MODERN_SENDERS_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257"),)),
+    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux",
+              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog",
+              FQCODEL_LINUX_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux"),)),
     Mechanism("NewReno against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("newreno")),
     Mechanism("CUBIC against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("cubic")),
     Mechanism("NewReno against Linux, Linux profile", "Linux 6.18 in namespaces", LINUX_EVIDENCE,
@@ -335,13 +348,14 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                     args = (cell.args["flows"], cell.args["queue"])
                     senders = (cell.args.get("tcp", "cubic"), cell.args.get("ecn", False))
                     ns3_ecn = cell.args.get("ns3_ecn", "ns3")
+                    ns3_fqcodel = cell.args.get("ns3_fqcodel", "ns3")
                     mine = [s for s in seeds if not cached or validate.ns3_cache_path(
                         out, *args, s, validate.DEFAULT_PRR, cell.args["scenario"], True, PHASE_NS, *senders,
-                        ns3_ecn).exists()]
+                        ns3_ecn, ns3_fqcodel).exists()]
                     if not mine:
                         raise RuntimeError("no reference run stored")
                     validate.run_cell(cell.args["scenario"], *args, mine, out, jobs, progress, validate.DEFAULT_PRR,
-                                      True, PHASE_NS, *senders, ns3_ecn)
+                                      True, PHASE_NS, *senders, ns3_ecn, ns3_fqcodel)
                 elif cell.kind == "xcp":
                     mine = [s for s in seeds if not cached or ns2xcp.ns2_cache_path(
                         out, cell.args["case"], s, ns2xcp.SUMMARY_STOP_S).exists()]

@@ -23,6 +23,21 @@ using namespace ns3;
 
 struct State {
     std::vector<uint64_t> rx, tx, retx, recoveries, rtos, rtoExpiries;
+    // Entries into fast recovery while SND.UNA had not passed the recovery
+    // point of the flow's last RTO (HighData when it expired; RFC 6675
+    // section 5.1, RFC 6582 section 3.2 step 2): ns-3 3.44 leaves CA_LOSS
+    // on the first new ACK and its DupAck enters recovery on IsLost(HighACK
+    // + 1) without comparing with m_recover; Linux stays in Loss until
+    // snd_una passes high_seq, ours enters no recovery before it either.
+    std::vector<uint64_t> recoveriesBelowRtoPoint;
+    // Entries into fast recovery on an ACK that advanced SND.UNA (and
+    // carried new SACK blocks): RFC 6675 section 2 counts it a duplicate
+    // ACK "even if it carries new cumulative acknowledgment information",
+    // and ns-3's ProcessAck (isDupack = scoreboardUpdated) then runs DupAck,
+    // whose IsLost(HighACK + 1) may start a recovery.
+    std::vector<uint64_t> recoveriesOnAdvancingAck;
+    std::vector<SequenceNumber32> highTx, rtoPoint, lastAck;
+    std::vector<Ptr<TcpSocketBase>> sock;
     // Entries into CA_CWR: window reductions on ECE (RFC 3168 section 6.1.2).
     std::vector<uint64_t> cwrs;
     // Each flow's congestion state (TcpCongState_t) and since when (s; -1
@@ -64,6 +79,10 @@ void Reset(uint32_t n, uint64_t fileBytes) {
     S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
     S.recoveries.assign(n, 0); S.rtos.assign(n, 0); S.rtoExpiries.assign(n, 0);
     S.cwrs.assign(n, 0);
+    S.recoveriesBelowRtoPoint.assign(n, 0);
+    S.highTx.assign(n, SequenceNumber32(0)); S.rtoPoint.assign(n, SequenceNumber32(0));
+    S.lastAck.assign(n, SequenceNumber32(0)); S.recoveriesOnAdvancingAck.assign(n, 0);
+    S.sock.assign(n, nullptr);
     S.cong.assign(n, 0); S.congSince.assign(n, -1.0);
     S.done.assign(n, -1.0);
     S.sendCount.assign(n, {});
@@ -132,6 +151,11 @@ std::string SendBursts() {
     return o.str();
 }
 
+static void SockHighTx(uint32_t i, SequenceNumber32, SequenceNumber32 v) { S.highTx[i] = v; }
+// The socket's "Rx" fires in DoForwardUp before the ACK is processed.
+static void SockAckRx(uint32_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+    if (h.GetFlags() & TcpHeader::ACK) S.lastAck[i] = h.GetAckNumber();
+}
 static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
                      const Address&, Ptr<const TcpSocketBase>) {
     S.retx[i] += p->GetSize();
@@ -140,8 +164,19 @@ static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Ad
 // Entries into fast recovery (3 dupACKs or SACK loss detection), into
 // CA_LOSS (retransmission timeout) and into CA_CWR (a reduction on ECE).
 static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t old, TcpSocketState::TcpCongState_t now) {
-    if (now == TcpSocketState::CA_RECOVERY) S.recoveries[i]++;
-    if (now == TcpSocketState::CA_LOSS) S.rtos[i]++;
+    if (now == TcpSocketState::CA_RECOVERY) {
+        S.recoveries[i]++;
+        if (S.sock[i]) {
+            // DupAck runs before NewAck discards what the ACK covers: the head is still SND.UNA before it.
+            SequenceNumber32 una = S.sock[i]->GetTxBuffer()->HeadSequence();
+            if (una < S.rtoPoint[i]) S.recoveriesBelowRtoPoint[i]++;
+            if (S.lastAck[i] > una) S.recoveriesOnAdvancingAck[i]++;
+        }
+    }
+    if (now == TcpSocketState::CA_LOSS) {
+        S.rtos[i]++;
+        S.rtoPoint[i] = S.highTx[i];  // RFC 6675 section 5.1: RecoveryPoint = HighData
+    }
     if (now == TcpSocketState::CA_CWR) {
         S.cwrs[i]++;
         S.cwrFrom[old]++;
@@ -370,6 +405,63 @@ void ConnectQueueDisc(Ptr<QueueDisc> q) {
     q->TraceConnectWithoutContext("Mark", MakeCallback(&QMarked));
 }
 
+// --ns3-fqcodel linux: CoDel's "too little queued to drop" test as Linux
+// applies it in FQ-CoDel. RFC 8289 section 4.4 (and its pseudocode,
+// `bytes() <= MAXPACKET`) keeps CoDel from dropping while at most one MTU is
+// queued; Linux's fq_codel_dequeue passes codel_dequeue the whole qdisc's
+// backlog (&sch->qstats.backlog, include/net/codel_impl.h codel_should_drop:
+// `*backlog <= params->mtu`, after the head was dequeued), and so does ours
+// (crates/control/src/queue/aqm/codel.rs, `left = q.backlog().bytes +
+// others`). ns-3 3.44 makes each flow queue a CoDelQueueDisc whose OkToDrop
+// tests that flow queue's own bytes (`GetInternalQueue(0)->GetNBytes() <
+// m_minBytes`), so a flow queue down to one packet is never marked however
+// long the link's queue. The repair keeps ns-3's test and moves its
+// threshold: for flow queue j, m_minBytes = MTU + 1 - (bytes queued in the
+// other flow queues), 0 when those alone exceed one MTU; then `own <
+// m_minBytes` is `own + others <= MTU`, Linux's test. `others` only changes
+// when another flow queue enqueues, dequeues or drops, which moves the FQ
+// queue disc's BytesInQueue: every flow queue's threshold is set again
+// there (the flow's own bytes and the total move together inside its
+// dequeue, so `total - own` holds while CoDel drops from the head).
+// m_minBytes is private and set only through the attribute (a string
+// lookup): it is reached as RED's average is above.
+struct CoDelMinBytes { typedef uint32_t CoDelQueueDisc::*type; friend type RedGet(CoDelMinBytes); };
+template struct RedRob<CoDelMinBytes, &CoDelQueueDisc::m_minBytes>;
+static Ptr<QueueDisc> fqLinuxQ;
+static uint32_t fqLinuxMtu = 0;
+static uint64_t fqLinuxSets = 0;
+static void FqLinuxBacklog(uint32_t, uint32_t total) {
+    size_t n = fqLinuxQ->GetNQueueDiscClasses();
+    for (size_t i = 0; i < n; i++) {
+        Ptr<QueueDisc> c = fqLinuxQ->GetQueueDiscClass(i)->GetQueueDisc();
+        uint32_t own = c->GetInternalQueue(0)->GetNBytes();
+        uint32_t others = total > own ? total - own : 0;
+        static_cast<CoDelQueueDisc*>(PeekPointer(c))->*RedGet(CoDelMinBytes()) =
+            others > fqLinuxMtu ? 0 : fqLinuxMtu + 1 - others;
+        fqLinuxSets++;
+    }
+}
+bool FqCoDelLinuxBacklog(Ptr<QueueDisc> q, uint32_t mtu) {
+    if (!DynamicCast<FqCoDelQueueDisc>(q)) return false;
+    fqLinuxQ = q;
+    fqLinuxMtu = mtu;
+    fqLinuxSets = 0;
+    return q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&FqLinuxBacklog));
+}
+uint64_t FqCoDelLinuxSets() { return fqLinuxSets; }
+// Flow queues whose threshold is not MTU + 1 - (the other flow queues'
+// bytes) as the queue disc stands now (0 when the repair is wired).
+uint32_t FqCoDelLinuxMismatches() {
+    uint32_t total = fqLinuxQ->GetNBytes(), bad = 0;
+    for (size_t i = 0; i < fqLinuxQ->GetNQueueDiscClasses(); i++) {
+        Ptr<QueueDisc> c = fqLinuxQ->GetQueueDiscClass(i)->GetQueueDisc();
+        uint32_t others = total - c->GetInternalQueue(0)->GetNBytes();
+        uint32_t want = others > fqLinuxMtu ? 0 : fqLinuxMtu + 1 - others;
+        if (static_cast<CoDelQueueDisc*>(PeekPointer(c))->*RedGet(CoDelMinBytes()) != want) bad++;
+    }
+    return bad;
+}
+
 // FQ-CoDel's and FQ-PIE's DRR quantum: ns-3 has no attribute for it and
 // takes the device MTU (1600 here) unless set before initialization.
 bool SetFqQuantum(Ptr<QueueDisc> q, uint32_t quantum) {
@@ -584,6 +676,9 @@ static void HookSocket(uint32_t i, Ptr<BulkSendApplication> app) {
     if (EcnRfc3168) s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&EcnRfc3168Rx, i));
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&SockTx, i));
     s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&SockRetx, i));
+    S.sock[i] = DynamicCast<TcpSocketBase>(s);
+    s->TraceConnectWithoutContext("HighestSequence", MakeBoundCallback(&SockHighTx, i));
+    s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&SockAckRx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&SockCong, i));
     s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&SockRto, i));
     if (i < S.traced) {
@@ -613,6 +708,8 @@ uint64_t Retx(uint32_t i) { return S.retx[i]; }
 double Done(uint32_t i) { return S.done[i]; }
 uint64_t Recoveries(uint32_t i) { return S.recoveries[i]; }
 uint64_t Rtos(uint32_t i) { return S.rtos[i]; }
+uint64_t RecoveriesBelowRtoPoint(uint32_t i) { return S.recoveriesBelowRtoPoint[i]; }
+uint64_t RecoveriesOnAdvancingAck(uint32_t i) { return S.recoveriesOnAdvancingAck[i]; }
 uint64_t RtoExpiries(uint32_t i) { return S.rtoExpiries[i]; }
 uint64_t Cwrs(uint32_t i) { return S.cwrs[i]; }
 uint64_t Marks() { return S.marks; }
