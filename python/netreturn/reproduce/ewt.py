@@ -149,6 +149,26 @@ def rcvbuf_variant(out: Path, sc: str) -> tuple[str, dict] | None:
     return str(dest.resolve()), {"rcv_buf": RCVBUF_ALT}
 
 
+def access_buffer_of(sc: str) -> str | None:
+    """The access queues of scenario ``sc`` as its file sets them (the
+    senders' ``access`` and the ``receivers`` links: one value, e.g.
+    ``100p``); None if they are absent or differ."""
+    import re
+
+    from ..scenarios import resolve
+
+    text = resolve(SCENARIOS[sc]).read_text()
+    found = re.findall(r'^(?:access|receivers) = \{[^}\n]*buffer = "([^"{}]*)"', text, re.M)
+    return found[0] if found and len(set(found)) == 1 else None
+
+
+def _buffer_words(b: str | None) -> str:
+    """``100p`` as "100 packets" (other units as written)."""
+    if b is None:
+        return "the scenario's"
+    return f"{b[:-1]} packets" if b.endswith("p") and b[:-1].isdigit() else b
+
+
 def access_variant(out: Path, sc: str) -> tuple[str, dict] | None:
     """The scenario with its access queues (senders' ``access`` and the
     ``receivers`` links, 100 packets in the bundled files) as one parameter,
@@ -442,12 +462,13 @@ def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, c
     packets): loss and where it happens, DropTail's calibration, Table 6's
     distance from the paper and the statements whose verdict moves, at 100
     packets and at ACCESS_ALT."""
-    out = [f"### 7b. Sensitivity: the access queues ({ACCESS_ALT} instead of 100 packets)", "",
-           "The paper gives neither the senders' nor the receivers' access queues; ours hold 100 packets. The grid at "
+    ours = _buffer_words(access_buffer_of(opts.scenarios[0]) if opts.scenarios else None)
+    out = [f"### 7b. Sensitivity: the access queues ({ACCESS_ALT} instead of {ours})", "",
+           f"The paper gives neither the senders' nor the receivers' access queues; ours hold {ours}. The grid at "
            f"the paper's counts again with {ACCESS_ALT} in each (a copy of the scenario under `scenarios/` with an "
            "`access_buffer` parameter), and DropTail's calibration (the capacity search) with them:", ""]
     if shared:
-        out += [f"{shared[0]} of these {shared[1]} runs are the 100-packet runs themselves: they dropped no packet "
+        out += [f"{shared[0]} of these {shared[1]} runs are the {ours} runs themselves: they dropped no packet "
                 "outside the bottleneck, so no access queue ever filled, and with larger ones the same seed gives the "
                 "same events (evidence run cited: `netreturn reproduce ewt`, default options, at git 1a65639, where "
                 "all 980 such pairs ran both ways had equal summaries and per-flow results). Only the others ran "
@@ -463,16 +484,16 @@ def access_section(opts: Options, paper: dict, table: Table, calibrated: dict, c
                 row.append(f"{loss} ({'-' if share is None else f'{share * 100:.0f} %'})")
             body.append(row)
         out += [f"**{sc}**: TCP loss % mild / medium / heavy (share of the drops outside the bottleneck)", "",
-                _md_table(["method", "100 packets", ACCESS_ALT], body), ""]
+                _md_table(["method", ours, ACCESS_ALT], body), ""]
         if (sc, PAPER.run["baseline"]) in searches_ac:
             a = [calibrated.get(sc, {}).get(lv) for lv in LEVELS]
             b = [calibrated_ac.get(sc, {}).get(lv) for lv in LEVELS]
             fmt = lambda xs: " / ".join(f"> {opts.max_flows}" if x is None else str(x) for x in xs)  # noqa: E731
-            out += [f"Calibrated DropTail counts (RFC 7928 levels), {sc}: {fmt(a)} with 100 packets, {fmt(b)} with "
+            out += [f"Calibrated DropTail counts (RFC 7928 levels), {sc}: {fmt(a)} with {ours}, {fmt(b)} with "
                     f"{ACCESS_ALT} (paper, Table 2: {' / '.join(str(paper['table2'][sc][lv]) for lv in LEVELS)}).", ""]
             from ..calibrate import degenerate
 
-            for xs, lab in ((a, "100 packets"), (b, ACCESS_ALT)):
+            for xs, lab in ((a, ours), (b, ACCESS_ALT)):
                 why = degenerate(xs)
                 if why:
                     out += [f"**Warning: degenerate calibration with {lab} access queues ({sc}):** {why}.", ""]
@@ -1122,7 +1143,8 @@ def write_report(out: Path, opts: Options, paper: dict, table: Table, figs: dict
     if cap_rows_ac:
         w(f"### With {ACCESS_ALT} access queues (section 7b)")
         w("")
-        w(f"The same search with {ACCESS_ALT} access queues instead of 100 packets (`--sensitivity full`):")
+        w(f"The same search with {ACCESS_ALT} access queues instead of "
+          f"{_buffer_words(access_buffer_of('scenario2'))} (`--sensitivity full`):")
         w("")
         capacity_block(searches_ac or {}, cap_rows_ac, gains_ac, "access")
     for line in capacity_settings_lines(opts, figs, paper, sweep, cap_rows, gains, cap_rows_rb or [],
