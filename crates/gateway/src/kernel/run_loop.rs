@@ -473,9 +473,13 @@ fn json<C: WindowController>(
         a_to_b: dir(0, &queues[0], dp.shaper_ab.is_some()),
         b_to_a: dir(1, &queues[1], dp.shaper_ba.is_some()),
     };
+    // The programs' runs and run time (counted while the kernel's eBPF
+    // statistics are on: --prog-stats, or kernel.bpf_stats_enabled).
+    let runs = dp.progs.run_stats().unwrap_or_default();
     let kernel = format!(
         "{{\"tick_ns\":{},\"tick_idle_ns\":{},\"ticks\":{},\"idle_ticks\":{},\"late_ticks\":{},\"acks_seen\":{},\"acks_rewritten\":{},\"events\":{},\
-         \"events_lost\":{},\"map_writes\":{},\"map_errors\":{},\"flows_in_map\":{},\"backlog_bytes\":{}}}",
+         \"events_lost\":{},\"map_writes\":{},\"map_errors\":{},\"flows_in_map\":{},\"backlog_bytes\":{},\
+         \"prog_runs\":[{},{}],\"prog_ns\":[{},{}]}}",
         tick.0,
         idle.0,
         st.ticks,
@@ -488,14 +492,7 @@ fn json<C: WindowController>(
         st.map_writes,
         st.map_errors,
         st.written.len(),
-        queues[0].backlog_bytes
-    );
-    // The programs' runs and run time (counted while the kernel's eBPF
-    // statistics are on: --prog-stats, or kernel.bpf_stats_enabled).
-    let runs = dp.progs.run_stats().unwrap_or_default();
-    let kernel = format!(
-        "{},\"prog_runs\":[{},{}],\"prog_ns\":[{},{}]}}",
-        kernel.strip_suffix('}').unwrap_or(&kernel),
+        queues[0].backlog_bytes,
         runs[0].0,
         runs[1].0,
         runs[0].1,
