@@ -75,6 +75,8 @@ MODES: dict[str, list[str] | None] = {
 _KDP_ROOM = {"alpha=65536": "alpha=1048576", "capacity=100gbit": "capacity=1600gbit"}
 MODES.update({"kdp" + m.removeprefix("gateway"): [*(_KDP_ROOM.get(x, x) for x in a), "--datapath", "kernel"]
               for m, a in list(MODES.items()) if a is not None})
+#: The modes the kernel forwards: the bridge and every kdp mode.
+KERNEL_FORWARDED = [m for m, a in MODES.items() if a is None or a[-2:] == ["--datapath", "kernel"]]
 
 
 #: Seconds between two pings: 1000 a trial take 2 s. Root may go below
@@ -155,7 +157,7 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
         else:
             stats = Path(tempfile.mkdtemp(prefix="nrbench")) / "stats.json"
             cmd = [binary, "--a", "gwa", "--b", "gwb", "--stats-file", str(stats)] + MODES[mode] + extra
-            if "kernel" in MODES[mode]:
+            if mode in KERNEL_FORWARDED:
                 # The kernel counts our programs' runs and run time.
                 cmd.append("--prog-stats")
             if cpu is not None:
@@ -231,11 +233,10 @@ def bench(out: Path, seconds: float = 5.0, streams: int = 1, pings: int = 1000,
     the bridge and the kernel datapath only."""
     if shutil.which("iperf3") is None or shutil.which("ping") is None:
         raise TestbedError("bench needs iperf3 and ping (apt-get install -y iperf3 iputils-ping)")
-    kernel_only = [m for m in MODES if MODES[m] is None or "kernel" in MODES[m]]
-    modes = modes or (kernel_only if offloads else list(MODES))
-    if offloads and any(m not in kernel_only for m in modes):
+    modes = modes or (KERNEL_FORWARDED if offloads else list(MODES))
+    if offloads and any(m not in KERNEL_FORWARDED for m in modes):
         raise TestbedError(f"--offloads: the packet datapath reads wire-size frames with full checksums; modes "
-                           f"allowed with offloads: {', '.join(kernel_only)}")
+                           f"allowed with offloads: {', '.join(KERNEL_FORWARDED)}")
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise TestbedError(f"unknown bench mode(s) {unknown}; known: {', '.join(MODES)}")
