@@ -117,9 +117,9 @@ LINUX_QUEUES = ("droptail", "ewt")
 def _linux(tcp: str, profile: str = "ns3") -> tuple[Cell, ...]:
     """The testbed cells of ``tcp``, the simulator's TCP on ``profile``'s
     defaults (``netreturn testbed compare --sim-profile``)."""
-    from .testbed.compare import cell_name
+    from .testbed.compare import cell_name, profile_setting
 
-    extra = {} if profile == "ns3" else {"sim_profile": profile}
+    extra = profile_setting(profile)
     return tuple(Cell(cell_name(LINUX_SCENARIO, {"queue": q, "tcp": tcp, **extra}), f"{LINUX_SCENARIO}, {q}", "linux",
                       {"queue": q, "tcp": tcp, **extra}) for q in LINUX_QUEUES)
 

@@ -104,6 +104,13 @@ AGREEMENT: list[tuple[str, str]] = [
 ]
 
 
+def profile_setting(sim_profile: str) -> dict[str, str]:
+    """What a cell's setting says of the simulator's TCP profile: nothing
+    for its own defaults (``ns3``, the cells made before profiles existed),
+    ``sim_profile`` otherwise."""
+    return {} if sim_profile == "ns3" else {"sim_profile": sim_profile}
+
+
 def cell_name(scenario: str, setting: Mapping[str, Any]) -> str:
     """The cell record of one setting of ``scenario`` against Linux:
     ``linux_dumbbell4_queue-ewt_tcp-cubic`` (settings in name order)."""
@@ -221,8 +228,7 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
     tb_runs = _tb_frame(raw)
     long = side_by_side(sim_runs, tb_runs, keys)
     long.to_csv(out / "compare.csv", index=False)
-    named = {**sets, **({} if sim_profile == "ns3" else {"sim_profile": sim_profile})}
-    cells = agreement_records(sim_runs, tb_runs, keys, scenario, out, named)
+    cells = agreement_records(sim_runs, tb_runs, keys, scenario, out, {**sets, **profile_setting(sim_profile)})
     text = [f"{pl.name}: {pl.file}",
             f"  propagation RTT {pl.base_rtt_s * 1000:.0f} ms, bottleneck {pl.bottleneck_bps / 1e6:g} Mb/s, "
             f"buffer {pl.buffer_bytes / 1000:.0f} kB, {len(pl.flows)} flows; {n} repetitions per world; the "
