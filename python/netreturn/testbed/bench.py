@@ -106,13 +106,16 @@ def _ping(topo: Topology, n: int) -> list[float]:
     return parse_ping(r.stdout or "")
 
 
-def _iperf(topo: Topology, seconds: float, streams: int) -> dict:
+def _iperf(topo: Topology, seconds: float, streams: int, rate_bps: float | None = None) -> dict:
     srv = subprocess.Popen(["ip", "netns", "exec", topo.receiver(0), "iperf3", "-s", "-1"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.3)
-        r = sh(["iperf3", "-c", Topology.receiver_addr(0), "-t", str(seconds), "-P", str(streams), "-J"],
-               ns=topo.sender(0), check=False, timeout=seconds + 30)
+        cmd = ["iperf3", "-c", Topology.receiver_addr(0), "-t", str(seconds), "-P", str(streams), "-J"]
+        if rate_bps:
+            # iperf3's -b is per stream: the offered load split evenly.
+            cmd += ["-b", str(int(rate_bps / streams))]
+        r = sh(cmd, ns=topo.sender(0), check=False, timeout=seconds + 30)
         d = json.loads(r.stdout or "{}")
         end = d.get("end", {})
         bps = end.get("sum_received", {}).get("bits_per_second", 0.0)
@@ -147,7 +150,8 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: str | None,
-           prefix: str, cpu: int | None, mask: str | None, extra: list[str], offloads: bool = False) -> dict:
+           prefix: str, cpu: int | None, mask: str | None, extra: list[str], offloads: bool = False,
+           rate_bps: float | None = None) -> dict:
     topo = Topology(f"{prefix}{k}", rps_mask=mask, offloads=offloads)
     gw = None
     try:
@@ -167,15 +171,20 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
             wait_ready([gw], [stats], [mode])
             if gw.poll() is not None:
                 raise TestbedError(f"gateway exited: {' '.join(cmd)}: {gw.stderr.read().strip()[-300:]}")
-        row = {"mode": mode, "gateway_cpu": cpu, "rps_mask": mask, "offloads": offloads}
+        row = {"mode": mode, "gateway_cpu": cpu, "rps_mask": mask, "offloads": offloads,
+               "offered_gbps": rate_bps / 1e9 if rate_bps else None}
         rtts = _ping(topo, pings)
         row.update(rtt_summary(rtts))
         row["_rtts"] = rtts
         t0 = time.monotonic()
         c0 = _cpu_seconds(gw.pid) if gw is not None else 0.0
         m0 = _machine_cpu_seconds()
-        row.update(_iperf(topo, seconds, streams))
+        row.update(_iperf(topo, seconds, streams, rate_bps))
         wall = time.monotonic() - t0
+        # Busy share of the whole machine over the transfer (every core):
+        # at one offered load in every mode, the difference between two
+        # modes is what one costs over the other per byte (AC/DC's figure).
+        row["machine_cpu_pct"] = 100 * (_machine_cpu_seconds() - m0) / wall / (os.cpu_count() or 1)
         # Every core's busy time per byte delivered: senders, receivers and
         # the bridge (in softirq or in our process) together, and whatever
         # else the machine runs (compare modes of one interleaved run).
@@ -225,12 +234,14 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
 def bench(out: Path, seconds: float = 5.0, streams: int = 1, pings: int = 1000,
           modes: list[str] | None = None, gateway_bin: str | None = None, prefix: str = "nrtbb",
           pin: bool = True, repeat: int = 1, gateway_args: list[str] | None = None,
-          offloads: bool = False) -> list[dict]:
+          offloads: bool = False, rate_bps: float | None = None) -> list[dict]:
     """Runs every mode ``repeat`` times (interleaved); returns one row per
     trial (also in ``bench.csv``); :func:`summarize` reduces them. With
     ``offloads`` the veths keep TSO/GSO and checksum offload (the kernel
     forwards 64 KiB aggregates, as a server's NIC would hand them over):
-    the bridge and the kernel datapath only."""
+    the bridge and the kernel datapath only. With ``rate_bps`` iperf3 offers
+    that load (``-b``) in every mode instead of as much as it can, so the
+    modes' CPU is compared at one throughput."""
     if shutil.which("iperf3") is None or shutil.which("ping") is None:
         raise TestbedError("bench needs iperf3 and ping (apt-get install -y iperf3 iputils-ping)")
     modes = modes or (KERNEL_FORWARDED if offloads else list(MODES))
@@ -250,7 +261,7 @@ def bench(out: Path, seconds: float = 5.0, streams: int = 1, pings: int = 1000,
     for r in range(max(1, repeat)):
         for mode in modes:
             row = _trial(mode, len(rows), seconds, streams, pings, binary, prefix, cpu, mask, gateway_args or [],
-                         offloads)
+                         offloads, rate_bps)
             row["trial"] = r
             rows.append(row)
     _write(out / "bench.csv", rows)
@@ -311,6 +322,13 @@ def summarize(rows: list[dict]) -> list[dict]:
             best.update(rtt_summary(pooled))
             p50s = [r["ping_p50_ms"] for r in rs if "ping_p50_ms" in r]
             best.update(ping_p50_trial_min_ms=min(p50s), ping_p50_trial_max_ms=max(p50s))
+        # CPU as the median over the trials, each trial's machine being
+        # disturbed differently: with one offered load the modes compare.
+        for key in ("machine_cpu_pct", "kdp_added_cpu_pct"):
+            v = [r[key] for r in rs if r.get(key) is not None]
+            if v:
+                best[f"{key}_median"] = statistics.median(v)
+                best[f"{key}_min"], best[f"{key}_max"] = min(v), max(v)
         best.pop("trial", None)
         out.append(best)
     return out
@@ -323,8 +341,8 @@ def format_table(rows: list[dict]) -> str:
     summary = summarize(rows)
     bridge = next((r for r in summary if r["mode"] == "kernel"), {})
     header = ["mode", "n", "Gb/s", "(min-max)", "vs bridge", "data Mpps", "gw Mpps", "gw cpu", "Gb/s/core",
-              "cpu ns/B", "ebpf ns/run", "added cpu", "rewritten", "retr", "rtt p50", "(trials)", "rtt p99",
-              "added p50", "added p99"]
+              "cpu ns/B", "machine cpu", "vs bridge", "ebpf ns/run", "added cpu", "rewritten", "retr", "rtt p50",
+              "(trials)", "rtt p99", "added p50", "added p99"]
     body = []
     for r in summary:
         added = {q: (r.get(f"ping_{q}_ms", nan) - bridge.get(f"ping_{q}_ms", nan)
@@ -333,11 +351,15 @@ def format_table(rows: list[dict]) -> str:
         trials = (f"{r['ping_p50_trial_min_ms']:.3f}-{r['ping_p50_trial_max_ms']:.3f}"
                   if "ping_p50_trial_min_ms" in r else "")
         vs = r.get("gbps", 0) / bridge["gbps"] if bridge.get("gbps") else nan
+        cpu, cpu0 = r.get("machine_cpu_pct_median", nan), bridge.get("machine_cpu_pct_median", nan)
+        cpu_vs = f"{cpu - cpu0:+.2f} pp" if bridge and r["mode"] != "kernel" and cpu == cpu and cpu0 == cpu0 else "-"
+        if r.get("offered_gbps") and r.get("gbps", 0) < 0.95 * r["offered_gbps"]:
+            cpu_vs += " (below offered)"
         body.append([r["mode"], r["n"], f"{r.get('gbps', 0):.2f}", spread, f"{vs:.1%}", num(r.get("data_mpps", 0)),
                      num(r.get("gw_mpps_both_dirs", nan)), num(r.get("gw_cpu_frac", nan), "ratio"),
                      f"{r.get('gbps_per_gw_core', nan):.2f}", f"{r.get('machine_cpu_ns_per_byte', nan):.3f}",
-                     f"{r.get('bpf_ns_per_run', nan):.0f}",
-                     f"{r['kdp_added_cpu_pct']:.2f} pp" if "kdp_added_cpu_pct" in r else "-",
+                     f"{cpu:.1f} %", cpu_vs, f"{r.get('bpf_ns_per_run', nan):.0f}",
+                     f"{r['kdp_added_cpu_pct_median']:.2f} pp" if "kdp_added_cpu_pct_median" in r else "-",
                      num(r.get("gw_rewritten", nan)), r.get("retransmits", 0),
                      f"{r.get('ping_p50_ms', nan):.3f}", trials, f"{r.get('ping_p99_ms', nan):.3f}",
                      *(f"{added[q]:+.3f}" if added[q] == added[q] else "-" for q in ("p50", "p99"))])
@@ -345,10 +367,12 @@ def format_table(rows: list[dict]) -> str:
     lines.append("Gb/s: iperf3, 1 TCP stream, 1500-byte MTU, best of n (min-max over the n trials); data Mpps: "
                  "1448-byte segments/s; gw Mpps: frames the gateway forwarded, both directions; gw cpu: share of "
                  "one core (for kdp, the user-space controller only: the kernel forwards in softirq); cpu ns/B: busy "
-                 "time of every core per byte delivered (the whole machine, end hosts included); ebpf ns/run: the kdp "
-                 "programs' mean run time per frame (the kernel's BPF_ENABLE_STATS); added cpu: what kdp adds to the "
-                 "kernel's forwarding, its programs' run time plus the controller loop's CPU, in percentage points of "
-                 "the whole machine over the transfer; rtt: single idle "
+                 "time of every core per byte delivered (the whole machine, end hosts included); machine cpu: busy "
+                 "share of the whole machine over the transfer, median of the trials; vs bridge: its difference from "
+                 "the bridge's in percentage points (a cost per byte when both carry one offered load, --rate); ebpf "
+                 "ns/run: the kdp programs' mean run time per frame (the kernel's BPF_ENABLE_STATS); added cpu: what "
+                 "kdp adds to the kernel's forwarding, its programs' run time plus the controller loop's CPU, in "
+                 "percentage points of the whole machine over the transfer (median of the trials); rtt: single idle "
                  "pings (ms) of every trial pooled, p50 and p99, with the lowest and highest per-trial p50 in "
                  "brackets; added: vs the kernel bridge's pooled p50 / p99. kdp: the kernel datapath (eBPF).")
     return "\n".join(lines)

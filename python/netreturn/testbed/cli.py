@@ -29,6 +29,7 @@ from . import registry
 from .bench import MODES
 from .netns import TestbedError, available_cc, leftover_namespaces, missing_requirements, sh
 from .runner import DATAPATHS, RunConfig, find_gateway, run
+from .scenario import parse_rate
 
 
 def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
@@ -83,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--offloads", action="store_true",
                    help="keep the veths' TSO/GSO and checksum offload (64 KiB aggregates, as a server NIC hands "
                         "them over): the kernel bridge and kdp modes only")
+    b.add_argument("--rate", default=None, metavar="RATE",
+                   help="offered load, e.g. 10Gbps (iperf3 -b, split over the streams): every mode carries the same "
+                        "throughput, so the machine's CPU compares per byte (default: as fast as TCP goes)")
     sw = sub.add_parser("sweep", help="repetitions of a scenario file (a sweep), with resume")
     sw.add_argument("scenario", help="scenario file or name, e.g. testbed/dumbbell4")
     sw.add_argument("--sweep", type=_sweep_arg, action="append", default=[], metavar="NAME=V1,V2",
@@ -189,8 +193,14 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import bench, format_table
 
         try:
+            rate = None
+            if a.rate is not None:
+                try:
+                    rate = parse_rate(a.rate)
+                except ValueError as e:
+                    raise TestbedError(f"--rate {a.rate!r}: {e}") from None
             rows = bench(a.out, a.seconds, a.streams, a.pings, a.mode, a.gateway_bin, pin=not a.no_pin,
-                         repeat=max(1, a.repeat), offloads=a.offloads)
+                         repeat=max(1, a.repeat), offloads=a.offloads, rate_bps=rate)
         except TestbedError as e:
             print(f"netreturn testbed: {e}", file=sys.stderr)
             return 1
