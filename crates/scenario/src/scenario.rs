@@ -1107,6 +1107,15 @@ pub const TCP_PROFILES: &[(&str, &[(&str, &str)])] = &[
             // Without SACK Linux restarts the timer on every partial ACK
             // (RFC 6582 3.2 step 5's "Slow-but-Steady").
             ("newreno_impatient", "false"),
+            // tcp_reno_cong_avoid counts the segments an ACK covers, in
+            // slow start and in congestion avoidance (ns-3 counts ACKs).
+            ("reno.growth", "linux"),
+            ("newreno.growth", "linux"),
+            // tcp_cubic.c's HyStart: the ACK train at half of delay_min,
+            // the delay test at delay_min / 8 clamped to 4-16 ms; and delay
+            // samples ignored for a second (HZ) after an epoch starts.
+            ("cubic.hystart_rule", "linux"),
+            ("cubic.cubic_delta", "1s"),
         ],
     ),
 ];
@@ -1121,12 +1130,24 @@ fn expand_tcp_profile(root: &mut toml::Value) -> Result<(), (String, String)> {
         return Err(("tcp.profile".into(), format!("{name:?} is not one of {}", names.join(", "))));
     };
     for (k, val) in keys.iter() {
-        if !tcp.contains_key(*k) {
-            let v = match *val {
-                "true" | "false" => toml::Value::Boolean(*val == "true"),
-                _ => toml::Value::String(val.to_string()),
-            };
-            tcp.insert(k.to_string(), v);
+        let v = match *val {
+            "true" | "false" => toml::Value::Boolean(*val == "true"),
+            _ => toml::Value::String(val.to_string()),
+        };
+        // `cubic.hystart_rule`: a key of a congestion control's table,
+        // made if the file has none; its own keys win there too.
+        let (table, key) = match k.split_once('.') {
+            Some((t, key)) => {
+                let sub = tcp.entry(t.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                let Some(sub) = sub.as_table_mut() else {
+                    return Err((format!("tcp.{t}"), format!("{sub} is not a table (tcp.{t} = {{ ... }})")));
+                };
+                (sub, key)
+            }
+            None => (&mut *tcp, *k),
+        };
+        if !table.contains_key(key) {
+            table.insert(key.to_string(), v);
         }
     }
     Ok(())
@@ -1375,6 +1396,28 @@ mod tests {
         let d = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
         let n = Scenario::from_toml(&ns3, "p.toml", &[]).unwrap();
         assert_eq!((n.tcp.min_rto.0, n.tcp.delayed_ack_timeout.0), (d.tcp.min_rto.0, d.tcp.delayed_ack_timeout.0));
+        assert_eq!(n.tcp.cc_params, d.tcp.cc_params);
+    }
+
+    #[test]
+    fn the_linux_profile_sets_keys_inside_the_congestion_controls_tables_without_overriding_the_files() {
+        use netreturn_tcp::cc::cubic::HystartRule;
+        use netreturn_tcp::cc::reno::Growth;
+        let text = MINI.replace("[topology]", "[tcp]\nprofile = \"linux\"\n[topology]");
+        let p = Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.cc_params;
+        assert_eq!(p.newreno.unwrap().growth, Growth::Linux);
+        let cubic = p.cubic.unwrap();
+        assert_eq!((cubic.hystart_rule, cubic.cubic_delta), (HystartRule::Linux, netreturn_base::Time::from_secs(1)));
+        // A table the file writes keeps its keys and gains the profile's others.
+        let own = MINI.replace(
+            "[topology]",
+            "[tcp]\nprofile = \"linux\"\ncubic = { hystart_rule = \"ns3\", hystart = false }\n[topology]",
+        );
+        let c = Scenario::from_toml(&own, "p.toml", &[]).unwrap().tcp.cc_params.cubic.unwrap();
+        assert_eq!(
+            (c.hystart_rule, c.hystart, c.cubic_delta),
+            (HystartRule::Ns3, false, netreturn_base::Time::from_secs(1))
+        );
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct CubicConfig {
     /// Reno-friendly region, RFC 9438 section 4.3.
     pub tcp_friendliness: bool,
     pub hystart: bool,
+    /// Whose HyStart tests (`"ns3"`, the default, or `"linux"`).
+    pub hystart_rule: HystartRule,
     /// HyStart runs only once cwnd reaches this many segments.
     pub hystart_low_window: u32,
     /// RTT samples per round before the delay test is made.
@@ -53,6 +55,7 @@ impl Default for CubicConfig {
             fast_convergence: true,
             tcp_friendliness: true,
             hystart: true,
+            hystart_rule: HystartRule::Ns3,
             hystart_low_window: 16,
             hystart_min_samples: 8,
             hystart_ack_delta: Time::from_millis(2),
@@ -63,6 +66,32 @@ impl Default for CubicConfig {
         }
     }
 }
+
+/// The two HyStart variants in use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HystartRule {
+    /// ns-3 3.44 `TcpCubic::HystartUpdate`: the ACK train ends slow start
+    /// once it spans delay_min; the delay test compares the minimum of a
+    /// round's first `hystart_min_samples` RTTs with delay_min plus
+    /// delay_min clamped to [`hystart_delay_min`, `hystart_delay_max`].
+    #[default]
+    Ns3,
+    /// Linux 6.x `tcp_cubic.c` `hystart_update`, with its constants: the
+    /// ACK train ends slow start once it spans half of delay_min plus
+    /// `hystart_ack_delay` (Linux halves it when the socket is not paced
+    /// by fq, as a kernel without fq sends); the delay test compares the
+    /// round's minimum RTT with delay_min + clamp(delay_min / 8, 4 ms,
+    /// 16 ms) (`HYSTART_DELAY_THRESH`) once 8 samples are in.
+    Linux,
+}
+
+/// Linux `HYSTART_DELAY_MIN` and `HYSTART_DELAY_MAX` (tcp_cubic.c).
+const LINUX_DELAY_MIN: Time = Time::from_millis(4);
+const LINUX_DELAY_MAX: Time = Time::from_millis(16);
+/// `sk_gso_max_size` of a veth or a common NIC (64 KiB), for
+/// `hystart_ack_delay`.
+const LINUX_GSO_MAX_SIZE: f64 = 65_536.0;
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
@@ -160,8 +189,12 @@ impl Cubic {
     /// HyStart (ns-3 `HystartUpdate`): leave slow start when an ACK train
     /// has lasted longer than the minimum delay, or when the minimum RTT of
     /// this round exceeds delay_min by a clamped threshold.
-    fn hystart_update(&mut self, now: Time, delay: Time, w: &mut Window) {
+    fn hystart_update(&mut self, now: Time, delay: Time, w: &mut Window, ack: &Ack) {
         if self.found {
+            return;
+        }
+        if self.cfg.hystart_rule == HystartRule::Linux {
+            self.hystart_update_linux(now, delay, w, ack);
             return;
         }
         let delay_min = self.delay_min.unwrap_or(delay);
@@ -184,6 +217,50 @@ impl Cubic {
         if self.found {
             w.ssthresh = w.cwnd;
         }
+    }
+
+    /// Linux 6.x `hystart_update` (net/ipv4/tcp_cubic.c), both detectors on
+    /// (`hystart_detect` = 3).
+    fn hystart_update_linux(&mut self, now: Time, delay: Time, w: &mut Window, ack: &Ack) {
+        // A new round once SND.UNA passes the round's end.
+        if ack.snd_una > self.end_seq {
+            self.hystart_reset(now, ack.snd_max);
+        }
+        let delay_min = self.delay_min.unwrap_or(delay);
+        if now.saturating_sub(self.last_ack) <= self.cfg.hystart_ack_delta {
+            self.last_ack = now;
+            // threshold = (delay_min + hystart_ack_delay) >> 1 when not paced.
+            let threshold = Time::from_nanos((delay_min + Self::linux_ack_delay(w, ack.srtt)).nanos() / 2);
+            if now.saturating_sub(self.round_start) > threshold {
+                self.found = true;
+            }
+        }
+        // The round's minimum over every sample, tested from the 8th on.
+        self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
+        if self.sample_cnt < self.cfg.hystart_min_samples {
+            self.sample_cnt += 1;
+        } else {
+            let thresh = Time::from_nanos(delay_min.nanos() / 8).max(LINUX_DELAY_MIN).min(LINUX_DELAY_MAX);
+            if self.curr_rtt.is_some_and(|c| c > delay_min + thresh) {
+                self.found = true;
+            }
+        }
+        if self.found {
+            w.ssthresh = w.cwnd;
+        }
+    }
+
+    /// Linux `hystart_ack_delay`: min(1 ms, 4 x GSO size / pacing rate),
+    /// with the rate Linux computes for every socket
+    /// (`tcp_update_pacing_rate`: cwnd x MSS / srtt, times 2 in slow start);
+    /// 0 before an RTT sample, as with no rate.
+    fn linux_ack_delay(w: &Window, srtt: Option<Time>) -> Time {
+        let Some(srtt) = srtt.filter(|s| *s > Time::ZERO) else { return Time::ZERO };
+        let rate = 2.0 * w.cwnd as f64 / srtt.secs_f64(); // bytes / s
+        if rate <= 0.0 {
+            return Time::ZERO;
+        }
+        Time::from_secs_f64(4.0 * LINUX_GSO_MAX_SIZE / rate).min(Time::from_millis(1))
     }
 
     /// Growth in congestion avoidance, RFC 9438 sections 4.2 to 4.5.
@@ -234,7 +311,7 @@ impl CongestionControl for Cubic {
             if !fresh {
                 self.delay_min = Some(self.delay_min.map_or(rtt, |d| d.min(rtt)));
                 if self.cfg.hystart && w.cwnd <= w.ssthresh && w.cwnd >= self.cfg.hystart_low_window as u64 * w.mss {
-                    self.hystart_update(now, rtt, w);
+                    self.hystart_update(now, rtt, w, ack);
                 }
             }
         }
@@ -244,7 +321,7 @@ impl CongestionControl for Cubic {
             return;
         }
         if w.in_slow_start() {
-            if self.cfg.hystart && ack.snd_una > self.end_seq {
+            if self.cfg.hystart && self.cfg.hystart_rule == HystartRule::Ns3 && ack.snd_una > self.end_seq {
                 self.hystart_reset(now, ack.snd_max);
             }
             // Byte counting with no per-ACK limit (ns-3 CUBIC, standing in
@@ -461,5 +538,68 @@ mod tests {
         }
         assert!(w.ssthresh < u64::MAX, "slow start ended");
         assert!(w.ssthresh >= 20 * MSS && w.ssthresh <= w.cwnd);
+    }
+
+    /// Slow start through one round of ACKs `gap` apart, every RTT sample
+    /// `rtt` (after a first round that sets delay_min = 80 ms); the time
+    /// into the round at which slow start ended, if it did.
+    fn hystart_exit(rule: HystartRule, gap: Time, rtt: Time) -> Option<Time> {
+        let mut cc = Cubic::new(CubicConfig { hystart_rule: rule, ..CubicConfig::default() });
+        let mut w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut now = Time::from_secs(1);
+        let mut a = Ack {
+            acked: MSS,
+            rtt: Some(Time::from_millis(80)),
+            srtt: Some(Time::from_millis(80)),
+            snd_una: 1,
+            snd_max: 20 * MSS,
+            cwnd_limited: true,
+        };
+        // Round 1: ACKs 10 ms apart (no train), delay_min = 80 ms.
+        for _ in 0..10 {
+            a.snd_una += MSS;
+            now += Time::from_millis(10);
+            cc.on_ack(now, &mut w, &a);
+        }
+        assert_eq!(w.ssthresh, u64::MAX, "round 1 leaves slow start alone");
+        // Round 2 starts with the ACK past round 1's end.
+        a.snd_una = 21 * MSS;
+        a.snd_max = 1000 * MSS;
+        a.rtt = Some(rtt);
+        let start = now + gap;
+        for _ in 0..200 {
+            a.snd_una += MSS;
+            now += gap;
+            cc.on_ack(now, &mut w, &a);
+            if w.ssthresh < u64::MAX {
+                return Some(now.saturating_sub(start));
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn linux_hystart_ends_slow_start_when_an_ack_train_spans_half_of_delay_min() {
+        // ACKs 1 ms apart at delay_min: Linux's train ends past
+        // (80 ms + hystart_ack_delay 1 ms) / 2 = 40.5 ms into the round,
+        // ns-3's past the whole 80 ms.
+        let gap = Time::from_millis(1);
+        let linux = hystart_exit(HystartRule::Linux, gap, Time::from_millis(80)).unwrap();
+        let ns3 = hystart_exit(HystartRule::Ns3, gap, Time::from_millis(80)).unwrap();
+        assert!(linux > Time::from_millis(40) && linux <= Time::from_millis(42), "linux {linux}");
+        assert!(ns3 > Time::from_millis(80) && ns3 <= Time::from_millis(82), "ns-3 {ns3}");
+    }
+
+    #[test]
+    fn linux_hystart_ends_slow_start_when_the_rtt_rises_by_an_eighth_of_delay_min() {
+        // ACKs 3 ms apart (no train). 92 ms > 80 + clamp(80 / 8 = 10 ms,
+        // 4, 16) = 90 ms: Linux leaves at the 9th sample of the round; ns-3
+        // waits for 80 + clamp(80 ms, 4 ms, 1 s) = 160 ms and never leaves.
+        let gap = Time::from_millis(3);
+        let linux = hystart_exit(HystartRule::Linux, gap, Time::from_millis(92)).unwrap();
+        assert_eq!(linux, Time::from_millis(8 * 3), "the 9th sample of the round");
+        assert_eq!(hystart_exit(HystartRule::Ns3, gap, Time::from_millis(92)), None);
+        // 89 ms stays below Linux's threshold too.
+        assert_eq!(hystart_exit(HystartRule::Linux, gap, Time::from_millis(89)), None);
     }
 }

@@ -373,9 +373,9 @@ macro_rules! congestion_controls {
 congestion_controls! {
     None, none = "none", NoConfig, none::NoCc, |_c, _abc| none::NoCc,
         "no congestion window: the receiver window alone (RFC 793)";
-    Reno, reno = "reno", NoConfig, reno::Reno, |_c, abc| reno::Reno::new(abc, false),
+    Reno, reno = "reno", reno::RenoConfig, reno::Reno, |c, abc| reno::Reno::with_config(abc, false, c),
         "RFC 5681, a partial ACK ends fast recovery";
-    NewReno, newreno = "newreno", NoConfig, reno::Reno, |_c, abc| reno::Reno::new(abc, true),
+    NewReno, newreno = "newreno", reno::RenoConfig, reno::Reno, |c, abc| reno::Reno::with_config(abc, true, c),
         "RFC 5681 + RFC 6582";
     Cubic, cubic = "cubic", cubic::CubicConfig, cubic::Cubic, |c, _abc| cubic::Cubic::new(c),
         "RFC 9438 with ns-3's HyStart";
