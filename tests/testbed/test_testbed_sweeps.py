@@ -34,6 +34,27 @@ def _prefix(tag: str) -> str:
 
 # -- scenario files (no namespaces) ------------------------------------------------
 
+
+def test_data_loss_counts_the_senders_direction_alone_and_stored_runs_read_with_it():
+    from netreturn.testbed import sweep
+
+    def side(received, queue=0, loss=0):
+        return {"received": received, "dropped_queue": queue, "dropped_loss": loss, "tx_errors": 0}
+
+    # Two hops: 1000 data frames enter at the senders' side, 10 are lost on
+    # the way (8 queue drops at the bottleneck, 2 random); 500 ACKs enter at
+    # the receivers' side and 2 are lost.
+    gws = [{"a_to_b": side(1000, loss=2), "b_to_a": side(498)},
+           {"a_to_b": side(998, queue=8), "b_to_a": side(500, queue=2)}]
+    m = sweep.loss_metrics(gws)
+    assert m["tcp_data_loss_pct"] == pytest.approx(1.0)
+    assert m["tcp_packet_loss_pct"] == pytest.approx(12 / 1500 * 100)
+    assert m["lost_packets"] == 12
+    # A run stored with the old mixed ratio in its summary reads with today's.
+    frame = sweep.runs_frame([{"seed": 1, "summary": {"tcp_data_loss_pct": 0.8}, "gateways": gws}])
+    assert frame["tcp_data_loss_pct"].iloc[0] == pytest.approx(1.0)
+    assert sweep.loss_metrics([])["lost_packets"] == 0
+
 def test_dumbbell_maps_onto_a_wan_emulator_and_a_bottleneck_gateway():
     p = scenario.plan("testbed/dumbbell4", {"queue": "ewt"})
     path, bott = p.hops

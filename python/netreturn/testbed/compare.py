@@ -34,7 +34,7 @@ METRICS: list[tuple[str, str]] = [
     ("jain_goodput", "Jain fairness (goodput)"),
     ("utilization", "bottleneck utilization"),
     ("tcp_efficiency_pct", "TCP efficiency (%)"),
-    ("tcp_data_loss_pct", "loss ratio (%)"),
+    ("tcp_data_loss_pct", "data loss (%)"),
     ("queue_drops", "bottleneck drops (packets)"),
     ("retransmitted_kB", "retransmitted (kB)"),
     ("rtt_mean_ms", "mean RTT (ms)"),
@@ -99,7 +99,7 @@ AGREEMENT: list[tuple[str, str]] = [
     ("jain_goodput", "Jain"),
     ("utilization", "utilization"),
     ("tcp_efficiency_pct", "TCP efficiency"),
-    ("tcp_data_loss_pct", "loss ratio"),
+    ("tcp_data_loss_pct", "data loss"),
     ("rtt_p50_ms", "median RTT"),
 ]
 

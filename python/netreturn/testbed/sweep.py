@@ -46,7 +46,7 @@ METRICS: list[tuple[str, str]] = [
     ("jain_goodput", "Jain fairness (goodput)"),
     ("utilization", "bottleneck utilization"),
     ("tcp_efficiency_pct", "TCP efficiency (%)"),
-    ("tcp_data_loss_pct", "TCP loss ratio (%)"),
+    ("tcp_data_loss_pct", "TCP data loss (%)"),
     ("queue_drops", "bottleneck drops"),
     ("retransmits", "retransmitted segments"),
     ("rtt_mean_ms", "mean RTT (ms)"),
@@ -120,6 +120,26 @@ def describe(xs: Sequence[float]) -> dict[str, float]:
             "p75": quantile(xs, 0.75), "max": max(xs), "n": n}
 
 
+_LOSS_COUNTERS = ("dropped_queue", "dropped_loss", "tx_errors")
+
+
+def loss_metrics(gws: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Loss over a chain of gateways, from their counters: the data
+    segments' (``tcp_data_loss_pct``: frames lost A -> B, where the senders
+    are, over the frames entering the chain there: the simulator's
+    ``tcp_data_loss_pct``) and every packet's, ACKs included
+    (``tcp_packet_loss_pct``, both directions over all that entered);
+    ``lost_packets`` counts both directions."""
+    if not gws:
+        return {"tcp_data_loss_pct": math.nan, "tcp_packet_loss_pct": math.nan, "lost_packets": 0.0}
+    lost = {d: sum(g.get(d, {}).get(c, 0) for g in gws for c in _LOSS_COUNTERS) for d in ("a_to_b", "b_to_a")}
+    data_in = gws[0].get("a_to_b", {}).get("received", 0)
+    entered = data_in + gws[-1].get("b_to_a", {}).get("received", 0)
+    return {"tcp_data_loss_pct": lost["a_to_b"] / data_in * 100 if data_in else math.nan,
+            "tcp_packet_loss_pct": (lost["a_to_b"] + lost["b_to_a"]) / entered * 100 if entered else math.nan,
+            "lost_packets": float(lost["a_to_b"] + lost["b_to_a"])}
+
+
 def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
     """Per-flow rows, headline metrics and compact series of one run."""
     from .runner import _load_info
@@ -175,9 +195,6 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
                           for s in info["samples"] if s.get("bytes_acked") is not None and s["bytes_acked"] < fp.nbytes]
     gws = summary.get("gateways", [])
     bott = gws[pl.bottleneck_hop] if len(gws) > pl.bottleneck_hop else {}
-    lost = sum(g.get(d, {}).get(c, 0) for g in gws for d in ("a_to_b", "b_to_a")
-               for c in ("dropped_queue", "dropped_loss", "tx_errors"))
-    entered = (gws[0].get("a_to_b", {}).get("received", 0) + gws[-1].get("b_to_a", {}).get("received", 0)) if gws else 0
     span = (max(ends) - min(starts)) if starts else math.nan
     fcts = [x for x in flows["fct_s"] if not math.isnan(x)]
     goodputs = [x for x in flows["goodput_mbps"] if not math.isnan(x)]
@@ -192,9 +209,7 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
         "jain_goodput": jain(goodputs, skip_missing=True),
         "tcp_efficiency_pct": mean(flows["efficiency_pct"], skip_missing=True),
         "retransmits": float(sum(x or 0 for x in flows["retransmits"])),
-        "tcp_data_loss_pct": lost / entered * 100 if entered else math.nan,
         "queue_drops": float(bott.get("a_to_b", {}).get("dropped_queue", math.nan)) if bott else math.nan,
-        "lost_packets": float(lost),
         "acks_rewritten": float(bott.get("b_to_a", {}).get("rewritten", math.nan)) if bott else math.nan,
         "utilization": (bott.get("a_to_b", {}).get("forwarded_bytes", 0) * 8 / (pl.bottleneck_bps * span)
                         if bott and span and span > 0 else math.nan),
@@ -202,6 +217,7 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
         "rtt_p75_ms": st["p75"], "rtt_max_ms": st["max"], "rtt_samples": float(st["n"]),
         "queue_delay_mean_ms": st["mean"] - pl.base_rtt_s * 1000 if st["n"] else math.nan,
         "csum_errors": float(summary.get("receiver_in_csum_errors", 0)),
+        **loss_metrics(gws),
     }
     return {"summary": s, "flows": flows,
             "series": {"throughput_interval_s": None, "throughput_mbps": thr, "rtt": rtt_series, "window0": win_series},
@@ -347,10 +363,13 @@ def run_specs(specs: Sequence[TbSpec], out: str | Path, opts: Options | None = N
 
 def runs_frame(raw: Iterable[dict]):
     """One row per run: parameters, repetition and headline metrics (the
-    simulator's ``runs.csv`` layout: seed, parameters, summary, wall_s)."""
+    simulator's ``runs.csv`` layout: seed, parameters, summary, wall_s). The
+    loss metrics are derived again from the gateways' counters, so runs
+    stored before a definition changed read with today's."""
     import pandas as pd
 
-    return pd.DataFrame([{"seed": r["seed"], **r.get("params", {}), **r["summary"], "wall_s": r.get("wall_s")}
+    return pd.DataFrame([{"seed": r["seed"], **r.get("params", {}), **r["summary"],
+                          **(loss_metrics(r["gateways"]) if r.get("gateways") else {}), "wall_s": r.get("wall_s")}
                          for r in raw])
 
 
