@@ -429,10 +429,14 @@ static __always_inline struct nr_window *see(struct __sk_buff *skb, const struct
 	struct nr_window *w = bpf_map_lookup_elem(&windows, &k);
 	struct nr_seen *e = w ? seen_of(&k) : NULL;
 	int rep = must_report(s, w);
-	// The clock is read only when something keeps the time.
-	__u64 now = (e || rep) ? bpf_ktime_get_ns() : 0;
+	// The clock is read only when something keeps the time: the exact
+	// clock for a reported segment (user space times the handshake with
+	// it), the coarse one (CLOCK_MONOTONIC at a jiffy's resolution, a
+	// load rather than a clock read) for the flow's last activity, which
+	// only its idle timeout (seconds to minutes) reads.
+	__u64 now = rep ? bpf_ktime_get_ns() : 0;
 	if (e) {
-		e->last_ns = now;
+		e->last_ns = rep ? now : bpf_ktime_get_coarse_ns();
 		if (dir == 0)
 			__sync_fetch_and_add(&e->bytes, skb->len);
 	}
