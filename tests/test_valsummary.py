@@ -122,10 +122,10 @@ def test_a_record_that_does_not_parse_is_an_error_naming_its_file(cache, capsys)
 
 
 def test_regenerate_refuses_a_mechanism_the_summary_does_not_have(tmp_path, capsys):
-    assert cli_main(["validate", "--summary", "--regenerate", "--mechanisms", "DropTail,CoDel",
+    assert cli_main(["validate", "--summary", "--regenerate", "--mechanisms", "DropTail,CAKE",
                      "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "CoDel is not a mechanism of the summary" in err and "DropTail; RED; ARED" in err
+    assert "CAKE is not a mechanism of the summary" in err and "DropTail; RED; ARED" in err
 
 
 def test_mechanisms_whose_names_hold_a_comma_can_be_named_among_others():

@@ -132,6 +132,14 @@ LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
 MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"
 FQCODEL_LINUX_EVIDENCE = "validation.md#fq-codels-one-mtu-test-ns-3-repaired-issue-25-2026-11-26-branch-val4"
+AQM_EVIDENCE = "validation.md#the-dequeue-time-aqms-in-ns-3---queue-codelfq_codelpiefq_piecobalt-issue-27"
+COBALT_EVIDENCE = "validation.md#cobalt-and-red-marking-against-ns-3-2026-11-26"
+
+
+def _aqm(queue: str, loads: Sequence[int] = (31,), ecn: bool = False) -> tuple[Cell, ...]:
+    """The dequeue-time AQMs' cells (issue 27): EWT scenario 2, CUBIC."""
+    return tuple(dumbbell_cell("ewt/scenario2", n, queue, "cubic", ecn) for n in loads)
+
 #: NGWA's rows (the NGWA paper's Table 2 tests), a row of the summary per test.
 NGWA_ROWS = (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NewReno (NGWA's scenarios)", "newreno"),
              *((f"NGWA mode {m}", f"mode{m}") for m in range(1, 9)))
@@ -157,6 +165,14 @@ PLAN: tuple[Mechanism, ...] = (
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
+    Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),
+    Mechanism("CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("codel", (13, 31))),
+    Mechanism("FQ-CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_codel", (13, 31))),
+    Mechanism("FQ-CoDel with ECN (CUBIC)", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_codel", ecn=True)),
+    Mechanism("PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("pie")),
+    Mechanism("FQ-PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_pie")),
+    Mechanism("COBALT", "ns-3 3.44", COBALT_EVIDENCE, _aqm("cobalt")),
+    Mechanism("COBALT with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("cobalt", ecn=True)),
     Mechanism("BBR v1", "ns-3 3.44 (TcpBbr)", MODERN_SENDERS_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "droptail", "bbr"),)),
     Mechanism("DCTCP", "ns-3 3.44 (TcpDctcp), ECE answer repaired", MODERN_SENDERS_EVIDENCE,
