@@ -48,8 +48,10 @@ APP_PACKET = 512
 #: The RFC 793 stand-in's variants (``--ns3-rfc793``; docs/validation.md, "NGWA in ns-3"): ``ns3``, ns-3's
 #: TCP with cwnd and the fast-retransmit thresholds out of reach, which still enters fast recovery through
 #: the loss marks its dupACK-guessed scoreboard sets (TcpTxBuffer::IsLost); ``strict``, those guesses
-#: cleared after every ACK, so it retransmits only after a timeout and sends within the offered window.
-RFC793 = ("ns3", "strict")
+#: cleared after every ACK, so it retransmits only after a timeout and sends within the offered window;
+#: ``strict-rfc6298``, strict and its RTO kept backed off until a new RTT sample (RFC 6298 section 5), where
+#: ns-3 3.44 collapses it on any new ACK.
+RFC793 = ("ns3", "strict", "strict-rfc6298")
 #: Keys of a tcp-rate traffic entry this harness translates.
 RATE_KEYS = {"kind", "from", "to", "count", "rate", "start", "stop", "packet"}
 
@@ -194,7 +196,7 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
     mss = int(doc["tcp"]["segment_size"]) - option
     # Registers the harness's TypeIds (NetreturnNoCc is named below) and clears its state.
     cpp.NgwaReset(len(flows), switches is not None, spec["alpha"] if se else -1.0, spec["wmax"], mss)
-    cpp.NgwaRfc793Strict(cc == "none" and rfc793 == "strict")
+    cpp.NgwaRfc793Strict(cc == "none" and rfc793 != "ns3", rfc793 == "strict-rfc6298")
     cpp.NgwaLog(log.replace("{seed}", str(seed)) if log else "")
     tcp = dict(doc["tcp"])
     # The application's send buffer (the scenarios: ns-3's own SndBufSize,
@@ -357,7 +359,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--rfc793", choices=list(RFC793), default="ns3",
                     help="the RFC 793 stand-in (CW off): ns3 = ns-3's TCP with cwnd and fast retransmit out of "
                          "reach, its dupACK-guessed loss marks left in; strict = those cleared, so it "
-                         "retransmits only after a timeout")
+                         "retransmits only after a timeout; strict-rfc6298 = strict, and a backed-off RTO kept "
+                         "until a new RTT sample (RFC 6298 section 5) where ns-3 collapses it on any new ACK")
     ap.add_argument("--log", default=None, metavar="PATH",
                     help="a per-packet log of the senders ({seed} in PATH is replaced by the seed)")
     a = ap.parse_args(argv)

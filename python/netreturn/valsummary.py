@@ -137,9 +137,14 @@ FQCODEL_LINUX_EVIDENCE = "validation.md#fq-codels-one-mtu-test-ns-3-repaired-iss
 #: NGWA's rows (the NGWA paper's Table 2 tests), a row of the summary per test.
 NGWA_ROWS = (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NewReno (NGWA's scenarios)", "newreno"),
              *((f"NGWA mode {m}", f"mode{m}") for m in range(1, 9)))
-#: The rows whose RFC 793 senders differed, again with ns-3's stand-in repaired (``--ns3-rfc793 strict``).
-NGWA_STRICT_ROWS = (("RFC 793 TCP (NGWA's scenarios), ns-3 strict", "rfc793"), ("NGWA mode 3, ns-3 strict", "mode3"),
-                    ("NGWA mode 4, ns-3 strict", "mode4"))
+#: The rows whose RFC 793 senders differed, again with ns-3's stand-in repaired: (row name, key, the
+#: stand-in ``--ns3-rfc793`` names, the reference as the summary names it).
+NGWA_STRICT_ROWS = tuple(
+    (f"{name}, ns-3 {label}", key, variant, f"ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in {what}")
+    for variant, label, what in (
+        ("strict", "strict", "without guessed loss marks"),
+        ("strict-rfc6298", "strict, RFC 6298 RTO", "without guessed loss marks, RTO backed off until an RTT sample"))
+    for name, key in (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4")))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
@@ -160,8 +165,8 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
               LOSSY_RFC6582, _lossy("newreno", False, "rfc6582")),
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
-    *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in without guessed loss marks",
-                NGWA_STRICT_EVIDENCE, _ngwa(key, "strict")) for name, key in NGWA_STRICT_ROWS),
+    *(Mechanism(name, reference, NGWA_STRICT_EVIDENCE, _ngwa(key, variant))
+      for name, key, variant, reference in NGWA_STRICT_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
     Mechanism("BBR v1", "ns-3 3.44 (TcpBbr)", MODERN_SENDERS_EVIDENCE,

@@ -74,6 +74,23 @@ struct NgwaCounts {
     uint64_t inserted = 0, lowered = 0, kept = 0, drops = 0;
 };
 static NgwaCounts NC;
+static FILE* NgwaLogFile = nullptr;  // per-packet log (ns3ngwa.py --log), or none
+static uint16_t NgwaFirstPort = 5000;  // flow i's sink listens on NgwaFirstPort + i (ns3ngwa.py)
+
+// A drop in the log: the flow (from the sink's port), "drop" of data or of
+// an ACK, its sequence number (data) or acknowledgment number (ACK).
+static void NgwaLogDrop(Ptr<QueueDiscItem> item) {
+    if (!NgwaLogFile) return;
+    Ptr<Ipv4QueueDiscItem> ipi = DynamicCast<Ipv4QueueDiscItem>(item);
+    TcpHeader tcp;
+    if (!ipi || ipi->GetHeader().GetProtocol() != 6 || item->GetPacket()->PeekHeader(tcp) == 0) return;
+    uint32_t payload = item->GetPacket()->GetSize() - tcp.GetSerializedSize();
+    bool data = payload > 0;
+    uint16_t port = data ? tcp.GetDestinationPort() : tcp.GetSourcePort();
+    fprintf(NgwaLogFile, "%.9f %u drop %u %u 0 %s\n", Simulator::Now().GetSeconds(), (unsigned) (port - NgwaFirstPort),
+            data ? tcp.GetSequenceNumber().GetValue() : tcp.GetAckNumber().GetValue(), payload,
+            data ? "data" : "ack");
+}
 
 // ---- the router rule: a FIFO of `limit` whose departures are marked.
 class NgwaQueueDisc : public QueueDisc {
@@ -97,6 +114,7 @@ class NgwaQueueDisc : public QueueDisc {
     bool DoEnqueue(Ptr<QueueDiscItem> item) override {
         if (GetCurrentSize() + item > GetMaxSize()) {
             NC.drops++;
+            NgwaLogDrop(item);
             DropBeforeEnqueue(item, "Queue disc limit exceeded");
             return false;
         }
@@ -255,6 +273,7 @@ class NgwaReceiverQueueDisc : public QueueDisc {
     bool DoEnqueue(Ptr<QueueDiscItem> item) override {
         if (GetCurrentSize() + item > GetMaxSize()) {
             NC.drops++;
+            NgwaLogDrop(item);
             DropBeforeEnqueue(item, "Queue disc limit exceeded");
             return false;
         }
@@ -287,6 +306,15 @@ class NgwaReceiverQueueDisc : public QueueDisc {
 // DupAck and before SendPendingData), so no loss mark is ever set before a
 // timeout and the window is the receiver's.
 static bool NgwaStrict793 = false;
+// And the RTO as RFC 6298 section 5 keeps it (ns3ngwa.py --rfc793 strict-rfc6298):
+// ns-3 3.44's NewAck recomputes the RTO from the estimator on every new ACK,
+// so a backed-off timer collapses on the first ACK after a timeout even when
+// that ACK covers only retransmitted data (no RTT sample, Karn). RFC 6298
+// section 5 (5.5, and the note after 5.7) collapses it only "once a new RTT
+// measurement is obtained". Emulated with the socket's MinRto: raised to the
+// backed-off RTO at each timeout, put back when a sample moves the smoothed
+// RTT (TcpSocketBase's "RTT" trace), before NewAck recomputes the RTO.
+static bool NgwaKarnRto = false;
 static std::map<const TcpSocketState*, Ptr<TcpTxBuffer>> NgwaTxOf;  // strict senders' Tx buffers
 
 // ---- RFC 793 TCP: no congestion window
@@ -328,8 +356,8 @@ struct NgwaFlow {
     uint32_t dup = 0, dupNs3 = 0;
     uint64_t triple = 0, past = 0, tripleNs3 = 0, pastNs3 = 0, rtos = 0, recoveries = 0, rx = 0;
     uint64_t retx = 0, retxBeforeTimeout = 0;  // data segments sent again; of them, outside CA_LOSS
+    Time minRto;                                // the socket's own MinRto (NgwaKarnRto)
 };
-static FILE* NgwaLogFile = nullptr;  // per-packet sender log (ns3ngwa.py --log), or none
 static std::vector<NgwaFlow> NF;
 static std::map<uint32_t, uint32_t> NgwaBySender;  // sender address -> flow
 
@@ -350,12 +378,16 @@ void NgwaReset(uint32_t flows, bool receiverOn, double alpha, uint64_t wmax, uin
 }
 
 // strict: see NgwaStrict793 above; false: the stand-in as before (ns-3's guessed scoreboard left in).
-void NgwaRfc793Strict(bool strict) { NgwaStrict793 = strict; }
+void NgwaRfc793Strict(bool strict, bool karnRto) {
+    NgwaStrict793 = strict;
+    NgwaKarnRto = strict && karnRto;
+}
 
-// A per-packet log of the senders ("" closes it): one line per data segment
-// sent (tx), per timeout (rto) and per entry into fast recovery (recovery):
-// time (s), flow, event, sequence number, bytes, retransmission (0/1), ns-3's
-// congestion state (TcpSocketState::TcpCongStateName).
+// A per-packet log ("" closes it): one line per data segment a sender sends
+// (tx), per timeout (rto), per entry into fast recovery (recovery) and per
+// packet a queue disc drops (drop): time (s), flow, event, sequence number,
+// bytes, retransmission (0/1), the sender's congestion state
+// (TcpSocketState::TcpCongStateName; for a drop: data or ack).
 void NgwaLog(const std::string& path) {
     if (NgwaLogFile) fclose(NgwaLogFile);
     NgwaLogFile = path.empty() ? nullptr : fopen(path.c_str(), "w");
@@ -447,8 +479,15 @@ static void NgwaCong(uint32_t i, TcpSocketState::TcpCongState_t before, TcpSocke
 static void NgwaRto(uint32_t i, Time before, Time now) {
     if (now == before * 2 || (now == Seconds(60) && before < now)) {
         NF[i].rtos++;
-        NgwaLogLine(i, "rto", NF[i].una, 0, false, TcpSocketState::CA_LOSS);
+        // The bytes column of an rto line: the backed-off RTO, ms.
+        NgwaLogLine(i, "rto", NF[i].una, (uint32_t) now.GetMilliSeconds(), false, TcpSocketState::CA_LOSS);
+        if (NgwaKarnRto && NF[i].noCc) NF[i].sock->SetMinRto(now);  // kept until an RTT sample
     }
+}
+
+// A new RTT sample (the smoothed RTT moved): the RTO may collapse again (RFC 6298 section 5).
+static void NgwaSrtt(uint32_t i, Time, Time) {
+    if (NgwaKarnRto && NF[i].noCc) NF[i].sock->SetMinRto(NF[i].minRto);
 }
 
 static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool renoSackLinuxExit) {
@@ -459,6 +498,8 @@ static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool reno
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&NgwaSenderTx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&NgwaCong, i));
     s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&NgwaRto, i));
+    s->TraceConnectWithoutContext("RTT", MakeBoundCallback(&NgwaSrtt, i));
+    NF[i].minRto = s->GetMinRto();
     if (renoSackLinuxExit) RenoSackLinuxExit(s);  // lossy.cc
     if (noCc) {
         // No fast retransmit: neither the dupACK count nor the Tx buffer's
