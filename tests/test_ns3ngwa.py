@@ -159,7 +159,7 @@ def test_a_strict_record_counts_in_its_own_summary_row_not_in_the_as_built_one(t
     got = {r["mechanism"]: r for r in summarize(tmp_path)}
     assert [(n, k, v) for n, k, v, _ in NGWA_STRICT_ROWS if k == "mode3"] == [
         ("NGWA mode 3, ns-3 strict", "mode3", "strict"),
-        ("NGWA mode 3, ns-3 strict, RFC 6298 RTO", "mode3", "strict-rfc6298")]
+        ("NGWA mode 3, ns-3 strict+RTO", "mode3", "strict-rfc6298")]
     assert (got["NGWA mode 3, ns-3 strict"]["cells"], got["NGWA mode 3, ns-3 strict"]["either"]) == (1, 1)
     assert got["NGWA mode 3"]["cells"] == 0
 

@@ -140,11 +140,10 @@ NGWA_ROWS = (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NewReno (NGWA's sce
 #: The rows whose RFC 793 senders differed, again with ns-3's stand-in repaired: (row name, key, the
 #: stand-in ``--ns3-rfc793`` names, the reference as the summary names it).
 NGWA_STRICT_ROWS = tuple(
-    (f"{name}, ns-3 {label}", key, variant, f"ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in {what}")
-    for variant, label, what in (
-        ("strict", "strict", "without guessed loss marks"),
-        ("strict-rfc6298", "strict, RFC 6298 RTO", "without guessed loss marks, RTO backed off until an RTT sample"))
-    for name, key in (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4")))
+    (f"{name}, ns-3 {label}", key, variant, f"ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: {what}")
+    for variant, label, what in (("strict", "strict", "no guessed loss marks"),
+                                 ("strict-rfc6298", "strict+RTO", "no guessed loss marks, RFC 6298 RTO"))
+    for name, key in (("RFC 793 TCP (NGWA)", "rfc793"), ("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4")))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
