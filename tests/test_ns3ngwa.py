@@ -111,3 +111,98 @@ def test_an_unknown_row_of_table_2_is_refused_naming_the_option_and_the_allowed_
     assert rc == 2
     assert "--ngwa-rows mode6,mode9: mode9 is not a test of Table 2" in err and "rfc793, newreno, mode1" in err
     assert not (tmp_path / "ns3").exists(), "nothing ran"
+
+
+# ---- the RFC 793 stand-in repaired (--ns3-rfc793 strict; docs/validation.md, "ns-3's RFC 793 stand-in, repaired")
+
+
+def test_the_rfc793_stand_in_is_changed_only_in_the_rows_whose_senders_have_no_congestion_window():
+    # Table 1 (docs/decisions.md §2.6): CW off in modes 3, 4, 7, 8, and the RFC 793 row itself.
+    assert validate_ngwa.rfc793_rows() == ["rfc793", "mode3", "mode4", "mode7", "mode8"]
+    with pytest.raises(ValueError, match="row mode1 has congestion control.*rfc793, mode3, mode4, mode7, mode8"):
+        validate_ngwa.run_cell("mode1", [1, 2, 3], Path("unused"), cached=True, rfc793="strict")
+
+
+def test_an_unknown_rfc793_stand_in_is_refused_naming_the_allowed_ones_before_ns3_starts():
+    with pytest.raises(ValueError, match="rfc793 .*must be one of ns3, strict, strict-rfc6298, not 'loose'"):
+        ns3ngwa.run_ngwa("ngwa/window", {"ngwa_mode": 3}, [1], rfc793="loose")
+    with pytest.raises(ValueError, match=r"put \{seed\} in the path"):
+        ns3ngwa.run_ngwa("ngwa/window", {"ngwa_mode": 3}, [1, 2], log="/tmp/one.log")
+
+
+def test_strict_runs_and_records_are_kept_beside_the_as_built_ones(tmp_path: Path):
+    assert validate_ngwa.cell_name("mode3", "strict") == "ngwa_mode3_rfc793-strict"
+    assert validate_ngwa.cell_name("mode3") == "ngwa_mode3"
+    built = validate_ngwa.ns3_cache_path(tmp_path, "ngwa/window", "mode3", 1)
+    strict = validate_ngwa.ns3_cache_path(tmp_path, "ngwa/window", "mode3", 1, "strict")
+    assert built != strict and "rfc793-strict" in strict.name
+
+
+def test_with_ns3_rfc793_strict_a_row_with_congestion_control_is_refused_naming_the_allowed_rows(tmp_path, capsys):
+    from netreturn.cli import main as cli_main
+
+    rc = cli_main(["validate", "--scenario", "ngwa", "--ns3-rfc793", "strict", "--ngwa-rows", "mode3,newreno",
+                   "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "newreno is not a row of RFC 793 senders (--ns3-rfc793 strict)" in err
+    assert "allowed: rfc793, mode3, mode4, mode7, mode8" in err
+    assert not (tmp_path / "ns3").exists(), "nothing ran"
+
+
+def test_a_strict_record_counts_in_its_own_summary_row_not_in_the_as_built_one(tmp_path: Path):
+    from netreturn.valsummary import NGWA_STRICT_ROWS
+
+    rows = [("lost_packets", "lost packets", [10, 11, 12], [10, 11, 12], validate_ngwa.WHERE["ngwa/window"])]
+    write_record(tmp_path, validate_ngwa.cell_name("mode3", "strict"),
+                 record(validate_ngwa.REFERENCE, rows, seeds=[1, 2, 3]))
+    got = {r["mechanism"]: r for r in summarize(tmp_path)}
+    assert [(n, k, v) for n, k, v, _ in NGWA_STRICT_ROWS if k == "mode3"] == [
+        ("NGWA mode 3, ns-3 strict", "mode3", "strict"),
+        ("NGWA mode 3, ns-3 strict+RTO", "mode3", "strict-rfc6298")]
+    assert (got["NGWA mode 3, ns-3 strict"]["cells"], got["NGWA mode 3, ns-3 strict"]["either"]) == (1, 1)
+    assert got["NGWA mode 3"]["cells"] == 0
+
+
+@pytest.fixture(scope="module")
+def mode3_log(tmp_path_factory):
+    """Mode 3 (RFC 793 senders) in Fig. 3's scenario for 70 s, as built and strict, with the per-packet log."""
+    if not ns3ref.available():
+        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
+    d = tmp_path_factory.mktemp("ngwa_log")
+    ov = {"ngwa_mode": 3, "run.stop": "70s"}
+    out = {}
+    for variant in ns3ngwa.RFC793:
+        (r,) = ns3ngwa.run_ngwa("ngwa/window", ov, [1], phase_ns=validate_ngwa.PHASE_NS, timeout_s=900,
+                                rfc793=variant, log=str(d / f"{variant}.log"))
+        out[variant] = (r, (d / f"{variant}.log").read_text().splitlines())
+    return out
+
+
+def _early_retransmissions(lines: list[str]) -> int:
+    """Data segments sent again by a flow that has had no timeout since it last
+    reached new data (the log's columns: time flow event seq bytes retx state)."""
+    in_timeout, early = {}, 0
+    for ln in lines[1:]:
+        _, flow, event, _, _, retx, state = ln.split()
+        if event == "rto":
+            in_timeout[flow] = True
+        elif event == "tx" and retx == "0" and state != "CA_LOSS":
+            in_timeout[flow] = False
+        elif event == "tx" and retx == "1" and not in_timeout.get(flow, False):
+            early += 1
+    return early
+
+
+@needs_ns3
+def test_in_ns3_the_strict_rfc793_stand_in_retransmits_only_after_a_timeout(mode3_log):
+    built, built_log = mode3_log["ns3"]
+    strict, strict_log = mode3_log["strict"]
+    # As built, ns-3 enters fast recovery through its guessed loss marks and resends before any timeout.
+    assert built["fast_recoveries"] > 0 and built["retransmits_before_timeout"] > 0
+    assert _early_retransmissions(built_log) > 0
+    # Strict: RFC 793 section 3.7, a segment is sent again only when its timer expires.
+    assert strict["fast_recoveries"] == 0 and strict["retransmits_before_timeout"] == 0
+    assert strict["timeouts"] > 0 and strict["retransmits"] > 0, "it lost and resent, after timeouts"
+    assert _early_retransmissions(strict_log) == 0
+    assert not any(" recovery " in ln for ln in strict_log)

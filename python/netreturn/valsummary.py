@@ -102,10 +102,11 @@ def _lossy(cc: str, repaired: bool = False, renosack: str = "linux") -> tuple[Ce
                  "lossy", args),)
 
 
-def _ngwa(key: str) -> tuple[Cell, ...]:
+def _ngwa(key: str, rfc793: str = "ns3") -> tuple[Cell, ...]:
     from .validate_ngwa import cell_name
 
-    return (Cell(cell_name(key), key, "ngwa", {"key": key}),)
+    args = {"key": key} if rfc793 == "ns3" else {"key": key, "rfc793": rfc793}
+    return (Cell(cell_name(key, rfc793), key, "ngwa", args),)
 
 
 #: The testbed comparison of the summary (``netreturn testbed compare``): its
@@ -126,6 +127,7 @@ def _linux(tcp: str, profile: str = "ns3") -> tuple[Cell, ...]:
 
 BASELINES = "validation.md#baselines-over-phases"
 NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
+NGWA_STRICT_EVIDENCE = "validation.md#ns-3s-rfc-793-stand-in-repaired-issue-25-2026-11-26-branch-ngwa5"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
@@ -143,6 +145,13 @@ def _aqm(queue: str, loads: Sequence[int] = (31,), ecn: bool = False) -> tuple[C
 #: NGWA's rows (the NGWA paper's Table 2 tests), a row of the summary per test.
 NGWA_ROWS = (("RFC 793 TCP (NGWA's scenarios)", "rfc793"), ("NewReno (NGWA's scenarios)", "newreno"),
              *((f"NGWA mode {m}", f"mode{m}") for m in range(1, 9)))
+#: The rows whose RFC 793 senders differed, again with ns-3's stand-in repaired: (row name, key, the
+#: stand-in ``--ns3-rfc793`` names, the reference as the summary names it).
+NGWA_STRICT_ROWS = tuple(
+    (f"{name}, ns-3 {label}", key, variant, f"ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: {what}")
+    for variant, label, what in (("strict", "strict", "no guessed loss marks"),
+                                 ("strict-rfc6298", "strict+RTO", "no guessed loss marks, RFC 6298 RTO"))
+    for name, key in (("RFC 793 TCP (NGWA)", "rfc793"), ("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4")))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
@@ -163,6 +172,8 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
               LOSSY_RFC6582, _lossy("newreno", False, "rfc6582")),
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
+    *(Mechanism(name, reference, NGWA_STRICT_EVIDENCE, _ngwa(key, variant))
+      for name, key, variant, reference in NGWA_STRICT_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
     Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),
@@ -384,7 +395,7 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                 elif cell.kind == "ngwa":
                     from .validate_ngwa import run_cell as ngwa_cell
 
-                    ngwa_cell(cell.args["key"], seeds, out, jobs, cached)
+                    ngwa_cell(cell.args["key"], seeds, out, jobs, cached, cell.args.get("rfc793", "ns3"))
                 elif cell.kind == "lossy":
                     import argparse
 

@@ -30,7 +30,10 @@
 //    (NetreturnNoCc keeps cwnd at 1 GB), no fast retransmit (the socket's
 //    ReTxThreshold is set out of reach), and after a timeout the whole
 //    window is sent again at once (go-back-N, as ours), where ns-3 would
-//    first wait an RTT with cwnd = 1 segment.
+//    first wait an RTT with cwnd = 1 segment. As built first (`--rfc793
+//    ns3`) it still entered fast recovery through ns-3's dupACK-guessed
+//    loss marks; `--rfc793 strict` clears them (NgwaStrict793 below), so it
+//    retransmits only after a timeout, as RFC 793 section 3.7 and ours.
 #include "ns3/core-module.h"
 #include "ns3/network-module.h"
 #include "ns3/internet-module.h"
@@ -71,6 +74,23 @@ struct NgwaCounts {
     uint64_t inserted = 0, lowered = 0, kept = 0, drops = 0;
 };
 static NgwaCounts NC;
+static FILE* NgwaLogFile = nullptr;  // per-packet log (ns3ngwa.py --log), or none
+static uint16_t NgwaFirstPort = 5000;  // flow i's sink listens on NgwaFirstPort + i (ns3ngwa.py)
+
+// A drop in the log: the flow (from the sink's port), "drop" of data or of
+// an ACK, its sequence number (data) or acknowledgment number (ACK).
+static void NgwaLogDrop(Ptr<QueueDiscItem> item) {
+    if (!NgwaLogFile) return;
+    Ptr<Ipv4QueueDiscItem> ipi = DynamicCast<Ipv4QueueDiscItem>(item);
+    TcpHeader tcp;
+    if (!ipi || ipi->GetHeader().GetProtocol() != 6 || item->GetPacket()->PeekHeader(tcp) == 0) return;
+    uint32_t payload = item->GetPacket()->GetSize() - tcp.GetSerializedSize();
+    bool data = payload > 0;
+    uint16_t port = data ? tcp.GetDestinationPort() : tcp.GetSourcePort();
+    fprintf(NgwaLogFile, "%.9f %u drop %u %u 0 %s\n", Simulator::Now().GetSeconds(), (unsigned) (port - NgwaFirstPort),
+            data ? tcp.GetSequenceNumber().GetValue() : tcp.GetAckNumber().GetValue(), payload,
+            data ? "data" : "ack");
+}
 
 // ---- the router rule: a FIFO of `limit` whose departures are marked.
 class NgwaQueueDisc : public QueueDisc {
@@ -94,6 +114,7 @@ class NgwaQueueDisc : public QueueDisc {
     bool DoEnqueue(Ptr<QueueDiscItem> item) override {
         if (GetCurrentSize() + item > GetMaxSize()) {
             NC.drops++;
+            NgwaLogDrop(item);
             DropBeforeEnqueue(item, "Queue disc limit exceeded");
             return false;
         }
@@ -252,6 +273,7 @@ class NgwaReceiverQueueDisc : public QueueDisc {
     bool DoEnqueue(Ptr<QueueDiscItem> item) override {
         if (GetCurrentSize() + item > GetMaxSize()) {
             NC.drops++;
+            NgwaLogDrop(item);
             DropBeforeEnqueue(item, "Queue disc limit exceeded");
             return false;
         }
@@ -269,6 +291,32 @@ class NgwaReceiverQueueDisc : public QueueDisc {
     void InitializeParams() override {}
 };
 
+// ---- RFC 793 TCP, strict (ns3ngwa.py --rfc793 strict): no guessed scoreboard.
+// Without SACK, ns-3 3.44 marks a segment "SACKed" for every duplicate ACK
+// in CA_DISORDER (limited transmit, TcpSocketBase::DupAck ->
+// TcpTxBuffer::AddRenoSack); when a cumulative ACK then leaves such a guessed
+// segment at the head, TcpTxBuffer::DiscardUpTo moves the mark on and marks
+// the head lost (MarkHeadAsLost), and the next duplicate ACK finds
+// TcpTxBuffer::IsLost(head) true and enters fast recovery, retransmitting the
+// head (RFC 6675 section 5 step 2), whatever ReTxThreshold says. The guessed
+// marks also lower BytesInFlight, so each duplicate ACK lets one segment
+// past the window the receiver offered. RFC 793 (section 3.7, "Retransmission
+// Timeout") retransmits only on a timeout and sends within SND.UNA + SND.WND:
+// strict clears the guesses after every ACK (PktsAcked below runs after
+// DupAck and before SendPendingData), so no loss mark is ever set before a
+// timeout and the window is the receiver's.
+static bool NgwaStrict793 = false;
+// And the RTO as RFC 6298 section 5 keeps it (ns3ngwa.py --rfc793 strict-rfc6298):
+// ns-3 3.44's NewAck recomputes the RTO from the estimator on every new ACK,
+// so a backed-off timer collapses on the first ACK after a timeout even when
+// that ACK covers only retransmitted data (no RTT sample, Karn). RFC 6298
+// section 5 (5.5, and the note after 5.7) collapses it only "once a new RTT
+// measurement is obtained". Emulated with the socket's MinRto: raised to the
+// backed-off RTO at each timeout, put back when a sample moves the smoothed
+// RTT (TcpSocketBase's "RTT" trace), before NewAck recomputes the RTO.
+static bool NgwaKarnRto = false;
+static std::map<const TcpSocketState*, Ptr<TcpTxBuffer>> NgwaTxOf;  // strict senders' Tx buffers
+
 // ---- RFC 793 TCP: no congestion window
 class NetreturnNoCc : public TcpCongestionOps {
   public:
@@ -280,6 +328,11 @@ class NetreturnNoCc : public TcpCongestionOps {
     std::string GetName() const override { return "NetreturnNoCc"; }
     uint32_t GetSsThresh(Ptr<const TcpSocketState>, uint32_t) override { return HUGE_CWND; }
     void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t) override { tcb->m_cWnd = HUGE_CWND; }
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t, const Time&) override {
+        if (!NgwaStrict793) return;
+        auto it = NgwaTxOf.find(PeekPointer(tcb));
+        if (it != NgwaTxOf.end()) it->second->ResetRenoSack();
+    }
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnNoCc>(this); }
 };
 
@@ -302,6 +355,8 @@ struct NgwaFlow {
     bool seenAck = false;
     uint32_t dup = 0, dupNs3 = 0;
     uint64_t triple = 0, past = 0, tripleNs3 = 0, pastNs3 = 0, rtos = 0, recoveries = 0, rx = 0;
+    uint64_t retx = 0, retxBeforeTimeout = 0;  // data segments sent again; of them, outside CA_LOSS
+    Time minRto;                                // the socket's own MinRto (NgwaKarnRto)
 };
 static std::vector<NgwaFlow> NF;
 static std::map<uint32_t, uint32_t> NgwaBySender;  // sender address -> flow
@@ -319,6 +374,30 @@ void NgwaReset(uint32_t flows, bool receiverOn, double alpha, uint64_t wmax, uin
     NR.mss = mss;
     NF.assign(flows, NgwaFlow());
     NgwaBySender.clear();
+    NgwaTxOf.clear();
+}
+
+// strict: see NgwaStrict793 above; false: the stand-in as before (ns-3's guessed scoreboard left in).
+void NgwaRfc793Strict(bool strict, bool karnRto) {
+    NgwaStrict793 = strict;
+    NgwaKarnRto = strict && karnRto;
+}
+
+// A per-packet log ("" closes it): one line per data segment a sender sends
+// (tx), per timeout (rto), per entry into fast recovery (recovery) and per
+// packet a queue disc drops (drop): time (s), flow, event, sequence number,
+// bytes, retransmission (0/1), the sender's congestion state
+// (TcpSocketState::TcpCongStateName; for a drop: data or ack).
+void NgwaLog(const std::string& path) {
+    if (NgwaLogFile) fclose(NgwaLogFile);
+    NgwaLogFile = path.empty() ? nullptr : fopen(path.c_str(), "w");
+    if (NgwaLogFile) fprintf(NgwaLogFile, "time_s flow event seq bytes retx state\n");
+}
+static void NgwaLogLine(uint32_t i, const char* event, uint32_t seq, uint32_t bytes, bool retx,
+                        TcpSocketState::TcpCongState_t state) {
+    if (!NgwaLogFile) return;
+    fprintf(NgwaLogFile, "%.9f %u %s %u %u %d %s\n", Simulator::Now().GetSeconds(), i, event, seq, bytes,
+            retx ? 1 : 0, TcpSocketState::TcpCongStateName[state]);
 }
 
 bool NgwaSetupQueue(Ptr<QueueDisc> q, bool mark, bool division, uint64_t capacity) {
@@ -330,9 +409,20 @@ bool NgwaSetupQueue(Ptr<QueueDisc> q, bool mark, bool division, uint64_t capacit
     return true;
 }
 
-static void NgwaSenderTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
-    uint32_t end = h.GetSequenceNumber().GetValue() + p->GetSize();
-    if (p->GetSize() > 0 && (int32_t) (end - NF[i].sndMax) > 0) NF[i].sndMax = end;
+static void NgwaSenderTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s) {
+    if (p->GetSize() == 0) return;
+    uint32_t seq = h.GetSequenceNumber().GetValue();
+    uint32_t end = seq + p->GetSize();
+    // A retransmission: it starts below the highest byte sent. Before a
+    // timeout (any state but CA_LOSS) an RFC 793 TCP never sends one.
+    bool retx = (int32_t) (seq - NF[i].sndMax) < 0;
+    TcpSocketState::TcpCongState_t state = ((*s).*NgwaGet(NgwaTcb()))->m_congState.Get();
+    if (retx) {
+        NF[i].retx++;
+        if (state != TcpSocketState::CA_LOSS) NF[i].retxBeforeTimeout++;
+    }
+    if ((int32_t) (end - NF[i].sndMax) > 0) NF[i].sndMax = end;
+    NgwaLogLine(i, "tx", seq, p->GetSize(), retx, state);
 }
 
 static void NgwaSenderRx(Ptr<const Packet> packet, Ptr<Ipv4>, uint32_t) {
@@ -374,7 +464,10 @@ static void NgwaResend(uint32_t i) {
 }
 
 static void NgwaCong(uint32_t i, TcpSocketState::TcpCongState_t before, TcpSocketState::TcpCongState_t now) {
-    if (now == TcpSocketState::CA_RECOVERY) NF[i].recoveries++;
+    if (now == TcpSocketState::CA_RECOVERY) {
+        NF[i].recoveries++;
+        NgwaLogLine(i, "recovery", NF[i].una, 0, false, now);
+    }
     if (now == TcpSocketState::CA_LOSS) {
         NF[i].dup = 0;  // ours starts the count again after a timeout
         if (NF[i].noCc) Simulator::ScheduleNow(&NgwaResend, i);
@@ -384,7 +477,17 @@ static void NgwaCong(uint32_t i, TcpSocketState::TcpCongState_t before, TcpSocke
 
 // Every RTO expiry, backoffs included (as dumbbell.cc's SockRto).
 static void NgwaRto(uint32_t i, Time before, Time now) {
-    if (now == before * 2 || (now == Seconds(60) && before < now)) NF[i].rtos++;
+    if (now == before * 2 || (now == Seconds(60) && before < now)) {
+        NF[i].rtos++;
+        // The bytes column of an rto line: the backed-off RTO, ms.
+        NgwaLogLine(i, "rto", NF[i].una, (uint32_t) now.GetMilliSeconds(), false, TcpSocketState::CA_LOSS);
+        if (NgwaKarnRto && NF[i].noCc) NF[i].sock->SetMinRto(now);  // kept until an RTT sample
+    }
+}
+
+// A new RTT sample (the smoothed RTT moved): the RTO may collapse again (RFC 6298 section 5).
+static void NgwaSrtt(uint32_t i, Time, Time) {
+    if (NgwaKarnRto && NF[i].noCc) NF[i].sock->SetMinRto(NF[i].minRto);
 }
 
 static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool renoSackLinuxExit) {
@@ -395,6 +498,8 @@ static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool reno
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&NgwaSenderTx, i));
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&NgwaCong, i));
     s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&NgwaRto, i));
+    s->TraceConnectWithoutContext("RTT", MakeBoundCallback(&NgwaSrtt, i));
+    NF[i].minRto = s->GetMinRto();
     if (renoSackLinuxExit) RenoSackLinuxExit(s);  // lossy.cc
     if (noCc) {
         // No fast retransmit: neither the dupACK count nor the Tx buffer's
@@ -404,6 +509,8 @@ static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool reno
         // (DupAckThresh - 1) x segment in 32 bits, which 2^30 overflows.
         s->SetRetxThresh(1u << 20);
         s->GetTxBuffer()->SetDupAckThresh(1u << 20);
+        // The guessed marks of duplicate ACKs still reach IsLost (see NgwaStrict793): strict clears them.
+        if (NgwaStrict793) NgwaTxOf[PeekPointer((*s).*NgwaGet(NgwaTcb()))] = s->GetTxBuffer();
     }
 }
 
@@ -444,6 +551,8 @@ uint64_t NgwaFlowValue(uint32_t i, uint32_t what) {
         case 4: return f.pastNs3;
         case 5: return f.rtos;
         case 6: return f.recoveries;
+        case 7: return f.retx;
+        case 8: return f.retxBeforeTimeout;
     }
     return 0;
 }
