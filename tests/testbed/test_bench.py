@@ -149,3 +149,27 @@ def test_an_offered_rate_holds_every_mode_to_the_same_throughput(tmp_path):
         assert r["offered_gbps"] == 0.3 and 0.27 < r["gbps"] < 0.33, r
         assert 0 < r["machine_cpu_pct"] < 100, r
     assert netns.leftover_namespaces("nrtbbr") == []
+
+
+def test_a_process_cpu_time_resolves_a_few_milliseconds_not_clock_ticks():
+    import subprocess
+    import sys
+    import time
+
+    # A process that spins 25 ms, then sleeps (as the controller loop
+    # does between ticks, so the kernel has booked its run time).
+    code = "import time\nt = time.perf_counter()\nwhile time.perf_counter() - t < 0.025: pass\ntime.sleep(30)"
+    p = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(1.0)
+        before = bench._cpu_seconds(p.pid)
+        time.sleep(0.2)
+        assert bench._cpu_seconds(p.pid) == before, "asleep, it uses nothing"
+    finally:
+        p.kill()
+        p.wait()
+    # Interpreter start-up plus 25 ms of spinning, read to well under the
+    # 10 ms a clock tick of /proc/PID/stat would give: two readings of the
+    # same sleeping process agree exactly, and the total is not a whole
+    # number of ticks.
+    assert before > 0.025 and abs(before * 100 - round(before * 100)) > 1e-6, before
