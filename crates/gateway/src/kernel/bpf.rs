@@ -194,7 +194,14 @@ impl Programs {
 
     /// Every counter, summed over the CPUs (index: [`Counter`]).
     pub fn counters(&self) -> Vec<u64> {
-        (0..Counter::COUNT).map(|i| self.counters.get(&i, 0).map_or(0, |v| v.iter().sum())).collect()
+        (0..Counter::COUNT).map(|i| self.counter(i)).collect()
+    }
+
+    /// One counter, summed over the CPUs: one system call, where
+    /// [`Programs::counters`] makes one per counter (the controller loop
+    /// reads one every tick; the statistics, all, once a second).
+    pub fn counter(&self, i: u32) -> u64 {
+        self.counters.get(&i, 0).map_or(0, |v| v.iter().sum())
     }
 }
 

@@ -400,8 +400,7 @@ fn tick_controller<C: WindowController>(
         backlog_packets: q.backlog_packets,
     };
     g.on_queue(now, &ev);
-    let c = dp.progs.counters();
-    let other = c[Counter::OtherBytes.at(0) as usize];
+    let other = dp.progs.counter(Counter::OtherBytes.at(0));
     if other > st.other_bytes {
         g.on_data_other(now, (other - st.other_bytes).min(u32::MAX as u64) as u32);
         st.other_bytes = other;
