@@ -163,6 +163,9 @@ def add_arguments(v) -> None:
                         "retransmits only after a timeout, as RFC 793 (records ngwa_<row>_rfc793-strict); "
                         "strict-rfc6298 = strict, and a backed-off RTO kept until a new RTT sample (RFC 6298 "
                         "section 5) where ns-3 collapses it on any new ACK")
+    v.add_argument("--reference", choices=["ns3", "ns2"], default="ns3",
+                   help="--scenario sarbe/lossy_link: the reference simulator, ns-3 3.44 or ns-2.35's own "
+                        "Agent/TCP/Newreno and TCPSink (ns2: --cc newreno only)")
     v.add_argument("--ns3-renosack", choices=["linux", "ns3", "rfc6582"], default="linux",
                    help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it (ns3), or "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 from .files import atomic_write
@@ -85,6 +86,31 @@ def cell_of(cc: str, renosack: str, westwood: str) -> str | None:
     return f"lossy_{cc}_repaired{tail}" if westwood == "deduct" else None
 
 
+#: The ns-2.35 reference (``--reference ns2``; issue 25 item 3): ns-2's own
+#: Agent/TCP/Newreno and TCPSink (netreturn.ns2lossy), its cell and label.
+NS2_CELL = "lossy_newreno_ns2"
+NS2_LABEL = "ns-2.35 (Agent/TCP/Newreno, TCPSink)"
+
+
+def ns2_cache_path(out: Path, cc: str, loss: float, seed: int) -> Path:
+    """Where one ns-2 run of the lossy link is kept: ``<out>/ns2/lossy_<cc>_loss<p>_seed<n>.json``."""
+    return Path(out) / "ns2" / f"lossy_{cc}_loss{loss:g}_seed{seed}.json"
+
+
+def _ns2(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path, sets: dict) -> dict:
+    from . import ns2lossy
+
+    res = {}
+    for loss in loss_rates:
+        todo = [s for s in seeds if not ns2_cache_path(out, cc, loss, s).exists()]
+        if todo:
+            ns2_cache_path(out, cc, loss, todo[0]).parent.mkdir(parents=True, exist_ok=True)
+            for r in ns2lossy.run_lossy(cc, loss, todo, overrides=sets):
+                atomic_write(ns2_cache_path(out, cc, loss, r["seed"]), json.dumps(r, allow_nan=True))
+        res[loss] = [json.loads(ns2_cache_path(out, cc, loss, s).read_text()) for s in seeds]
+    return res
+
+
 #: The section of docs/validation.md on this link (the start of its heading).
 EXPLAINED_LOSSY = "Westwood+ and NewReno on the SARBE paper's lossy link"
 
@@ -95,7 +121,7 @@ def explained(labels: list[str], section: str) -> str:
     return "\n".join(f'DIFFER {label}: explained in docs/validation.md, section "{section}..."' for label in labels)
 
 
-def table(cc: str, rows: list[dict]) -> str:
+def table(cc: str, rows: list[dict], ref: str = "ns-3") -> str:
     """A text table: a row per loss rate, ns-3 / ours per metric (each in its unit's format)."""
     body = []
     for r in rows:
@@ -105,7 +131,7 @@ def table(cc: str, rows: list[dict]) -> str:
             v = r[key]["agree"]
             cells.append(f"{ci(*a[:2], unit_of(key))} / {ci(*b[:2], unit_of(key))}{' DIFFER' if v is False else ''}")
         body.append(cells)
-    header = [f"{cc}: loss %"] + [f"{label}: ns-3 / netreturn" for _, label in METRICS]
+    header = [f"{cc}: loss %"] + [f"{label}: {ref} / netreturn" for _, label in METRICS]
     return render(header, body)
 
 
@@ -120,16 +146,26 @@ def main(a, out: Path) -> int:
     # --set NAME=VALUE: parameters of the scenario (e.g. sack=true recovery=prr,
     # min_rto=1s), in both simulators.
     sets = dict(getattr(a, "sets", None) or [])
+    reference = getattr(a, "reference", None) or "ns3"
+    if reference == "ns2" and any(cc != "newreno" for cc in ccs):
+        print(f"netreturn: error: --reference ns2 runs --cc newreno only (ns-2.35's Agent/TCP/Newreno), "
+              f"not {', '.join(ccs)}", file=sys.stderr)
+        return 2
     texts, csv = [], ["cc,loss,metric,ns3_mean,ns3_ci,netreturn_mean,netreturn_ci,agree"]
     for cc in ccs:
-        print(f"{SCENARIO}, {cc}, loss {', '.join(f'{x * 100:g} %' for x in loss_rates)}, seeds 1..{a.seeds}: "
-              f"ns-3 3.44 (Reno scoreboard: {renosack}{', Westwood+ count: ' + westwood if cc != 'newreno' else ''}) "
-              "vs netreturn")
+        if reference == "ns2":
+            print(f"{SCENARIO}, {cc}, loss {', '.join(f'{x * 100:g} %' for x in loss_rates)}, seeds 1..{a.seeds}: "
+                  f"{NS2_LABEL} vs netreturn")
+        else:
+            print(f"{SCENARIO}, {cc}, loss {', '.join(f'{x * 100:g} %' for x in loss_rates)}, seeds 1..{a.seeds}: "
+                  f"ns-3 3.44 (Reno scoreboard: {renosack}"
+                  f"{', Westwood+ count: ' + westwood if cc != 'newreno' else ''}) vs netreturn")
         try:
-            ns3 = _ns3(cc, loss_rates, seeds, out, renosack, sets, westwood)
+            if reference == "ns2":
+                ns3 = _ns2(cc, loss_rates, seeds, out, sets)
+            else:
+                ns3 = _ns3(cc, loss_rates, seeds, out, renosack, sets, westwood)
         except RuntimeError as e:
-            import sys
-
             print(f"netreturn: error: {e}", file=sys.stderr)
             return 2
         res = run(SCENARIO, set={**sets, "tcp": cc}, sweep={"loss": list(loss_rates)}, seeds=a.seeds, jobs=a.jobs,
@@ -146,22 +182,27 @@ def main(a, out: Path) -> int:
                 csv.append(f"{cc},{loss},{key},{x[0]},{x[1]},{y[0]},{y[1]},{row[key]['agree']}")
             rows.append(row)
         cell = cell_of(cc, renosack, westwood) if not sets else None
-        if cell and tuple(loss_rates) != LOSSES and not cell.endswith("_repaired"):
+        if reference == "ns2":
+            cell = NS2_CELL if not sets and tuple(loss_rates) == LOSSES else None
+        elif cell and tuple(loss_rates) != LOSSES and not cell.endswith("_repaired"):
             cell = None  # the shipped cells hold the whole of Fig. 3b; the repaired one may hold some of it
         if cell:  # a cell of the summary
             from .valrecords import record, write_record
 
-            label3 = REPAIRED_LABEL if cell.endswith("_repaired") else "ns-3 3.44"
+            label3 = (NS2_LABEL if reference == "ns2" else REPAIRED_LABEL if cell.endswith("_repaired")
+                      else "ns-3 3.44")
             write_record(out, cell, record(
                 label3, [(key, label, [r.get(key, math.nan) for r in ns3[loss]],
                           [r.get(key, math.nan) for r in ours if math.isclose(float(r["loss"]), loss)],
                           f"loss {loss * 100:g} %") for loss in loss_rates for key, label in METRICS],
-                cc=cc, losses=list(loss_rates), seeds=seeds, renosack=renosack, westwood=westwood))
+                cc=cc, losses=list(loss_rates), seeds=seeds,
+                **({} if reference == "ns2" else {"renosack": renosack, "westwood": westwood})))
         differ = explained([f"{cc}, loss {r['loss'] * 100:g} %, {label}" for r in rows for key, label in METRICS
                             if r[key]["agree"] is False], EXPLAINED_LOSSY)
-        texts.append(table(cc, rows) + (f"\n\n{differ}" if differ else ""))
+        texts.append(table(cc, rows, "ns-2" if reference == "ns2" else "ns-3") + (f"\n\n{differ}" if differ else ""))
         print("\n" + texts[-1] + "\n")
-    (out / "validation_lossy.txt").write_text("\n\n".join(texts) + "\n")
-    (out / "validation_lossy.csv").write_text("\n".join(csv) + "\n")
-    print(f"tables: {out / 'validation_lossy.txt'}, {out / 'validation_lossy.csv'}")
+    stem = "validation_lossy_ns2" if reference == "ns2" else "validation_lossy"
+    (out / f"{stem}.txt").write_text("\n\n".join(texts) + "\n")
+    (out / f"{stem}.csv").write_text("\n".join(csv) + "\n")
+    print(f"tables: {out / (stem + '.txt')}, {out / (stem + '.csv')}")
     return 0

@@ -92,9 +92,11 @@ def _xcp_cells() -> tuple[Cell, ...]:
     return tuple(Cell(f"xcp_{case}", case, "xcp", {"case": case}) for case in CASES)
 
 
-def _lossy(cc: str, repaired: bool = False, renosack: str = "linux") -> tuple[Cell, ...]:
-    from .validate_lossy import cell_of
+def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: str = "ns3") -> tuple[Cell, ...]:
+    from .validate_lossy import NS2_CELL, cell_of
 
+    if reference == "ns2":
+        return (Cell(NS2_CELL, "Fig. 3b's loss rates", "lossy", {"cc": cc, "reference": "ns2"}),)
     args = {"cc": cc, "westwood": "deduct"} if repaired else {"cc": cc}
     if renosack != "linux":
         args["renosack"] = renosack
@@ -130,6 +132,7 @@ NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
 NGWA_STRICT_EVIDENCE = "validation.md#ns-3s-rfc-793-stand-in-repaired-issue-25-2026-11-26-branch-ngwa5"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
+LOSSY_NS2 = "validation.md#newreno-on-the-lossy-link-in-ns-235-issue-25-2026-11-26-branch-val5"
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
 MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"
@@ -169,6 +172,8 @@ PLAN: tuple[Mechanism, ...] = (
               _lossy("westwood+")),
     Mechanism("Westwood+, lossy link, ns-3 repaired", "ns-3 3.44, Westwood+ count repaired", LOSSY_REPAIRED,
               _lossy("westwood+", True)),
+    Mechanism("NewReno, lossy link, ns-2.35", "ns-2.35 (Agent/TCP/Newreno, TCPSink)", LOSSY_NS2,
+              _lossy("newreno", reference="ns2")),
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
               LOSSY_RFC6582, _lossy("newreno", False, "rfc6582")),
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
@@ -335,9 +340,13 @@ def lossy_seeds_stored(out: Path, args: dict, most: int) -> int:
     """The largest n <= ``most`` such that the store holds seeds 1..n of the
     lossy cell ``args`` at every loss rate of Fig. 3b (its record compares
     seeds 1..n), 0 if not even seed 1."""
-    from .validate_lossy import LOSSES, ns3_cache_path
+    from .validate_lossy import LOSSES, ns2_cache_path, ns3_cache_path
 
     n = 0
+    if args.get("reference") == "ns2":
+        while n < most and all(ns2_cache_path(out, args["cc"], loss, n + 1).exists() for loss in LOSSES):
+            n += 1
+        return n
     while n < most and all(ns3_cache_path(out, args["cc"], loss, n + 1, args.get("renosack", "linux"), None,
                                           args.get("westwood", "ns3")).exists() for loss in LOSSES):
         n += 1
@@ -406,7 +415,8 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                         raise RuntimeError("no reference run stored")
                     a = argparse.Namespace(seeds=n, cc=cell.args["cc"], loss=None, jobs=jobs,
                                            quiet=not progress, ns3_renosack=cell.args.get("renosack", "linux"),
-                                           ns3_westwood=cell.args.get("westwood", "ns3"), sets=[])
+                                           ns3_westwood=cell.args.get("westwood", "ns3"), sets=[],
+                                           reference=cell.args.get("reference", "ns3"))
                     if lossy_main(a, out) != 0:
                         raise RuntimeError("ns-3 lossy-link runs failed")
             except RuntimeError as e:

@@ -1,0 +1,54 @@
+"""ns-2.35's NewReno on the SARBE lossy link (netreturn.ns2lossy), issue 25 item 3."""
+
+import shutil
+
+import pytest
+
+from netreturn import ns2lossy
+
+
+def test_the_tcl_carries_the_scenarios_buffers_loss_and_agents():
+    doc = ns2lossy._document("newreno", 0.03)
+    tcl = ns2lossy.tcl_script(doc, "newreno", 4)
+    assert "$ns queue-limit $n(R1) $n(R2) 62" in tcl
+    assert "$ns queue-limit $n(S) $n(R1) 1000" in tcl
+    assert "$em0 set rate_ 0.03" in tcl and "$em0 unit pkt" in tcl
+    assert "$ns link-lossmodel $em0 $n(R2) $n(D)" in tcl
+    assert "link-lossmodel $em1" not in tcl, "loss_direction = forward: no error model on D -> R2"
+    assert "new Agent/TCP/Newreno" in tcl and "new Agent/TCPSink" in tcl
+    assert "$tcp set windowInit_ 2" in tcl and "$tcp set minrto_ 0.2" in tcl and "$tcp set packetSize_ 1000" in tcl
+    assert "$rng0 seed 4001" in tcl
+
+
+def test_a_sack_or_prr_configuration_is_refused_naming_the_keys():
+    doc = ns2lossy._document("newreno", 0.01, {"sack": True, "recovery": "prr"})
+    with pytest.raises(ValueError, match="sack=.*recovery="):
+        ns2lossy.tcl_script(doc, "newreno", 1)
+
+
+def test_westwood_is_refused_with_the_allowed_agents():
+    with pytest.raises(ValueError, match="newreno"):
+        ns2lossy.tcl_script(ns2lossy._document("westwood+", 0.01), "westwood+", 1)
+
+
+def test_metrics_follow_the_agents_counters():
+    r = ns2lossy.parse_output("NS2 ack 999 ndatapack 1100 nrexmitpack 100 nrexmit 3 ncwndcuts 13 drops 110\n",
+                              stop_s=10.0, segment_size=1000)
+    assert r["goodput_mean_mbps"] == pytest.approx(1000 * 1000 * 8 / 10 / 1e6)
+    assert r["tcp_efficiency_pct"] == pytest.approx(1000 / 1100 * 100)
+    assert r["tcp_data_loss_pct"] == pytest.approx(10.0)
+    assert (r["fast_recoveries"], r["timeouts"]) == (10, 3)
+
+
+@pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 (Debian package ns2) is not installed")
+def test_a_real_ns2_run_conserves_packets_and_each_seed_draws_its_own_losses():
+    runs = ns2lossy.run_lossy("newreno", 0.05, [1, 2])
+    for r in runs:
+        delivered = r["bytes_delivered"] // 1000
+        sent, first_sends = r["data_packets_sent"], r["data_packets_sent"] - r["retransmitted_packets"]
+        # A packet sent is delivered, dropped or still in flight: delivered ones and drops never exceed the sends,
+        assert delivered + r["drops"] <= sent
+        # and what was sent once but not yet delivered fits in the pipe (~64) plus the 62-packet buffer.
+        assert 0 <= first_sends - delivered <= 130
+        assert r["drops"] > 0 and r["fast_recoveries"] > 0
+    assert runs[0]["drops"] != runs[1]["drops"], "each seed draws its own losses"
