@@ -20,6 +20,24 @@ def test_the_tcl_carries_the_scenarios_buffers_loss_and_agents():
     assert "$rng0 seed 4001" in tcl
 
 
+def test_the_senders_timestamps_follow_the_scenario_and_are_on_as_ours_unless_it_turns_them_off():
+    doc = ns2lossy._document("newreno", 0.01)
+    assert "timestamps" not in doc["tcp"]
+    assert "$tcp set timestamps_ true" in ns2lossy.tcl_script(doc, "newreno", 1)
+    doc["tcp"]["timestamps"] = False
+    assert "$tcp set timestamps_ false" in ns2lossy.tcl_script(doc, "newreno", 1)
+
+
+def test_a_key_ns2_cannot_translate_is_a_clear_error_not_a_traceback(tmp_path, capsys):
+    from netreturn.cli import main as cli_main
+
+    rc = cli_main(["validate", "--scenario", "sarbe/lossy_link", "--reference", "ns2", "--cc", "newreno",
+                   "--seeds", "1", "--out", str(tmp_path), "--set", "tcp.ts_tick=2ms",
+                   "--set", "tcp.dupack_threshold=5"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "sarbe/lossy_link" in err and "dupack_threshold" in err and "Traceback" not in err
+
+
 def test_a_sack_or_prr_configuration_is_refused_naming_the_keys():
     doc = ns2lossy._document("newreno", 0.01, {"sack": True, "recovery": "prr"})
     with pytest.raises(ValueError, match="sack=.*recovery="):

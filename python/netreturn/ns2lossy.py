@@ -49,7 +49,7 @@ CCS = {"newreno": "Agent/TCP/Newreno"}
 #: timestamps are exact times; SARBE's and Westwood's tables are not read by
 #: NewReno; ``cc`` comes from the ``tcp`` parameter; ``rcv_buf`` 1 MB never
 #: limits a 5 Mb/s x 100 ms path, so ns-2's window_ is set beyond it).
-TCP_KEYS = {"segment_size", "sack", "recovery", "delayed_ack_count", "min_rto", "initial_cwnd"}
+TCP_KEYS = {"segment_size", "sack", "recovery", "delayed_ack_count", "min_rto", "initial_cwnd", "timestamps"}
 TCP_IGNORED = {"ts_tick", "sarbe", "westwood", "cc", "rcv_buf"}
 LINK_KEYS = {"from", "to", "rate", "delay", "buffer", "loss", "loss_direction"}
 
@@ -134,6 +134,9 @@ def tcl_script(doc: dict, cc: str, seed: int) -> str:
               "$tcp set window_ 1000000",  # no receive-window limit (ours: 1 MB)
               f"$tcp set windowInit_ {int(tcp['initial_cwnd'])}",
               f"$tcp set minrto_ {_seconds(tcp['min_rto'])}",
+              # RFC 7323 timestamps (RTT from every ACK's echo), on unless
+              # the scenario turns them off, as ours' default.
+              f"$tcp set timestamps_ {'true' if str(tcp.get('timestamps', True)).lower() == 'true' else 'false'}",
               "set sink [new Agent/TCPSink]",
               f"$ns attach-agent $n({tr['from']}) $tcp", f"$ns attach-agent $n({tr['to']}) $sink",
               "$ns connect $tcp $sink",

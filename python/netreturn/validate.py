@@ -394,7 +394,11 @@ def main(a) -> int:
     if getattr(a, "scenario", None) == "sarbe/lossy_link":
         from .validate_lossy import main as lossy_main
 
-        return lossy_main(a, out)
+        try:
+            return lossy_main(a, out)
+        except ValueError as e:
+            print(f"netreturn: error: --scenario sarbe/lossy_link: {e}", file=sys.stderr)
+            return 2
     prr = getattr(a, "ns3_prr", DEFAULT_PRR)
     scenario = getattr(a, "scenario", "ewt/scenario2")
     aligned = bool(getattr(a, "aligned", False))
