@@ -100,25 +100,21 @@ impl CongestionControl for Reno {
         if !ack.cwnd_limited {
             return;
         }
+        // Slow start: at most L segments per ACK as ns-3, every segment
+        // covered as Linux (tcp_slow_start); what crosses ssthresh goes to
+        // congestion avoidance.
+        let limit = match self.growth {
+            Growth::Ns3 => self.abc_limit,
+            Growth::Linux => u64::MAX / w.mss.max(1),
+        };
         let mut left = ack.acked;
-        match self.growth {
-            Growth::Ns3 => {
-                if w.in_slow_start() {
-                    left = slow_start(w, left, self.abc_limit);
-                }
-                if !w.in_slow_start() && left > 0 {
-                    congestion_avoidance(w);
-                }
-            }
-            Growth::Linux => {
-                // tcp_reno_cong_avoid: slow start up to ssthresh, the rest
-                // of the ACK to congestion avoidance.
-                if w.in_slow_start() {
-                    left = slow_start(w, left, u64::MAX / w.mss.max(1));
-                }
-                if !w.in_slow_start() && left > 0 {
-                    congestion_avoidance_by_bytes(w, &mut self.cwnd_cnt, left);
-                }
+        if w.in_slow_start() {
+            left = slow_start(w, left, limit);
+        }
+        if !w.in_slow_start() && left > 0 {
+            match self.growth {
+                Growth::Ns3 => congestion_avoidance(w),
+                Growth::Linux => congestion_avoidance_by_bytes(w, &mut self.cwnd_cnt, left),
             }
         }
     }
