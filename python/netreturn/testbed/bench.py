@@ -197,16 +197,17 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
         m0 = _machine_cpu_seconds()
         row.update(_iperf(topo, seconds, streams, rate_bps))
         wall = time.monotonic() - t0
+        busy = _machine_cpu_seconds() - m0
         # Busy share of the whole machine over the transfer (every core):
         # at one offered load in every mode, the difference between two
         # modes is what one costs over the other per byte (AC/DC's figure).
-        row["machine_cpu_pct"] = 100 * (_machine_cpu_seconds() - m0) / wall / (os.cpu_count() or 1)
+        row["machine_cpu_pct"] = 100 * busy / wall / (os.cpu_count() or 1)
         # Every core's busy time per byte delivered: senders, receivers and
         # the bridge (in softirq or in our process) together, and whatever
         # else the machine runs (compare modes of one interleaved run).
         gbytes = row["gbps"] * row["seconds"] / 8
         if gbytes > 0:
-            row["machine_cpu_ns_per_byte"] = (_machine_cpu_seconds() - m0) / gbytes
+            row["machine_cpu_ns_per_byte"] = busy / gbytes
         # Data segments of 1448 bytes in 1514-byte frames (1500-byte MTU).
         row["data_mpps"] = row["gbps"] * 1e9 / 8 / 1448 / 1e6
         if gw is not None:
