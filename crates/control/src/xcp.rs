@@ -550,7 +550,11 @@ mod tests {
         let mut p = ForwardPacket { tcp: Some(tcp), size, inband: Some(&mut ib) };
         r.on_enqueue(at, &mut p, q);
         r.on_dequeue(at, &mut p, q);
-        assert_eq!(ib, InBand::Xcp(XcpFields { cwnd: 0, rtt_us: 100_000, feedback: 700, ack: true }), "ACKs pass untouched");
+        assert_eq!(
+            ib,
+            InBand::Xcp(XcpFields { cwnd: 0, rtt_us: 100_000, feedback: 700, ack: true }),
+            "ACKs pass untouched"
+        );
     }
 
     #[test]
