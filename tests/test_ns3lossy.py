@@ -61,8 +61,37 @@ def test_an_unknown_congestion_control_is_refused_before_spawning():
         ns3lossy.run_lossy("cubic", 0.01, [1])
     with pytest.raises(ValueError):
         ns3lossy.run_lossy("newreno", 0.01, [1], renosack="bsd")
-    with pytest.raises(ValueError, match="westwood must be one of ns3, deduct"):
-        ns3lossy.run_lossy("westwood+", 0.01, [1], westwood="linux")
+    with pytest.raises(ValueError, match="westwood must be one of ns3, deduct, linux"):
+        ns3lossy.run_lossy("westwood+", 0.01, [1], westwood="bsd")
+
+
+def test_ours_restarting_the_timer_on_every_partial_ack_with_sack_has_no_ns3_translation():
+    # ns-3 3.44 keeps RFC 6582's Impatient rule in every recovery; asking it
+    # for RFC 6298 (5.3)'s rule is refused, naming the key, before ns-3 runs.
+    with pytest.raises(ValueError, match="tcp.sack_impatient = false"):
+        ns3lossy._tcp_settings(None, {"sack": True, "sack_impatient": False}, "newreno")
+
+
+def test_the_sack_cells_of_the_summary_are_both_simulators_aligned_and_nothing_else():
+    from netreturn.validate_lossy import SACK_ALIGNED, cell_of
+    from netreturn.valsummary import PLAN
+
+    assert cell_of("westwood+", "linux", "linux", SACK_ALIGNED) == "lossy_westwood+_sack_repaired"
+    assert cell_of("newreno", "linux", "ns3", SACK_ALIGNED) == "lossy_newreno_sack"
+    assert cell_of("westwood+", "linux", "deduct", SACK_ALIGNED) is None
+    assert cell_of("newreno", "linux", "ns3", {"sack": "true"}) is None
+    names = {c.name for m in PLAN for c in m.cells}
+    assert {"lossy_newreno_sack", "lossy_westwood+_sack_repaired"} <= names
+
+
+@needs_ns3
+def test_every_run_of_a_process_runs_the_westwood_variant_asked_for_its_first_too():
+    # Until 2026-11-27 the variant's congestion control was chosen after the
+    # stack was installed, so each process's first seed ran ns-3's own
+    # TcpWestwoodPlus whatever --ns3-westwood asked.
+    for westwood, name in (("deduct", "ns3::NetreturnWestwoodPlus"), ("linux", "ns3::NetreturnWestwoodLinux")):
+        (r,) = ns3lossy.run_lossy("westwood+", 0.01, [1], westwood=westwood, timeout_s=900)
+        assert r["congestion_ops"] == name, westwood
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,8 @@ CCS = {"newreno": "ns3::TcpNewReno", "westwood+": "ns3::TcpWestwoodPlus"}
 #: ns-3's Westwood+ as shipped, or with its delivered count repaired
 #: (``deduct``: dupACK-counted segments deducted from the covering ACK, as
 #: Linux; ns3cxx/lossy.cc, NetreturnWestwoodPlus). NewReno ignores it.
-WESTWOOD = {"ns3": "ns3::TcpWestwoodPlus", "deduct": "ns3::NetreturnWestwoodPlus"}
+WESTWOOD = {"ns3": "ns3::TcpWestwoodPlus", "deduct": "ns3::NetreturnWestwoodPlus",
+            "linux": "ns3::NetreturnWestwoodLinux"}
 #: Our loss recoveries (``tcp.recovery``) and ns-3's. Ours' "classic" is
 #: RFC 6582 NewReno with cwnd inflation; ns-3's TcpClassicRecovery inflates
 #: cwnd by one segment per dupACK and deflates to ssthresh at exit (RFC 5681
@@ -54,7 +55,7 @@ RENOSACK = ("linux", "ns3", "rfc6582")
 #: ns-3 ConnTimeout 3 s), which is set to ours below.
 TCP_DEFAULTS = {"timestamps": True, "window_scaling": True, "delayed_ack_timeout": "200ms",
                 "sack": True, "recovery": "prr", "initial_cwnd": 10, "min_rto": "1s", "delayed_ack_count": 2,
-                "rcv_buf": "131072B"}
+                "rcv_buf": "131072B", "sack_impatient": True}
 #: Keys of our [tcp] table that change nothing here: the timestamp tick
 #: (ns-3's TSval clock is 1 ms, as ``ts_tick = "1ms"``), SARBE's switch, and
 #: the congestion control (set from the ``tcp`` parameter).
@@ -138,6 +139,12 @@ def _tcp_settings(ns: Any, tcp: dict, cc: str) -> dict:
     if unknown:
         raise ValueError(f"[tcp] keys with no ns-3 translation here: {sorted(unknown)}")
     t = {**TCP_DEFAULTS, **tcp}
+    if not t["sack_impatient"] and t["sack"]:
+        # ns-3 3.44 restarts the timer only on the first partial ACK of any
+        # recovery (TcpSocketBase::ProcessAck, NewAck(ack, m_isFirstPartialAck));
+        # no attribute gives RFC 6298 (5.3)'s restart on every one.
+        raise ValueError("tcp.sack_impatient = false has no ns-3 translation: ns-3 3.44 restarts the "
+                         "retransmission timer only on a recovery's first partial ACK (set it true)")
     sd = ns.Config.SetDefault
     tid = lambda name: ns.TypeIdValue(ns.TypeId.LookupByName(name))  # noqa: E731
     sd("ns3::TcpL4Protocol::SocketType", tid(CCS[cc]))
@@ -174,6 +181,14 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(int(seed))
 
+    if cc == "westwood+":
+        # Before the stack is installed: TcpL4Protocol takes its SocketType
+        # when it is made, so a default set later reached only the next run
+        # of the same process (until 2026-11-27 every process's first seed
+        # ran ns-3's TcpWestwoodPlus whatever --westwood asked).
+        cpp.LossyRegister()
+        tid = ns.TypeId.LookupByName(WESTWOOD[westwood])
+        ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(tid))
     nodes = {name: ns.CreateObject[ns.Node]() for name in topo["nodes"]}
     stack = ns.InternetStackHelper()
     for n in nodes.values():
@@ -225,10 +240,6 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
     cpp.TraceFlows(1)
     cpp.LossyReset(cc == "westwood+", renosack in ("linux", "rfc6582"))
     cpp.LossyRfc6582(renosack == "rfc6582")
-    if cc == "westwood+":
-        cpp.LossyRegister()
-        tid = ns.TypeId.LookupByName(WESTWOOD[westwood])
-        ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(tid))
     if doc["tcp"].get("sack") and doc["tcp"].get("recovery") == "prr":
         # With SACK, ns-3-dev's repaired PRR (ns3cxx/prr.cc), as netreturn
         # validate uses on the EWT dumbbells (3.44's TcpPrrRecovery departs
@@ -284,6 +295,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
         "ssthresh_after_loss_mean": float(cpp.LossySsthMean()),
         "ssthresh_after_loss_n": int(cpp.LossySsthCount()),
         "bwe_mean_mbps": float(cpp.LossyBweMean(10.0)) * 8 / 1e6 if cc == "westwood+" else math.nan,
+        "congestion_ops": str(cpp.LossyCcName()),
         "error_model_drops": int(cpp.LossyPhyRxDrops()),
         "devices": {name: [int(cpp.LossyDeviceCount(k, w)) for w in range(4)] for k, (_, name) in enumerate(devices)},
         "queue_drops": int(cpp.LossyQueueDrops()),

@@ -170,9 +170,11 @@ def add_arguments(v) -> None:
                    help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it (ns3), or "
                         "recovery left with no loss marks either, as RFC 6582 (rfc6582)")
-    v.add_argument("--ns3-westwood", choices=["ns3", "deduct"], default="ns3",
+    v.add_argument("--ns3-westwood", choices=["ns3", "deduct", "linux"], default="ns3",
                    help=f"{LOSSY} only: ns-3's TcpWestwoodPlus as shipped, or with the segments duplicate ACKs "
-                        "counted deducted from the ACK that covers them (as Linux westwood_acked_count)")
+                        "counted deducted from the ACK that covers them (as Linux westwood_acked_count: deduct), "
+                        "or with that count and Linux's estimator too (a sample per max(RTT, 50 ms), two 7/8 "
+                        "filters, as ours: linux)")
 
 
 def _time(text: str) -> str:

@@ -69,15 +69,33 @@ def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
 #: The reference of the repaired cell: ns-3 with Westwood+'s delivered count
 #: as Linux's (``--ns3-westwood deduct``; issue 25 item 3).
 REPAIRED_LABEL = "ns-3 3.44 with Westwood+'s count repaired"
+#: ... and its estimator as Linux's (``--ns3-westwood linux``), with SACK.
+SACK_REPAIRED_LABEL = "ns-3 3.44 with SACK, Westwood+'s count and estimator as Linux's"
 
 
-def cell_of(cc: str, renosack: str, westwood: str) -> str | None:
+#: Both simulators with SACK, aligned (``--set`` of the summary's SACK
+#: cells): RFC 6675 recovery with PRR in both (ns-3 with ns-3-dev's repaired
+#: PRR), and ours restarting the retransmission timer only on a recovery's
+#: first partial ACK, as ns-3 does in every recovery (``tcp.sack_impatient``;
+#: docs/validation.md, "Westwood+ with SACK on both sides, ns-3 repaired").
+SACK_ALIGNED = {"sack": "true", "recovery": "prr", "tcp.sack_impatient": "true"}
+
+
+def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None) -> str | None:
     """The summary's cell record a run of Fig. 3b makes: ns-3
     with the Reno scoreboard cleared at recovery's end (``lossy_<cc>``), and
     for Westwood+ also with its delivered count repaired
     (``lossy_westwood+_repaired``); with recovery left without loss marks
-    too (``renosack="rfc6582"``) the same names ending ``_rfc6582``; None for
-    other configurations."""
+    too (``renosack="rfc6582"``) the same names ending ``_rfc6582``; with
+    SACK in both, aligned (:data:`SACK_ALIGNED`), ``lossy_newreno_sack`` and,
+    Westwood+ with its count and estimator repaired (``westwood="linux"``),
+    ``lossy_westwood+_sack_repaired``; None for other configurations."""
+    if sets:
+        if dict(sets) != SACK_ALIGNED or renosack != "linux":
+            return None
+        if cc == "newreno":
+            return "lossy_newreno_sack"
+        return "lossy_westwood+_sack_repaired" if westwood == "linux" else None
     if renosack not in ("linux", "rfc6582"):
         return None
     tail = "" if renosack == "linux" else "_rfc6582"
@@ -181,7 +199,7 @@ def main(a, out: Path) -> int:
                 row[key] = {"ns3": x, "netreturn": y, "agree": agree(x, y)}
                 csv.append(f"{cc},{loss},{key},{x[0]},{x[1]},{y[0]},{y[1]},{row[key]['agree']}")
             rows.append(row)
-        cell = cell_of(cc, renosack, westwood) if not sets else None
+        cell = cell_of(cc, renosack, westwood, sets)
         if reference == "ns2":
             cell = NS2_CELL if not sets and tuple(loss_rates) == LOSSES else None
         elif cell and tuple(loss_rates) != LOSSES and not cell.endswith("_repaired"):
@@ -189,14 +207,15 @@ def main(a, out: Path) -> int:
         if cell:  # a cell of the summary
             from .valrecords import record, write_record
 
-            label3 = (NS2_LABEL if reference == "ns2" else REPAIRED_LABEL if cell.endswith("_repaired")
-                      else "ns-3 3.44")
+            label3 = (NS2_LABEL if reference == "ns2" else SACK_REPAIRED_LABEL if cell.endswith("_sack_repaired")
+                      else REPAIRED_LABEL if cell.endswith("_repaired") else "ns-3 3.44")
             write_record(out, cell, record(
                 label3, [(key, label, [r.get(key, math.nan) for r in ns3[loss]],
                           [r.get(key, math.nan) for r in ours if math.isclose(float(r["loss"]), loss)],
                           f"loss {loss * 100:g} %") for loss in loss_rates for key, label in METRICS],
                 cc=cc, losses=list(loss_rates), seeds=seeds,
-                **({} if reference == "ns2" else {"renosack": renosack, "westwood": westwood})))
+                **({} if reference == "ns2" else {"renosack": renosack, "westwood": westwood}),
+                **({"sets": dict(sets)} if sets else {})))
         differ = explained([f"{cc}, loss {r['loss'] * 100:g} %, {label}" for r in rows for key, label in METRICS
                             if r[key]["agree"] is False], EXPLAINED_LOSSY)
         texts.append(table(cc, rows, "ns-2" if reference == "ns2" else "ns-3") + (f"\n\n{differ}" if differ else ""))

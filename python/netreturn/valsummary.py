@@ -92,11 +92,16 @@ def _xcp_cells() -> tuple[Cell, ...]:
     return tuple(Cell(f"xcp_{case}", case, "xcp", {"case": case}) for case in CASES)
 
 
-def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: str = "ns3") -> tuple[Cell, ...]:
-    from .validate_lossy import NS2_CELL, cell_of
+def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: str = "ns3",
+           sack: bool = False) -> tuple[Cell, ...]:
+    from .validate_lossy import NS2_CELL, SACK_ALIGNED, cell_of
 
     if reference == "ns2":
         return (Cell(NS2_CELL, "Fig. 3b's loss rates", "lossy", {"cc": cc, "reference": "ns2"}),)
+    if sack:
+        args = {"cc": cc, "sets": SACK_ALIGNED, **({"westwood": "linux"} if repaired else {})}
+        return (Cell(cell_of(cc, "linux", args.get("westwood", "ns3"), SACK_ALIGNED), "Fig. 3b's loss rates, SACK",
+                     "lossy", args),)
     args = {"cc": cc, "westwood": "deduct"} if repaired else {"cc": cc}
     if renosack != "linux":
         args["renosack"] = renosack
@@ -130,6 +135,7 @@ def _linux(tcp: str, profile: str = "ns3") -> tuple[Cell, ...]:
 BASELINES = "validation.md#baselines-over-phases"
 NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
 NGWA_STRICT_EVIDENCE = "validation.md#ns-3s-rfc-793-stand-in-repaired-issue-25-2026-11-26-branch-ngwa5"
+LOSSY_SACK = "validation.md#westwood-with-sack-on-both-sides-ns-3-repaired-issue-25-2026-11-27"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LOSSY_NS2 = "validation.md#newreno-on-the-lossy-link-in-ns-235-issue-25-2026-11-26-branch-val5"
@@ -172,6 +178,11 @@ PLAN: tuple[Mechanism, ...] = (
               _lossy("westwood+")),
     Mechanism("Westwood+, lossy link, ns-3 repaired", "ns-3 3.44, Westwood+ count repaired", LOSSY_REPAIRED,
               _lossy("westwood+", True)),
+    Mechanism("NewReno, lossy link, SACK", "ns-3 3.44, SACK and PRR in both", LOSSY_SACK,
+              _lossy("newreno", sack=True)),
+    Mechanism("Westwood+, lossy link, SACK, ns-3 repaired",
+              "ns-3 3.44, SACK and PRR in both, Westwood+'s count and estimator as Linux's", LOSSY_SACK,
+              _lossy("westwood+", True, sack=True)),
     Mechanism("NewReno, lossy link, ns-2.35", "ns-2.35 (Agent/TCP/Newreno, TCPSink)", LOSSY_NS2,
               _lossy("newreno", reference="ns2")),
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
@@ -347,8 +358,8 @@ def lossy_seeds_stored(out: Path, args: dict, most: int) -> int:
         while n < most and all(ns2_cache_path(out, args["cc"], loss, n + 1).exists() for loss in LOSSES):
             n += 1
         return n
-    while n < most and all(ns3_cache_path(out, args["cc"], loss, n + 1, args.get("renosack", "linux"), None,
-                                          args.get("westwood", "ns3")).exists() for loss in LOSSES):
+    while n < most and all(ns3_cache_path(out, args["cc"], loss, n + 1, args.get("renosack", "linux"),
+                                          args.get("sets"), args.get("westwood", "ns3")).exists() for loss in LOSSES):
         n += 1
     return n
 
@@ -415,7 +426,8 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                         raise RuntimeError("no reference run stored")
                     a = argparse.Namespace(seeds=n, cc=cell.args["cc"], loss=None, jobs=jobs,
                                            quiet=not progress, ns3_renosack=cell.args.get("renosack", "linux"),
-                                           ns3_westwood=cell.args.get("westwood", "ns3"), sets=[],
+                                           ns3_westwood=cell.args.get("westwood", "ns3"),
+                                           sets=list(cell.args.get("sets", {}).items()),
                                            reference=cell.args.get("reference", "ns3"))
                     if lossy_main(a, out) != 0:
                         raise RuntimeError("ns-3 lossy-link runs failed")

@@ -182,6 +182,11 @@ pub struct TcpSpec {
     /// as Linux; docs/tcp.md).
     #[serde(default = "yes")]
     pub newreno_impatient: bool,
+    /// With SACK, only the first partial ACK of a recovery restarts the
+    /// retransmission timer, as ns-3 does; `false` (the default) restarts
+    /// it on every ACK that advances SND.UNA (RFC 6298 (5.3), Linux).
+    #[serde(default)]
+    pub sack_impatient: bool,
     #[serde(default = "yes")]
     pub timestamps: bool,
     #[serde(default = "yes")]

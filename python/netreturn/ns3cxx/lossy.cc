@@ -26,6 +26,7 @@ struct Lossy {
     std::vector<double> bweT, bweV;  // s, bytes per second
     uint64_t phyRxDrops = 0, queueDrops = 0;
     uint64_t rtoExpiries = 0;
+    std::string ccName;  // the congestion control the sender's socket runs
 };
 static Lossy LS;
 
@@ -141,7 +142,79 @@ class NetreturnWestwoodPlus : public TcpWestwoodPlus {
     SequenceNumber32 m_lastAck{0};
     uint32_t m_accounted = 0;
 };
-void LossyRegister() { NetreturnWestwoodPlus::GetTypeId(); }
+// ns-3 3.44's TcpWestwoodPlus with Linux's estimator (tcp_westwood.c),
+// which ours follows (crates/tcp/src/cc/westwood.rs): the delivered count
+// repaired as above; one sample per window that closes at the first ACK
+// after max(RTT, 50 ms) (`westwood_update_window`, RTT the last sample,
+// TCP_WESTWOOD_RTT_MIN), bytes over the window's length; and two cascaded
+// 7/8 EWMAs (`westwood_filter`, `westwood_do_filter`) instead of ns-3's
+// sample every RTT (an event) through a Tustin filter (alpha 0.9). The
+// loss reaction stays ns-3's (GetSsThresh = BWE * minRtt, at least two
+// segments). Written from the Linux source's rules, not from ours.
+class NetreturnWestwoodLinux : public TcpWestwoodPlus {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnWestwoodLinux")
+                                .SetParent<TcpWestwoodPlus>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<NetreturnWestwoodLinux>();
+        return tid;
+    }
+    std::string GetName() const override { return "NetreturnWestwoodLinux"; }
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segs, const Time& rtt) override {
+        Time now = Simulator::Now();
+        if (!rtt.IsZero()) m_rtt = rtt;
+        if (!m_windowOpen) {
+            m_windowStart = now;
+            m_windowOpen = true;
+        }
+        // westwood_update_window: the window closes once more than
+        // max(RTT, 50 ms) has passed since it opened.
+        if (!m_rtt.IsZero()) {
+            Time delta = now - m_windowStart;
+            if (delta > std::max(m_rtt, MilliSeconds(50))) {
+                double sample = m_bk / delta.GetSeconds();  // bytes per second
+                if (m_bwe == 0 && m_bwNs == 0) {
+                    m_bwNs = sample;
+                    m_bwe = sample;
+                } else {
+                    m_bwNs = (7 * m_bwNs + sample) / 8;
+                    m_bwe = (7 * m_bwe + m_bwNs) / 8;
+                }
+                m_currentBW = DataRate(static_cast<uint64_t>(m_bwe * 8));
+                m_bk = 0;
+                m_windowStart = now;
+            }
+        }
+        // westwood_acked_count, in segments as ns-3 reports them.
+        if (m_started && tcb->m_lastAckedSeq == m_lastAck) {
+            m_accounted += segs;
+        } else if (segs > 1) {
+            if (m_accounted >= segs) {
+                m_accounted -= segs;
+                segs = 1;
+            } else {
+                segs -= m_accounted;
+                m_accounted = 0;
+            }
+        }
+        m_started = true;
+        m_lastAck = tcb->m_lastAckedSeq;
+        m_bk += static_cast<double>(segs) * tcb->m_segmentSize;
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnWestwoodLinux>(this); }
+
+  private:
+    bool m_started = false, m_windowOpen = false;
+    SequenceNumber32 m_lastAck{0};
+    uint32_t m_accounted = 0;
+    Time m_rtt{0}, m_windowStart{0};
+    double m_bk = 0, m_bwNs = 0, m_bwe = 0;
+};
+void LossyRegister() {
+    NetreturnWestwoodPlus::GetTypeId();
+    NetreturnWestwoodLinux::GetTypeId();
+}
 
 // RTO expiries. The dumbbell's count (entries into CA_LOSS) misses a
 // timeout that expires again in CA_LOSS (backoff: the state does not
@@ -164,9 +237,10 @@ static void LossyHook(Ptr<BulkSendApplication> app) {
     if (LS.renoSackLinuxExit && !sack.Get()) RenoSackLinuxExit(s);
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LossySsth));
     s->TraceConnectWithoutContext("RTO", MakeCallback(&LossyRto));
+    PointerValue pv;
+    s->GetAttribute("CongestionOps", pv);
+    LS.ccName = pv.Get<TcpCongestionOps>()->GetInstanceTypeId().GetName();
     if (LS.westwood) {
-        PointerValue pv;
-        s->GetAttribute("CongestionOps", pv);
         pv.Get<TcpCongestionOps>()->TraceConnectWithoutContext("EstimatedBW", MakeCallback(&LossyBwe));
     }
 }
@@ -227,6 +301,7 @@ double LossyBweMean(double fromS) {
     return span > 0 ? area / span : std::nan("");
 }
 uint32_t LossyBweLen() { return LS.bweT.size(); }
+std::string LossyCcName() { return LS.ccName; }
 double LossyBweT(uint32_t k) { return LS.bweT[k]; }
 double LossyBweV(uint32_t k) { return LS.bweV[k]; }
 }  // namespace netreturn_ns3

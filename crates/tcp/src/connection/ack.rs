@@ -136,6 +136,11 @@ impl Connection {
             if ack >= self.recover {
                 self.exit_recovery(now);
             } else if self.sack_ok {
+                // With SACK, RFC 6298 (5.3) restarts the timer on every new
+                // ACK (Linux too); `sack_impatient` keeps ns-3's rule, which
+                // applies RFC 6582's Impatient variant to every recovery.
+                self.partial_acks += 1;
+                keep_timer = self.cfg.sack_impatient && self.partial_acks > 1 && self.rto_at.is_some();
                 self.prr_update(delivered);
             } else if self.cc.partial_ack_ends_recovery() {
                 // Reno (RFC 5681 section 3.2 step 6): any new ACK ends recovery.
