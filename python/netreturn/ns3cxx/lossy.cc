@@ -109,6 +109,28 @@ uint64_t LossyStaleLostCleared() { return LS.staleLostCleared; }
 // crates/tcp/src/cc/westwood.rs): a dupACK adds one segment to `accounted`;
 // an ACK acknowledging more than one segment ("partial or delayed ack")
 // counts only what `accounted` has not counted yet, at least one segment.
+struct WestwoodAckedCount {
+    bool started = false;
+    SequenceNumber32 lastAck{0};
+    uint32_t accounted = 0;
+    uint32_t Count(Ptr<TcpSocketState> tcb, uint32_t segs) {
+        if (started && tcb->m_lastAckedSeq == lastAck) {
+            accounted += segs;  // a duplicate ACK: SND.UNA did not move
+        } else if (segs > 1) {
+            if (accounted >= segs) {
+                accounted -= segs;
+                segs = 1;
+            } else {
+                segs -= accounted;
+                accounted = 0;
+            }
+        }
+        started = true;
+        lastAck = tcb->m_lastAckedSeq;
+        return segs;
+    }
+};
+
 class NetreturnWestwoodPlus : public TcpWestwoodPlus {
   public:
     static TypeId GetTypeId() {
@@ -120,28 +142,14 @@ class NetreturnWestwoodPlus : public TcpWestwoodPlus {
     }
     std::string GetName() const override { return "NetreturnWestwoodPlus"; }
     void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segs, const Time& rtt) override {
-        if (m_started && tcb->m_lastAckedSeq == m_lastAck) {
-            m_accounted += segs;  // a duplicate ACK: SND.UNA did not move
-        } else if (segs > 1) {
-            if (m_accounted >= segs) {
-                m_accounted -= segs;
-                segs = 1;
-            } else {
-                segs -= m_accounted;
-                m_accounted = 0;
-            }
-        }
-        m_started = true;
-        m_lastAck = tcb->m_lastAckedSeq;
-        TcpWestwoodPlus::PktsAcked(tcb, segs, rtt);
+        TcpWestwoodPlus::PktsAcked(tcb, m_count.Count(tcb, segs), rtt);
     }
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnWestwoodPlus>(this); }
 
   private:
-    bool m_started = false;
-    SequenceNumber32 m_lastAck{0};
-    uint32_t m_accounted = 0;
+    WestwoodAckedCount m_count;
 };
+
 // ns-3 3.44's TcpWestwoodPlus with Linux's estimator (tcp_westwood.c),
 // which ours follows (crates/tcp/src/cc/westwood.rs): the delivered count
 // repaired as above; one sample per window that closes at the first ACK
@@ -187,27 +195,13 @@ class NetreturnWestwoodLinux : public TcpWestwoodPlus {
             }
         }
         // westwood_acked_count, in segments as ns-3 reports them.
-        if (m_started && tcb->m_lastAckedSeq == m_lastAck) {
-            m_accounted += segs;
-        } else if (segs > 1) {
-            if (m_accounted >= segs) {
-                m_accounted -= segs;
-                segs = 1;
-            } else {
-                segs -= m_accounted;
-                m_accounted = 0;
-            }
-        }
-        m_started = true;
-        m_lastAck = tcb->m_lastAckedSeq;
-        m_bk += static_cast<double>(segs) * tcb->m_segmentSize;
+        m_bk += static_cast<double>(m_count.Count(tcb, segs)) * tcb->m_segmentSize;
     }
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnWestwoodLinux>(this); }
 
   private:
-    bool m_started = false, m_windowOpen = false;
-    SequenceNumber32 m_lastAck{0};
-    uint32_t m_accounted = 0;
+    WestwoodAckedCount m_count;
+    bool m_windowOpen = false;
     Time m_rtt{0}, m_windowStart{0};
     double m_bk = 0, m_bwNs = 0, m_bwe = 0;
 };

@@ -521,9 +521,11 @@ fn sarbe_after_a_timeout_has_ssthresh_ocwnd_and_cwnd_one_segment() {
     assert_eq!(rtx.len(), 1);
 }
 
-/// Without SACK, segments 0, 2 and 4 of ten lost: fast retransmit of 0,
-/// then two partial ACKs (the retransmissions of 0 and 2 arriving). Returns
-/// the sender's next timer after the first and after the second partial ACK.
+/// Segments 0, 2 and 4 of ten lost, the others arrive; then the first two
+/// retransmissions arrive, two partial ACKs. Without SACK recovery
+/// retransmits 0, and 2 on the first partial ACK; with SACK the SACKs mark
+/// all three lost and recovery retransmits them at once. Returns the
+/// sender's next timer after the first and after the second partial ACK.
 fn two_partial_acks(cfg: &TcpConfig) -> (Option<Time>, Option<Time>) {
     let (mut c, mut s) = established(cfg);
     let ms = Time::from_millis;
@@ -539,17 +541,19 @@ fn two_partial_acks(cfg: &TcpConfig) -> (Option<Time>, Option<Time>) {
         c.on_segment(ms(20), a, &mut out);
     }
     assert_eq!(c.stats().fast_retransmits, 1);
-    let partial = |c: &mut Connection, s: &mut Connection, out: &mut Vec<Segment>, t: u64| {
-        let rtx = out.iter().find(|g| g.retransmission).cloned().expect("a retransmission");
+    // Retransmissions sent and not yet delivered, oldest first.
+    let mut rtx: std::collections::VecDeque<Segment> = out.iter().filter(|g| g.retransmission).cloned().collect();
+    let mut partial = |t: u64| {
         let mut acks = Vec::new();
-        s.on_segment(ms(t), &rtx, &mut acks);
-        out.clear();
-        c.on_segment(ms(t + 10), acks.last().expect("an ACK"), out);
-        assert!(c.in_recovery, "a partial ACK keeps NewReno in recovery");
+        s.on_segment(ms(t), &rtx.pop_front().expect("a retransmission"), &mut acks);
+        let mut out = Vec::new();
+        c.on_segment(ms(t + 10), acks.last().expect("an ACK"), &mut out);
+        rtx.extend(out.into_iter().filter(|g| g.retransmission));
+        assert!(c.in_recovery, "SND.UNA is still below the recovery point");
         c.next_timer()
     };
-    let first = partial(&mut c, &mut s, &mut out, 120);
-    let second = partial(&mut c, &mut s, &mut out, 230);
+    let first = partial(120);
+    let second = partial(230);
     (first, second)
 }
 
@@ -566,38 +570,6 @@ fn only_the_first_partial_ack_of_a_newreno_recovery_restarts_the_retransmission_
     assert_eq!(second.unwrap().saturating_sub(first.unwrap()), Time::from_millis(110));
 }
 
-/// With SACK, segments 0, 2 and 4 of ten lost: the SACKs of the others
-/// mark all three lost and recovery retransmits them; then the
-/// retransmissions of 0 and 2 arrive, two partial ACKs. Returns the sender's
-/// next timer after each.
-fn two_sack_partial_acks(cfg: &TcpConfig) -> (Option<Time>, Option<Time>) {
-    let (mut c, mut s) = established(cfg);
-    let ms = Time::from_millis;
-    let mut sent = Vec::new();
-    c.send(ms(0), 10_000, &mut sent);
-    let mut acks = Vec::new();
-    for k in [1, 3, 5, 6, 7, 8, 9] {
-        s.on_segment(ms(10), &sent[k], &mut acks);
-    }
-    let mut out = Vec::new();
-    for a in &acks {
-        c.on_segment(ms(20), a, &mut out);
-    }
-    let rtx: Vec<Segment> = out.iter().filter(|g| g.retransmission).cloned().collect();
-    assert_eq!(rtx.len(), 3, "0, 2 and 4 retransmitted");
-    let mut partial = |k: usize, t: u64| {
-        let mut acks = Vec::new();
-        s.on_segment(ms(t), &rtx[k], &mut acks);
-        let mut out = Vec::new();
-        c.on_segment(ms(t + 10), acks.last().expect("an ACK"), &mut out);
-        assert!(c.in_recovery, "SND.UNA is still below the recovery point");
-        c.next_timer()
-    };
-    let first = partial(0, 120);
-    let second = partial(1, 230);
-    (first, second)
-}
-
 #[test]
 fn with_sack_every_partial_ack_restarts_the_timer_unless_ns3s_impatient_rule_is_asked_for() {
     // RFC 6298 (5.3): "When an ACK is received that acknowledges new data,
@@ -605,9 +577,9 @@ fn with_sack_every_partial_ack_restarts_the_timer_unless_ns3s_impatient_rule_is_
     // keeps RFC 6582's Impatient rule in a SACK recovery too
     // (docs/validation.md, "Westwood+ with SACK on both sides").
     let cfg = TcpConfig { mss: 1000, sack: true, delayed_ack_count: 1, rcv_buf: 1 << 20, ..Default::default() };
-    let (first, second) = two_sack_partial_acks(&cfg);
+    let (first, second) = two_partial_acks(&cfg);
     assert_eq!(second.unwrap().saturating_sub(first.unwrap()), Time::from_millis(110));
-    let (first, second) = two_sack_partial_acks(&TcpConfig { sack_impatient: true, ..cfg });
+    let (first, second) = two_partial_acks(&TcpConfig { sack_impatient: true, ..cfg });
     assert!(first.is_some());
     assert_eq!(second, first, "the second partial ACK leaves the timer where the first set it");
 }
