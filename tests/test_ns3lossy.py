@@ -162,3 +162,14 @@ def test_with_the_rfc6582_repair_ns3_newreno_leaves_recovery_without_loss_marks(
     rfc = ns3lossy.run_lossy("newreno", 0.00001, [1], renosack="rfc6582", timeout_s=1800)[0]
     assert linux["renosack"] == "linux" and linux["stale_lost_cleared"] == 0
     assert rfc["renosack"] == "rfc6582" and rfc["stale_lost_cleared"] > rfc["fast_recoveries"] / 2
+
+
+@needs_ns3
+def test_with_the_rfc6298_repair_ns3_keeps_a_backed_off_rto_until_an_rtt_sample():
+    # ns-3 3.44's NewAck recomputes the RTO on any new ACK, ending a
+    # timeout's backoff before an RTT sample (RFC 6298 section 5 keeps it);
+    # at 10 % loss a run times out ~150 times and collapses its RTO often.
+    (shipped,) = ns3lossy.run_lossy("newreno", 0.1, [1], timeout_s=900)
+    (kept,) = ns3lossy.run_lossy("newreno", 0.1, [1], rto="rfc6298", timeout_s=900)
+    assert shipped["timeouts"] > 20 and shipped["rto_collapses"] > 10
+    assert kept["timeouts"] > 20 and kept["rto_collapses"] == 0

@@ -39,6 +39,11 @@ CCS = {"newreno": "ns3::TcpNewReno", "westwood+": "ns3::TcpWestwoodPlus"}
 #: Linux; ns3cxx/lossy.cc, NetreturnWestwoodPlus). NewReno ignores it.
 WESTWOOD = {"ns3": "ns3::TcpWestwoodPlus", "deduct": "ns3::NetreturnWestwoodPlus",
             "linux": "ns3::NetreturnWestwoodLinux"}
+#: ns-3's RTO after a timeout: as 3.44 ships it (recomputed by any new ACK,
+#: which ends the backoff), or kept backed off until a new RTT sample, as RFC
+#: 6298 section 5 and ours (ns3cxx/lossy.cc, LossyKarnRto; the same repair as
+#: the NGWA harness's strict-rfc6298).
+RTO = ("ns3", "rfc6298")
 #: Our loss recoveries (``tcp.recovery``) and ns-3's. Ours' "classic" is
 #: RFC 6582 NewReno with cwnd inflation; ns-3's TcpClassicRecovery inflates
 #: cwnd by one segment per dupACK and deflates to ssthresh at exit (RFC 5681
@@ -86,7 +91,7 @@ def _document(cc: str, loss: float, overrides: Optional[dict] = None) -> dict:
 
 
 def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dict] = None,
-              trace: bool = False, renosack: str = "linux", westwood: str = "ns3",
+              trace: bool = False, renosack: str = "linux", westwood: str = "ns3", rto: str = "ns3",
               timeout_s: Optional[float] = None) -> list[dict]:
     """Run the lossy link in ns-3 for each seed (one subprocess) and return
     one metrics dict per seed: ``goodput_mean_mbps``, ``tcp_data_loss_pct``,
@@ -107,6 +112,9 @@ def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dic
     if westwood not in WESTWOOD:
         raise ValueError(f"westwood must be one of {', '.join(WESTWOOD)}, not {westwood!r}")
     cmd += ["--westwood", westwood]
+    if rto not in RTO:
+        raise ValueError(f"rto must be one of {', '.join(RTO)}, not {rto!r}")
+    cmd += ["--rto", rto]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -170,7 +178,7 @@ def _tcp_settings(ns: Any, tcp: dict, cc: str) -> dict:
 
 def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
               log: Optional[tuple[float, float, str]] = None, renosack: str = "linux",
-              westwood: str = "ns3") -> dict:
+              westwood: str = "ns3", rto: str = "ns3") -> dict:
     topo = doc["topology"]
     if topo.get("kind") != "graph":
         raise ValueError("the ns-3 lossy link needs a graph topology")
@@ -240,6 +248,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
     cpp.TraceFlows(1)
     cpp.LossyReset(cc == "westwood+", renosack in ("linux", "rfc6582"))
     cpp.LossyRfc6582(renosack == "rfc6582")
+    cpp.LossyKarnRto(rto == "rfc6298")
     if doc["tcp"].get("sack") and doc["tcp"].get("recovery") == "prr":
         # With SACK, ns-3-dev's repaired PRR (ns3cxx/prr.cc), as netreturn
         # validate uses on the EWT dumbbells (3.44's TcpPrrRecovery departs
@@ -296,6 +305,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
         "ssthresh_after_loss_n": int(cpp.LossySsthCount()),
         "bwe_mean_mbps": float(cpp.LossyBweMean(10.0)) * 8 / 1e6 if cc == "westwood+" else math.nan,
         "congestion_ops": str(cpp.LossyCcName()),
+        "rto": rto, "rto_collapses": int(cpp.LossyRtoCollapses()),
         "error_model_drops": int(cpp.LossyPhyRxDrops()),
         "devices": {name: [int(cpp.LossyDeviceCount(k, w)) for w in range(4)] for k, (_, name) in enumerate(devices)},
         "queue_drops": int(cpp.LossyQueueDrops()),
@@ -339,6 +349,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--trace", action="store_true")
     ap.add_argument("--renosack", choices=RENOSACK, default="linux")
     ap.add_argument("--westwood", choices=list(WESTWOOD), default="ns3")
+    ap.add_argument("--rto", choices=list(RTO), default="ns3")
     ap.add_argument("--log-window", default=None, metavar="T0,T1",
                     help="with --log-out: packet-level log of the flow between T0 and T1 s")
     ap.add_argument("--log-out", default=None, metavar="PATH")
@@ -359,7 +370,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if a.log_out:
             t0, t1 = (float(x) for x in (a.log_window or "0,1e18").split(","))
             log = (t0, t1, a.log_out)
-        out = _simulate(ns, cpp, doc, a.cc, s, a.trace, log, a.renosack, a.westwood)
+        out = _simulate(ns, cpp, doc, a.cc, s, a.trace, log, a.renosack, a.westwood, a.rto)
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
         sys.stdout.flush()
     return 0

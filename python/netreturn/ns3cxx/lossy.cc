@@ -27,6 +27,11 @@ struct Lossy {
     uint64_t phyRxDrops = 0, queueDrops = 0;
     uint64_t rtoExpiries = 0;
     std::string ccName;  // the congestion control the sender's socket runs
+    bool karnRto = false;  // keep a backed-off RTO until an RTT sample (LossyKarnRto)
+    Ptr<TcpSocketBase> sock;
+    Time minRto;
+    uint64_t rtoCollapses = 0;  // RTO lowered after a timeout before any RTT sample
+    bool backedOff = false;
 };
 static Lossy LS;
 
@@ -214,9 +219,28 @@ void LossyRegister() {
 // timeout that expires again in CA_LOSS (backoff: the state does not
 // change); every expiry doubles the RTO (TcpSocketBase::ReTxTimeout,
 // `m_rto = Min(m_rto * 2, 60 s)`), which no RTT update does exactly.
+// ns-3 3.44 doubles the RTO at a timeout, but TcpSocketBase::NewAck
+// recomputes it from the estimator on every new ACK, so the first ACK of
+// retransmitted data (no RTT sample, Karn) ends the backoff. RFC 6298
+// section 5 (5.5 and the note after 5.7) keeps the backed-off RTO "until a
+// new RTT measurement is obtained", as ours (crates/tcp/src/rtt.rs). The
+// repair (`--rto rfc6298`): the socket's MinRto raised to the backed-off RTO
+// at each timeout and put back when an RTT sample moves the smoothed RTT
+// (the "RTT" trace fires before NewAck recomputes the RTO).
 static void LossyRto(Time before, Time now) {
-    if (now == before * 2 || (now == Seconds(60) && before < now)) LS.rtoExpiries++;
+    if (now < before && LS.backedOff) LS.rtoCollapses++;
+    if (now == before * 2 || (now == Seconds(60) && before < now)) {
+        LS.rtoExpiries++;
+        LS.backedOff = true;
+        if (LS.karnRto) LS.sock->SetMinRto(now);
+    }
 }
+static void LossyRttSample(Time, Time) {
+    LS.backedOff = false;
+    if (LS.karnRto) LS.sock->SetMinRto(LS.minRto);
+}
+void LossyKarnRto(bool on) { LS.karnRto = on; }
+uint64_t LossyRtoCollapses() { return LS.rtoCollapses; }
 
 // The repair above on socket `s` (also used by ngwa.cc).
 void RenoSackLinuxExit(Ptr<TcpSocketBase> s) {
@@ -231,6 +255,9 @@ static void LossyHook(Ptr<BulkSendApplication> app) {
     if (LS.renoSackLinuxExit && !sack.Get()) RenoSackLinuxExit(s);
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LossySsth));
     s->TraceConnectWithoutContext("RTO", MakeCallback(&LossyRto));
+    LS.sock = s;
+    LS.minRto = s->GetMinRto();
+    s->TraceConnectWithoutContext("RTT", MakeCallback(&LossyRttSample));
     PointerValue pv;
     s->GetAttribute("CongestionOps", pv);
     LS.ccName = pv.Get<TcpCongestionOps>()->GetInstanceTypeId().GetName();
