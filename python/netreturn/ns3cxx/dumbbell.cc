@@ -514,6 +514,7 @@ struct PacketLog {
     std::vector<std::string> lines;
     uint32_t highTx = 0;  // one past the highest data byte sent so far
     uint32_t cwnd = 0, ssth = 0, nxt = 0, max = 0, rwnd = 0;
+    Time rto;  // the retransmission timeout (TcpSocketBase's "RTO" trace)
     int cong = 0;
     Ptr<TcpSocketBase> sock;
 };
@@ -568,7 +569,7 @@ static void LogState() {
     o << "state una=" << b->HeadSequence().GetValue() << " nxt=" << L.nxt << " max=" << L.max
       << " cwnd=" << L.cwnd << " ssth=" << L.ssth << " pipe=" << b->BytesInFlight()
       << " cong=" << CongName(L.cong) << " sacked=" << b->GetSacked() << " lost=" << b->GetLost()
-      << " retrans=" << b->GetRetransmitsCount() << " rwnd=" << L.rwnd;
+      << " retrans=" << b->GetRetransmitsCount() << " rwnd=" << L.rwnd << " rto=" << L.rto.GetSeconds();
     LogLine(o.str());
 }
 static void LogTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
@@ -586,6 +587,7 @@ static void LogRx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBa
 static void LogCwnd(uint32_t, uint32_t v) { L.cwnd = v; }
 static void LogSsth(uint32_t, uint32_t v) { L.ssth = v; }
 static void LogRwnd(uint32_t, uint32_t v) { L.rwnd = v; }
+static void LogRto(Time, Time v) { L.rto = v; }
 static void LogNxt(SequenceNumber32, SequenceNumber32 v) { L.nxt = v.GetValue(); }
 static void LogMax(SequenceNumber32, SequenceNumber32 v) { L.max = v.GetValue(); }
 static void LogCong(TcpSocketState::TcpCongState_t old, TcpSocketState::TcpCongState_t now) {
@@ -655,6 +657,7 @@ static void LogHookSocket(Ptr<Socket> s) {
     s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&LogCwnd));
     s->TraceConnectWithoutContext("SlowStartThreshold", MakeCallback(&LogSsth));
     s->TraceConnectWithoutContext("RWND", MakeCallback(&LogRwnd));
+    s->TraceConnectWithoutContext("RTO", MakeCallback(&LogRto));
     s->TraceConnectWithoutContext("NextTxSequence", MakeCallback(&LogNxt));
     s->TraceConnectWithoutContext("HighestSequence", MakeCallback(&LogMax));
     s->TraceConnectWithoutContext("CongState", MakeCallback(&LogCong));
