@@ -402,8 +402,8 @@ void NgwaNewReno(bool rfc6582, bool karnRto) {
 }
 
 // A per-packet log ("" closes it): one line per data segment a sender sends
-// (tx), per timeout (rto), per entry into fast recovery (recovery) and per
-// packet a queue disc drops (drop): time (s), flow, event, sequence number,
+// (tx), per ACK it receives (ack: the bytes column is the window offered), per timeout (rto), per
+// entry into fast recovery (recovery) and per packet a queue disc drops (drop): time (s), flow, event, sequence number,
 // bytes, retransmission (0/1), the sender's congestion state
 // (TcpSocketState::TcpCongStateName; for a drop: data or ack).
 void NgwaLog(const std::string& path) {
@@ -472,6 +472,9 @@ static void NgwaSenderRx(Ptr<const Packet> packet, Ptr<Ipv4>, uint32_t) {
     }
     f.lastWin = win;
     f.seenAck = true;
+    // The bytes column of an ack line: the window it offers (unscaled, as the receiver rule wrote it).
+    if (NgwaLogFile && f.sock)
+        NgwaLogLine(it->second, "ack", ack, win, false, ((*f.sock).*NgwaGet(NgwaTcb()))->m_congState.Get());
 }
 
 static void NgwaResend(uint32_t i) {
