@@ -206,3 +206,72 @@ def test_in_ns3_the_strict_rfc793_stand_in_retransmits_only_after_a_timeout(mode
     assert strict["timeouts"] > 0 and strict["retransmits"] > 0, "it lost and resent, after timeouts"
     assert _early_retransmissions(strict_log) == 0
     assert not any(" recovery " in ln for ln in strict_log)
+
+
+def test_newreno_variant_runs_and_records_are_kept_beside_the_as_built_ones(tmp_path: Path):
+    assert validate_ngwa.newreno_rows() == ["newreno", "mode1", "mode2", "mode5", "mode6"]
+    assert validate_ngwa.cell_name("mode1", newreno="rfc6582") == "ngwa_mode1_newreno-rfc6582"
+    built = validate_ngwa.ns3_cache_path(tmp_path, "ngwa/rate", "mode1", 1)
+    fixed = validate_ngwa.ns3_cache_path(tmp_path, "ngwa/rate", "mode1", 1, newreno="rfc6582-rfc6298")
+    assert built != fixed and "newreno-rfc6582-rfc6298" in fixed.name
+    with pytest.raises(ValueError, match="row mode3 has no congestion control.*newreno, mode1, mode2, mode5, mode6"):
+        validate_ngwa.run_cell("mode3", [1, 2, 3], tmp_path, cached=True, newreno="rfc6582")
+    with pytest.raises(ValueError, match="newreno .*must be one of ns3, rfc6582, rfc6582-rfc6298, not 'sack'"):
+        ns3ngwa.run_ngwa("ngwa/window", {"ngwa_mode": 1}, [1], newreno="sack")
+
+
+def test_with_ns3_newreno_a_row_of_rfc793_senders_is_refused_naming_the_allowed_rows(tmp_path, capsys):
+    from netreturn.cli import main as cli_main
+
+    rc = cli_main(["validate", "--scenario", "ngwa", "--ns3-newreno", "rfc6582", "--ngwa-rows", "mode1,mode3",
+                   "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "mode3 is not a row of NewReno senders (--ns3-newreno rfc6582)" in err
+    assert "allowed: newreno, mode1, mode2, mode5, mode6" in err
+    assert not (tmp_path / "ns3").exists(), "nothing ran"
+
+
+def test_a_repaired_newreno_record_counts_in_its_own_summary_row(tmp_path: Path):
+    from netreturn.valsummary import NGWA_NEWRENO_ROWS
+
+    rows = [("lost_packets", "lost packets", [10, 11, 12], [10, 11, 12], validate_ngwa.WHERE["ngwa/rate"])]
+    write_record(tmp_path, validate_ngwa.cell_name("mode1", newreno="rfc6582-rfc6298"),
+                 record(validate_ngwa.REFERENCE, rows, seeds=[1, 2, 3]))
+    got = {r["mechanism"]: r for r in summarize(tmp_path)}
+    assert [(n, k, v) for n, k, v, _ in NGWA_NEWRENO_ROWS] == [
+        ("NewReno (NGWA), ns-3 RFC 6582+RTO", "newreno", "rfc6582-rfc6298"),
+        ("NGWA mode 1, ns-3 RFC 6582+RTO", "mode1", "rfc6582-rfc6298"),
+        ("NGWA mode 2, ns-3 RFC 6582+RTO", "mode2", "rfc6582-rfc6298")]
+    assert (got["NGWA mode 1, ns-3 RFC 6582+RTO"]["cells"], got["NGWA mode 1, ns-3 RFC 6582+RTO"]["either"]) == (1, 1)
+    assert got["NGWA mode 1"]["cells"] == 0
+
+
+@pytest.fixture(scope="module")
+def mode1_newreno():
+    """Mode 1 (NewReno senders, no SACK) in Table 2's scenario for 300 s, seed 3, in each NewReno variant."""
+    if not ns3ref.available():
+        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
+    ov = {"ngwa_mode": 1, "run.stop": "300s"}
+    return {v: ns3ngwa.run_ngwa("ngwa/rate", ov, [3], phase_ns=validate_ngwa.PHASE_NS, timeout_s=900,
+                                newreno=v)[0] for v in ns3ngwa.NEWRENO}
+
+
+@needs_ns3
+def test_in_ns3_with_the_rfc6582_repair_newreno_leaves_recovery_without_loss_marks(mode1_newreno):
+    built, fixed = mode1_newreno["ns3"], mode1_newreno["rfc6582"]
+    # As built, ns-3 leaves CA_RECOVERY with the new head still marked lost (TcpTxBuffer::m_lostOut > 0).
+    assert built["fast_recoveries"] > 0 and built["recovery_exits_with_loss_marks"] > 0
+    # RFC 6582 keeps no scoreboard: after recovery the flight is SND.NXT - SND.UNA, nothing marked.
+    assert fixed["fast_recoveries"] > 0 and fixed["recovery_exits_with_loss_marks"] == 0
+    assert fixed["stale_lost_cleared"] > 0, "the repair acted"
+
+
+@needs_ns3
+def test_in_ns3_with_the_rfc6298_repair_newreno_keeps_a_backed_off_rto_until_an_rtt_sample(mode1_newreno):
+    built, fixed = mode1_newreno["ns3"], mode1_newreno["rfc6582-rfc6298"]
+    # As built, TcpSocketBase::NewAck recomputes the RTO on the first new ACK after a timeout, sample or not.
+    assert built["timeouts"] > 0 and built["rto_collapses_before_sample"] > 0
+    # RFC 6298 section 5 (5.5, the note after 5.7): the backed-off RTO stays until a new RTT measurement.
+    assert fixed["timeouts"] > 0 and fixed["rto_collapses_before_sample"] == 0
+    assert fixed["recovery_exits_with_loss_marks"] == 0, "and the RFC 6582 repair with it"

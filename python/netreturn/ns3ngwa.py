@@ -27,7 +27,7 @@ import tempfile
 import time
 from typing import Any, Callable, Optional
 
-__all__ = ["MODES", "RFC793", "SCENARIOS", "METRICS", "run_ngwa", "run_ngwa_many", "main"]
+__all__ = ["MODES", "NEWRENO", "RFC793", "SCENARIOS", "METRICS", "run_ngwa", "run_ngwa_many", "main"]
 
 #: The NGWA paper's Table 1 as docs/decisions.md §2.6 reads it: mode -> (CW, SE, FD).
 MODES = {1: (True, False, False), 2: (True, True, False), 3: (False, False, False), 4: (False, True, False),
@@ -52,6 +52,12 @@ APP_PACKET = 512
 #: ``strict-rfc6298``, strict and its RTO kept backed off until a new RTT sample (RFC 6298 section 5), where
 #: ns-3 3.44 collapses it on any new ACK.
 RFC793 = ("ns3", "strict", "strict-rfc6298")
+#: The NewReno senders' variants (CW on; ``--ns3-newreno``; docs/validation.md, "ns-3's NewReno senders
+#: repaired"): ``ns3``, ns-3 3.44's NewReno without SACK as built (its guessed Reno scoreboard reset when
+#: recovery ends, loss marks left); ``rfc6582``, no loss or retransmission mark left on the sent list at
+#: the end of recovery (RFC 6582 keeps no scoreboard; lossy.cc's ``--renosack rfc6582``);
+#: ``rfc6582-rfc6298``, and its RTO kept backed off until a new RTT sample (RFC 6298 section 5).
+NEWRENO = ("ns3", "rfc6582", "rfc6582-rfc6298")
 #: Keys of a tcp-rate traffic entry this harness translates.
 RATE_KEYS = {"kind", "from", "to", "count", "rate", "start", "stop", "packet"}
 
@@ -101,7 +107,8 @@ def _parse_size(text: Any) -> int:
 
 
 def run_ngwa(scenario: str, overrides: dict, seeds: list[int], *, phase_ns: int = 0,
-             timeout_s: Optional[float] = None, rfc793: str = "ns3", log: Optional[str] = None) -> list[dict]:
+             timeout_s: Optional[float] = None, rfc793: str = "ns3", newreno: str = "ns3",
+             log: Optional[str] = None) -> list[dict]:
     """Run ``scenario`` (one of :data:`SCENARIOS`) with ``overrides`` (e.g.
     ``{"ngwa_mode": 6}``, ``{"ngwa_mode": 0, "tcp": "none"}``) in ns-3 for
     each seed (one subprocess) and return one metrics dict per seed, keyed
@@ -109,16 +116,17 @@ def run_ngwa(scenario: str, overrides: dict, seeds: list[int], *, phase_ns: int 
     phase as ``run.phase`` does in ours: both directions of each link grow
     by ``_native.phase_offset(seed, forward direction's name, phase_ns)``,
     the offsets ours draws. ``rfc793``: the RFC 793 stand-in, one of
-    :data:`RFC793`. ``log``: a per-packet log of the senders per seed (a
+    :data:`RFC793`. ``newreno``: the NewReno senders' variant, one of
+    :data:`NEWRENO`. ``log``: a per-packet log of the senders per seed (a
     path; ``{seed}`` in it is replaced by the seed)."""
     return run_ngwa_many(scenario, [overrides], seeds, phase_ns=phase_ns, timeout_s=timeout_s, rfc793=rfc793,
-                         log=log)[0]
+                         newreno=newreno, log=log)[0]
 
 
 def run_ngwa_many(scenario: str, sets: list[dict], seeds: list[int], *, phase_ns: int = 0,
                   timeout_s: Optional[float] = None,
                   on_run: Optional[Callable[[int, dict], None]] = None, rfc793: str = "ns3",
-                  log: Optional[str] = None) -> list[list[dict]]:
+                  newreno: str = "ns3", log: Optional[str] = None) -> list[list[dict]]:
     """:func:`run_ngwa` for several parameter sets in one subprocess (cling
     compiles ns-3's headers and the harness once, 40-70 s): a list of runs
     per set, in order. ``on_run(i, run)`` is called as each run of set
@@ -127,12 +135,16 @@ def run_ngwa_many(scenario: str, sets: list[dict], seeds: list[int], *, phase_ns
         raise ValueError(f"scenario must be one of {', '.join(SCENARIOS)}, not {scenario!r}")
     if rfc793 not in RFC793:
         raise ValueError(f"rfc793 (the RFC 793 stand-in) must be one of {', '.join(RFC793)}, not {rfc793!r}")
+    if newreno not in NEWRENO:
+        raise ValueError(f"newreno (the NewReno senders' variant) must be one of {', '.join(NEWRENO)}, "
+                         f"not {newreno!r}")
     if log is not None and "{seed}" not in log and len(seeds) * len(sets) > 1:
         raise ValueError(f"log {log!r}: several runs would write one file; put {{seed}} in the path")
     for ov in sets:
         _load(scenario, ov)  # a bad mode or key fails here, before ns-3 starts
     cmd = [sys.executable, os.path.abspath(__file__), "--scenario", scenario, "--sets", json.dumps(sets),
-           "--seeds", ",".join(str(int(s)) for s in seeds), "--phase-ns", str(int(phase_ns)), "--rfc793", rfc793]
+           "--seeds", ",".join(str(int(s)) for s in seeds), "--phase-ns", str(int(phase_ns)), "--rfc793", rfc793,
+           "--newreno", newreno]
     if log is not None:
         cmd += ["--log", log]
     t0 = time.perf_counter()
@@ -184,7 +196,7 @@ def _flows(doc: dict) -> list[dict]:
 
 
 def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc793: str = "ns3",
-              log: Optional[str] = None) -> dict:
+              newreno: str = "ns3", log: Optional[str] = None) -> dict:
     from netreturn import _native  # noqa: PLC0415
     from netreturn.ns3lossy import _tcp_settings  # noqa: PLC0415
     from netreturn.stats import jain, mean  # noqa: PLC0415
@@ -197,6 +209,7 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
     # Registers the harness's TypeIds (NetreturnNoCc is named below) and clears its state.
     cpp.NgwaReset(len(flows), switches is not None, spec["alpha"] if se else -1.0, spec["wmax"], mss)
     cpp.NgwaRfc793Strict(cc == "none" and rfc793 != "ns3", rfc793 == "strict-rfc6298")
+    cpp.NgwaNewReno(cc == "newreno" and newreno != "ns3", cc == "newreno" and newreno == "rfc6582-rfc6298")
     cpp.NgwaLog(log.replace("{seed}", str(seed)) if log else "")
     tcp = dict(doc["tcp"])
     # The application's send buffer (the scenarios: ns-3's own SndBufSize,
@@ -317,26 +330,31 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
 
     per = []
     for i in range(len(flows)):
-        v = [int(cpp.NgwaFlowValue(i, w)) for w in range(9)]
+        v = [int(cpp.NgwaFlowValue(i, w)) for w in range(11)]
         active = min(stops[i], end) - starts[i]
         per.append({"start_s": starts[i], "bytes_delivered": v[0],
                     # Ours (metrics.rs): bytes delivered x 8 over the time from start to stop (or the end).
                     "goodput_mbps": v[0] * 8 / active / 1e6 if active > 0 else 0.0,
                     "triple_dupacks": v[1], "dupacks_past_threshold": v[2], "triple_dupacks_ns3": v[3],
                     "dupacks_past_threshold_ns3": v[4], "timeouts": v[5], "fast_recoveries": v[6],
-                    "retransmits": v[7], "retransmits_before_timeout": v[8]})
+                    "retransmits": v[7], "retransmits_before_timeout": v[8],
+                    "rto_collapses_before_sample": v[9], "recovery_exits_with_loss_marks": v[10]})
     goodputs = [p["goodput_mbps"] for p in per]
     out: dict[str, Any] = {
         "simulator": "ns-3 3.44 (PyPI ns3==3.44.post0, cppyy bindings) with ns3cxx/ngwa.cc",
         "scenario": spec["scenario"], "mode": spec["mode"], "cc": cc, "seed": seed, "phase_ns": phase_ns,
         "rfc793": rfc793 if cc == "none" else None,
+        "newreno": newreno if cc == "newreno" else None,
         "segment": mss,
         "lost_packets": int(cpp.NgwaCount(3)),
         "goodput_mean_mbps": mean(goodputs),
         "jain_goodput": jain(goodputs),
         **{k: sum(p[k] for p in per) for k in ("triple_dupacks", "dupacks_past_threshold", "triple_dupacks_ns3",
                                               "dupacks_past_threshold_ns3", "timeouts", "fast_recoveries",
-                                              "retransmits", "retransmits_before_timeout")},
+                                              "retransmits", "retransmits_before_timeout",
+                                              "rto_collapses_before_sample", "recovery_exits_with_loss_marks")},
+        # Recoveries left with a loss mark on the sent list, cleared by --newreno rfc6582 (lossy.cc).
+        "stale_lost_cleared": int(cpp.LossyStaleLostCleared()),
         "ngwa_inserted": int(cpp.NgwaCount(0)), "ngwa_lowered": int(cpp.NgwaCount(1)),
         "ngwa_kept": int(cpp.NgwaCount(2)), "acks_rewritten": int(cpp.NgwaCount(4)),
         "ngwa_values_received": int(cpp.NgwaCount(5)),
@@ -361,6 +379,10 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "reach, its dupACK-guessed loss marks left in; strict = those cleared, so it "
                          "retransmits only after a timeout; strict-rfc6298 = strict, and a backed-off RTO kept "
                          "until a new RTT sample (RFC 6298 section 5) where ns-3 collapses it on any new ACK")
+    ap.add_argument("--newreno", choices=list(NEWRENO), default="ns3",
+                    help="the NewReno senders (CW on, no SACK): ns3 = ns-3's as built; rfc6582 = no loss marks "
+                         "left at the end of recovery (RFC 6582 keeps no scoreboard); rfc6582-rfc6298 = that, and "
+                         "a backed-off RTO kept until a new RTT sample (RFC 6298 section 5)")
     ap.add_argument("--log", default=None, metavar="PATH",
                     help="a per-packet log of the senders ({seed} in PATH is replaced by the seed)")
     a = ap.parse_args(argv)
@@ -378,7 +400,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     cpp = cppyy.gbl.netreturn_ns3
     for spec in specs:
         for s in (int(x) for x in a.seeds.split(",")):
-            out = _simulate(ns, cpp, spec, s, a.phase_ns, a.rfc793, a.log)
+            out = _simulate(ns, cpp, spec, s, a.phase_ns, a.rfc793, a.newreno, a.log)
             sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
             sys.stdout.flush()
     return 0

@@ -13,6 +13,9 @@ seed), so a rerun runs only new ones; each row leaves a cell record
 ``--ns3-rfc793 strict`` runs the rows whose senders are RFC 793 TCP (CW
 off) with the repaired stand-in (:data:`netreturn.ns3ngwa.RFC793`): records
 ``ngwa_<row>_rfc793-strict.json``, beside the as-built ones.
+``--ns3-newreno rfc6582`` does the same for the rows whose senders are
+NewReno (CW on; :data:`netreturn.ns3ngwa.NEWRENO`): records
+``ngwa_<row>_newreno-rfc6582.json``.
 """
 
 from __future__ import annotations
@@ -56,23 +59,33 @@ def rfc793_rows() -> list[str]:
             if (not MODES[int(ov["ngwa_mode"])][0] if int(ov.get("ngwa_mode", 0)) else ov.get("tcp") == "none")]
 
 
-def _tag(rfc793: str) -> str:
-    return "" if rfc793 == "ns3" else f"_rfc793-{rfc793}"
+def newreno_rows() -> list[str]:
+    """The rows of Table 2 whose senders are NewReno (CW on): the ones
+    ``--ns3-newreno`` changes."""
+    rfc793 = rfc793_rows()
+    return [k for _, k, _ in rows() if k not in rfc793]
 
 
-def cell_name(key: str, rfc793: str = "ns3") -> str:
+def _tag(rfc793: str, newreno: str = "ns3") -> str:
+    return ("" if rfc793 == "ns3" else f"_rfc793-{rfc793}") + ("" if newreno == "ns3" else f"_newreno-{newreno}")
+
+
+def cell_name(key: str, rfc793: str = "ns3", newreno: str = "ns3") -> str:
     """The cell record of Table 2's row ``key`` (e.g. ``mode6``), with the
-    RFC 793 stand-in ``rfc793`` (``strict``: ``ngwa_mode3_rfc793-strict``)."""
-    return f"ngwa_{key}{_tag(rfc793)}"
+    RFC 793 stand-in ``rfc793`` (``strict``: ``ngwa_mode3_rfc793-strict``)
+    or the NewReno variant ``newreno`` (``ngwa_mode1_newreno-rfc6582``)."""
+    return f"ngwa_{key}{_tag(rfc793, newreno)}"
 
 
-def ns3_cache_path(out: Path, scenario: str, key: str, seed: int, rfc793: str = "ns3") -> Path:
+def ns3_cache_path(out: Path, scenario: str, key: str, seed: int, rfc793: str = "ns3",
+                   newreno: str = "ns3") -> Path:
     """Where the ns-3 run of ``scenario``, row ``key``, ``seed`` is kept."""
     return (Path(out) / "ns3"
-            / f"ngwa_{scenario.split('/')[-1]}_{key}{_tag(rfc793)}_phase{PHASE_NS}ns_seed{seed}.json")
+            / f"ngwa_{scenario.split('/')[-1]}_{key}{_tag(rfc793, newreno)}_phase{PHASE_NS}ns_seed{seed}.json")
 
 
-def fill(scenario: str, keys: Sequence[str], seeds: Sequence[int], out: Path, rfc793: str = "ns3") -> None:
+def fill(scenario: str, keys: Sequence[str], seeds: Sequence[int], out: Path, rfc793: str = "ns3",
+         newreno: str = "ns3") -> None:
     """Run in ns-3 what the store lacks of rows ``keys`` of ``scenario``:
     one subprocess for the rows that lack the same seeds (cling's start-up,
     40-70 s, paid once), and store each run."""
@@ -81,24 +94,25 @@ def fill(scenario: str, keys: Sequence[str], seeds: Sequence[int], out: Path, rf
     ovs = {k: ov for _, k, ov in rows()}
     todo: dict[tuple[int, ...], list[str]] = {}
     for k in keys:
-        missing = tuple(s for s in seeds if not ns3_cache_path(out, scenario, k, s, rfc793).exists())
+        missing = tuple(s for s in seeds if not ns3_cache_path(out, scenario, k, s, rfc793, newreno).exists())
         if missing:
             todo.setdefault(missing, []).append(k)
     if todo and not ns3ref.available():
         raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
     for missing, ks in todo.items():
         def keep(i: int, r: dict, ks: list[str] = ks) -> None:  # each run stored as it arrives
-            path = ns3_cache_path(out, scenario, ks[i], r["seed"], rfc793)
+            path = ns3_cache_path(out, scenario, ks[i], r["seed"], rfc793, newreno)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, json.dumps(r, allow_nan=True))
 
         ns3ngwa.run_ngwa_many(scenario, [ovs[k] for k in ks], list(missing), phase_ns=PHASE_NS, on_run=keep,
-                              rfc793=rfc793)
+                              rfc793=rfc793, newreno=newreno)
 
 
-def _ns3(scenario: str, key: str, seeds: Sequence[int], out: Path, rfc793: str = "ns3") -> list[dict]:
-    fill(scenario, [key], seeds, out, rfc793)
-    return [json.loads(ns3_cache_path(out, scenario, key, s, rfc793).read_text()) for s in seeds]
+def _ns3(scenario: str, key: str, seeds: Sequence[int], out: Path, rfc793: str = "ns3",
+         newreno: str = "ns3") -> list[dict]:
+    fill(scenario, [key], seeds, out, rfc793, newreno)
+    return [json.loads(ns3_cache_path(out, scenario, key, s, rfc793, newreno).read_text()) for s in seeds]
 
 
 def _ours(scenario: str, overrides: dict, seeds: Sequence[int], jobs: int | None) -> list[dict]:
@@ -110,39 +124,46 @@ def _ours(scenario: str, overrides: dict, seeds: Sequence[int], jobs: int | None
 
 
 def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None, cached: bool = False,
-             rfc793: str = "ns3") -> dict:
+             rfc793: str = "ns3", newreno: str = "ns3") -> dict:
     """Row ``key`` of Table 2 in both simulators, both scenarios; writes and
     returns its cell record. ``cached``: no ns-3 run; a scenario is compared
     over the seeds (of ``seeds``) whose ns-3 runs are stored, if at least
     :data:`MIN_SEEDS` (RuntimeError if no scenario has as many). ``rfc793``:
     ns-3's RFC 793 stand-in (:data:`netreturn.ns3ngwa.RFC793`; ``strict``
-    only for the rows of :func:`rfc793_rows`)."""
+    only for the rows of :func:`rfc793_rows`); ``newreno``: ns-3's NewReno
+    variant (:data:`netreturn.ns3ngwa.NEWRENO`, rows of :func:`newreno_rows`)."""
     from . import ns3ngwa
     from .valrecords import record, write_record
 
     if rfc793 != "ns3" and key not in rfc793_rows():
         raise ValueError(f"--ns3-rfc793 {rfc793}: row {key} has congestion control (CW on); the RFC 793 stand-in "
                          f"runs only in rows {', '.join(rfc793_rows())}")
+    if newreno != "ns3" and key not in newreno_rows():
+        raise ValueError(f"--ns3-newreno {newreno}: row {key} has no congestion control (CW off); the NewReno "
+                         f"variants run only in rows {', '.join(newreno_rows())}")
     overrides = next(ov for _, k, ov in rows() if k == key)
-    by_scenario = {sc: [s for s in seeds if not cached or ns3_cache_path(out, sc, key, s, rfc793).exists()]
+    by_scenario = {sc: [s for s in seeds
+                        if not cached or ns3_cache_path(out, sc, key, s, rfc793, newreno).exists()]
                    for sc in ns3ngwa.SCENARIOS}
     by_scenario = {sc: ss for sc, ss in by_scenario.items() if len(ss) >= min(MIN_SEEDS, len(seeds))}
     if not by_scenario:
-        raise RuntimeError(f"no ns-3 runs of NGWA's {key}{_tag(rfc793)} stored for {MIN_SEEDS} of seeds "
+        raise RuntimeError(f"no ns-3 runs of NGWA's {key}{_tag(rfc793, newreno)} stored for {MIN_SEEDS} of seeds "
                            f"{seeds[0]}-{seeds[-1]} "
                            f"under {out / 'ns3'}")
     scenarios = list(by_scenario)
     table = []
     for scenario, mine_seeds in by_scenario.items():
-        ref = _ns3(scenario, key, mine_seeds, out, rfc793)
+        ref = _ns3(scenario, key, mine_seeds, out, rfc793, newreno)
         mine = _ours(scenario, overrides, mine_seeds, jobs)
         table += [(m, label, [r.get(m, math.nan) for r in ref], [r.get(m, math.nan) for r in mine], WHERE[scenario])
                   for m, label in ns3ngwa.METRICS]
-    ref_name = REFERENCE if rfc793 == "ns3" else f"{REFERENCE}, RFC 793 stand-in {rfc793}"
+    ref_name = (f"{REFERENCE}, RFC 793 stand-in {rfc793}" if rfc793 != "ns3"
+                else f"{REFERENCE}, NewReno {newreno}" if newreno != "ns3" else REFERENCE)
     rec = record(ref_name, table, row=key, overrides=overrides, seeds=max(by_scenario.values(), key=len),
                  seeds_by_scenario=by_scenario, scenarios=scenarios, phase_ns=PHASE_NS,
-                 **({"rfc793": rfc793} if rfc793 != "ns3" else {}))
-    write_record(out, cell_name(key, rfc793), rec)
+                 **({"rfc793": rfc793} if rfc793 != "ns3" else {}),
+                 **({"newreno": newreno} if newreno != "ns3" else {}))
+    write_record(out, cell_name(key, rfc793, newreno), rec)
     return rec
 
 
@@ -174,11 +195,19 @@ def main(a, out: Path) -> int:
     stored are read, not run again."""
     seeds = list(range(1, a.seeds + 1))
     rfc793 = getattr(a, "ns3_rfc793", None) or "ns3"
+    newreno = getattr(a, "ns3_newreno", None) or "ns3"
+    if rfc793 != "ns3" and newreno != "ns3":
+        print("netreturn: error: --ns3-rfc793 and --ns3-newreno act on different rows (CW off, CW on): "
+              "give one of them", file=sys.stderr)
+        return 2
     wanted = [k.strip() for k in (getattr(a, "ngwa_rows", None) or "").split(",") if k.strip()]
-    known = [k for _, k, _ in rows()] if rfc793 == "ns3" else rfc793_rows()
+    known = (rfc793_rows() if rfc793 != "ns3" else newreno_rows() if newreno != "ns3"
+             else [k for _, k, _ in rows()])
     bad = [k for k in wanted if k not in known]
     if bad:
-        what = "a test of Table 2" if rfc793 == "ns3" else f"a row of RFC 793 senders (--ns3-rfc793 {rfc793})"
+        what = (f"a row of RFC 793 senders (--ns3-rfc793 {rfc793})" if rfc793 != "ns3"
+                else f"a row of NewReno senders (--ns3-newreno {newreno})" if newreno != "ns3"
+                else "a test of Table 2")
         print(f"netreturn: error: --ngwa-rows {a.ngwa_rows}: {', '.join(bad)} is not {what}; "
               f"allowed: {', '.join(known)}", file=sys.stderr)
         return 2
@@ -187,7 +216,7 @@ def main(a, out: Path) -> int:
     keys = [k for k in known if not wanted or k in wanted]
     try:
         for scenario in SCENARIOS:  # every row's ns-3 runs first, one subprocess per scenario
-            fill(scenario, keys, seeds, out, rfc793)
+            fill(scenario, keys, seeds, out, rfc793, newreno)
     except RuntimeError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
@@ -197,19 +226,19 @@ def main(a, out: Path) -> int:
             continue
         if not a.quiet:
             print(f"NGWA, {name}: ns-3 3.44 (RFC 793 stand-in: {rfc793}) and netreturn, seeds 1..{a.seeds}"
-                  if key in rfc793_rows() else f"NGWA, {name}: ns-3 3.44 and netreturn, seeds 1..{a.seeds}",
-                  flush=True)
+                  if key in rfc793_rows() else
+                  f"NGWA, {name}: ns-3 3.44 (NewReno: {newreno}) and netreturn, seeds 1..{a.seeds}", flush=True)
         try:
-            recs[name] = run_cell(key, seeds, out, a.jobs, rfc793=rfc793)
+            recs[name] = run_cell(key, seeds, out, a.jobs, rfc793=rfc793, newreno=newreno)
         except RuntimeError as e:
             print(f"netreturn: error: {e}", file=sys.stderr)
             return 2
     text = table(recs)
     print(text)
-    stem = f"validation_ngwa{_tag(rfc793)}"
+    stem = f"validation_ngwa{_tag(rfc793, newreno)}"
     (out / f"{stem}.txt").write_text(text + "\n")
     (out / f"{stem}.md").write_text(table(recs, markdown=True) + "\n")
     print(f"tables: {out / (stem + '.txt')}, {out / (stem + '.md')} (docs/validation.md's); "
-          f"cell records: {out / 'cells'}/ngwa_*{_tag(rfc793)}.json")
+          f"cell records: {out / 'cells'}/ngwa_*{_tag(rfc793, newreno)}.json")
     return 0
 

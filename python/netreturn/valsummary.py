@@ -109,11 +109,12 @@ def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: 
                  "lossy", args),)
 
 
-def _ngwa(key: str, rfc793: str = "ns3") -> tuple[Cell, ...]:
+def _ngwa(key: str, rfc793: str = "ns3", newreno: str = "ns3") -> tuple[Cell, ...]:
     from .validate_ngwa import cell_name
 
-    args = {"key": key} if rfc793 == "ns3" else {"key": key, "rfc793": rfc793}
-    return (Cell(cell_name(key, rfc793), key, "ngwa", args),)
+    args = {"key": key, **({"rfc793": rfc793} if rfc793 != "ns3" else {}),
+            **({"newreno": newreno} if newreno != "ns3" else {})}
+    return (Cell(cell_name(key, rfc793, newreno), key, "ngwa", args),)
 
 
 #: The testbed comparison of the summary (``netreturn testbed compare``): its
@@ -136,6 +137,7 @@ BASELINES = "validation.md#baselines-over-phases"
 NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
 NGWA_STRICT_EVIDENCE = "validation.md#ns-3s-rfc-793-stand-in-repaired-issue-25-2026-11-26-branch-ngwa5"
 LOSSY_SACK = "validation.md#westwood-with-sack-on-both-sides-ns-3-repaired-issue-25-2026-11-27"
+NGWA_NEWRENO_EVIDENCE = "validation.md#ns-3s-newreno-senders-repaired-issue-25-2026-11-27-branch-ngwa6"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LOSSY_NS2 = "validation.md#newreno-on-the-lossy-link-in-ns-235-issue-25-2026-11-26-branch-val5"
@@ -161,6 +163,12 @@ NGWA_STRICT_ROWS = tuple(
     for variant, label, what in (("strict", "strict", "no guessed loss marks"),
                                  ("strict-rfc6298", "strict+RTO", "no guessed loss marks, RFC 6298 RTO"))
     for name, key in (("RFC 793 TCP (NGWA)", "rfc793"), ("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4")))
+#: The rows whose NewReno senders differed, again with ns-3's NewReno repaired (``--ns3-newreno``):
+#: (row name, key, variant, the reference as the summary names it).
+NGWA_NEWRENO_ROWS = tuple(
+    (f"{name}, ns-3 RFC 6582+RTO", key, "rfc6582-rfc6298",
+     "ns-3 3.44 (ns3cxx/ngwa.cc), NewReno repaired: no loss marks after recovery, RFC 6298 RTO")
+    for name, key in (("NewReno (NGWA)", "newreno"), ("NGWA mode 1", "mode1"), ("NGWA mode 2", "mode2")))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
@@ -190,6 +198,8 @@ PLAN: tuple[Mechanism, ...] = (
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
     *(Mechanism(name, reference, NGWA_STRICT_EVIDENCE, _ngwa(key, variant))
       for name, key, variant, reference in NGWA_STRICT_ROWS),
+    *(Mechanism(name, reference, NGWA_NEWRENO_EVIDENCE, _ngwa(key, newreno=variant))
+      for name, key, variant, reference in NGWA_NEWRENO_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
     Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),
@@ -415,7 +425,8 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                 elif cell.kind == "ngwa":
                     from .validate_ngwa import run_cell as ngwa_cell
 
-                    ngwa_cell(cell.args["key"], seeds, out, jobs, cached, cell.args.get("rfc793", "ns3"))
+                    ngwa_cell(cell.args["key"], seeds, out, jobs, cached, cell.args.get("rfc793", "ns3"),
+                              cell.args.get("newreno", "ns3"))
                 elif cell.kind == "lossy":
                     import argparse
 

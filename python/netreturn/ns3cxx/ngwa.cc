@@ -315,6 +315,12 @@ static bool NgwaStrict793 = false;
 // backed-off RTO at each timeout, put back when a sample moves the smoothed
 // RTT (TcpSocketBase's "RTT" trace), before NewAck recomputes the RTO.
 static bool NgwaKarnRto = false;
+// The same two repairs for the NewReno senders (NGWA's CW on; ns3ngwa.py --newreno), which run
+// without SACK as the paper's: `rfc6582` leaves fast recovery with no loss or retransmission mark
+// on the sent list (lossy.cc's ClearLossMarks, the lossy link's --renosack rfc6582: one
+// implementation), `rfc6582-rfc6298` and the backed-off RTO kept until a new RTT sample as above.
+static bool NgwaKarnRtoCw = false;
+static bool NgwaKarnOn(bool noCc) { return noCc ? NgwaKarnRto : NgwaKarnRtoCw; }
 static std::map<const TcpSocketState*, Ptr<TcpTxBuffer>> NgwaTxOf;  // strict senders' Tx buffers
 
 // ---- RFC 793 TCP: no congestion window
@@ -357,6 +363,9 @@ struct NgwaFlow {
     uint64_t triple = 0, past = 0, tripleNs3 = 0, pastNs3 = 0, rtos = 0, recoveries = 0, rx = 0;
     uint64_t retx = 0, retxBeforeTimeout = 0;  // data segments sent again; of them, outside CA_LOSS
     Time minRto;                                // the socket's own MinRto (NgwaKarnRto)
+    bool backedOff = false;                     // a timeout since the last RTT sample
+    uint64_t rtoCollapses = 0;                  // RTO lowered while backedOff (RFC 6298 section 5 keeps it)
+    uint64_t exitsMarked = 0;                   // exits from CA_RECOVERY leaving a loss mark on the sent list
 };
 static std::vector<NgwaFlow> NF;
 static std::map<uint32_t, uint32_t> NgwaBySender;  // sender address -> flow
@@ -383,9 +392,18 @@ void NgwaRfc793Strict(bool strict, bool karnRto) {
     NgwaKarnRto = strict && karnRto;
 }
 
+// rfc6582: ns-3's NewReno leaves CA_RECOVERY with its sent list's loss marks cleared (RFC 6582 keeps
+// no scoreboard; lossy.cc, LossyCong); karnRto: its RTO kept backed off until an RTT sample (RFC
+// 6298 section 5). Both false: ns-3's NewReno as built (the Reno scoreboard reset at the exit only).
+void NgwaNewReno(bool rfc6582, bool karnRto) {
+    LossyReset(false, false);  // lossy.cc's counters (LossyStaleLostCleared) from 0
+    LossyRfc6582(rfc6582);
+    NgwaKarnRtoCw = karnRto;
+}
+
 // A per-packet log ("" closes it): one line per data segment a sender sends
-// (tx), per timeout (rto), per entry into fast recovery (recovery) and per
-// packet a queue disc drops (drop): time (s), flow, event, sequence number,
+// (tx), per ACK it receives (ack: the bytes column is the window offered), per timeout (rto), per
+// entry into fast recovery (recovery) and per packet a queue disc drops (drop): time (s), flow, event, sequence number,
 // bytes, retransmission (0/1), the sender's congestion state
 // (TcpSocketState::TcpCongStateName; for a drop: data or ack).
 void NgwaLog(const std::string& path) {
@@ -454,6 +472,9 @@ static void NgwaSenderRx(Ptr<const Packet> packet, Ptr<Ipv4>, uint32_t) {
     }
     f.lastWin = win;
     f.seenAck = true;
+    // The bytes column of an ack line: the window it offers (unscaled, as the receiver rule wrote it).
+    if (NgwaLogFile && f.sock)
+        NgwaLogLine(it->second, "ack", ack, win, false, ((*f.sock).*NgwaGet(NgwaTcb()))->m_congState.Get());
 }
 
 static void NgwaResend(uint32_t i) {
@@ -477,17 +498,27 @@ static void NgwaCong(uint32_t i, TcpSocketState::TcpCongState_t before, TcpSocke
 
 // Every RTO expiry, backoffs included (as dumbbell.cc's SockRto).
 static void NgwaRto(uint32_t i, Time before, Time now) {
+    if (now < before && NF[i].backedOff) NF[i].rtoCollapses++;
     if (now == before * 2 || (now == Seconds(60) && before < now)) {
         NF[i].rtos++;
+        NF[i].backedOff = true;
         // The bytes column of an rto line: the backed-off RTO, ms.
         NgwaLogLine(i, "rto", NF[i].una, (uint32_t) now.GetMilliSeconds(), false, TcpSocketState::CA_LOSS);
-        if (NgwaKarnRto && NF[i].noCc) NF[i].sock->SetMinRto(now);  // kept until an RTT sample
+        if (NgwaKarnOn(NF[i].noCc)) NF[i].sock->SetMinRto(now);  // kept until an RTT sample
     }
 }
 
 // A new RTT sample (the smoothed RTT moved): the RTO may collapse again (RFC 6298 section 5).
 static void NgwaSrtt(uint32_t i, Time, Time) {
-    if (NgwaKarnRto && NF[i].noCc) NF[i].sock->SetMinRto(NF[i].minRto);
+    NF[i].backedOff = false;
+    if (NgwaKarnOn(NF[i].noCc)) NF[i].sock->SetMinRto(NF[i].minRto);
+}
+
+// After lossy.cc's exit hook (connected before this one, so run before it): is a segment still
+// marked lost as NewReno leaves recovery? RFC 6582 keeps no scoreboard, so `--newreno rfc6582` leaves none.
+static void NgwaExitMarks(uint32_t i, TcpSocketState::TcpCongState_t before, TcpSocketState::TcpCongState_t now) {
+    if (before == TcpSocketState::CA_RECOVERY && now == TcpSocketState::CA_OPEN && NF[i].sock->GetTxBuffer()->GetLost() > 0)
+        NF[i].exitsMarked++;
 }
 
 static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool renoSackLinuxExit) {
@@ -501,6 +532,7 @@ static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool reno
     s->TraceConnectWithoutContext("RTT", MakeBoundCallback(&NgwaSrtt, i));
     NF[i].minRto = s->GetMinRto();
     if (renoSackLinuxExit) RenoSackLinuxExit(s);  // lossy.cc
+    s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&NgwaExitMarks, i));
     if (noCc) {
         // No fast retransmit: neither the dupACK count nor the Tx buffer's
         // loss guess (TcpTxBuffer::IsLost over its Reno scoreboard, which
@@ -553,6 +585,8 @@ uint64_t NgwaFlowValue(uint32_t i, uint32_t what) {
         case 6: return f.recoveries;
         case 7: return f.retx;
         case 8: return f.retxBeforeTimeout;
+        case 9: return f.rtoCollapses;
+        case 10: return f.exitsMarked;
     }
     return 0;
 }
