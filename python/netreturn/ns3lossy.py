@@ -74,13 +74,15 @@ TCP_IGNORED = {"ts_tick", "sarbe", "westwood", "cc", "segment_size"}
 SND_BUF = 16_000_000
 
 
-def _bytes(text: str) -> int:
-    """Our size units (crates/base/src/units.rs): B, kB, MB, KiB, MiB."""
-    units = [("KiB", 1024), ("MiB", 1 << 20), ("kB", 1000), ("MB", 1_000_000), ("B", 1)]
-    for u, f in units:
-        if text.endswith(u):
-            return int(float(text[: -len(u)]) * f)
-    return int(text)
+def _bytes(text) -> int:
+    """Bytes, through the project's one unit parser (crates/base/src/units.rs);
+    a size in packets has no meaning for a socket buffer."""
+    from .testbed.scenario import parse_size
+
+    unit, n = parse_size(text)
+    if unit != "bytes":
+        raise ValueError(f"{SCENARIO}: tcp.rcv_buf must be in bytes for ns-3, not {text!r}")
+    return int(n)
 
 
 def _document(cc: str, loss: float, overrides: Optional[dict] = None) -> dict:
