@@ -77,7 +77,7 @@ SND_BUF = 16_000_000
 def _bytes(text) -> int:
     """Bytes, through the project's one unit parser (crates/base/src/units.rs);
     a size in packets has no meaning for a socket buffer."""
-    from .testbed.scenario import parse_size
+    from netreturn.testbed.scenario import parse_size  # noqa: PLC0415 (also run as a script)
 
     unit, n = parse_size(text)
     if unit != "bytes":
