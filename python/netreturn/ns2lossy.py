@@ -33,11 +33,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import shutil
 import subprocess
 import sys
 from typing import Optional
+
+from .testbed.scenario import parse_rate, parse_size, parse_time
 
 __all__ = ["CCS", "NS", "tcl_script", "parse_output", "run_lossy", "main"]
 
@@ -54,25 +55,21 @@ TCP_IGNORED = {"ts_tick", "sarbe", "westwood", "cc", "rcv_buf"}
 LINK_KEYS = {"from", "to", "rate", "delay", "buffer", "loss", "loss_direction"}
 
 
-def _seconds(text: str) -> float:
-    m = re.fullmatch(r"([0-9.eE+-]+)\s*(ms|us|s)", str(text).strip())
-    if not m:
-        raise ValueError(f"{SCENARIO}: a time like '200ms' or '100s' expected, not {text!r}")
-    return float(m.group(1)) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[m.group(2)]
+def _seconds(text) -> float:
+    """Seconds, through the project's one unit parser (crates/base/src/units.rs)."""
+    return parse_time(text)
 
 
-def _packets(text: str, where: str) -> int:
-    m = re.fullmatch(r"(\d+)p", str(text).strip())
-    if not m:
+def _packets(text, where: str) -> int:
+    unit, n = parse_size(text)
+    if unit != "packets":
         raise ValueError(f"{SCENARIO}: {where} buffer must be in packets ('62p') for ns-2, not {text!r}")
-    return int(m.group(1))
+    return int(n)
 
 
-def _ns2_rate(text: str) -> str:
-    m = re.fullmatch(r"([0-9.]+)\s*(k|M|G)bps", str(text).strip())
-    if not m:
-        raise ValueError(f"{SCENARIO}: a rate like '5Mbps' expected, not {text!r}")
-    return f"{m.group(1)}{m.group(2)}b"
+def _ns2_rate(text) -> str:
+    """A rate as plain bits per second, which ns-2's ``bw_parse`` takes."""
+    return str(int(parse_rate(text)))
 
 
 def _document(cc: str, loss: float, overrides: Optional[dict] = None) -> dict:
