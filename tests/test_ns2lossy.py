@@ -82,3 +82,14 @@ def test_rates_times_and_buffers_go_through_the_projects_one_unit_parser():
     assert ns2lossy._ns2_rate("1.5Gbps") == str(int(parse_rate("1.5Gbps"))) == "1500000000"
     with pytest.raises(ValueError, match="packets"):
         ns2lossy._packets("64kB", "link R1->R2")
+
+
+def test_ns2s_timer_restart_at_a_fast_retransmit_is_set_on_ours_and_refused_when_turned_off():
+    # ns-2.35 tcp-newreno.cc dupack_action: reset_rtx_timer(1,0) at every
+    # fast retransmit, no switch; ours runs the same rule against it.
+    assert ns2lossy.ALIGN == {"tcp.rto_restart_on_fast_retransmit": "true"}
+    doc = ns2lossy._document("newreno", 0.03)
+    assert str(doc["tcp"]["rto_restart_on_fast_retransmit"]).lower() == "true"
+    off = ns2lossy._document("newreno", 0.03, {"tcp.rto_restart_on_fast_retransmit": "false"})
+    with pytest.raises(ValueError, match="rto_restart_on_fast_retransmit"):
+        ns2lossy.tcl_script(off, "newreno", 1)

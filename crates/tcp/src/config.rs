@@ -32,6 +32,7 @@ pub enum Recovery {
 /// | `sack` | on | offer SACK-permitted (RFC 2018) |
 /// | `dupack_same_window` | on | without SACK, a dupACK must repeat the previous window (RFC 5681 section 2); off, any window (ns-3) |
 /// | `impatient` | on | without SACK, only the first partial ACK of a NewReno recovery restarts the retransmission timer (RFC 6582 section 3.2 step 5, "Impatient"; ns-3); off, every partial ACK does (RFC 6298 (5.3), "Slow-but-Steady"; Linux) |
+/// | `rto_restart_on_fast_retransmit` | off | the fast retransmit restarts the retransmission timer (ns-2.35 `tcp-newreno.cc` `dupack_action` `reset_rtx_timer(1,0)`; Linux `tcp_xmit_retransmit_queue`); off, a running timer keeps its expiry (RFC 6298 (5.1); ns-3) |
 /// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
 /// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |
 /// | `rcv_buf` | 131072 B | receive buffer; advertised window = `rcv_buf` - out-of-order bytes |
@@ -84,6 +85,7 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     pub dupack_same_window: bool,
     pub impatient: bool,
+    pub rto_restart_on_fast_retransmit: bool,
     pub shrink_window: bool,
 }
 
@@ -96,6 +98,7 @@ impl Default for TcpConfig {
             sack: true,
             dupack_same_window: true,
             impatient: true,
+            rto_restart_on_fast_retransmit: false,
             timestamps: true,
             window_scaling: true,
             rcv_buf: 131_072,

@@ -59,6 +59,13 @@ impl Connection {
             self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight);
         }
         self.high_rxt = self.snd_una;
+        if self.cfg.rto_restart_on_fast_retransmit {
+            // ns-2.35 tcp-newreno.cc `dupack_action` (reno_action):
+            // `reset_rtx_timer(1,0)` before the retransmission; Linux
+            // `tcp_xmit_retransmit_queue` rearms the timer when it resends
+            // the head. RFC 6298 (5.1) only starts a timer not running.
+            self.rto_at = Some(now + self.rtt.rto());
+        }
         if self.sack_ok {
             if !continues_cwr {
                 // RFC 6937: RecoverFS = snd.nxt - snd.una.

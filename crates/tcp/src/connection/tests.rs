@@ -566,6 +566,48 @@ fn only_the_first_partial_ack_of_a_newreno_recovery_restarts_the_retransmission_
     assert_eq!(second.unwrap().saturating_sub(first.unwrap()), Time::from_millis(110));
 }
 
+/// Without SACK, segment 0 of ten lost, its three duplicate ACKs arriving
+/// at `dup_at` ms: the sender's timer after the fast retransmit.
+fn timer_after_fast_retransmit(cfg: &TcpConfig, dup_at: u64) -> Time {
+    let (mut c, mut s) = established(cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    let mut acks = Vec::new();
+    for seg in &sent[1..4] {
+        s.on_segment(ms(10), seg, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(dup_at), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert!(out.iter().any(|g| g.retransmission), "segment 0 fast-retransmitted");
+    c.next_timer().expect("the retransmission timer runs")
+}
+
+#[test]
+fn the_fast_retransmit_restarts_the_retransmission_timer_only_when_configured_as_ns2_and_linux() {
+    // RFC 6298 (5.1) starts the timer only when it is not running: the
+    // fast retransmit at 150 ms leaves the expiry set by the first send
+    // at 0 ms. ns-2.35 (tcp-newreno.cc `dupack_action`:
+    // `reset_rtx_timer(1,0)`) and Linux (`tcp_xmit_retransmit_queue`)
+    // restart it, so the retransmission has a whole RTO to be acknowledged.
+    // Any window counts (ns-3's rule): the receiver's window shrinks by
+    // the out-of-order bytes it holds.
+    let cfg = TcpConfig {
+        mss: 1000,
+        sack: false,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        dupack_same_window: false,
+        ..Default::default()
+    };
+    let kept = timer_after_fast_retransmit(&cfg, 150);
+    let restarted = timer_after_fast_retransmit(&TcpConfig { rto_restart_on_fast_retransmit: true, ..cfg }, 150);
+    assert_eq!(restarted.saturating_sub(kept), Time::from_millis(150), "kept {kept:?}, restarted {restarted:?}");
+}
+
 #[test]
 fn after_a_timeout_an_ack_covering_sacked_data_grows_cwnd_only_by_what_it_newly_delivered() {
     // Segment 0 is lost twice (its fast retransmission too); 1-9 arrive
