@@ -609,6 +609,41 @@ fn the_fast_retransmit_restarts_the_retransmission_timer_only_when_configured_as
 }
 
 #[test]
+fn segments_sent_by_limited_transmit_are_left_out_of_the_flight_size_that_sets_ssthresh() {
+    // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use, additional
+    // data sent in limited transmit MUST NOT be included in this
+    // calculation". Ten segments (cwnd 10), segment 0 lost: the first two
+    // dupACKs send segments 10 and 11 (RFC 3042), the third sets ssthresh
+    // = 10 000 / 2, not 12 000 / 2.
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        sack: false,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        dupack_same_window: false,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 20_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    let mut acks = Vec::new();
+    for seg in &sent[1..4] {
+        s.on_segment(ms(10), seg, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks[..2] {
+        c.on_segment(ms(20), a, &mut out);
+    }
+    assert_eq!(out.iter().filter(|g| g.len > 0 && !g.retransmission).count(), 2, "RFC 3042: two new segments");
+    c.on_segment(ms(20), &acks[2], &mut out);
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert_eq!(c.win.ssthresh, 5_000, "FlightSize without the limited-transmit segments, halved");
+}
+
+#[test]
 fn after_a_timeout_an_ack_covering_sacked_data_grows_cwnd_only_by_what_it_newly_delivered() {
     // Segment 0 is lost twice (its fast retransmission too); 1-9 arrive
     // and are SACKed. After the RTO (cwnd one segment) the retransmission
