@@ -70,3 +70,26 @@ def test_a_real_ns2_run_conserves_packets_and_each_seed_draws_its_own_losses():
         assert 0 <= first_sends - delivered <= 130
         assert r["drops"] > 0 and r["fast_recoveries"] > 0
     assert runs[0]["drops"] != runs[1]["drops"], "each seed draws its own losses"
+
+
+def test_rates_times_and_buffers_go_through_the_projects_one_unit_parser():
+    from netreturn.testbed.scenario import parse_rate
+
+    tcl = ns2lossy.tcl_script(ns2lossy._document("newreno", 0.01), "newreno", 1)
+    # ns-2's bw_parse takes plain bits per second; 0.01 ms is 1e-05 s.
+    assert "$ns duplex-link $n(R1) $n(R2) 5000000 0.05 DropTail" in tcl
+    assert "$ns duplex-link $n(S) $n(R1) 10000000 1e-05 DropTail" in tcl
+    assert ns2lossy._ns2_rate("1.5Gbps") == str(int(parse_rate("1.5Gbps"))) == "1500000000"
+    with pytest.raises(ValueError, match="packets"):
+        ns2lossy._packets("64kB", "link R1->R2")
+
+
+def test_ns2s_timer_restart_at_a_fast_retransmit_is_set_on_ours_and_refused_when_turned_off():
+    # ns-2.35 tcp-newreno.cc dupack_action: reset_rtx_timer(1,0) at every
+    # fast retransmit, no switch; ours runs the same rule against it.
+    assert ns2lossy.ALIGN == {"tcp.rto_restart_on_fast_retransmit": "true"}
+    doc = ns2lossy._document("newreno", 0.03)
+    assert str(doc["tcp"]["rto_restart_on_fast_retransmit"]).lower() == "true"
+    off = ns2lossy._document("newreno", 0.03, {"tcp.rto_restart_on_fast_retransmit": "false"})
+    with pytest.raises(ValueError, match="rto_restart_on_fast_retransmit"):
+        ns2lossy.tcl_script(off, "newreno", 1)

@@ -33,13 +33,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import shutil
 import subprocess
 import sys
 from typing import Optional
 
-__all__ = ["CCS", "NS", "tcl_script", "parse_output", "run_lossy", "main"]
+from .testbed.scenario import parse_rate, parse_size, parse_time
+
+__all__ = ["ALIGN", "CCS", "NS", "tcl_script", "parse_output", "run_lossy", "main"]
 
 SCENARIO = "sarbe/lossy_link"
 NS = "ns"
@@ -49,37 +50,41 @@ CCS = {"newreno": "Agent/TCP/Newreno"}
 #: timestamps are exact times; SARBE's and Westwood's tables are not read by
 #: NewReno; ``cc`` comes from the ``tcp`` parameter; ``rcv_buf`` 1 MB never
 #: limits a 5 Mb/s x 100 ms path, so ns-2's window_ is set beyond it).
-TCP_KEYS = {"segment_size", "sack", "recovery", "delayed_ack_count", "min_rto", "initial_cwnd", "timestamps"}
+TCP_KEYS = {"segment_size", "sack", "recovery", "delayed_ack_count", "min_rto", "initial_cwnd", "timestamps",
+            "rto_restart_on_fast_retransmit"}
+#: What ours must set to run ns-2's rules where ns-2 has no switch (issue 25,
+#: docs/validation.md "The lossy link's 1-10 % loss gap"): ns-2.35's NewReno
+#: restarts the retransmission timer at every fast retransmit (tcp-newreno.cc
+#: ``dupack_action``, ``reset_rtx_timer(1,0)``), ours by default does not
+#: (RFC 6298 (5.1), as ns-3). Applied to both documents, so ours' run and the
+#: Tcl come from the same settings; validate_lossy runs ours with them.
+ALIGN = {"tcp.rto_restart_on_fast_retransmit": "true"}
 TCP_IGNORED = {"ts_tick", "sarbe", "westwood", "cc", "rcv_buf"}
 LINK_KEYS = {"from", "to", "rate", "delay", "buffer", "loss", "loss_direction"}
 
 
-def _seconds(text: str) -> float:
-    m = re.fullmatch(r"([0-9.eE+-]+)\s*(ms|us|s)", str(text).strip())
-    if not m:
-        raise ValueError(f"{SCENARIO}: a time like '200ms' or '100s' expected, not {text!r}")
-    return float(m.group(1)) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[m.group(2)]
+def _seconds(text) -> float:
+    """Seconds, through the project's one unit parser (crates/base/src/units.rs)."""
+    return parse_time(text)
 
 
-def _packets(text: str, where: str) -> int:
-    m = re.fullmatch(r"(\d+)p", str(text).strip())
-    if not m:
+def _packets(text, where: str) -> int:
+    unit, n = parse_size(text)
+    if unit != "packets":
         raise ValueError(f"{SCENARIO}: {where} buffer must be in packets ('62p') for ns-2, not {text!r}")
-    return int(m.group(1))
+    return int(n)
 
 
-def _ns2_rate(text: str) -> str:
-    m = re.fullmatch(r"([0-9.]+)\s*(k|M|G)bps", str(text).strip())
-    if not m:
-        raise ValueError(f"{SCENARIO}: a rate like '5Mbps' expected, not {text!r}")
-    return f"{m.group(1)}{m.group(2)}b"
+def _ns2_rate(text) -> str:
+    """A rate as plain bits per second, which ns-2's ``bw_parse`` takes."""
+    return str(int(parse_rate(text)))
 
 
 def _document(cc: str, loss: float, overrides: Optional[dict] = None) -> dict:
     """Our scenario file with its parameters substituted (the native loader)."""
     from .scenarios import load
 
-    return load(SCENARIO, {"tcp": cc, "loss": loss, **(overrides or {})})["document"]
+    return load(SCENARIO, {"tcp": cc, "loss": loss, **ALIGN, **(overrides or {})})["document"]
 
 
 def tcl_script(doc: dict, cc: str, seed: int) -> str:
@@ -93,6 +98,10 @@ def tcl_script(doc: dict, cc: str, seed: int) -> str:
     if str(tcp.get("sack", False)).lower() == "true" or tcp.get("recovery", "classic") != "classic":
         raise ValueError(f"{SCENARIO}: ns-2's Newreno agent has no SACK and classic recovery only; "
                          f"sack={tcp.get('sack')!r}, recovery={tcp.get('recovery')!r}")
+    if str(tcp.get("rto_restart_on_fast_retransmit", False)).lower() != "true":
+        raise ValueError(f"{SCENARIO}: ns-2's Newreno agent restarts the retransmission timer at every fast "
+                         f"retransmit (tcp-newreno.cc dupack_action); tcp.rto_restart_on_fast_retransmit must be "
+                         f"true, not {tcp.get('rto_restart_on_fast_retransmit')!r}")
     if int(tcp.get("delayed_ack_count", 1)) != 1:
         raise ValueError(f"{SCENARIO}: Agent/TCPSink ACKs every segment; delayed_ack_count must be 1, "
                          f"not {tcp.get('delayed_ack_count')!r}")

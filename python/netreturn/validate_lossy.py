@@ -186,7 +186,12 @@ def main(a, out: Path) -> int:
         except RuntimeError as e:
             print(f"netreturn: error: {e}", file=sys.stderr)
             return 2
-        res = run(SCENARIO, set={**sets, "tcp": cc}, sweep={"loss": list(loss_rates)}, seeds=a.seeds, jobs=a.jobs,
+        # Against ns-2, ours runs ns-2's rules where ns-2 has no switch
+        # (ns2lossy.ALIGN: the timer restarted at a fast retransmit).
+        from .ns2lossy import ALIGN
+
+        ours_sets = {**ALIGN, **sets} if reference == "ns2" else sets
+        res = run(SCENARIO, set={**ours_sets, "tcp": cc}, sweep={"loss": list(loss_rates)}, seeds=a.seeds, jobs=a.jobs,
                   out=out / "netreturn", progress=not a.quiet, tables=False)
         ours = res.run_rows()
         rows = []

@@ -140,7 +140,8 @@ LOSSY_SACK = "validation.md#westwood-with-sack-on-both-sides-ns-3-repaired-issue
 NGWA_NEWRENO_EVIDENCE = "validation.md#ns-3s-newreno-senders-repaired-issue-25-2026-11-27-branch-ngwa6"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
-LOSSY_NS2 = "validation.md#newreno-on-the-lossy-link-in-ns-235-issue-25-2026-11-26-branch-val5"
+LOSSY_NS2 = ("validation.md#newrenos-fast-recoveries-and-rtos-at-1-10-percent-loss-against-ns-235-issue-25-"
+             "2026-11-27-branch-val6")
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
 MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"

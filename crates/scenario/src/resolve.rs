@@ -318,6 +318,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         dupack_same_window: t.dupack_same_window,
         impatient: t.newreno_impatient,
         sack_impatient: t.sack_impatient,
+        rto_restart_on_fast_retransmit: t.rto_restart_on_fast_retransmit,
         timestamps: t.timestamps,
         window_scaling: t.window_scaling,
         delayed_ack_count: t.delayed_ack_count,

@@ -187,6 +187,12 @@ pub struct TcpSpec {
     /// it on every ACK that advances SND.UNA (RFC 6298 (5.3), Linux).
     #[serde(default)]
     pub sack_impatient: bool,
+    /// The fast retransmit restarts the retransmission timer (ns-2.35
+    /// `tcp-newreno.cc` `dupack_action`: `reset_rtx_timer(1,0)`; Linux
+    /// `tcp_xmit_retransmit_queue` rearms it on retransmitting the head);
+    /// `false` leaves a running timer alone (RFC 6298 (5.1), ns-3).
+    #[serde(default)]
+    pub rto_restart_on_fast_retransmit: bool,
     #[serde(default = "yes")]
     pub timestamps: bool,
     #[serde(default = "yes")]
@@ -1384,6 +1390,16 @@ mod tests {
         let netreturn_control::Controller::Ewt(ewt) = ctl else { panic!() };
         assert_eq!(ewt.start_threshold(), 20 * 1498);
         assert_eq!(cfg.assume_wscale, Some(7));
+    }
+
+    #[test]
+    fn the_timer_restart_at_a_fast_retransmit_is_off_unless_the_file_turns_it_on() {
+        // Off: RFC 6298 (5.1), ns-3; on: ns-2.35 tcp-newreno.cc dupack_action.
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(!s.tcp.rto_restart_on_fast_retransmit);
+        let text = MINI.replace("[topology]", "[tcp]\nrto_restart_on_fast_retransmit = true\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(s.tcp.rto_restart_on_fast_retransmit);
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub enum Recovery {
 /// | `dupack_same_window` | on | without SACK, a dupACK must repeat the previous window (RFC 5681 section 2); off, any window (ns-3) |
 /// | `impatient` | on | without SACK, only the first partial ACK of a NewReno recovery restarts the retransmission timer (RFC 6582 section 3.2 step 5, "Impatient"; ns-3); off, every partial ACK does (RFC 6298 (5.3), "Slow-but-Steady"; Linux) |
 /// | `sack_impatient` | off | with SACK, only the first partial ACK of a recovery restarts the retransmission timer, as ns-3 3.44 does in every recovery (`TcpSocketBase::ProcessAck`: `NewAck(ack, m_isFirstPartialAck)`); off, every ACK that advances SND.UNA does (RFC 6298 (5.3); Linux `tcp_rearm_rto`) |
+/// | `rto_restart_on_fast_retransmit` | off | the fast retransmit restarts the retransmission timer (ns-2.35 `tcp-newreno.cc` `dupack_action` `reset_rtx_timer(1,0)`; Linux `tcp_xmit_retransmit_queue`); off, a running timer keeps its expiry (RFC 6298 (5.1); ns-3) |
 /// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
 /// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |
 /// | `rcv_buf` | 131072 B | receive buffer; advertised window = `rcv_buf` - out-of-order bytes |
@@ -86,6 +87,7 @@ pub struct TcpConfig {
     pub dupack_same_window: bool,
     pub impatient: bool,
     pub sack_impatient: bool,
+    pub rto_restart_on_fast_retransmit: bool,
     pub shrink_window: bool,
 }
 
@@ -99,6 +101,7 @@ impl Default for TcpConfig {
             dupack_same_window: true,
             impatient: true,
             sack_impatient: false,
+            rto_restart_on_fast_retransmit: false,
             timestamps: true,
             window_scaling: true,
             rcv_buf: 131_072,

@@ -101,6 +101,7 @@ impl Connection {
         let data_acked = ack.min(self.app_end).saturating_sub(old_una.max(1));
         self.stats.bytes_acked += data_acked;
         self.snd_una = ack;
+        self.limited_sent = 0;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.high_rxt = self.high_rxt.max(ack);
         self.board.sacked.trim_below(ack);

@@ -124,6 +124,10 @@ pub struct Connection {
     ts_recent: u32,
     unacked_segs: u32,
     dupacks: u32,
+    /// Bytes sent beyond cwnd by limited transmit (RFC 3042) since the
+    /// last new ACK: not part of FlightSize for ssthresh (RFC 5681
+    /// section 3.2 step 2).
+    limited_sent: u32,
     /// Window probes sent since the window last admitted data (Linux
     /// `icsk_probes_out`): the persist interval doubles with each.
     persist_backoff: u32,
@@ -207,6 +211,7 @@ impl Connection {
             win: Window { cwnd: cfg.initial_cwnd as u64 * mss, ssthresh: cfg.initial_ssthresh, mss },
             cc,
             dupacks: 0,
+            limited_sent: 0,
             cwnd_limited: false,
             in_recovery: false,
             partial_acks: 0,

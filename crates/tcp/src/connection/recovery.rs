@@ -56,9 +56,21 @@ impl Connection {
         self.ecn_recover = self.snd_max;
         let flight = self.snd_max - self.snd_una;
         if !continues_cwr {
-            self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight);
+            // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use,
+            // additional data sent in limited transmit MUST NOT be included
+            // in this calculation" (equation 4's FlightSize).
+            let flight_size = flight.saturating_sub(self.limited_sent as u64);
+            self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight_size);
         }
+        self.limited_sent = 0;
         self.high_rxt = self.snd_una;
+        if self.cfg.rto_restart_on_fast_retransmit {
+            // ns-2.35 tcp-newreno.cc `dupack_action` (reno_action):
+            // `reset_rtx_timer(1,0)` before the retransmission; Linux
+            // `tcp_xmit_retransmit_queue` rearms the timer when it resends
+            // the head. RFC 6298 (5.1) only starts a timer not running.
+            self.rto_at = Some(now + self.rtt.rto());
+        }
         if self.sack_ok {
             if !continues_cwr {
                 // RFC 6937: RecoverFS = snd.nxt - snd.una.

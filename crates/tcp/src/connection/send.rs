@@ -100,7 +100,8 @@ impl Connection {
             // flight (RFC 6675 pipe; ns-3 `BytesInFlight`).
             flight -= self.board.sacked.bytes_in(self.snd_una, off);
         }
-        let mut cwnd = self.cc.window(&self.win);
+        let base_cwnd = self.cc.window(&self.win);
+        let mut cwnd = base_cwnd;
         if self.cfg.limited_transmit && !self.in_recovery && self.dupacks < self.cfg.dupack_threshold {
             // RFC 3042: up to two extra segments on the first two dupACKs.
             cwnd = cwnd.saturating_add(self.dupacks as u64 * self.mss);
@@ -121,6 +122,11 @@ impl Connection {
             if PACED && self.paced_out(now) {
                 return false;
             }
+        }
+        if len > 0 && flight + len > base_cwnd && self.dupacks > 0 {
+            // Admitted by limited transmit only: RFC 5681 section 3.2 step 2
+            // keeps it out of the FlightSize that sets ssthresh.
+            self.limited_sent += (flight + len - base_cwnd).min(len) as u32;
         }
         let fin = fin && off + len == self.app_end;
         self.emit(now, off, len, fin, out);

@@ -570,6 +570,83 @@ fn only_the_first_partial_ack_of_a_newreno_recovery_restarts_the_retransmission_
     assert_eq!(second.unwrap().saturating_sub(first.unwrap()), Time::from_millis(110));
 }
 
+/// Without SACK, segment 0 of ten lost, its three duplicate ACKs arriving
+/// at `dup_at` ms: the sender's timer after the fast retransmit.
+fn timer_after_fast_retransmit(cfg: &TcpConfig, dup_at: u64) -> Time {
+    let (mut c, mut s) = established(cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    let mut acks = Vec::new();
+    for seg in &sent[1..4] {
+        s.on_segment(ms(10), seg, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(dup_at), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert!(out.iter().any(|g| g.retransmission), "segment 0 fast-retransmitted");
+    c.next_timer().expect("the retransmission timer runs")
+}
+
+#[test]
+fn the_fast_retransmit_restarts_the_retransmission_timer_only_when_configured_as_ns2_and_linux() {
+    // RFC 6298 (5.1) starts the timer only when it is not running: the
+    // fast retransmit at 150 ms leaves the expiry set by the first send
+    // at 0 ms. ns-2.35 (tcp-newreno.cc `dupack_action`:
+    // `reset_rtx_timer(1,0)`) and Linux (`tcp_xmit_retransmit_queue`)
+    // restart it, so the retransmission has a whole RTO to be acknowledged.
+    // Any window counts (ns-3's rule): the receiver's window shrinks by
+    // the out-of-order bytes it holds.
+    let cfg = TcpConfig {
+        mss: 1000,
+        sack: false,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        dupack_same_window: false,
+        ..Default::default()
+    };
+    let kept = timer_after_fast_retransmit(&cfg, 150);
+    let restarted = timer_after_fast_retransmit(&TcpConfig { rto_restart_on_fast_retransmit: true, ..cfg }, 150);
+    assert_eq!(restarted.saturating_sub(kept), Time::from_millis(150), "kept {kept:?}, restarted {restarted:?}");
+}
+
+#[test]
+fn segments_sent_by_limited_transmit_are_left_out_of_the_flight_size_that_sets_ssthresh() {
+    // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use, additional
+    // data sent in limited transmit MUST NOT be included in this
+    // calculation". Ten segments (cwnd 10), segment 0 lost: the first two
+    // dupACKs send segments 10 and 11 (RFC 3042), the third sets ssthresh
+    // = 10 000 / 2, not 12 000 / 2.
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        sack: false,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        dupack_same_window: false,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 20_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    let mut acks = Vec::new();
+    for seg in &sent[1..4] {
+        s.on_segment(ms(10), seg, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks[..2] {
+        c.on_segment(ms(20), a, &mut out);
+    }
+    assert_eq!(out.iter().filter(|g| g.len > 0 && !g.retransmission).count(), 2, "RFC 3042: two new segments");
+    c.on_segment(ms(20), &acks[2], &mut out);
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert_eq!(c.win.ssthresh, 5_000, "FlightSize without the limited-transmit segments, halved");
+}
+
 #[test]
 fn with_sack_every_partial_ack_restarts_the_timer_unless_ns3s_impatient_rule_is_asked_for() {
     // RFC 6298 (5.3): "When an ACK is received that acknowledges new data,

@@ -29,6 +29,7 @@ impl Connection {
         self.in_recovery = false;
         self.in_cwr = false;
         self.dupacks = 0;
+        self.limited_sent = 0;
         // RFC 6582 section 3.2 step 1 / RFC 6675 section 5.1: recovery
         // point to the highest sequence sent. The SACK scoreboard is kept
         // (RFC 6675 section 5.1 and Errata 1610; ns-3 3.44 `ReTxTimeout`:
