@@ -50,6 +50,7 @@ impl World {
                 ("run.pcap".to_string(), format!("no interface {name:?}; interfaces look like \"R1->R2\""))
             })?;
             ifaces[i as usize].pcap = Some(Box::new(crate::pcap::Pcap::new()));
+            ifaces[i as usize].refresh_plain();
         }
         rec.monitor = resolved.monitored;
 

@@ -34,17 +34,20 @@ impl World {
     }
 
     pub(super) fn enqueue(&mut self, out: u32, pi: u32) {
-        if self.ifaces[out as usize].dequeue_time {
+        let plain = self.ifaces[out as usize].plain;
+        if !plain && self.ifaces[out as usize].dequeue_time {
             return self.enqueue_aqm(out, pi);
         }
         let now = self.now;
         self.drain(out);
         let size = self.pool.slots[pi as usize].size;
-        if self.ifaces[out as usize].gateway.is_some() {
-            self.gateway_sees_data(out, pi);
-        }
-        if self.ifaces[out as usize].stage_on_enqueue {
-            self.stage_offered(out, pi);
+        if !plain {
+            if self.ifaces[out as usize].gateway.is_some() {
+                self.gateway_sees_data(out, pi);
+            }
+            if self.ifaces[out as usize].stage_on_enqueue {
+                self.stage_offered(out, pi);
+            }
         }
         // RED with `ecn` may mark an ECN-capable TCP segment instead of
         // dropping it (RFC 3168 section 5); UDP sources are not ECN-capable.
@@ -66,7 +69,7 @@ impl World {
             Ok(evs) => evs,
             Err((why, ev)) => {
                 iface.stats.count_queue_drop(why);
-                if let Some(gw) = iface.gateway.as_mut() {
+                if let Some(gw) = iface.gateway_mut() {
                     gw.on_queue(now, &ev);
                 }
                 self.drop_packet(pi, out);
@@ -77,7 +80,7 @@ impl World {
             self.mark_ce(out, pi);
         }
         let iface = &mut self.ifaces[out as usize];
-        if let Some(gw) = iface.gateway.as_mut() {
+        if let Some(gw) = iface.gateway_mut() {
             gw.on_queue(now, &ev);
         }
         iface.account_backlog(now, ev.backlog_bytes);
@@ -86,7 +89,7 @@ impl World {
         if let Some(deq) = &departure {
             iface.departed(now, deq);
         }
-        if iface.stage.is_some() {
+        if iface.has_stage() {
             self.stage_enqueued(out, pi, departure.is_some());
         }
     }
@@ -205,6 +208,7 @@ impl World {
         let i = self.topo.iface_by_name(iface).ok_or_else(|| format!("no interface {iface:?}"))?;
         self.ifaces[i as usize].stage_on_enqueue = on_enqueue;
         self.ifaces[i as usize].stage = Some(Box::new(stage));
+        self.ifaces[i as usize].refresh_plain();
         Ok(())
     }
 
@@ -239,7 +243,8 @@ impl World {
         let size = self.pool.slots[pi as usize].size;
         let done = start + iface.rate.tx_time(size as u64);
         iface.busy_until = done;
-        if iface.pcap.is_some() {
+        let plain = iface.plain;
+        if !plain && iface.pcap.is_some() {
             let p = self.pool.slots[pi as usize];
             let key = if p.udp { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp_keys, &p) };
             let tcp = (!p.udp).then_some(&p.seg);
@@ -252,7 +257,8 @@ impl World {
             }
         }
         let iface = &mut self.ifaces[i as usize];
-        let lost = iface.rng.bernoulli(iface.loss);
+        // A plain link has no loss: `bernoulli` would draw nothing.
+        let lost = !plain && iface.rng.bernoulli(iface.loss);
         if lost && iface.stage.is_none() {
             iface.stats.loss_drops += 1;
             self.drop_packet(pi, i);
@@ -281,7 +287,7 @@ impl World {
         // not started yet, or the queue is empty): that check is inlined,
         // the loops are not.
         if iface.queue.front().is_some_and(|&start| start <= self.now) {
-            if iface.stage.is_none() {
+            if !iface.has_stage() {
                 iface.drain_started(self.now);
             } else {
                 self.drain_staged(i);
@@ -309,7 +315,7 @@ impl World {
 
     #[inline(always)]
     pub(super) fn arrive(&mut self, i: u32, pi: u32) {
-        if self.ifaces[i as usize].stage.is_some() {
+        if self.ifaces[i as usize].has_stage() {
             // The stage sees the packet leave before it arrives.
             self.drain(i);
             if self.pool.slots[pi as usize].dst == LOST {
@@ -386,7 +392,12 @@ impl Iface {
         }
         s.last_change = now;
         s.last_backlog = backlog_bytes;
-        s.max_backlog = s.max_backlog.max(s.last_backlog);
+        // The peak changes only above its lower bound `max_hint`, which
+        // keeps a hop at an idle link off the peak's cache line.
+        if backlog_bytes > self.max_hint as u64 {
+            s.max_backlog = s.max_backlog.max(backlog_bytes);
+            self.max_hint = s.max_backlog.min(u16::MAX as u64) as u16;
+        }
     }
 
     /// [`World::drain`] for an interface without a stage.
@@ -403,7 +414,7 @@ impl Iface {
 
     /// Books a packet's leaving the queue at `at` (its transmission starts).
     pub(super) fn departed(&mut self, at: Time, ev: &QueueEvent) {
-        if let Some(gw) = self.gateway.as_mut() {
+        if let Some(gw) = self.gateway_mut() {
             gw.on_queue(at, ev);
         }
         self.account_backlog(at, ev.backlog_bytes);
