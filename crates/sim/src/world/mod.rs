@@ -231,7 +231,7 @@ impl Iface {
         gateway: Option<Box<WindowGateway>>,
         rng: Rng,
     ) -> Iface {
-        Iface {
+        let mut iface = Iface {
             name,
             rate,
             delay,
@@ -252,13 +252,9 @@ impl Iface {
             rng,
             stats: IfaceStats::default(),
             pcap: None,
-        }
-        .refreshed()
-    }
-
-    fn refreshed(mut self) -> Iface {
-        self.refresh_plain();
-        self
+        };
+        iface.refresh_plain();
+        iface
     }
 
     /// Recomputes `plain` after a gateway, stage, capture, loss or AQM was
@@ -268,7 +264,6 @@ impl Iface {
             && self.stage.is_none()
             && self.pcap.is_none()
             && self.loss <= 0.0
-            && !self.dequeue_time
             && self.aqm.is_none();
     }
 

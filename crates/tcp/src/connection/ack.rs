@@ -79,6 +79,14 @@ impl Connection {
         });
     }
 
+    /// Counts a partial ACK of the running recovery and says whether it
+    /// leaves the retransmission timer running: with the `impatient` rule
+    /// only the first one restarts it (RFC 6582 section 3.2 step 5).
+    fn partial_ack_keeps_timer(&mut self, impatient: bool) -> bool {
+        self.partial_acks += 1;
+        impatient && self.partial_acks > 1 && self.rto_at.is_some()
+    }
+
     /// RFC 6937 DeliveredData: the change in SND.UNA (`acked`) plus the
     /// change in SACKed bytes since `sacked_before`. SACKed bytes below the
     /// new SND.UNA were trimmed from the board, so they count once, in
@@ -140,8 +148,7 @@ impl Connection {
                 // With SACK, RFC 6298 (5.3) restarts the timer on every new
                 // ACK (Linux too); `sack_impatient` keeps ns-3's rule, which
                 // applies RFC 6582's Impatient variant to every recovery.
-                self.partial_acks += 1;
-                keep_timer = self.cfg.sack_impatient && self.partial_acks > 1 && self.rto_at.is_some();
+                keep_timer = self.partial_ack_keeps_timer(self.cfg.sack_impatient);
                 self.prr_update(delivered);
             } else if self.cc.partial_ack_ends_recovery() {
                 // Reno (RFC 5681 section 3.2 step 6): any new ACK ends recovery.
@@ -150,8 +157,7 @@ impl Connection {
                 // RFC 6582 section 3.2 step 5, partial ACK: retransmit the
                 // first unacknowledged segment, deflate cwnd by the amount
                 // acknowledged and add back one SMSS if that was >= SMSS.
-                self.partial_acks += 1;
-                keep_timer = self.cfg.impatient && self.partial_acks > 1 && self.rto_at.is_some();
+                keep_timer = self.partial_ack_keeps_timer(self.cfg.impatient);
                 self.retransmit_head(now, out);
                 if !self.cc.owns_cwnd() {
                     let mut cwnd = self.win.cwnd.saturating_sub(acked);
