@@ -209,6 +209,12 @@ pub struct TcpSpec {
     /// classic RFC 6675 `cwnd = ssthresh`.
     #[serde(default = "default_recovery")]
     pub recovery: RecoveryName,
+    /// ssthresh when the retransmission timer expires inside a loss
+    /// recovery: `"flight"` (the default) RFC 5681 (4) on SND.MAX - SND.UNA;
+    /// `"pipe"` on RFC 6675's pipe with SACK, as ns-3 3.44; `"keep"` the
+    /// recovery's own reduction stands, as Linux (`netreturn_tcp::RtoSsthresh`).
+    #[serde(default = "default_rto_ssthresh")]
+    pub rto_ssthresh: RtoSsthreshName,
     /// Tick of the timestamp clock (RFC 7323 TSval); SARBE's samples are
     /// quantized to it. Default 1 ms (ns-3, Linux).
     #[serde(default = "default_ts_tick")]
@@ -237,6 +243,18 @@ fn default_ts_tick() -> TimeQ {
 pub enum RecoveryName {
     Prr,
     Classic,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoSsthreshName {
+    Flight,
+    Pipe,
+    Keep,
+}
+
+fn default_rto_ssthresh() -> RtoSsthreshName {
+    RtoSsthreshName::Flight
 }
 
 fn default_recovery() -> RecoveryName {
@@ -1118,6 +1136,10 @@ pub const TCP_PROFILES: &[(&str, &[(&str, &str)])] = &[
             // Without SACK Linux restarts the timer on every partial ACK
             // (RFC 6582 3.2 step 5's "Slow-but-Steady").
             ("newreno_impatient", "false"),
+            // tcp_enter_loss: a timeout inside a recovery keeps the
+            // ssthresh that recovery set ("Reduce ssthresh if it has not
+            // yet been made inside this window").
+            ("rto_ssthresh", "keep"),
             // tcp_reno_cong_avoid counts the segments an ACK covers, in
             // slow start and in congestion avoidance (ns-3 counts ACKs).
             ("reno.growth", "linux"),
@@ -1400,6 +1422,19 @@ mod tests {
         let text = MINI.replace("[topology]", "[tcp]\nrto_restart_on_fast_retransmit = true\n[topology]");
         let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
         assert!(s.tcp.rto_restart_on_fast_retransmit);
+    }
+
+    #[test]
+    fn the_ssthresh_rule_at_a_timeout_reads_flight_pipe_or_keep_and_refuses_others_naming_the_field() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert_eq!(s.tcp.rto_ssthresh, RtoSsthreshName::Flight);
+        for (name, rule) in [("pipe", RtoSsthreshName::Pipe), ("keep", RtoSsthreshName::Keep)] {
+            let text = MINI.replace("[topology]", &format!("[tcp]\nrto_ssthresh = \"{name}\"\n[topology]"));
+            assert_eq!(Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.rto_ssthresh, rule);
+        }
+        let text = MINI.replace("[topology]", "[tcp]\nrto_ssthresh = \"half\"\n[topology]");
+        let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
+        assert!(e.to_string().contains("rto_ssthresh") && e.to_string().contains("keep"), "{e}");
     }
 
     #[test]

@@ -959,3 +959,84 @@ fn a_loss_in_the_window_of_an_ecn_reduction_does_not_cut_ssthresh_again() {
     assert!(out.iter().any(|g| g.retransmission && g.seq == lost_seq));
     assert_eq!(c.win.ssthresh, ssthresh, "ssthresh cut a second time for one window");
 }
+
+// ---------------------------------------------------------------
+// ssthresh at a timeout inside a recovery (`TcpConfig::rto_ssthresh`)
+
+/// NewReno with SACK and PRR: segment 0 of ten is lost, 1-9 are SACKed (the
+/// recovery sends new data under PRR), then the timer expires inside the
+/// recovery. Returns (ssthresh set by the recovery, SND.MAX - SND.UNA and
+/// RFC 6675 pipe just before the expiry, ssthresh after it).
+fn ssthresh_at_a_timeout_in_recovery(rule: RtoSsthresh) -> (u64, u64, u64, u64) {
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        sack: true,
+        recovery: Recovery::Prr,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        rto_ssthresh: rule,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 40_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    let mut acks = Vec::new();
+    for seg in &sent[1..] {
+        s.on_segment(ms(40), seg, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(80), a, &mut out);
+    }
+    assert!(c.in_recovery, "three SACK dupACKs start a recovery");
+    let in_recovery = c.win.ssthresh;
+    let (flight, pipe) = (c.snd_max - c.snd_una, c.pipe());
+    let t = c.next_timer().expect("the retransmission timer runs");
+    c.on_timer(t, &mut out);
+    assert_eq!(c.stats().timeouts, 1);
+    (in_recovery, flight, pipe, c.win.ssthresh)
+}
+
+#[test]
+fn a_timeout_inside_a_sack_recovery_halves_the_outstanding_data_or_ns3s_pipe_or_keeps_linuxs_reduction() {
+    // RFC 5681 (4): ssthresh "no more than" max(FlightSize / 2, 2 SMSS).
+    // The recovery halved the 10 segments sent before it (5000); PRR then
+    // sent new data, so SND.MAX - SND.UNA is now larger than the pipe,
+    // which leaves out the nine SACKed segments.
+    let (reduced, flight, pipe, ssthresh) = ssthresh_at_a_timeout_in_recovery(RtoSsthresh::Flight);
+    assert_eq!(reduced, 5000);
+    assert!(flight > 10_000 && pipe < flight / 2, "flight {flight}, pipe {pipe}");
+    assert_eq!(ssthresh, flight / 2, "RFC 5681's FlightSize: all that is not cumulatively acknowledged");
+    assert!(ssthresh > reduced, "and so above the recovery's own reduction");
+    // ns-3 3.44 ReTxTimeout: GetSsThresh(m_tcb, BytesInFlight()), the pipe.
+    let (_, _, pipe, ssthresh) = ssthresh_at_a_timeout_in_recovery(RtoSsthresh::Pipe);
+    assert_eq!(ssthresh, (pipe / 2).max(2000));
+    assert!(ssthresh < reduced);
+    // Linux tcp_enter_loss: no second reduction inside the window.
+    let (reduced, _, _, ssthresh) = ssthresh_at_a_timeout_in_recovery(RtoSsthresh::Keep);
+    assert_eq!(ssthresh, reduced);
+}
+
+#[test]
+fn outside_a_recovery_every_rule_halves_what_is_outstanding() {
+    // No dupACK at all: the timer expires with ten segments outstanding,
+    // none SACKed, so the pipe equals SND.MAX - SND.UNA and Linux's rule
+    // has no reduction of this window to keep.
+    for rule in [RtoSsthresh::Flight, RtoSsthresh::Pipe, RtoSsthresh::Keep] {
+        let cfg = TcpConfig {
+            mss: 1000,
+            cc: crate::CcKind::NewReno(Default::default()),
+            rto_ssthresh: rule,
+            ..Default::default()
+        };
+        let (mut c, _s) = established(&cfg);
+        let mut out = Vec::new();
+        c.send(Time::ZERO, 40_000, &mut out);
+        let t = c.next_timer().expect("the retransmission timer runs");
+        c.on_timer(t, &mut out);
+        assert_eq!(c.win.ssthresh, 5000, "{rule:?}");
+    }
+}
