@@ -72,20 +72,21 @@ def test_ours_restarting_the_timer_on_every_partial_ack_with_sack_has_no_ns3_tra
         ns3lossy._tcp_settings(None, {"sack": True, "sack_impatient": False}, "newreno")
 
 
-def test_with_sack_only_ns3s_pipe_rule_for_ssthresh_at_a_timeout_translates_and_the_default_is_refused():
-    # ns-3 3.44 ReTxTimeout sets ssthresh from BytesInFlight (RFC 6675's
-    # pipe); ours' default halves SND.MAX - SND.UNA, Linux's profile keeps
-    # the recovery's reduction: both refused with SACK, naming the key and
-    # the value to set, before ns-3 runs. A file that sets nothing gets
-    # ours' default, so it is refused too (the SACK-aligned cells set pipe).
-    for rule in ("flight", "keep"):
-        with pytest.raises(ValueError, match=f"tcp.rto_ssthresh = '{rule}'.*\"pipe\""):
-            ns3lossy._tcp_settings(None, {"sack": True, "sack_impatient": True, "rto_ssthresh": rule}, "newreno")
-    with pytest.raises(ValueError, match="tcp.rto_ssthresh = 'flight'"):
+def test_with_sack_only_ns3s_pipe_rule_for_ssthresh_at_a_loss_translates_and_the_default_is_refused():
+    # ns-3 3.44 EnterRecovery and ReTxTimeout set ssthresh from BytesInFlight
+    # (RFC 6675's pipe); ours' default halves SND.MAX - SND.UNA, Linux's
+    # profile halves cwnd and keeps a recovery's reduction: both refused with
+    # SACK, naming the key and the value to set, before ns-3 runs. A file
+    # that sets nothing gets ours' default, so it is refused too (the
+    # SACK-aligned cells set "ns3").
+    for rule in ("rfc5681", "linux"):
+        with pytest.raises(ValueError, match=f"tcp.loss_ssthresh = '{rule}'.*\"ns3\""):
+            ns3lossy._tcp_settings(None, {"sack": True, "sack_impatient": True, "loss_ssthresh": rule}, "newreno")
+    with pytest.raises(ValueError, match="tcp.loss_ssthresh = 'rfc5681'"):
         ns3lossy._tcp_settings(None, {"sack": True, "sack_impatient": True}, "newreno")
     from netreturn.validate_lossy import SACK_ALIGNED
 
-    assert SACK_ALIGNED["tcp.rto_ssthresh"] == "pipe"
+    assert SACK_ALIGNED["tcp.loss_ssthresh"] == "ns3"
 
 
 def test_the_sack_cells_of_the_summary_are_both_simulators_aligned_and_nothing_else():

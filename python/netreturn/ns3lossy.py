@@ -60,7 +60,7 @@ RENOSACK = ("linux", "ns3", "rfc6582")
 #: ns-3 ConnTimeout 3 s), which is set to ours below.
 TCP_DEFAULTS = {"timestamps": True, "window_scaling": True, "delayed_ack_timeout": "200ms",
                 "sack": True, "recovery": "prr", "initial_cwnd": 10, "min_rto": "1s", "delayed_ack_count": 2,
-                "rcv_buf": "131072B", "sack_impatient": False, "rto_ssthresh": "flight"}
+                "rcv_buf": "131072B", "sack_impatient": False, "loss_ssthresh": "rfc5681"}
 #: Keys of our [tcp] table that change nothing here: the timestamp tick
 #: (ns-3's TSval clock is 1 ms, as ``ts_tick = "1ms"``), SARBE's switch, and
 #: the congestion control (set from the ``tcp`` parameter).
@@ -155,12 +155,12 @@ def _tcp_settings(ns: Any, tcp: dict, cc: str) -> dict:
         # no attribute gives RFC 6298 (5.3)'s restart on every one.
         raise ValueError("tcp.sack_impatient = false has no ns-3 translation: ns-3 3.44 restarts the "
                          "retransmission timer only on a recovery's first partial ACK (set it true)")
-    if t["sack"] and t["rto_ssthresh"] != "pipe":
-        # ns-3 3.44 ReTxTimeout: ssthresh = GetSsThresh(m_tcb, BytesInFlight()),
-        # RFC 6675's pipe; no attribute gives SND.MAX - SND.UNA or Linux's
-        # "keep the recovery's reduction".
-        raise ValueError(f"tcp.rto_ssthresh = {t['rto_ssthresh']!r} has no ns-3 translation with SACK: ns-3 3.44 "
-                         "sets ssthresh at a timeout from BytesInFlight, RFC 6675's pipe (set it \"pipe\")")
+    if t["sack"] and t["loss_ssthresh"] != "ns3":
+        # ns-3 3.44 EnterRecovery and ReTxTimeout: ssthresh =
+        # GetSsThresh(m_tcb, BytesInFlight()), RFC 6675's pipe; no attribute
+        # gives SND.MAX - SND.UNA, nor Linux's cwnd and kept reduction.
+        raise ValueError(f"tcp.loss_ssthresh = {t['loss_ssthresh']!r} has no ns-3 translation with SACK: ns-3 3.44 "
+                         "sets ssthresh at a loss from BytesInFlight, RFC 6675's pipe (set it \"ns3\")")
     sd = ns.Config.SetDefault
     tid = lambda name: ns.TypeIdValue(ns.TypeId.LookupByName(name))  # noqa: E731
     sd("ns3::TcpL4Protocol::SocketType", tid(CCS[cc]))

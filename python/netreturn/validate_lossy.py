@@ -78,10 +78,10 @@ SACK_REPAIRED_LABEL = "ns-3 3.44 with SACK, Westwood+'s count and estimator as L
 #: PRR), and ours restarting the retransmission timer only on a recovery's
 #: first partial ACK, as ns-3 does in every recovery (``tcp.sack_impatient``;
 #: docs/validation.md, "Westwood+ with SACK on both sides, ns-3 repaired");
-#: and ours setting ssthresh at a timeout inside a recovery from RFC 6675's
-#: pipe, as ns-3's ``ReTxTimeout`` does (``tcp.rto_ssthresh``; docs/validation.md,
-#: "NewReno with SACK: ssthresh at a timeout inside the recovery").
-SACK_ALIGNED = {"sack": "true", "recovery": "prr", "tcp.sack_impatient": "true", "tcp.rto_ssthresh": "pipe"}
+#: and ours setting ssthresh at a loss from RFC 6675's pipe, as ns-3's
+#: ``EnterRecovery`` and ``ReTxTimeout`` do (``tcp.loss_ssthresh = "ns3"``;
+#: docs/validation.md, "NewReno with SACK: the FlightSize that sets ssthresh").
+SACK_ALIGNED = {"sack": "true", "recovery": "prr", "tcp.sack_impatient": "true", "tcp.loss_ssthresh": "ns3"}
 
 
 def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None) -> str | None:

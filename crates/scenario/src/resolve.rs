@@ -16,7 +16,7 @@
 //! real gateway (`netreturn-gateway --config`) its two directions from the
 //! same [`LinkDir`]s of the scenario's bottleneck.
 
-use crate::scenario::{CcName, QueueMethod, RecoveryName, RtoSsthreshName, Scenario, ScenarioError};
+use crate::scenario::{CcName, LossSsthreshName, QueueMethod, RecoveryName, Scenario, ScenarioError};
 use crate::topology::{IfaceSpec, Topology};
 use netreturn_base::{Rate, Time};
 use netreturn_control::queue::aqm::AqmParams;
@@ -331,10 +331,10 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
             RecoveryName::Prr => netreturn_tcp::Recovery::Prr,
             RecoveryName::Classic => netreturn_tcp::Recovery::Classic,
         },
-        rto_ssthresh: match t.rto_ssthresh {
-            RtoSsthreshName::Flight => netreturn_tcp::RtoSsthresh::Flight,
-            RtoSsthreshName::Pipe => netreturn_tcp::RtoSsthresh::Pipe,
-            RtoSsthreshName::Keep => netreturn_tcp::RtoSsthresh::Keep,
+        loss_ssthresh: match t.loss_ssthresh {
+            LossSsthreshName::Rfc5681 => netreturn_tcp::LossSsthresh::Rfc5681,
+            LossSsthreshName::Ns3 => netreturn_tcp::LossSsthresh::Ns3,
+            LossSsthreshName::Linux => netreturn_tcp::LossSsthresh::Linux,
         },
         ..TcpConfig::default()
     }

@@ -209,12 +209,13 @@ pub struct TcpSpec {
     /// classic RFC 6675 `cwnd = ssthresh`.
     #[serde(default = "default_recovery")]
     pub recovery: RecoveryName,
-    /// ssthresh when the retransmission timer expires inside a loss
-    /// recovery: `"flight"` (the default) RFC 5681 (4) on SND.MAX - SND.UNA;
-    /// `"pipe"` on RFC 6675's pipe with SACK, as ns-3 3.44; `"keep"` the
-    /// recovery's own reduction stands, as Linux (`netreturn_tcp::RtoSsthresh`).
-    #[serde(default = "default_rto_ssthresh")]
-    pub rto_ssthresh: RtoSsthreshName,
+    /// How a loss sets ssthresh (RFC 5681 (4)'s FlightSize, at a fast
+    /// retransmit and a timeout): `"rfc5681"` (the default) SND.MAX -
+    /// SND.UNA; `"ns3"` RFC 6675's pipe with SACK, as ns-3 3.44; `"linux"`
+    /// cwnd, and a timeout inside a recovery keeps its ssthresh, as Linux
+    /// (`netreturn_tcp::LossSsthresh`).
+    #[serde(default = "default_loss_ssthresh")]
+    pub loss_ssthresh: LossSsthreshName,
     /// Tick of the timestamp clock (RFC 7323 TSval); SARBE's samples are
     /// quantized to it. Default 1 ms (ns-3, Linux).
     #[serde(default = "default_ts_tick")]
@@ -247,14 +248,14 @@ pub enum RecoveryName {
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-pub enum RtoSsthreshName {
-    Flight,
-    Pipe,
-    Keep,
+pub enum LossSsthreshName {
+    Rfc5681,
+    Ns3,
+    Linux,
 }
 
-fn default_rto_ssthresh() -> RtoSsthreshName {
-    RtoSsthreshName::Flight
+fn default_loss_ssthresh() -> LossSsthreshName {
+    LossSsthreshName::Rfc5681
 }
 
 fn default_recovery() -> RecoveryName {
@@ -1136,10 +1137,11 @@ pub const TCP_PROFILES: &[(&str, &[(&str, &str)])] = &[
             // Without SACK Linux restarts the timer on every partial ACK
             // (RFC 6582 3.2 step 5's "Slow-but-Steady").
             ("newreno_impatient", "false"),
-            // tcp_enter_loss: a timeout inside a recovery keeps the
-            // ssthresh that recovery set ("Reduce ssthresh if it has not
-            // yet been made inside this window").
-            ("rto_ssthresh", "keep"),
+            // tcp_reno_ssthresh halves cwnd, not the flight; tcp_enter_loss:
+            // a timeout inside a recovery keeps the ssthresh that recovery
+            // set ("Reduce ssthresh if it has not yet been made inside this
+            // window").
+            ("loss_ssthresh", "linux"),
             // tcp_reno_cong_avoid counts the segments an ACK covers, in
             // slow start and in congestion avoidance (ns-3 counts ACKs).
             ("reno.growth", "linux"),
@@ -1425,16 +1427,16 @@ mod tests {
     }
 
     #[test]
-    fn the_ssthresh_rule_at_a_timeout_reads_flight_pipe_or_keep_and_refuses_others_naming_the_field() {
+    fn the_loss_ssthresh_rule_reads_rfc5681_ns3_or_linux_and_refuses_others_naming_the_field() {
         let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
-        assert_eq!(s.tcp.rto_ssthresh, RtoSsthreshName::Flight);
-        for (name, rule) in [("pipe", RtoSsthreshName::Pipe), ("keep", RtoSsthreshName::Keep)] {
-            let text = MINI.replace("[topology]", &format!("[tcp]\nrto_ssthresh = \"{name}\"\n[topology]"));
-            assert_eq!(Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.rto_ssthresh, rule);
+        assert_eq!(s.tcp.loss_ssthresh, LossSsthreshName::Rfc5681);
+        for (name, rule) in [("ns3", LossSsthreshName::Ns3), ("linux", LossSsthreshName::Linux)] {
+            let text = MINI.replace("[topology]", &format!("[tcp]\nloss_ssthresh = \"{name}\"\n[topology]"));
+            assert_eq!(Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.loss_ssthresh, rule);
         }
-        let text = MINI.replace("[topology]", "[tcp]\nrto_ssthresh = \"half\"\n[topology]");
+        let text = MINI.replace("[topology]", "[tcp]\nloss_ssthresh = \"half\"\n[topology]");
         let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
-        assert!(e.to_string().contains("rto_ssthresh") && e.to_string().contains("keep"), "{e}");
+        assert!(e.to_string().contains("loss_ssthresh") && e.to_string().contains("linux"), "{e}");
     }
 
     #[test]

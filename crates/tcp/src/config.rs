@@ -21,26 +21,31 @@ pub enum Recovery {
     Prr,
 }
 
-/// What ssthresh becomes when the retransmission timer expires in the
-/// middle of a loss recovery (the first expiry of a series; RFC 5681 (4):
-/// ssthresh "MUST be set to no more than" max(FlightSize / 2, 2 SMSS)).
-/// The three simulators and Linux differ; with SACK and PRR, where the
-/// recovery sends new data, SND.MAX - SND.UNA may be twice the pipe, so
-/// the rules give ssthresh a factor of two apart.
+/// How a loss sets ssthresh, at a fast retransmit and at a timeout (the
+/// first expiry of a series). RFC 5681 (4) bounds it, "no more than"
+/// max(FlightSize / 2, 2 SMSS); the simulators and Linux read FlightSize
+/// differently. With SACK the rules part most: at a fast retransmit the
+/// pipe leaves out the DupThresh SACKed segments and the lost head, and
+/// under PRR, which sends new data during the recovery, SND.MAX - SND.UNA
+/// at a timeout inside it may be twice the pipe. Congestion controls that
+/// set ssthresh from their own state (CUBIC from cwnd, Westwood+ from its
+/// estimate, ...) do not read the flight; only `Linux`'s keep applies to them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RtoSsthresh {
+pub enum LossSsthresh {
     /// FlightSize = SND.MAX - SND.UNA, RFC 5681 section 2's definition
-    /// ("sent but not yet cumulatively acknowledged"), SACKed data included.
-    Flight,
-    /// FlightSize = RFC 6675's `pipe` when SACK is in use (SACKed and
-    /// lost-marked data left out), as ns-3 3.44's `ReTxTimeout`
-    /// (`GetSsThresh(m_tcb, BytesInFlight())`); SND.MAX - SND.UNA without SACK.
-    Pipe,
-    /// Inside a recovery (or an ECN window reduction) the reduction already
-    /// made in this window stands: ssthresh is kept, as Linux's
-    /// `tcp_enter_loss` ("Reduce ssthresh if it has not yet been made
-    /// inside this window"); elsewhere as [`RtoSsthresh::Flight`].
-    Keep,
+    /// ("sent but not yet cumulatively acknowledged", SACKed data
+    /// included), less what limited transmit sent (RFC 5681 section 3.2
+    /// step 2) at a fast retransmit.
+    Rfc5681,
+    /// FlightSize = RFC 6675's pipe when SACK is in use, as ns-3 3.44
+    /// (`EnterRecovery` and `ReTxTimeout`: `GetSsThresh(m_tcb,
+    /// BytesInFlight())`); as `Rfc5681` without SACK.
+    Ns3,
+    /// FlightSize = cwnd (`tcp_reno_ssthresh`: max(cwnd / 2, 2)), and a
+    /// timeout inside a recovery (or an ECN window reduction) keeps the
+    /// ssthresh that recovery set (`tcp_enter_loss`: "Reduce ssthresh if
+    /// it has not yet been made inside this window"), as Linux.
+    Linux,
 }
 
 /// Settings of a TCP endpoint. `Default` gives ns-3 3.44's defaults
@@ -55,7 +60,7 @@ pub enum RtoSsthresh {
 /// | `dupack_same_window` | on | without SACK, a dupACK must repeat the previous window (RFC 5681 section 2); off, any window (ns-3) |
 /// | `impatient` | on | without SACK, only the first partial ACK of a NewReno recovery restarts the retransmission timer (RFC 6582 section 3.2 step 5, "Impatient"; ns-3); off, every partial ACK does (RFC 6298 (5.3), "Slow-but-Steady"; Linux) |
 /// | `sack_impatient` | off | with SACK, only the first partial ACK of a recovery restarts the retransmission timer, as ns-3 3.44 does in every recovery (`TcpSocketBase::ProcessAck`: `NewAck(ack, m_isFirstPartialAck)`); off, every ACK that advances SND.UNA does (RFC 6298 (5.3); Linux `tcp_rearm_rto`) |
-/// | `rto_ssthresh` | `Flight` | ssthresh at a timeout inside a recovery: RFC 5681 (4) on SND.MAX - SND.UNA, on RFC 6675's pipe (ns-3), or kept (Linux) ([`RtoSsthresh`]) |
+/// | `loss_ssthresh` | `Rfc5681` | the FlightSize RFC 5681 (4) halves at a fast retransmit and a timeout: SND.MAX - SND.UNA, RFC 6675's pipe (ns-3), or cwnd with no second reduction inside a recovery (Linux) ([`LossSsthresh`]) |
 /// | `rto_restart_on_fast_retransmit` | off | the fast retransmit restarts the retransmission timer (ns-2.35 `tcp-newreno.cc` `dupack_action` `reset_rtx_timer(1,0)`; Linux `tcp_xmit_retransmit_queue`); off, a running timer keeps its expiry (RFC 6298 (5.1); ns-3) |
 /// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
 /// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |
@@ -112,9 +117,9 @@ pub struct TcpConfig {
     pub sack_impatient: bool,
     pub rto_restart_on_fast_retransmit: bool,
     pub shrink_window: bool,
-    // Read only at a timeout; the cold part is full, and this byte fills
-    // the per-segment part's last padding (the layout test).
-    pub rto_ssthresh: RtoSsthresh,
+    // Read only at a loss; the cold part is full, and this byte fills the
+    // per-segment part's last padding (the layout test).
+    pub loss_ssthresh: LossSsthresh,
 }
 
 impl Default for TcpConfig {
@@ -123,7 +128,7 @@ impl Default for TcpConfig {
             mss: 536,
             cc: CcKind::Cubic(CubicConfig::default()),
             recovery: Recovery::Prr,
-            rto_ssthresh: RtoSsthresh::Flight,
+            loss_ssthresh: LossSsthresh::Rfc5681,
             sack: true,
             dupack_same_window: true,
             impatient: true,

@@ -10,7 +10,7 @@
 use netreturn_base::{Ecn, InBand, TcpFlags, Time, XcpFields};
 
 use crate::cc::{Ack, AckEvent, Cc, CongestionControl, Window};
-use crate::config::{Recovery, RtoSsthresh, TcpConfig};
+use crate::config::{LossSsthresh, Recovery, TcpConfig};
 use crate::rtt::RttEstimator;
 use crate::sack::{OooQueue, Scoreboard};
 use crate::segment::{Options, Segment};

@@ -56,10 +56,18 @@ impl Connection {
         self.ecn_recover = self.snd_max;
         let flight = self.snd_max - self.snd_una;
         if !continues_cwr {
-            // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use,
-            // additional data sent in limited transmit MUST NOT be included
-            // in this calculation" (equation 4's FlightSize).
-            let flight_size = flight.saturating_sub(self.limited_sent as u64);
+            let flight_size = match self.cfg.loss_ssthresh {
+                // ns-3 3.44 `EnterRecovery`: `GetSsThresh(m_tcb,
+                // BytesInFlight())`, RFC 6675's pipe (the SACKed segments and
+                // the head IsLost() marks are left out).
+                LossSsthresh::Ns3 if self.sack_ok => self.pipe(),
+                // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2).
+                LossSsthresh::Linux => self.win.cwnd,
+                // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use,
+                // additional data sent in limited transmit MUST NOT be
+                // included in this calculation" (equation 4's FlightSize).
+                _ => flight.saturating_sub(self.limited_sent as u64),
+            };
             self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight_size);
         }
         self.limited_sent = 0;

@@ -961,13 +961,15 @@ fn a_loss_in_the_window_of_an_ecn_reduction_does_not_cut_ssthresh_again() {
 }
 
 // ---------------------------------------------------------------
-// ssthresh at a timeout inside a recovery (`TcpConfig::rto_ssthresh`)
+// How a loss sets ssthresh (`TcpConfig::loss_ssthresh`)
 
-/// NewReno with SACK and PRR: segment 0 of ten is lost, 1-9 are SACKed (the
-/// recovery sends new data under PRR), then the timer expires inside the
-/// recovery. Returns (ssthresh set by the recovery, SND.MAX - SND.UNA and
-/// RFC 6675 pipe just before the expiry, ssthresh after it).
-fn ssthresh_at_a_timeout_in_recovery(rule: RtoSsthresh) -> (u64, u64, u64, u64) {
+/// NewReno with SACK and PRR, ten segments in flight: segment 0 is lost,
+/// 1-9 are SACKed (the first two dupACKs send segments 10 and 11 by
+/// limited transmit, the recovery sends new data under PRR), then the timer
+/// expires inside the recovery. Returns (ssthresh the fast retransmit set,
+/// SND.MAX - SND.UNA and RFC 6675 pipe just before the expiry, ssthresh
+/// after it).
+fn ssthresh_at_a_loss_and_a_timeout_in_recovery(rule: LossSsthresh) -> (u64, u64, u64, u64) {
     let cfg = TcpConfig {
         mss: 1000,
         cc: crate::CcKind::NewReno(Default::default()),
@@ -975,7 +977,7 @@ fn ssthresh_at_a_timeout_in_recovery(rule: RtoSsthresh) -> (u64, u64, u64, u64) 
         recovery: Recovery::Prr,
         delayed_ack_count: 1,
         rcv_buf: 1 << 20,
-        rto_ssthresh: rule,
+        loss_ssthresh: rule,
         ..Default::default()
     };
     let (mut c, mut s) = established(&cfg);
@@ -1001,35 +1003,45 @@ fn ssthresh_at_a_timeout_in_recovery(rule: RtoSsthresh) -> (u64, u64, u64, u64) 
 }
 
 #[test]
+fn a_fast_retransmit_halves_the_flight_without_limited_transmit_or_ns3s_pipe_or_linuxs_cwnd() {
+    // At the third dupACK 12 segments are outstanding, two of them sent by
+    // limited transmit (RFC 5681 section 3.2 step 2: not counted), so
+    // FlightSize = 10 segments; the pipe leaves out the three SACKed
+    // segments and the head IsLost() marks: 8 (ns-3 EnterRecovery's
+    // BytesInFlight); Linux halves cwnd, 10 segments.
+    assert_eq!(ssthresh_at_a_loss_and_a_timeout_in_recovery(LossSsthresh::Rfc5681).0, 5000);
+    assert_eq!(ssthresh_at_a_loss_and_a_timeout_in_recovery(LossSsthresh::Ns3).0, 4000);
+    assert_eq!(ssthresh_at_a_loss_and_a_timeout_in_recovery(LossSsthresh::Linux).0, 5000);
+}
+
+#[test]
 fn a_timeout_inside_a_sack_recovery_halves_the_outstanding_data_or_ns3s_pipe_or_keeps_linuxs_reduction() {
     // RFC 5681 (4): ssthresh "no more than" max(FlightSize / 2, 2 SMSS).
-    // The recovery halved the 10 segments sent before it (5000); PRR then
-    // sent new data, so SND.MAX - SND.UNA is now larger than the pipe,
-    // which leaves out the nine SACKed segments.
-    let (reduced, flight, pipe, ssthresh) = ssthresh_at_a_timeout_in_recovery(RtoSsthresh::Flight);
-    assert_eq!(reduced, 5000);
+    // PRR sent new data during the recovery, so SND.MAX - SND.UNA is now
+    // larger than the pipe, which leaves out the nine SACKed segments.
+    let (reduced, flight, pipe, ssthresh) = ssthresh_at_a_loss_and_a_timeout_in_recovery(LossSsthresh::Rfc5681);
     assert!(flight > 10_000 && pipe < flight / 2, "flight {flight}, pipe {pipe}");
     assert_eq!(ssthresh, flight / 2, "RFC 5681's FlightSize: all that is not cumulatively acknowledged");
     assert!(ssthresh > reduced, "and so above the recovery's own reduction");
     // ns-3 3.44 ReTxTimeout: GetSsThresh(m_tcb, BytesInFlight()), the pipe.
-    let (_, _, pipe, ssthresh) = ssthresh_at_a_timeout_in_recovery(RtoSsthresh::Pipe);
+    let (reduced, _, pipe, ssthresh) = ssthresh_at_a_loss_and_a_timeout_in_recovery(LossSsthresh::Ns3);
     assert_eq!(ssthresh, (pipe / 2).max(2000));
     assert!(ssthresh < reduced);
     // Linux tcp_enter_loss: no second reduction inside the window.
-    let (reduced, _, _, ssthresh) = ssthresh_at_a_timeout_in_recovery(RtoSsthresh::Keep);
+    let (reduced, _, _, ssthresh) = ssthresh_at_a_loss_and_a_timeout_in_recovery(LossSsthresh::Linux);
     assert_eq!(ssthresh, reduced);
 }
 
 #[test]
 fn outside_a_recovery_every_rule_halves_what_is_outstanding() {
     // No dupACK at all: the timer expires with ten segments outstanding,
-    // none SACKed, so the pipe equals SND.MAX - SND.UNA and Linux's rule
-    // has no reduction of this window to keep.
-    for rule in [RtoSsthresh::Flight, RtoSsthresh::Pipe, RtoSsthresh::Keep] {
+    // none SACKed, so the pipe and cwnd equal SND.MAX - SND.UNA and Linux's
+    // rule has no reduction of this window to keep.
+    for rule in [LossSsthresh::Rfc5681, LossSsthresh::Ns3, LossSsthresh::Linux] {
         let cfg = TcpConfig {
             mss: 1000,
             cc: crate::CcKind::NewReno(Default::default()),
-            rto_ssthresh: rule,
+            loss_ssthresh: rule,
             ..Default::default()
         };
         let (mut c, _s) = established(&cfg);

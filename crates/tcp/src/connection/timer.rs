@@ -20,18 +20,20 @@ impl Connection {
         if self.rtt.backoff() == 0 {
             // RFC 5681 (4) on the first timeout of a series; repeated
             // timeouts of the same data keep ssthresh (RFC 5681 section 3.1).
-            // Which FlightSize, inside a recovery: `cfg.rto_ssthresh`.
-            let flight = match self.cfg.rto_ssthresh {
+            // Which FlightSize: `cfg.loss_ssthresh`.
+            let flight = match self.cfg.loss_ssthresh {
                 // ns-3 3.44 `ReTxTimeout`: `GetSsThresh(m_tcb, BytesInFlight())`,
                 // RFC 6675's pipe when SACK is in use.
-                RtoSsthresh::Pipe if self.sack_ok => self.pipe(),
+                LossSsthresh::Ns3 if self.sack_ok => self.pipe(),
+                // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2).
+                LossSsthresh::Linux => self.win.cwnd,
                 _ => self.snd_max - self.snd_una,
             };
             let ssthresh = self.cc.on_rto(now, &self.win, flight);
             // Linux `tcp_enter_loss`: no second reduction inside the window
             // whose recovery (or CWR) already reduced it.
             let reduced_in_window = self.in_recovery || self.in_cwr;
-            if !(self.cfg.rto_ssthresh == RtoSsthresh::Keep && reduced_in_window) {
+            if !(self.cfg.loss_ssthresh == LossSsthresh::Linux && reduced_in_window) {
                 self.win.ssthresh = ssthresh;
             }
         }
