@@ -402,7 +402,8 @@ void NgwaNewReno(bool rfc6582, bool karnRto) {
 }
 
 // A per-packet log ("" closes it): one line per data segment a sender sends
-// (tx), per ACK it receives (ack: the bytes column is the window offered), per timeout (rto), per
+// (tx), per ACK it receives (ack: the bytes column is the window offered), per change of cwnd (cwnd:
+// ssthresh in the seq column, cwnd in the bytes column), per timeout (rto), per
 // entry into fast recovery (recovery) and per packet a queue disc drops (drop): time (s), flow, event, sequence number,
 // bytes, retransmission (0/1), the sender's congestion state
 // (TcpSocketState::TcpCongStateName; for a drop: data or ack).
@@ -521,6 +522,13 @@ static void NgwaExitMarks(uint32_t i, TcpSocketState::TcpCongState_t before, Tcp
         NF[i].exitsMarked++;
 }
 
+// A cwnd line of the log: every change of the congestion window (the seq column: ssthresh; bytes: cwnd).
+static void NgwaCwnd(uint32_t i, uint32_t, uint32_t now) {
+    if (!NgwaLogFile || !NF[i].sock) return;
+    Ptr<TcpSocketState> tcb = (*NF[i].sock).*NgwaGet(NgwaTcb());
+    NgwaLogLine(i, "cwnd", tcb->m_ssThresh.Get(), now, false, tcb->m_congState.Get());
+}
+
 static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool renoSackLinuxExit) {
     Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
     if (!s) return;
@@ -530,6 +538,7 @@ static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool reno
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&NgwaCong, i));
     s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&NgwaRto, i));
     s->TraceConnectWithoutContext("RTT", MakeBoundCallback(&NgwaSrtt, i));
+    s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&NgwaCwnd, i));
     NF[i].minRto = s->GetMinRto();
     if (renoSackLinuxExit) RenoSackLinuxExit(s);  // lossy.cc
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&NgwaExitMarks, i));

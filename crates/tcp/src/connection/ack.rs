@@ -110,6 +110,13 @@ impl Connection {
         self.stats.bytes_acked += data_acked;
         self.snd_una = ack;
         self.limited_sent = 0;
+        // A new ACK ends a run of duplicates, a partial ACK in recovery too:
+        // RFC 5681 section 2 defines a duplicate by "the greatest
+        // acknowledgment received" (SND.UNA), which this ACK moves; ns-3 3.44
+        // `TcpSocketBase::ProcessAck` sets m_dupAckCount = 0 on every new ACK.
+        // Only the counts (`triple_dupacks`, `dupacks_past_threshold`) read
+        // it in recovery.
+        self.dupacks = 0;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.high_rxt = self.high_rxt.max(ack);
         self.board.sacked.trim_below(ack);
@@ -169,9 +176,7 @@ impl Connection {
             }
         } else if self.ecn_ok && self.in_cwr && !self.cwr_on_ack(delivered) {
             // Reducing after an ECE: no growth until the window is acknowledged.
-            self.dupacks = 0;
         } else {
-            self.dupacks = 0;
             // cwnd grows by the bytes this ACK newly reports delivered (RFC
             // 6937 section 3 DeliveredData: the advance of SND.UNA minus what
             // was SACKed before, plus what is newly SACKed), not by the

@@ -613,6 +613,58 @@ fn the_fast_retransmit_restarts_the_retransmission_timer_only_when_configured_as
 }
 
 #[test]
+fn a_partial_ack_ends_a_run_of_duplicate_acks_so_the_dupacks_after_it_count_as_a_new_run() {
+    // RFC 5681 section 2: a duplicate ACK acknowledges "the greatest
+    // acknowledgment received" (SND.UNA); a partial ACK moves SND.UNA, so the
+    // duplicates after it are a new run (ns-3 3.44 `ProcessAck` sets
+    // m_dupAckCount = 0 on every new ACK, in recovery or not). Ten segments,
+    // 0 and 5 lost: eight dupACKs of 0 (a run, triple counted once), the
+    // retransmitted 0 gives a partial ACK of 5, then the three segments sent
+    // in recovery (two by limited transmit, one by inflation) give three
+    // dupACKs of 5: a second triple.
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        sack: false,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        dupack_same_window: false,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 30_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    let mut acks = Vec::new();
+    for k in [1, 2, 3, 4, 6, 7, 8, 9] {
+        s.on_segment(ms(10), &sent[k], &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(20), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert_eq!((c.stats().triple_dupacks, c.stats().dupacks_past_threshold), (1, 6), "a run of 8");
+    let rtx = *out.iter().find(|g| g.retransmission).expect("the fast retransmit");
+    let fresh: Vec<Segment> = out.iter().filter(|g| g.len > 0 && !g.retransmission).copied().collect();
+    assert_eq!(fresh.len(), 3, "segments 10, 11 and 12 sent in recovery");
+    let mut acks = Vec::new();
+    s.on_segment(ms(120), &rtx, &mut acks);
+    for g in &fresh {
+        s.on_segment(ms(120), g, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(130), a, &mut out);
+    }
+    assert!(c.in_recovery, "the ACK of 5 is partial");
+    assert_eq!(c.stats().dupacks_received, 11);
+    assert_eq!(c.stats().triple_dupacks, 2, "the three dupACKs after the partial ACK are a new run");
+    assert_eq!(c.stats().dupacks_past_threshold, 7, "runs of 8 and 3: 6 + 1");
+}
+
+#[test]
 fn segments_sent_by_limited_transmit_are_left_out_of_the_flight_size_that_sets_ssthresh() {
     // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use, additional
     // data sent in limited transmit MUST NOT be included in this
