@@ -44,6 +44,12 @@ WESTWOOD = {"ns3": "ns3::TcpWestwoodPlus", "deduct": "ns3::NetreturnWestwoodPlus
 #: 6298 section 5 and ours (ns3cxx/lossy.cc, LossyKarnRto; the same repair as
 #: the NGWA harness's strict-rfc6298).
 RTO = ("ns3", "rfc6298")
+#: ns-3's NewReno on the ACK that ends CA_LOSS: as 3.44 ships it (cwnd grows
+#: only by the segments beyond the recovery point: none when the ACK reaches
+#: it exactly), or by one segment as every slow-start ACK of new data (RFC
+#: 5681 section 3.1, ours; ns3cxx/lossy.cc, NetreturnNewRenoLossExit). A
+#: diagnostic: Westwood+ ignores it.
+LOSS_EXIT = {"ns3": "ns3::TcpNewReno", "rfc5681": "ns3::NetreturnNewRenoLossExit"}
 #: Our loss recoveries (``tcp.recovery``) and ns-3's. Ours' "classic" is
 #: RFC 6582 NewReno with cwnd inflation; ns-3's TcpClassicRecovery inflates
 #: cwnd by one segment per dupACK and deflates to ssthresh at exit (RFC 5681
@@ -97,7 +103,7 @@ def _document(cc: str, loss: float, overrides: Optional[dict] = None) -> dict:
 
 def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dict] = None,
               trace: bool = False, renosack: str = "linux", westwood: str = "ns3", rto: str = "ns3",
-              timeout_s: Optional[float] = None) -> list[dict]:
+              loss_exit: str = "ns3", timeout_s: Optional[float] = None) -> list[dict]:
     """Run the lossy link in ns-3 for each seed (one subprocess) and return
     one metrics dict per seed: ``goodput_mean_mbps``, ``tcp_data_loss_pct``,
     ``tcp_efficiency_pct``, ``fast_recoveries``, ``timeouts``,
@@ -120,6 +126,9 @@ def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dic
     if rto not in RTO:
         raise ValueError(f"rto must be one of {', '.join(RTO)}, not {rto!r}")
     cmd += ["--rto", rto]
+    if loss_exit not in LOSS_EXIT:
+        raise ValueError(f"loss_exit must be one of {', '.join(LOSS_EXIT)}, not {loss_exit!r}")
+    cmd += ["--loss-exit", loss_exit]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -193,7 +202,7 @@ def _tcp_settings(ns: Any, tcp: dict, cc: str) -> dict:
 
 def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
               log: Optional[tuple[float, float, str]] = None, renosack: str = "linux",
-              westwood: str = "ns3", rto: str = "ns3") -> dict:
+              westwood: str = "ns3", rto: str = "ns3", loss_exit: str = "ns3") -> dict:
     topo = doc["topology"]
     if topo.get("kind") != "graph":
         raise ValueError("the ns-3 lossy link needs a graph topology")
@@ -211,6 +220,10 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
         # ran ns-3's TcpWestwoodPlus whatever --westwood asked).
         cpp.LossyRegister()
         tid = ns.TypeId.LookupByName(WESTWOOD[westwood])
+        ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(tid))
+    elif cc == "newreno":
+        cpp.LossyRegister()
+        tid = ns.TypeId.LookupByName(LOSS_EXIT[loss_exit])
         ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(tid))
     nodes = {name: ns.CreateObject[ns.Node]() for name in topo["nodes"]}
     stack = ns.InternetStackHelper()
@@ -324,6 +337,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
         "bwe_mean_mbps": float(cpp.LossyBweMean(10.0)) * 8 / 1e6 if cc == "westwood+" else math.nan,
         "congestion_ops": str(cpp.LossyCcName()),
         "rto": rto, "rto_collapses": int(cpp.LossyRtoCollapses()),
+        "loss_exit": loss_exit, "loss_exit_growths": int(cpp.LossyLossExitGrowths()),
         "error_model_drops": int(cpp.LossyPhyRxDrops()),
         "devices": {name: [int(cpp.LossyDeviceCount(k, w)) for w in range(4)] for k, (_, name) in enumerate(devices)},
         "queue_drops": int(cpp.LossyQueueDrops()),
@@ -369,6 +383,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--renosack", choices=RENOSACK, default="linux")
     ap.add_argument("--westwood", choices=list(WESTWOOD), default="ns3")
     ap.add_argument("--rto", choices=list(RTO), default="ns3")
+    ap.add_argument("--loss-exit", choices=list(LOSS_EXIT), default="ns3")
     ap.add_argument("--log-window", default=None, metavar="T0,T1",
                     help="with --log-out: packet-level log of the flow between T0 and T1 s")
     ap.add_argument("--log-out", default=None, metavar="PATH")
@@ -389,7 +404,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if a.log_out:
             t0, t1 = (float(x) for x in (a.log_window or "0,1e18").split(","))
             log = (t0, t1, a.log_out)
-        out = _simulate(ns, cpp, doc, a.cc, s, a.trace, log, a.renosack, a.westwood, a.rto)
+        out = _simulate(ns, cpp, doc, a.cc, s, a.trace, log, a.renosack, a.westwood, a.rto, a.loss_exit)
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
         sys.stdout.flush()
     return 0

@@ -22,7 +22,8 @@ struct Lossy {
     bool rfc6582Exit = false;
     bool rfc6582Strict = false;  // LossyRfc6582Strict (--renosack rfc6582-strict)
     uint64_t staleLostCleared = 0;
-    uint64_t openMarksCleared = 0;  // other entries into CA_OPEN that found a mark (rfc6582-strict)
+    uint64_t openMarksCleared = 0;
+    uint64_t lossExitGrowths = 0;  // NetreturnNewRenoLossExit: ACKs given one segment  // other entries into CA_OPEN that found a mark (rfc6582-strict)
     double ssthSum = 0;
     uint64_t ssthN = 0;
     std::vector<double> bweT, bweV;  // s, bytes per second
@@ -256,9 +257,39 @@ class NetreturnWestwoodLinux : public TcpWestwoodPlus {
     Time m_rtt{0}, m_windowStart{0};
     double m_bk = 0, m_bwNs = 0, m_bwe = 0;
 };
+// ns-3 3.44's TcpNewReno with slow start's growth on the ACK that ends
+// CA_LOSS (ns3lossy.py --loss-exit rfc5681; a diagnostic of issue 25,
+// branch val7, docs/validation.md "ns-3's NewReno without SACK as RFC 6582,
+// repaired"). TcpSocketBase::ProcessAck, on the ACK that leaves CA_LOSS,
+// passes IncreaseWindow only the segments beyond m_recover ("segsAcked =
+// (ackNumber - m_recover) / m_segmentSize"), none when that ACK is the one
+// for the last segment sent before the timeout, so after a timeout whose
+// retransmission fills the only hole cwnd stays at one segment for another
+// round trip. RFC 5681 section 3.1 grows cwnd by up to one SMSS for every
+// ACK that acknowledges new data; so does ours. IncreaseWindow is called
+// with no segment only there (CA_OPEN ACKs and CA_LOSS partial ACKs carry
+// at least one whole segment here, 1000-byte segments throughout).
+class NetreturnNewRenoLossExit : public TcpNewReno {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnNewRenoLossExit")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<NetreturnNewRenoLossExit>();
+        return tid;
+    }
+    std::string GetName() const override { return "NetreturnNewRenoLossExit"; }
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segsAcked) override {
+        if (segsAcked == 0) LS.lossExitGrowths++;
+        TcpNewReno::IncreaseWindow(tcb, std::max<uint32_t>(segsAcked, 1));
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnNewRenoLossExit>(this); }
+};
+uint64_t LossyLossExitGrowths() { return LS.lossExitGrowths; }
 void LossyRegister() {
     NetreturnWestwoodPlus::GetTypeId();
     NetreturnWestwoodLinux::GetTypeId();
+    NetreturnNewRenoLossExit::GetTypeId();
 }
 
 // RTO expiries. The dumbbell's count (entries into CA_LOSS) misses a
