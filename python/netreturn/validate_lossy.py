@@ -133,6 +133,8 @@ def _ns2(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path, se
 
 #: The section of docs/validation.md on this link (the start of its heading).
 EXPLAINED_LOSSY = "Westwood+ and NewReno on the SARBE paper's lossy link"
+#: ... and with ns-3's Reno scoreboard repaired (``--ns3-renosack rfc6582-strict``).
+EXPLAINED_STRICT = "ns-3's NewReno without SACK as RFC 6582, repaired"
 
 
 def explained(labels: list[str], section: str) -> str:
@@ -224,7 +226,8 @@ def main(a, out: Path) -> int:
                 **({} if reference == "ns2" else {"renosack": renosack, "westwood": westwood}),
                 **({"sets": dict(sets)} if sets else {})))
         differ = explained([f"{cc}, loss {r['loss'] * 100:g} %, {label}" for r in rows for key, label in METRICS
-                            if r[key]["agree"] is False], EXPLAINED_LOSSY)
+                            if r[key]["agree"] is False],
+                           EXPLAINED_STRICT if renosack == "rfc6582-strict" else EXPLAINED_LOSSY)
         texts.append(table(cc, rows, "ns-2" if reference == "ns2" else "ns-3") + (f"\n\n{differ}" if differ else ""))
         print("\n" + texts[-1] + "\n")
     stem = "validation_lossy_ns2" if reference == "ns2" else "validation_lossy"
