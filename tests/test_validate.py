@@ -158,12 +158,12 @@ def test_each_differ_says_which_section_of_validation_md_explains_it():
         EXPLAINED_SENDERS,
         explained,
     )
-    from netreturn.validate_lossy import EXPLAINED_LOSSY
+    from netreturn.validate_lossy import EXPLAINED_LOSSY, EXPLAINED_STRICT
 
     doc = Path(__file__).resolve().parents[1] / "docs" / "validation.md"
     headings = [line.lstrip("#").strip() for line in doc.read_text().splitlines() if line.startswith("#")]
     for section in {*EXPLAINED.values(), EXPLAINED_ANY, EXPLAINED_PRR_NS3, EXPLAINED_LOSSY, EXPLAINED_RED_ECN,
-                    EXPLAINED_SENDERS}:
+                    EXPLAINED_SENDERS, EXPLAINED_STRICT}:
         assert any(h.startswith(section) for h in headings), section
     ns3 = [{"tcp_packet_loss_pct": x, "timeouts": 50 + x} for x in (1.8, 1.9, 2.0)]
     ours = [{"tcp_packet_loss_pct": x, "timeouts": 400 + x} for x in (9.9, 10.0, 10.1)]

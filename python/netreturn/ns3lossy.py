@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any, Optional
 
-__all__ = ["CCS", "RENOSACK", "data_loss_pct", "run_lossy", "main"]
+__all__ = ["CCS", "RENOSACK", "data_loss_pct", "receiver_duplicate_pct", "run_lossy", "main"]
 
 SCENARIO = "sarbe/lossy_link"
 #: Our congestion controls (scenario parameter ``tcp``) and ns-3's TypeIds.
@@ -44,6 +44,12 @@ WESTWOOD = {"ns3": "ns3::TcpWestwoodPlus", "deduct": "ns3::NetreturnWestwoodPlus
 #: 6298 section 5 and ours (ns3cxx/lossy.cc, LossyKarnRto; the same repair as
 #: the NGWA harness's strict-rfc6298).
 RTO = ("ns3", "rfc6298")
+#: ns-3's NewReno on the ACK that ends CA_LOSS: as 3.44 ships it (cwnd grows
+#: only by the segments beyond the recovery point: none when the ACK reaches
+#: it exactly), or by one segment as every slow-start ACK of new data (RFC
+#: 5681 section 3.1, ours; ns3cxx/lossy.cc, NetreturnNewRenoLossExit). A
+#: diagnostic: Westwood+ ignores it.
+LOSS_EXIT = {"ns3": "ns3::TcpNewReno", "rfc5681": "ns3::NetreturnNewRenoLossExit"}
 #: Our loss recoveries (``tcp.recovery``) and ns-3's. Ours' "classic" is
 #: RFC 6582 NewReno with cwnd inflation; ns-3's TcpClassicRecovery inflates
 #: cwnd by one segment per dupACK and deflates to ssthresh at exit (RFC 5681
@@ -52,9 +58,12 @@ RECOVERIES = {"classic": "ns3::TcpClassicRecovery", "prr": "ns3::TcpPrrRecovery"
 #: ns-3's duplicate-ACK scoreboard without SACK (ns3cxx/lossy.cc): "ns3" as
 #: shipped (cleared only on a timeout), "linux" also cleared when recovery
 #: ends, as Linux's tcp_reset_reno_sack (docs/validation.md); "rfc6582" that
-#: and the loss marks too, so that recovery ends with no scoreboard, as RFC
-#: 6582 (ns-3 leaves the new head marked lost and re-enters on two dupACKs).
-RENOSACK = ("linux", "ns3", "rfc6582")
+#: and the loss marks too, so that recovery ends with no scoreboard (inert:
+#: the marks come back on the next ACK); "rfc6582-strict" no guessed mark at
+#: all outside recovery, cleared at every entry into CA_OPEN, so that the
+#: flight is SND.NXT - SND.UNA and only three dupACKs start a recovery, as
+#: RFC 6582 (ns3cxx/lossy.cc, LossyRfc6582Strict).
+RENOSACK = ("linux", "ns3", "rfc6582", "rfc6582-strict")
 #: Our TCP defaults (docs/tcp.md) for keys the scenario leaves out; all equal
 #: ns-3 3.44's defaults except the SYN timeout (ours: the initial RTO, 1 s;
 #: ns-3 ConnTimeout 3 s), which is set to ours below.
@@ -94,7 +103,7 @@ def _document(cc: str, loss: float, overrides: Optional[dict] = None) -> dict:
 
 def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dict] = None,
               trace: bool = False, renosack: str = "linux", westwood: str = "ns3", rto: str = "ns3",
-              timeout_s: Optional[float] = None) -> list[dict]:
+              loss_exit: str = "ns3", timeout_s: Optional[float] = None) -> list[dict]:
     """Run the lossy link in ns-3 for each seed (one subprocess) and return
     one metrics dict per seed: ``goodput_mean_mbps``, ``tcp_data_loss_pct``,
     ``tcp_efficiency_pct``, ``fast_recoveries``, ``timeouts``,
@@ -117,6 +126,9 @@ def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dic
     if rto not in RTO:
         raise ValueError(f"rto must be one of {', '.join(RTO)}, not {rto!r}")
     cmd += ["--rto", rto]
+    if loss_exit not in LOSS_EXIT:
+        raise ValueError(f"loss_exit must be one of {', '.join(LOSS_EXIT)}, not {loss_exit!r}")
+    cmd += ["--loss-exit", loss_exit]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -138,6 +150,16 @@ def data_loss_pct(r: dict) -> float:
     packet: the ACK direction has no error model and never fills a buffer."""
     sent = r.get("data_packets_sent", 0)
     return (r.get("error_model_drops", 0) + r.get("queue_drops", 0)) / sent * 100 if sent else math.nan
+
+
+def receiver_duplicate_pct(r: dict, segment: int) -> float:
+    """Share of the data packets reaching the receiver that it already held
+    (docs/validation.md, "ns-3's NewReno without SACK as RFC 6582"): the
+    packets FlowMonitor saw arrive at D less the segments the sink delivered
+    in order, over the packets that arrived (the handshake's two packets and
+    segments still out of order at the end count as duplicates: < 0.01 %)."""
+    n = r.get("data_packets_received", 0)
+    return (n - r.get("bytes_delivered", 0) / segment) / n * 100 if n else math.nan
 
 
 # --------------------------------------------------------------------------
@@ -186,7 +208,7 @@ def _tcp_settings(ns: Any, tcp: dict, cc: str) -> dict:
 
 def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
               log: Optional[tuple[float, float, str]] = None, renosack: str = "linux",
-              westwood: str = "ns3", rto: str = "ns3") -> dict:
+              westwood: str = "ns3", rto: str = "ns3", loss_exit: str = "ns3") -> dict:
     topo = doc["topology"]
     if topo.get("kind") != "graph":
         raise ValueError("the ns-3 lossy link needs a graph topology")
@@ -204,6 +226,10 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
         # ran ns-3's TcpWestwoodPlus whatever --westwood asked).
         cpp.LossyRegister()
         tid = ns.TypeId.LookupByName(WESTWOOD[westwood])
+        ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(tid))
+    elif cc == "newreno":
+        cpp.LossyRegister()
+        tid = ns.TypeId.LookupByName(LOSS_EXIT[loss_exit])
         ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(tid))
     nodes = {name: ns.CreateObject[ns.Node]() for name in topo["nodes"]}
     stack = ns.InternetStackHelper()
@@ -254,8 +280,9 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
     dst = ifaces[dst_link].GetAddress(1)
     cpp.Reset(1, 1 << 62)
     cpp.TraceFlows(1)
-    cpp.LossyReset(cc == "westwood+", renosack in ("linux", "rfc6582"))
-    cpp.LossyRfc6582(renosack == "rfc6582")
+    cpp.LossyReset(cc == "westwood+", renosack in ("linux", "rfc6582", "rfc6582-strict"))
+    cpp.LossyRfc6582(renosack in ("rfc6582", "rfc6582-strict"))
+    cpp.LossyRfc6582Strict(renosack == "rfc6582-strict")
     cpp.LossyKarnRto(rto == "rfc6298")
     if doc["tcp"].get("sack") and doc["tcp"].get("recovery") == "prr":
         # With SACK, ns-3-dev's repaired PRR (ns3cxx/prr.cc), as netreturn
@@ -309,11 +336,14 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
         "rto_episodes": int(cpp.Rtos(0)),
         # Recoveries left with a loss mark on the sent list (cleared by --renosack rfc6582).
         "stale_lost_cleared": int(cpp.LossyStaleLostCleared()),
+        # Other entries into CA_OPEN that found a guessed mark (cleared by --renosack rfc6582-strict).
+        "open_marks_cleared": int(cpp.LossyOpenMarksCleared()),
         "ssthresh_after_loss_mean": float(cpp.LossySsthMean()),
         "ssthresh_after_loss_n": int(cpp.LossySsthCount()),
         "bwe_mean_mbps": float(cpp.LossyBweMean(10.0)) * 8 / 1e6 if cc == "westwood+" else math.nan,
         "congestion_ops": str(cpp.LossyCcName()),
         "rto": rto, "rto_collapses": int(cpp.LossyRtoCollapses()),
+        "loss_exit": loss_exit, "loss_exit_growths": int(cpp.LossyLossExitGrowths()),
         "error_model_drops": int(cpp.LossyPhyRxDrops()),
         "devices": {name: [int(cpp.LossyDeviceCount(k, w)) for w in range(4)] for k, (_, name) in enumerate(devices)},
         "queue_drops": int(cpp.LossyQueueDrops()),
@@ -335,6 +365,7 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
             out["data_packets_received"] = int(fs.rxPackets)
             out["flowmon_drops_by_reason"] = {str(k): int(n) for k, n in enumerate(fs.packetsDropped) if int(n)}
     out["tcp_data_loss_pct"] = data_loss_pct(out)
+    out["receiver_duplicate_pct"] = receiver_duplicate_pct(out, int(doc["tcp"]["segment_size"]))
     if trace:
         n = int(cpp.TraceLen(0))
         out["trace"] = {"time_s": [float(cpp.TraceT(0, k)) for k in range(n)],
@@ -358,6 +389,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--renosack", choices=RENOSACK, default="linux")
     ap.add_argument("--westwood", choices=list(WESTWOOD), default="ns3")
     ap.add_argument("--rto", choices=list(RTO), default="ns3")
+    ap.add_argument("--loss-exit", choices=list(LOSS_EXIT), default="ns3")
     ap.add_argument("--log-window", default=None, metavar="T0,T1",
                     help="with --log-out: packet-level log of the flow between T0 and T1 s")
     ap.add_argument("--log-out", default=None, metavar="PATH")
@@ -378,7 +410,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         if a.log_out:
             t0, t1 = (float(x) for x in (a.log_window or "0,1e18").split(","))
             log = (t0, t1, a.log_out)
-        out = _simulate(ns, cpp, doc, a.cc, s, a.trace, log, a.renosack, a.westwood, a.rto)
+        out = _simulate(ns, cpp, doc, a.cc, s, a.trace, log, a.renosack, a.westwood, a.rto, a.loss_exit)
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
         sys.stdout.flush()
     return 0

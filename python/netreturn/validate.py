@@ -172,10 +172,11 @@ def add_arguments(v) -> None:
     v.add_argument("--reference", choices=["ns3", "ns2"], default="ns3",
                    help="--scenario sarbe/lossy_link: the reference simulator, ns-3 3.44 or ns-2.35's own "
                         "Agent/TCP/Newreno and TCPSink (ns2: --cc newreno only)")
-    v.add_argument("--ns3-renosack", choices=["linux", "ns3", "rfc6582"], default="linux",
+    v.add_argument("--ns3-renosack", choices=["linux", "ns3", "rfc6582", "rfc6582-strict"], default="linux",
                    help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it (ns3), or "
-                        "recovery left with no loss marks either, as RFC 6582 (rfc6582)")
+                        "recovery left with no loss marks either (rfc6582), or no guessed mark at all outside "
+                        "recovery, as RFC 6582 (rfc6582-strict: cleared at every entry into CA_OPEN)")
     v.add_argument("--ns3-westwood", choices=["ns3", "deduct", "linux"], default="ns3",
                    help=f"{LOSSY} only: ns-3's TcpWestwoodPlus as shipped, or with the segments duplicate ACKs "
                         "counted deducted from the ACK that covers them (as Linux westwood_acked_count: deduct), "

@@ -89,7 +89,9 @@ def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None) -> 
     with the Reno scoreboard cleared at recovery's end (``lossy_<cc>``), and
     for Westwood+ also with its delivered count repaired
     (``lossy_westwood+_repaired``); with recovery left without loss marks
-    too (``renosack="rfc6582"``) the same names ending ``_rfc6582``; with
+    too (``renosack="rfc6582"``) the same names ending ``_rfc6582``, with no
+    guessed mark outside recovery (``"rfc6582-strict"``) ending
+    ``_rfc6582_strict``; with
     SACK in both, aligned (:data:`SACK_ALIGNED`), ``lossy_newreno_sack`` and,
     Westwood+ with its count and estimator repaired (``westwood="linux"``),
     ``lossy_westwood+_sack_repaired``; None for other configurations."""
@@ -99,9 +101,9 @@ def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None) -> 
         if cc == "newreno":
             return "lossy_newreno_sack"
         return "lossy_westwood+_sack_repaired" if westwood == "linux" else None
-    if renosack not in ("linux", "rfc6582"):
+    if renosack not in ("linux", "rfc6582", "rfc6582-strict"):
         return None
-    tail = "" if renosack == "linux" else "_rfc6582"
+    tail = {"linux": "", "rfc6582": "_rfc6582", "rfc6582-strict": "_rfc6582_strict"}[renosack]
     if cc == "newreno" or westwood == "ns3":
         return f"lossy_{cc}{tail}"
     return f"lossy_{cc}_repaired{tail}" if westwood == "deduct" else None
@@ -134,6 +136,8 @@ def _ns2(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path, se
 
 #: The section of docs/validation.md on this link (the start of its heading).
 EXPLAINED_LOSSY = "Westwood+ and NewReno on the SARBE paper's lossy link"
+#: ... and with ns-3's Reno scoreboard repaired (``--ns3-renosack rfc6582-strict``).
+EXPLAINED_STRICT = "ns-3's NewReno without SACK as RFC 6582, repaired"
 
 
 def explained(labels: list[str], section: str) -> str:
@@ -216,7 +220,7 @@ def main(a, out: Path) -> int:
             from .valrecords import record, write_record
 
             label3 = (NS2_LABEL if reference == "ns2" else SACK_REPAIRED_LABEL if cell.endswith("_sack_repaired")
-                      else REPAIRED_LABEL if cell.endswith("_repaired") else "ns-3 3.44")
+                      else REPAIRED_LABEL if "_repaired" in cell else "ns-3 3.44")
             write_record(out, cell, record(
                 label3, [(key, label, [r.get(key, math.nan) for r in ns3[loss]],
                           [r.get(key, math.nan) for r in ours if math.isclose(float(r["loss"]), loss)],
@@ -225,7 +229,8 @@ def main(a, out: Path) -> int:
                 **({} if reference == "ns2" else {"renosack": renosack, "westwood": westwood}),
                 **({"sets": dict(sets)} if sets else {})))
         differ = explained([f"{cc}, loss {r['loss'] * 100:g} %, {label}" for r in rows for key, label in METRICS
-                            if r[key]["agree"] is False], EXPLAINED_LOSSY)
+                            if r[key]["agree"] is False],
+                           EXPLAINED_STRICT if renosack == "rfc6582-strict" else EXPLAINED_LOSSY)
         texts.append(table(cc, rows, "ns-2" if reference == "ns2" else "ns-3") + (f"\n\n{differ}" if differ else ""))
         print("\n" + texts[-1] + "\n")
     stem = "validation_lossy_ns2" if reference == "ns2" else "validation_lossy"

@@ -140,6 +140,7 @@ LOSSY_SACK = "validation.md#westwood-with-sack-on-both-sides-ns-3-repaired-issue
 NGWA_NEWRENO_EVIDENCE = "validation.md#ns-3s-newreno-senders-repaired-issue-25-2026-11-27-branch-ngwa6"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
+LOSSY_RFC6582_STRICT = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-repaired-issue-25-2026-11-27-branch-val7"
 LOSSY_NS2 = ("validation.md#newrenos-fast-recoveries-and-rtos-at-1-10-percent-loss-against-ns-235-issue-25-"
              "2026-11-27-branch-val6")
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
@@ -196,6 +197,12 @@ PLAN: tuple[Mechanism, ...] = (
               _lossy("newreno", reference="ns2")),
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
               LOSSY_RFC6582, _lossy("newreno", False, "rfc6582")),
+    Mechanism("NewReno, lossy link, ns-3 as RFC 6582, strict",
+              "ns-3 3.44, no guessed loss marks outside recovery", LOSSY_RFC6582_STRICT,
+              _lossy("newreno", False, "rfc6582-strict")),
+    Mechanism("Westwood+, lossy link, ns-3 repaired, RFC 6582 strict",
+              "ns-3 3.44, Westwood+ count repaired, no guessed loss marks outside recovery", LOSSY_RFC6582_STRICT,
+              _lossy("westwood+", True, "rfc6582-strict")),
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
     *(Mechanism(name, reference, NGWA_STRICT_EVIDENCE, _ngwa(key, variant))
       for name, key, variant, reference in NGWA_STRICT_ROWS),
