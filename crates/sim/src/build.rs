@@ -49,8 +49,8 @@ impl World {
             let i = topo.iface_by_name(name).ok_or_else(|| {
                 ("run.pcap".to_string(), format!("no interface {name:?}; interfaces look like \"R1->R2\""))
             })?;
+            // (Its hop is made not plain with the world: `Hop::new`.)
             ifaces[i as usize].pcap = Some(Box::new(crate::pcap::Pcap::new()));
-            ifaces[i as usize].refresh_plain();
         }
         rec.monitor = resolved.monitored;
 

@@ -43,7 +43,7 @@ impl World {
         let accepted = queue.enqueue(now, pi, meta, &mut iface.rng, &mut |id, _, why| dropped.push((id, why)));
         let backlog = queue.backlog();
         self.book_aqm_drops(out);
-        let iface = &mut self.ifaces[out as usize];
+        let (hop, iface) = (&mut self.hops[out as usize], &mut self.ifaces[out as usize]);
         if accepted {
             let ev = QueueEvent {
                 kind: QueueEventKind::Enqueue,
@@ -54,9 +54,9 @@ impl World {
             if let Some(gw) = iface.gateway.as_mut() {
                 gw.on_queue(now, &ev);
             }
-            iface.account_backlog(now, backlog.bytes);
+            hop.account_backlog(&mut iface.stats, now, backlog.bytes);
         }
-        if iface.busy_until <= now {
+        if hop.busy_until <= now {
             self.link_free(out);
         }
     }
@@ -65,17 +65,17 @@ impl World {
     /// packet, which starts at once; the link asks again when it is out.
     pub(super) fn link_free(&mut self, i: u32) {
         let now = self.now;
-        let iface = &mut self.ifaces[i as usize];
-        if iface.busy_until > now {
+        if self.hops[i as usize].busy_until > now {
             return;
         }
+        let iface = &mut self.ifaces[i as usize];
         let link = iface.aqm.as_deref_mut().expect("an AQM interface");
         let AqmLink { queue, dropped } = link;
         let sent = queue.dequeue(now, &mut iface.rng, &mut |id, _, why| dropped.push((id, why)));
         let backlog = queue.backlog();
         self.book_aqm_drops(i);
         let Some(dep) = sent else {
-            self.ifaces[i as usize].account_backlog(now, backlog.bytes);
+            self.hops[i as usize].account_backlog(&mut self.ifaces[i as usize].stats, now, backlog.bytes);
             return;
         };
         let ev = QueueEvent {
@@ -84,12 +84,12 @@ impl World {
             backlog_bytes: backlog.bytes,
             backlog_packets: backlog.packets,
         };
-        self.ifaces[i as usize].departed(now, &ev);
+        self.hops[i as usize].departed(&mut self.ifaces[i as usize], now, &ev);
         if dep.meta.marked {
             self.mark_ce(i, dep.item);
         }
         self.transmit(i, dep.item, now);
-        let done = self.ifaces[i as usize].busy_until;
+        let done = self.hops[i as usize].busy_until;
         self.events.schedule(done, Event::LinkFree(i));
     }
 

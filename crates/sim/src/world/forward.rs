@@ -34,13 +34,30 @@ impl World {
     }
 
     pub(super) fn enqueue(&mut self, out: u32, pi: u32) {
-        let plain = self.ifaces[out as usize].plain;
+        let now = self.now;
+        let size = self.pool.slots[pi as usize].size;
+        let hop = &mut self.hops[out as usize];
+        if hop.passes(now, size) {
+            // The path below for a plain DropTail link that is idle with its
+            // queue empty, without reading the queue: nothing to drain; the
+            // queue admits the packet (`Limit::admits` at an empty backlog),
+            // neither marks nor draws (`Fifo::pass`), and its backlog goes
+            // to the packet's size and back to 0 at this instant; the
+            // packet's ECN field is not read (DropTail never marks).
+            debug_assert!(self.ifaces[out as usize].queue.is_empty());
+            hop.account_backlog(&mut self.ifaces[out as usize].stats, now, size as u64);
+            self.transmit(out, pi, now);
+            let hop = &mut self.hops[out as usize];
+            hop.account_backlog(&mut self.ifaces[out as usize].stats, now, 0);
+            hop.tx_bytes += size as u64;
+            hop.tx_packets += 1;
+            return;
+        }
+        let plain = hop.plain();
         if !plain && self.ifaces[out as usize].dequeue_time {
             return self.enqueue_aqm(out, pi);
         }
-        let now = self.now;
         self.drain(out);
-        let size = self.pool.slots[pi as usize].size;
         if !plain {
             if self.ifaces[out as usize].gateway.is_some() {
                 self.gateway_sees_data(out, pi);
@@ -53,8 +70,8 @@ impl World {
         // dropping it (RFC 3168 section 5); UDP sources are not ECN-capable.
         let p = &self.pool.slots[pi as usize];
         let ect = !p.udp && p.seg.ecn.is_capable();
-        let iface = &mut self.ifaces[out as usize];
-        let start = now.max(iface.busy_until);
+        let (hop, iface) = (&mut self.hops[out as usize], &mut self.ifaces[out as usize]);
+        let start = now.max(hop.busy_until);
         let res = if start == now {
             // An idle link: the packet leaves the queue as it enters.
             iface.queue.pass(now, size, ect, &mut iface.rng).map(|(enq, deq, m)| (enq, Some(deq), m))
@@ -69,7 +86,7 @@ impl World {
             Ok(evs) => evs,
             Err((why, ev)) => {
                 iface.stats.count_queue_drop(why);
-                if let Some(gw) = iface.gateway_mut() {
+                if let Some(gw) = iface.gateway_mut(plain) {
                     gw.on_queue(now, &ev);
                 }
                 self.drop_packet(pi, out);
@@ -79,17 +96,17 @@ impl World {
         if marked {
             self.mark_ce(out, pi);
         }
-        let iface = &mut self.ifaces[out as usize];
-        if let Some(gw) = iface.gateway_mut() {
+        let (hop, iface) = (&mut self.hops[out as usize], &mut self.ifaces[out as usize]);
+        if let Some(gw) = iface.gateway_mut(plain) {
             gw.on_queue(now, &ev);
         }
-        iface.account_backlog(now, ev.backlog_bytes);
+        hop.account_backlog(&mut iface.stats, now, ev.backlog_bytes);
         self.transmit(out, pi, start);
-        let iface = &mut self.ifaces[out as usize];
+        let (hop, iface) = (&mut self.hops[out as usize], &mut self.ifaces[out as usize]);
         if let Some(deq) = &departure {
-            iface.departed(now, deq);
+            hop.departed(iface, now, deq);
         }
-        if iface.has_stage() {
+        if !plain && iface.stage.is_some() {
             self.stage_enqueued(out, pi, departure.is_some());
         }
     }
@@ -208,7 +225,7 @@ impl World {
         let i = self.topo.iface_by_name(iface).ok_or_else(|| format!("no interface {iface:?}"))?;
         self.ifaces[i as usize].stage_on_enqueue = on_enqueue;
         self.ifaces[i as usize].stage = Some(Box::new(stage));
-        self.ifaces[i as usize].refresh_plain();
+        self.refresh_plain(i);
         Ok(())
     }
 
@@ -239,12 +256,12 @@ impl World {
     /// packet: a call there costs about 2 % of a run's instructions.
     #[inline(always)]
     pub(super) fn transmit(&mut self, i: u32, pi: u32, start: Time) {
-        let iface = &mut self.ifaces[i as usize];
+        let hop = &mut self.hops[i as usize];
         let size = self.pool.slots[pi as usize].size;
-        let done = start + iface.rate.tx_time(size as u64);
-        iface.busy_until = done;
-        let plain = iface.plain;
-        if !plain && iface.pcap.is_some() {
+        let done = start + hop.rate.tx_time(size as u64);
+        hop.busy_until = done;
+        let (plain, delay) = (hop.plain(), hop.delay);
+        if !plain && self.ifaces[i as usize].pcap.is_some() {
             let p = self.pool.slots[pi as usize];
             let key = if p.udp { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp_keys, &p) };
             let tcp = (!p.udp).then_some(&p.seg);
@@ -256,10 +273,13 @@ impl World {
                 self.rec.cross_bytes += size as u64;
             }
         }
-        let iface = &mut self.ifaces[i as usize];
         // A plain link has no loss: `bernoulli` would draw nothing.
-        let lost = !plain && iface.rng.bernoulli(iface.loss);
-        if lost && iface.stage.is_none() {
+        let lost = !plain && {
+            let iface = &mut self.ifaces[i as usize];
+            iface.rng.bernoulli(iface.loss)
+        };
+        if lost && self.ifaces[i as usize].stage.is_none() {
+            let iface = &mut self.ifaces[i as usize];
             iface.stats.loss_drops += 1;
             self.drop_packet(pi, i);
         } else {
@@ -274,7 +294,7 @@ impl World {
             // over one interface are scheduled in time order: a FIFO lane,
             // or the lane it shares with links of its kind when in order
             // there ([`crate::event::EventQueue::schedule_arrival`]).
-            let at = done + iface.delay;
+            let at = done + delay;
             self.events.schedule_arrival(self.shared_lane[i as usize], i, at, pi, &mut self.pool);
         }
     }
@@ -282,13 +302,13 @@ impl World {
     /// Takes out of interface `i`'s queue, at their start times, the packets
     /// whose transmission has started by now: the queue as it is at `now`.
     pub(super) fn drain(&mut self, i: u32) {
-        let iface = &mut self.ifaces[i as usize];
+        let (hop, iface) = (&mut self.hops[i as usize], &mut self.ifaces[i as usize]);
         // Before most enqueues there is nothing to take out (the head has
         // not started yet, or the queue is empty): that check is inlined,
         // the loops are not.
         if iface.queue.front().is_some_and(|&start| start <= self.now) {
-            if !iface.has_stage() {
-                iface.drain_started(self.now);
+            if hop.plain() || iface.stage.is_none() {
+                iface.drain_started(hop, self.now);
             } else {
                 self.drain_staged(i);
             }
@@ -301,13 +321,13 @@ impl World {
     pub(super) fn drain_staged(&mut self, i: u32) {
         let now = self.now;
         loop {
-            let iface = &mut self.ifaces[i as usize];
+            let (hop, iface) = (&mut self.hops[i as usize], &mut self.ifaces[i as usize]);
             let Some(&start) = iface.queue.front() else { break };
             if start > now {
                 break;
             }
             let (_, _, ev) = iface.queue.dequeue(start).expect("front exists");
-            iface.departed(start, &ev);
+            hop.departed(iface, start, &ev);
             let pi = iface.staged.pop_front().expect("a staged id per queued packet");
             self.stage_call(i, pi, Some(start));
         }
@@ -315,7 +335,9 @@ impl World {
 
     #[inline(always)]
     pub(super) fn arrive(&mut self, i: u32, pi: u32) {
-        if self.ifaces[i as usize].has_stage() {
+        let hop = &self.hops[i as usize];
+        let (node, reverse_gateway) = (hop.to, hop.reverse_gateway());
+        if !hop.plain() && self.ifaces[i as usize].stage.is_some() {
             // The stage sees the packet leave before it arrives.
             self.drain(i);
             if self.pool.slots[pi as usize].dst == LOST {
@@ -325,11 +347,10 @@ impl World {
             }
         }
         let now = self.now;
-        let node = self.ifaces[i as usize].to;
         // A gateway on this node's interface back toward the sender sees the
         // packets flowing against its data direction: ACKs to rewrite
         // (SPEC.md section 1, rule 5).
-        if self.ifaces[i as usize].reverse_gateway && !self.pool.slots[pi as usize].udp {
+        if reverse_gateway && !self.pool.slots[pi as usize].udp {
             self.gateway_sees_ack(Iface::reverse(i), pi, now);
         }
         self.at_node(node, pi);
@@ -375,50 +396,52 @@ impl Iface {
         }
     }
 
-    /// Closes the interval since the last change of the backlog and starts
-    /// one with the backlog as it is now.
-    pub(super) fn account_backlog(&mut self, now: Time, backlog_bytes: u64) {
-        let s = &mut self.stats;
-        // An empty queue or an empty interval adds +0.0, which leaves the
-        // (non-negative) integrals unchanged bit for bit: skip the float
-        // work. That is the common case: most links idle most of the time
-        // (enqueue at an empty queue), and a packet meeting an idle link is
-        // enqueued and dequeued at the same instant.
-        if s.last_backlog > 0 && now > s.last_change {
-            let dt = (now - s.last_change).nanos() as f64;
-            let q = s.last_backlog as f64;
-            s.q_int += q * dt;
-            s.q2_int += q * q * dt;
-        }
-        s.last_change = now;
-        s.last_backlog = backlog_bytes;
-        // The peak changes only above its lower bound `max_hint`, which
-        // keeps a hop at an idle link off the peak's cache line.
-        if backlog_bytes > self.max_hint as u64 {
-            s.max_backlog = s.max_backlog.max(backlog_bytes);
-            self.max_hint = s.max_backlog.min(u16::MAX as u64) as u16;
-        }
-    }
-
     /// [`World::drain`] for an interface without a stage.
     #[inline(never)]
-    pub(super) fn drain_started(&mut self, now: Time) {
+    pub(super) fn drain_started(&mut self, hop: &mut Hop, now: Time) {
         while let Some(&start) = self.queue.front() {
             if start > now {
                 break;
             }
             let (_, _, ev) = self.queue.dequeue(start).expect("front exists");
-            self.departed(start, &ev);
+            hop.departed(self, start, &ev);
+        }
+    }
+}
+
+impl Hop {
+    /// Closes the interval since the last change of the backlog and starts
+    /// one with the backlog as it is now (`stats`: the interface's).
+    pub(super) fn account_backlog(&mut self, stats: &mut IfaceStats, now: Time, backlog_bytes: u64) {
+        // An empty queue or an empty interval adds +0.0, which leaves the
+        // (non-negative) integrals unchanged bit for bit: skip the float
+        // work. That is the common case: most links idle most of the time
+        // (enqueue at an empty queue), and a packet meeting an idle link is
+        // enqueued and dequeued at the same instant.
+        if self.last_backlog > 0 && now > self.last_change {
+            let dt = (now - self.last_change).nanos() as f64;
+            let q = self.last_backlog as f64;
+            stats.q_int += q * dt;
+            stats.q2_int += q * q * dt;
+        }
+        self.last_change = now;
+        self.last_backlog = backlog_bytes;
+        // The peak changes only above its lower bound `max_hint`, which
+        // keeps a hop at an idle link off the peak's cache line.
+        if backlog_bytes > self.max_hint as u64 {
+            stats.max_backlog = stats.max_backlog.max(backlog_bytes);
+            self.max_hint = stats.max_backlog.min(u16::MAX as u64) as u16;
         }
     }
 
-    /// Books a packet's leaving the queue at `at` (its transmission starts).
-    pub(super) fn departed(&mut self, at: Time, ev: &QueueEvent) {
-        if let Some(gw) = self.gateway_mut() {
+    /// Books a packet's leaving interface `iface`'s queue at `at` (its
+    /// transmission starts).
+    pub(super) fn departed(&mut self, iface: &mut Iface, at: Time, ev: &QueueEvent) {
+        if let Some(gw) = iface.gateway_mut(self.plain()) {
             gw.on_queue(at, ev);
         }
-        self.account_backlog(at, ev.backlog_bytes);
-        self.stats.tx_bytes += ev.size as u64;
-        self.stats.tx_packets += 1;
+        self.account_backlog(&mut iface.stats, at, ev.backlog_bytes);
+        self.tx_bytes += ev.size as u64;
+        self.tx_packets += 1;
     }
 }
