@@ -8,6 +8,7 @@ CLI and table tests need no ns-3.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -239,6 +240,37 @@ def test_ns3_newreno_grows_cwnd_on_the_ack_that_ends_ca_loss_only_when_repaired(
     assert grown["congestion_ops"] == "ns3::NetreturnNewRenoLossExit"
     assert grown["loss_exit_growths"] > grown["timeouts"] / 2
     assert grown["goodput_mean_mbps"] > 1.05 * shipped["goodput_mean_mbps"]
+
+
+@pytest.mark.slow
+@needs_ns3
+def test_ns3_westwood_with_sack_grows_cwnd_on_the_ack_that_ends_ca_loss_only_when_repaired():
+    # The same repair reaches both Westwood+ variants (LossExitSegments in
+    # ns3cxx/lossy.cc), with SACK as the summary's SACK cells run it.
+    from netreturn.validate_lossy import SACK_ALIGNED
+
+    shipped = ns3lossy.run_lossy("westwood+", 0.1, [1], overrides=SACK_ALIGNED, westwood="linux", timeout_s=900)[0]
+    grown = ns3lossy.run_lossy("westwood+", 0.1, [1], overrides=SACK_ALIGNED, westwood="linux",
+                               loss_exit="rfc5681", timeout_s=900)[0]
+    assert shipped["loss_exit_growths"] == 0
+    assert grown["congestion_ops"] == "ns3::NetreturnWestwoodLinux"
+    assert grown["loss_exit_growths"] > grown["timeouts"] / 2
+    assert grown["goodput_mean_mbps"] > 1.05 * shipped["goodput_mean_mbps"]
+
+
+def test_the_loss_exit_repair_names_its_own_sack_cells_and_nothing_else():
+    from netreturn.validate_lossy import SACK_ALIGNED, cell_of, ns3_cache_path
+    from netreturn.valsummary import PLAN
+
+    assert cell_of("newreno", "linux", "ns3", SACK_ALIGNED, "rfc5681") == "lossy_newreno_sack_lossexit"
+    assert cell_of("westwood+", "linux", "linux", SACK_ALIGNED, "rfc5681") == "lossy_westwood+_sack_repaired_lossexit"
+    assert cell_of("newreno", "linux", "ns3", None, "rfc5681") is None
+    assert cell_of("newreno", "linux", "ns3", SACK_ALIGNED, "bsd") is None
+    a = ns3_cache_path(Path("o"), "newreno", 0.1, 1, sets=SACK_ALIGNED)
+    b = ns3_cache_path(Path("o"), "newreno", 0.1, 1, sets=SACK_ALIGNED, loss_exit="rfc5681")
+    assert a != b and "lossexit-rfc5681" in b.name
+    names = {c.name for m in PLAN for c in m.cells}
+    assert {"lossy_newreno_sack_lossexit", "lossy_westwood+_sack_repaired_lossexit"} <= names
 
 
 @needs_ns3

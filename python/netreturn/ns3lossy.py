@@ -282,6 +282,9 @@ def _simulate(ns: Any, cpp: Any, doc: dict, cc: str, seed: int, trace: bool,
     cpp.TraceFlows(1)
     cpp.LossyReset(cc == "westwood+", renosack in ("linux", "rfc6582", "rfc6582-strict"))
     cpp.LossyRfc6582(renosack in ("rfc6582", "rfc6582-strict"))
+    # RFC 5681's growth on the ACK that ends CA_LOSS, for NewReno (its
+    # TypeId, LOSS_EXIT) and the Westwood+ variants alike.
+    cpp.LossyLossExit(loss_exit == "rfc5681")
     cpp.LossyRfc6582Strict(renosack == "rfc6582-strict")
     cpp.LossyKarnRto(rto == "rfc6298")
     if doc["tcp"].get("sack") and doc["tcp"].get("recovery") == "prr":

@@ -177,6 +177,9 @@ def add_arguments(v) -> None:
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it (ns3), or "
                         "recovery left with no loss marks either (rfc6582), or no guessed mark at all outside "
                         "recovery, as RFC 6582 (rfc6582-strict: cleared at every entry into CA_OPEN)")
+    v.add_argument("--ns3-loss-exit", choices=["ns3", "rfc5681"], default="ns3",
+                   help=f"{LOSSY} only: the ACK that ends ns-3's CA_LOSS grows cwnd by no segment, as ns-3 3.44 "
+                        "ships it (ns3), or by one as RFC 5681 section 3.1 and ours (rfc5681)")
     v.add_argument("--ns3-westwood", choices=["ns3", "deduct", "linux"], default="ns3",
                    help=f"{LOSSY} only: ns-3's TcpWestwoodPlus as shipped, or with the segments duplicate ACKs "
                         "counted deducted from the ACK that covers them (as Linux westwood_acked_count: deduct), "

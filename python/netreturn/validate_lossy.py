@@ -36,28 +36,32 @@ METRICS = [
 
 
 def ns3_cache_path(out: Path, cc: str, loss: float, seed: int, renosack: str = "linux", sets: dict | None = None,
-                   westwood: str = "ns3") -> Path:
+                   westwood: str = "ns3", loss_exit: str = "ns3") -> Path:
     """Where one ns-3 run of the lossy link is kept: ``<out>/ns3/lossy2_<cc>_..._loss<p>_seed<n>.json``."""
     # v2: `timeouts` counts every RTO expiry (v1 counted entries into CA_LOSS).
     tag = "".join(f"_{k}-{v}" for k, v in sorted((sets or {}).items()))
     if cc == "westwood+" and westwood != "ns3":
         tag += f"_westwood-{westwood}"
+    if loss_exit != "ns3":
+        tag += f"_lossexit-{loss_exit}"
     return Path(out) / "ns3" / f"lossy2_{cc}_renosack-{renosack}{tag}_loss{loss:g}_seed{seed}.json"
 
 
 def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
-         renosack: str = "linux", sets: dict | None = None, westwood: str = "ns3") -> dict[float, list[dict]]:
+         renosack: str = "linux", sets: dict | None = None, westwood: str = "ns3",
+         loss_exit: str = "ns3") -> dict[float, list[dict]]:
     from . import ns3lossy, ns3ref
 
     (out / "ns3").mkdir(parents=True, exist_ok=True)
-    path = lambda loss, s: ns3_cache_path(out, cc, loss, s, renosack, sets, westwood)  # noqa: E731
+    path = lambda loss, s: ns3_cache_path(out, cc, loss, s, renosack, sets, westwood, loss_exit)  # noqa: E731
     res = {}
     for loss in loss_rates:
         todo = [s for s in seeds if not path(loss, s).exists()]
         if todo:
             if not ns3ref.available():
                 raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
-            for r in ns3lossy.run_lossy(cc, loss, todo, renosack=renosack, overrides=sets, westwood=westwood):
+            for r in ns3lossy.run_lossy(cc, loss, todo, renosack=renosack, overrides=sets, westwood=westwood,
+                                        loss_exit=loss_exit):
                 atomic_write(path(loss, r["seed"]), json.dumps(r, allow_nan=True))
         runs = [json.loads(path(loss, s).read_text()) for s in seeds]
         for r in runs:  # cached before ns3lossy computed it
@@ -71,6 +75,9 @@ def _ns3(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path,
 REPAIRED_LABEL = "ns-3 3.44 with Westwood+'s count repaired"
 #: ... and its estimator as Linux's (``--ns3-westwood linux``), with SACK.
 SACK_REPAIRED_LABEL = "ns-3 3.44 with SACK, Westwood+'s count and estimator as Linux's"
+#: ... with cwnd grown on the ACK that ends CA_LOSS as RFC 5681 section 3.1
+#: (``--ns3-loss-exit rfc5681``; ns-3 3.44 gives that ACK no segment).
+LOSS_EXIT_LABEL = "ns-3 3.44 with SACK, cwnd grown on the ACK that ends CA_LOSS"
 
 
 #: Both simulators with SACK, aligned (``--set`` of the summary's SACK
@@ -84,7 +91,7 @@ SACK_REPAIRED_LABEL = "ns-3 3.44 with SACK, Westwood+'s count and estimator as L
 SACK_ALIGNED = {"sack": "true", "recovery": "prr", "tcp.sack_impatient": "true", "tcp.loss_ssthresh": "ns3"}
 
 
-def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None) -> str | None:
+def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None, loss_exit: str = "ns3") -> str | None:
     """The summary's cell record a run of Fig. 3b makes: ns-3
     with the Reno scoreboard cleared at recovery's end (``lossy_<cc>``), and
     for Westwood+ also with its delivered count repaired
@@ -94,13 +101,18 @@ def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None) -> 
     ``_rfc6582_strict``; with
     SACK in both, aligned (:data:`SACK_ALIGNED`), ``lossy_newreno_sack`` and,
     Westwood+ with its count and estimator repaired (``westwood="linux"``),
-    ``lossy_westwood+_sack_repaired``; None for other configurations."""
+    ``lossy_westwood+_sack_repaired``; those two with ns-3's CA_LOSS exit
+    repaired too (``loss_exit="rfc5681"``) ending ``_lossexit``; None for
+    other configurations."""
+    if loss_exit not in ("ns3", "rfc5681") or (loss_exit != "ns3" and not sets):
+        return None
+    tail = "_lossexit" if loss_exit == "rfc5681" else ""
     if sets:
         if dict(sets) != SACK_ALIGNED or renosack != "linux":
             return None
         if cc == "newreno":
-            return "lossy_newreno_sack"
-        return "lossy_westwood+_sack_repaired" if westwood == "linux" else None
+            return "lossy_newreno_sack" + tail
+        return "lossy_westwood+_sack_repaired" + tail if westwood == "linux" else None
     if renosack not in ("linux", "rfc6582", "rfc6582-strict"):
         return None
     tail = {"linux": "", "rfc6582": "_rfc6582", "rfc6582-strict": "_rfc6582_strict"}[renosack]
@@ -168,6 +180,7 @@ def main(a, out: Path) -> int:
     loss_rates = a.loss or LOSSES
     renosack = getattr(a, "ns3_renosack", None) or "linux"
     westwood = getattr(a, "ns3_westwood", None) or "ns3"
+    loss_exit = getattr(a, "ns3_loss_exit", None) or "ns3"
     # --set NAME=VALUE: parameters of the scenario (e.g. sack=true recovery=prr,
     # min_rto=1s), in both simulators.
     sets = dict(getattr(a, "sets", None) or [])
@@ -189,7 +202,7 @@ def main(a, out: Path) -> int:
             if reference == "ns2":
                 ns3 = _ns2(cc, loss_rates, seeds, out, sets)
             else:
-                ns3 = _ns3(cc, loss_rates, seeds, out, renosack, sets, westwood)
+                ns3 = _ns3(cc, loss_rates, seeds, out, renosack, sets, westwood, loss_exit)
         except RuntimeError as e:
             print(f"netreturn: error: {e}", file=sys.stderr)
             return 2
@@ -211,7 +224,7 @@ def main(a, out: Path) -> int:
                 row[key] = {"ns3": x, "netreturn": y, "agree": agree(x, y)}
                 csv.append(f"{cc},{loss},{key},{x[0]},{x[1]},{y[0]},{y[1]},{row[key]['agree']}")
             rows.append(row)
-        cell = cell_of(cc, renosack, westwood, sets)
+        cell = cell_of(cc, renosack, westwood, sets, loss_exit)
         if reference == "ns2":
             cell = NS2_CELL if not sets and tuple(loss_rates) == LOSSES else None
         elif cell and tuple(loss_rates) != LOSSES and not cell.endswith("_repaired"):
@@ -219,7 +232,8 @@ def main(a, out: Path) -> int:
         if cell:  # a cell of the summary
             from .valrecords import record, write_record
 
-            label3 = (NS2_LABEL if reference == "ns2" else SACK_REPAIRED_LABEL if cell.endswith("_sack_repaired")
+            label3 = (NS2_LABEL if reference == "ns2" else LOSS_EXIT_LABEL if cell.endswith("_lossexit")
+                      else SACK_REPAIRED_LABEL if cell.endswith("_sack_repaired")
                       else REPAIRED_LABEL if "_repaired" in cell else "ns-3 3.44")
             write_record(out, cell, record(
                 label3, [(key, label, [r.get(key, math.nan) for r in ns3[loss]],
@@ -227,6 +241,7 @@ def main(a, out: Path) -> int:
                           f"loss {loss * 100:g} %") for loss in loss_rates for key, label in METRICS],
                 cc=cc, losses=list(loss_rates), seeds=seeds,
                 **({} if reference == "ns2" else {"renosack": renosack, "westwood": westwood}),
+                **({"loss_exit": loss_exit} if loss_exit != "ns3" else {}),
                 **({"sets": dict(sets)} if sets else {})))
         differ = explained([f"{cc}, loss {r['loss'] * 100:g} %, {label}" for r in rows for key, label in METRICS
                             if r[key]["agree"] is False],

@@ -93,15 +93,16 @@ def _xcp_cells() -> tuple[Cell, ...]:
 
 
 def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: str = "ns3",
-           sack: bool = False) -> tuple[Cell, ...]:
+           sack: bool = False, loss_exit: str = "ns3") -> tuple[Cell, ...]:
     from .validate_lossy import NS2_CELL, SACK_ALIGNED, cell_of
 
     if reference == "ns2":
         return (Cell(NS2_CELL, "Fig. 3b's loss rates", "lossy", {"cc": cc, "reference": "ns2"}),)
     if sack:
-        args = {"cc": cc, "sets": SACK_ALIGNED, **({"westwood": "linux"} if repaired else {})}
-        return (Cell(cell_of(cc, "linux", args.get("westwood", "ns3"), SACK_ALIGNED), "Fig. 3b's loss rates, SACK",
-                     "lossy", args),)
+        args = {"cc": cc, "sets": SACK_ALIGNED, **({"westwood": "linux"} if repaired else {}),
+                **({"loss_exit": loss_exit} if loss_exit != "ns3" else {})}
+        return (Cell(cell_of(cc, "linux", args.get("westwood", "ns3"), SACK_ALIGNED, loss_exit),
+                     "Fig. 3b's loss rates, SACK", "lossy", args),)
     args = {"cc": cc, "westwood": "deduct"} if repaired else {"cc": cc}
     if renosack != "linux":
         args["renosack"] = renosack
@@ -137,6 +138,7 @@ BASELINES = "validation.md#baselines-over-phases"
 NGWA_EVIDENCE = "validation.md#ngwa-in-ns-3-issue-25-item-4"
 NGWA_STRICT_EVIDENCE = "validation.md#ns-3s-rfc-793-stand-in-repaired-issue-25-2026-11-26-branch-ngwa5"
 LOSSY_SACK = "validation.md#westwood-with-sack-on-both-sides-ns-3-repaired-issue-25-2026-11-27"
+LOSSY_LOSS_EXIT = "validation.md#newreno-with-sack-the-flightsize-that-sets-ssthresh-issue-25-2026-11-27"
 NGWA_NEWRENO_EVIDENCE = "validation.md#ns-3s-newreno-senders-repaired-issue-25-2026-11-27-branch-ngwa6"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
@@ -193,6 +195,12 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("Westwood+, lossy link, SACK, ns-3 repaired",
               "ns-3 3.44, SACK and PRR in both, Westwood+'s count and estimator as Linux's", LOSSY_SACK,
               _lossy("westwood+", True, sack=True)),
+    Mechanism("NewReno, lossy link, SACK, ns-3 loss exit repaired",
+              "ns-3 3.44, SACK and PRR in both, cwnd grown on the ACK that ends CA_LOSS (RFC 5681 3.1)",
+              LOSSY_LOSS_EXIT, _lossy("newreno", sack=True, loss_exit="rfc5681")),
+    Mechanism("Westwood+, lossy link, SACK, ns-3 repaired, loss exit",
+              "ns-3 3.44, SACK and PRR in both, Westwood+'s count and estimator as Linux's, cwnd grown on the ACK "
+              "that ends CA_LOSS", LOSSY_LOSS_EXIT, _lossy("westwood+", True, sack=True, loss_exit="rfc5681")),
     Mechanism("NewReno, lossy link, ns-2.35", "ns-2.35 (Agent/TCP/Newreno, TCPSink)", LOSSY_NS2,
               _lossy("newreno", reference="ns2")),
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
@@ -377,7 +385,8 @@ def lossy_seeds_stored(out: Path, args: dict, most: int) -> int:
             n += 1
         return n
     while n < most and all(ns3_cache_path(out, args["cc"], loss, n + 1, args.get("renosack", "linux"),
-                                          args.get("sets"), args.get("westwood", "ns3")).exists() for loss in LOSSES):
+                                          args.get("sets"), args.get("westwood", "ns3"),
+                                          args.get("loss_exit", "ns3")).exists() for loss in LOSSES):
         n += 1
     return n
 
@@ -446,6 +455,7 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                     a = argparse.Namespace(seeds=n, cc=cell.args["cc"], loss=None, jobs=jobs,
                                            quiet=not progress, ns3_renosack=cell.args.get("renosack", "linux"),
                                            ns3_westwood=cell.args.get("westwood", "ns3"),
+                                           ns3_loss_exit=cell.args.get("loss_exit", "ns3"),
                                            sets=list(cell.args.get("sets", {}).items()),
                                            reference=cell.args.get("reference", "ns3"))
                     if lossy_main(a, out) != 0:

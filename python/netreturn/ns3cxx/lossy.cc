@@ -23,6 +23,7 @@ struct Lossy {
     bool rfc6582Strict = false;  // LossyRfc6582Strict (--renosack rfc6582-strict)
     uint64_t staleLostCleared = 0;
     uint64_t openMarksCleared = 0;
+    bool lossExitRfc5681 = false;  // LossyLossExit (--loss-exit rfc5681)
     uint64_t lossExitGrowths = 0;  // NetreturnNewRenoLossExit: ACKs given one segment  // other entries into CA_OPEN that found a mark (rfc6582-strict)
     double ssthSum = 0;
     uint64_t ssthN = 0;
@@ -183,6 +184,17 @@ struct WestwoodAckedCount {
     }
 };
 
+// --loss-exit rfc5681 (NetreturnNewRenoLossExit below has the why): the ACK
+// that ends CA_LOSS reaches IncreaseWindow with no segment; RFC 5681 section
+// 3.1 grows cwnd by up to one SMSS on it. One rule for NewReno and both
+// Westwood+ variants.
+static uint32_t LossExitSegments(uint32_t segsAcked) {
+    if (!LS.lossExitRfc5681 || segsAcked > 0) return segsAcked;
+    LS.lossExitGrowths++;
+    return 1;
+}
+void LossyLossExit(bool on) { LS.lossExitRfc5681 = on; }
+
 class NetreturnWestwoodPlus : public TcpWestwoodPlus {
   public:
     static TypeId GetTypeId() {
@@ -195,6 +207,9 @@ class NetreturnWestwoodPlus : public TcpWestwoodPlus {
     std::string GetName() const override { return "NetreturnWestwoodPlus"; }
     void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segs, const Time& rtt) override {
         TcpWestwoodPlus::PktsAcked(tcb, m_count.Count(tcb, segs), rtt);
+    }
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segsAcked) override {
+        TcpWestwoodPlus::IncreaseWindow(tcb, LossExitSegments(segsAcked));
     }
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnWestwoodPlus>(this); }
 
@@ -249,6 +264,9 @@ class NetreturnWestwoodLinux : public TcpWestwoodPlus {
         // westwood_acked_count, in segments as ns-3 reports them.
         m_bk += static_cast<double>(m_count.Count(tcb, segs)) * tcb->m_segmentSize;
     }
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segsAcked) override {
+        TcpWestwoodPlus::IncreaseWindow(tcb, LossExitSegments(segsAcked));
+    }
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnWestwoodLinux>(this); }
 
   private:
@@ -280,8 +298,7 @@ class NetreturnNewRenoLossExit : public TcpNewReno {
     }
     std::string GetName() const override { return "NetreturnNewRenoLossExit"; }
     void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segsAcked) override {
-        if (segsAcked == 0) LS.lossExitGrowths++;
-        TcpNewReno::IncreaseWindow(tcb, std::max<uint32_t>(segsAcked, 1));
+        TcpNewReno::IncreaseWindow(tcb, LossExitSegments(segsAcked));
     }
     Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnNewRenoLossExit>(this); }
 };
