@@ -612,6 +612,40 @@ fn the_fast_retransmit_restarts_the_retransmission_timer_only_when_configured_as
     assert_eq!(restarted.saturating_sub(kept), Time::from_millis(150), "kept {kept:?}, restarted {restarted:?}");
 }
 
+/// NewReno without SACK, an ACK per segment, a dupACK counted whatever its
+/// window (ns-3's rule: the receiver's window shrinks by the out-of-order
+/// bytes it holds).
+fn newreno_without_sack() -> TcpConfig {
+    TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        sack: false,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        dupack_same_window: false,
+        ..Default::default()
+    }
+}
+
+/// `s` takes `segs` at `rx`, `c` the ACKs they make at `ack`; returns what `c` sent.
+fn acks_of<'a>(
+    c: &mut Connection,
+    s: &mut Connection,
+    segs: impl IntoIterator<Item = &'a Segment>,
+    rx: Time,
+    ack: Time,
+) -> Vec<Segment> {
+    let mut acks = Vec::new();
+    for seg in segs {
+        s.on_segment(rx, seg, &mut acks);
+    }
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(ack, a, &mut out);
+    }
+    out
+}
+
 #[test]
 fn a_partial_ack_ends_a_run_of_duplicate_acks_so_the_dupacks_after_it_count_as_a_new_run() {
     // RFC 5681 section 2: a duplicate ACK acknowledges "the greatest
@@ -622,42 +656,18 @@ fn a_partial_ack_ends_a_run_of_duplicate_acks_so_the_dupacks_after_it_count_as_a
     // retransmitted 0 gives a partial ACK of 5, then the three segments sent
     // in recovery (two by limited transmit, one by inflation) give three
     // dupACKs of 5: a second triple.
-    let cfg = TcpConfig {
-        mss: 1000,
-        cc: crate::CcKind::NewReno(Default::default()),
-        sack: false,
-        delayed_ack_count: 1,
-        rcv_buf: 1 << 20,
-        dupack_same_window: false,
-        ..Default::default()
-    };
-    let (mut c, mut s) = established(&cfg);
+    let (mut c, mut s) = established(&newreno_without_sack());
     let ms = Time::from_millis;
     let mut sent = Vec::new();
     c.send(ms(0), 30_000, &mut sent);
     assert_eq!(sent.len(), 10);
-    let mut acks = Vec::new();
-    for k in [1, 2, 3, 4, 6, 7, 8, 9] {
-        s.on_segment(ms(10), &sent[k], &mut acks);
-    }
-    let mut out = Vec::new();
-    for a in &acks {
-        c.on_segment(ms(20), a, &mut out);
-    }
+    let out = acks_of(&mut c, &mut s, [1, 2, 3, 4, 6, 7, 8, 9].map(|k| &sent[k]), ms(10), ms(20));
     assert_eq!(c.stats().fast_retransmits, 1);
     assert_eq!((c.stats().triple_dupacks, c.stats().dupacks_past_threshold), (1, 6), "a run of 8");
     let rtx = *out.iter().find(|g| g.retransmission).expect("the fast retransmit");
     let fresh: Vec<Segment> = out.iter().filter(|g| g.len > 0 && !g.retransmission).copied().collect();
     assert_eq!(fresh.len(), 3, "segments 10, 11 and 12 sent in recovery");
-    let mut acks = Vec::new();
-    s.on_segment(ms(120), &rtx, &mut acks);
-    for g in &fresh {
-        s.on_segment(ms(120), g, &mut acks);
-    }
-    let mut out = Vec::new();
-    for a in &acks {
-        c.on_segment(ms(130), a, &mut out);
-    }
+    acks_of(&mut c, &mut s, std::iter::once(&rtx).chain(&fresh), ms(120), ms(130));
     assert!(c.in_recovery, "the ACK of 5 is partial");
     assert_eq!(c.stats().dupacks_received, 11);
     assert_eq!(c.stats().triple_dupacks, 2, "the three dupACKs after the partial ACK are a new run");
@@ -671,16 +681,7 @@ fn segments_sent_by_limited_transmit_are_left_out_of_the_flight_size_that_sets_s
     // calculation". Ten segments (cwnd 10), segment 0 lost: the first two
     // dupACKs send segments 10 and 11 (RFC 3042), the third sets ssthresh
     // = 10 000 / 2, not 12 000 / 2.
-    let cfg = TcpConfig {
-        mss: 1000,
-        cc: crate::CcKind::NewReno(Default::default()),
-        sack: false,
-        delayed_ack_count: 1,
-        rcv_buf: 1 << 20,
-        dupack_same_window: false,
-        ..Default::default()
-    };
-    let (mut c, mut s) = established(&cfg);
+    let (mut c, mut s) = established(&newreno_without_sack());
     let ms = Time::from_millis;
     let mut sent = Vec::new();
     c.send(ms(0), 20_000, &mut sent);
