@@ -147,6 +147,11 @@ def add_arguments(v) -> None:
                    help="with --regenerate: run no reference simulation; each cell compares the seeds its "
                         "ns-3 / ns-2 store holds (ours runs those); a cell with none stored, and the testbed's, "
                         "keeps its record")
+    v.add_argument("--resim-ours", action="store_true",
+                   help="with --summary: run ours' side of every stored cell record again and rewrite it, keeping "
+                        "the reference's runs the record holds (no reference simulator, no namespaces: the "
+                        "dumbbells', NGWA's, the lossy link's and the testbed's records; XCP's: --regenerate "
+                        "--cached)")
     v.add_argument("--mechanisms", default=None, metavar="NAMES",
                    help="with --regenerate: only these mechanisms, comma-separated (e.g. DropTail,RED,ARED)")
     v.add_argument("--doc", type=Path, default=None, metavar="FILE",
