@@ -102,8 +102,16 @@ impl Connection {
         }
         let base_cwnd = self.cc.window(&self.win);
         let mut cwnd = base_cwnd;
-        if self.cfg.limited_transmit && !self.in_recovery && self.dupacks < self.cfg.dupack_threshold {
-            // RFC 3042: up to two extra segments on the first two dupACKs.
+        if self.cfg.limited_transmit
+            && !self.in_recovery
+            && self.dupacks < self.cfg.dupack_threshold
+            && off >= self.snd_max
+        {
+            // RFC 3042 section 2: up to two extra segments on the first two
+            // dupACKs, of "previously unsent data" only: after a timeout the
+            // next segment of go-back-N (below SND.MAX) is a resend, and
+            // limited transmit does not release it (ns-3 counts no dupACK in
+            // CA_LOSS; docs/validation.md, val7's rule 2).
             cwnd = cwnd.saturating_add(self.dupacks as u64 * self.mss);
         }
         if len > 0 {

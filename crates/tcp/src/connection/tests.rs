@@ -675,6 +675,33 @@ fn a_partial_ack_ends_a_run_of_duplicate_acks_so_the_dupacks_after_it_count_as_a
 }
 
 #[test]
+fn after_a_timeout_limited_transmit_sends_no_resend_below_snd_max() {
+    // RFC 3042 section 2 lets the first two dupACKs release "previously
+    // unsent data". Ten segments, 0 lost, the dupACKs of 1-9 delayed past
+    // the timeout: go-back-N resends 0 (cwnd one segment), and the first
+    // late dupACK must not release the resend of 1, which the receiver
+    // holds (its dupACKs then start a spurious recovery at the recovery
+    // point: docs/validation.md, branch val7, rule 2).
+    let (mut c, mut s) = established(&newreno_without_sack());
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 10_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    let mut late = Vec::new();
+    for seg in &sent[1..] {
+        s.on_segment(ms(10), seg, &mut late);
+    }
+    let t = c.next_timer().expect("the retransmission timer runs");
+    let mut rtx = Vec::new();
+    c.on_timer(t, &mut rtx);
+    assert_eq!(rtx.len(), 1, "go-back-N with cwnd one segment resends segment 0 only");
+    let mut out = Vec::new();
+    c.on_segment(t + ms(1), &late[0], &mut out);
+    assert_eq!(c.stats().dupacks_received, 1);
+    assert!(out.is_empty(), "a dupACK after the timeout released {} segment(s) below SND.MAX", out.len());
+}
+
+#[test]
 fn segments_sent_by_limited_transmit_are_left_out_of_the_flight_size_that_sets_ssthresh() {
     // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use, additional
     // data sent in limited transmit MUST NOT be included in this
