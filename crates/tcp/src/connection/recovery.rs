@@ -56,18 +56,10 @@ impl Connection {
         self.ecn_recover = self.snd_max;
         let flight = self.snd_max - self.snd_una;
         if !continues_cwr {
-            let flight_size = match self.cfg.loss_ssthresh {
-                // ns-3 3.44 `EnterRecovery`: `GetSsThresh(m_tcb,
-                // BytesInFlight())`, RFC 6675's pipe (the SACKed segments and
-                // the head IsLost() marks are left out).
-                LossSsthresh::Ns3 if self.sack_ok => self.pipe(),
-                // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2).
-                LossSsthresh::Linux => self.win.cwnd,
-                // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use,
-                // additional data sent in limited transmit MUST NOT be
-                // included in this calculation" (equation 4's FlightSize).
-                _ => flight.saturating_sub(self.limited_sent as u64),
-            };
+            // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use,
+            // additional data sent in limited transmit MUST NOT be included
+            // in this calculation" (equation 4's FlightSize).
+            let flight_size = self.loss_flight_size(flight.saturating_sub(self.limited_sent as u64));
             self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight_size);
         }
         self.limited_sent = 0;
@@ -143,6 +135,22 @@ impl Connection {
             ((ssthresh - pipe) as i128).min(limit)
         };
         self.win.cwnd = pipe + sndcnt.max(0) as u64;
+    }
+
+    /// The FlightSize that RFC 5681 (4) halves when a loss (a fast
+    /// retransmit or a timeout) sets ssthresh, as `cfg.loss_ssthresh` reads
+    /// it; `outstanding` is RFC 5681's own (SND.MAX - SND.UNA, less what
+    /// limited transmit sent at a fast retransmit).
+    pub(super) fn loss_flight_size(&self, outstanding: u64) -> u64 {
+        match self.cfg.loss_ssthresh {
+            // ns-3 3.44 `EnterRecovery` and `ReTxTimeout`: `GetSsThresh(m_tcb,
+            // BytesInFlight())`, RFC 6675's pipe (SACKed segments and those
+            // IsLost() marks left out).
+            LossSsthresh::Ns3 if self.sack_ok => self.pipe(),
+            // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2).
+            LossSsthresh::Linux => self.win.cwnd,
+            LossSsthresh::Rfc5681 | LossSsthresh::Ns3 => outstanding,
+        }
     }
 
     pub(super) fn pipe(&self) -> u64 {

@@ -20,15 +20,7 @@ impl Connection {
         if self.rtt.backoff() == 0 {
             // RFC 5681 (4) on the first timeout of a series; repeated
             // timeouts of the same data keep ssthresh (RFC 5681 section 3.1).
-            // Which FlightSize: `cfg.loss_ssthresh`.
-            let flight = match self.cfg.loss_ssthresh {
-                // ns-3 3.44 `ReTxTimeout`: `GetSsThresh(m_tcb, BytesInFlight())`,
-                // RFC 6675's pipe when SACK is in use.
-                LossSsthresh::Ns3 if self.sack_ok => self.pipe(),
-                // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2).
-                LossSsthresh::Linux => self.win.cwnd,
-                _ => self.snd_max - self.snd_una,
-            };
+            let flight = self.loss_flight_size(self.snd_max - self.snd_una);
             let ssthresh = self.cc.on_rto(now, &self.win, flight);
             // Linux `tcp_enter_loss`: no second reduction inside the window
             // whose recovery (or CWR) already reduced it.
