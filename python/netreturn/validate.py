@@ -363,6 +363,19 @@ def ns3_label(prr: str = DEFAULT_PRR, ns3_ecn: str = "ns3", ns3_fqcodel: str = "
     return label + ("" if ns3_fqcodel == "ns3" else f", FQ-CoDel {ns3_fqcodel}")
 
 
+def ours_runs(scenario: str, settings: dict, seeds: list[int], jobs: int | None = None, out: Path | None = None,
+              progress: bool = False) -> list[dict]:
+    """Our runs of one dumbbell configuration over ``seeds``, a metrics
+    dict each (with ``tcp_data_loss_pct``)."""
+    from .api import run
+
+    if seeds == list(range(1, len(seeds) + 1)):
+        batches = [run(scenario, set=settings, seeds=len(seeds), jobs=jobs, out=out, progress=progress, tables=False)]
+    else:  # the seeds a store holds (validate --summary --regenerate --cached): the same ones in ours
+        batches = [run(scenario, set=settings, seed=s, jobs=jobs, out=out, tables=False) for s in seeds]
+    return [with_data_loss(r) for res in batches for r in res.runs.to_dict("records")]
+
+
 def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path, jobs: int | None = None,
              progress: bool = False, prr: str = DEFAULT_PRR, aligned: bool = False,
              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False,
@@ -373,7 +386,6 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
     to ``<out>/cells/`` (:mod:`netreturn.valrecords`). Returns both lists of
     per-seed metric dicts. Raises RuntimeError when ns-3 is needed and
     missing."""
-    from .api import run
     from .valrecords import record, write_record
 
     if ns3_ecn not in NS3_ECN:
@@ -386,14 +398,8 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
         raise ValueError(f"ns3_fqcodel {ns3_fqcodel!r} repairs ns-3's FQ-CoDel: give queue 'fq_codel', not {queue!r}")
     ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn,
                     ns3_fqcodel)
-    settings = ours_settings(flows, queue, phase_ns, tcp, ecn)
     mine = ours_scenario(scenario, aligned)
-    if seeds == list(range(1, len(seeds) + 1)):
-        batches = [run(mine, set=settings, seeds=len(seeds), jobs=jobs, out=out / "netreturn", progress=progress,
-                       tables=False)]
-    else:  # the seeds a store holds (validate --summary --regenerate --cached): the same ones in ours
-        batches = [run(mine, set=settings, seed=s, jobs=jobs, out=out / "netreturn", tables=False) for s in seeds]
-    ours = [with_data_loss(r) for res in batches for r in res.runs.to_dict("records")]
+    ours = ours_runs(mine, ours_settings(flows, queue, phase_ns, tcp, ecn), seeds, jobs, out / "netreturn", progress)
     label = ns3_label(prr, ns3_ecn, ns3_fqcodel)
     rows = [(k, lab, [r.get(k, math.nan) for r in ns3], [r.get(k, math.nan) for r in ours])
             for k, lab in SUMMARY_METRICS]

@@ -172,9 +172,22 @@ def table(cc: str, rows: list[dict], ref: str = "ns-3") -> str:
     return render(header, body)
 
 
-def main(a, out: Path) -> int:
+def ours_runs(cc: str, loss_rates, nseeds: int, sets: dict, reference: str = "ns3", jobs: int | None = None,
+              out: Path | None = None, progress: bool = False) -> list[dict]:
+    """Our runs of Fig. 3b's loss rates, seeds 1..``nseeds``, a row each
+    (with its ``loss``). Against ns-2, ours runs ns-2's rules where ns-2 has
+    no switch (``ns2lossy.ALIGN``: the timer restarted at a fast
+    retransmit)."""
     from .api import run
+    from .ns2lossy import ALIGN
 
+    ours_sets = {**ALIGN, **sets} if reference == "ns2" else sets
+    res = run(SCENARIO, set={**ours_sets, "tcp": cc}, sweep={"loss": list(loss_rates)}, seeds=nseeds, jobs=jobs,
+              out=out, progress=progress, tables=False)
+    return res.run_rows()
+
+
+def main(a, out: Path) -> int:
     seeds = list(range(1, a.seeds + 1))
     ccs = [a.cc] if a.cc else ["newreno", "westwood+"]
     loss_rates = a.loss or LOSSES
@@ -206,14 +219,7 @@ def main(a, out: Path) -> int:
         except RuntimeError as e:
             print(f"netreturn: error: {e}", file=sys.stderr)
             return 2
-        # Against ns-2, ours runs ns-2's rules where ns-2 has no switch
-        # (ns2lossy.ALIGN: the timer restarted at a fast retransmit).
-        from .ns2lossy import ALIGN
-
-        ours_sets = {**ALIGN, **sets} if reference == "ns2" else sets
-        res = run(SCENARIO, set={**ours_sets, "tcp": cc}, sweep={"loss": list(loss_rates)}, seeds=a.seeds, jobs=a.jobs,
-                  out=out / "netreturn", progress=not a.quiet, tables=False)
-        ours = res.run_rows()
+        ours = ours_runs(cc, loss_rates, a.seeds, sets, reference, a.jobs, out / "netreturn", not a.quiet)
         rows = []
         for loss in loss_rates:
             mine = [r for r in ours if math.isclose(float(r["loss"]), loss)]

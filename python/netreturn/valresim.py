@@ -39,18 +39,12 @@ def _dumbbell_senders(rec: dict, name: str) -> tuple[str, bool]:
 
 
 def _dumbbell(rec: dict, jobs: int | None, name: str = "") -> Ours:
-    from .api import run
-    from .validate import ours_scenario, ours_settings, with_data_loss
+    from .validate import ours_runs, ours_scenario, ours_settings
 
     tcp, ecn = _dumbbell_senders(rec, name) if name else (rec.get("tcp", "cubic"), bool(rec.get("ecn", False)))
     settings = ours_settings(rec["flows"], rec["queue"], rec.get("phase_ns", 0), tcp, ecn)
     scenario = rec.get("netreturn_scenario") or ours_scenario(rec["scenario"], bool(rec.get("aligned")))
-    seeds = list(rec["seeds"])
-    if seeds == list(range(1, len(seeds) + 1)):
-        batches = [run(scenario, set=settings, seeds=len(seeds), jobs=jobs, progress=False, tables=False)]
-    else:
-        batches = [run(scenario, set=settings, seed=s, jobs=jobs, progress=False, tables=False) for s in seeds]
-    runs = [with_data_loss(r) for res in batches for r in res.runs.to_dict("records")]
+    runs = ours_runs(scenario, settings, list(rec["seeds"]), jobs)
     keys = {k for r in runs for k in r}
     return {(k, ""): [r.get(k, math.nan) for r in runs] for k in keys}
 
@@ -68,17 +62,11 @@ def _ngwa(rec: dict, jobs: int | None, name: str = "") -> Ours:
 
 
 def _lossy(rec: dict, jobs: int | None, name: str = "") -> Ours:
-    from .api import run
-    from .ns2lossy import ALIGN
-    from .validate_lossy import METRICS, NS2_LABEL, SCENARIO
+    from .validate_lossy import METRICS, NS2_LABEL, ours_runs
 
-    sets = dict(rec.get("sets") or {})
-    if rec.get("reference") == NS2_LABEL:
-        sets = {**ALIGN, **sets}
     losses = list(rec["losses"])
-    res = run(SCENARIO, set={**sets, "tcp": rec["cc"]}, sweep={"loss": losses}, seeds=len(rec["seeds"]), jobs=jobs,
-              progress=False, tables=False)
-    rows = res.run_rows()
+    rows = ours_runs(rec["cc"], losses, len(rec["seeds"]), dict(rec.get("sets") or {}),
+                     "ns2" if rec.get("reference") == NS2_LABEL else "ns3", jobs)
     return {(key, f"loss {loss * 100:g} %"): [r.get(key, math.nan) for r in rows
                                                if math.isclose(float(r["loss"]), loss)]
             for loss in losses for key, _ in METRICS}
