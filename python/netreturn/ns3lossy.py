@@ -117,18 +117,11 @@ def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dic
            "--seeds", ",".join(str(int(s)) for s in seeds)]
     if trace:
         cmd.append("--trace")
-    if renosack not in RENOSACK:
-        raise ValueError(f"renosack must be one of {', '.join(RENOSACK)}, not {renosack!r}")
-    cmd += ["--renosack", renosack]
-    if westwood not in WESTWOOD:
-        raise ValueError(f"westwood must be one of {', '.join(WESTWOOD)}, not {westwood!r}")
-    cmd += ["--westwood", westwood]
-    if rto not in RTO:
-        raise ValueError(f"rto must be one of {', '.join(RTO)}, not {rto!r}")
-    cmd += ["--rto", rto]
-    if loss_exit not in LOSS_EXIT:
-        raise ValueError(f"loss_exit must be one of {', '.join(LOSS_EXIT)}, not {loss_exit!r}")
-    cmd += ["--loss-exit", loss_exit]
+    for name, value, allowed in (("renosack", renosack, RENOSACK), ("westwood", westwood, WESTWOOD),
+                                 ("rto", rto, RTO), ("loss_exit", loss_exit, LOSS_EXIT)):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+        cmd += [f"--{name.replace('_', '-')}", value]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
