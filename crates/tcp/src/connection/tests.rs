@@ -627,6 +627,15 @@ fn newreno_without_sack() -> TcpConfig {
     }
 }
 
+/// The ACKs `s` sends when it takes `segs` at `rx`.
+fn acks_from<'a>(s: &mut Connection, segs: impl IntoIterator<Item = &'a Segment>, rx: Time) -> Vec<Segment> {
+    let mut acks = Vec::new();
+    for seg in segs {
+        s.on_segment(rx, seg, &mut acks);
+    }
+    acks
+}
+
 /// `s` takes `segs` at `rx`, `c` the ACKs they make at `ack`; returns what `c` sent.
 fn acks_of<'a>(
     c: &mut Connection,
@@ -635,10 +644,7 @@ fn acks_of<'a>(
     rx: Time,
     ack: Time,
 ) -> Vec<Segment> {
-    let mut acks = Vec::new();
-    for seg in segs {
-        s.on_segment(rx, seg, &mut acks);
-    }
+    let acks = acks_from(s, segs, rx);
     let mut out = Vec::new();
     for a in &acks {
         c.on_segment(ack, a, &mut out);
@@ -687,10 +693,7 @@ fn after_a_timeout_limited_transmit_sends_no_resend_below_snd_max() {
     let mut sent = Vec::new();
     c.send(ms(0), 10_000, &mut sent);
     assert_eq!(sent.len(), 10);
-    let mut late = Vec::new();
-    for seg in &sent[1..] {
-        s.on_segment(ms(10), seg, &mut late);
-    }
+    let late = acks_from(&mut s, &sent[1..], ms(10));
     let t = c.next_timer().expect("the retransmission timer runs");
     let mut rtx = Vec::new();
     c.on_timer(t, &mut rtx);
@@ -713,10 +716,7 @@ fn segments_sent_by_limited_transmit_are_left_out_of_the_flight_size_that_sets_s
     let mut sent = Vec::new();
     c.send(ms(0), 20_000, &mut sent);
     assert_eq!(sent.len(), 10);
-    let mut acks = Vec::new();
-    for seg in &sent[1..4] {
-        s.on_segment(ms(10), seg, &mut acks);
-    }
+    let acks = acks_from(&mut s, &sent[1..4], ms(10));
     let mut out = Vec::new();
     for a in &acks[..2] {
         c.on_segment(ms(20), a, &mut out);
@@ -1065,14 +1065,7 @@ fn ssthresh_at_a_loss_and_a_timeout_in_recovery(rule: LossSsthresh) -> (u64, u64
     let mut sent = Vec::new();
     c.send(ms(0), 40_000, &mut sent);
     assert_eq!(sent.len(), 10);
-    let mut acks = Vec::new();
-    for seg in &sent[1..] {
-        s.on_segment(ms(40), seg, &mut acks);
-    }
-    let mut out = Vec::new();
-    for a in &acks {
-        c.on_segment(ms(80), a, &mut out);
-    }
+    let mut out = acks_of(&mut c, &mut s, &sent[1..], ms(40), ms(80));
     assert!(c.in_recovery, "three SACK dupACKs start a recovery");
     let in_recovery = c.win.ssthresh;
     let (flight, pipe) = (c.snd_max - c.snd_una, c.pipe());
