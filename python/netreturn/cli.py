@@ -228,7 +228,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
 
 
 def cmd_validate(a: argparse.Namespace) -> int:
-    if a.summary or a.regenerate or a.doc or getattr(a, "resim_ours", False):
+    if a.summary or a.regenerate or a.doc or a.resim_ours:
         from .valsummary import main as summary_main
 
         return summary_main(a)

@@ -500,7 +500,7 @@ def main(a) -> int:
             return 2
         for line in regenerate(out, list(range(1, a.seeds + 1)), a.jobs, not a.quiet, PLAN, only, a.cached):
             print(f"netreturn: not regenerated: {line}", file=sys.stderr)
-    if getattr(a, "resim_ours", False):
+    if a.resim_ours:
         from .valresim import resim
 
         for line in resim(out, jobs=a.jobs, progress=not a.quiet):
