@@ -106,8 +106,14 @@ def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: 
     args = {"cc": cc, "westwood": "deduct"} if repaired else {"cc": cc}
     if renosack != "linux":
         args["renosack"] = renosack
-    return (Cell(cell_of(cc, args.get("renosack", "linux"), args.get("westwood", "ns3")), "Fig. 3b's loss rates",
-                 "lossy", args),)
+    sets = None
+    if loss_exit != "ns3":  # without SACK only as the row of NOSACK_ALIGNED
+        from .validate_lossy import NOSACK_ALIGNED
+
+        sets = NOSACK_ALIGNED
+        args.update(sets=sets, loss_exit=loss_exit)
+    return (Cell(cell_of(cc, args.get("renosack", "linux"), args.get("westwood", "ns3"), sets, loss_exit),
+                 "Fig. 3b's loss rates", "lossy", args),)
 
 
 def _ngwa(key: str, rfc793: str = "ns3", newreno: str = "ns3") -> tuple[Cell, ...]:
@@ -143,6 +149,7 @@ NGWA_NEWRENO_EVIDENCE = "validation.md#ns-3s-newreno-senders-repaired-issue-25-2
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LOSSY_RFC6582_STRICT = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-repaired-issue-25-2026-11-27-branch-val7"
+LOSSY_NOSACK_FLIGHT = "validation.md#newreno-without-sack-ns-3s-flight-at-a-loss-issue-25-2026-11-27"
 LOSSY_NS2 = ("validation.md#newrenos-fast-recoveries-and-rtos-at-1-10-percent-loss-against-ns-235-issue-25-"
              "2026-11-27-branch-val6")
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
@@ -208,6 +215,10 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582, strict",
               "ns-3 3.44, no guessed loss marks outside recovery", LOSSY_RFC6582_STRICT,
               _lossy("newreno", False, "rfc6582-strict")),
+    Mechanism("NewReno, lossy link, ns-3 strict, loss exit, ns-3's flight",
+              "ns-3 3.44, no guessed loss marks outside recovery, cwnd grown on the ACK that ends CA_LOSS; ours "
+              "halving ns-3's flight at a loss", LOSSY_NOSACK_FLIGHT,
+              _lossy("newreno", False, "rfc6582-strict", loss_exit="rfc5681")),
     Mechanism("Westwood+, lossy link, ns-3 repaired, RFC 6582 strict",
               "ns-3 3.44, Westwood+ count repaired, no guessed loss marks outside recovery", LOSSY_RFC6582_STRICT,
               _lossy("westwood+", True, "rfc6582-strict")),

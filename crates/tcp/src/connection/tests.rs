@@ -1125,3 +1125,56 @@ fn outside_a_recovery_every_rule_halves_what_is_outstanding() {
         assert_eq!(c.win.ssthresh, 5000, "{rule:?}");
     }
 }
+
+/// NewReno without SACK, ten segments in flight, segment 0 lost: the
+/// receiver's ACKs of segments 1-6 arrive (five are duplicates: the first
+/// ACK's window differs from the handshake's, RFC 5681 section 2 (e)); the
+/// first two send segments 10 and 11 by limited transmit, the third enters
+/// recovery, the last two inflate cwnd. Then the timer expires inside the
+/// recovery. Returns (ssthresh the fast retransmit set, cwnd - ssthresh and
+/// SND.MAX - SND.UNA just before the expiry, ssthresh after it).
+fn ssthresh_without_sack(rule: LossSsthresh) -> (u64, u64, u64, u64) {
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        sack: false,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        loss_ssthresh: rule,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 40_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    let mut out = acks_of(&mut c, &mut s, &sent[1..7], ms(40), ms(80));
+    assert!(c.in_recovery, "three dupACKs start a recovery");
+    assert_eq!(c.stats().dupacks_received, 5);
+    let in_recovery = c.win.ssthresh;
+    let (inflation, flight) = (c.win.cwnd - c.win.ssthresh, c.snd_max - c.snd_una);
+    let t = c.next_timer().expect("the retransmission timer runs");
+    c.on_timer(t, &mut out);
+    assert_eq!(c.stats().timeouts, 1);
+    (in_recovery, inflation, flight, c.win.ssthresh)
+}
+
+#[test]
+fn without_sack_ns3s_flight_leaves_out_a_segment_per_duplicate_ack_at_a_fast_retransmit_and_a_timeout() {
+    // Fast retransmit: 12 segments outstanding. RFC 5681 leaves out the two
+    // limited transmit sent (10 -> 5000); ns-3's `EnterRecovery` halves
+    // BytesInFlight() + 1 segment with three segments Reno-SACKed and the
+    // head marked lost but counted in flight again: 12 - 3 - 1 + 1 = 9 -> 4500.
+    let (rfc, _, rfc_flight, rfc_at_rto) = ssthresh_without_sack(LossSsthresh::Rfc5681);
+    let (ns3, inflation, flight, at_rto) = ssthresh_without_sack(LossSsthresh::Ns3);
+    assert_eq!(rfc, 5000);
+    assert_eq!(ns3, 4500, "12 outstanding less the three dupACKs' segments, halved");
+    // Timeout: the five dupACKs have marked five segments (3 at entry, 2 in
+    // recovery), which is what RFC 6582's inflation holds in cwnd: ns-3's
+    // `ReTxTimeout` halves SND.MAX - SND.UNA less those five.
+    assert_eq!(inflation, 5000, "cwnd = ssthresh + 3 SMSS + 2 SMSS (RFC 6582 section 3.2 steps 2 and 4)");
+    assert_eq!(flight, 12_000);
+    assert_eq!(at_rto, 3500, "(12 - 5) segments, halved");
+    // RFC 5681 halves all that is outstanding, above the recovery's reduction.
+    assert_eq!((rfc_flight, rfc_at_rto), (12_000, 6000));
+}
