@@ -108,27 +108,26 @@ def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None, los
     Westwood+ with its count and estimator repaired (``westwood="linux"``),
     ``lossy_westwood+_sack_repaired``; those two with ns-3's CA_LOSS exit
     repaired too (``loss_exit="rfc5681"``) ending ``_lossexit``; without
-    SACK, ours with :data:`NOSACK_ALIGNED` against ns-3 with
-    ``rfc6582-strict`` and the CA_LOSS exit repaired,
+    SACK, ns-3 with ``rfc6582-strict`` and the CA_LOSS exit repaired,
+    ``..._rfc6582_strict_lossexit``, and NewReno so with ours on
+    :data:`NOSACK_ALIGNED` too,
     ``lossy_newreno_rfc6582_strict_lossexit_ns3flight``; None for other
     configurations."""
     if loss_exit not in ("ns3", "rfc5681"):
         return None
+    exit_tail = "_lossexit" if loss_exit == "rfc5681" else ""
     if sets and dict(sets) == NOSACK_ALIGNED:
         ok = cc == "newreno" and renosack == "rfc6582-strict" and loss_exit == "rfc5681"
         return "lossy_newreno_rfc6582_strict_lossexit_ns3flight" if ok else None
-    if loss_exit != "ns3" and not sets:
-        return None
-    tail = "_lossexit" if loss_exit == "rfc5681" else ""
     if sets:
         if dict(sets) != SACK_ALIGNED or renosack != "linux":
             return None
         if cc == "newreno":
-            return "lossy_newreno_sack" + tail
-        return "lossy_westwood+_sack_repaired" + tail if westwood == "linux" else None
-    if renosack not in ("linux", "rfc6582", "rfc6582-strict"):
+            return "lossy_newreno_sack" + exit_tail
+        return "lossy_westwood+_sack_repaired" + exit_tail if westwood == "linux" else None
+    if renosack not in ("linux", "rfc6582", "rfc6582-strict") or (exit_tail and renosack != "rfc6582-strict"):
         return None
-    tail = {"linux": "", "rfc6582": "_rfc6582", "rfc6582-strict": "_rfc6582_strict"}[renosack]
+    tail = {"linux": "", "rfc6582": "_rfc6582", "rfc6582-strict": "_rfc6582_strict"}[renosack] + exit_tail
     if cc == "newreno" or westwood == "ns3":
         return f"lossy_{cc}{tail}"
     return f"lossy_{cc}_repaired{tail}" if westwood == "deduct" else None
