@@ -225,7 +225,8 @@ PLAN: tuple[Mechanism, ...] = (
               _lossy("westwood+", True, "rfc6582-strict")),
     Mechanism("Westwood+, lossy link, ns-3 repaired, strict, loss exit",
               "ns-3 3.44, Westwood+ count repaired, no guessed loss marks outside recovery, cwnd grown on the ACK "
-              "that ends CA_LOSS", LOSSY_NOSACK_FLIGHT, _lossy("westwood+", True, "rfc6582-strict", loss_exit="rfc5681")),
+              "that ends CA_LOSS", LOSSY_NOSACK_FLIGHT,
+              _lossy("westwood+", True, "rfc6582-strict", loss_exit="rfc5681")),
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
     *(Mechanism(name, reference, NGWA_STRICT_EVIDENCE, _ngwa(key, variant))
       for name, key, variant, reference in NGWA_STRICT_ROWS),
