@@ -73,8 +73,8 @@ enum AckDue {
 /// the sequence variables, timers, flags and the control's tag that both
 /// ends read), 13 (the out-of-order queue's counts) and 15 (the eight
 /// counters a segment updates), seven lines; an ACK at the sender reads
-/// those and lines 7-12 (the control's state, the window, the RTT
-/// estimator). Loss, ECN, NGWA and timing state and the other counters lie
+/// those and lines 8-12 (what CUBIC reads in congestion avoidance, the
+/// window, the RTT estimator). Loss, ECN, NGWA and timing state and the other counters lie
 /// on lines neither reads, but for a few flags in line 12's spare bytes
 /// (`layout` tests below; docs/validation.md, "Hot state apart from cold"
 /// and session 15).
@@ -139,8 +139,8 @@ pub struct Connection {
     cwnd_limited: bool,
     /// The control: its variant's tag (read by every ACK's
     /// `on_ack_event_with`, the receiver's too) in the last 8 bytes of
-    /// line 6, its state after (CUBIC's on lines 7-9), which only the
-    /// sender reads.
+    /// line 6, its state after (CUBIC's on lines 7-9, what congestion
+    /// avoidance reads of it on 8-9), which only the sender reads.
     cc: Cc,
 
     // Lines 10-12: the sender's alone (line 10 begins with the end of the
@@ -610,6 +610,7 @@ mod tests;
 #[cfg(test)]
 mod layout {
     use super::*;
+    use crate::cc::cubic::Cubic;
     use std::mem::{offset_of, size_of};
 
     /// The 64-byte line of a connection that byte `at` lies on.
@@ -696,7 +697,7 @@ mod layout {
             ("cfg.dupack_threshold", cfg(offset_of!(TcpConfig, dupack_threshold)), 4),
             ("cfg.limited_transmit", cfg(offset_of!(TcpConfig, limited_transmit)), 1),
             ("cwnd_limited", at!(cwnd_limited), 1),
-            ("cc (CUBIC's state)", at!(cc) + 8, size_of::<crate::cc::cubic::Cubic>()),
+            ("cc (what CUBIC reads)", at!(cc) + 8 + size_of::<Cubic>() - Cubic::CA_BYTES, Cubic::CA_BYTES),
             ("win", at!(win), size_of::<Window>()),
             ("mss", at!(mss), 8),
             ("high_rxt", at!(high_rxt), 8),
@@ -756,14 +757,20 @@ mod layout {
         // lines 2 to 9 and 14.
         assert_eq!(lines_of(&a_receivers_data_segment()), [2, 3, 4, 5, 6, 13, 15]);
         assert_eq!(at!(cc) % 64, 56, "the control's tag is the last 8 bytes of a line");
+        // And the variant's state begins on the next line.
+        let cc = Cc::new(crate::cc::CcKind::Cubic(Default::default()), 1);
+        let Cc::Cubic(cubic) = &cc else { unreachable!() };
+        assert_eq!(cubic as *const Cubic as usize - &cc as *const Cc as usize, 8);
     }
 
     #[test]
-    fn an_ack_at_the_sender_reads_the_receivers_lines_and_lines_7_to_12() {
+    fn an_ack_at_the_sender_in_congestion_avoidance_reads_the_receivers_lines_and_five_more() {
         let mut fields = a_receivers_data_segment();
         fields.extend(a_senders_ack_adds());
-        // CUBIC's state on lines 7-9, the sender's own on lines 10-12.
-        assert_eq!(lines_of(&fields), [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15]);
+        // What CUBIC reads in congestion avoidance on lines 8-9 (line 7
+        // holds its HyStart state), the sender's own on lines 10-12.
+        // Before 2026-11-27 (branch speed8) it read lines 2 to 15.
+        assert_eq!(lines_of(&fields), [2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 15]);
     }
 
     #[test]
