@@ -16,15 +16,20 @@ use super::{Ack, CongestionControl, Window};
 
 /// CUBIC settings. `Default` = ns-3 3.44 (SPEC.md section 6).
 /// A scenario's `tcp.cubic = { ... }` table sets any of these by name.
-///
-/// Laid out in declaration order (`repr(C)`): HyStart's settings first,
-/// what an ACK in congestion avoidance reads in the last 32 bytes
-/// ([`Cubic`]), the flags last (their spare values hold [`CcKind`]'s tag,
-/// as with the compiler's own order).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
-#[repr(C)]
 pub struct CubicConfig {
+    /// C, segments / s^3 (RFC 9438 section 5: 0.4).
+    pub c: f64,
+    /// beta_cubic, multiplicative decrease factor (RFC 9438: 0.7).
+    pub beta: f64,
+    /// Fast convergence, RFC 9438 section 4.7.
+    pub fast_convergence: bool,
+    /// Reno-friendly region, RFC 9438 section 4.3.
+    pub tcp_friendliness: bool,
+    pub hystart: bool,
+    /// Whose HyStart tests (`"ns3"`, the default, or `"linux"`).
+    pub hystart_rule: HystartRule,
     /// HyStart runs only once cwnd reaches this many segments.
     pub hystart_low_window: u32,
     /// RTT samples per round before the delay test is made.
@@ -34,23 +39,12 @@ pub struct CubicConfig {
     /// Bounds of the delay-increase threshold.
     pub hystart_delay_min: Time,
     pub hystart_delay_max: Time,
-    /// C, segments / s^3 (RFC 9438 section 5: 0.4).
-    pub c: f64,
-    /// beta_cubic, multiplicative decrease factor (RFC 9438: 0.7).
-    pub beta: f64,
     /// Delay samples are ignored this long after an epoch starts (ns-3
     /// `CubicDelta`).
     pub cubic_delta: Time,
     /// Before the first loss, cwnd grows by at least 1 segment per
     /// `cnt_clamp` segments acknowledged (ns-3 / Linux `CntClamp`).
     pub cnt_clamp: u32,
-    /// Whose HyStart tests (`"ns3"`, the default, or `"linux"`).
-    pub hystart_rule: HystartRule,
-    /// Fast convergence, RFC 9438 section 4.7.
-    pub fast_convergence: bool,
-    /// Reno-friendly region, RFC 9438 section 4.3.
-    pub tcp_friendliness: bool,
-    pub hystart: bool,
 }
 
 impl Default for CubicConfig {
@@ -99,24 +93,9 @@ const LINUX_DELAY_MAX: Time = Time::from_millis(16);
 /// `hystart_ack_delay`.
 const LINUX_GSO_MAX_SIZE: f64 = 65_536.0;
 
-/// CUBIC's state, laid out in declaration order (`repr(C)`): HyStart's
-/// round state and settings, read in slow start, first; what an ACK in
-/// congestion avoidance reads (the settings' last 32 bytes, the epoch,
-/// delay_min and the window variables) in the last [`Cubic::CA_BYTES`]
-/// bytes, two cache lines where the connection puts it.
 #[derive(Clone, Debug)]
-#[repr(C)]
 pub struct Cubic {
-    // HyStart round state.
-    round_start: Time,
-    last_ack: Time,
-    end_seq: u64,
-    curr_rtt: Option<Time>,
-    sample_cnt: u32,
-    found: bool,
     cfg: CubicConfig,
-    epoch_start: Option<Time>,
-    delay_min: Option<Time>,
     /// W_max, segments: the window just before the last reduction (after
     /// fast convergence). 0 before the first loss.
     w_max: f64,
@@ -126,18 +105,22 @@ pub struct Cubic {
     k: f64,
     /// The plateau W_cubic aims at (W_max, or cwnd_epoch when above it).
     origin: f64,
+    epoch_start: Option<Time>,
     /// W_est, segments (RFC 9438 section 4.3).
     w_est: f64,
     /// Growth below one byte carried to the next ACK.
     carry: f64,
+    delay_min: Option<Time>,
+    // HyStart round state.
+    found: bool,
+    round_start: Time,
+    last_ack: Time,
+    end_seq: u64,
+    curr_rtt: Option<Time>,
+    sample_cnt: u32,
 }
 
 impl Cubic {
-    /// The bytes an ACK in congestion avoidance reads, last: from the
-    /// settings' `c` on.
-    pub const CA_BYTES: usize =
-        std::mem::size_of::<Cubic>() - std::mem::offset_of!(Cubic, cfg) - std::mem::offset_of!(CubicConfig, c);
-
     pub fn new(cfg: CubicConfig) -> Cubic {
         Cubic {
             cfg,
@@ -618,46 +601,5 @@ mod tests {
         assert_eq!(hystart_exit(HystartRule::Ns3, gap, Time::from_millis(92)), None);
         // 89 ms stays below Linux's threshold too.
         assert_eq!(hystart_exit(HystartRule::Linux, gap, Time::from_millis(89)), None);
-    }
-
-    #[test]
-    fn what_an_ack_in_congestion_avoidance_reads_of_cubic_lies_in_its_last_112_bytes() {
-        use std::mem::{offset_of, size_of};
-        // `on_ack` and `congestion_avoidance` (with `w_cubic`,
-        // `alpha_cubic`), cwnd-limited, past slow start.
-        let cfg = offset_of!(Cubic, cfg);
-        for (name, at, size) in [
-            ("epoch_start", offset_of!(Cubic, epoch_start), 16),
-            ("delay_min", offset_of!(Cubic, delay_min), 16),
-            ("w_max", offset_of!(Cubic, w_max), 8),
-            ("cwnd_prior", offset_of!(Cubic, cwnd_prior), 8),
-            ("k", offset_of!(Cubic, k), 8),
-            ("origin", offset_of!(Cubic, origin), 8),
-            ("w_est", offset_of!(Cubic, w_est), 8),
-            ("carry", offset_of!(Cubic, carry), 8),
-            ("cfg.c", cfg + offset_of!(CubicConfig, c), 8),
-            ("cfg.beta", cfg + offset_of!(CubicConfig, beta), 8),
-            ("cfg.cubic_delta", cfg + offset_of!(CubicConfig, cubic_delta), 8),
-            ("cfg.cnt_clamp", cfg + offset_of!(CubicConfig, cnt_clamp), 4),
-            ("cfg.tcp_friendliness", cfg + offset_of!(CubicConfig, tcp_friendliness), 1),
-            ("cfg.hystart", cfg + offset_of!(CubicConfig, hystart), 1),
-        ] {
-            assert!(
-                at >= size_of::<Cubic>() - Cubic::CA_BYTES && at + size <= size_of::<Cubic>(),
-                "{name} at byte {at}"
-            );
-        }
-        assert_eq!(Cubic::CA_BYTES, 112);
-        for (name, at) in [
-            ("round_start", offset_of!(Cubic, round_start)),
-            ("end_seq", offset_of!(Cubic, end_seq)),
-            ("curr_rtt", offset_of!(Cubic, curr_rtt)),
-            ("found", offset_of!(Cubic, found)),
-            ("cfg.hystart_delay_max", cfg + offset_of!(CubicConfig, hystart_delay_max)),
-        ] {
-            assert!(at < size_of::<Cubic>() - Cubic::CA_BYTES, "{name}, HyStart's, at byte {at}");
-        }
-        assert_eq!(size_of::<Cubic>(), 192);
-        assert_eq!(size_of::<super::super::CcKind>(), 64, "the settings' flags still hold the kind's tag");
     }
 }
