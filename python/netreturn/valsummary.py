@@ -231,6 +231,10 @@ PLAN: tuple[Mechanism, ...] = (
               "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog, next mark from the due time",
               FQCODEL_REMAINING_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, ns3_fqcodel="linux-mark"),)),
+    Mechanism("FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ECE answer repaired",
+              "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog, next mark from the due time, no CWR "
+              "entered in recovery", FQCODEL_REMAINING_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, "rfc3168", "linux-mark"),)),
     Mechanism("PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("pie")),
     Mechanism("FQ-PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_pie")),
     Mechanism("COBALT", "ns-3 3.44", COBALT_EVIDENCE, _aqm("cobalt")),
