@@ -89,6 +89,11 @@ LOSS_EXIT_LABEL = "ns-3 3.44 with SACK, cwnd grown on the ACK that ends CA_LOSS"
 #: ``EnterRecovery`` and ``ReTxTimeout`` do (``tcp.loss_ssthresh = "ns3"``;
 #: docs/validation.md, "NewReno with SACK: the FlightSize that sets ssthresh").
 SACK_ALIGNED = {"sack": "true", "recovery": "prr", "tcp.sack_impatient": "true", "tcp.loss_ssthresh": "ns3"}
+#: Without SACK, ours setting ssthresh at a loss from the flight ns-3 counts
+#: on its scoreboard guessed from duplicate ACKs (``tcp.loss_ssthresh =
+#: "ns3"``; docs/validation.md, "NewReno without SACK: ns-3's flight at a
+#: loss").
+NOSACK_ALIGNED = {"tcp.loss_ssthresh": "ns3"}
 
 
 def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None, loss_exit: str = "ns3") -> str | None:
@@ -102,20 +107,27 @@ def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None, los
     SACK in both, aligned (:data:`SACK_ALIGNED`), ``lossy_newreno_sack`` and,
     Westwood+ with its count and estimator repaired (``westwood="linux"``),
     ``lossy_westwood+_sack_repaired``; those two with ns-3's CA_LOSS exit
-    repaired too (``loss_exit="rfc5681"``) ending ``_lossexit``; None for
-    other configurations."""
-    if loss_exit not in ("ns3", "rfc5681") or (loss_exit != "ns3" and not sets):
+    repaired too (``loss_exit="rfc5681"``) ending ``_lossexit``; without
+    SACK, ns-3 with ``rfc6582-strict`` and the CA_LOSS exit repaired,
+    ``..._rfc6582_strict_lossexit``, and NewReno so with ours on
+    :data:`NOSACK_ALIGNED` too,
+    ``lossy_newreno_rfc6582_strict_lossexit_ns3flight``; None for other
+    configurations."""
+    if loss_exit not in ("ns3", "rfc5681"):
         return None
-    tail = "_lossexit" if loss_exit == "rfc5681" else ""
+    exit_tail = "_lossexit" if loss_exit == "rfc5681" else ""
+    if sets and dict(sets) == NOSACK_ALIGNED:
+        ok = cc == "newreno" and renosack == "rfc6582-strict" and loss_exit == "rfc5681"
+        return "lossy_newreno_rfc6582_strict_lossexit_ns3flight" if ok else None
     if sets:
         if dict(sets) != SACK_ALIGNED or renosack != "linux":
             return None
         if cc == "newreno":
-            return "lossy_newreno_sack" + tail
-        return "lossy_westwood+_sack_repaired" + tail if westwood == "linux" else None
-    if renosack not in ("linux", "rfc6582", "rfc6582-strict"):
+            return "lossy_newreno_sack" + exit_tail
+        return "lossy_westwood+_sack_repaired" + exit_tail if westwood == "linux" else None
+    if renosack not in ("linux", "rfc6582", "rfc6582-strict") or (exit_tail and renosack != "rfc6582-strict"):
         return None
-    tail = {"linux": "", "rfc6582": "_rfc6582", "rfc6582-strict": "_rfc6582_strict"}[renosack]
+    tail = {"linux": "", "rfc6582": "_rfc6582", "rfc6582-strict": "_rfc6582_strict"}[renosack] + exit_tail
     if cc == "newreno" or westwood == "ns3":
         return f"lossy_{cc}{tail}"
     return f"lossy_{cc}_repaired{tail}" if westwood == "deduct" else None

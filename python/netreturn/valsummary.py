@@ -93,7 +93,7 @@ def _xcp_cells() -> tuple[Cell, ...]:
 
 
 def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: str = "ns3",
-           sack: bool = False, loss_exit: str = "ns3") -> tuple[Cell, ...]:
+           sack: bool = False, loss_exit: str = "ns3", aligned: bool = False) -> tuple[Cell, ...]:
     from .validate_lossy import NS2_CELL, SACK_ALIGNED, cell_of
 
     if reference == "ns2":
@@ -106,8 +106,15 @@ def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: 
     args = {"cc": cc, "westwood": "deduct"} if repaired else {"cc": cc}
     if renosack != "linux":
         args["renosack"] = renosack
-    return (Cell(cell_of(cc, args.get("renosack", "linux"), args.get("westwood", "ns3")), "Fig. 3b's loss rates",
-                 "lossy", args),)
+    sets = None
+    if loss_exit != "ns3":
+        args["loss_exit"] = loss_exit
+    if aligned:  # ours reading the flight as ns-3 does (NOSACK_ALIGNED)
+        from .validate_lossy import NOSACK_ALIGNED
+
+        sets = args["sets"] = NOSACK_ALIGNED
+    return (Cell(cell_of(cc, args.get("renosack", "linux"), args.get("westwood", "ns3"), sets, loss_exit),
+                 "Fig. 3b's loss rates", "lossy", args),)
 
 
 def _ngwa(key: str, rfc793: str = "ns3", newreno: str = "ns3") -> tuple[Cell, ...]:
@@ -143,6 +150,7 @@ NGWA_NEWRENO_EVIDENCE = "validation.md#ns-3s-newreno-senders-repaired-issue-25-2
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LOSSY_RFC6582_STRICT = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-repaired-issue-25-2026-11-27-branch-val7"
+LOSSY_NOSACK_FLIGHT = "validation.md#newreno-without-sack-ns-3s-flight-at-a-loss-issue-25-2026-11-27"
 LOSSY_NS2 = ("validation.md#newrenos-fast-recoveries-and-rtos-at-1-10-percent-loss-against-ns-235-issue-25-"
              "2026-11-27-branch-val6")
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
@@ -210,9 +218,17 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582, strict",
               "ns-3 3.44, no guessed loss marks outside recovery", LOSSY_RFC6582_STRICT,
               _lossy("newreno", False, "rfc6582-strict")),
+    Mechanism("NewReno, lossy link, ns-3 strict, loss exit, ns-3's flight",
+              "ns-3 3.44, no guessed loss marks outside recovery, cwnd grown on the ACK that ends CA_LOSS; ours "
+              "halving ns-3's flight at a loss", LOSSY_NOSACK_FLIGHT,
+              _lossy("newreno", False, "rfc6582-strict", loss_exit="rfc5681", aligned=True)),
     Mechanism("Westwood+, lossy link, ns-3 repaired, RFC 6582 strict",
               "ns-3 3.44, Westwood+ count repaired, no guessed loss marks outside recovery", LOSSY_RFC6582_STRICT,
               _lossy("westwood+", True, "rfc6582-strict")),
+    Mechanism("Westwood+, lossy link, ns-3 repaired, strict, loss exit",
+              "ns-3 3.44, Westwood+ count repaired, no guessed loss marks outside recovery, cwnd grown on the ACK "
+              "that ends CA_LOSS", LOSSY_NOSACK_FLIGHT,
+              _lossy("westwood+", True, "rfc6582-strict", loss_exit="rfc5681")),
     *(Mechanism(name, "ns-3 3.44 (ns3cxx/ngwa.cc)", NGWA_EVIDENCE, _ngwa(key)) for name, key in NGWA_ROWS),
     *(Mechanism(name, reference, NGWA_STRICT_EVIDENCE, _ngwa(key, variant))
       for name, key, variant, reference in NGWA_STRICT_ROWS),

@@ -37,9 +37,12 @@ pub enum LossSsthresh {
     /// included), less what limited transmit sent (RFC 5681 section 3.2
     /// step 2) at a fast retransmit.
     Rfc5681,
-    /// FlightSize = RFC 6675's pipe when SACK is in use, as ns-3 3.44
-    /// (`EnterRecovery` and `ReTxTimeout`: `GetSsThresh(m_tcb,
-    /// BytesInFlight())`); as `Rfc5681` without SACK.
+    /// FlightSize = ns-3 3.44's `BytesInFlight()` (`EnterRecovery` and
+    /// `ReTxTimeout`: `GetSsThresh(m_tcb, BytesInFlight())`): RFC 6675's
+    /// pipe when SACK is in use; without SACK, SND.MAX - SND.UNA less a
+    /// segment per duplicate ACK ns-3 counts as "Reno-SACKed" (at a fast
+    /// retransmit the run's dupACKs with limited transmit, else one; inside
+    /// a recovery what RFC 6582's inflation holds, cwnd - ssthresh).
     Ns3,
     /// FlightSize = cwnd (`tcp_reno_ssthresh`: max(cwnd / 2, 2)), and a
     /// timeout inside a recovery (or an ECN window reduction) keeps the

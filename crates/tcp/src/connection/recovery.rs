@@ -59,7 +59,7 @@ impl Connection {
             // RFC 5681 section 3.2 step 2: "When [RFC3042] is in use,
             // additional data sent in limited transmit MUST NOT be included
             // in this calculation" (equation 4's FlightSize).
-            let flight_size = self.loss_flight_size(flight.saturating_sub(self.limited_sent as u64));
+            let flight_size = self.loss_flight_size(flight.saturating_sub(self.limited_sent as u64), true);
             self.win.ssthresh = self.cc.ssthresh_after_loss(now, &self.win, flight_size);
         }
         self.limited_sent = 0;
@@ -138,18 +138,49 @@ impl Connection {
     }
 
     /// The FlightSize that RFC 5681 (4) halves when a loss (a fast
-    /// retransmit or a timeout) sets ssthresh, as `cfg.loss_ssthresh` reads
-    /// it; `outstanding` is RFC 5681's own (SND.MAX - SND.UNA, less what
-    /// limited transmit sent at a fast retransmit).
-    pub(super) fn loss_flight_size(&self, outstanding: u64) -> u64 {
+    /// retransmit, `entering`, or a timeout) sets ssthresh, as
+    /// `cfg.loss_ssthresh` reads it; `outstanding` is RFC 5681's own
+    /// (SND.MAX - SND.UNA, less what limited transmit sent at a fast
+    /// retransmit).
+    pub(super) fn loss_flight_size(&self, outstanding: u64, entering: bool) -> u64 {
         match self.cfg.loss_ssthresh {
             // ns-3 3.44 `EnterRecovery` and `ReTxTimeout`: `GetSsThresh(m_tcb,
             // BytesInFlight())`, RFC 6675's pipe (SACKed segments and those
             // IsLost() marks left out).
             LossSsthresh::Ns3 if self.sack_ok => self.pipe(),
+            // ... and without SACK the same count on a scoreboard guessed from
+            // duplicate ACKs: `TcpTxBuffer::BytesInFlight` = sent - (sacked +
+            // lost) + retransmitted, where every dupACK marks one more segment
+            // "Reno-SACKed" (`AddRenoSack`: in CA_DISORDER only with limited
+            // transmit, at `EnterRecovery`, and in CA_RECOVERY) and the head,
+            // marked lost, is in flight again once resent.
+            LossSsthresh::Ns3 => (self.snd_max - self.snd_una).saturating_sub(self.reno_sacked(entering)),
             // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2).
             LossSsthresh::Linux => self.win.cwnd,
-            LossSsthresh::Rfc5681 | LossSsthresh::Ns3 => outstanding,
+            LossSsthresh::Rfc5681 => outstanding,
+        }
+    }
+
+    /// The bytes ns-3 3.44 without SACK counts as delivered from duplicate
+    /// ACKs when a loss sets ssthresh (`TcpTxBuffer::m_sackedOut` with
+    /// `m_renoSack`). Entering a recovery: one segment per dupACK of the run
+    /// with limited transmit (`TcpSocketBase::DupAck` in CA_DISORDER), else
+    /// only the one `EnterRecovery` adds; `EnterRecovery`'s extra segment
+    /// ("consider the head as in flight") cancels the head's lost mark. In a
+    /// recovery: one more per dupACK, and a partial ACK discards the marks of
+    /// the segments it acknowledges past the head (`DiscardUpTo`), which is
+    /// what RFC 6582's inflation and deflation leave in cwnd - ssthresh
+    /// (section 3.2 steps 2, 4 and 5: + 3 SMSS, + SMSS per dupACK, - the
+    /// data acknowledged + SMSS per partial ACK). Outside both, the dupACKs
+    /// of a run that has not reached the threshold, with limited transmit.
+    fn reno_sacked(&self, entering: bool) -> u64 {
+        let run = if self.cfg.limited_transmit { self.dupacks as u64 } else { 0 };
+        if entering {
+            run.max(1) * self.mss
+        } else if self.in_recovery && !self.cc.owns_cwnd() {
+            self.win.cwnd.saturating_sub(self.win.ssthresh)
+        } else {
+            run * self.mss
         }
     }
 

@@ -1043,17 +1043,28 @@ fn a_loss_in_the_window_of_an_ecn_reduction_does_not_cut_ssthresh_again() {
 // ---------------------------------------------------------------
 // How a loss sets ssthresh (`TcpConfig::loss_ssthresh`)
 
-/// NewReno with SACK and PRR, ten segments in flight: segment 0 is lost,
-/// 1-9 are SACKed (the first two dupACKs send segments 10 and 11 by
-/// limited transmit, the recovery sends new data under PRR), then the timer
-/// expires inside the recovery. Returns (ssthresh the fast retransmit set,
-/// SND.MAX - SND.UNA and RFC 6675 pipe just before the expiry, ssthresh
-/// after it).
-fn ssthresh_at_a_loss_and_a_timeout_in_recovery(rule: LossSsthresh) -> (u64, u64, u64, u64) {
+/// What a loss and then a timeout inside its recovery leave: NewReno,
+/// ten segments in flight, segment 0 lost, the receiver's ACKs of segments
+/// 1..=`acked` arriving (the first two dupACKs send segments 10 and 11 by
+/// limited transmit, the third starts a recovery, the rest send new data
+/// under PRR with `sack`, else inflate cwnd, RFC 6582), then the
+/// retransmission timer expiring inside the recovery.
+struct LossThenTimeout {
+    /// ssthresh the fast retransmit set.
+    at_loss: u64,
+    /// Just before the expiry: SND.MAX - SND.UNA, RFC 6675's pipe, cwnd - ssthresh.
+    flight: u64,
+    pipe: u64,
+    inflation: u64,
+    /// ssthresh after the expiry.
+    at_timeout: u64,
+}
+
+fn loss_then_timeout(rule: LossSsthresh, sack: bool, acked: usize) -> LossThenTimeout {
     let cfg = TcpConfig {
         mss: 1000,
         cc: crate::CcKind::NewReno(Default::default()),
-        sack: true,
+        sack,
         recovery: Recovery::Prr,
         delayed_ack_count: 1,
         rcv_buf: 1 << 20,
@@ -1065,14 +1076,21 @@ fn ssthresh_at_a_loss_and_a_timeout_in_recovery(rule: LossSsthresh) -> (u64, u64
     let mut sent = Vec::new();
     c.send(ms(0), 40_000, &mut sent);
     assert_eq!(sent.len(), 10);
-    let mut out = acks_of(&mut c, &mut s, &sent[1..], ms(40), ms(80));
-    assert!(c.in_recovery, "three SACK dupACKs start a recovery");
-    let in_recovery = c.win.ssthresh;
-    let (flight, pipe) = (c.snd_max - c.snd_una, c.pipe());
+    let mut out = acks_of(&mut c, &mut s, &sent[1..=acked], ms(40), ms(80));
+    assert!(c.in_recovery, "three dupACKs start a recovery");
+    let at_loss = c.win.ssthresh;
+    let (flight, pipe, inflation) = (c.snd_max - c.snd_una, c.pipe(), c.win.cwnd.saturating_sub(c.win.ssthresh));
     let t = c.next_timer().expect("the retransmission timer runs");
     c.on_timer(t, &mut out);
     assert_eq!(c.stats().timeouts, 1);
-    (in_recovery, flight, pipe, c.win.ssthresh)
+    LossThenTimeout { at_loss, flight, pipe, inflation, at_timeout: c.win.ssthresh }
+}
+
+/// With SACK, segments 1-9 SACKed: (ssthresh at the fast retransmit,
+/// SND.MAX - SND.UNA and pipe before the timeout, ssthresh after it).
+fn ssthresh_at_a_loss_and_a_timeout_in_recovery(rule: LossSsthresh) -> (u64, u64, u64, u64) {
+    let r = loss_then_timeout(rule, true, 9);
+    (r.at_loss, r.flight, r.pipe, r.at_timeout)
 }
 
 #[test]
@@ -1124,4 +1142,26 @@ fn outside_a_recovery_every_rule_halves_what_is_outstanding() {
         c.on_timer(t, &mut out);
         assert_eq!(c.win.ssthresh, 5000, "{rule:?}");
     }
+}
+
+#[test]
+fn without_sack_ns3s_flight_leaves_out_a_segment_per_duplicate_ack_at_a_fast_retransmit_and_a_timeout() {
+    // Fast retransmit: 12 segments outstanding. RFC 5681 leaves out the two
+    // limited transmit sent (10 -> 5000); ns-3's `EnterRecovery` halves
+    // BytesInFlight() + 1 segment with three segments Reno-SACKed and the
+    // head marked lost but counted in flight again: 12 - 3 - 1 + 1 = 9 -> 4500.
+    // Without SACK, ACKs of segments 1-6: five are duplicates (the first
+    // ACK's window differs from the handshake's, RFC 5681 section 2 (e)).
+    let rfc = loss_then_timeout(LossSsthresh::Rfc5681, false, 6);
+    let ns3 = loss_then_timeout(LossSsthresh::Ns3, false, 6);
+    assert_eq!(rfc.at_loss, 5000);
+    assert_eq!(ns3.at_loss, 4500, "12 outstanding less the three dupACKs' segments, halved");
+    // Timeout: the five dupACKs have marked five segments (3 at entry, 2 in
+    // recovery), which is what RFC 6582's inflation holds in cwnd: ns-3's
+    // `ReTxTimeout` halves SND.MAX - SND.UNA less those five.
+    assert_eq!(ns3.inflation, 5000, "cwnd = ssthresh + 3 SMSS + 2 SMSS (RFC 6582 section 3.2 steps 2 and 4)");
+    assert_eq!(ns3.flight, 12_000);
+    assert_eq!(ns3.at_timeout, 3500, "(12 - 5) segments, halved");
+    // RFC 5681 halves all that is outstanding, above the recovery's reduction.
+    assert_eq!((rfc.flight, rfc.at_timeout), (12_000, 6000));
 }

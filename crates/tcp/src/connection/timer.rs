@@ -20,7 +20,7 @@ impl Connection {
         if self.rtt.backoff() == 0 {
             // RFC 5681 (4) on the first timeout of a series; repeated
             // timeouts of the same data keep ssthresh (RFC 5681 section 3.1).
-            let flight = self.loss_flight_size(self.snd_max - self.snd_una);
+            let flight = self.loss_flight_size(self.snd_max - self.snd_una, false);
             let ssthresh = self.cc.on_rto(now, &self.win, flight);
             // Linux `tcp_enter_loss`: no second reduction inside the window
             // whose recovery (or CWR) already reduced it.
