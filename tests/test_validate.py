@@ -120,8 +120,15 @@ def test_the_linux_fq_codel_repair_of_ns3_gets_its_own_store_and_name_and_is_ref
     assert ns3_label(ns3_ecn="rfc8257", ns3_fqcodel="linux").endswith("ECE answer rfc8257, FQ-CoDel linux")
     with pytest.raises(ValueError, match="fq_codel.*'red'"):
         run_cell("ewt/scenario2", 31, "red", [1], tmp_path, ns3_fqcodel="linux")
-    with pytest.raises(ValueError, match="ns3_fqcodel must be one of ns3, linux"):
+    with pytest.raises(ValueError, match="ns3_fqcodel must be one of ns3, linux, linux-mark"):
         run_cell("ewt/scenario2", 31, "fq_codel", [1], tmp_path, ns3_fqcodel="rfc8290")
+    # The mark-scheduling repair on top: its own store and name.
+    assert build_parser().parse_args(["validate", "--queue", "fq_codel", "--ecn", "--ns3-fqcodel",
+                                      "linux-mark"]).ns3_fqcodel == "linux-mark"
+    assert cell_tag(31, "fq_codel", ecn=True, ns3_fqcodel="linux-mark") == (
+        "flows31_fq_codel_prr-upstream_ecn_fqcodel-linux-mark")
+    with pytest.raises(ValueError, match="fq_codel.*'codel'"):
+        run_cell("ewt/scenario2", 31, "codel", [1], tmp_path, ecn=True, ns3_fqcodel="linux-mark")
     assert not (tmp_path / "ns3").exists()
 
 

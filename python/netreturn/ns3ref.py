@@ -410,6 +410,7 @@ def run_ns3(
     ecn_rfc3168: bool = False,
     dctcp_rfc8257: bool = False,
     fqcodel_linux: bool = False,
+    fqcodel_linux_mark: bool = False,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -457,6 +458,10 @@ def run_ns3(
     as Linux: CoDel's "at most one MTU queued: no drop, no mark" test on the
     whole queue disc's backlog, where ns-3 tests each flow queue's own
     (``FqCoDelLinuxBacklog`` in ns3cxx/dumbbell.cc; docs/validation.md).
+    ``fqcodel_linux_mark=True`` (implies ``fqcodel_linux``) also schedules
+    CoDel's next signal after a mark in the dropping state from the previous
+    due time, as Linux's ``codel_dequeue``, where ns-3 schedules it from
+    the dequeue instant.
     Raises ``RuntimeError`` if the subprocess fails.
     """
     if queue not in QUEUES:
@@ -525,6 +530,10 @@ def run_ns3(
         if queue != "fq_codel":
             raise ValueError(f"fqcodel_linux repairs ns-3's FQ-CoDel: give queue='fq_codel', not {queue!r}")
         cmd.append("--fqcodel-linux")
+    if fqcodel_linux_mark:
+        if queue != "fq_codel":
+            raise ValueError(f"fqcodel_linux_mark repairs ns-3's FQ-CoDel: give queue='fq_codel', not {queue!r}")
+        cmd.append("--fqcodel-linux-mark")
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
@@ -580,7 +589,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               ns2: bool = False, phase_ns: int = 0, cc: Optional[str] = None,
               ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None,
               ecn_rfc3168: bool = False, dctcp_rfc8257: bool = False,
-              fqcodel_linux: bool = False) -> dict[str, Any]:
+              fqcodel_linux: bool = False, fqcodel_linux_mark: bool = False) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
@@ -754,10 +763,11 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     qdiscs = tch_bn.Install(bn.Get(0))
     if "quantum" in aqm and not cpp.SetFqQuantum(qdiscs.Get(0), int(aqm["quantum"])):
         raise RuntimeError(f"{qd_type}: the quantum could not be set")
+    fqcodel_linux = fqcodel_linux or fqcodel_linux_mark
     if fqcodel_linux:
         if queue != "fq_codel":
             raise ValueError(f"--fqcodel-linux repairs ns-3's FQ-CoDel: give --queue fq_codel, not {queue}")
-        if not cpp.FqCoDelLinuxBacklog(qdiscs.Get(0), CODEL_MIN_BYTES):
+        if not cpp.FqCoDelLinuxBacklog(qdiscs.Get(0), CODEL_MIN_BYTES, bool(fqcodel_linux_mark)):
             raise RuntimeError(f"{qd_type}: the FQ-CoDel backlog repair could not be connected")
     if aqm:
         # ns-3 refuses a limit in a unit its queue disc does not take, silently (the limit stays 0).
@@ -960,6 +970,12 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "fqcodel_linux": bool(fqcodel_linux),
         "fqcodel_linux_sets": int(cpp.FqCoDelLinuxSets()) if fqcodel_linux else 0,
         "fqcodel_linux_mismatches": int(cpp.FqCoDelLinuxMismatches()) if fqcodel_linux else 0,
+        # Last packets of a flow queue the repair could not drop (ns-3 would
+        # crash: FqCoDelLinuxKept in dumbbell.cc), and, with the mark repair,
+        # the marks whose next due time was moved as Linux's.
+        "fqcodel_linux_kept": int(cpp.FqCoDelLinuxKept()) if fqcodel_linux else 0,
+        "fqcodel_linux_mark": bool(fqcodel_linux_mark),
+        "fqcodel_linux_mark_fixes": int(cpp.FqCoDelLinuxMarkFixes()) if fqcodel_linux_mark else 0,
         "ece_withheld": int(cpp.EceWithheld()),
         # Data segments dropped at the bottleneck queue disc, and those of
         # them that were retransmissions (a copy of that sequence number
@@ -988,7 +1004,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
     if drop_log:
         # One line per drop at the bottleneck queue disc: time, reason, backlog, size,
         # TCP flow of a data segment (-1: UDP, ACK or other), 1 if that segment was a
-        # retransmission (a copy of its sequence number had been sent before).
+        # retransmission (a copy of its sequence number had been sent before); and every
+        # CE mark there the same way (its reason ends in "mark").
         with open(drop_log, "w") as f:
             for k in range(int(cpp.QDropLen())):
                 f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}"
@@ -1111,8 +1128,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "'rfc6937' = RFC 6937 PRR-SSRB, 'upstream' = ns-3-dev's repaired TcpPrrRecovery "
                          "(ns3cxx/prr.cc)")
     ap.add_argument("--drop-log", default=None, metavar="PATH",
-                    help="write every drop of the bottleneck queue disc (time, reason, backlog, size, TCP flow or -1, "
-                         "1 if a retransmission) to PATH")
+                    help="write every drop and CE mark of the bottleneck queue disc (time, reason, backlog, size, TCP "
+                         "flow or -1, 1 if a retransmission) to PATH")
     ap.add_argument("--red-trace", default=None, metavar="PATH",
                     help="RED/ARED: write every arrival at the bottleneck queue disc (time, backlog before it, "
                          "the average m_qAvg, max_p m_curMaxP, verdict) to PATH, as netreturn-sim --red-trace; "
@@ -1142,6 +1159,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--fqcodel-linux", action="store_true",
                     help="with --queue fq_codel: repair ns-3's FQ-CoDel as Linux: CoDel's 'at most one MTU queued: "
                          "no drop, no mark' test on the whole queue disc's backlog (ns-3 3.44: each flow queue's)")
+    ap.add_argument("--fqcodel-linux-mark", action="store_true",
+                    help="with --queue fq_codel: --fqcodel-linux, and CoDel's next signal after a mark in the "
+                         "dropping state scheduled from the previous due time as Linux's codel_dequeue (ns-3 3.44: "
+                         "from the dequeue instant)")
     ap.add_argument("--attr", action="append", default=[], metavar="NS3::TYPE::ATTR=VALUE",
                     help="diagnostics: an ns-3 attribute default set after the harness's own (repeatable), e.g. "
                          "ns3::CoDelQueueDisc::MinBytes=0")
@@ -1178,7 +1199,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
                     a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over, a.ecn_rfc3168,
-                    a.dctcp_rfc8257, a.fqcodel_linux)
+                    a.dctcp_rfc8257, a.fqcodel_linux, a.fqcodel_linux_mark)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

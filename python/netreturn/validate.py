@@ -75,8 +75,11 @@ NS3_ECN = ("ns3", "rfc3168", "rfc8257")
 #: ns-3's FQ-CoDel: as 3.44 ships it (ns3: CoDel's "at most one MTU queued:
 #: no drop, no mark" test on each flow queue's bytes), or as Linux and ours
 #: (linux: on the whole queue disc's backlog; ``ns3ref.run_ns3(fqcodel_linux=True)``,
-#: docs/validation.md, "FQ-CoDel's one-MTU test").
-NS3_FQCODEL = ("ns3", "linux")
+#: docs/validation.md, "FQ-CoDel's one-MTU test"); linux-mark: that, and
+#: CoDel's next signal after a mark in the dropping state scheduled from the
+#: previous due time as Linux's codel_dequeue, where ns-3 takes the dequeue
+#: instant (``fqcodel_linux_mark=True``).
+NS3_FQCODEL = ("ns3", "linux", "linux-mark")
 #: PRR of the ns-3 runs: ns-3-dev's repaired one by default.
 DEFAULT_PRR = "upstream"
 
@@ -121,7 +124,8 @@ def add_arguments(v) -> None:
     v.add_argument("--ns3-fqcodel", choices=list(NS3_FQCODEL), default="ns3",
                    help="with --queue fq_codel: ns-3's FQ-CoDel as 3.44 ships it (ns3: CoDel's one-MTU 'too little "
                         "queued to drop or mark' test on each flow queue), or as Linux and ours (linux: on the "
-                        "whole queue disc's backlog)")
+                        "whole queue disc's backlog), and linux-mark: that, and CoDel's next signal after a mark "
+                        "scheduled from the previous due time as Linux (ns-3: from the dequeue instant)")
     v.add_argument("--aligned", action="store_true",
                    help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
                         "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
@@ -256,7 +260,8 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
                                 aligned=aligned, phase_ns=phase_ns, cc=None if tcp == "cubic" else tcp,
                                 ecn=ecn, ecn_rfc3168=ns3_ecn in ("rfc3168", "rfc8257"),
                                 dctcp_rfc8257=ns3_ecn == "rfc8257",
-                                fqcodel_linux=ns3_fqcodel == "linux"): s for s in todo}
+                                fqcodel_linux=ns3_fqcodel in ("linux", "linux-mark"),
+                                fqcodel_linux_mark=ns3_fqcodel == "linux-mark"): s for s in todo}
             for f in as_completed(futs):
                 r = f.result()
                 r.pop("per_flow", None)

@@ -159,6 +159,8 @@ MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-202
 FQCODEL_LINUX_EVIDENCE = "validation.md#fq-codels-one-mtu-test-ns-3-repaired-issue-25-2026-11-26-branch-val4"
 AQM_EVIDENCE = "validation.md#the-dequeue-time-aqms-in-ns-3---queue-codelfq_codelpiefq_piecobalt-issue-27"
 COBALT_EVIDENCE = "validation.md#cobalt-and-red-marking-against-ns-3-2026-11-26"
+FQCODEL_REMAINING_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-the-remaining-differences-issue-27-"
+                              "2026-11-27-branch-fq8")
 
 
 def _aqm(queue: str, loads: Sequence[int] = (31,), ecn: bool = False) -> tuple[Cell, ...]:
@@ -238,6 +240,17 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("codel", (13, 31))),
     Mechanism("FQ-CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_codel", (13, 31))),
     Mechanism("FQ-CoDel with ECN (CUBIC)", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_codel", ecn=True)),
+    Mechanism("FQ-CoDel, ns-3 as Linux", "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog",
+              FQCODEL_REMAINING_EVIDENCE,
+              tuple(dumbbell_cell("ewt/scenario2", n, "fq_codel", ns3_fqcodel="linux") for n in (13, 31))),
+    Mechanism("FQ-CoDel with ECN (CUBIC), ns-3 as Linux",
+              "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog, next mark from the due time",
+              FQCODEL_REMAINING_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, ns3_fqcodel="linux-mark"),)),
+    Mechanism("FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ECE answer repaired",
+              "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog, next mark from the due time, no CWR "
+              "entered in recovery", FQCODEL_REMAINING_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, "rfc3168", "linux-mark"),)),
     Mechanism("PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("pie")),
     Mechanism("FQ-PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_pie")),
     Mechanism("COBALT", "ns-3 3.44", COBALT_EVIDENCE, _aqm("cobalt")),
@@ -252,6 +265,10 @@ PLAN: tuple[Mechanism, ...] = (
               "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog",
               FQCODEL_LINUX_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux"),)),
+    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too",
+              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
+              "next mark from the due time", FQCODEL_REMAINING_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark"),)),
     Mechanism("NewReno against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("newreno")),
     Mechanism("CUBIC against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("cubic")),
     Mechanism("NewReno against Linux, Linux profile", "Linux 6.18 in namespaces", LINUX_EVIDENCE,

@@ -11,6 +11,7 @@
 #include "ns3/traffic-control-module.h"
 #include "ns3/ppp-header.h"
 #include "ns3/tcp-option-sack.h"
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -295,7 +296,9 @@ static void QBytes(uint32_t oldV, uint32_t newV) {
 // exceeded" / "Dropped by internal queue" tail), backlog then and packet size.
 struct QDrop { double t; std::string why; uint32_t backlog, size; int32_t flow; uint8_t retx; };
 static std::vector<QDrop> qDrops;
-static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
+// A CE mark is logged as a drop is (its reason says "mark"), but counted in
+// neither dataDrops nor retxDrops.
+static void QLogged(Ptr<const QueueDiscItem> item, const char* why, bool mark) {
     qDrops.push_back({Simulator::Now().GetSeconds(), why, S.qCur, item->GetSize(), -1, 0});
     // A data segment of TCP flow i (source 10.1.i.1, or from pair 256 on
     // 10.(16 + i / 256).(i % 256).1: ns3ref.pair_subnet): a first copy or a
@@ -311,14 +314,15 @@ static void QDropped(Ptr<const QueueDiscItem> item, const char* why) {
     TcpHeader h;
     c->RemoveHeader(h);
     if (c->GetSize() == 0) return;
-    S.dataDrops[i]++;
+    if (!mark) S.dataDrops[i]++;
     qDrops.back().flow = (int32_t) i;
     auto it = S.sendCount[i].find(h.GetSequenceNumber().GetValue());
     if (it != S.sendCount[i].end() && it->second >= 2) {
-        S.retxDrops[i]++;
+        if (!mark) S.retxDrops[i]++;
         qDrops.back().retx = 1;
     }
 }
+static void QDropped(Ptr<const QueueDiscItem> item, const char* why) { QLogged(item, why, false); }
 uint64_t RetxDrops(uint32_t i) { return S.retxDrops[i]; }
 uint64_t DataDrops(uint32_t i) { return S.dataDrops[i]; }
 uint32_t QDropLen() { return qDrops.size(); }
@@ -391,7 +395,10 @@ uint32_t RedTraceWrite(std::string path) {
     return redTrace.size();
 }
 
-static void QMarked(Ptr<const QueueDiscItem>, const char*) { S.marks++; }
+static void QMarked(Ptr<const QueueDiscItem> item, const char* why) {
+    S.marks++;
+    QLogged(item, why, true);
+}
 
 // The bottleneck queue disc's backlog, drops and CE marks. Drops after
 // dequeue are CoDel's at the head ("Target exceeded drop") and FQ's from
@@ -430,8 +437,92 @@ template struct RedRob<CoDelMinBytes, &CoDelQueueDisc::m_minBytes>;
 static Ptr<QueueDisc> fqLinuxQ;
 static uint32_t fqLinuxMtu = 0;
 static uint64_t fqLinuxSets = 0;
+// ns-3 3.44 cannot drop a flow queue's last packet: when a CoDel drop
+// empties the internal queue, CoDelQueueDisc::DoDequeue reads the null
+// item's time stamp after its `end:` label (`ldelay = ... -
+// item->GetTimeStamp()`, NS_ASSERT "Attempted to dereference zero
+// pointer"), which its default MinBytes hides. Linux drops it
+// (codel_dequeue: the next dequeue_func returns NULL, codel_should_drop(NULL)
+// leaves the dropping state, fq_codel_dequeue moves on). So where a packet
+// that cannot be marked (Not-ECT, or ECN off) leaves its flow queue empty,
+// its threshold is 1 for that one decision (`0 < 1`: not dropped): the one
+// case in which the repair is not Linux's, counted in fqLinuxKept where
+// the drop was due. A
+// markable last packet keeps Linux's rule (a mark does not empty the queue).
+struct CoDelUseEcn { typedef bool CoDelQueueDisc::*type; friend type RedGet(CoDelUseEcn); };
+template struct RedRob<CoDelUseEcn, &CoDelQueueDisc::m_useEcn>;
+static size_t fqLinuxWired = 0;
+static uint64_t fqLinuxKept = 0;
+// --ns3-fqcodel linux-mark: also the next mark's time as Linux sets it.
+// In the dropping state, a packet marked instead of dropped schedules the
+// next signal from the previous one's due time: Linux codel_dequeue,
+// `vars->drop_next = codel_control_law(vars->drop_next, ...)`, as ours
+// (crates/control/src/queue/aqm/codel.rs) and as ns-3 does after a drop;
+// ns-3 3.44's marking branch uses the dequeue instant,
+// `m_dropNext = ControlLaw(now, ...)`, so a late dequeue delays every later
+// mark. ControlLaw(t) is t + interval * m_recInvSqrt (the same step from
+// either origin), so the repair moves m_dropNext back by (now - old due
+// time): old + (ns-3's value - now). The Mark trace fires inside Mark(),
+// before ns-3 writes m_dropNext (private, a TracedValue whose callback runs
+// before the write): the old value and the instant are kept there, and the
+// correction is made at the flow queue's next internal dequeue, before
+// DoDequeue reads m_dropNext again. Entering the dropping state (m_dropping
+// still false when Mark fires) schedules from now in Linux too.
+struct CoDelDropNext { typedef TracedValue<uint32_t> CoDelQueueDisc::*type; friend type RedGet(CoDelDropNext); };
+template struct RedRob<CoDelDropNext, &CoDelQueueDisc::m_dropNext>;
+struct CoDelDropping { typedef TracedValue<bool> CoDelQueueDisc::*type; friend type RedGet(CoDelDropping); };
+template struct RedRob<CoDelDropping, &CoDelQueueDisc::m_dropping>;
+struct CoDelTarget { typedef Time CoDelQueueDisc::*type; friend type RedGet(CoDelTarget); };
+template struct RedRob<CoDelTarget, &CoDelQueueDisc::m_target>;
+struct CoDelFirstAbove { typedef uint32_t CoDelQueueDisc::*type; friend type RedGet(CoDelFirstAbove); };
+template struct RedRob<CoDelFirstAbove, &CoDelQueueDisc::m_firstAboveTime>;
+struct CoDelMarkFix { bool pending; uint32_t old, at; };
+static bool fqLinuxMark = false;
+static uint64_t fqLinuxMarkFixes = 0;
+static std::map<CoDelQueueDisc*, CoDelMarkFix> fqLinuxMarkPending;
+static void FqLinuxMarked(CoDelQueueDisc* c, Ptr<const QueueDiscItem>, const char* reason) {
+    if (std::strcmp(reason, CoDelQueueDisc::TARGET_EXCEEDED_MARK) != 0 || !(c->*RedGet(CoDelDropping())).Get()) return;
+    fqLinuxMarkPending[c] = {true, (c->*RedGet(CoDelDropNext())).Get(),
+                             static_cast<uint32_t>(Simulator::Now().GetNanoSeconds() >> 10)};  // CoDelGetTime
+}
+static void FqLinuxDequeued(CoDelQueueDisc* c, Ptr<const QueueDiscItem> item) {
+    if (fqLinuxMark) {
+        auto it = fqLinuxMarkPending.find(c);
+        if (it != fqLinuxMarkPending.end() && it->second.pending) {
+            uint32_t ns3 = (c->*RedGet(CoDelDropNext())).Get();
+            c->*RedGet(CoDelDropNext()) = it->second.old + (ns3 - it->second.at);  // mod 2^32, as CoDel time
+            it->second.pending = false;
+            fqLinuxMarkFixes++;
+        }
+    }
+    // Only a last packet under a threshold of 0 can be dropped into an empty
+    // queue (a threshold above 0 keeps it: `0 < m_minBytes`).
+    if (!item || c->GetInternalQueue(0)->GetNBytes() > 0 || c->*RedGet(CoDelMinBytes()) > 0) return;
+    uint8_t tos = 0;
+    bool markable = c->*RedGet(CoDelUseEcn()) && item->GetUint8Value(QueueItem::IP_DSFIELD, tos) && (tos & 0x3) != 0;
+    if (markable) return;
+    c->*RedGet(CoDelMinBytes()) = 1;
+    // Counted only where ns-3's CoDel, with Linux's threshold, would have
+    // dropped it: OkToDrop's sojourn and interval tests, and, in the
+    // dropping state, the due time (codel-queue-disc.cc, DoDequeue).
+    uint32_t now = static_cast<uint32_t>(Simulator::Now().GetNanoSeconds() >> 10);  // CoDelGetTime
+    uint32_t sojourn = static_cast<uint32_t>((Simulator::Now() - item->GetTimeStamp()).GetNanoSeconds() >> 10);
+    uint32_t target = static_cast<uint32_t>((c->*RedGet(CoDelTarget())).GetNanoSeconds() >> 10);
+    uint32_t above = c->*RedGet(CoDelFirstAbove());
+    bool ok = (int64_t)sojourn - (int64_t)target >= 0 && above != 0 && (int64_t)now - (int64_t)above > 0;
+    bool due = !(c->*RedGet(CoDelDropping())).Get() || (int64_t)now - (int64_t)(c->*RedGet(CoDelDropNext())).Get() >= 0;
+    if (ok && due) fqLinuxKept++;
+}
 static void FqLinuxBacklog(uint32_t, uint32_t total) {
     size_t n = fqLinuxQ->GetNQueueDiscClasses();
+    // A flow queue is made at its first packet, whose enqueue moves the
+    // total (QueueDisc::PacketEnqueued): wired here before its first dequeue.
+    for (; fqLinuxWired < n; fqLinuxWired++) {
+        Ptr<QueueDisc> c = fqLinuxQ->GetQueueDiscClass(fqLinuxWired)->GetQueueDisc();
+        auto* codel = static_cast<CoDelQueueDisc*>(PeekPointer(c));
+        c->GetInternalQueue(0)->TraceConnectWithoutContext("Dequeue", MakeBoundCallback(&FqLinuxDequeued, codel));
+        if (fqLinuxMark) c->TraceConnectWithoutContext("Mark", MakeBoundCallback(&FqLinuxMarked, codel));
+    }
     for (size_t i = 0; i < n; i++) {
         Ptr<QueueDisc> c = fqLinuxQ->GetQueueDiscClass(i)->GetQueueDisc();
         uint32_t own = c->GetInternalQueue(0)->GetNBytes();
@@ -441,14 +532,23 @@ static void FqLinuxBacklog(uint32_t, uint32_t total) {
         fqLinuxSets++;
     }
 }
-bool FqCoDelLinuxBacklog(Ptr<QueueDisc> q, uint32_t mtu) {
+bool FqCoDelLinuxBacklog(Ptr<QueueDisc> q, uint32_t mtu, bool markFromDue) {
     if (!DynamicCast<FqCoDelQueueDisc>(q)) return false;
     fqLinuxQ = q;
+    fqLinuxMark = markFromDue;
+    fqLinuxMarkFixes = 0;
+    fqLinuxMarkPending.clear();
     fqLinuxMtu = mtu;
     fqLinuxSets = 0;
+    fqLinuxWired = 0;
+    fqLinuxKept = 0;
     return q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&FqLinuxBacklog));
 }
 uint64_t FqCoDelLinuxSets() { return fqLinuxSets; }
+// Last packets of a flow queue kept that Linux would have dropped (above).
+uint64_t FqCoDelLinuxKept() { return fqLinuxKept; }
+// Marks in the dropping state whose next due time was moved as Linux's.
+uint64_t FqCoDelLinuxMarkFixes() { return fqLinuxMarkFixes; }
 // Flow queues whose threshold is not MTU + 1 - (the other flow queues'
 // bytes) as the queue disc stands now (0 when the repair is wired).
 uint32_t FqCoDelLinuxMismatches() {
