@@ -360,6 +360,23 @@ SUMMARY_METRICS = [
 ]
 
 
+#: The dequeue-time AQMs (issue 27), whose cells keep every metric both
+#: simulators report (:func:`record_metrics`).
+DEQUEUE_AQMS = ("codel", "fq_codel", "pie", "fq_pie", "cobalt")
+#: Left out of those: UDP efficiency repeats UDP loss, simulated time the maximum FCT.
+RECORD_LEFT_OUT = ("udp_efficiency_pct", "sim_time_s")
+
+
+def record_metrics(queue: str, tcp: str = "cubic", ecn: bool = False) -> list[tuple[str, str]]:
+    """The (metric, label) pairs a cell record keeps: issue 25's six for the
+    baselines and gateways with CUBIC senders; for issue 27's cells (a
+    dequeue-time AQM, ECN, or other senders) every metric of :data:`METRICS`
+    but :data:`RECORD_LEFT_OUT`, as their rows of the summary compare."""
+    if queue in DEQUEUE_AQMS or ecn or tcp != "cubic":
+        return [(k, lab) for k, lab in METRICS if k not in RECORD_LEFT_OUT]
+    return SUMMARY_METRICS
+
+
 def ns3_label(prr: str = DEFAULT_PRR, ns3_ecn: str = "ns3", ns3_fqcodel: str = "ns3") -> str:
     """The reference's name in tables and records: ns-3 3.44, its PRR, its ECE answer and its FQ-CoDel when
     not as shipped."""
@@ -407,7 +424,7 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
     ours = ours_runs(mine, ours_settings(flows, queue, phase_ns, tcp, ecn), seeds, jobs, out / "netreturn", progress)
     label = ns3_label(prr, ns3_ecn, ns3_fqcodel)
     rows = [(k, lab, [r.get(k, math.nan) for r in ns3], [r.get(k, math.nan) for r in ours])
-            for k, lab in SUMMARY_METRICS]
+            for k, lab in record_metrics(queue, tcp, ecn)]
     extra = {} if ns3_fqcodel == "ns3" else {"ns3_fqcodel": ns3_fqcodel}
     write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn, ns3_fqcodel),
                  record(label, rows, scenario=scenario, flows=flows, queue=queue, aligned=aligned, phase_ns=phase_ns,
