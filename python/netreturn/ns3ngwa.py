@@ -56,8 +56,15 @@ RFC793 = ("ns3", "strict", "strict-rfc6298")
 #: repaired"): ``ns3``, ns-3 3.44's NewReno without SACK as built (its guessed Reno scoreboard reset when
 #: recovery ends, loss marks left); ``rfc6582``, no loss or retransmission mark left on the sent list at
 #: the end of recovery (RFC 6582 keeps no scoreboard; lossy.cc's ``--renosack rfc6582``);
-#: ``rfc6582-rfc6298``, and its RTO kept backed off until a new RTT sample (RFC 6298 section 5).
-NEWRENO = ("ns3", "rfc6582", "rfc6582-rfc6298")
+#: ``rfc6582-rfc6298``, and its RTO kept backed off until a new RTT sample (RFC 6298 section 5);
+#: ``inflation``, ns-3 as built but its send window in fast recovery RFC 6582's (section 3.2 steps 2-5:
+#: cwnd = ssthresh + SMSS per duplicate ACK, deflated by a partial ACK, against FlightSize and the
+#: receiver's window) where ns-3 lowers its pipe by each dupACK'd segment's own size
+#: (docs/validation.md, "NewReno's recovery sends", branch ngwa8); ``inflation-flightsize``, and ssthresh
+#: halving FlightSize (SND.MAX - SND.UNA, limited transmit's extra left out: RFC 5681 section 3.2 step 2) where
+#: ns-3 halves its pipe; ``rfc6582-inflation-flightsize-rfc6298``, all four.
+NEWRENO = ("ns3", "rfc6582", "rfc6582-rfc6298", "inflation", "flightsize", "inflation-flightsize",
+           "rfc6582-inflation-flightsize-rfc6298")
 #: Keys of a tcp-rate traffic entry this harness translates.
 RATE_KEYS = {"kind", "from", "to", "count", "rate", "start", "stop", "packet"}
 
@@ -209,7 +216,8 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
     # Registers the harness's TypeIds (NetreturnNoCc is named below) and clears its state.
     cpp.NgwaReset(len(flows), switches is not None, spec["alpha"] if se else -1.0, spec["wmax"], mss)
     cpp.NgwaRfc793Strict(cc == "none" and rfc793 != "ns3", rfc793 == "strict-rfc6298")
-    cpp.NgwaNewReno(cc == "newreno" and newreno != "ns3", cc == "newreno" and newreno == "rfc6582-rfc6298")
+    parts = newreno.split("-") if cc == "newreno" else []
+    cpp.NgwaNewReno("rfc6582" in parts, "rfc6298" in parts)
     cpp.NgwaLog(log.replace("{seed}", str(seed)) if log else "")
     tcp = dict(doc["tcp"])
     # The application's send buffer (the scenarios: ns-3's own SndBufSize,
@@ -218,6 +226,10 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
     if "recovery" not in tcp and not tcp.get("sack", True):
         tcp["recovery"] = "classic"  # ours without SACK: RFC 6582 NewReno (recovery.rs)
     _tcp_settings(ns, tcp, "newreno")
+    cpp.NgwaNewRenoRfc("inflation" in parts, "flightsize" in parts)
+    if "inflation" in parts or "flightsize" in parts:
+        sd_type = ns.TypeIdValue(ns.TypeId.LookupByName("ns3::NetreturnNewRenoRfc6582"))
+        ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", sd_type)
     sd = ns.Config.SetDefault
     # Ours shortens the segment by the option's 8 bytes when NGWA is on (TcpConfig::send_mss).
     sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(mss))
@@ -355,6 +367,11 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
                                               "rto_collapses_before_sample", "recovery_exits_with_loss_marks")},
         # Recoveries left with a loss mark on the sent list, cleared by --newreno rfc6582 (lossy.cc).
         "stale_lost_cleared": int(cpp.LossyStaleLostCleared()),
+        # --newreno inflation: ACKs of a recovery whose window RFC 6582's rule set; of them, where the
+        # receiver's window was below the inflated cwnd.
+        "inflation_acks": int(cpp.NgwaInflationCount(0)), "inflation_rwnd_bound": int(cpp.NgwaInflationCount(1)),
+        # --newreno ...-flightsize: losses whose ssthresh was set from FlightSize.
+        "flightsize_ssthresh": int(cpp.NgwaInflationCount(2)),
         "ngwa_inserted": int(cpp.NgwaCount(0)), "ngwa_lowered": int(cpp.NgwaCount(1)),
         "ngwa_kept": int(cpp.NgwaCount(2)), "acks_rewritten": int(cpp.NgwaCount(4)),
         "ngwa_values_received": int(cpp.NgwaCount(5)),
@@ -382,7 +399,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--newreno", choices=list(NEWRENO), default="ns3",
                     help="the NewReno senders (CW on, no SACK): ns3 = ns-3's as built; rfc6582 = no loss marks "
                          "left at the end of recovery (RFC 6582 keeps no scoreboard); rfc6582-rfc6298 = that, and "
-                         "a backed-off RTO kept until a new RTT sample (RFC 6298 section 5)")
+                         "a backed-off RTO kept until a new RTT sample (RFC 6298 section 5); inflation = the send "
+                         "window in recovery RFC 6582's (SMSS per dupACK against FlightSize) instead of ns-3's "
+                         "pipe; inflation-flightsize = and ssthresh from FlightSize (RFC 5681 eq. 4), not the pipe; "
+                         "rfc6582-inflation-flightsize-rfc6298 = all four")
     ap.add_argument("--log", default=None, metavar="PATH",
                     help="a per-packet log of the senders ({seed} in PATH is replaced by the seed)")
     a = ap.parse_args(argv)

@@ -353,6 +353,129 @@ struct NgwaSend { typedef uint32_t (TcpSocketBase::*type)(bool); friend type Ngw
 template struct NgwaRob<NgwaTcb, &TcpSocketBase::m_tcb>;
 template struct NgwaRob<NgwaSend, &TcpSocketBase::SendPendingData>;
 
+// ---- NewReno's send window in fast recovery as RFC 6582 (ns3ngwa.py --newreno inflation, issue 25,
+// branch ngwa8). Without SACK ns-3 3.44 keeps cwnd at ssthresh through a recovery
+// (TcpClassicRecovery inflates only its m_cWndInfl trace) and sends while its pipe,
+// TcpTxBuffer::BytesInFlight, is below min(rWnd, cWnd) (TcpSocketBase::AvailableWindow); each
+// duplicate ACK lowers the pipe by the size of the segment TcpTxBuffer::AddRenoSack marks, which
+// is 512 B when the application's write went out alone. RFC 6582 section 3.2 (RFC 5681 section
+// 3.2 steps 2-5) counts one SMSS per duplicate ACK: cwnd = ssthresh + 3 SMSS at the fast
+// retransmit, + SMSS per further duplicate ACK (step 4), and a partial ACK deflates cwnd by the
+// bytes it acknowledges, adding back one SMSS if they were at least one (step 5); new data goes
+// out while FlightSize (SND.MAX - SND.UNA) stays within cwnd and the receiver's window (step 4:
+// "if allowed by the new value of cwnd and the receiver's advertised window"). The repair keeps
+// that window W per socket and, after each ACK of a recovery (PktsAcked, which ProcessAck calls
+// after DupAck / EnterRecovery and after a partial ACK's retransmission, before
+// SendPendingData), sets ns-3's cWnd to pipe + min(W, rWnd) - FlightSize, so that ns-3's own
+// test, pipe + segment <= min(rWnd, cWnd), is RFC 6582's. New segments raise pipe and FlightSize
+// alike, so the window holds for the application's writes between ACKs. The exit (cWnd =
+// ssthresh) and the retransmissions stay ns-3's.
+//
+// And ssthresh from FlightSize (ns3ngwa.py --newreno ...-flightsize): without SACK ns-3 3.44's
+// EnterRecovery passes GetSsThresh BytesInFlight() + one segment, the pipe after the three
+// dupACKs' guessed SACK marks and the head's loss mark, and ReTxTimeout the pipe before the
+// timeout; RFC 5681 section 3.2 step 2 (equation 4) and RFC 6582 section 3.2 step 2 halve
+// FlightSize, SND.MAX - SND.UNA, leaving out what limited transmit sent beyond cwnd (RFC 5681:
+// "additional data sent in limited transmit MUST NOT be included"; as ours, recovery.rs).
+struct NgwaRwnd { typedef TracedValue<uint32_t> TcpSocketBase::*type; friend type NgwaGet(NgwaRwnd); };
+template struct NgwaRob<NgwaRwnd, &TcpSocketBase::m_rWnd>;
+static bool NgwaInflation = false, NgwaFlightSize = false;
+struct NgwaRfcSender {
+    Ptr<TcpSocketBase> sock;
+    uint64_t limitedSent = 0;  // bytes limited transmit sent beyond cwnd since the last new ACK
+};
+static std::map<const TcpSocketState*, NgwaRfcSender> NgwaRfcOf;  // the repaired senders
+static uint64_t NgwaInflationAcks = 0;  // ACKs of a recovery whose window the repair set
+static uint64_t NgwaInflationRwnd = 0;  // of them, where the receiver's window was the smaller
+static uint64_t NgwaFlightSizeSets = 0;  // ssthresh set from FlightSize
+
+class NetreturnNewRenoRfc6582 : public TcpNewReno {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnNewRenoRfc6582")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<NetreturnNewRenoRfc6582>();
+        return tid;
+    }
+    std::string GetName() const override { return "NetreturnNewRenoRfc6582"; }
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
+        auto it = NgwaRfcOf.find(PeekPointer(tcb));
+        if (!NgwaFlightSize || it == NgwaRfcOf.end()) return TcpNewReno::GetSsThresh(tcb, bytesInFlight);
+        uint64_t flight = (uint32_t) (tcb->m_highTxMark.Get().GetValue() - tcb->m_lastAckedSeq.GetValue());
+        // EnterRecovery sets CA_RECOVERY before it asks; ReTxTimeout asks before CA_LOSS.
+        if (tcb->m_congState == TcpSocketState::CA_RECOVERY)
+            flight -= std::min(flight, it->second.limitedSent);
+        NgwaFlightSizeSets++;
+        return TcpNewReno::GetSsThresh(tcb, (uint32_t) flight);  // max(FlightSize / 2, 2 SMSS)
+    }
+    void CongestionStateSet(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCongState_t newState) override {
+        TcpNewReno::CongestionStateSet(tcb, newState);
+        // Called just before EnterRecovery sets ssthresh: the next PktsAcked is the fast retransmit's.
+        m_entering = newState == TcpSocketState::CA_RECOVERY;
+    }
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segs, const Time& rtt) override {
+        TcpNewReno::PktsAcked(tcb, segs, rtt);
+        if (!NgwaInflation || tcb->m_congState != TcpSocketState::CA_RECOVERY) return;
+        uint64_t smss = tcb->m_segmentSize;
+        uint32_t una = tcb->m_lastAckedSeq.GetValue();
+        if (m_entering) {
+            m_w = tcb->m_ssThresh.Get() + 3 * smss;  // RFC 6582 section 3.2 step 2 (DupThresh = 3)
+            m_entering = false;
+        } else if (una == m_una) {
+            m_w += smss;  // step 4: one segment left the network
+        } else {
+            // step 5, a partial ACK (or the ACK that ends recovery: ns-3 sets cWnd = ssthresh after this)
+            uint64_t acked = (uint32_t) (una - m_una);
+            m_w = m_w > acked ? m_w - acked : 0;
+            if (acked >= smss) m_w += smss;
+            m_w = std::max(m_w, smss);
+        }
+        m_una = una;
+        auto it = NgwaRfcOf.find(PeekPointer(tcb));
+        if (it == NgwaRfcOf.end()) return;
+        Ptr<TcpSocketBase> s = it->second.sock;
+        uint64_t rwnd = ((*s).*NgwaGet(NgwaRwnd())).Get();
+        uint64_t flight = (uint32_t) (tcb->m_highTxMark.Get().GetValue() - una);  // SND.MAX - SND.UNA
+        uint64_t pipe = s->GetTxBuffer()->BytesInFlight();
+        int64_t allowed = (int64_t) std::min(m_w, rwnd) - (int64_t) flight;
+        tcb->m_cWnd = (uint32_t) std::max<int64_t>((int64_t) pipe + allowed, 0);
+        NgwaInflationAcks++;
+        if (rwnd < m_w) NgwaInflationRwnd++;
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnNewRenoRfc6582>(this); }
+
+  private:
+    bool m_entering = false;
+    uint64_t m_w = 0;    // RFC 6582's inflated cwnd, bytes
+    uint32_t m_una = 0;  // SND.UNA at the previous ACK of this recovery
+};
+uint64_t NgwaInflationCount(uint32_t what) {
+    return what == 0 ? NgwaInflationAcks : what == 1 ? NgwaInflationRwnd : NgwaFlightSizeSets;
+}
+// inflation: RFC 6582's send window in recovery; flightSize: ssthresh from FlightSize (both above).
+void NgwaNewRenoRfc(bool inflation, bool flightSize) {
+    NgwaInflation = inflation;
+    NgwaFlightSize = flightSize;
+}
+static void NgwaHookRfc(Ptr<TcpSocketBase> s) {
+    PointerValue pv;
+    s->GetAttribute("CongestionOps", pv);
+    if (DynamicCast<NetreturnNewRenoRfc6582>(pv.Get<TcpCongestionOps>()))
+        NgwaRfcOf[PeekPointer((*s).*NgwaGet(NgwaTcb()))].sock = s;
+}
+// A segment sent: limited transmit's bytes beyond cwnd (CA_DISORDER, new data) counted for FlightSize.
+static void NgwaRfcTx(Ptr<TcpSocketState> tcb, uint32_t una, uint32_t seq, uint32_t end, bool retx) {
+    auto it = NgwaRfcOf.find(PeekPointer(tcb));
+    if (it == NgwaRfcOf.end() || retx || tcb->m_congState != TcpSocketState::CA_DISORDER) return;
+    int64_t beyond = (int64_t) (uint32_t) (end - una) - (int64_t) tcb->m_cWnd.Get();
+    it->second.limitedSent += (uint64_t) std::min<int64_t>(std::max<int64_t>(beyond, 0), end - seq);
+}
+static void NgwaRfcNewAck(Ptr<TcpSocketState> tcb) {
+    auto it = NgwaRfcOf.find(PeekPointer(tcb));
+    if (it != NgwaRfcOf.end()) it->second.limitedSent = 0;
+}
+
 // ---- per flow at the sender: dupACKs as ours counts them, timeouts
 struct NgwaFlow {
     Ptr<TcpSocketBase> sock;
@@ -384,6 +507,9 @@ void NgwaReset(uint32_t flows, bool receiverOn, double alpha, uint64_t wmax, uin
     NF.assign(flows, NgwaFlow());
     NgwaBySender.clear();
     NgwaTxOf.clear();
+    NgwaRfcOf.clear();
+    NgwaInflationAcks = NgwaInflationRwnd = NgwaFlightSizeSets = 0;
+    NetreturnNewRenoRfc6582::GetTypeId();
 }
 
 // strict: see NgwaStrict793 above; false: the stand-in as before (ns-3's guessed scoreboard left in).
@@ -441,6 +567,7 @@ static void NgwaSenderTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Pt
         if (state != TcpSocketState::CA_LOSS) NF[i].retxBeforeTimeout++;
     }
     if ((int32_t) (end - NF[i].sndMax) > 0) NF[i].sndMax = end;
+    NgwaRfcTx(((*s).*NgwaGet(NgwaTcb())), NF[i].una, seq, end, retx);
     NgwaLogLine(i, "tx", seq, p->GetSize(), retx, state);
 }
 
@@ -461,6 +588,7 @@ static void NgwaSenderRx(Ptr<const Packet> packet, Ptr<Ipv4>, uint32_t) {
     if (!f.seenAck || (int32_t) (ack - f.una) > 0) {
         f.una = ack;
         f.dup = f.dupNs3 = 0;
+        if (f.sock) NgwaRfcNewAck((*f.sock).*NgwaGet(NgwaTcb()));
     } else if (ack == f.una && c->GetSize() == 0 && !(fl & TcpHeader::FIN) && (int32_t) (f.sndMax - f.una) > 0) {
         // ns-3 3.44 (TcpSocketBase::ProcessAck without SACK): any window.
         if (++f.dupNs3 == 3) f.tripleNs3++;
@@ -541,6 +669,7 @@ static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool reno
     s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&NgwaCwnd, i));
     NF[i].minRto = s->GetMinRto();
     if (renoSackLinuxExit) RenoSackLinuxExit(s);  // lossy.cc
+    NgwaHookRfc(s);
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&NgwaExitMarks, i));
     if (noCc) {
         // No fast retransmit: neither the dupACK count nor the Tx buffer's
