@@ -109,6 +109,16 @@ class NgwaQueueDisc : public QueueDisc {
     double idle = 300.0;      // s, ours' NgwaRouterConfig::idle_timeout
     double nextSweep = 0;
     std::map<NgwaKey, double> flows;  // open connections, last seen
+    // The queue's bytes over time (a diagnostic, as ours' queue_mean_bytes / queue_std_bytes): integrals of
+    // bytes and bytes^2 from the first packet on; the device queue's one packet under it is not counted.
+    double qSince = -1, qLast = 0, qInt = 0, qInt2 = 0;
+    void Integrate() {
+        double now = Simulator::Now().GetSeconds(), b = (double) GetNBytes();
+        if (qSince < 0) qSince = now;
+        qInt += b * (now - qLast);
+        qInt2 += b * b * (now - qLast);
+        qLast = now;
+    }
 
   private:
     bool DoEnqueue(Ptr<QueueDiscItem> item) override {
@@ -118,13 +128,33 @@ class NgwaQueueDisc : public QueueDisc {
             DropBeforeEnqueue(item, "Queue disc limit exceeded");
             return false;
         }
+        Integrate();
         return GetInternalQueue(0)->Enqueue(item);
     }
     Ptr<QueueDiscItem> DoDequeue() override {
+        Integrate();
         Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue();
-        if (item && mark) Mark(item);
+        if (item && mark && !markAtTx) Mark(item);
         return item;
     }
+
+  public:
+    bool markAtTx = false;  // NgwaMarkAtTx: marked as the device starts sending, not as the queue disc lets go
+    Ptr<PointToPointNetDevice> device;
+    // The packet `p` (IPv4 header first) starts transmission: Br = capacity less every byte waiting behind it,
+    // in this queue disc and in the device queue under it (ours: the backlog at the start of transmission).
+    void MarkAtTransmission(Ptr<Packet> p) {
+        Ptr<Packet> c = p->Copy();
+        Ipv4Header ip;
+        c->RemoveHeader(ip);
+        if (ip.GetProtocol() != 6) return;
+        TcpHeader tcp;
+        if (c->PeekHeader(tcp) == 0) return;
+        uint64_t waiting = GetNBytes() + device->GetQueue()->GetNBytes();
+        MarkPacket(p, ip, tcp, capacity - std::min<uint64_t>(capacity, waiting));
+    }
+
+  private:
     void Track(const Ipv4Header& ip, const TcpHeader& tcp) {
         double now = Simulator::Now().GetSeconds();
         NgwaKey k = Canonical(ip.GetSource().Get(), tcp.GetSourcePort(), ip.GetDestination().Get(),
@@ -151,10 +181,12 @@ class NgwaQueueDisc : public QueueDisc {
         TcpHeader tcp;
         Ptr<Packet> p = item->GetPacket();
         if (p->PeekHeader(tcp) == 0) return;
-        if (division) Track(ipi->GetHeader(), tcp);
         // Br: free bytes of this queue once the packet has left it (ours: at
         // its departure, the backlog behind it).
-        uint64_t br = capacity - std::min<uint64_t>(capacity, GetNBytes());
+        MarkPacket(p, ipi->GetHeader(), tcp, capacity - std::min<uint64_t>(capacity, GetNBytes()));
+    }
+    void MarkPacket(Ptr<Packet> p, const Ipv4Header& ip, const TcpHeader& tcp, uint64_t br) {
+        if (division) Track(ip, tcp);
         uint64_t nf = std::max<size_t>(flows.size(), 1);
         // Eq. 3 with FD: 0.98 Br / nf, truncated as ours (ngwa.rs, divide).
         uint32_t w = division ? (uint32_t) (0.98 * (double) br / (double) nf)
@@ -377,9 +409,14 @@ template struct NgwaRob<NgwaSend, &TcpSocketBase::SendPendingData>;
 // timeout; RFC 5681 section 3.2 step 2 (equation 4) and RFC 6582 section 3.2 step 2 halve
 // FlightSize, SND.MAX - SND.UNA, leaving out what limited transmit sent beyond cwnd (RFC 5681:
 // "additional data sent in limited transmit MUST NOT be included"; as ours, recovery.rs).
+//
+// And cwnd grown only while it limits the sender (--newreno ...-cwndlimited; ours' rule, Linux
+// tcp_is_cwnd_limited, RFC 7661's aim, docs/tcp.md): ns-3 3.44's TcpNewReno::IncreaseWindow grows
+// cwnd on every ACK, though SendDataPacket keeps m_isCwndLimited (cWnd < BytesInFlight + one
+// segment, as ours' send.rs). Not an RFC 5681 rule: a model difference switched to measure it.
 struct NgwaRwnd { typedef TracedValue<uint32_t> TcpSocketBase::*type; friend type NgwaGet(NgwaRwnd); };
 template struct NgwaRob<NgwaRwnd, &TcpSocketBase::m_rWnd>;
-static bool NgwaInflation = false, NgwaFlightSize = false;
+static bool NgwaInflation = false, NgwaFlightSize = false, NgwaCwndLimited = false;
 struct NgwaRfcSender {
     Ptr<TcpSocketBase> sock;
     uint64_t limitedSent = 0;  // bytes limited transmit sent beyond cwnd since the last new ACK
@@ -413,6 +450,10 @@ class NetreturnNewRenoRfc6582 : public TcpNewReno {
         TcpNewReno::CongestionStateSet(tcb, newState);
         // Called just before EnterRecovery sets ssthresh: the next PktsAcked is the fast retransmit's.
         m_entering = newState == TcpSocketState::CA_RECOVERY;
+    }
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segsAcked) override {
+        if (NgwaCwndLimited && !tcb->m_isCwndLimited) return;
+        TcpNewReno::IncreaseWindow(tcb, segsAcked);
     }
     void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segs, const Time& rtt) override {
         TcpNewReno::PktsAcked(tcb, segs, rtt);
@@ -453,10 +494,12 @@ class NetreturnNewRenoRfc6582 : public TcpNewReno {
 uint64_t NgwaInflationCount(uint32_t what) {
     return what == 0 ? NgwaInflationAcks : what == 1 ? NgwaInflationRwnd : NgwaFlightSizeSets;
 }
-// inflation: RFC 6582's send window in recovery; flightSize: ssthresh from FlightSize (both above).
-void NgwaNewRenoRfc(bool inflation, bool flightSize) {
+// inflation: RFC 6582's send window in recovery; flightSize: ssthresh from FlightSize; cwndLimited: growth
+// only while cwnd limits the sender (all above).
+void NgwaNewRenoRfc(bool inflation, bool flightSize, bool cwndLimited) {
     NgwaInflation = inflation;
     NgwaFlightSize = flightSize;
+    NgwaCwndLimited = cwndLimited;
 }
 static void NgwaHookRfc(Ptr<TcpSocketBase> s) {
     PointerValue pv;
@@ -543,6 +586,45 @@ static void NgwaLogLine(uint32_t i, const char* event, uint32_t seq, uint32_t by
     if (!NgwaLogFile) return;
     fprintf(NgwaLogFile, "%.9f %u %s %u %u %d %s\n", Simulator::Now().GetSeconds(), i, event, seq, bytes,
             retx ? 1 : 0, TcpSocketState::TcpCongStateName[state]);
+}
+
+// The time mean (what = 0) or standard deviation (1) of queue disc q's bytes, s from its first packet to now.
+double NgwaQueueStat(Ptr<QueueDisc> q, uint32_t what) {
+    Ptr<NgwaQueueDisc> n = DynamicCast<NgwaQueueDisc>(q);
+    if (!n) return std::nan("");
+    n->Integrate();
+    double span = n->qLast - n->qSince;
+    if (n->qSince < 0 || span <= 0) return 0;
+    double m = n->qInt / span;
+    return what == 0 ? m : std::sqrt(std::max(n->qInt2 / span - m * m, 0.0));
+}
+
+// The device starts sending a packet (PhyTxBegin; PPP header first): mark it (NgwaMarkAtTx).
+static void NgwaTxBegin(Ptr<NgwaQueueDisc> q, Ptr<const Packet> p) {
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp;
+    c->RemoveHeader(ppp);
+    NgwaTag before;
+    bool had = c->PeekPacketTag(before);
+    q->MarkAtTransmission(c);
+    NgwaTag after;
+    if (!c->PeekPacketTag(after) || (had && after.value == before.value)) return;
+    // The packet on the wire is p: its tag is written there (tags are packet metadata, not bytes).
+    Packet* w = const_cast<Packet*>(PeekPointer(p));
+    if (had) w->ReplacePacketTag(after);
+    else w->AddPacketTag(after);
+}
+// Mark queue disc q's packets as `dev` starts sending them instead of as q lets them go (one transmission
+// later, with the device queue's packet counted as waiting): ours' moment (crates/sim world/forward.rs,
+// drain_staged: at the start of transmission).
+bool NgwaMarkAtTx(Ptr<QueueDisc> q, Ptr<NetDevice> dev) {
+    Ptr<NgwaQueueDisc> n = DynamicCast<NgwaQueueDisc>(q);
+    Ptr<PointToPointNetDevice> d = DynamicCast<PointToPointNetDevice>(dev);
+    if (!n || !d) return false;
+    n->markAtTx = true;
+    n->device = d;
+    d->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&NgwaTxBegin, n));
+    return true;
 }
 
 bool NgwaSetupQueue(Ptr<QueueDisc> q, bool mark, bool division, uint64_t capacity) {
