@@ -408,8 +408,8 @@ def test_in_ns3_with_the_flightsize_repair_newreno_halves_flightsize_at_a_fast_r
 
 @needs_ns3
 def test_in_ns3_routers_marking_as_the_packet_starts_on_the_link_damp_mode_1s_queue(mode1_newreno):
-    # As built the queue disc writes Br as it lets a packet go to the device queue under it, one to two
-    # transmissions before the packet starts on the link; ours writes it at the start of transmission,
+    # As built the queue disc writes Br as it lets a packet go to the device queue under it, about one
+    # transmission before the packet starts on the link; ours writes it at the start of transmission,
     # every byte waiting behind the packet counted (docs/validation.md, branch ngwa8).
     built = mode1_newreno["ns3"]
     at_tx = ns3ngwa.run_ngwa("ngwa/rate", {"ngwa_mode": 1, "run.stop": "300s"}, [3],

@@ -184,7 +184,7 @@ def add_arguments(v) -> None:
                         "only while it limits the sender (ours' rule, a model difference)")
     v.add_argument("--ns3-ngwa-mark", choices=["qdisc", "tx"], default="qdisc",
                    help="with --scenario ngwa: when ns-3's NGWA routers read Br and mark: qdisc = as the queue "
-                        "disc lets the packet go to the device queue under it (as built, one to two transmissions "
+                        "disc lets the packet go to the device queue under it (as built, about one transmission "
                         "early); tx = as the device starts sending it, every byte waiting behind it counted, as "
                         "ours (records ngwa_<row>_mark-tx)")
     v.add_argument("--reference", choices=["ns3", "ns2"], default="ns3",

@@ -183,8 +183,8 @@ NGWA_RFC6582_ROWS = tuple(
      "FlightSize, no loss marks after recovery, RFC 6298 RTO")
     for name, key in (("NewReno (NGWA)", "newreno"), ("NGWA mode 1", "mode1"), ("NGWA mode 2", "mode2")))
 #: Modes 1 and 2 again, ns-3's NewReno as RFC 6582 and its routers marking as the packet starts on the link, as
-#: ours (``--ns3-ngwa-mark tx``; as built they mark as the queue disc lets the packet go, one to two
-#: transmissions early): (row name, key, NewReno variant, mark, the reference as the summary names it).
+#: ours (``--ns3-ngwa-mark tx``; as built they mark as the queue disc lets the packet go, about one
+#: transmission early): (row name, key, NewReno variant, mark, the reference as the summary names it).
 NGWA_MARK_ROWS = tuple(
     (f"{name}, ns-3 as RFC 6582, marking at transmission", key, "rfc6582-inflation-flightsize-rfc6298", "tx",
      "ns-3 3.44 (ns3cxx/ngwa.cc), NewReno as RFC 6582, routers marking as the packet starts on the link")

@@ -12,7 +12,10 @@
 //    idle for 300 s), and writes it into the packet if the packet carries no
 //    value or a larger one. The value travels in a packet tag (NgwaTag)
 //    instead of IPv4 option 33: the packets are 8 bytes shorter than ours
-//    (docs/validation.md, "NGWA in ns-3").
+//    (docs/validation.md, "NGWA in ns-3"). As built the queue disc marks as it
+//    lets the packet go to the device queue under it (about one transmission
+//    early); `--mark tx` (NgwaMarkAtTx) marks as the device starts sending it,
+//    every byte waiting behind it counted, as ours (branch ngwa8).
 //  - Receiver rule (eq. 2, eq. 4): the receiver host keeps the last Wngwa of
 //    each connection's data (or, with SE, W = (1 - a) W + a Wngwa), and its
 //    ACKs leave through an NgwaReceiverQueueDisc that rewrites the window to
