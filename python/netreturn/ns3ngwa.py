@@ -68,8 +68,9 @@ NEWRENO = ("ns3", "rfc6582", "rfc6582-rfc6298", "inflation", "flightsize", "infl
            "rfc6582-inflation-flightsize-rfc6298", "rfc6582-inflation-flightsize-rfc6298-cwndlimited")
 #: When a router reads Br and writes W_node (``--mark``; docs/validation.md, "NGWA mode 1: the moment a router
 #: marks", branch ngwa8): ``qdisc``, as the queue disc lets the packet go to the device queue under it (as built:
-#: about one transmission before the packet starts on the link, with the queue disc as it then was); ``tx``, as the device starts sending it, every byte waiting behind it counted (ours: the start of
-#: transmission, crates/sim world/forward.rs ``drain_staged``).
+#: about one transmission before the packet starts on the link, with the queue disc as it then was); ``tx``, as
+#: the device starts sending it, every byte waiting behind it counted (ours: the start of transmission,
+#: crates/sim world/forward.rs ``drain_staged``).
 MARKS = ("qdisc", "tx")
 #: Keys of a tcp-rate traffic entry this harness translates.
 RATE_KEYS = {"kind", "from", "to", "count", "rate", "start", "stop", "packet"}
