@@ -216,8 +216,33 @@ def test_newreno_variant_runs_and_records_are_kept_beside_the_as_built_ones(tmp_
     assert built != fixed and "newreno-rfc6582-rfc6298" in fixed.name
     with pytest.raises(ValueError, match="row mode3 has no congestion control.*newreno, mode1, mode2, mode5, mode6"):
         validate_ngwa.run_cell("mode3", [1, 2, 3], tmp_path, cached=True, newreno="rfc6582")
-    with pytest.raises(ValueError, match="newreno .*must be one of ns3, rfc6582, rfc6582-rfc6298, not 'sack'"):
+    with pytest.raises(ValueError, match="newreno .*must be one of ns3, rfc6582, rfc6582-rfc6298, .*not 'sack'"):
         ns3ngwa.run_ngwa("ngwa/window", {"ngwa_mode": 1}, [1], newreno="sack")
+
+
+def test_records_of_routers_marking_at_transmission_are_kept_beside_the_as_built_ones(tmp_path: Path):
+    assert ns3ngwa.MARKS == ("qdisc", "tx")
+    assert validate_ngwa.cell_name("mode1", mark="tx") == "ngwa_mode1_mark-tx"
+    assert validate_ngwa.cell_name("mode1", mark="qdisc") == "ngwa_mode1"
+    built = validate_ngwa.ns3_cache_path(tmp_path, "ngwa/rate", "mode1", 1)
+    at_tx = validate_ngwa.ns3_cache_path(tmp_path, "ngwa/rate", "mode1", 1, mark="tx")
+    assert built != at_tx and at_tx.name.startswith("ngwa_rate_mode1_mark-tx_")
+    with pytest.raises(ValueError, match="mark .*must be one of qdisc, tx, not 'enqueue'"):
+        ns3ngwa.run_ngwa("ngwa/window", {"ngwa_mode": 1}, [1], mark="enqueue")
+    from netreturn.valsummary import NGWA_MARK_ROWS
+
+    name = "ngwa_mode1_newreno-rfc6582-inflation-flightsize-rfc6298_mark-tx"
+    rows = [("lost_packets", "lost packets", [10, 11, 12], [10, 11, 12], validate_ngwa.WHERE["ngwa/rate"])]
+    write_record(tmp_path, name, record(validate_ngwa.REFERENCE, rows, seeds=[1, 2, 3]))
+    got = {r["mechanism"]: r for r in summarize(tmp_path)}
+    assert [(n, k, v, m) for n, k, v, m, _ in NGWA_MARK_ROWS] == [
+        ("NGWA mode 1, ns-3 as RFC 6582, marking at transmission", "mode1", "rfc6582-inflation-flightsize-rfc6298",
+         "tx"),
+        ("NGWA mode 2, ns-3 as RFC 6582, marking at transmission", "mode2", "rfc6582-inflation-flightsize-rfc6298",
+         "tx")]
+    row = got["NGWA mode 1, ns-3 as RFC 6582, marking at transmission"]
+    assert (row["cells"], row["either"]) == (1, 1)
+    assert got["NGWA mode 1, ns-3 as RFC 6582"]["cells"] == 0
 
 
 def test_with_ns3_newreno_a_row_of_rfc793_senders_is_refused_naming_the_allowed_rows(tmp_path, capsys):
@@ -247,14 +272,33 @@ def test_a_repaired_newreno_record_counts_in_its_own_summary_row(tmp_path: Path)
     assert got["NGWA mode 1"]["cells"] == 0
 
 
+def test_a_newreno_record_as_rfc6582_counts_in_its_own_summary_row(tmp_path: Path):
+    from netreturn.valsummary import NGWA_RFC6582_ROWS
+
+    rows = [("lost_packets", "lost packets", [10, 11, 12], [10, 11, 12], validate_ngwa.WHERE["ngwa/rate"])]
+    variant = "rfc6582-inflation-flightsize-rfc6298"
+    assert variant in ns3ngwa.NEWRENO
+    write_record(tmp_path, validate_ngwa.cell_name("newreno", newreno=variant),
+                 record(validate_ngwa.REFERENCE, rows, seeds=[1, 2, 3]))
+    got = {r["mechanism"]: r for r in summarize(tmp_path)}
+    assert [(n, k, v) for n, k, v, _ in NGWA_RFC6582_ROWS] == [
+        ("NewReno (NGWA), ns-3 as RFC 6582", "newreno", variant),
+        ("NGWA mode 1, ns-3 as RFC 6582", "mode1", variant),
+        ("NGWA mode 2, ns-3 as RFC 6582", "mode2", variant)]
+    row = got["NewReno (NGWA), ns-3 as RFC 6582"]
+    assert (row["cells"], row["either"]) == (1, 1)
+    assert got["NewReno (NGWA), ns-3 RFC 6582+RTO"]["cells"] == 0
+    assert got["NewReno (NGWA's scenarios)"]["cells"] == 0
+
+
 @pytest.fixture(scope="module")
 def mode1_newreno():
-    """Mode 1 (NewReno senders, no SACK) in Table 2's scenario for 300 s, seed 3, in each NewReno variant."""
+    """Mode 1 (NewReno senders, no SACK) in Table 2's scenario for 300 s, seed 3: as built and both ngwa6 repairs."""
     if not ns3ref.available():
         pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
     ov = {"ngwa_mode": 1, "run.stop": "300s"}
     return {v: ns3ngwa.run_ngwa("ngwa/rate", ov, [3], phase_ns=validate_ngwa.PHASE_NS, timeout_s=900,
-                                newreno=v)[0] for v in ns3ngwa.NEWRENO}
+                                newreno=v)[0] for v in ("ns3", "rfc6582", "rfc6582-rfc6298")}
 
 
 @needs_ns3
@@ -275,3 +319,103 @@ def test_in_ns3_with_the_rfc6298_repair_newreno_keeps_a_backed_off_rto_until_an_
     # RFC 6298 section 5 (5.5, the note after 5.7): the backed-off RTO stays until a new RTT measurement.
     assert fixed["timeouts"] > 0 and fixed["rto_collapses_before_sample"] == 0
     assert fixed["recovery_exits_with_loss_marks"] == 0, "and the RFC 6582 repair with it"
+
+
+# ---- NewReno's send window and ssthresh in recovery as RFC 6582 (--newreno inflation / flightsize, branch ngwa8)
+
+SMSS = 1000  # NGWA off: ours' and the harness's segment
+
+
+def _recoveries(log: Path) -> tuple[list[tuple[int, int, int]], list[tuple[int, int]]]:
+    """From a harness log (ns3ngwa --log): per recovery, (FlightSize at its start, ssthresh, new bytes sent
+    in it); and per new segment sent in recovery, (bytes past SND.UNA at its end, RFC 6582's window then:
+    min(ssthresh + SMSS per dupACK, deflated by partial ACKs (section 3.2 steps 2-5), receiver's window))."""
+    una, sndmax, rwnd, w, entry = {}, {}, {}, {}, {}
+    recs, sends = [], []
+    for line in log.read_text().splitlines()[1:]:
+        t, f, ev, seq, size, retx, st = line.split()
+        seq, size = int(seq), int(size)
+        if ev == "recovery":
+            entry[f] = [sndmax[f] - una[f], None, 0]
+            recs.append(entry[f])
+            w[f] = None
+        elif ev == "cwnd" and f in entry and entry[f][1] is None:
+            entry[f][1] = seq  # the seq column of a cwnd line: ssthresh
+            w[f] = seq + 3 * SMSS  # step 2
+        elif ev == "ack":
+            rwnd[f] = size
+            if st == "CA_RECOVERY" and w.get(f) is not None:
+                if seq == una[f]:
+                    w[f] += SMSS  # step 4
+                elif seq > una[f]:
+                    acked = seq - una[f]
+                    w[f] = max(w[f] - acked + (SMSS if acked >= SMSS else 0), SMSS)  # step 5
+            una[f] = max(una.get(f, seq), seq)
+        elif ev == "tx":
+            end = seq + size
+            if st == "CA_RECOVERY" and retx == "0" and w.get(f) is not None:
+                sends.append((end - una[f], min(w[f], rwnd[f])))
+                entry[f][2] += size
+            sndmax[f] = max(sndmax.get(f, 0), end)
+        if st in ("CA_OPEN", "CA_LOSS"):
+            entry.pop(f, None)
+            w[f] = None
+    return recs, sends
+
+
+@pytest.fixture(scope="module")
+def newreno_rfc(tmp_path_factory):
+    """NewReno without NGWA, Table 2's scenario for 300 s, seed 3: as built and with the RFC 6582 repairs,
+    each with its per-packet log."""
+    if not ns3ref.available():
+        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
+    d = tmp_path_factory.mktemp("newreno_rfc")
+    out = {}
+    for v in ("ns3", "inflation", "inflation-flightsize"):
+        log = d / f"{v}_{{seed}}.log"
+        run = ns3ngwa.run_ngwa("ngwa/rate", {"ngwa_mode": 0, "tcp": "newreno", "run.stop": "300s"}, [3],
+                               phase_ns=validate_ngwa.PHASE_NS, timeout_s=900, newreno=v, log=str(log))[0]
+        out[v] = (run, *_recoveries(Path(str(log).replace("{seed}", "3"))))
+    return out
+
+
+@needs_ns3
+def test_in_ns3_with_the_inflation_repair_newreno_sends_in_recovery_what_rfc6582s_window_allows(newreno_rfc):
+    built, built_recs, _ = newreno_rfc["ns3"]
+    fixed, recs, sends = newreno_rfc["inflation"]
+    assert fixed["fast_recoveries"] > 20 and fixed["inflation_acks"] > 0
+    # Never past SND.UNA + min(ssthresh + SMSS per dupACK, the receiver's window) (RFC 6582 section 3.2 step 4).
+    over = [(sent, allowed) for sent, allowed in sends if sent > allowed]
+    assert not over, f"{len(over)} of {len(sends)} new segments in recovery beyond RFC 6582's window: {over[:5]}"
+    # As built ns-3's pipe loses only a 512-byte write's size for its dupACK: it sends less new data.
+    per = sum(r[2] for r in recs) / len(recs)
+    per_built = sum(r[2] for r in built_recs) / len(built_recs)
+    assert per > 1.1 * per_built, (per, per_built)
+
+
+@needs_ns3
+def test_in_ns3_with_the_flightsize_repair_newreno_halves_flightsize_at_a_fast_retransmit(newreno_rfc):
+    _, built_recs, _ = newreno_rfc["ns3"]
+    _, recs, _ = newreno_rfc["inflation-flightsize"]
+    # RFC 5681 section 3.2 step 2: ssthresh = max(FlightSize / 2, 2 SMSS), FlightSize = SND.MAX - SND.UNA less
+    # limited transmit's extra, at most two segments (RFC 3042).
+    short = [(f, s) for f, s, _ in recs if not f - 2 * SMSS - 1 <= 2 * s <= f]
+    assert recs and not short, f"{len(short)} of {len(recs)} recoveries: (FlightSize, ssthresh) {short[:5]}"
+    # As built ns-3 halves its pipe plus one segment: three dupACK-marked segments and the head left out.
+    below = [(f, s) for f, s, _ in built_recs if 2 * s < f - 2 * SMSS - 1]
+    assert len(below) > len(built_recs) / 2, (len(below), len(built_recs))
+
+
+@needs_ns3
+def test_in_ns3_routers_marking_as_the_packet_starts_on_the_link_damp_mode_1s_queue(mode1_newreno):
+    # As built the queue disc writes Br as it lets a packet go to the device queue under it, about one
+    # transmission before the packet starts on the link; ours writes it at the start of transmission,
+    # every byte waiting behind the packet counted (docs/validation.md, branch ngwa8).
+    built = mode1_newreno["ns3"]
+    at_tx = ns3ngwa.run_ngwa("ngwa/rate", {"ngwa_mode": 1, "run.stop": "300s"}, [3],
+                             phase_ns=validate_ngwa.PHASE_NS, timeout_s=900, mark="tx")[0]
+    assert (built["mark"], at_tx["mark"]) == ("qdisc", "tx")
+    assert at_tx["ngwa_inserted"] > 0 and at_tx["acks_rewritten"] > 0, "NGWA still marks and rewrites"
+    # Seed 3, 300 s (the start-up's fill counted in the swing): as built 56 lost, std 10.1 kB; at transmission 39, 9.5.
+    assert at_tx["bottleneck_queue_std_bytes"] < built["bottleneck_queue_std_bytes"]
+    assert at_tx["lost_packets"] < 0.8 * built["lost_packets"]

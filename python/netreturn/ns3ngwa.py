@@ -27,7 +27,7 @@ import tempfile
 import time
 from typing import Any, Callable, Optional
 
-__all__ = ["MODES", "NEWRENO", "RFC793", "SCENARIOS", "METRICS", "run_ngwa", "run_ngwa_many", "main"]
+__all__ = ["MARKS", "MODES", "NEWRENO", "RFC793", "SCENARIOS", "METRICS", "run_ngwa", "run_ngwa_many", "main"]
 
 #: The NGWA paper's Table 1 as docs/decisions.md §2.6 reads it: mode -> (CW, SE, FD).
 MODES = {1: (True, False, False), 2: (True, True, False), 3: (False, False, False), 4: (False, True, False),
@@ -56,8 +56,22 @@ RFC793 = ("ns3", "strict", "strict-rfc6298")
 #: repaired"): ``ns3``, ns-3 3.44's NewReno without SACK as built (its guessed Reno scoreboard reset when
 #: recovery ends, loss marks left); ``rfc6582``, no loss or retransmission mark left on the sent list at
 #: the end of recovery (RFC 6582 keeps no scoreboard; lossy.cc's ``--renosack rfc6582``);
-#: ``rfc6582-rfc6298``, and its RTO kept backed off until a new RTT sample (RFC 6298 section 5).
-NEWRENO = ("ns3", "rfc6582", "rfc6582-rfc6298")
+#: ``rfc6582-rfc6298``, and its RTO kept backed off until a new RTT sample (RFC 6298 section 5);
+#: ``inflation``, ns-3 as built but its send window in fast recovery RFC 6582's (section 3.2 steps 2-5:
+#: cwnd = ssthresh + SMSS per duplicate ACK, deflated by a partial ACK, against FlightSize and the
+#: receiver's window) where ns-3 lowers its pipe by each dupACK'd segment's own size
+#: (docs/validation.md, "NewReno's recovery sends", branch ngwa8); ``inflation-flightsize``, and ssthresh
+#: halving FlightSize (SND.MAX - SND.UNA, limited transmit's extra left out: RFC 5681 section 3.2 step 2) where
+#: ns-3 halves its pipe; ``rfc6582-inflation-flightsize-rfc6298``, all four; ``...-cwndlimited``, and cwnd grown
+#: only while it limits the sender (ours' rule, not an RFC 5681 one: a model difference, measured).
+NEWRENO = ("ns3", "rfc6582", "rfc6582-rfc6298", "inflation", "flightsize", "inflation-flightsize",
+           "rfc6582-inflation-flightsize-rfc6298", "rfc6582-inflation-flightsize-rfc6298-cwndlimited")
+#: When a router reads Br and writes W_node (``--mark``; docs/validation.md, "NGWA mode 1: the moment a router
+#: marks", branch ngwa8): ``qdisc``, as the queue disc lets the packet go to the device queue under it (as built:
+#: about one transmission before the packet starts on the link, with the queue disc as it then was); ``tx``, as
+#: the device starts sending it, every byte waiting behind it counted (ours: the start of transmission,
+#: crates/sim world/forward.rs ``drain_staged``).
+MARKS = ("qdisc", "tx")
 #: Keys of a tcp-rate traffic entry this harness translates.
 RATE_KEYS = {"kind", "from", "to", "count", "rate", "start", "stop", "packet"}
 
@@ -108,7 +122,7 @@ def _parse_size(text: Any) -> int:
 
 def run_ngwa(scenario: str, overrides: dict, seeds: list[int], *, phase_ns: int = 0,
              timeout_s: Optional[float] = None, rfc793: str = "ns3", newreno: str = "ns3",
-             log: Optional[str] = None) -> list[dict]:
+             log: Optional[str] = None, mark: str = "qdisc") -> list[dict]:
     """Run ``scenario`` (one of :data:`SCENARIOS`) with ``overrides`` (e.g.
     ``{"ngwa_mode": 6}``, ``{"ngwa_mode": 0, "tcp": "none"}``) in ns-3 for
     each seed (one subprocess) and return one metrics dict per seed, keyed
@@ -118,15 +132,15 @@ def run_ngwa(scenario: str, overrides: dict, seeds: list[int], *, phase_ns: int 
     the offsets ours draws. ``rfc793``: the RFC 793 stand-in, one of
     :data:`RFC793`. ``newreno``: the NewReno senders' variant, one of
     :data:`NEWRENO`. ``log``: a per-packet log of the senders per seed (a
-    path; ``{seed}`` in it is replaced by the seed)."""
+    path; ``{seed}`` in it is replaced by the seed). ``mark``: when routers mark, one of :data:`MARKS`."""
     return run_ngwa_many(scenario, [overrides], seeds, phase_ns=phase_ns, timeout_s=timeout_s, rfc793=rfc793,
-                         newreno=newreno, log=log)[0]
+                         newreno=newreno, log=log, mark=mark)[0]
 
 
 def run_ngwa_many(scenario: str, sets: list[dict], seeds: list[int], *, phase_ns: int = 0,
                   timeout_s: Optional[float] = None,
                   on_run: Optional[Callable[[int, dict], None]] = None, rfc793: str = "ns3",
-                  newreno: str = "ns3", log: Optional[str] = None) -> list[list[dict]]:
+                  newreno: str = "ns3", log: Optional[str] = None, mark: str = "qdisc") -> list[list[dict]]:
     """:func:`run_ngwa` for several parameter sets in one subprocess (cling
     compiles ns-3's headers and the harness once, 40-70 s): a list of runs
     per set, in order. ``on_run(i, run)`` is called as each run of set
@@ -138,13 +152,15 @@ def run_ngwa_many(scenario: str, sets: list[dict], seeds: list[int], *, phase_ns
     if newreno not in NEWRENO:
         raise ValueError(f"newreno (the NewReno senders' variant) must be one of {', '.join(NEWRENO)}, "
                          f"not {newreno!r}")
+    if mark not in MARKS:
+        raise ValueError(f"mark (when routers mark) must be one of {', '.join(MARKS)}, not {mark!r}")
     if log is not None and "{seed}" not in log and len(seeds) * len(sets) > 1:
         raise ValueError(f"log {log!r}: several runs would write one file; put {{seed}} in the path")
     for ov in sets:
         _load(scenario, ov)  # a bad mode or key fails here, before ns-3 starts
     cmd = [sys.executable, os.path.abspath(__file__), "--scenario", scenario, "--sets", json.dumps(sets),
            "--seeds", ",".join(str(int(s)) for s in seeds), "--phase-ns", str(int(phase_ns)), "--rfc793", rfc793,
-           "--newreno", newreno]
+           "--newreno", newreno, "--mark", mark]
     if log is not None:
         cmd += ["--log", log]
     t0 = time.perf_counter()
@@ -196,7 +212,7 @@ def _flows(doc: dict) -> list[dict]:
 
 
 def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc793: str = "ns3",
-              newreno: str = "ns3", log: Optional[str] = None) -> dict:
+              newreno: str = "ns3", log: Optional[str] = None, mark: str = "qdisc") -> dict:
     from netreturn import _native  # noqa: PLC0415
     from netreturn.ns3lossy import _tcp_settings  # noqa: PLC0415
     from netreturn.stats import jain, mean  # noqa: PLC0415
@@ -209,7 +225,8 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
     # Registers the harness's TypeIds (NetreturnNoCc is named below) and clears its state.
     cpp.NgwaReset(len(flows), switches is not None, spec["alpha"] if se else -1.0, spec["wmax"], mss)
     cpp.NgwaRfc793Strict(cc == "none" and rfc793 != "ns3", rfc793 == "strict-rfc6298")
-    cpp.NgwaNewReno(cc == "newreno" and newreno != "ns3", cc == "newreno" and newreno == "rfc6582-rfc6298")
+    parts = newreno.split("-") if cc == "newreno" else []
+    cpp.NgwaNewReno("rfc6582" in parts, "rfc6298" in parts)
     cpp.NgwaLog(log.replace("{seed}", str(seed)) if log else "")
     tcp = dict(doc["tcp"])
     # The application's send buffer (the scenarios: ns-3's own SndBufSize,
@@ -218,6 +235,10 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
     if "recovery" not in tcp and not tcp.get("sack", True):
         tcp["recovery"] = "classic"  # ours without SACK: RFC 6582 NewReno (recovery.rs)
     _tcp_settings(ns, tcp, "newreno")
+    cpp.NgwaNewRenoRfc("inflation" in parts, "flightsize" in parts, "cwndlimited" in parts)
+    if {"inflation", "flightsize", "cwndlimited"} & set(parts):
+        sd_type = ns.TypeIdValue(ns.TypeId.LookupByName("ns3::NetreturnNewRenoRfc6582"))
+        ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", sd_type)
     sd = ns.Config.SetDefault
     # Ours shortens the segment by the option's 8 bytes when NGWA is on (TcpConfig::send_mss).
     sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(mss))
@@ -243,7 +264,7 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
     addr = ns.Ipv4AddressHelper()
     receivers = {f["to"] for f in flows}
     ifaces, done = {}, set()
-    qdiscs = []
+    qdiscs, qdisc_links = [], []
     for ln in spec["links"]:
         a, b = ln["from"], ln["to"]
         if (b, a) in done:
@@ -284,8 +305,11 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
                 qd.SetMaxSize(ns.QueueSize(size))
                 if router:
                     cpp.NgwaSetupQueue(qd, switches is not None, fd, int(d["buffer_bytes"]))
+                    if mark == "tx":
+                        cpp.NgwaMarkAtTx(qd, dev)
                 cpp.SetDeviceQueue(dev, "1p")
                 qdiscs.append(qd)
+                qdisc_links.append(d["name"])
             else:
                 cpp.SetDeviceQueue(dev, size)
                 cpp.NgwaCountDrops(dev)
@@ -321,6 +345,7 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
             app.Stop(ns.Seconds(f["stop"]))
         cpp.NgwaScheduleHook(i, app.Get(0), start, address(f["from"]).Get(), cc == "none", cc == "newreno")
         cpp.NgwaWatchNodes(nodes[f["from"]], nodes[f["to"]])
+    bottleneck = next((q for q, ln in zip(qdiscs, qdisc_links) if ln == "R1->R2"), None)
     ns.Simulator.Stop(ns.Seconds(stop_s))
     t0 = time.perf_counter()
     ns.Simulator.Run()
@@ -345,6 +370,7 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
         "scenario": spec["scenario"], "mode": spec["mode"], "cc": cc, "seed": seed, "phase_ns": phase_ns,
         "rfc793": rfc793 if cc == "none" else None,
         "newreno": newreno if cc == "newreno" else None,
+        "mark": mark,
         "segment": mss,
         "lost_packets": int(cpp.NgwaCount(3)),
         "goodput_mean_mbps": mean(goodputs),
@@ -355,10 +381,18 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
                                               "rto_collapses_before_sample", "recovery_exits_with_loss_marks")},
         # Recoveries left with a loss mark on the sent list, cleared by --newreno rfc6582 (lossy.cc).
         "stale_lost_cleared": int(cpp.LossyStaleLostCleared()),
+        # --newreno inflation: ACKs of a recovery whose window RFC 6582's rule set; of them, where the
+        # receiver's window was below the inflated cwnd.
+        "inflation_acks": int(cpp.NgwaInflationCount(0)), "inflation_rwnd_bound": int(cpp.NgwaInflationCount(1)),
+        # --newreno ...-flightsize: losses whose ssthresh was set from FlightSize.
+        "flightsize_ssthresh": int(cpp.NgwaInflationCount(2)),
         "ngwa_inserted": int(cpp.NgwaCount(0)), "ngwa_lowered": int(cpp.NgwaCount(1)),
         "ngwa_kept": int(cpp.NgwaCount(2)), "acks_rewritten": int(cpp.NgwaCount(4)),
         "ngwa_values_received": int(cpp.NgwaCount(5)),
         "queue_discs": len(qdiscs),
+        # R1's bottleneck queue disc, bytes (time mean and standard deviation; ours' queue_mean_bytes, queue_std_bytes).
+        "bottleneck_queue_mean_bytes": float(cpp.NgwaQueueStat(bottleneck, 0)) if bottleneck is not None else None,
+        "bottleneck_queue_std_bytes": float(cpp.NgwaQueueStat(bottleneck, 1)) if bottleneck is not None else None,
         "sim_time_s": end, "wall_s": wall, "events": int(ns.Simulator.GetEventCount()),
         "per_flow": per,
     }
@@ -382,7 +416,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--newreno", choices=list(NEWRENO), default="ns3",
                     help="the NewReno senders (CW on, no SACK): ns3 = ns-3's as built; rfc6582 = no loss marks "
                          "left at the end of recovery (RFC 6582 keeps no scoreboard); rfc6582-rfc6298 = that, and "
-                         "a backed-off RTO kept until a new RTT sample (RFC 6298 section 5)")
+                         "a backed-off RTO kept until a new RTT sample (RFC 6298 section 5); inflation = the send "
+                         "window in recovery RFC 6582's (SMSS per dupACK against FlightSize) instead of ns-3's "
+                         "pipe; inflation-flightsize = and ssthresh from FlightSize (RFC 5681 eq. 4), not the pipe; "
+                         "rfc6582-inflation-flightsize-rfc6298 = all four; ...-cwndlimited = and cwnd grown only "
+                         "while it limits the sender (ours' rule)")
+    ap.add_argument("--mark", choices=list(MARKS), default="qdisc",
+                    help="when routers mark: qdisc = as the queue disc lets the packet go to the device queue (as "
+                         "built); tx = as the device starts sending it, every byte waiting behind it counted (ours)")
     ap.add_argument("--log", default=None, metavar="PATH",
                     help="a per-packet log of the senders ({seed} in PATH is replaced by the seed)")
     a = ap.parse_args(argv)
@@ -400,7 +441,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     cpp = cppyy.gbl.netreturn_ns3
     for spec in specs:
         for s in (int(x) for x in a.seeds.split(",")):
-            out = _simulate(ns, cpp, spec, s, a.phase_ns, a.rfc793, a.newreno, a.log)
+            out = _simulate(ns, cpp, spec, s, a.phase_ns, a.rfc793, a.newreno, a.log, a.mark)
             sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
             sys.stdout.flush()
     return 0

@@ -172,12 +172,25 @@ def add_arguments(v) -> None:
                         "retransmits only after a timeout, as RFC 793 (records ngwa_<row>_rfc793-strict); "
                         "strict-rfc6298 = strict, and a backed-off RTO kept until a new RTT sample (RFC 6298 "
                         "section 5) where ns-3 collapses it on any new ACK")
-    v.add_argument("--ns3-newreno", choices=["ns3", "rfc6582", "rfc6582-rfc6298"], default="ns3",
+    v.add_argument("--ns3-newreno", choices=["ns3", "rfc6582", "rfc6582-rfc6298", "inflation", "flightsize",
+                                             "inflation-flightsize", "rfc6582-inflation-flightsize-rfc6298",
+                                             "rfc6582-inflation-flightsize-rfc6298-cwndlimited"],
+                   default="ns3",
                    help="with --scenario ngwa: ns-3's NewReno senders without SACK (CW on: newreno, mode1, mode2, "
                         "mode5, mode6): ns3 = as built; rfc6582 = no loss marks left on the sent list when "
                         "recovery ends, as RFC 6582 keeps no scoreboard (records ngwa_<row>_newreno-rfc6582); "
                         "rfc6582-rfc6298 = that, and a backed-off RTO kept until a new RTT sample (RFC 6298 "
-                        "section 5) where ns-3 collapses it on any new ACK")
+                        "section 5) where ns-3 collapses it on any new ACK; inflation = the send window in fast "
+                        "recovery RFC 6582's (cwnd inflated by one SMSS per dupACK, against FlightSize and the "
+                        "receiver's window) instead of ns-3's pipe lowered by each dupACK'd segment's size; "
+                        "inflation-flightsize = and ssthresh halving FlightSize (RFC 5681 eq. 4) where ns-3 halves "
+                        "its pipe; rfc6582-inflation-flightsize-rfc6298 = all four; ...-cwndlimited = and cwnd grown "
+                        "only while it limits the sender (ours' rule, a model difference)")
+    v.add_argument("--ns3-ngwa-mark", choices=["qdisc", "tx"], default="qdisc",
+                   help="with --scenario ngwa: when ns-3's NGWA routers read Br and mark: qdisc = as the queue "
+                        "disc lets the packet go to the device queue under it (as built, about one transmission "
+                        "early); tx = as the device starts sending it, every byte waiting behind it counted, as "
+                        "ours (records ngwa_<row>_mark-tx)")
     v.add_argument("--reference", choices=["ns3", "ns2"], default="ns3",
                    help="--scenario sarbe/lossy_link: the reference simulator, ns-3 3.44 or ns-2.35's own "
                         "Agent/TCP/Newreno and TCPSink (ns2: --cc newreno only)")

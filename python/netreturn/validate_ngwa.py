@@ -66,26 +66,28 @@ def newreno_rows() -> list[str]:
     return [k for _, k, _ in rows() if k not in rfc793]
 
 
-def _tag(rfc793: str, newreno: str = "ns3") -> str:
-    return ("" if rfc793 == "ns3" else f"_rfc793-{rfc793}") + ("" if newreno == "ns3" else f"_newreno-{newreno}")
+def _tag(rfc793: str, newreno: str = "ns3", mark: str = "qdisc") -> str:
+    return (("" if rfc793 == "ns3" else f"_rfc793-{rfc793}") + ("" if newreno == "ns3" else f"_newreno-{newreno}")
+            + ("" if mark == "qdisc" else f"_mark-{mark}"))
 
 
-def cell_name(key: str, rfc793: str = "ns3", newreno: str = "ns3") -> str:
+def cell_name(key: str, rfc793: str = "ns3", newreno: str = "ns3", mark: str = "qdisc") -> str:
     """The cell record of Table 2's row ``key`` (e.g. ``mode6``), with the
     RFC 793 stand-in ``rfc793`` (``strict``: ``ngwa_mode3_rfc793-strict``)
-    or the NewReno variant ``newreno`` (``ngwa_mode1_newreno-rfc6582``)."""
-    return f"ngwa_{key}{_tag(rfc793, newreno)}"
+    or the NewReno variant ``newreno`` (``ngwa_mode1_newreno-rfc6582``), routers marking at ``mark``
+    (``tx``: ``ngwa_mode1_mark-tx``)."""
+    return f"ngwa_{key}{_tag(rfc793, newreno, mark)}"
 
 
 def ns3_cache_path(out: Path, scenario: str, key: str, seed: int, rfc793: str = "ns3",
-                   newreno: str = "ns3") -> Path:
+                   newreno: str = "ns3", mark: str = "qdisc") -> Path:
     """Where the ns-3 run of ``scenario``, row ``key``, ``seed`` is kept."""
-    return (Path(out) / "ns3"
-            / f"ngwa_{scenario.split('/')[-1]}_{key}{_tag(rfc793, newreno)}_phase{PHASE_NS}ns_seed{seed}.json")
+    return (Path(out) / "ns3" / f"ngwa_{scenario.split('/')[-1]}_{key}{_tag(rfc793, newreno, mark)}"
+            f"_phase{PHASE_NS}ns_seed{seed}.json")
 
 
 def fill(scenario: str, keys: Sequence[str], seeds: Sequence[int], out: Path, rfc793: str = "ns3",
-         newreno: str = "ns3") -> None:
+         newreno: str = "ns3", mark: str = "qdisc") -> None:
     """Run in ns-3 what the store lacks of rows ``keys`` of ``scenario``:
     one subprocess for the rows that lack the same seeds (cling's start-up,
     40-70 s, paid once), and store each run."""
@@ -94,25 +96,26 @@ def fill(scenario: str, keys: Sequence[str], seeds: Sequence[int], out: Path, rf
     ovs = {k: ov for _, k, ov in rows()}
     todo: dict[tuple[int, ...], list[str]] = {}
     for k in keys:
-        missing = tuple(s for s in seeds if not ns3_cache_path(out, scenario, k, s, rfc793, newreno).exists())
+        missing = tuple(s for s in seeds
+                        if not ns3_cache_path(out, scenario, k, s, rfc793, newreno, mark).exists())
         if missing:
             todo.setdefault(missing, []).append(k)
     if todo and not ns3ref.available():
         raise RuntimeError("ns-3 is not installed: pip install 'netreturn[ns3]' (PyPI package ns3==3.44.post0)")
     for missing, ks in todo.items():
         def keep(i: int, r: dict, ks: list[str] = ks) -> None:  # each run stored as it arrives
-            path = ns3_cache_path(out, scenario, ks[i], r["seed"], rfc793, newreno)
+            path = ns3_cache_path(out, scenario, ks[i], r["seed"], rfc793, newreno, mark)
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, json.dumps(r, allow_nan=True))
 
         ns3ngwa.run_ngwa_many(scenario, [ovs[k] for k in ks], list(missing), phase_ns=PHASE_NS, on_run=keep,
-                              rfc793=rfc793, newreno=newreno)
+                              rfc793=rfc793, newreno=newreno, mark=mark)
 
 
 def _ns3(scenario: str, key: str, seeds: Sequence[int], out: Path, rfc793: str = "ns3",
-         newreno: str = "ns3") -> list[dict]:
-    fill(scenario, [key], seeds, out, rfc793, newreno)
-    return [json.loads(ns3_cache_path(out, scenario, key, s, rfc793, newreno).read_text()) for s in seeds]
+         newreno: str = "ns3", mark: str = "qdisc") -> list[dict]:
+    fill(scenario, [key], seeds, out, rfc793, newreno, mark)
+    return [json.loads(ns3_cache_path(out, scenario, key, s, rfc793, newreno, mark).read_text()) for s in seeds]
 
 
 def _ours(scenario: str, overrides: dict, seeds: Sequence[int], jobs: int | None) -> list[dict]:
@@ -124,14 +127,15 @@ def _ours(scenario: str, overrides: dict, seeds: Sequence[int], jobs: int | None
 
 
 def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None, cached: bool = False,
-             rfc793: str = "ns3", newreno: str = "ns3") -> dict:
+             rfc793: str = "ns3", newreno: str = "ns3", mark: str = "qdisc") -> dict:
     """Row ``key`` of Table 2 in both simulators, both scenarios; writes and
     returns its cell record. ``cached``: no ns-3 run; a scenario is compared
     over the seeds (of ``seeds``) whose ns-3 runs are stored, if at least
     :data:`MIN_SEEDS` (RuntimeError if no scenario has as many). ``rfc793``:
     ns-3's RFC 793 stand-in (:data:`netreturn.ns3ngwa.RFC793`; ``strict``
     only for the rows of :func:`rfc793_rows`); ``newreno``: ns-3's NewReno
-    variant (:data:`netreturn.ns3ngwa.NEWRENO`, rows of :func:`newreno_rows`)."""
+    variant (:data:`netreturn.ns3ngwa.NEWRENO`, rows of :func:`newreno_rows`); ``mark``: when ns-3's routers
+    mark (:data:`netreturn.ns3ngwa.MARKS`)."""
     from . import ns3ngwa
     from .valrecords import record, write_record
 
@@ -143,27 +147,30 @@ def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None,
                          f"variants run only in rows {', '.join(newreno_rows())}")
     overrides = next(ov for _, k, ov in rows() if k == key)
     by_scenario = {sc: [s for s in seeds
-                        if not cached or ns3_cache_path(out, sc, key, s, rfc793, newreno).exists()]
+                        if not cached or ns3_cache_path(out, sc, key, s, rfc793, newreno, mark).exists()]
                    for sc in ns3ngwa.SCENARIOS}
     by_scenario = {sc: ss for sc, ss in by_scenario.items() if len(ss) >= min(MIN_SEEDS, len(seeds))}
     if not by_scenario:
-        raise RuntimeError(f"no ns-3 runs of NGWA's {key}{_tag(rfc793, newreno)} stored for {MIN_SEEDS} of seeds "
+        raise RuntimeError(f"no ns-3 runs of NGWA's {key}{_tag(rfc793, newreno, mark)} stored for {MIN_SEEDS} of seeds "
                            f"{seeds[0]}-{seeds[-1]} "
                            f"under {out / 'ns3'}")
     scenarios = list(by_scenario)
     table = []
     for scenario, mine_seeds in by_scenario.items():
-        ref = _ns3(scenario, key, mine_seeds, out, rfc793, newreno)
+        ref = _ns3(scenario, key, mine_seeds, out, rfc793, newreno, mark)
         mine = _ours(scenario, overrides, mine_seeds, jobs)
         table += [(m, label, [r.get(m, math.nan) for r in ref], [r.get(m, math.nan) for r in mine], WHERE[scenario])
                   for m, label in ns3ngwa.METRICS]
     ref_name = (f"{REFERENCE}, RFC 793 stand-in {rfc793}" if rfc793 != "ns3"
                 else f"{REFERENCE}, NewReno {newreno}" if newreno != "ns3" else REFERENCE)
+    if mark != "qdisc":
+        ref_name += f", marking at {mark}"
     rec = record(ref_name, table, row=key, overrides=overrides, seeds=max(by_scenario.values(), key=len),
                  seeds_by_scenario=by_scenario, scenarios=scenarios, phase_ns=PHASE_NS,
                  **({"rfc793": rfc793} if rfc793 != "ns3" else {}),
-                 **({"newreno": newreno} if newreno != "ns3" else {}))
-    write_record(out, cell_name(key, rfc793, newreno), rec)
+                 **({"newreno": newreno} if newreno != "ns3" else {}),
+                 **({"mark": mark} if mark != "qdisc" else {}))
+    write_record(out, cell_name(key, rfc793, newreno, mark), rec)
     return rec
 
 
@@ -196,6 +203,7 @@ def main(a, out: Path) -> int:
     seeds = list(range(1, a.seeds + 1))
     rfc793 = getattr(a, "ns3_rfc793", None) or "ns3"
     newreno = getattr(a, "ns3_newreno", None) or "ns3"
+    mark = getattr(a, "ns3_ngwa_mark", None) or "qdisc"
     if rfc793 != "ns3" and newreno != "ns3":
         print("netreturn: error: --ns3-rfc793 and --ns3-newreno act on different rows (CW off, CW on): "
               "give one of them", file=sys.stderr)
@@ -216,7 +224,7 @@ def main(a, out: Path) -> int:
     keys = [k for k in known if not wanted or k in wanted]
     try:
         for scenario in SCENARIOS:  # every row's ns-3 runs first, one subprocess per scenario
-            fill(scenario, keys, seeds, out, rfc793, newreno)
+            fill(scenario, keys, seeds, out, rfc793, newreno, mark)
     except RuntimeError as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2
@@ -229,16 +237,16 @@ def main(a, out: Path) -> int:
                   if key in rfc793_rows() else
                   f"NGWA, {name}: ns-3 3.44 (NewReno: {newreno}) and netreturn, seeds 1..{a.seeds}", flush=True)
         try:
-            recs[name] = run_cell(key, seeds, out, a.jobs, rfc793=rfc793, newreno=newreno)
+            recs[name] = run_cell(key, seeds, out, a.jobs, rfc793=rfc793, newreno=newreno, mark=mark)
         except RuntimeError as e:
             print(f"netreturn: error: {e}", file=sys.stderr)
             return 2
     text = table(recs)
     print(text)
-    stem = f"validation_ngwa{_tag(rfc793, newreno)}"
+    stem = f"validation_ngwa{_tag(rfc793, newreno, mark)}"
     (out / f"{stem}.txt").write_text(text + "\n")
     (out / f"{stem}.md").write_text(table(recs, markdown=True) + "\n")
     print(f"tables: {out / (stem + '.txt')}, {out / (stem + '.md')} (docs/validation.md's); "
-          f"cell records: {out / 'cells'}/ngwa_*{_tag(rfc793, newreno)}.json")
+          f"cell records: {out / 'cells'}/ngwa_*{_tag(rfc793, newreno, mark)}.json")
     return 0
 

@@ -117,12 +117,12 @@ def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: 
                  "Fig. 3b's loss rates", "lossy", args),)
 
 
-def _ngwa(key: str, rfc793: str = "ns3", newreno: str = "ns3") -> tuple[Cell, ...]:
+def _ngwa(key: str, rfc793: str = "ns3", newreno: str = "ns3", mark: str = "qdisc") -> tuple[Cell, ...]:
     from .validate_ngwa import cell_name
 
     args = {"key": key, **({"rfc793": rfc793} if rfc793 != "ns3" else {}),
-            **({"newreno": newreno} if newreno != "ns3" else {})}
-    return (Cell(cell_name(key, rfc793, newreno), key, "ngwa", args),)
+            **({"newreno": newreno} if newreno != "ns3" else {}), **({"mark": mark} if mark != "qdisc" else {})}
+    return (Cell(cell_name(key, rfc793, newreno, mark), key, "ngwa", args),)
 
 
 #: The testbed comparison of the summary (``netreturn testbed compare``): its
@@ -147,6 +147,8 @@ NGWA_STRICT_EVIDENCE = "validation.md#ns-3s-rfc-793-stand-in-repaired-issue-25-2
 LOSSY_SACK = "validation.md#westwood-with-sack-on-both-sides-ns-3-repaired-issue-25-2026-11-27"
 LOSSY_LOSS_EXIT = "validation.md#newreno-with-sack-the-flightsize-that-sets-ssthresh-issue-25-2026-11-27"
 NGWA_NEWRENO_EVIDENCE = "validation.md#ns-3s-newreno-senders-repaired-issue-25-2026-11-27-branch-ngwa6"
+NGWA_RFC6582_EVIDENCE = "validation.md#newrenos-recovery-sends-ns-3-repaired-issue-25-2026-11-27-branch-ngwa8"
+NGWA_MARK_EVIDENCE = "validation.md#ngwa-mode-1-the-moment-a-router-marks-branch-ngwa8"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LOSSY_RFC6582_STRICT = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-repaired-issue-25-2026-11-27-branch-val7"
@@ -183,6 +185,20 @@ NGWA_NEWRENO_ROWS = tuple(
     (f"{name}, ns-3 RFC 6582+RTO", key, "rfc6582-rfc6298",
      "ns-3 3.44 (ns3cxx/ngwa.cc), NewReno repaired: no loss marks after recovery, RFC 6298 RTO")
     for name, key in (("NewReno (NGWA)", "newreno"), ("NGWA mode 1", "mode1"), ("NGWA mode 2", "mode2")))
+#: The same rows with ns-3's NewReno as RFC 6582 in recovery too (branch ngwa8): one SMSS per dupACK against
+#: FlightSize where ns-3 lowers its pipe by the dupACK'd segment's size, ssthresh from FlightSize.
+NGWA_RFC6582_ROWS = tuple(
+    (f"{name}, ns-3 as RFC 6582", key, "rfc6582-inflation-flightsize-rfc6298",
+     "ns-3 3.44 (ns3cxx/ngwa.cc), NewReno as RFC 6582: SMSS per dupACK against FlightSize, ssthresh from "
+     "FlightSize, no loss marks after recovery, RFC 6298 RTO")
+    for name, key in (("NewReno (NGWA)", "newreno"), ("NGWA mode 1", "mode1"), ("NGWA mode 2", "mode2")))
+#: Modes 1 and 2 again, ns-3's NewReno as RFC 6582 and its routers marking as the packet starts on the link, as
+#: ours (``--ns3-ngwa-mark tx``; as built they mark as the queue disc lets the packet go, about one
+#: transmission early): (row name, key, NewReno variant, mark, the reference as the summary names it).
+NGWA_MARK_ROWS = tuple(
+    (f"{name}, ns-3 as RFC 6582, marking at transmission", key, "rfc6582-inflation-flightsize-rfc6298", "tx",
+     "ns-3 3.44 (ns3cxx/ngwa.cc), NewReno as RFC 6582, routers marking as the packet starts on the link")
+    for name, key in (("NGWA mode 1", "mode1"), ("NGWA mode 2", "mode2")))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
@@ -234,6 +250,10 @@ PLAN: tuple[Mechanism, ...] = (
       for name, key, variant, reference in NGWA_STRICT_ROWS),
     *(Mechanism(name, reference, NGWA_NEWRENO_EVIDENCE, _ngwa(key, newreno=variant))
       for name, key, variant, reference in NGWA_NEWRENO_ROWS),
+    *(Mechanism(name, reference, NGWA_RFC6582_EVIDENCE, _ngwa(key, newreno=variant))
+      for name, key, variant, reference in NGWA_RFC6582_ROWS),
+    *(Mechanism(name, reference, NGWA_MARK_EVIDENCE, _ngwa(key, newreno=variant, mark=mark))
+      for name, key, variant, mark, reference in NGWA_MARK_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
     Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),
@@ -476,7 +496,7 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                     from .validate_ngwa import run_cell as ngwa_cell
 
                     ngwa_cell(cell.args["key"], seeds, out, jobs, cached, cell.args.get("rfc793", "ns3"),
-                              cell.args.get("newreno", "ns3"))
+                              cell.args.get("newreno", "ns3"), cell.args.get("mark", "qdisc"))
                 elif cell.kind == "lossy":
                     import argparse
 

@@ -12,7 +12,10 @@
 //    idle for 300 s), and writes it into the packet if the packet carries no
 //    value or a larger one. The value travels in a packet tag (NgwaTag)
 //    instead of IPv4 option 33: the packets are 8 bytes shorter than ours
-//    (docs/validation.md, "NGWA in ns-3").
+//    (docs/validation.md, "NGWA in ns-3"). As built the queue disc marks as it
+//    lets the packet go to the device queue under it (about one transmission
+//    early); `--mark tx` (NgwaMarkAtTx) marks as the device starts sending it,
+//    every byte waiting behind it counted, as ours (branch ngwa8).
 //  - Receiver rule (eq. 2, eq. 4): the receiver host keeps the last Wngwa of
 //    each connection's data (or, with SE, W = (1 - a) W + a Wngwa), and its
 //    ACKs leave through an NgwaReceiverQueueDisc that rewrites the window to
@@ -109,6 +112,16 @@ class NgwaQueueDisc : public QueueDisc {
     double idle = 300.0;      // s, ours' NgwaRouterConfig::idle_timeout
     double nextSweep = 0;
     std::map<NgwaKey, double> flows;  // open connections, last seen
+    // The queue's bytes over time (a diagnostic, as ours' queue_mean_bytes / queue_std_bytes): integrals of
+    // bytes and bytes^2 from the first packet on; the device queue's one packet under it is not counted.
+    double qSince = -1, qLast = 0, qInt = 0, qInt2 = 0;
+    void Integrate() {
+        double now = Simulator::Now().GetSeconds(), b = (double) GetNBytes();
+        if (qSince < 0) qSince = now;
+        qInt += b * (now - qLast);
+        qInt2 += b * b * (now - qLast);
+        qLast = now;
+    }
 
   private:
     bool DoEnqueue(Ptr<QueueDiscItem> item) override {
@@ -118,13 +131,33 @@ class NgwaQueueDisc : public QueueDisc {
             DropBeforeEnqueue(item, "Queue disc limit exceeded");
             return false;
         }
+        Integrate();
         return GetInternalQueue(0)->Enqueue(item);
     }
     Ptr<QueueDiscItem> DoDequeue() override {
+        Integrate();
         Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue();
-        if (item && mark) Mark(item);
+        if (item && mark && !markAtTx) Mark(item);
         return item;
     }
+
+  public:
+    bool markAtTx = false;  // NgwaMarkAtTx: marked as the device starts sending, not as the queue disc lets go
+    Ptr<PointToPointNetDevice> device;
+    // The packet `p` (IPv4 header first) starts transmission: Br = capacity less every byte waiting behind it,
+    // in this queue disc and in the device queue under it (ours: the backlog at the start of transmission).
+    void MarkAtTransmission(Ptr<Packet> p) {
+        Ptr<Packet> c = p->Copy();
+        Ipv4Header ip;
+        c->RemoveHeader(ip);
+        if (ip.GetProtocol() != 6) return;
+        TcpHeader tcp;
+        if (c->PeekHeader(tcp) == 0) return;
+        uint64_t waiting = GetNBytes() + device->GetQueue()->GetNBytes();
+        MarkPacket(p, ip, tcp, capacity - std::min<uint64_t>(capacity, waiting));
+    }
+
+  private:
     void Track(const Ipv4Header& ip, const TcpHeader& tcp) {
         double now = Simulator::Now().GetSeconds();
         NgwaKey k = Canonical(ip.GetSource().Get(), tcp.GetSourcePort(), ip.GetDestination().Get(),
@@ -151,10 +184,12 @@ class NgwaQueueDisc : public QueueDisc {
         TcpHeader tcp;
         Ptr<Packet> p = item->GetPacket();
         if (p->PeekHeader(tcp) == 0) return;
-        if (division) Track(ipi->GetHeader(), tcp);
         // Br: free bytes of this queue once the packet has left it (ours: at
         // its departure, the backlog behind it).
-        uint64_t br = capacity - std::min<uint64_t>(capacity, GetNBytes());
+        MarkPacket(p, ipi->GetHeader(), tcp, capacity - std::min<uint64_t>(capacity, GetNBytes()));
+    }
+    void MarkPacket(Ptr<Packet> p, const Ipv4Header& ip, const TcpHeader& tcp, uint64_t br) {
+        if (division) Track(ip, tcp);
         uint64_t nf = std::max<size_t>(flows.size(), 1);
         // Eq. 3 with FD: 0.98 Br / nf, truncated as ours (ngwa.rs, divide).
         uint32_t w = division ? (uint32_t) (0.98 * (double) br / (double) nf)
@@ -353,6 +388,140 @@ struct NgwaSend { typedef uint32_t (TcpSocketBase::*type)(bool); friend type Ngw
 template struct NgwaRob<NgwaTcb, &TcpSocketBase::m_tcb>;
 template struct NgwaRob<NgwaSend, &TcpSocketBase::SendPendingData>;
 
+// ---- NewReno's send window in fast recovery as RFC 6582 (ns3ngwa.py --newreno inflation, issue 25,
+// branch ngwa8). Without SACK ns-3 3.44 keeps cwnd at ssthresh through a recovery
+// (TcpClassicRecovery inflates only its m_cWndInfl trace) and sends while its pipe,
+// TcpTxBuffer::BytesInFlight, is below min(rWnd, cWnd) (TcpSocketBase::AvailableWindow); each
+// duplicate ACK lowers the pipe by the size of the segment TcpTxBuffer::AddRenoSack marks, which
+// is 512 B when the application's write went out alone. RFC 6582 section 3.2 (RFC 5681 section
+// 3.2 steps 2-5) counts one SMSS per duplicate ACK: cwnd = ssthresh + 3 SMSS at the fast
+// retransmit, + SMSS per further duplicate ACK (step 4), and a partial ACK deflates cwnd by the
+// bytes it acknowledges, adding back one SMSS if they were at least one (step 5); new data goes
+// out while FlightSize (SND.MAX - SND.UNA) stays within cwnd and the receiver's window (step 4:
+// "if allowed by the new value of cwnd and the receiver's advertised window"). The repair keeps
+// that window W per socket and, after each ACK of a recovery (PktsAcked, which ProcessAck calls
+// after DupAck / EnterRecovery and after a partial ACK's retransmission, before
+// SendPendingData), sets ns-3's cWnd to pipe + min(W, rWnd) - FlightSize, so that ns-3's own
+// test, pipe + segment <= min(rWnd, cWnd), is RFC 6582's. New segments raise pipe and FlightSize
+// alike, so the window holds for the application's writes between ACKs. The exit (cWnd =
+// ssthresh) and the retransmissions stay ns-3's.
+//
+// And ssthresh from FlightSize (ns3ngwa.py --newreno ...-flightsize): without SACK ns-3 3.44's
+// EnterRecovery passes GetSsThresh BytesInFlight() + one segment, the pipe after the three
+// dupACKs' guessed SACK marks and the head's loss mark, and ReTxTimeout the pipe before the
+// timeout; RFC 5681 section 3.2 step 2 (equation 4) and RFC 6582 section 3.2 step 2 halve
+// FlightSize, SND.MAX - SND.UNA, leaving out what limited transmit sent beyond cwnd (RFC 5681:
+// "additional data sent in limited transmit MUST NOT be included"; as ours, recovery.rs).
+//
+// And cwnd grown only while it limits the sender (--newreno ...-cwndlimited; ours' rule, Linux
+// tcp_is_cwnd_limited, RFC 7661's aim, docs/tcp.md): ns-3 3.44's TcpNewReno::IncreaseWindow grows
+// cwnd on every ACK, though SendDataPacket keeps m_isCwndLimited (cWnd < BytesInFlight + one
+// segment, as ours' send.rs). Not an RFC 5681 rule: a model difference switched to measure it.
+struct NgwaRwnd { typedef TracedValue<uint32_t> TcpSocketBase::*type; friend type NgwaGet(NgwaRwnd); };
+template struct NgwaRob<NgwaRwnd, &TcpSocketBase::m_rWnd>;
+static bool NgwaInflation = false, NgwaFlightSize = false, NgwaCwndLimited = false;
+struct NgwaRfcSender {
+    Ptr<TcpSocketBase> sock;
+    uint64_t limitedSent = 0;  // bytes limited transmit sent beyond cwnd since the last new ACK
+};
+static std::map<const TcpSocketState*, NgwaRfcSender> NgwaRfcOf;  // the repaired senders
+static uint64_t NgwaInflationAcks = 0;  // ACKs of a recovery whose window the repair set
+static uint64_t NgwaInflationRwnd = 0;  // of them, where the receiver's window was the smaller
+static uint64_t NgwaFlightSizeSets = 0;  // ssthresh set from FlightSize
+
+class NetreturnNewRenoRfc6582 : public TcpNewReno {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("ns3::NetreturnNewRenoRfc6582")
+                                .SetParent<TcpNewReno>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<NetreturnNewRenoRfc6582>();
+        return tid;
+    }
+    std::string GetName() const override { return "NetreturnNewRenoRfc6582"; }
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override {
+        auto it = NgwaRfcOf.find(PeekPointer(tcb));
+        if (!NgwaFlightSize || it == NgwaRfcOf.end()) return TcpNewReno::GetSsThresh(tcb, bytesInFlight);
+        uint64_t flight = (uint32_t) (tcb->m_highTxMark.Get().GetValue() - tcb->m_lastAckedSeq.GetValue());
+        // EnterRecovery sets CA_RECOVERY before it asks; ReTxTimeout asks before CA_LOSS.
+        if (tcb->m_congState == TcpSocketState::CA_RECOVERY)
+            flight -= std::min(flight, it->second.limitedSent);
+        NgwaFlightSizeSets++;
+        return TcpNewReno::GetSsThresh(tcb, (uint32_t) flight);  // max(FlightSize / 2, 2 SMSS)
+    }
+    void CongestionStateSet(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCongState_t newState) override {
+        TcpNewReno::CongestionStateSet(tcb, newState);
+        // Called just before EnterRecovery sets ssthresh: the next PktsAcked is the fast retransmit's.
+        m_entering = newState == TcpSocketState::CA_RECOVERY;
+    }
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segsAcked) override {
+        if (NgwaCwndLimited && !tcb->m_isCwndLimited) return;
+        TcpNewReno::IncreaseWindow(tcb, segsAcked);
+    }
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segs, const Time& rtt) override {
+        TcpNewReno::PktsAcked(tcb, segs, rtt);
+        if (!NgwaInflation || tcb->m_congState != TcpSocketState::CA_RECOVERY) return;
+        uint64_t smss = tcb->m_segmentSize;
+        uint32_t una = tcb->m_lastAckedSeq.GetValue();
+        if (m_entering) {
+            m_w = tcb->m_ssThresh.Get() + 3 * smss;  // RFC 6582 section 3.2 step 2 (DupThresh = 3)
+            m_entering = false;
+        } else if (una == m_una) {
+            m_w += smss;  // step 4: one segment left the network
+        } else {
+            // step 5, a partial ACK (or the ACK that ends recovery: ns-3 sets cWnd = ssthresh after this)
+            uint64_t acked = (uint32_t) (una - m_una);
+            m_w = m_w > acked ? m_w - acked : 0;
+            if (acked >= smss) m_w += smss;
+            m_w = std::max(m_w, smss);
+        }
+        m_una = una;
+        auto it = NgwaRfcOf.find(PeekPointer(tcb));
+        if (it == NgwaRfcOf.end()) return;
+        Ptr<TcpSocketBase> s = it->second.sock;
+        uint64_t rwnd = ((*s).*NgwaGet(NgwaRwnd())).Get();
+        uint64_t flight = (uint32_t) (tcb->m_highTxMark.Get().GetValue() - una);  // SND.MAX - SND.UNA
+        uint64_t pipe = s->GetTxBuffer()->BytesInFlight();
+        int64_t allowed = (int64_t) std::min(m_w, rwnd) - (int64_t) flight;
+        tcb->m_cWnd = (uint32_t) std::max<int64_t>((int64_t) pipe + allowed, 0);
+        NgwaInflationAcks++;
+        if (rwnd < m_w) NgwaInflationRwnd++;
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<NetreturnNewRenoRfc6582>(this); }
+
+  private:
+    bool m_entering = false;
+    uint64_t m_w = 0;    // RFC 6582's inflated cwnd, bytes
+    uint32_t m_una = 0;  // SND.UNA at the previous ACK of this recovery
+};
+uint64_t NgwaInflationCount(uint32_t what) {
+    return what == 0 ? NgwaInflationAcks : what == 1 ? NgwaInflationRwnd : NgwaFlightSizeSets;
+}
+// inflation: RFC 6582's send window in recovery; flightSize: ssthresh from FlightSize; cwndLimited: growth
+// only while cwnd limits the sender (all above).
+void NgwaNewRenoRfc(bool inflation, bool flightSize, bool cwndLimited) {
+    NgwaInflation = inflation;
+    NgwaFlightSize = flightSize;
+    NgwaCwndLimited = cwndLimited;
+}
+static void NgwaHookRfc(Ptr<TcpSocketBase> s) {
+    PointerValue pv;
+    s->GetAttribute("CongestionOps", pv);
+    if (DynamicCast<NetreturnNewRenoRfc6582>(pv.Get<TcpCongestionOps>()))
+        NgwaRfcOf[PeekPointer((*s).*NgwaGet(NgwaTcb()))].sock = s;
+}
+// A segment sent: limited transmit's bytes beyond cwnd (CA_DISORDER, new data) counted for FlightSize.
+static void NgwaRfcTx(Ptr<TcpSocketState> tcb, uint32_t una, uint32_t seq, uint32_t end, bool retx) {
+    auto it = NgwaRfcOf.find(PeekPointer(tcb));
+    if (it == NgwaRfcOf.end() || retx || tcb->m_congState != TcpSocketState::CA_DISORDER) return;
+    int64_t beyond = (int64_t) (uint32_t) (end - una) - (int64_t) tcb->m_cWnd.Get();
+    it->second.limitedSent += (uint64_t) std::min<int64_t>(std::max<int64_t>(beyond, 0), end - seq);
+}
+static void NgwaRfcNewAck(Ptr<TcpSocketState> tcb) {
+    auto it = NgwaRfcOf.find(PeekPointer(tcb));
+    if (it != NgwaRfcOf.end()) it->second.limitedSent = 0;
+}
+
 // ---- per flow at the sender: dupACKs as ours counts them, timeouts
 struct NgwaFlow {
     Ptr<TcpSocketBase> sock;
@@ -384,6 +553,9 @@ void NgwaReset(uint32_t flows, bool receiverOn, double alpha, uint64_t wmax, uin
     NF.assign(flows, NgwaFlow());
     NgwaBySender.clear();
     NgwaTxOf.clear();
+    NgwaRfcOf.clear();
+    NgwaInflationAcks = NgwaInflationRwnd = NgwaFlightSizeSets = 0;
+    NetreturnNewRenoRfc6582::GetTypeId();
 }
 
 // strict: see NgwaStrict793 above; false: the stand-in as before (ns-3's guessed scoreboard left in).
@@ -419,6 +591,45 @@ static void NgwaLogLine(uint32_t i, const char* event, uint32_t seq, uint32_t by
             retx ? 1 : 0, TcpSocketState::TcpCongStateName[state]);
 }
 
+// The time mean (what = 0) or standard deviation (1) of queue disc q's bytes, s from its first packet to now.
+double NgwaQueueStat(Ptr<QueueDisc> q, uint32_t what) {
+    Ptr<NgwaQueueDisc> n = DynamicCast<NgwaQueueDisc>(q);
+    if (!n) return std::nan("");
+    n->Integrate();
+    double span = n->qLast - n->qSince;
+    if (n->qSince < 0 || span <= 0) return 0;
+    double m = n->qInt / span;
+    return what == 0 ? m : std::sqrt(std::max(n->qInt2 / span - m * m, 0.0));
+}
+
+// The device starts sending a packet (PhyTxBegin; PPP header first): mark it (NgwaMarkAtTx).
+static void NgwaTxBegin(Ptr<NgwaQueueDisc> q, Ptr<const Packet> p) {
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp;
+    c->RemoveHeader(ppp);
+    NgwaTag before;
+    bool had = c->PeekPacketTag(before);
+    q->MarkAtTransmission(c);
+    NgwaTag after;
+    if (!c->PeekPacketTag(after) || (had && after.value == before.value)) return;
+    // The packet on the wire is p: its tag is written there (tags are packet metadata, not bytes).
+    Packet* w = const_cast<Packet*>(PeekPointer(p));
+    if (had) w->ReplacePacketTag(after);
+    else w->AddPacketTag(after);
+}
+// Mark queue disc q's packets as `dev` starts sending them instead of as q lets them go (one transmission
+// later, with the device queue's packet counted as waiting): ours' moment (crates/sim world/forward.rs,
+// drain_staged: at the start of transmission).
+bool NgwaMarkAtTx(Ptr<QueueDisc> q, Ptr<NetDevice> dev) {
+    Ptr<NgwaQueueDisc> n = DynamicCast<NgwaQueueDisc>(q);
+    Ptr<PointToPointNetDevice> d = DynamicCast<PointToPointNetDevice>(dev);
+    if (!n || !d) return false;
+    n->markAtTx = true;
+    n->device = d;
+    d->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&NgwaTxBegin, n));
+    return true;
+}
+
 bool NgwaSetupQueue(Ptr<QueueDisc> q, bool mark, bool division, uint64_t capacity) {
     Ptr<NgwaQueueDisc> n = DynamicCast<NgwaQueueDisc>(q);
     if (!n) return false;
@@ -441,6 +652,7 @@ static void NgwaSenderTx(uint32_t i, Ptr<const Packet> p, const TcpHeader& h, Pt
         if (state != TcpSocketState::CA_LOSS) NF[i].retxBeforeTimeout++;
     }
     if ((int32_t) (end - NF[i].sndMax) > 0) NF[i].sndMax = end;
+    NgwaRfcTx(((*s).*NgwaGet(NgwaTcb())), NF[i].una, seq, end, retx);
     NgwaLogLine(i, "tx", seq, p->GetSize(), retx, state);
 }
 
@@ -461,6 +673,7 @@ static void NgwaSenderRx(Ptr<const Packet> packet, Ptr<Ipv4>, uint32_t) {
     if (!f.seenAck || (int32_t) (ack - f.una) > 0) {
         f.una = ack;
         f.dup = f.dupNs3 = 0;
+        if (f.sock) NgwaRfcNewAck((*f.sock).*NgwaGet(NgwaTcb()));
     } else if (ack == f.una && c->GetSize() == 0 && !(fl & TcpHeader::FIN) && (int32_t) (f.sndMax - f.una) > 0) {
         // ns-3 3.44 (TcpSocketBase::ProcessAck without SACK): any window.
         if (++f.dupNs3 == 3) f.tripleNs3++;
@@ -541,6 +754,7 @@ static void NgwaHook(uint32_t i, Ptr<OnOffApplication> app, bool noCc, bool reno
     s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&NgwaCwnd, i));
     NF[i].minRto = s->GetMinRto();
     if (renoSackLinuxExit) RenoSackLinuxExit(s);  // lossy.cc
+    NgwaHookRfc(s);
     s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&NgwaExitMarks, i));
     if (noCc) {
         // No fast retransmit: neither the dupACK count nor the Tx buffer's
