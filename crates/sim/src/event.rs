@@ -75,23 +75,6 @@ pub fn prefetch<T>(r: &T) {
     let _ = r;
 }
 
-/// Asks for the cache lines of `r`'s first and last byte: every line of a
-/// value of at most 64 bytes, or of at most 128 on a 64-byte boundary
-/// (a hint, as [`prefetch`]).
-#[inline(always)]
-pub fn prefetch_ends<T>(r: &T) {
-    let first = r as *const T as *const u8;
-    let last = first.wrapping_add(std::mem::size_of::<T>().saturating_sub(1));
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and does not read into the program.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(first as *const i8);
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(last as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (first, last);
-}
-
 /// `lane` value of an event scheduled outside lanes.
 const NO_LANE: u32 = u32::MAX;
 

@@ -36,11 +36,7 @@ impl World {
         // 4.1.1 hashes the 5-tuple). TCP segments carry the ECN field their
         // sender set; UDP sources are not ECN-capable.
         let ecn = if p.udp { Ecn::NotEct } else { p.seg.ecn };
-        let meta = Meta::new(
-            self.pool.wire[pi as usize].size,
-            ((p.flow as u64) << 2) | ((p.udp as u64) << 1) | p.dir as u64,
-            ecn,
-        );
+        let meta = Meta::new(p.size, ((p.flow as u64) << 2) | ((p.udp as u64) << 1) | p.dir as u64, ecn);
         let iface = &mut self.ifaces[out as usize];
         let link = iface.aqm.as_deref_mut().expect("an AQM interface");
         let AqmLink { queue, dropped } = link;
@@ -118,7 +114,7 @@ impl World {
             iface.stats.count_queue_drop(why);
             let backlog = iface.aqm.as_ref().expect("an AQM").queue.backlog();
             if let Some(gw) = iface.gateway.as_mut() {
-                let size = self.pool.wire[pi as usize].size;
+                let size = self.pool.slots[pi as usize].size;
                 let ev = QueueEvent {
                     kind: QueueEventKind::Drop,
                     size,

@@ -10,13 +10,13 @@ const LOST: u32 = u32::MAX;
 impl World {
     /// Hands a packet to `node`: delivers it there or forwards it.
     pub(super) fn at_node(&mut self, node: u32, pi: u32) {
-        let dst = self.pool.wire[pi as usize].dst;
+        let dst = self.pool.slots[pi as usize].dst;
         if dst == node {
             self.rec.totals.delivered += 1;
             let p = &self.pool.slots[pi as usize];
             let (flow, dir) = (p.flow as usize, p.dir as usize);
             if p.udp {
-                let payload = (self.pool.wire[pi as usize].size - IP_HEADER - UDP_HEADER) as u64;
+                let payload = (p.size - IP_HEADER - UDP_HEADER) as u64;
                 self.pool.release(pi);
                 let u = &mut self.udp[flow];
                 u.packets.received += 1;
@@ -35,7 +35,7 @@ impl World {
 
     pub(super) fn enqueue(&mut self, out: u32, pi: u32) {
         let now = self.now;
-        let size = self.pool.wire[pi as usize].size;
+        let size = self.pool.slots[pi as usize].size;
         let hop = &mut self.hops[out as usize];
         if hop.passes(now, size) {
             // The path below for a plain DropTail link that is idle with its
@@ -68,13 +68,8 @@ impl World {
         }
         // RED with `ecn` may mark an ECN-capable TCP segment instead of
         // dropping it (RFC 3168 section 5); UDP sources are not ECN-capable.
-        // DropTail never marks (`Discipline::admit` ignores `ect`): behind it
-        // the rest of the packet is not read, a router hop reads its wire
-        // part alone.
-        use netreturn_control::queue::Discipline;
-        let marks = !matches!(self.ifaces[out as usize].queue.discipline(), Discipline::DropTail(_));
         let p = &self.pool.slots[pi as usize];
-        let ect = marks && !p.udp && p.seg.ecn.is_capable();
+        let ect = !p.udp && p.seg.ecn.is_capable();
         let (hop, iface) = (&mut self.hops[out as usize], &mut self.ifaces[out as usize]);
         let start = now.max(hop.busy_until);
         let res = if start == now {
@@ -144,7 +139,7 @@ impl World {
     pub(super) fn stage_call(&mut self, i: u32, pi: u32, departure: Option<Time>) {
         let World { ifaces, pool, tcp_keys, now, .. } = self;
         let iface = &mut ifaces[i as usize];
-        let (w, p) = (&mut pool.wire[pi as usize], &mut pool.slots[pi as usize]);
+        let p = &mut pool.slots[pi as usize];
         match iface.stage.as_deref_mut() {
             None => {}
             // NGWA marks TCP packets as they leave the queue (seed 001
@@ -174,7 +169,7 @@ impl World {
                     index: indexed.then_some(flow),
                 };
                 if router.on_tcp_departure(at, conn, free, Some(&mut p.seg.inband)) == Marking::Inserted {
-                    w.size += InBand::Ngwa(0).wire_len();
+                    p.size += InBand::Ngwa(0).wire_len();
                 }
             }
             Some(Stage::Other(stage)) => {
@@ -191,13 +186,13 @@ impl World {
                     rst: p.seg.flags.rst(),
                     payload_len: p.seg.len,
                 });
-                let mut fp = ForwardPacket { tcp: meta, size: w.size, inband: (!p.udp).then_some(&mut p.seg.inband) };
+                let mut fp = ForwardPacket { tcp: meta, size: p.size, inband: (!p.udp).then_some(&mut p.seg.inband) };
                 match departure {
                     None => stage.on_enqueue(*now, &mut fp, &queue),
                     Some(at) => stage.on_dequeue(at, &mut fp, &queue),
                 }
                 let after = p.seg.inband.wire_len();
-                w.size = w.size + after - before;
+                p.size = p.size + after - before;
             }
         }
     }
@@ -262,7 +257,7 @@ impl World {
     #[inline(always)]
     pub(super) fn transmit(&mut self, i: u32, pi: u32, start: Time) {
         let hop = &mut self.hops[i as usize];
-        let size = self.pool.wire[pi as usize].size;
+        let size = self.pool.slots[pi as usize].size;
         let done = start + hop.rate.tx_time(size as u64);
         hop.busy_until = done;
         let (plain, delay) = (hop.plain(), hop.delay);
@@ -270,13 +265,11 @@ impl World {
             let p = self.pool.slots[pi as usize];
             let key = if p.udp { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp_keys, &p) };
             let tcp = (!p.udp).then_some(&p.seg);
-            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, size, tcp, key);
+            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, p.size, tcp, key);
         }
         if self.rec.monitor == Some(i) {
-            // Without traced flows every packet is cross traffic; the
-            // packet's flow is read only when some are traced.
             let p = &self.pool.slots[pi as usize];
-            if self.rec.traces.is_empty() || p.udp || !self.rec.traces.iter().any(|t| t.flow == p.flow as usize) {
+            if p.udp || !self.rec.traces.iter().any(|t| t.flow == p.flow as usize) {
                 self.rec.cross_bytes += size as u64;
             }
         }
@@ -295,7 +288,7 @@ impl World {
                 // the queue at its start time and the stage sees it then;
                 // it vanishes when it reaches the far end (`arrive`), so its
                 // slot stays its own until then.
-                self.pool.wire[pi as usize].dst = LOST;
+                self.pool.slots[pi as usize].dst = LOST;
             }
             // Departures are serialized and the delay is fixed, so arrivals
             // over one interface are scheduled in time order: a FIFO lane,
@@ -347,7 +340,7 @@ impl World {
         if !hop.plain() && self.ifaces[i as usize].stage.is_some() {
             // The stage sees the packet leave before it arrives.
             self.drain(i);
-            if self.pool.wire[pi as usize].dst == LOST {
+            if self.pool.slots[pi as usize].dst == LOST {
                 self.ifaces[i as usize].stats.loss_drops += 1;
                 self.drop_packet(pi, i);
                 return;
@@ -371,7 +364,7 @@ impl World {
         let now = self.now;
         let p = &self.pool.slots[pi as usize];
         let view = (!p.udp).then(|| self.view(p));
-        let size = self.pool.wire[pi as usize].size;
+        let size = p.size;
         let gw = self.ifaces[out as usize].gateway.as_mut().expect("checked");
         match view {
             Some(v) => gw.on_data(now, &v),

@@ -37,71 +37,56 @@ pub const CHECK_EVERY: u32 = 1 << 20;
 pub const STALL_EVENTS: u64 = 1 << 24;
 const UDP_HEADER: u32 = 8;
 
-/// What a router hop reads and writes of a packet in flight: where it goes,
-/// its size on the wire, and its place among the packets on the wire of
-/// its current link (the event queue's linked lane: [`crate::event`]).
+/// A packet in flight. The simulator carries header fields, not bytes.
 ///
-/// Kept apart from the rest of the packet ([`Packet`]) in a dense table of
-/// its own, 32 bytes a packet, two to a cache line (`repr(C, align(32))`):
-/// at 100x scale some 35 000 packets are in flight and each is read cold
-/// at every hop (a packet waits 1-40 ms between hops), so the table of
-/// what a hop reads is half the bytes of the first lines of 128-byte slots
-/// (docs/validation.md, session 16).
+/// Laid out in declaration order on cache lines of its own (`repr(C,
+/// align(64))`, 128 bytes): what every hop reads (destination, flow, size,
+/// the link to the packet behind it on the wire) fills the first line, the
+/// segment an endpoint reads the second. A router hop touches one line, and
+/// the event loop prefetches both for the next event ([`World::run`]).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
-pub struct Wire {
-    pub dst: u32,
-    /// Bytes on the wire (IP packet).
-    pub size: u32,
-    pub link: Link,
-}
-
-/// The rest of a packet in flight, read where it is delivered and by the
-/// queues, gateways and stages that inspect headers; indexed by the same
-/// slot as its [`Wire`]. The simulator carries header fields, not bytes.
-/// 96 bytes (the segment is 88), on 32-byte boundaries: a packet's two
-/// parts take the 128 bytes its one slot took.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
+#[repr(C, align(64))]
 pub struct Packet {
+    pub dst: u32,
     /// Index into the TCP or UDP flow table.
     pub flow: u32,
     /// 0: from the flow's opener (client) to its peer; 1: the reverse.
     pub dir: u8,
     pub udp: bool,
+    /// Bytes on the wire (IP packet).
+    pub size: u32,
+    /// The packet's place among those on the wire of its current link
+    /// (the event queue's linked lane: [`crate::event`]).
+    pub link: Link,
     pub seg: Segment,
 }
 
-/// A slab of packets, each in two parts at one index (its [`Wire`] and its
-/// [`Packet`]); events refer to packets by index. Freed slots are reused
-/// last in, first out, so the slots in use stay among the most recently
-/// touched.
+/// A slab of packets; events refer to packets by index.
 #[derive(Default)]
 struct Pool {
-    wire: Vec<Wire>,
     slots: Vec<Packet>,
     free: Vec<u32>,
     live: u64,
 }
 
 impl Pool {
-    /// A free slot going to `dst` with `size` bytes, the rest filled in
-    /// place by `fill` (a packet is written once, not built and then
-    /// copied in).
+    /// A free slot, filled in place by `fill` (a packet is written once,
+    /// not built and then copied in).
     #[inline]
-    fn alloc(&mut self, dst: u32, size: u32, fill: impl FnOnce(&mut Packet)) -> u32 {
+    fn alloc(&mut self, fill: impl FnOnce(&mut Packet)) -> u32 {
         self.live += 1;
         let i = match self.free.pop() {
-            Some(i) => {
-                // The link is written when the packet is scheduled on a wire
-                // ([`EventQueue::schedule_arrival`]), never read before.
-                let w = &mut self.wire[i as usize];
-                (w.dst, w.size) = (dst, size);
-                i
-            }
+            Some(i) => i,
             None => {
-                self.wire.push(Wire { dst, size, link: Link::default() });
-                self.slots.push(Packet { flow: 0, dir: 0, udp: false, seg: Segment::default() });
+                self.slots.push(Packet {
+                    dst: 0,
+                    flow: 0,
+                    dir: 0,
+                    udp: false,
+                    size: 0,
+                    seg: Segment::default(),
+                    link: Link::default(),
+                });
                 (self.slots.len() - 1) as u32
             }
         };
@@ -117,11 +102,11 @@ impl Pool {
 impl LinkStore for Pool {
     #[inline(always)]
     fn link(&self, item: u32) -> &Link {
-        &self.wire[item as usize].link
+        &self.slots[item as usize].link
     }
     #[inline(always)]
     fn link_mut(&mut self, item: u32) -> &mut Link {
-        &mut self.wire[item as usize].link
+        &mut self.slots[item as usize].link
     }
 }
 
@@ -547,10 +532,6 @@ pub struct World {
     /// Each interface's shared event lane ([`World::shared_lanes`]), or its
     /// own index when it shares none.
     shared_lane: Vec<u32>,
-    /// Per interface: whether the node at its far end may read the rest of
-    /// a packet arriving over it ([`World::rest_read_on_arrival`]), so that
-    /// the prefetching loop asks for those lines only then.
-    rest_ahead: Vec<bool>,
     events: EventQueue,
     pool: Pool,
     out: Vec<Segment>,
@@ -627,7 +608,6 @@ impl World {
             udp: vec![],
             web: vec![],
             shared_lane: vec![],
-            rest_ahead: vec![],
             events: EventQueue::new(),
             pool: Pool::default(),
             out: Vec::with_capacity(64),
@@ -791,9 +771,6 @@ impl World {
     }
 
     fn run_loop<const PREFETCH: bool>(&mut self) {
-        if PREFETCH {
-            self.rest_ahead = self.rest_read_on_arrival();
-        }
         let mut until_check = CHECK_EVERY;
         while let Some((t, ev)) = self.events.pop_with(&self.pool) {
             until_check -= 1;
@@ -812,13 +789,9 @@ impl World {
             // While this event runs, the next one's packet comes into cache.
             if PREFETCH {
                 if let Some(Event::Arrive(i, p)) = self.events.next_prefetched() {
-                    crate::event::prefetch(&self.pool.wire[p as usize]);
-                    // The rest of the packet (two lines) only where it will
-                    // be read: a router forwarding over plain DropTail links
-                    // reads the packet's wire part alone.
-                    if self.rest_ahead[i as usize] {
-                        crate::event::prefetch_ends(&self.pool.slots[p as usize]);
-                    }
+                    let slot = &self.pool.slots[p as usize];
+                    crate::event::prefetch(slot);
+                    crate::event::prefetch(&slot.seg);
                     // The line of its interface an arrival reads.
                     crate::event::prefetch(&self.hops[i as usize]);
                 }
@@ -828,7 +801,7 @@ impl World {
                 // an arrival reads, are asked for now.
                 for e in self.events.after_next() {
                     if let Event::Arrive(i, p) = e {
-                        crate::event::prefetch(&self.pool.wire[p as usize]);
+                        crate::event::prefetch(&self.pool.slots[p as usize]);
                         crate::event::prefetch(&self.hops[i as usize]);
                     }
                 }
@@ -856,31 +829,6 @@ impl World {
             f.stats.tx_bytes = hop.tx_bytes;
             f.stats.tx_packets = hop.tx_packets;
         }
-    }
-
-    /// Per interface: whether the node at its far end may read the rest of
-    /// a packet ([`Packet`]) arriving over it. A node with one link (an end
-    /// host) is every such packet's destination; an arrival over a link
-    /// whose reverse has a gateway, or with a stage, reads it; a router
-    /// reads it if one of its links is not plain ([`Hop::plain`]: a
-    /// gateway's view, a stage, a capture, an AQM), its queue is not
-    /// DropTail (RED reads the ECN field), or it is the monitored link and
-    /// flows are traced (the cross-traffic count reads the flow). A hint
-    /// for prefetching: a wrong one costs a miss, never a different result.
-    fn rest_read_on_arrival(&self) -> Vec<bool> {
-        use netreturn_control::queue::Discipline;
-        let nodes = self.topo.nodes.len();
-        let (mut links, mut reads) = (vec![0u32; nodes], vec![false; nodes]);
-        for (i, (spec, f)) in self.topo.ifaces.iter().zip(&self.ifaces).enumerate() {
-            links[spec.from as usize] += 1;
-            let droptail = matches!(f.queue.discipline(), Discipline::DropTail(_));
-            let monitored = self.rec.monitor == Some(i as u32) && !self.rec.traces.is_empty();
-            reads[spec.from as usize] |= !self.hops[i].plain() || !droptail || monitored;
-        }
-        let ifaces = self.topo.ifaces.iter().zip(&self.hops);
-        ifaces
-            .map(|(spec, h)| links[spec.to as usize] <= 1 || reads[spec.to as usize] || h.flags != Hop::PLAIN)
-            .collect()
     }
 
     /// The run loop's guard, every [`CHECK_EVERY`] events, whatever the
@@ -956,10 +904,12 @@ impl World {
             let size = IP_HEADER + seg.inband.wire_len() + seg.header_len() + seg.len;
             // Written into its slot field by field: the segment is copied
             // once, from `out` to the pool.
-            let pi = self.pool.alloc(to, size, |p| {
+            let pi = self.pool.alloc(|p| {
+                p.dst = to;
                 p.flow = flow;
                 p.dir = side;
                 p.udp = false;
+                p.size = size;
                 p.seg = *seg;
             });
             self.rec.totals.created += 1;
@@ -1168,7 +1118,9 @@ impl World {
         u.bytes_sent += u.packet as u64;
         let (src, dst) = (u.src, u.dst);
         self.events.schedule_in_lane(self.udp_lane(ui), now + gap, Event::UdpTick(ui));
-        let pi = self.pool.alloc(dst, size, |p| *p = Packet { flow: ui, dir: 0, udp: true, seg: Segment::default() });
+        let pi = self.pool.alloc(|p| {
+            *p = Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default(), link: Link::default() }
+        });
         self.rec.totals.created += 1;
         self.at_node(src, pi);
     }
@@ -1179,35 +1131,16 @@ mod layout {
     use super::*;
 
     #[test]
-    fn a_packets_wire_part_is_half_a_cache_line_with_all_a_router_hop_and_the_lane_read_and_its_rest_two_lines() {
-        use std::mem::{align_of, offset_of, size_of};
-        // Two packets' wire parts to a line, never one across two.
-        assert_eq!((size_of::<Wire>(), align_of::<Wire>()), (32, 32));
-        for (name, end) in [
-            ("dst", offset_of!(Wire, dst) + 4),
-            ("size", offset_of!(Wire, size) + 4),
-            ("link", offset_of!(Wire, link) + size_of::<Link>()),
+    fn a_packet_slot_is_two_cache_lines_with_what_every_hop_reads_in_the_first() {
+        assert_eq!(std::mem::size_of::<Packet>(), 128);
+        assert_eq!(std::mem::align_of::<Packet>(), 64);
+        for end in [
+            std::mem::offset_of!(Packet, dst) + 4,
+            std::mem::offset_of!(Packet, size) + 4,
+            std::mem::offset_of!(Packet, link) + std::mem::size_of::<Link>(),
         ] {
-            assert!(end <= 32, "{name} ends at byte {end}");
+            assert!(end <= 64, "a field every hop reads ends at byte {end}");
         }
-        // The rest (flow, direction, protocol, the 88-byte segment) in 96
-        // bytes on 32-byte boundaries: two lines, whatever the slot.
-        assert_eq!((size_of::<Packet>(), align_of::<Packet>()), (96, 32));
-    }
-
-    #[test]
-    fn a_freed_packet_slot_is_the_next_one_handed_out_with_its_new_destination_and_size() {
-        let mut pool = Pool::default();
-        let a = pool.alloc(7, 100, |p| p.flow = 1);
-        let b = pool.alloc(8, 200, |p| p.flow = 2);
-        pool.release(a);
-        pool.release(b);
-        // Last in, first out: the slot touched last is reused first.
-        let c = pool.alloc(9, 300, |p| p.flow = 3);
-        assert_eq!(c, b);
-        assert_eq!((pool.wire[c as usize].dst, pool.wire[c as usize].size, pool.slots[c as usize].flow), (9, 300, 3));
-        assert_eq!(pool.alloc(10, 400, |_| {}), a);
-        assert_eq!((pool.wire.len(), pool.slots.len(), pool.live), (2, 2, 2));
     }
 
     #[test]

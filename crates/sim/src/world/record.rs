@@ -172,7 +172,6 @@ impl World {
             + r.queue_series.1.capacity()
             + r.avail_mbps.capacity();
         (self.pool.slots.capacity() * std::mem::size_of::<Packet>()
-            + self.pool.wire.capacity() * std::mem::size_of::<Wire>()
             + self.events.len() * 32
             + self.tcp.capacity() * std::mem::size_of::<TcpFlow>()
             + series * 8
