@@ -41,9 +41,13 @@ const UDP_HEADER: u32 = 8;
 ///
 /// Laid out in declaration order on cache lines of its own (`repr(C,
 /// align(64))`, 128 bytes): what every hop reads (destination, flow, size,
-/// the link to the packet behind it on the wire) fills the first line, the
-/// segment an endpoint reads the second. A router hop touches one line, and
-/// the event loop prefetches both for the next event ([`World::run`]).
+/// the link to the packet behind it on the wire) fills the first line; the
+/// segment an endpoint reads follows (88 bytes from byte 40, so it begins
+/// on the first line and ends on the second). A router hop touches one
+/// line, and the event loop prefetches the first for the next event
+/// ([`World::run`]). Asking for the second as well, where the segment is
+/// read, and splitting off what a hop reads into a dense table of its own,
+/// both measured, did not pay (docs/validation.md, session 16).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 pub struct Packet {
@@ -789,6 +793,8 @@ impl World {
             // While this event runs, the next one's packet comes into cache.
             if PREFETCH {
                 if let Some(Event::Arrive(i, p)) = self.events.next_prefetched() {
+                    // (The segment begins on the slot's first line: this
+                    // asks for that line again, not for the second.)
                     let slot = &self.pool.slots[p as usize];
                     crate::event::prefetch(slot);
                     crate::event::prefetch(&slot.seg);
@@ -1141,6 +1147,9 @@ mod layout {
         ] {
             assert!(end <= 64, "a field every hop reads ends at byte {end}");
         }
+        // The segment straddles the two lines (88 bytes from byte 40).
+        let seg = std::mem::offset_of!(Packet, seg);
+        assert_eq!((seg, std::mem::size_of::<Segment>()), (40, 88));
     }
 
     #[test]
