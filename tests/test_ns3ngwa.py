@@ -124,7 +124,8 @@ def test_the_rfc793_stand_in_is_changed_only_in_the_rows_whose_senders_have_no_c
 
 
 def test_an_unknown_rfc793_stand_in_is_refused_naming_the_allowed_ones_before_ns3_starts():
-    with pytest.raises(ValueError, match="rfc793 .*must be one of ns3, strict, strict-rfc6298, not 'loose'"):
+    with pytest.raises(ValueError,
+                       match="rfc793 .*must be one of ns3, strict, strict-rfc6298, strict-rfc6298-gbn, not 'loose'"):
         ns3ngwa.run_ngwa("ngwa/window", {"ngwa_mode": 3}, [1], rfc793="loose")
     with pytest.raises(ValueError, match=r"put \{seed\} in the path"):
         ns3ngwa.run_ngwa("ngwa/window", {"ngwa_mode": 3}, [1, 2], log="/tmp/one.log")
@@ -206,6 +207,33 @@ def test_in_ns3_the_strict_rfc793_stand_in_retransmits_only_after_a_timeout(mode
     assert strict["timeouts"] > 0 and strict["retransmits"] > 0, "it lost and resent, after timeouts"
     assert _early_retransmissions(strict_log) == 0
     assert not any(" recovery " in ln for ln in strict_log)
+
+
+def _segments_resent_at_each_timeout(lines: list[str]) -> list[int]:
+    """Per rto line, the segments its flow sent at the same instant (go-back-N at once, or one)."""
+    out, at = [], None
+    for ln in lines[1:]:
+        t, flow, event, *_ = ln.split()
+        if event == "rto":
+            at = (t, flow)
+            out.append(0)
+        elif event == "tx" and at == (t, flow):
+            out[-1] += 1
+    return out
+
+
+@needs_ns3
+def test_in_ns3_the_gbn_repair_resends_the_window_at_every_timeout_also_in_ca_loss(mode3_log):
+    # RFC 793 section 3.7 has no congestion window; ours goes back N at every expiry. As built the
+    # stand-in resends at once only as the socket enters CA_LOSS: an expiry while still in CA_LOSS
+    # keeps ns-3's cWnd of one segment (TcpSocketBase::ReTxTimeout) and resends one segment.
+    rto, rto_log = mode3_log["strict-rfc6298"]
+    gbn, gbn_log = mode3_log["strict-rfc6298-gbn"]
+    assert rto["timeouts_in_loss_state"] > 0
+    assert _segments_resent_at_each_timeout(rto_log).count(1) >= rto["timeouts_in_loss_state"]
+    assert gbn["timeouts_in_loss_state"] > 0, "the repaired run times out in CA_LOSS too"
+    assert min(_segments_resent_at_each_timeout(gbn_log)) > 1
+    assert gbn["retransmits_before_timeout"] == 0 and gbn["fast_recoveries"] == 0, "still strict"
 
 
 def test_newreno_variant_runs_and_records_are_kept_beside_the_as_built_ones(tmp_path: Path):

@@ -50,8 +50,10 @@ APP_PACKET = 512
 #: the loss marks its dupACK-guessed scoreboard sets (TcpTxBuffer::IsLost); ``strict``, those guesses
 #: cleared after every ACK, so it retransmits only after a timeout and sends within the offered window;
 #: ``strict-rfc6298``, strict and its RTO kept backed off until a new RTT sample (RFC 6298 section 5), where
-#: ns-3 3.44 collapses it on any new ACK.
-RFC793 = ("ns3", "strict", "strict-rfc6298")
+#: ns-3 3.44 collapses it on any new ACK; ``strict-rfc6298-gbn``, that and the whole window resent at every
+#: timeout, also one in CA_LOSS, where the stand-in resent one segment and waited an RTT (ns-3's cWnd of one
+#: segment after ReTxTimeout; docs/validation.md, "NGWA modes 3 and 4: ...", branch ngwa9).
+RFC793 = ("ns3", "strict", "strict-rfc6298", "strict-rfc6298-gbn")
 #: The NewReno senders' variants (CW on; ``--ns3-newreno``; docs/validation.md, "ns-3's NewReno senders
 #: repaired"): ``ns3``, ns-3 3.44's NewReno without SACK as built (its guessed Reno scoreboard reset when
 #: recovery ends, loss marks left); ``rfc6582``, no loss or retransmission mark left on the sent list at
@@ -224,7 +226,8 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
     mss = int(doc["tcp"]["segment_size"]) - option
     # Registers the harness's TypeIds (NetreturnNoCc is named below) and clears its state.
     cpp.NgwaReset(len(flows), switches is not None, spec["alpha"] if se else -1.0, spec["wmax"], mss)
-    cpp.NgwaRfc793Strict(cc == "none" and rfc793 != "ns3", rfc793 == "strict-rfc6298")
+    cpp.NgwaRfc793Strict(cc == "none" and rfc793 != "ns3", rfc793.startswith("strict-rfc6298"),
+                         rfc793 == "strict-rfc6298-gbn")
     parts = newreno.split("-") if cc == "newreno" else []
     cpp.NgwaNewReno("rfc6582" in parts, "rfc6298" in parts)
     cpp.NgwaLog(log.replace("{seed}", str(seed)) if log else "")
@@ -379,6 +382,9 @@ def _simulate(ns: Any, cpp: Any, spec: dict, seed: int, phase_ns: int = 0, rfc79
                                               "dupacks_past_threshold_ns3", "timeouts", "fast_recoveries",
                                               "retransmits", "retransmits_before_timeout",
                                               "rto_collapses_before_sample", "recovery_exits_with_loss_marks")},
+        # RFC 793 stand-in: timeouts while already in CA_LOSS, where as built it resent one segment
+        # (--rfc793 strict-rfc6298-gbn resends the window there too).
+        "timeouts_in_loss_state": int(cpp.NgwaLossStateRtoCount()),
         # Recoveries left with a loss mark on the sent list, cleared by --newreno rfc6582 (lossy.cc).
         "stale_lost_cleared": int(cpp.LossyStaleLostCleared()),
         # --newreno inflation: ACKs of a recovery whose window RFC 6582's rule set; of them, where the
@@ -412,7 +418,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                     help="the RFC 793 stand-in (CW off): ns3 = ns-3's TCP with cwnd and fast retransmit out of "
                          "reach, its dupACK-guessed loss marks left in; strict = those cleared, so it "
                          "retransmits only after a timeout; strict-rfc6298 = strict, and a backed-off RTO kept "
-                         "until a new RTT sample (RFC 6298 section 5) where ns-3 collapses it on any new ACK")
+                         "until a new RTT sample (RFC 6298 section 5) where ns-3 collapses it on any new ACK; "
+                         "strict-rfc6298-gbn = that, and the whole window resent at every timeout (also in "
+                         "CA_LOSS, where the others resend one segment and wait an RTT)")
     ap.add_argument("--newreno", choices=list(NEWRENO), default="ns3",
                     help="the NewReno senders (CW on, no SACK): ns3 = ns-3's as built; rfc6582 = no loss marks "
                          "left at the end of recovery (RFC 6582 keeps no scoreboard); rfc6582-rfc6298 = that, and "

@@ -165,13 +165,15 @@ def add_arguments(v) -> None:
     v.add_argument("--ngwa-rows", default=None, metavar="KEYS",
                    help="with --scenario ngwa: Table 2's tests to run, comma-separated (rfc793, newreno, "
                         "mode1 ... mode8; default: all)")
-    v.add_argument("--ns3-rfc793", choices=["ns3", "strict", "strict-rfc6298"], default="ns3",
+    v.add_argument("--ns3-rfc793", choices=["ns3", "strict", "strict-rfc6298", "strict-rfc6298-gbn"], default="ns3",
                    help="with --scenario ngwa: ns-3's stand-in for RFC 793 TCP (CW off: rfc793, mode3, mode4, mode7, "
                         "mode8): ns3 = cwnd and the fast-retransmit thresholds out of reach, the dupACK-guessed loss "
                         "marks left in (it still enters fast recovery); strict = those marks cleared, so it "
                         "retransmits only after a timeout, as RFC 793 (records ngwa_<row>_rfc793-strict); "
                         "strict-rfc6298 = strict, and a backed-off RTO kept until a new RTT sample (RFC 6298 "
-                        "section 5) where ns-3 collapses it on any new ACK")
+                        "section 5) where ns-3 collapses it on any new ACK; strict-rfc6298-gbn = that, and the "
+                        "whole window resent at every timeout, also one while in CA_LOSS (where the others resend "
+                        "one segment and wait an RTT)")
     v.add_argument("--ns3-newreno", choices=["ns3", "rfc6582", "rfc6582-rfc6298", "inflation", "flightsize",
                                              "inflation-flightsize", "rfc6582-inflation-flightsize-rfc6298",
                                              "rfc6582-inflation-flightsize-rfc6298-cwndlimited"],

@@ -149,6 +149,8 @@ LOSSY_LOSS_EXIT = "validation.md#newreno-with-sack-the-flightsize-that-sets-ssth
 NGWA_NEWRENO_EVIDENCE = "validation.md#ns-3s-newreno-senders-repaired-issue-25-2026-11-27-branch-ngwa6"
 NGWA_RFC6582_EVIDENCE = "validation.md#newrenos-recovery-sends-ns-3-repaired-issue-25-2026-11-27-branch-ngwa8"
 NGWA_MARK_EVIDENCE = "validation.md#ngwa-mode-1-the-moment-a-router-marks-branch-ngwa8"
+NGWA_RFC793_MARK_EVIDENCE = ("validation.md#ngwa-modes-3-and-4-rfc-793-senders-routers-marking-at-transmission-"
+                             "issue-25-2026-11-27-branch-ngwa9")
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LOSSY_RFC6582_STRICT = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-repaired-issue-25-2026-11-27-branch-val7"
@@ -199,6 +201,17 @@ NGWA_MARK_ROWS = tuple(
     (f"{name}, ns-3 as RFC 6582, marking at transmission", key, "rfc6582-inflation-flightsize-rfc6298", "tx",
      "ns-3 3.44 (ns3cxx/ngwa.cc), NewReno as RFC 6582, routers marking as the packet starts on the link")
     for name, key in (("NGWA mode 1", "mode1"), ("NGWA mode 2", "mode2")))
+#: The RFC 793 rows without FD (modes 3, 4) with the repaired stand-in and routers marking at transmission
+#: (branch ngwa9): (row name, key, stand-in, mark, the reference as the summary names it).
+NGWA_RFC793_MARK_ROWS = tuple(
+    (f"{name}, ns-3 {label}, marking at transmission", key, variant, "tx",
+     f"ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: {what}; routers marking as the packet starts on "
+     "the link")
+    for variant, label, what in (
+        ("strict-rfc6298", "strict+RTO", "no guessed loss marks, RFC 6298 RTO"),
+        ("strict-rfc6298-gbn", "strict+RTO+go-back-N",
+         "no guessed loss marks, RFC 6298 RTO, the window resent at every timeout"))
+    for name, key in (("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4")))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
@@ -254,6 +267,8 @@ PLAN: tuple[Mechanism, ...] = (
       for name, key, variant, reference in NGWA_RFC6582_ROWS),
     *(Mechanism(name, reference, NGWA_MARK_EVIDENCE, _ngwa(key, newreno=variant, mark=mark))
       for name, key, variant, mark, reference in NGWA_MARK_ROWS),
+    *(Mechanism(name, reference, NGWA_RFC793_MARK_EVIDENCE, _ngwa(key, variant, mark=mark))
+      for name, key, variant, mark, reference in NGWA_RFC793_MARK_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
     Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),

@@ -350,6 +350,16 @@ static bool NgwaStrict793 = false;
 // backed-off RTO at each timeout, put back when a sample moves the smoothed
 // RTT (TcpSocketBase's "RTT" trace), before NewAck recomputes the RTO.
 static bool NgwaKarnRto = false;
+// And the whole window resent at every timeout (ns3ngwa.py --rfc793 strict-rfc6298-gbn): the
+// stand-in resends at once when the socket enters CA_LOSS (NgwaCong -> NgwaResend), but ns-3
+// 3.44's ReTxTimeout sets cWnd to one segment at every expiry, and a timeout while the socket is
+// still in CA_LOSS (a backoff, or a loss among the go-back-N segments before m_recover is
+// acknowledged) changes no state, so NgwaCong does not run: the sender resent one segment and
+// waited an RTT with cWnd = 1 segment, for the next new ACK's IncreaseWindow. RFC 793 section
+// 3.7 has no congestion window, and ours (crates/tcp, cc = "none") goes back N at every expiry.
+// The repair runs NgwaResend after every expiry (NgwaRto, the RTO trace of ReTxTimeout).
+static bool NgwaGbnEveryRto = false;
+static uint64_t NgwaLossStateRtos = 0;  // expiries in CA_LOSS (the ones NgwaCong missed)
 // The same two repairs for the NewReno senders (NGWA's CW on; ns3ngwa.py --newreno), which run
 // without SACK as the paper's: `rfc6582` leaves fast recovery with no loss or retransmission mark
 // on the sent list (lossy.cc's ClearLossMarks, the lossy link's --renosack rfc6582: one
@@ -555,14 +565,17 @@ void NgwaReset(uint32_t flows, bool receiverOn, double alpha, uint64_t wmax, uin
     NgwaTxOf.clear();
     NgwaRfcOf.clear();
     NgwaInflationAcks = NgwaInflationRwnd = NgwaFlightSizeSets = 0;
+    NgwaLossStateRtos = 0;
     NetreturnNewRenoRfc6582::GetTypeId();
 }
 
 // strict: see NgwaStrict793 above; false: the stand-in as before (ns-3's guessed scoreboard left in).
-void NgwaRfc793Strict(bool strict, bool karnRto) {
+void NgwaRfc793Strict(bool strict, bool karnRto, bool gbnEveryRto) {
     NgwaStrict793 = strict;
     NgwaKarnRto = strict && karnRto;
+    NgwaGbnEveryRto = strict && gbnEveryRto;
 }
+uint64_t NgwaLossStateRtoCount() { return NgwaLossStateRtos; }
 
 // rfc6582: ns-3's NewReno leaves CA_RECOVERY with its sent list's loss marks cleared (RFC 6582 keeps
 // no scoreboard; lossy.cc, LossyCong); karnRto: its RTO kept backed off until an RTT sample (RFC
@@ -705,7 +718,7 @@ static void NgwaCong(uint32_t i, TcpSocketState::TcpCongState_t before, TcpSocke
     }
     if (now == TcpSocketState::CA_LOSS) {
         NF[i].dup = 0;  // ours starts the count again after a timeout
-        if (NF[i].noCc) Simulator::ScheduleNow(&NgwaResend, i);
+        if (NF[i].noCc && !NgwaGbnEveryRto) Simulator::ScheduleNow(&NgwaResend, i);
     }
     (void) before;
 }
@@ -719,6 +732,10 @@ static void NgwaRto(uint32_t i, Time before, Time now) {
         // The bytes column of an rto line: the backed-off RTO, ms.
         NgwaLogLine(i, "rto", NF[i].una, (uint32_t) now.GetMilliSeconds(), false, TcpSocketState::CA_LOSS);
         if (NgwaKarnOn(NF[i].noCc)) NF[i].sock->SetMinRto(now);  // kept until an RTT sample
+        // The RTO trace runs in ReTxTimeout before its state change: CA_LOSS here is the state before.
+        if (NF[i].noCc && ((*NF[i].sock).*NgwaGet(NgwaTcb()))->m_congState.Get() == TcpSocketState::CA_LOSS)
+            NgwaLossStateRtos++;
+        if (NF[i].noCc && NgwaGbnEveryRto) Simulator::ScheduleNow(&NgwaResend, i);
     }
 }
 
