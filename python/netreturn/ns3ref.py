@@ -526,14 +526,11 @@ def run_ns3(
         if cc != "dctcp":
             raise ValueError(f"dctcp_rfc8257 repairs ns-3's DCTCP: give cc='dctcp', not {cc!r}")
         cmd.append("--dctcp-rfc8257")
-    if fqcodel_linux:
-        if queue != "fq_codel":
-            raise ValueError(f"fqcodel_linux repairs ns-3's FQ-CoDel: give queue='fq_codel', not {queue!r}")
-        cmd.append("--fqcodel-linux")
-    if fqcodel_linux_mark:
-        if queue != "fq_codel":
-            raise ValueError(f"fqcodel_linux_mark repairs ns-3's FQ-CoDel: give queue='fq_codel', not {queue!r}")
-        cmd.append("--fqcodel-linux-mark")
+    for name, on in (("fqcodel_linux", fqcodel_linux), ("fqcodel_linux_mark", fqcodel_linux_mark)):
+        if on:
+            if queue != "fq_codel":
+                raise ValueError(f"{name} repairs ns-3's FQ-CoDel: give queue='fq_codel', not {queue!r}")
+            cmd.append("--" + name.replace("_", "-"))
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     took = time.perf_counter() - t0
