@@ -22,14 +22,13 @@ writes the Markdown table between the markers of FILE (docs/validation.md).
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from .files import atomic_write
-from .table import ci, render, unit_of
+from .table import render
 from .valrecords import TOLERANCE, read_record, verdicts, within  # noqa: F401 (within, TOLERANCE: re-exported)
 
 #: The relative tolerance of the first measure (issue 25: "within 10 % of ns-3").
@@ -377,23 +376,6 @@ def summary_table(rows: list[dict], markdown: bool = False) -> str:
     return render(HEADER, body, markdown=markdown, align=align)
 
 
-def differ_table(rows: list[dict], markdown: bool = False) -> str:
-    """Every metric cell that agrees by neither measure: reference and
-    ours (mean ± 95 % CI in the metric's unit) and our difference in %."""
-    body = []
-    for r in rows:
-        for v in r["differ"]:
-            unit = unit_of(v["metric"])
-            m0, m1 = v["ref_ci"][0], v["ours_ci"][0]
-            rel = f"{(m1 - m0) / abs(m0) * 100:+.0f} %" if m0 and not math.isnan(m0) and not math.isnan(m1) else "-"
-            body.append([r["mechanism"], v["cell"], v["label"], ci(*v["ref_ci"][:2], unit),
-                         ci(*v["ours_ci"][:2], unit), rel])
-    if not body:
-        return ""
-    return render(["mechanism", "cell", "metric", "reference", "netreturn", "ours vs reference"], body,
-                  markdown=markdown, align=["left", "left", "left", "right", "right", "right"])
-
-
 #: The baseline check of issue 25: 18 dumbbell cells x 6 metrics (UDP in
 #: scenario 2 only) = 99 metric cells, at least 90 to agree.
 BASELINE_MECHANISMS = ("DropTail", "RED", "ARED")
@@ -412,12 +394,11 @@ def baseline_line(rows: list[dict]) -> str:
 
 
 def text(rows: list[dict], markdown: bool = False) -> str:
-    """The summary table, the baselines' count, and the cells that differ."""
-    out = summary_table(rows, markdown) + "\n\n" + baseline_line(rows)
-    d = differ_table(rows, markdown)
-    if d:
-        out += "\n\nMetric cells that agree by neither measure:\n\n" + d
-    return out
+    """The summary table, the baselines' count, and where each cell that
+    differs stands (:mod:`netreturn.valstatus`)."""
+    from . import valstatus
+
+    return summary_table(rows, markdown) + "\n\n" + baseline_line(rows) + "\n\n" + valstatus.text(rows, markdown)
 
 
 def write_doc(path: Path, block: str) -> None:

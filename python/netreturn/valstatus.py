@@ -1,0 +1,325 @@
+"""Where each difference of the validation summary stands (issue 25: "every
+cell that still differs has a proven cause").
+
+The summary (:mod:`netreturn.valsummary`) counts every row it was given,
+including comparisons made before a reference was repaired. This module
+says what the rows mean together:
+
+* :data:`SUPERSEDED_BY`: a row whose comparison a later row makes again
+  with the reference repaired (a departure of ns-3 from its RFC or from
+  Linux, shown in the harness), or with ours on the reference's documented
+  rule. Its differing cells are that departure; the later row is the
+  comparison to read.
+* :data:`CAUSES`: for the rows nothing supersedes, what is known of each
+  metric cell that still differs, with a status from :data:`STATUSES` and
+  the section that shows it. A differing cell no cause names is reported
+  as ``open``; a cause that names no differing cell is *stale* (the records
+  changed) and the summary says so.
+
+Written by hand from the evidence in docs/validation.md, docs/testbed.md
+and docs/xcp.md; the counts beside them are computed from the records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .table import ci, render, unit_of
+
+#: How far a cause is established, strongest first.
+STATUSES = (
+    # One side switched to the other's rule and the cells then agree (or
+    # the reference repaired in the harness and re-run): the rule is the
+    # whole difference, and both rules are allowed (RFCs, Linux, a paper).
+    "proven: a rule difference",
+    # The reference departs from its RFC or Linux; repaired in the harness
+    # and re-run, it agrees.
+    "proven: the reference's",
+    # The mechanism is located in per-packet logs of both simulators, but
+    # no one-side switch has closed the cell yet.
+    "traced, not proven",
+    # Nothing located yet.
+    "open",
+)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """What is known of some differing metric cells of one row: the cells
+    whose label contains ``cell`` and whose metric is one of ``metrics``."""
+
+    cell: str
+    metrics: tuple[str, ...]
+    status: str
+    why: str
+    evidence: str  # "file.md#anchor" under docs/
+
+
+_RED_S1 = "validation.md#red-in-scenario-1-ours-drops-arrivals-to-an-empty-queue-ns-3-does-not-2026-11-26"
+_LOSSY_NS2 = ("validation.md#newrenos-fast-recoveries-and-rtos-at-1-10-percent-loss-against-ns-235-issue-25-"
+              "2026-11-27-branch-val6")
+_NGWA_STRICT = "validation.md#ns-3s-rfc-793-stand-in-repaired-issue-25-2026-11-26-branch-ngwa5"
+_NGWA_MODES34 = ("validation.md#ngwa-modes-3-and-4-rfc-793-senders-routers-marking-at-transmission-issue-25-"
+                 "2026-11-27-branch-ngwa9")
+_RED_ECN = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
+_FQ_REMAINING = ("validation.md#fq-codel-and-dctcp-against-ns-3-the-remaining-differences-issue-27-2026-11-27-"
+                 "branch-fq8")
+_LINUX = "testbed.md#agreement-with-linux-issue-25-item-5"
+
+#: Row -> (the row that supersedes it, what that row changes).
+SUPERSEDED_BY: dict[str, tuple[str, str]] = {
+    "NewReno, lossy link": (
+        "NewReno, lossy link, ns-3 as RFC 6582",
+        "ns-3's NewReno without SACK keeps loss marks after a recovery (not RFC 6582)"),
+    "NewReno, lossy link, ns-3 as RFC 6582": (
+        "NewReno, lossy link, ns-3 as RFC 6582, strict",
+        "ns-3 guesses loss marks from dupACKs outside a recovery"),
+    "NewReno, lossy link, ns-3 as RFC 6582, strict": (
+        "NewReno, lossy link, ns-3 strict, loss exit, ns-3's flight",
+        "ns-3 grows no cwnd on the ACK that ends CA_LOSS (RFC 5681 3.1); ours halving ns-3's flight at a loss "
+        "(tcp.loss_ssthresh = ns3, a documented rule)"),
+    "Westwood+, lossy link": (
+        "Westwood+, lossy link, ns-3 repaired",
+        "ns-3's TcpWestwoodPlus counts dupACK-delivered segments twice"),
+    "Westwood+, lossy link, ns-3 repaired": (
+        "Westwood+, lossy link, ns-3 repaired, RFC 6582 strict",
+        "ns-3 without SACK is not RFC 6582 (guessed loss marks)"),
+    "Westwood+, lossy link, ns-3 repaired, RFC 6582 strict": (
+        "Westwood+, lossy link, ns-3 repaired, strict, loss exit",
+        "ns-3 grows no cwnd on the ACK that ends CA_LOSS"),
+    "NewReno, lossy link, SACK": (
+        "NewReno, lossy link, SACK, ns-3 loss exit repaired",
+        "ns-3 grows no cwnd on the ACK that ends CA_LOSS"),
+    "Westwood+, lossy link, SACK, ns-3 repaired": (
+        "Westwood+, lossy link, SACK, ns-3 repaired, loss exit",
+        "ns-3 grows no cwnd on the ACK that ends CA_LOSS"),
+    "RFC 793 TCP (NGWA's scenarios)": (
+        "RFC 793 TCP (NGWA), ns-3 strict",
+        "the harness's RFC 793 stand-in guessed loss marks"),
+    "RFC 793 TCP (NGWA), ns-3 strict": (
+        "RFC 793 TCP (NGWA), ns-3 strict+RTO",
+        "the stand-in's retransmission timer as RFC 6298"),
+    "NGWA mode 3": ("NGWA mode 3, ns-3 strict", "the harness's RFC 793 stand-in guessed loss marks"),
+    "NGWA mode 3, ns-3 strict": ("NGWA mode 3, ns-3 strict+RTO", "the stand-in's retransmission timer as RFC 6298"),
+    "NGWA mode 3, ns-3 strict+RTO": (
+        "NGWA mode 3, ns-3 strict+RTO, marking at transmission",
+        "ns-3's routers wrote the free buffer one transmission before the packet reached the link"),
+    "NGWA mode 3, ns-3 strict+RTO, marking at transmission": (
+        "NGWA mode 3, ns-3 strict+RTO+go-back-N, marking at transmission",
+        "the stand-in resent one segment, not the window, at an expiry inside CA_LOSS"),
+    "NGWA mode 4": ("NGWA mode 4, ns-3 strict", "the harness's RFC 793 stand-in guessed loss marks"),
+    "NGWA mode 4, ns-3 strict": ("NGWA mode 4, ns-3 strict+RTO", "the stand-in's retransmission timer as RFC 6298"),
+    "NGWA mode 4, ns-3 strict+RTO": (
+        "NGWA mode 4, ns-3 strict+RTO, marking at transmission",
+        "ns-3's routers wrote the free buffer one transmission before the packet reached the link"),
+    "NGWA mode 4, ns-3 strict+RTO, marking at transmission": (
+        "NGWA mode 4, ns-3 strict+RTO+go-back-N, marking at transmission",
+        "the stand-in resent one segment, not the window, at an expiry inside CA_LOSS"),
+    "NewReno (NGWA's scenarios)": (
+        "NewReno (NGWA), ns-3 RFC 6582+RTO",
+        "ns-3's NewReno keeps loss marks after a recovery; its timer as RFC 6298"),
+    "NewReno (NGWA), ns-3 RFC 6582+RTO": (
+        "NewReno (NGWA), ns-3 as RFC 6582",
+        "ns-3 lowers its pipe by each dupACK'd segment's size and halves pipe + 1 segment, where RFC 6582 "
+        "inflates by one SMSS per dupACK and halves FlightSize"),
+    "NGWA mode 1": ("NGWA mode 1, ns-3 RFC 6582+RTO", "ns-3's NewReno keeps loss marks after a recovery"),
+    "NGWA mode 1, ns-3 RFC 6582+RTO": (
+        "NGWA mode 1, ns-3 as RFC 6582", "ns-3's NewReno recovery as RFC 6582 (inflation, FlightSize)"),
+    "NGWA mode 1, ns-3 as RFC 6582": (
+        "NGWA mode 1, ns-3 as RFC 6582, marking at transmission",
+        "ns-3's routers wrote the free buffer one transmission before the packet reached the link"),
+    "NGWA mode 2": ("NGWA mode 2, ns-3 RFC 6582+RTO", "ns-3's NewReno keeps loss marks after a recovery"),
+    "NGWA mode 2, ns-3 RFC 6582+RTO": (
+        "NGWA mode 2, ns-3 as RFC 6582", "ns-3's NewReno recovery as RFC 6582 (inflation, FlightSize)"),
+    "NGWA mode 2, ns-3 as RFC 6582": (
+        "NGWA mode 2, ns-3 as RFC 6582, marking at transmission",
+        "ns-3's routers wrote the free buffer one transmission before the packet reached the link"),
+    "FQ-CoDel": ("FQ-CoDel, ns-3 as Linux", "ns-3's FQ-CoDel tests one MTU per flow queue, Linux the whole backlog"),
+    "FQ-CoDel with ECN (CUBIC)": (
+        "FQ-CoDel with ECN (CUBIC), ns-3 as Linux",
+        "Linux's one-MTU test, and the next mark scheduled from the due time as Linux"),
+    "FQ-CoDel with ECN (CUBIC), ns-3 as Linux": (
+        "FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ECE answer repaired",
+        "ns-3 leaves a recovery for CWR on an ECE (RFC 3168 6.1.2: no second reduction)"),
+    "DCTCP": ("DCTCP, ns-3 repaired", "ns-3's DCTCP answers a loss as RFC 8257 3.5 asks"),
+    "DCTCP, ns-3 repaired": (
+        "DCTCP, ns-3 repaired, FQ-CoDel as Linux", "Linux's one-MTU test on the whole backlog"),
+    "DCTCP, ns-3 repaired, FQ-CoDel as Linux": (
+        "DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too", "the next mark scheduled from the due time as Linux"),
+    "NewReno against Linux": (
+        "NewReno against Linux, Linux profile",
+        "the simulator's defaults are ns-3's; the Linux profile takes Linux's where they differ"),
+    "CUBIC against Linux": (
+        "CUBIC against Linux, Linux profile",
+        "the simulator's defaults are ns-3's; the Linux profile takes Linux's where they differ"),
+}
+
+#: Row -> what is known of its differing cells (rows nothing supersedes).
+CAUSES: dict[str, tuple[Cause, ...]] = {
+    "RED": (
+        Cause("scenario1, 8 flows", ("TCP data loss", "goodput", "FCT"), "proven: a rule difference",
+              "ns-3's RED never drops an arrival to an empty queue, ours (Floyd and Jacobson) does: 29 % of the "
+              "early drops at 8 flows. Ours with ns-3's rule: 3.99 %, 0.504 Mb/s, 81.3 s against ns-3's 3.58 %, "
+              "0.514, 79.2 s", _RED_S1),
+        Cause("scenario1, 24 flows", ("TCP data loss",), "proven: the reference's",
+              "ns-3 sets cwnd = ssthresh + 1 MSS at every recovery exit; without it ns-3 loses 5.93 % (ours 5.58) "
+              "and its fast recoveries agree (2161 against 2176)", _RED_S1),
+    ),
+    "NewReno, lossy link, ns-2.35": (
+        Cause("loss 0.", ("data loss (%)", "RTOs"), "traced, not proven",
+              "at 0.001-0.1 % a run has 1-3 RTOs: ours' RTT samples on every ACK with timestamps (ns-2 times one "
+              "segment per RTT); with timestamps off ours has 2 RTOs against 1, 0.24 % against 0.23 %", _LOSSY_NS2),
+    ),
+    "RFC 793 TCP (NGWA), ns-3 strict+RTO": (
+        Cause("rfc793", ("dupACKs past 3",), "traced, not proven",
+              "ns-3 resends a timed-out window as its 512-byte writes were merged (1000- and 536-byte "
+              "segments), ours in full 1000-byte segments: more packets per resend, more dupACKs", _NGWA_STRICT),
+    ),
+    "NGWA mode 3, ns-3 strict+RTO+go-back-N, marking at transmission": (
+        Cause("mode3", ("lost packets", "goodput (Mb/s)", "triple dupACKs", "dupACKs past 3", "RTOs"),
+              "traced, not proven",
+              "each timeout alike in both; ours' resent windows set off more loss episodes in the other flows "
+              "(a timeout chain's branching factor 0.91-0.93 against 0.63-0.76), rule not found", _NGWA_MODES34),
+    ),
+    "NGWA mode 4, ns-3 strict+RTO+go-back-N, marking at transmission": (
+        Cause("mode4", ("lost packets", "goodput (Mb/s)", "triple dupACKs", "dupACKs past 3", "RTOs"),
+              "traced, not proven",
+              "as mode 3: a near-critical chain of timeouts, longer in ours; over 20 seeds bimodal in both",
+              _NGWA_MODES34),
+    ),
+    "RED with ECN (CUBIC)": (
+        Cause("31 flows", ("UDP loss",), "traced, not proven",
+              "ours' mean queue is 1.18 times ns-3's and RED's drop probability of the Not-ECT UDP packets rises "
+              "steeply above min_th; ours answering ECE on dupACKs was switched off and is not it", _RED_ECN),
+    ),
+    "FQ-CoDel, ns-3 as Linux": (
+        Cause("13 flows", ("queue, time mean (kB)",), "proven: a rule difference",
+              "ns-3's limit counts 64 packets, ours 97 000 bytes; ours with 64 packets: 51.1 ± 5.9 kB against "
+              "48.2 ± 5.1", _FQ_REMAINING),
+        Cause("31 flows", ("TCP data loss ratio (%)", "TCP loss, data and ACKs (%)"), "traced, not proven",
+              "ours loses 3.8 times as many retransmissions, 7 times as many in FQ's overflow batches, most in "
+              "the slow starts' end", _FQ_REMAINING),
+    ),
+    "FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ECE answer repaired": (
+        Cause("31 flows", ("ECN marks at the bottleneck", "ECN window reductions", "fast recoveries"),
+              "traced, not proven",
+              "ours enters fast recovery for a loss found in CWR (Linux), ns-3 repairs it under CWR without a "
+              "recovery; ours' long recoveries then take unanswered marks", _FQ_REMAINING),
+    ),
+    "DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too": (
+        Cause("31 flows", ("TCP data loss ratio (%)", "TCP loss, data and ACKs (%)", "ECN window reductions",
+                           "fast recoveries", "RTO expiries"), "traced, not proven",
+              "ns-3's DCTCP flows repair losses under CA_CWR, their ECEs unanswered there, and keep overflowing "
+              "FQ's queue after the start-up, where ours do not", _FQ_REMAINING),
+    ),
+    "NewReno against Linux, Linux profile": (
+        Cause("ewt", ("data loss",), "open",
+              "-18 % over 20 repetitions in each world: 0.35 points apart, the two CIs combined 0.34", _LINUX),
+    ),
+    "CUBIC against Linux, Linux profile": (
+        Cause("droptail", ("data loss",), "traced, not proven",
+              "the simulator's slow start overshoots more (flow 0's largest window); Linux's HyStart ACK train "
+              "under GSO/GRO batching and TSQ are not modelled", _LINUX),
+    ),
+}
+
+
+def final_rows(rows: list[dict]) -> list[dict]:
+    """The rows nothing supersedes."""
+    return [r for r in rows if r["mechanism"] not in SUPERSEDED_BY]
+
+
+def cause_of(mechanism: str, v: dict) -> Cause | None:
+    """The cause :data:`CAUSES` gives a differing metric cell ``v`` of a row."""
+    for c in CAUSES.get(mechanism, ()):
+        if c.cell in v["cell"] and v["label"] in c.metrics:
+            return c
+    return None
+
+
+def stale_causes(rows: list[dict]) -> list[str]:
+    """Causes that name no differing cell of their row (the records moved,
+    or the row is gone): "row: cell / metrics"."""
+    by_name = {r["mechanism"]: r for r in rows}
+    stale = []
+    for name, causes in CAUSES.items():
+        r = by_name.get(name)
+        for c in causes:
+            if r is None or not any(cause_of(name, v) is c for v in r["differ"]):
+                stale.append(f"{name}: {c.cell} / {', '.join(c.metrics)}")
+    return stale
+
+
+def _link(evidence: str, markdown: bool) -> str:
+    return f"[{evidence.split('#')[0]}]({evidence})" if markdown else f"docs/{evidence}"
+
+
+def superseded_table(rows: list[dict], markdown: bool = False) -> str:
+    """The superseded rows: how many of their cells differ, the row that
+    makes the comparison again and how well that row agrees."""
+    by_name = {r["mechanism"]: r for r in rows}
+    body = []
+    for r in rows:
+        if r["mechanism"] not in SUPERSEDED_BY or not r["compared"]:
+            continue
+        later, what = SUPERSEDED_BY[r["mechanism"]]
+        lr = by_name.get(later)
+        got = f"{lr['either']} of {lr['compared']}" if lr and lr["compared"] else "not run"
+        body.append([r["mechanism"], f"{r['either']} of {r['compared']}", later, what, got])
+    if not body:
+        return ""
+    return render(["row", "agree", "superseded by", "what the later row changes", "agree there"], body,
+                  markdown=markdown, align=["left", "right", "left", "left", "right"])
+
+
+def remaining_table(rows: list[dict], markdown: bool = False) -> str:
+    """Every differing metric cell of the rows nothing supersedes, with where
+    its cause stands."""
+    body = []
+    for r in final_rows(rows):
+        for v in r["differ"]:
+            unit = unit_of(v["metric"])
+            m0, m1 = v["ref_ci"][0], v["ours_ci"][0]
+            rel = f"{(m1 - m0) / abs(m0) * 100:+.0f} %" if m0 and m0 == m0 and m1 == m1 else "-"
+            c = cause_of(r["mechanism"], v)
+            status, why = (c.status, f"{c.why} ({_link(c.evidence, markdown)})") if c else ("open", "")
+            body.append([r["mechanism"], v["cell"], v["label"], ci(*v["ref_ci"][:2], unit),
+                         ci(*v["ours_ci"][:2], unit), rel, status, why])
+    if not body:
+        return ""
+    return render(["mechanism", "cell", "metric", "reference", "netreturn", "ours vs reference", "where it stands",
+                   "cause"], body, markdown=markdown,
+                  align=["left", "left", "left", "right", "right", "right", "left", "left"])
+
+
+def headline(rows: list[dict]) -> str:
+    """One sentence: the rows nothing supersedes, their agreement, and their
+    differing cells by status."""
+    f = final_rows(rows)
+    compared = sum(r["compared"] for r in f)
+    either = sum(r["either"] for r in f)
+    counts = dict.fromkeys(STATUSES, 0)
+    for r in f:
+        for v in r["differ"]:
+            c = cause_of(r["mechanism"], v)
+            counts[c.status if c else "open"] += 1
+    parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    return (f"On the {sum(1 for r in f if r['compared'])} rows no later row supersedes: {either} of {compared} "
+            f"metric cells agree by either measure; the {compared - either} that differ: {parts or 'none'}.")
+
+
+def text(rows: list[dict], markdown: bool = False) -> str:
+    """The headline, the remaining differences with their causes, the
+    superseded rows, and any stale cause."""
+    out = headline(rows)
+    rem = remaining_table(rows, markdown)
+    if rem:
+        out += "\n\nMetric cells that agree by neither measure, on the rows no later row supersedes:\n\n" + rem
+    sup = superseded_table(rows, markdown)
+    if sup:
+        out += ("\n\nRows a later row supersedes (the same comparison with the reference repaired, or ours on "
+                "the reference's documented rule); their differing cells are what the later row changes:\n\n" + sup)
+    stale = stale_causes(rows)
+    if stale:
+        out += "\n\nCauses that no longer name a differing cell (update netreturn/valstatus.py): " + "; ".join(stale)
+    return out
