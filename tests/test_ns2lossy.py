@@ -93,3 +93,17 @@ def test_ns2s_timer_restart_at_a_fast_retransmit_is_set_on_ours_and_refused_when
     off = ns2lossy._document("newreno", 0.03, {"tcp.rto_restart_on_fast_retransmit": "false"})
     with pytest.raises(ValueError, match="rto_restart_on_fast_retransmit"):
         ns2lossy.tcl_script(off, "newreno", 1)
+
+
+def test_ours_loss_ssthresh_rule_leaves_ns2s_script_alone_and_names_its_own_summary_cell():
+    from netreturn.validate_lossy import NS2_ALIGNED
+    from netreturn.valsummary import PLAN
+
+    doc = ns2lossy._document("newreno", 0.01)
+    ruled = ns2lossy._document("newreno", 0.01, {"tcp.loss_ssthresh": "ns2"})
+    assert ruled["tcp"]["loss_ssthresh"] == "ns2"
+    # ns-2 always halves its own window (slowdown): the Tcl is the same.
+    assert ns2lossy.tcl_script(ruled, "newreno", 1) == ns2lossy.tcl_script(doc, "newreno", 1)
+    cells = {c.name: c.args for m in PLAN for c in m.cells if c.kind == "lossy" and c.args.get("reference") == "ns2"}
+    assert cells == {"lossy_newreno_ns2": {"cc": "newreno", "reference": "ns2"},
+                     "lossy_newreno_ns2_ns2ssthresh": {"cc": "newreno", "reference": "ns2", "sets": NS2_ALIGNED}}

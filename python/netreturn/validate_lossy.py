@@ -94,6 +94,11 @@ SACK_ALIGNED = {"sack": "true", "recovery": "prr", "tcp.sack_impatient": "true",
 #: "ns3"``; docs/validation.md, "NewReno without SACK: ns-3's flight at a
 #: loss").
 NOSACK_ALIGNED = {"tcp.loss_ssthresh": "ns3"}
+#: Against ns-2.35, ours setting ssthresh at a loss as ns-2's NewReno does:
+#: half its uninflated window in whole segments (``tcp.loss_ssthresh =
+#: "ns2"``; docs/validation.md, "NewReno against ns-2.35: the ssthresh at a
+#: timeout inside a recovery").
+NS2_ALIGNED = {"tcp.loss_ssthresh": "ns2"}
 
 
 def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None, loss_exit: str = "ns3") -> str | None:
@@ -244,7 +249,8 @@ def main(a, out: Path) -> int:
             rows.append(row)
         cell = cell_of(cc, renosack, westwood, sets, loss_exit)
         if reference == "ns2":
-            cell = NS2_CELL if not sets and tuple(loss_rates) == LOSSES else None
+            cell = None if tuple(loss_rates) != LOSSES else (
+                NS2_CELL if not sets else NS2_CELL + "_ns2ssthresh" if dict(sets) == NS2_ALIGNED else None)
         elif cell and tuple(loss_rates) != LOSSES and not cell.endswith("_repaired"):
             cell = None  # the shipped cells hold the whole of Fig. 3b; the repaired one may hold some of it
         if cell:  # a cell of the summary

@@ -93,9 +93,12 @@ def _xcp_cells() -> tuple[Cell, ...]:
 
 def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: str = "ns3",
            sack: bool = False, loss_exit: str = "ns3", aligned: bool = False) -> tuple[Cell, ...]:
-    from .validate_lossy import NS2_CELL, SACK_ALIGNED, cell_of
+    from .validate_lossy import NS2_ALIGNED, NS2_CELL, SACK_ALIGNED, cell_of
 
     if reference == "ns2":
+        if aligned:  # ours halving ns-2's uninflated window at a loss (NS2_ALIGNED)
+            return (Cell(NS2_CELL + "_ns2ssthresh", "Fig. 3b's loss rates", "lossy",
+                         {"cc": cc, "reference": "ns2", "sets": NS2_ALIGNED}),)
         return (Cell(NS2_CELL, "Fig. 3b's loss rates", "lossy", {"cc": cc, "reference": "ns2"}),)
     if sack:
         args = {"cc": cc, "sets": SACK_ALIGNED, **({"westwood": "linux"} if repaired else {}),
@@ -156,6 +159,8 @@ LOSSY_RFC6582_STRICT = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-rep
 LOSSY_NOSACK_FLIGHT = "validation.md#newreno-without-sack-ns-3s-flight-at-a-loss-issue-25-2026-11-27"
 LOSSY_NS2 = ("validation.md#newrenos-fast-recoveries-and-rtos-at-1-10-percent-loss-against-ns-235-issue-25-"
              "2026-11-27-branch-val6")
+LOSSY_NS2_SSTHRESH = ("validation.md#newreno-against-ns-235-the-ssthresh-at-a-timeout-inside-a-recovery-issue-25-"
+                      "2026-11-27")
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
 MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"
@@ -241,6 +246,9 @@ PLAN: tuple[Mechanism, ...] = (
               "that ends CA_LOSS", LOSSY_LOSS_EXIT, _lossy("westwood+", True, sack=True, loss_exit="rfc5681")),
     Mechanism("NewReno, lossy link, ns-2.35", "ns-2.35 (Agent/TCP/Newreno, TCPSink)", LOSSY_NS2,
               _lossy("newreno", reference="ns2")),
+    Mechanism("NewReno, lossy link, ns-2.35, ns-2's ssthresh", "ns-2.35 (Agent/TCP/Newreno, TCPSink); ours halving "
+              "ns-2's uninflated window at a loss", LOSSY_NS2_SSTHRESH, _lossy("newreno", reference="ns2",
+                                                                            aligned=True)),
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
               LOSSY_RFC6582, _lossy("newreno", False, "rfc6582")),
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582, strict",

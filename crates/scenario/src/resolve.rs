@@ -335,6 +335,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
             LossSsthreshName::Rfc5681 => netreturn_tcp::LossSsthresh::Rfc5681,
             LossSsthreshName::Ns3 => netreturn_tcp::LossSsthresh::Ns3,
             LossSsthreshName::Linux => netreturn_tcp::LossSsthresh::Linux,
+            LossSsthreshName::Ns2 => netreturn_tcp::LossSsthresh::Ns2,
         },
         ..TcpConfig::default()
     }

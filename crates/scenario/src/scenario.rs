@@ -252,6 +252,7 @@ pub enum LossSsthreshName {
     Rfc5681,
     Ns3,
     Linux,
+    Ns2,
 }
 
 fn default_loss_ssthresh() -> LossSsthreshName {
@@ -1427,10 +1428,12 @@ mod tests {
     }
 
     #[test]
-    fn the_loss_ssthresh_rule_reads_rfc5681_ns3_or_linux_and_refuses_others_naming_the_field() {
+    fn the_loss_ssthresh_rule_reads_rfc5681_ns3_linux_or_ns2_and_refuses_others_naming_the_field() {
         let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
         assert_eq!(s.tcp.loss_ssthresh, LossSsthreshName::Rfc5681);
-        for (name, rule) in [("ns3", LossSsthreshName::Ns3), ("linux", LossSsthreshName::Linux)] {
+        for (name, rule) in
+            [("ns3", LossSsthreshName::Ns3), ("linux", LossSsthreshName::Linux), ("ns2", LossSsthreshName::Ns2)]
+        {
             let text = MINI.replace("[topology]", &format!("[tcp]\nloss_ssthresh = \"{name}\"\n[topology]"));
             assert_eq!(Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.loss_ssthresh, rule);
         }

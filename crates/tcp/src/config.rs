@@ -49,6 +49,15 @@ pub enum LossSsthresh {
     /// ssthresh that recovery set (`tcp_enter_loss`: "Reduce ssthresh if
     /// it has not yet been made inside this window"), as Linux.
     Linux,
+    /// FlightSize = ns-2.35's `window()` = min(cwnd_, wnd_) in whole
+    /// segments, halved to a whole segment (`TcpAgent::slowdown` with
+    /// `CLOSE_SSTHRESH_HALF`, `precision_reduce_` off). ns-2's
+    /// `NewRenoTcpAgent` keeps a recovery's inflation apart (`dupwnd_`),
+    /// so a timeout inside a recovery halves the uninflated window:
+    /// min(ssthresh, cwnd - SMSS) of RFC 6582's inflated cwnd (ns-2's
+    /// `partialnewack` deflates `dupwnd_` first and leaves it at least 1).
+    /// `TcpAgent::timeout` halves at every expiry, a backed-off one too.
+    Ns2,
 }
 
 /// Settings of a TCP endpoint. `Default` gives ns-3 3.44's defaults
@@ -63,7 +72,7 @@ pub enum LossSsthresh {
 /// | `dupack_same_window` | on | without SACK, a dupACK must repeat the previous window (RFC 5681 section 2); off, any window (ns-3) |
 /// | `impatient` | on | without SACK, only the first partial ACK of a NewReno recovery restarts the retransmission timer (RFC 6582 section 3.2 step 5, "Impatient"; ns-3); off, every partial ACK does (RFC 6298 (5.3), "Slow-but-Steady"; Linux) |
 /// | `sack_impatient` | off | with SACK, only the first partial ACK of a recovery restarts the retransmission timer, as ns-3 3.44 does in every recovery (`TcpSocketBase::ProcessAck`: `NewAck(ack, m_isFirstPartialAck)`); off, every ACK that advances SND.UNA does (RFC 6298 (5.3); Linux `tcp_rearm_rto`) |
-/// | `loss_ssthresh` | `Rfc5681` | the FlightSize RFC 5681 (4) halves at a fast retransmit and a timeout: SND.MAX - SND.UNA, RFC 6675's pipe (ns-3), or cwnd with no second reduction inside a recovery (Linux) ([`LossSsthresh`]) |
+/// | `loss_ssthresh` | `Rfc5681` | the FlightSize RFC 5681 (4) halves at a fast retransmit and a timeout: SND.MAX - SND.UNA, RFC 6675's pipe (ns-3), cwnd with no second reduction inside a recovery (Linux), or ns-2.35's uninflated window at every expiry (ns-2) ([`LossSsthresh`]) |
 /// | `rto_restart_on_fast_retransmit` | off | the fast retransmit restarts the retransmission timer (ns-2.35 `tcp-newreno.cc` `dupack_action` `reset_rtx_timer(1,0)`; Linux `tcp_xmit_retransmit_queue`); off, a running timer keeps its expiry (RFC 6298 (5.1); ns-3) |
 /// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
 /// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |

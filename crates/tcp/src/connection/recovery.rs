@@ -157,8 +157,25 @@ impl Connection {
             LossSsthresh::Ns3 => (self.snd_max - self.snd_una).saturating_sub(self.reno_sacked(entering)),
             // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2).
             LossSsthresh::Linux => self.win.cwnd,
+            LossSsthresh::Ns2 => self.ns2_window(entering),
             LossSsthresh::Rfc5681 => outstanding,
         }
+    }
+
+    /// What ns-2.35's `slowdown(CLOSE_SSTHRESH_HALF)` halves, as a flight
+    /// whose half is ns-2's: `(int)(window() / 2)` whole segments, where
+    /// `window()` is min(cwnd_, wnd_) truncated to whole segments. Inside a
+    /// NewReno recovery ns-2's cwnd_ is the uninflated part of RFC 6582's
+    /// cwnd (`NewRenoTcpAgent` inflates `dupwnd_`, at least 1 in recovery,
+    /// and deflates cwnd_ only below it): min(ssthresh, cwnd - SMSS).
+    fn ns2_window(&self, entering: bool) -> u64 {
+        let cwnd = if self.in_recovery && !entering && !self.cc.owns_cwnd() {
+            self.win.ssthresh.min(self.win.cwnd.saturating_sub(self.mss))
+        } else {
+            self.win.cwnd
+        };
+        let segments = cwnd.min(self.rwnd) / self.mss;
+        segments / 2 * 2 * self.mss
     }
 
     /// The bytes ns-3 3.44 without SACK counts as delivered from duplicate

@@ -1128,7 +1128,7 @@ fn outside_a_recovery_every_rule_halves_what_is_outstanding() {
     // No dupACK at all: the timer expires with ten segments outstanding,
     // none SACKed, so the pipe and cwnd equal SND.MAX - SND.UNA and Linux's
     // rule has no reduction of this window to keep.
-    for rule in [LossSsthresh::Rfc5681, LossSsthresh::Ns3, LossSsthresh::Linux] {
+    for rule in [LossSsthresh::Rfc5681, LossSsthresh::Ns3, LossSsthresh::Linux, LossSsthresh::Ns2] {
         let cfg = TcpConfig {
             mss: 1000,
             cc: crate::CcKind::NewReno(Default::default()),
@@ -1164,4 +1164,46 @@ fn without_sack_ns3s_flight_leaves_out_a_segment_per_duplicate_ack_at_a_fast_ret
     assert_eq!(ns3.at_timeout, 3500, "(12 - 5) segments, halved");
     // RFC 5681 halves all that is outstanding, above the recovery's reduction.
     assert_eq!((rfc.flight, rfc.at_timeout), (12_000, 6000));
+}
+
+#[test]
+fn ns2s_rule_halves_the_window_at_a_fast_retransmit_and_the_uninflated_window_at_a_timeout_in_whole_segments() {
+    // ns-2.35 `slowdown(CLOSE_SSTHRESH_HALF)`: ssthresh_ = (int)(window() / 2)
+    // segments. At the fast retransmit window() = cwnd_ = 10 segments (the
+    // two limited-transmit segments do not count): 5.
+    let ns2 = loss_then_timeout(LossSsthresh::Ns2, false, 6);
+    assert_eq!(ns2.at_loss, 5000);
+    // At the timeout ns-2's NewReno holds the five dupACKs' inflation in
+    // `dupwnd_`, not in cwnd_ (= 5 segments): (int)(5 / 2) = 2 segments,
+    // where RFC 5681 halves the 12 outstanding (6) and ns-3 the 7 it counts
+    // in flight (3.5).
+    assert_eq!(ns2.inflation, 5000, "RFC 6582's cwnd = ssthresh + 5 SMSS; ns-2's cwnd_ + dupwnd_ the same");
+    assert_eq!(ns2.at_timeout, 2000);
+}
+
+#[test]
+fn ns2s_rule_halves_the_window_again_at_a_backed_off_expiry_where_rfc5681_keeps_ssthresh() {
+    // ns-2.35 `TcpAgent::timeout` calls `slowdown(CLOSE_SSTHRESH_HALF)` at
+    // every expiry; RFC 5681 section 3.1 keeps ssthresh on a repeated one.
+    let second_expiry = |rule| {
+        let cfg = TcpConfig {
+            mss: 1000,
+            cc: crate::CcKind::NewReno(Default::default()),
+            initial_cwnd: 20,
+            loss_ssthresh: rule,
+            ..Default::default()
+        };
+        let (mut c, _s) = established(&cfg);
+        let mut out = Vec::new();
+        c.send(Time::ZERO, 40_000, &mut out);
+        let t = c.next_timer().expect("the retransmission timer runs");
+        c.on_timer(t, &mut out);
+        let first = c.win.ssthresh;
+        let t = c.next_timer().expect("backed off, it runs again");
+        c.on_timer(t, &mut out);
+        assert_eq!(c.stats().timeouts, 2);
+        (first, c.win.ssthresh)
+    };
+    assert_eq!(second_expiry(LossSsthresh::Rfc5681), (10_000, 10_000));
+    assert_eq!(second_expiry(LossSsthresh::Ns2), (10_000, 2000), "cwnd = 1 segment halved, floored at 2");
 }

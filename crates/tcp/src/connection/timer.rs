@@ -17,7 +17,11 @@ impl Connection {
         if self.snd_una >= self.snd_max {
             return;
         }
-        if self.rtt.backoff() == 0 {
+        // ns-2.35 `TcpAgent::timeout` halves its window at every expiry
+        // (`slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART)`), a backed-off
+        // one too, so ssthresh falls to 2 segments after cwnd = 1.
+        let every_expiry = self.cfg.loss_ssthresh == LossSsthresh::Ns2;
+        if self.rtt.backoff() == 0 || every_expiry {
             // RFC 5681 (4) on the first timeout of a series; repeated
             // timeouts of the same data keep ssthresh (RFC 5681 section 3.1).
             let flight = self.loss_flight_size(self.snd_max - self.snd_una, false);
