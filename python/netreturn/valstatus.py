@@ -66,96 +66,67 @@ _FQ_REMAINING = ("validation.md#fq-codel-and-dctcp-against-ns-3-the-remaining-di
                  "branch-fq8")
 _LINUX = "testbed.md#agreement-with-linux-issue-25-item-5"
 
+_LOSS_EXIT = "ns-3 grows no cwnd on the ACK that ends CA_LOSS (RFC 5681 3.1)"
+_STANDIN_MARKS = "the harness's RFC 793 stand-in guessed loss marks"
+_STANDIN_RTO = "the stand-in's retransmission timer as RFC 6298"
+_MARK_TX = "ns-3's routers wrote the free buffer one transmission before the packet reached the link"
+_GBN = "the stand-in resent one segment, not the window, at an expiry inside CA_LOSS"
+_NEWRENO_MARKS = "ns-3's NewReno keeps loss marks after a recovery; its timer as RFC 6298"
+_NEWRENO_RFC6582 = ("ns-3 lowers its pipe by each dupACK'd segment's size and halves pipe + 1 segment, where RFC 6582 "
+                    "inflates by one SMSS per dupACK and halves FlightSize")
+_PROFILE = "the simulator's defaults are ns-3's; the Linux profile takes Linux's where they differ"
+
+
+def _chain(rows: list[str], changes: list[str]) -> dict[str, tuple[str, str]]:
+    """``rows[i]`` superseded by ``rows[i + 1]``, which changes ``changes[i]``."""
+    assert len(changes) == len(rows) - 1
+    return {a: (b, what) for a, b, what in zip(rows, rows[1:], changes)}
+
+
 #: Row -> (the row that supersedes it, what that row changes).
 SUPERSEDED_BY: dict[str, tuple[str, str]] = {
-    "NewReno, lossy link": (
-        "NewReno, lossy link, ns-3 as RFC 6582",
-        "ns-3's NewReno without SACK keeps loss marks after a recovery (not RFC 6582)"),
-    "NewReno, lossy link, ns-3 as RFC 6582": (
-        "NewReno, lossy link, ns-3 as RFC 6582, strict",
-        "ns-3 guesses loss marks from dupACKs outside a recovery"),
-    "NewReno, lossy link, ns-3 as RFC 6582, strict": (
-        "NewReno, lossy link, ns-3 strict, loss exit, ns-3's flight",
-        "ns-3 grows no cwnd on the ACK that ends CA_LOSS (RFC 5681 3.1); ours halving ns-3's flight at a loss "
-        "(tcp.loss_ssthresh = ns3, a documented rule)"),
-    "NewReno, lossy link, ns-2.35": (
-        "NewReno, lossy link, ns-2.35, ns-2's ssthresh",
-        "ours halving ns-2's uninflated window at a timeout, at every expiry (tcp.loss_ssthresh = ns2, a documented "
-        "rule): the start-up's second overshoot at 0.001-0.1 % loss"),
-    "Westwood+, lossy link": (
-        "Westwood+, lossy link, ns-3 repaired",
-        "ns-3's TcpWestwoodPlus counts dupACK-delivered segments twice"),
-    "Westwood+, lossy link, ns-3 repaired": (
-        "Westwood+, lossy link, ns-3 repaired, RFC 6582 strict",
-        "ns-3 without SACK is not RFC 6582 (guessed loss marks)"),
-    "Westwood+, lossy link, ns-3 repaired, RFC 6582 strict": (
-        "Westwood+, lossy link, ns-3 repaired, strict, loss exit",
-        "ns-3 grows no cwnd on the ACK that ends CA_LOSS"),
-    "NewReno, lossy link, SACK": (
-        "NewReno, lossy link, SACK, ns-3 loss exit repaired",
-        "ns-3 grows no cwnd on the ACK that ends CA_LOSS"),
-    "Westwood+, lossy link, SACK, ns-3 repaired": (
-        "Westwood+, lossy link, SACK, ns-3 repaired, loss exit",
-        "ns-3 grows no cwnd on the ACK that ends CA_LOSS"),
-    "RFC 793 TCP (NGWA's scenarios)": (
-        "RFC 793 TCP (NGWA), ns-3 strict",
-        "the harness's RFC 793 stand-in guessed loss marks"),
-    "RFC 793 TCP (NGWA), ns-3 strict": (
-        "RFC 793 TCP (NGWA), ns-3 strict+RTO",
-        "the stand-in's retransmission timer as RFC 6298"),
-    "NGWA mode 3": ("NGWA mode 3, ns-3 strict", "the harness's RFC 793 stand-in guessed loss marks"),
-    "NGWA mode 3, ns-3 strict": ("NGWA mode 3, ns-3 strict+RTO", "the stand-in's retransmission timer as RFC 6298"),
-    "NGWA mode 3, ns-3 strict+RTO": (
-        "NGWA mode 3, ns-3 strict+RTO, marking at transmission",
-        "ns-3's routers wrote the free buffer one transmission before the packet reached the link"),
-    "NGWA mode 3, ns-3 strict+RTO, marking at transmission": (
-        "NGWA mode 3, ns-3 strict+RTO+go-back-N, marking at transmission",
-        "the stand-in resent one segment, not the window, at an expiry inside CA_LOSS"),
-    "NGWA mode 4": ("NGWA mode 4, ns-3 strict", "the harness's RFC 793 stand-in guessed loss marks"),
-    "NGWA mode 4, ns-3 strict": ("NGWA mode 4, ns-3 strict+RTO", "the stand-in's retransmission timer as RFC 6298"),
-    "NGWA mode 4, ns-3 strict+RTO": (
-        "NGWA mode 4, ns-3 strict+RTO, marking at transmission",
-        "ns-3's routers wrote the free buffer one transmission before the packet reached the link"),
-    "NGWA mode 4, ns-3 strict+RTO, marking at transmission": (
-        "NGWA mode 4, ns-3 strict+RTO+go-back-N, marking at transmission",
-        "the stand-in resent one segment, not the window, at an expiry inside CA_LOSS"),
-    "NewReno (NGWA's scenarios)": (
-        "NewReno (NGWA), ns-3 RFC 6582+RTO",
-        "ns-3's NewReno keeps loss marks after a recovery; its timer as RFC 6298"),
-    "NewReno (NGWA), ns-3 RFC 6582+RTO": (
-        "NewReno (NGWA), ns-3 as RFC 6582",
-        "ns-3 lowers its pipe by each dupACK'd segment's size and halves pipe + 1 segment, where RFC 6582 "
-        "inflates by one SMSS per dupACK and halves FlightSize"),
-    "NGWA mode 1": ("NGWA mode 1, ns-3 RFC 6582+RTO", "ns-3's NewReno keeps loss marks after a recovery"),
-    "NGWA mode 1, ns-3 RFC 6582+RTO": (
-        "NGWA mode 1, ns-3 as RFC 6582", "ns-3's NewReno recovery as RFC 6582 (inflation, FlightSize)"),
-    "NGWA mode 1, ns-3 as RFC 6582": (
-        "NGWA mode 1, ns-3 as RFC 6582, marking at transmission",
-        "ns-3's routers wrote the free buffer one transmission before the packet reached the link"),
-    "NGWA mode 2": ("NGWA mode 2, ns-3 RFC 6582+RTO", "ns-3's NewReno keeps loss marks after a recovery"),
-    "NGWA mode 2, ns-3 RFC 6582+RTO": (
-        "NGWA mode 2, ns-3 as RFC 6582", "ns-3's NewReno recovery as RFC 6582 (inflation, FlightSize)"),
-    "NGWA mode 2, ns-3 as RFC 6582": (
-        "NGWA mode 2, ns-3 as RFC 6582, marking at transmission",
-        "ns-3's routers wrote the free buffer one transmission before the packet reached the link"),
-    "FQ-CoDel": ("FQ-CoDel, ns-3 as Linux", "ns-3's FQ-CoDel tests one MTU per flow queue, Linux the whole backlog"),
-    "FQ-CoDel with ECN (CUBIC)": (
-        "FQ-CoDel with ECN (CUBIC), ns-3 as Linux",
-        "Linux's one-MTU test, and the next mark scheduled from the due time as Linux"),
-    "FQ-CoDel with ECN (CUBIC), ns-3 as Linux": (
-        "FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ECE answer repaired",
-        "ns-3 leaves a recovery for CWR on an ECE (RFC 3168 6.1.2: no second reduction)"),
-    "DCTCP": ("DCTCP, ns-3 repaired", "ns-3's DCTCP answers a loss as RFC 8257 3.5 asks"),
-    "DCTCP, ns-3 repaired": (
-        "DCTCP, ns-3 repaired, FQ-CoDel as Linux", "Linux's one-MTU test on the whole backlog"),
-    "DCTCP, ns-3 repaired, FQ-CoDel as Linux": (
-        "DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too", "the next mark scheduled from the due time as Linux"),
-    "NewReno against Linux": (
-        "NewReno against Linux, Linux profile",
-        "the simulator's defaults are ns-3's; the Linux profile takes Linux's where they differ"),
-    "CUBIC against Linux": (
-        "CUBIC against Linux, Linux profile",
-        "the simulator's defaults are ns-3's; the Linux profile takes Linux's where they differ"),
+    **_chain(["NewReno, lossy link", "NewReno, lossy link, ns-3 as RFC 6582",
+              "NewReno, lossy link, ns-3 as RFC 6582, strict",
+              "NewReno, lossy link, ns-3 strict, loss exit, ns-3's flight"],
+             ["ns-3's NewReno without SACK keeps loss marks after a recovery (not RFC 6582)",
+              "ns-3 guesses loss marks from dupACKs outside a recovery",
+              _LOSS_EXIT + "; ours halving ns-3's flight at a loss (tcp.loss_ssthresh = ns3, a documented rule)"]),
+    **_chain(["Westwood+, lossy link", "Westwood+, lossy link, ns-3 repaired",
+              "Westwood+, lossy link, ns-3 repaired, RFC 6582 strict",
+              "Westwood+, lossy link, ns-3 repaired, strict, loss exit"],
+             ["ns-3's TcpWestwoodPlus counts dupACK-delivered segments twice",
+              "ns-3 without SACK is not RFC 6582 (guessed loss marks)", _LOSS_EXIT]),
+    **_chain(["NewReno, lossy link, SACK", "NewReno, lossy link, SACK, ns-3 loss exit repaired"], [_LOSS_EXIT]),
+    **_chain(["Westwood+, lossy link, SACK, ns-3 repaired", "Westwood+, lossy link, SACK, ns-3 repaired, loss exit"],
+             [_LOSS_EXIT]),
+    **_chain(["NewReno, lossy link, ns-2.35", "NewReno, lossy link, ns-2.35, ns-2's ssthresh"],
+             ["ours halving ns-2's uninflated window at a timeout, at every expiry (tcp.loss_ssthresh = ns2, a "
+              "documented rule): the start-up's second overshoot at 0.001-0.1 % loss"]),
+    **_chain(["RFC 793 TCP (NGWA's scenarios)", "RFC 793 TCP (NGWA), ns-3 strict",
+              "RFC 793 TCP (NGWA), ns-3 strict+RTO"], [_STANDIN_MARKS, _STANDIN_RTO]),
+    **{k: v for m in (3, 4) for k, v in _chain(
+        [f"NGWA mode {m}", f"NGWA mode {m}, ns-3 strict", f"NGWA mode {m}, ns-3 strict+RTO",
+         f"NGWA mode {m}, ns-3 strict+RTO, marking at transmission",
+         f"NGWA mode {m}, ns-3 strict+RTO+go-back-N, marking at transmission"],
+        [_STANDIN_MARKS, _STANDIN_RTO, _MARK_TX, _GBN]).items()},
+    **_chain(["NewReno (NGWA's scenarios)", "NewReno (NGWA), ns-3 RFC 6582+RTO", "NewReno (NGWA), ns-3 as RFC 6582"],
+             [_NEWRENO_MARKS, _NEWRENO_RFC6582]),
+    **{k: v for m in (1, 2) for k, v in _chain(
+        [f"NGWA mode {m}", f"NGWA mode {m}, ns-3 RFC 6582+RTO", f"NGWA mode {m}, ns-3 as RFC 6582",
+         f"NGWA mode {m}, ns-3 as RFC 6582, marking at transmission"],
+        [_NEWRENO_MARKS, _NEWRENO_RFC6582, _MARK_TX]).items()},
+    **_chain(["FQ-CoDel", "FQ-CoDel, ns-3 as Linux"],
+             ["ns-3's FQ-CoDel tests one MTU per flow queue, Linux the whole backlog"]),
+    **_chain(["FQ-CoDel with ECN (CUBIC)", "FQ-CoDel with ECN (CUBIC), ns-3 as Linux",
+              "FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ECE answer repaired"],
+             ["Linux's one-MTU test, and the next mark scheduled from the due time as Linux",
+              "ns-3 leaves a recovery for CWR on an ECE (RFC 3168 6.1.2: no second reduction)"]),
+    **_chain(["DCTCP", "DCTCP, ns-3 repaired", "DCTCP, ns-3 repaired, FQ-CoDel as Linux",
+              "DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too"],
+             ["ns-3's DCTCP answers a loss as RFC 8257 3.5 asks", "Linux's one-MTU test on the whole backlog",
+              "the next mark scheduled from the due time as Linux"]),
+    **_chain(["NewReno against Linux", "NewReno against Linux, Linux profile"], [_PROFILE]),
+    **_chain(["CUBIC against Linux", "CUBIC against Linux, Linux profile"], [_PROFILE]),
 }
 
 #: Row -> what is known of its differing cells (rows nothing supersedes).

@@ -1123,24 +1123,36 @@ fn a_timeout_inside_a_sack_recovery_halves_the_outstanding_data_or_ns3s_pipe_or_
     assert_eq!(ssthresh, reduced);
 }
 
+/// NewReno with no dupACK at all: 40 kB written with `initial_cwnd`
+/// segments sent, then the timer expires `n` times; ssthresh after each.
+fn ssthresh_after_expiries(rule: LossSsthresh, initial_cwnd: u32, n: usize) -> Vec<u64> {
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        initial_cwnd,
+        loss_ssthresh: rule,
+        ..Default::default()
+    };
+    let (mut c, _s) = established(&cfg);
+    let mut out = Vec::new();
+    c.send(Time::ZERO, 40_000, &mut out);
+    let mut after = Vec::new();
+    for _ in 0..n {
+        let t = c.next_timer().expect("the retransmission timer runs, backed off after the first expiry");
+        c.on_timer(t, &mut out);
+        after.push(c.win.ssthresh);
+    }
+    assert_eq!(c.stats().timeouts, n as u64);
+    after
+}
+
 #[test]
 fn outside_a_recovery_every_rule_halves_what_is_outstanding() {
     // No dupACK at all: the timer expires with ten segments outstanding,
     // none SACKed, so the pipe and cwnd equal SND.MAX - SND.UNA and Linux's
     // rule has no reduction of this window to keep.
     for rule in [LossSsthresh::Rfc5681, LossSsthresh::Ns3, LossSsthresh::Linux, LossSsthresh::Ns2] {
-        let cfg = TcpConfig {
-            mss: 1000,
-            cc: crate::CcKind::NewReno(Default::default()),
-            loss_ssthresh: rule,
-            ..Default::default()
-        };
-        let (mut c, _s) = established(&cfg);
-        let mut out = Vec::new();
-        c.send(Time::ZERO, 40_000, &mut out);
-        let t = c.next_timer().expect("the retransmission timer runs");
-        c.on_timer(t, &mut out);
-        assert_eq!(c.win.ssthresh, 5000, "{rule:?}");
+        assert_eq!(ssthresh_after_expiries(rule, 10, 1), [5000], "{rule:?}");
     }
 }
 
@@ -1185,25 +1197,10 @@ fn ns2s_rule_halves_the_window_at_a_fast_retransmit_and_the_uninflated_window_at
 fn ns2s_rule_halves_the_window_again_at_a_backed_off_expiry_where_rfc5681_keeps_ssthresh() {
     // ns-2.35 `TcpAgent::timeout` calls `slowdown(CLOSE_SSTHRESH_HALF)` at
     // every expiry; RFC 5681 section 3.1 keeps ssthresh on a repeated one.
-    let second_expiry = |rule| {
-        let cfg = TcpConfig {
-            mss: 1000,
-            cc: crate::CcKind::NewReno(Default::default()),
-            initial_cwnd: 20,
-            loss_ssthresh: rule,
-            ..Default::default()
-        };
-        let (mut c, _s) = established(&cfg);
-        let mut out = Vec::new();
-        c.send(Time::ZERO, 40_000, &mut out);
-        let t = c.next_timer().expect("the retransmission timer runs");
-        c.on_timer(t, &mut out);
-        let first = c.win.ssthresh;
-        let t = c.next_timer().expect("backed off, it runs again");
-        c.on_timer(t, &mut out);
-        assert_eq!(c.stats().timeouts, 2);
-        (first, c.win.ssthresh)
-    };
-    assert_eq!(second_expiry(LossSsthresh::Rfc5681), (10_000, 10_000));
-    assert_eq!(second_expiry(LossSsthresh::Ns2), (10_000, 2000), "cwnd = 1 segment halved, floored at 2");
+    assert_eq!(ssthresh_after_expiries(LossSsthresh::Rfc5681, 20, 2), [10_000, 10_000]);
+    assert_eq!(
+        ssthresh_after_expiries(LossSsthresh::Ns2, 20, 2),
+        [10_000, 2000],
+        "cwnd = 1 segment halved, floored at 2"
+    );
 }
