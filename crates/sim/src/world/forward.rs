@@ -14,8 +14,8 @@ impl World {
         if dst == node {
             self.rec.totals.delivered += 1;
             let p = &self.pool.slots[pi as usize];
-            let (flow, dir) = (p.flow as usize, p.dir as usize);
-            if p.udp {
+            let (flow, dir) = (p.flow as usize, p.dir() as usize);
+            if p.udp() {
                 let payload = (p.size - IP_HEADER - UDP_HEADER) as u64;
                 self.pool.release(pi);
                 let u = &mut self.udp[flow];
@@ -69,7 +69,7 @@ impl World {
         // RED with `ecn` may mark an ECN-capable TCP segment instead of
         // dropping it (RFC 3168 section 5); UDP sources are not ECN-capable.
         let p = &self.pool.slots[pi as usize];
-        let ect = !p.udp && p.seg.ecn().is_capable();
+        let ect = !p.udp() && p.seg.ecn().is_capable();
         let (hop, iface) = (&mut self.hops[out as usize], &mut self.ifaces[out as usize]);
         let start = now.max(hop.busy_until);
         let res = if start == now {
@@ -155,11 +155,11 @@ impl World {
                     }
                     (Some(s), None) => (*now, s.observe(*now, free_now)),
                 };
-                if pool.slots[pi as usize].udp {
+                if pool.slots[pi as usize].udp() {
                     return;
                 }
                 let (p, inband) = pool.with_inband(pi);
-                let (flow, dir, flags) = (p.flow, p.dir, p.seg.flags);
+                let (flow, dir, flags) = (p.flow, p.dir(), p.seg.flags);
                 let keys: &[FlowKey] = tcp_keys;
                 let conn = TcpConn {
                     syn: flags.syn(),
@@ -178,7 +178,7 @@ impl World {
                     capacity_bytes: iface.capacity_bytes,
                     rate: iface.rate,
                 };
-                let udp = pool.slots[pi as usize].udp;
+                let udp = pool.slots[pi as usize].udp();
                 // A UDP packet carries no in-band fields (nor a cold part).
                 let (p, mut inband) = if udp {
                     (&mut pool.slots[pi as usize], None)
@@ -187,7 +187,7 @@ impl World {
                     (p, Some(inband))
                 };
                 let before = inband.as_ref().map_or(0, |b| b.wire_len());
-                let meta = (!p.udp).then(|| TcpMeta {
+                let meta = (!p.udp()).then(|| TcpMeta {
                     key: tcp_key(tcp_keys, p),
                     syn: p.seg.flags.syn(),
                     fin: p.seg.flags.fin(),
@@ -245,10 +245,10 @@ impl World {
 
     pub(super) fn drop_packet(&mut self, pi: u32, iface: u32) {
         let p = self.pool.slots[pi as usize];
-        if !p.udp && self.logging(p.flow) {
+        if !p.udp() && self.logging(p.flow) {
             let line = format!(
                 "drop {} at {}",
-                self.describe_segment(p.flow, p.dir, &self.pool.segment(pi)),
+                self.describe_segment(p.flow, p.dir(), &self.pool.segment(pi)),
                 self.ifaces[iface as usize].name
             );
             self.log(line);
@@ -271,13 +271,13 @@ impl World {
         let (plain, delay) = (hop.plain(), hop.delay);
         if !plain && self.ifaces[i as usize].pcap.is_some() {
             let p = self.pool.slots[pi as usize];
-            let key = if p.udp { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp_keys, &p) };
-            let seg = (!p.udp).then(|| self.pool.segment(pi));
+            let key = if p.udp() { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp_keys, &p) };
+            let seg = (!p.udp()).then(|| self.pool.segment(pi));
             self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, p.size, seg.as_ref(), key);
         }
         if self.rec.monitor == Some(i) {
             let p = &self.pool.slots[pi as usize];
-            if p.udp || !self.rec.traces.iter().any(|t| t.flow == p.flow as usize) {
+            if p.udp() || !self.rec.traces.iter().any(|t| t.flow == p.flow as usize) {
                 self.rec.cross_bytes += size as u64;
             }
         }
@@ -358,7 +358,7 @@ impl World {
         // A gateway on this node's interface back toward the sender sees the
         // packets flowing against its data direction: ACKs to rewrite
         // (SPEC.md section 1, rule 5).
-        if reverse_gateway && !self.pool.slots[pi as usize].udp {
+        if reverse_gateway && !self.pool.slots[pi as usize].udp() {
             self.gateway_sees_ack(Iface::reverse(i), pi, now);
         }
         self.at_node(node, pi);
@@ -371,7 +371,7 @@ impl World {
     pub(super) fn gateway_sees_data(&mut self, out: u32, pi: u32) {
         let now = self.now;
         let p = &self.pool.slots[pi as usize];
-        let view = (!p.udp).then(|| self.view(pi));
+        let view = (!p.udp()).then(|| self.view(pi));
         let size = p.size;
         let gw = self.ifaces[out as usize].gateway.as_mut().expect("checked");
         match view {

@@ -43,13 +43,14 @@ const UDP_HEADER: u32 = 8;
 /// A packet in flight. The simulator carries header fields, not bytes.
 ///
 /// One cache line (`repr(C, align(64))`, 64 bytes) in declaration order:
-/// what every hop reads (destination, flow, size), the segment's hot part
-/// (24 bytes: sequence and ACK numbers, length, timestamps, window, flags,
-/// ECN; [`HotSegment`]) and the link to the packet behind it on the wire.
-/// The parts few segments carry (SYN options, SACK blocks, in-band fields)
-/// sit in the pool's cold table, read only when the hot part says so
-/// (docs/validation.md, session 17). The event loop prefetches the line for
-/// the next event ([`World::run`]).
+/// what every hop reads (destination, flow, size), the index of the
+/// segment's cold part, the segment's hot part (24 bytes: sequence and ACK
+/// numbers, length, timestamps, window, flags, ECN, and the packet's
+/// direction and kind; [`HotSegment`]) and the link to the packet behind it
+/// on the wire. The parts few segments carry (SYN options, SACK blocks,
+/// in-band fields) sit in the pool's small cold table, read only when the
+/// hot part says so (docs/validation.md, session 17). The event loop
+/// prefetches the line for the next event ([`World::run`]).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 pub struct Packet {
@@ -58,29 +59,44 @@ pub struct Packet {
     pub flow: u32,
     /// Bytes on the wire (IP packet).
     pub size: u32,
-    /// 0: from the flow's opener (client) to its peer; 1: the reverse.
-    pub dir: u8,
-    pub udp: bool,
+    /// The segment's entry in the pool's cold table, when
+    /// [`HotSegment::has_cold`].
+    cold: u32,
     pub seg: HotSegment,
     /// The packet's place among those on the wire of its current link
     /// (the event queue's linked lane: [`crate::event`]).
     pub link: Link,
 }
 
-/// A slab of packets; events refer to packets by index. `cold[i]` holds the
-/// cold part of slot `i`'s segment when its hot part says it has one; the
-/// table grows only as far as such a segment is written.
+impl Packet {
+    /// 0: from the flow's opener (client) to its peer; 1: the reverse.
+    #[inline(always)]
+    pub fn dir(&self) -> u8 {
+        self.seg.dir()
+    }
+    #[inline(always)]
+    pub fn udp(&self) -> bool {
+        self.seg.udp()
+    }
+}
+
+/// A slab of packets; events refer to packets by index. The cold parts of
+/// their segments are in a table of their own, as dense as the segments
+/// that have one (about 12 % of TCP packets in `bench/scaled`), its free
+/// entries reused last-freed first.
 #[derive(Default)]
 struct Pool {
     slots: Vec<Packet>,
-    cold: Vec<ColdSegment>,
     free: Vec<u32>,
+    cold: Vec<ColdSegment>,
+    cold_free: Vec<u32>,
     live: u64,
 }
 
 impl Pool {
     /// A free slot, filled in place by `fill` (a packet is written once,
-    /// not built and then copied in).
+    /// not built and then copied in). `fill` writes the segment's hot part
+    /// whole, so the slot has no cold part until [`Pool::put_cold`].
     #[inline]
     fn alloc(&mut self, fill: impl FnOnce(&mut Packet)) -> u32 {
         self.live += 1;
@@ -91,8 +107,7 @@ impl Pool {
                     dst: 0,
                     flow: 0,
                     size: 0,
-                    dir: 0,
-                    udp: false,
+                    cold: 0,
                     seg: HotSegment::default(),
                     link: Link::default(),
                 });
@@ -102,28 +117,41 @@ impl Pool {
         fill(&mut self.slots[i as usize]);
         i
     }
+    #[inline]
     fn release(&mut self, i: u32) {
         self.live -= 1;
         self.free.push(i);
+        let p = &self.slots[i as usize];
+        if p.seg.has_cold() {
+            self.cold_free.push(p.cold);
+        }
     }
 
-    /// Slot `i`'s cold entry, written as `cold` (the table grows to hold it).
+    /// Writes `cold` as the cold part of slot `i`'s segment: into its entry
+    /// if it has one, else into a free entry.
     #[cold]
     #[inline(never)]
     fn put_cold(&mut self, i: u32, cold: ColdSegment) {
-        let i = i as usize;
-        if self.cold.len() <= i {
-            self.cold.resize(i + 1, ColdSegment::default());
+        let p = &mut self.slots[i as usize];
+        if !p.seg.has_cold() {
+            p.cold = match self.cold_free.pop() {
+                Some(c) => c,
+                None => {
+                    self.cold.push(ColdSegment::default());
+                    (self.cold.len() - 1) as u32
+                }
+            };
+            p.seg.set_cold();
         }
-        self.cold[i] = cold;
-        self.slots[i].seg.set_cold();
+        self.cold[p.cold as usize] = cold;
     }
 
     /// The cold part of slot `i`'s segment (all defaults when it has none).
     #[inline]
     fn cold(&self, i: u32) -> ColdSegment {
-        if self.slots[i as usize].seg.has_cold() {
-            self.cold[i as usize]
+        let p = &self.slots[i as usize];
+        if p.seg.has_cold() {
+            self.cold[p.cold as usize]
         } else {
             ColdSegment::default()
         }
@@ -132,7 +160,8 @@ impl Pool {
     /// The segment of TCP packet `i`, unpacked.
     #[inline]
     fn segment(&self, i: u32) -> Segment {
-        self.slots[i as usize].seg.unpack(|| self.cold[i as usize])
+        let p = &self.slots[i as usize];
+        p.seg.unpack(|| self.cold[p.cold as usize])
     }
 
     /// The packet in slot `i` and its segment's in-band fields, to change
@@ -141,7 +170,9 @@ impl Pool {
         if !self.slots[i as usize].seg.has_cold() {
             self.put_cold(i, ColdSegment::default());
         }
-        (&mut self.slots[i as usize], &mut self.cold[i as usize].inband)
+        let p = &mut self.slots[i as usize];
+        let c = p.cold as usize;
+        (p, &mut self.cold[c].inband)
     }
 }
 
@@ -617,7 +648,7 @@ pub struct PacketLog {
 /// The key of TCP packet `p` as it travels (the flow's key, reversed for
 /// the direction from the server).
 fn tcp_key(keys: &[FlowKey], p: &Packet) -> FlowKey {
-    key_of(keys, p.flow, p.dir)
+    key_of(keys, p.flow, p.dir())
 }
 
 /// [`tcp_key`] from the packet's flow and direction, for a caller that
@@ -928,10 +959,10 @@ impl World {
     }
 
     fn counts(&mut self, p: &Packet) -> &mut PacketCounts {
-        if p.udp {
+        if p.udp() {
             &mut self.udp[p.flow as usize].packets
         } else {
-            &mut self.tcp[p.flow as usize].packets[p.dir as usize]
+            &mut self.tcp[p.flow as usize].packets[p.dir() as usize]
         }
     }
 
@@ -954,14 +985,12 @@ impl World {
             let size = IP_HEADER + seg.inband.wire_len() + seg.header_len() + seg.len;
             // Written into its slot field by field, the segment packed:
             // its cold part, if any, into the cold table.
-            let hot = HotSegment::pack(seg);
+            let hot = HotSegment::pack(seg, side);
             let pi = self.pool.alloc(|p| {
                 p.dst = to;
                 p.flow = flow;
-                p.dir = side;
-                p.udp = false;
                 p.size = size;
-                p.seg = hot;
+                p.seg = hot.without_cold();
             });
             if hot.has_cold() {
                 self.pool.put_cold(pi, ColdSegment::of(seg));
@@ -1008,7 +1037,7 @@ impl World {
     /// it is for, then frees it.
     fn tcp_receive(&mut self, pi: u32) {
         let p = &self.pool.slots[pi as usize];
-        let (flow, dir) = (p.flow, p.dir);
+        let (flow, dir) = (p.flow, p.dir());
         let side = 1 - dir;
         let now = self.now;
         if self.logging(flow) {
@@ -1173,9 +1202,9 @@ impl World {
         u.bytes_sent += u.packet as u64;
         let (src, dst) = (u.src, u.dst);
         self.events.schedule_in_lane(self.udp_lane(ui), now + gap, Event::UdpTick(ui));
-        let pi = self.pool.alloc(|p| {
-            *p = Packet { dst, flow: ui, size, dir: 0, udp: true, seg: HotSegment::default(), link: Link::default() }
-        });
+        let pi = self
+            .pool
+            .alloc(|p| *p = Packet { dst, flow: ui, size, cold: 0, seg: HotSegment::of_udp(), link: Link::default() });
         self.rec.totals.created += 1;
         self.at_node(src, pi);
     }
@@ -1204,8 +1233,8 @@ mod layout {
     }
 
     fn put(pool: &mut Pool, seg: &Segment) -> u32 {
-        let hot = HotSegment::pack(seg);
-        let i = pool.alloc(|p| p.seg = hot);
+        let hot = HotSegment::pack(seg, 0);
+        let i = pool.alloc(|p| p.seg = hot.without_cold());
         if hot.has_cold() {
             pool.put_cold(i, ColdSegment::of(seg));
         }

@@ -19,8 +19,12 @@ use netreturn_tcp::{Options, SackBlocks, Segment};
 const ECN_MASK: u8 = 0b11;
 const RETRANSMISSION: u8 = 1 << 2;
 const TIMESTAMPS: u8 = 1 << 3;
-/// The segment has a cold part: its slot's [`ColdSegment`] holds it.
+/// The segment has a cold part: the pool's cold table holds it.
 const COLD: u8 = 1 << 4;
+/// The packet's direction (1: from the flow's server) and kind: bits of
+/// the packet, kept here where the slot has room for them.
+const DIR: u8 = 1 << 5;
+const UDP: u8 = 1 << 6;
 
 /// What a packet slot holds of its segment: 24 bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,11 +81,13 @@ impl ColdSegment {
 }
 
 impl HotSegment {
-    /// The hot part of `seg`; [`HotSegment::has_cold`] says whether it
-    /// has a cold part too ([`ColdSegment::of`], which the caller stores).
+    /// The hot part of `seg`, sent in direction `dir`;
+    /// [`HotSegment::has_cold`] says whether it has a cold part too
+    /// ([`ColdSegment::of`], which the caller stores).
     #[inline(always)]
-    pub fn pack(seg: &Segment) -> HotSegment {
+    pub fn pack(seg: &Segment, dir: u8) -> HotSegment {
         let bits = seg.ecn.bits()
+            | if dir != 0 { DIR } else { 0 }
             | if seg.retransmission { RETRANSMISSION } else { 0 }
             | if seg.opts.timestamps.is_some() { TIMESTAMPS } else { 0 }
             | if ColdSegment::needed(seg) { COLD } else { 0 };
@@ -129,6 +135,23 @@ impl HotSegment {
         seg
     }
 
+    /// What a UDP packet holds here: no segment.
+    pub fn of_udp() -> HotSegment {
+        HotSegment { bits: UDP, ..HotSegment::default() }
+    }
+
+    /// The packet's direction: 0 from the flow's opener, 1 the reverse.
+    #[inline(always)]
+    pub fn dir(&self) -> u8 {
+        (self.bits & DIR != 0) as u8
+    }
+
+    /// Whether the packet is a UDP datagram (no segment).
+    #[inline(always)]
+    pub fn udp(&self) -> bool {
+        self.bits & UDP != 0
+    }
+
     /// The ECN field of the IP packet carrying the segment.
     #[inline(always)]
     pub fn ecn(&self) -> Ecn {
@@ -146,8 +169,14 @@ impl HotSegment {
         self.bits & COLD != 0
     }
 
-    /// Records that the slot's [`ColdSegment`] now holds this segment's
-    /// cold part (the caller has written it).
+    /// This hot part marked as having no cold part: what a slot holds
+    /// until [`super::Pool::put_cold`] gives it one.
+    #[inline(always)]
+    pub(super) fn without_cold(self) -> HotSegment {
+        HotSegment { bits: self.bits & !COLD, ..self }
+    }
+
+    /// Records that the cold table now holds this segment's cold part.
     pub(super) fn set_cold(&mut self) {
         self.bits |= COLD;
     }
@@ -166,7 +195,8 @@ mod tests {
     }
 
     fn round_trip(seg: &Segment) -> (Segment, bool) {
-        let hot = HotSegment::pack(seg);
+        let hot = HotSegment::pack(seg, 1);
+        assert_eq!((hot.dir(), hot.udp()), (1, false));
         let cold = ColdSegment::of(seg);
         (hot.unpack(|| cold), hot.has_cold())
     }
@@ -240,7 +270,7 @@ mod tests {
                     seg.opts.timestamps = ts;
                     // Unpacking must not read the cold table: the closure
                     // would panic.
-                    let hot = HotSegment::pack(&seg);
+                    let hot = HotSegment::pack(&seg, 0);
                     assert!(!hot.has_cold());
                     assert_eq!(ColdSegment::of(&seg), ColdSegment::default());
                     assert_eq!(hot.unpack(|| unreachable!("no cold part")), seg);
@@ -254,7 +284,7 @@ mod tests {
     fn marking_ce_changes_only_the_ecn_field() {
         let mut seg = Segment { seq: 5, retransmission: true, ecn: Ecn::Ect0, ..Segment::default() };
         seg.opts.timestamps = Some((1, 2));
-        let mut hot = HotSegment::pack(&seg);
+        let mut hot = HotSegment::pack(&seg, 0);
         hot.set_ecn(Ecn::Ce);
         assert_eq!(hot.unpack(ColdSegment::default), Segment { ecn: Ecn::Ce, ..seg });
     }
