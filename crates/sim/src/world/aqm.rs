@@ -35,8 +35,8 @@ impl World {
         // A flow's packets in one direction share a key (RFC 8290 section
         // 4.1.1 hashes the 5-tuple). TCP segments carry the ECN field their
         // sender set; UDP sources are not ECN-capable.
-        let ecn = if p.udp() { Ecn::NotEct } else { p.seg.ecn() };
-        let meta = Meta::new(p.size, ((p.flow as u64) << 2) | ((p.udp() as u64) << 1) | p.dir() as u64, ecn);
+        let ecn = if p.udp { Ecn::NotEct } else { p.seg.ecn };
+        let meta = Meta::new(p.size, ((p.flow as u64) << 2) | ((p.udp as u64) << 1) | p.dir as u64, ecn);
         let iface = &mut self.ifaces[out as usize];
         let link = iface.aqm.as_deref_mut().expect("an AQM interface");
         let AqmLink { queue, dropped } = link;
@@ -98,8 +98,8 @@ impl World {
     #[inline(never)]
     pub(super) fn mark_ce(&mut self, i: u32, pi: u32) {
         let seg = &mut self.pool.slots[pi as usize].seg;
-        if seg.ecn() != Ecn::Ce {
-            seg.set_ecn(Ecn::Ce);
+        if seg.ecn != Ecn::Ce {
+            seg.ecn = Ecn::Ce;
             self.ifaces[i as usize].stats.ecn_marks += 1;
         }
     }

@@ -14,8 +14,8 @@ impl World {
         if dst == node {
             self.rec.totals.delivered += 1;
             let p = &self.pool.slots[pi as usize];
-            let (flow, dir) = (p.flow as usize, p.dir() as usize);
-            if p.udp() {
+            let (flow, dir) = (p.flow as usize, p.dir as usize);
+            if p.udp {
                 let payload = (p.size - IP_HEADER - UDP_HEADER) as u64;
                 self.pool.release(pi);
                 let u = &mut self.udp[flow];
@@ -69,7 +69,7 @@ impl World {
         // RED with `ecn` may mark an ECN-capable TCP segment instead of
         // dropping it (RFC 3168 section 5); UDP sources are not ECN-capable.
         let p = &self.pool.slots[pi as usize];
-        let ect = !p.udp() && p.seg.ecn().is_capable();
+        let ect = !p.udp && p.seg.ecn.is_capable();
         let (hop, iface) = (&mut self.hops[out as usize], &mut self.ifaces[out as usize]);
         let start = now.max(hop.busy_until);
         let res = if start == now {
@@ -139,6 +139,7 @@ impl World {
     pub(super) fn stage_call(&mut self, i: u32, pi: u32, departure: Option<Time>) {
         let World { ifaces, pool, tcp_keys, now, .. } = self;
         let iface = &mut ifaces[i as usize];
+        let p = &mut pool.slots[pi as usize];
         match iface.stage.as_deref_mut() {
             None => {}
             // NGWA marks TCP packets as they leave the queue (seed 001
@@ -155,11 +156,10 @@ impl World {
                     }
                     (Some(s), None) => (*now, s.observe(*now, free_now)),
                 };
-                if pool.slots[pi as usize].udp() {
+                if p.udp {
                     return;
                 }
-                let (p, inband) = pool.with_inband(pi);
-                let (flow, dir, flags) = (p.flow, p.dir(), p.seg.flags);
+                let (flow, dir, flags) = (p.flow, p.dir, p.seg.flags);
                 let keys: &[FlowKey] = tcp_keys;
                 let conn = TcpConn {
                     syn: flags.syn(),
@@ -168,7 +168,7 @@ impl World {
                     key: move || key_of(keys, flow, dir),
                     index: indexed.then_some(flow),
                 };
-                if router.on_tcp_departure(at, conn, free, Some(inband)) == Marking::Inserted {
+                if router.on_tcp_departure(at, conn, free, Some(&mut p.seg.inband)) == Marking::Inserted {
                     p.size += InBand::Ngwa(0).wire_len();
                 }
             }
@@ -178,28 +178,20 @@ impl World {
                     capacity_bytes: iface.capacity_bytes,
                     rate: iface.rate,
                 };
-                let udp = pool.slots[pi as usize].udp();
-                // A UDP packet carries no in-band fields (nor a cold part).
-                let (p, mut inband) = if udp {
-                    (&mut pool.slots[pi as usize], None)
-                } else {
-                    let (p, inband) = pool.with_inband(pi);
-                    (p, Some(inband))
-                };
-                let before = inband.as_ref().map_or(0, |b| b.wire_len());
-                let meta = (!p.udp()).then(|| TcpMeta {
+                let before = p.seg.inband.wire_len();
+                let meta = (!p.udp).then(|| TcpMeta {
                     key: tcp_key(tcp_keys, p),
                     syn: p.seg.flags.syn(),
                     fin: p.seg.flags.fin(),
                     rst: p.seg.flags.rst(),
                     payload_len: p.seg.len,
                 });
-                let mut fp = ForwardPacket { tcp: meta, size: p.size, inband: inband.as_deref_mut() };
+                let mut fp = ForwardPacket { tcp: meta, size: p.size, inband: (!p.udp).then_some(&mut p.seg.inband) };
                 match departure {
                     None => stage.on_enqueue(*now, &mut fp, &queue),
                     Some(at) => stage.on_dequeue(at, &mut fp, &queue),
                 }
-                let after = inband.as_ref().map_or(0, |b| b.wire_len());
+                let after = p.seg.inband.wire_len();
                 p.size = p.size + after - before;
             }
         }
@@ -245,10 +237,10 @@ impl World {
 
     pub(super) fn drop_packet(&mut self, pi: u32, iface: u32) {
         let p = self.pool.slots[pi as usize];
-        if !p.udp() && self.logging(p.flow) {
+        if !p.udp && self.logging(p.flow) {
             let line = format!(
                 "drop {} at {}",
-                self.describe_segment(p.flow, p.dir(), &self.pool.segment(pi)),
+                self.describe_segment(p.flow, p.dir, &p.seg),
                 self.ifaces[iface as usize].name
             );
             self.log(line);
@@ -271,13 +263,13 @@ impl World {
         let (plain, delay) = (hop.plain(), hop.delay);
         if !plain && self.ifaces[i as usize].pcap.is_some() {
             let p = self.pool.slots[pi as usize];
-            let key = if p.udp() { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp_keys, &p) };
-            let seg = (!p.udp()).then(|| self.pool.segment(pi));
-            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, p.size, seg.as_ref(), key);
+            let key = if p.udp { self.udp[p.flow as usize].key } else { tcp_key(&self.tcp_keys, &p) };
+            let tcp = (!p.udp).then_some(&p.seg);
+            self.ifaces[i as usize].pcap.as_mut().expect("checked").record(start, p.size, tcp, key);
         }
         if self.rec.monitor == Some(i) {
             let p = &self.pool.slots[pi as usize];
-            if p.udp() || !self.rec.traces.iter().any(|t| t.flow == p.flow as usize) {
+            if p.udp || !self.rec.traces.iter().any(|t| t.flow == p.flow as usize) {
                 self.rec.cross_bytes += size as u64;
             }
         }
@@ -358,7 +350,7 @@ impl World {
         // A gateway on this node's interface back toward the sender sees the
         // packets flowing against its data direction: ACKs to rewrite
         // (SPEC.md section 1, rule 5).
-        if reverse_gateway && !self.pool.slots[pi as usize].udp() {
+        if reverse_gateway && !self.pool.slots[pi as usize].udp {
             self.gateway_sees_ack(Iface::reverse(i), pi, now);
         }
         self.at_node(node, pi);
@@ -371,7 +363,7 @@ impl World {
     pub(super) fn gateway_sees_data(&mut self, out: u32, pi: u32) {
         let now = self.now;
         let p = &self.pool.slots[pi as usize];
-        let view = (!p.udp()).then(|| self.view(pi));
+        let view = (!p.udp).then(|| self.view(p));
         let size = p.size;
         let gw = self.ifaces[out as usize].gateway.as_mut().expect("checked");
         match view {
@@ -386,7 +378,7 @@ impl World {
     fn gateway_sees_ack(&mut self, back: u32, pi: u32, now: Time) {
         // The controller reads the queue it watches as it is now.
         self.drain(back);
-        let v = self.view(pi);
+        let v = self.view(&self.pool.slots[pi as usize]);
         let iface = &mut self.ifaces[back as usize];
         if let Some(w) = iface.gateway.as_mut().and_then(|g| g.on_ack(now, &v)) {
             self.pool.slots[pi as usize].seg.window = w;

@@ -14,10 +14,7 @@ use netreturn_tcp::{Connection, Segment, TcpConfig};
 
 mod aqm;
 mod forward;
-mod packed;
 mod record;
-
-pub use packed::{ColdSegment, HotSegment};
 
 pub use netreturn_scenario::resolve::tcp_config;
 pub use record::{PacketTotals, Recorder};
@@ -42,61 +39,43 @@ const UDP_HEADER: u32 = 8;
 
 /// A packet in flight. The simulator carries header fields, not bytes.
 ///
-/// One cache line (`repr(C, align(64))`, 64 bytes) in declaration order:
-/// what every hop reads (destination, flow, size), the index of the
-/// segment's cold part, the segment's hot part (24 bytes: sequence and ACK
-/// numbers, length, timestamps, window, flags, ECN, and the packet's
-/// direction and kind; [`HotSegment`]) and the link to the packet behind it
-/// on the wire. The parts few segments carry (SYN options, SACK blocks,
-/// in-band fields) sit in the pool's small cold table, read only when the
-/// hot part says so (docs/validation.md, session 17). The event loop
-/// prefetches the line for the next event ([`World::run`]).
+/// Laid out in declaration order on cache lines of its own (`repr(C,
+/// align(64))`, 128 bytes): what every hop reads (destination, flow, size,
+/// the link to the packet behind it on the wire) fills the first line; the
+/// segment an endpoint reads follows (88 bytes from byte 40, so it begins
+/// on the first line and ends on the second). A router hop touches one
+/// line, and the event loop prefetches the first for the next event
+/// ([`World::run`]). Asking for the second as well, where the segment is
+/// read, and splitting off what a hop reads into a dense table of its own,
+/// both measured, did not pay (docs/validation.md, session 16).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 pub struct Packet {
     pub dst: u32,
     /// Index into the TCP or UDP flow table.
     pub flow: u32,
+    /// 0: from the flow's opener (client) to its peer; 1: the reverse.
+    pub dir: u8,
+    pub udp: bool,
     /// Bytes on the wire (IP packet).
     pub size: u32,
-    /// The segment's entry in the pool's cold table, when
-    /// [`HotSegment::has_cold`].
-    cold: u32,
-    pub seg: HotSegment,
     /// The packet's place among those on the wire of its current link
     /// (the event queue's linked lane: [`crate::event`]).
     pub link: Link,
+    pub seg: Segment,
 }
 
-impl Packet {
-    /// 0: from the flow's opener (client) to its peer; 1: the reverse.
-    #[inline(always)]
-    pub fn dir(&self) -> u8 {
-        self.seg.dir()
-    }
-    #[inline(always)]
-    pub fn udp(&self) -> bool {
-        self.seg.udp()
-    }
-}
-
-/// A slab of packets; events refer to packets by index. The cold parts of
-/// their segments are in a table of their own, as dense as the segments
-/// that have one (about 12 % of TCP packets in `bench/scaled`), its free
-/// entries reused last-freed first.
+/// A slab of packets; events refer to packets by index.
 #[derive(Default)]
 struct Pool {
     slots: Vec<Packet>,
     free: Vec<u32>,
-    cold: Vec<ColdSegment>,
-    cold_free: Vec<u32>,
     live: u64,
 }
 
 impl Pool {
     /// A free slot, filled in place by `fill` (a packet is written once,
-    /// not built and then copied in). `fill` writes the segment's hot part
-    /// whole, so the slot has no cold part until [`Pool::put_cold`].
+    /// not built and then copied in).
     #[inline]
     fn alloc(&mut self, fill: impl FnOnce(&mut Packet)) -> u32 {
         self.live += 1;
@@ -106,9 +85,10 @@ impl Pool {
                 self.slots.push(Packet {
                     dst: 0,
                     flow: 0,
+                    dir: 0,
+                    udp: false,
                     size: 0,
-                    cold: 0,
-                    seg: HotSegment::default(),
+                    seg: Segment::default(),
                     link: Link::default(),
                 });
                 (self.slots.len() - 1) as u32
@@ -117,62 +97,9 @@ impl Pool {
         fill(&mut self.slots[i as usize]);
         i
     }
-    #[inline]
     fn release(&mut self, i: u32) {
         self.live -= 1;
         self.free.push(i);
-        let p = &self.slots[i as usize];
-        if p.seg.has_cold() {
-            self.cold_free.push(p.cold);
-        }
-    }
-
-    /// Writes `cold` as the cold part of slot `i`'s segment: into its entry
-    /// if it has one, else into a free entry.
-    #[cold]
-    #[inline(never)]
-    fn put_cold(&mut self, i: u32, cold: ColdSegment) {
-        let p = &mut self.slots[i as usize];
-        if !p.seg.has_cold() {
-            p.cold = match self.cold_free.pop() {
-                Some(c) => c,
-                None => {
-                    self.cold.push(ColdSegment::default());
-                    (self.cold.len() - 1) as u32
-                }
-            };
-            p.seg.set_cold();
-        }
-        self.cold[p.cold as usize] = cold;
-    }
-
-    /// The cold part of slot `i`'s segment (all defaults when it has none).
-    #[inline]
-    fn cold(&self, i: u32) -> ColdSegment {
-        let p = &self.slots[i as usize];
-        if p.seg.has_cold() {
-            self.cold[p.cold as usize]
-        } else {
-            ColdSegment::default()
-        }
-    }
-
-    /// The segment of TCP packet `i`, unpacked.
-    #[inline]
-    fn segment(&self, i: u32) -> Segment {
-        let p = &self.slots[i as usize];
-        p.seg.unpack(|| self.cold[p.cold as usize])
-    }
-
-    /// The packet in slot `i` and its segment's in-band fields, to change
-    /// them: a segment without a cold part gets one (all defaults) first.
-    fn with_inband(&mut self, i: u32) -> (&mut Packet, &mut InBand) {
-        if !self.slots[i as usize].seg.has_cold() {
-            self.put_cold(i, ColdSegment::default());
-        }
-        let p = &mut self.slots[i as usize];
-        let c = p.cold as usize;
-        (p, &mut self.cold[c].inband)
     }
 }
 
@@ -648,7 +575,7 @@ pub struct PacketLog {
 /// The key of TCP packet `p` as it travels (the flow's key, reversed for
 /// the direction from the server).
 fn tcp_key(keys: &[FlowKey], p: &Packet) -> FlowKey {
-    key_of(keys, p.flow, p.dir())
+    key_of(keys, p.flow, p.dir)
 }
 
 /// [`tcp_key`] from the packet's flow and direction, for a caller that
@@ -941,28 +868,24 @@ impl World {
         self.pool.live
     }
 
-    /// What a gateway sees of TCP packet `pi`.
-    fn view(&self, pi: u32) -> TcpView {
-        let p = &self.pool.slots[pi as usize];
-        // The SYN's options are in the cold part.
-        let cold = self.pool.cold(pi);
+    fn view(&self, p: &Packet) -> TcpView {
         TcpView {
             key: tcp_key(&self.tcp_keys, p),
             flags: p.seg.flags,
             seq: p.seg.seq,
             ack: p.seg.ack,
             window: p.seg.window,
-            wscale: cold.wscale,
-            mss: cold.mss,
+            wscale: p.seg.opts.wscale,
+            mss: p.seg.opts.mss,
             payload_len: p.seg.len,
         }
     }
 
     fn counts(&mut self, p: &Packet) -> &mut PacketCounts {
-        if p.udp() {
+        if p.udp {
             &mut self.udp[p.flow as usize].packets
         } else {
-            &mut self.tcp[p.flow as usize].packets[p.dir() as usize]
+            &mut self.tcp[p.flow as usize].packets[p.dir as usize]
         }
     }
 
@@ -983,18 +906,16 @@ impl World {
         }
         for seg in &out {
             let size = IP_HEADER + seg.inband.wire_len() + seg.header_len() + seg.len;
-            // Written into its slot field by field, the segment packed:
-            // its cold part, if any, into the cold table.
-            let hot = HotSegment::pack(seg, side);
+            // Written into its slot field by field: the segment is copied
+            // once, from `out` to the pool.
             let pi = self.pool.alloc(|p| {
                 p.dst = to;
                 p.flow = flow;
+                p.dir = side;
+                p.udp = false;
                 p.size = size;
-                p.seg = hot.without_cold();
+                p.seg = *seg;
             });
-            if hot.has_cold() {
-                self.pool.put_cold(pi, ColdSegment::of(seg));
-            }
             self.rec.totals.created += 1;
             self.tcp[flow as usize].packets[side as usize].sent += 1;
             self.at_node(from, pi);
@@ -1037,11 +958,11 @@ impl World {
     /// it is for, then frees it.
     fn tcp_receive(&mut self, pi: u32) {
         let p = &self.pool.slots[pi as usize];
-        let (flow, dir) = (p.flow, p.dir());
+        let (flow, dir) = (p.flow, p.dir);
         let side = 1 - dir;
         let now = self.now;
         if self.logging(flow) {
-            let line = format!("recv {}", self.describe_segment(flow, dir, &self.pool.segment(pi)));
+            let line = format!("recv {}", self.describe_segment(flow, dir, &self.pool.slots[pi as usize].seg));
             self.log(line);
         }
         let f = &mut self.tcp[flow as usize];
@@ -1051,8 +972,7 @@ impl World {
             self.pool.release(pi);
             return;
         }
-        let seg = self.pool.segment(pi);
-        f.conns[side as usize].on_segment(now, &seg, &mut self.out);
+        f.conns[side as usize].on_segment(now, &self.pool.slots[pi as usize].seg, &mut self.out);
         if side == 0 {
             self.rec.active.note_rtt(flow as usize, f.conns[0].last_rtt());
         }
@@ -1202,9 +1122,9 @@ impl World {
         u.bytes_sent += u.packet as u64;
         let (src, dst) = (u.src, u.dst);
         self.events.schedule_in_lane(self.udp_lane(ui), now + gap, Event::UdpTick(ui));
-        let pi = self
-            .pool
-            .alloc(|p| *p = Packet { dst, flow: ui, size, cold: 0, seg: HotSegment::of_udp(), link: Link::default() });
+        let pi = self.pool.alloc(|p| {
+            *p = Packet { dst, flow: ui, dir: 0, udp: true, size, seg: Segment::default(), link: Link::default() }
+        });
         self.rec.totals.created += 1;
         self.at_node(src, pi);
     }
@@ -1215,49 +1135,19 @@ mod layout {
     use super::*;
 
     #[test]
-    fn a_packet_slot_is_one_cache_line_holding_the_segments_hot_part() {
-        assert_eq!(std::mem::size_of::<Packet>(), 64);
+    fn a_packet_slot_is_two_cache_lines_with_what_every_hop_reads_in_the_first() {
+        assert_eq!(std::mem::size_of::<Packet>(), 128);
         assert_eq!(std::mem::align_of::<Packet>(), 64);
-        let o = |f: usize, n: usize| (f, f + n);
-        assert_eq!(o(std::mem::offset_of!(Packet, dst), 4), (0, 4));
-        assert_eq!(o(std::mem::offset_of!(Packet, size), 4), (8, 12));
-        assert_eq!(o(std::mem::offset_of!(Packet, seg), std::mem::size_of::<HotSegment>()), (16, 40));
-        assert_eq!(o(std::mem::offset_of!(Packet, link), std::mem::size_of::<Link>()), (40, 64));
-    }
-
-    fn sack_ack() -> Segment {
-        let mut seg = Segment { ack: 1000, window: 100, ..Segment::default() };
-        seg.opts.timestamps = Some((3, 4));
-        seg.opts.sack.push(2000, 3000);
-        seg
-    }
-
-    fn put(pool: &mut Pool, seg: &Segment) -> u32 {
-        let hot = HotSegment::pack(seg, 0);
-        let i = pool.alloc(|p| p.seg = hot.without_cold());
-        if hot.has_cold() {
-            pool.put_cold(i, ColdSegment::of(seg));
+        for end in [
+            std::mem::offset_of!(Packet, dst) + 4,
+            std::mem::offset_of!(Packet, size) + 4,
+            std::mem::offset_of!(Packet, link) + std::mem::size_of::<Link>(),
+        ] {
+            assert!(end <= 64, "a field every hop reads ends at byte {end}");
         }
-        i
-    }
-
-    #[test]
-    fn a_reused_slot_gives_back_its_own_segment_not_the_cold_part_of_the_one_before() {
-        let mut pool = Pool::default();
-        let i = put(&mut pool, &sack_ack());
-        assert_eq!(pool.segment(i), sack_ack());
-        pool.release(i);
-        // The freed slot, taken by a segment without a cold part: the SACK
-        // block left in the cold table is not read.
-        let plain = Segment { seq: 9, len: 1448, ..Segment::default() };
-        let j = put(&mut pool, &plain);
-        assert_eq!(j, i);
-        assert_eq!(pool.segment(j), plain);
-        // Given in-band fields, the slot's cold part starts from defaults.
-        let (_, inband) = pool.with_inband(j);
-        assert_eq!(*inband, InBand::None);
-        *inband = InBand::Ngwa(7);
-        assert_eq!(pool.segment(j), Segment { inband: InBand::Ngwa(7), ..plain });
+        // The segment straddles the two lines (88 bytes from byte 40).
+        let seg = std::mem::offset_of!(Packet, seg);
+        assert_eq!((seg, std::mem::size_of::<Segment>()), (40, 88));
     }
 
     #[test]

@@ -171,9 +171,7 @@ impl World {
             + r.queue_series.0.capacity()
             + r.queue_series.1.capacity()
             + r.avail_mbps.capacity();
-        // A slot's cold entry counted with it (the cold table grows only as
-        // far as a cold part is written, at most as far as the slots).
-        (self.pool.slots.capacity() * (std::mem::size_of::<Packet>() + std::mem::size_of::<ColdSegment>())
+        (self.pool.slots.capacity() * std::mem::size_of::<Packet>()
             + self.events.len() * 32
             + self.tcp.capacity() * std::mem::size_of::<TcpFlow>()
             + series * 8
