@@ -96,8 +96,13 @@ impl Connection {
                 // window"); the old bytes may go whatever the window now
                 // is. Without this a go-back-N's last segment carried new
                 // bytes past SND.UNA + SND.WND (docs/validation.md, branch
-                // ngwa10).
-                len = len.min(self.snd_max.max(self.wnd_edge()) - off);
+                // ngwa10). `resend_ends_at_snd_max`: no new bytes at all,
+                // as ns-3 3.44 resends its sent list
+                // (`TcpTxBuffer::GetTransmittedSegment` never crosses
+                // m_highTxMark) and Linux its retransmission queue.
+                let end =
+                    if self.cfg.resend_ends_at_snd_max { self.snd_max } else { self.snd_max.max(self.wnd_edge()) };
+                len = len.min(end - off);
             }
             (len, self.fin_at(off, len))
         } else if self.fin_queued && off == self.app_end {

@@ -279,6 +279,18 @@ fn a_go_back_n_resend_carries_no_new_byte_past_the_right_edge() {
     assert_eq!(segs.iter().map(|s| s.1).sum::<u64>(), 7_500);
 }
 
+#[test]
+fn with_resend_ends_at_snd_max_a_go_back_n_resends_only_what_was_sent() {
+    // ns-3 3.44 resends its sent list, Linux its retransmission queue:
+    // the last resend ends at SND.MAX (7300), and a 1000-byte segment of
+    // new data does not fit the 200 bytes left before the edge.
+    let (segs, edge) =
+        go_back_n_into_a_window_ending_mid_segment(TcpConfig { resend_ends_at_snd_max: true, ..Default::default() });
+    assert_eq!(edge, 1 + 7_500);
+    assert_eq!(segs.last(), Some(&(1 + 7_000, 300)), "{segs:?}");
+    assert_eq!(segs.iter().map(|s| s.1).sum::<u64>(), 7_300);
+}
+
 /// `s`'s ACK for nothing new, closing its window to `c` (a real receiver
 /// whose application stopped reading; our simulated receivers never do).
 fn zero_window_ack(c: &Connection, s: &Connection) -> Segment {
