@@ -481,7 +481,8 @@ def test_ours_resending_to_snd_max_runs_with_its_setting_and_counts_in_its_own_s
     assert rec["overrides"] == seen[0] and rec["ours"] == "resend-snd-max"
     assert (tmp_path / "cells" / "ngwa_mode4_rfc793-strict-rfc6298_mark-tx_ours-resend-snd-max.json").exists()
     assert [(k, v, m) for _, k, v, m, _ in NGWA_RESEND_ROWS] == [
-        ("rfc793", "strict-rfc6298", "qdisc"), ("mode3", "strict-rfc6298", "tx"), ("mode4", "strict-rfc6298", "tx"),
+        ("rfc793", "strict-rfc6298", "qdisc"), ("rfc793", "strict-rfc6298-gbn", "qdisc"),
+        ("mode3", "strict-rfc6298", "tx"), ("mode4", "strict-rfc6298", "tx"),
         ("mode3", "strict-rfc6298-gbn", "tx"), ("mode4", "strict-rfc6298-gbn", "tx")]
     got = {r["mechanism"]: r for r in summarize(tmp_path)}
     row = got["NGWA mode 4, ns-3 strict+RTO, marking at transmission, ours resending to SND.MAX"]

@@ -214,6 +214,12 @@ NGWA_RFC793_MARK_ROWS = tuple(
         ("strict-rfc6298-gbn", "strict+RTO+go-back-N",
          "no guessed loss marks, RFC 6298 RTO, the window resent at every timeout"))
     for name, key in (("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4")))
+#: The RFC 793 row with ns-3's stand-in resending the window at every timeout too (branch ngwa10; ngwa9 ran
+#: that repair for modes 3 and 4 only): (row name, key, stand-in, mark, the reference as the summary names it).
+NGWA_RFC793_GBN_ROWS = (
+    ("RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N", "rfc793", "strict-rfc6298-gbn", "qdisc",
+     "ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: no guessed loss marks, RFC 6298 RTO, the window resent "
+     "at every timeout"),)
 #: The RFC 793 rows again with ours resending as ns-3 (branch ngwa10): a go-back-N resend ends at SND.MAX,
 #: new data in segments of its own (``tcp.resend_ends_at_snd_max``, ``--ngwa-ours resend-snd-max``; both rules
 #: allowed by RFC 9293 section 3.8.6): (row name, key, stand-in, mark, the reference as the summary names it).
@@ -221,6 +227,9 @@ NGWA_RESEND_ROWS = (
     ("RFC 793 TCP (NGWA), ns-3 strict+RTO, ours resending to SND.MAX", "rfc793", "strict-rfc6298", "qdisc",
      "ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: no guessed loss marks, RFC 6298 RTO; ours with a "
      "go-back-N resend ending at SND.MAX"),
+    ("RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending to SND.MAX", "rfc793", "strict-rfc6298-gbn",
+     "qdisc", "ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: no guessed loss marks, RFC 6298 RTO, the "
+     "window resent at every timeout; ours with a go-back-N resend ending at SND.MAX"),
     *((f"{name}, ns-3 {label}, marking at transmission, ours resending to SND.MAX", key, variant, "tx",
        f"ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: {what}; routers marking as the packet starts on "
        "the link; ours with a go-back-N resend ending at SND.MAX")
@@ -286,6 +295,8 @@ PLAN: tuple[Mechanism, ...] = (
       for name, key, variant, mark, reference in NGWA_MARK_ROWS),
     *(Mechanism(name, reference, NGWA_RFC793_MARK_EVIDENCE, _ngwa(key, variant, mark=mark))
       for name, key, variant, mark, reference in NGWA_RFC793_MARK_ROWS),
+    *(Mechanism(name, reference, NGWA_RESEND_EVIDENCE, _ngwa(key, variant, mark=mark))
+      for name, key, variant, mark, reference in NGWA_RFC793_GBN_ROWS),
     *(Mechanism(name, reference, NGWA_RESEND_EVIDENCE, _ngwa(key, variant, mark=mark, ours="resend-snd-max"))
       for name, key, variant, mark, reference in NGWA_RESEND_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
