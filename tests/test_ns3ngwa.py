@@ -447,3 +447,44 @@ def test_in_ns3_routers_marking_as_the_packet_starts_on_the_link_damp_mode_1s_qu
     # Seed 3, 300 s (the start-up's fill counted in the swing): as built 56 lost, std 10.1 kB; at transmission 39, 9.5.
     assert at_tx["bottleneck_queue_std_bytes"] < built["bottleneck_queue_std_bytes"]
     assert at_tx["lost_packets"] < 0.8 * built["lost_packets"]
+
+
+def test_ours_resending_to_snd_max_runs_with_its_setting_and_counts_in_its_own_summary_row(tmp_path: Path):
+    # Branch ngwa10: ours with tcp.resend_ends_at_snd_max against the same ns-3 runs, kept in its own record.
+    import json
+
+    from netreturn.valsummary import NGWA_RESEND_ROWS
+
+    assert validate_ngwa.OURS == {"resend-snd-max": {"tcp.resend_ends_at_snd_max": "true"}}
+    name = validate_ngwa.cell_name("mode3", "strict-rfc6298", mark="tx", ours="resend-snd-max")
+    assert name == "ngwa_mode3_rfc793-strict-rfc6298_mark-tx_ours-resend-snd-max"
+    # ns-3's runs are shared with the record of ours as built.
+    assert (validate_ngwa.ns3_cache_path(tmp_path, "ngwa/window", "mode3", 1, "strict-rfc6298", mark="tx")
+            .name.endswith("_mark-tx_phase1000000ns_seed1.json"))
+    metrics = {m: 1.0 for m, _ in ns3ngwa.METRICS}
+    for s in (1, 2, 3):
+        p = validate_ngwa.ns3_cache_path(tmp_path, "ngwa/window", "mode4", s, "strict-rfc6298", mark="tx")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps({**metrics, "seed": s}))
+    seen = []
+    real = validate_ngwa._ours
+    validate_ngwa._ours = lambda sc, ov, seeds, jobs: seen.append(ov) or [dict(metrics) for _ in seeds]
+    try:
+        rec = validate_ngwa.run_cell("mode4", [1, 2, 3], tmp_path, cached=True, rfc793="strict-rfc6298", mark="tx",
+                                     ours="resend-snd-max")
+        with pytest.raises(ValueError, match="--ngwa-ours cubic: not one of resend-snd-max"):
+            validate_ngwa.run_cell("mode4", [1, 2, 3], tmp_path, cached=True, rfc793="strict-rfc6298", mark="tx",
+                                   ours="cubic")
+    finally:
+        validate_ngwa._ours = real
+    assert seen == [{"ngwa_mode": 4, "tcp.resend_ends_at_snd_max": "true"}]
+    assert rec["overrides"] == seen[0] and rec["ours"] == "resend-snd-max"
+    assert (tmp_path / "cells" / "ngwa_mode4_rfc793-strict-rfc6298_mark-tx_ours-resend-snd-max.json").exists()
+    assert [(k, v, m) for _, k, v, m, _ in NGWA_RESEND_ROWS] == [
+        ("rfc793", "strict-rfc6298", "qdisc"), ("rfc793", "strict-rfc6298-gbn", "qdisc"),
+        ("mode3", "strict-rfc6298", "tx"), ("mode4", "strict-rfc6298", "tx"),
+        ("mode3", "strict-rfc6298-gbn", "tx"), ("mode4", "strict-rfc6298-gbn", "tx")]
+    got = {r["mechanism"]: r for r in summarize(tmp_path)}
+    row = got["NGWA mode 4, ns-3 strict+RTO, marking at transmission, ours resending to SND.MAX"]
+    assert (row["cells"], row["either"]) == (1, len(ns3ngwa.METRICS))  # one record, every metric agreeing
+    assert got["NGWA mode 4, ns-3 strict+RTO, marking at transmission"]["cells"] == 0

@@ -103,6 +103,7 @@ def add_arguments(v) -> None:
     from .args import losses, positive as _positive
     from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
     from .validate_lossy import SCENARIO as LOSSY
+    from .validate_ngwa import OURS as NGWA_OURS
 
     v.add_argument("--scenario", choices=[*SCENARIOS, LOSSY, "ngwa"], default="ewt/scenario2",
                    help=f"an EWT dumbbell, the SARBE paper's lossy link ({LOSSY}: --cc, --loss), or NGWA's "
@@ -193,6 +194,11 @@ def add_arguments(v) -> None:
                         "disc lets the packet go to the device queue under it (as built, about one transmission "
                         "early); tx = as the device starts sending it, every byte waiting behind it counted, as "
                         "ours (records ngwa_<row>_mark-tx)")
+    v.add_argument("--ngwa-ours", choices=list(NGWA_OURS), default=None,
+                   help="with --scenario ngwa: ours with a setting where the two implementations differ and both "
+                        "are allowed: resend-snd-max = a go-back-N resend ends at SND.MAX, new data in segments of "
+                        "its own, as ns-3 resends its sent list (tcp.resend_ends_at_snd_max; records "
+                        "ngwa_<row>..._ours-resend-snd-max)")
     v.add_argument("--reference", choices=["ns3", "ns2"], default="ns3",
                    help="--scenario sarbe/lossy_link: the reference simulator, ns-3 3.44 or ns-2.35's own "
                         "Agent/TCP/Newreno and TCPSink (ns2: --cc newreno only)")

@@ -16,6 +16,9 @@ off) with the repaired stand-in (:data:`netreturn.ns3ngwa.RFC793`): records
 ``--ns3-newreno rfc6582`` does the same for the rows whose senders are
 NewReno (CW on; :data:`netreturn.ns3ngwa.NEWRENO`): records
 ``ngwa_<row>_newreno-rfc6582.json``.
+``--ngwa-ours resend-snd-max`` runs ours' side with a setting of ours
+(:data:`OURS`; records ``ngwa_<row>..._ours-resend-snd-max.json``): a rule
+where the two implementations differ and both are allowed (branch ngwa10).
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ REFERENCE = "ns-3 3.44 (ns3cxx/ngwa.cc)"
 PHASE_NS = 1_000_000
 #: The fewest seeds a scenario of a cell is compared over (``run_cell(cached=True)``).
 MIN_SEEDS = 3
+#: Ours' settings a cell may switch (``--ngwa-ours``): name -> scenario settings. ``resend-snd-max``: a
+#: go-back-N resend ends at SND.MAX, new data in segments of its own, as ns-3 3.44 resends its sent list
+#: (docs/tcp.md ``resend_ends_at_snd_max``; docs/validation.md, branch ngwa10).
+OURS = {"resend-snd-max": {"tcp.resend_ends_at_snd_max": "true"}}
 #: Where each scenario's metrics stand in a record (the ``where`` of a row).
 WHERE = {"ngwa/rate": "Table 2 (rate, 600 s)", "ngwa/window": "Fig. 3 (window, 180 s)"}
 
@@ -66,17 +73,18 @@ def newreno_rows() -> list[str]:
     return [k for _, k, _ in rows() if k not in rfc793]
 
 
-def _tag(rfc793: str, newreno: str = "ns3", mark: str = "qdisc") -> str:
+def _tag(rfc793: str, newreno: str = "ns3", mark: str = "qdisc", ours: str = "") -> str:
     return (("" if rfc793 == "ns3" else f"_rfc793-{rfc793}") + ("" if newreno == "ns3" else f"_newreno-{newreno}")
-            + ("" if mark == "qdisc" else f"_mark-{mark}"))
+            + ("" if mark == "qdisc" else f"_mark-{mark}") + (f"_ours-{ours}" if ours else ""))
 
 
-def cell_name(key: str, rfc793: str = "ns3", newreno: str = "ns3", mark: str = "qdisc") -> str:
+def cell_name(key: str, rfc793: str = "ns3", newreno: str = "ns3", mark: str = "qdisc", ours: str = "") -> str:
     """The cell record of Table 2's row ``key`` (e.g. ``mode6``), with the
     RFC 793 stand-in ``rfc793`` (``strict``: ``ngwa_mode3_rfc793-strict``)
     or the NewReno variant ``newreno`` (``ngwa_mode1_newreno-rfc6582``), routers marking at ``mark``
-    (``tx``: ``ngwa_mode1_mark-tx``)."""
-    return f"ngwa_{key}{_tag(rfc793, newreno, mark)}"
+    (``tx``: ``ngwa_mode1_mark-tx``), ours with the settings :data:`OURS` names ``ours``
+    (``resend-snd-max``: ``ngwa_mode3_..._ours-resend-snd-max``)."""
+    return f"ngwa_{key}{_tag(rfc793, newreno, mark, ours)}"
 
 
 def ns3_cache_path(out: Path, scenario: str, key: str, seed: int, rfc793: str = "ns3",
@@ -127,7 +135,7 @@ def _ours(scenario: str, overrides: dict, seeds: Sequence[int], jobs: int | None
 
 
 def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None, cached: bool = False,
-             rfc793: str = "ns3", newreno: str = "ns3", mark: str = "qdisc") -> dict:
+             rfc793: str = "ns3", newreno: str = "ns3", mark: str = "qdisc", ours: str = "") -> dict:
     """Row ``key`` of Table 2 in both simulators, both scenarios; writes and
     returns its cell record. ``cached``: no ns-3 run; a scenario is compared
     over the seeds (of ``seeds``) whose ns-3 runs are stored, if at least
@@ -135,7 +143,8 @@ def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None,
     ns-3's RFC 793 stand-in (:data:`netreturn.ns3ngwa.RFC793`; ``strict``
     only for the rows of :func:`rfc793_rows`); ``newreno``: ns-3's NewReno
     variant (:data:`netreturn.ns3ngwa.NEWRENO`, rows of :func:`newreno_rows`); ``mark``: when ns-3's routers
-    mark (:data:`netreturn.ns3ngwa.MARKS`)."""
+    mark (:data:`netreturn.ns3ngwa.MARKS`); ``ours``: ours' settings of :data:`OURS` (the record's
+    overrides hold them, so ``--resim-ours`` runs them again)."""
     from . import ns3ngwa
     from .valrecords import record, write_record
 
@@ -145,7 +154,9 @@ def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None,
     if newreno != "ns3" and key not in newreno_rows():
         raise ValueError(f"--ns3-newreno {newreno}: row {key} has no congestion control (CW off); the NewReno "
                          f"variants run only in rows {', '.join(newreno_rows())}")
-    overrides = next(ov for _, k, ov in rows() if k == key)
+    if ours and ours not in OURS:
+        raise ValueError(f"--ngwa-ours {ours}: not one of {', '.join(OURS)}")
+    overrides = {**next(ov for _, k, ov in rows() if k == key), **(OURS[ours] if ours else {})}
     by_scenario = {sc: [s for s in seeds
                         if not cached or ns3_cache_path(out, sc, key, s, rfc793, newreno, mark).exists()]
                    for sc in ns3ngwa.SCENARIOS}
@@ -165,12 +176,14 @@ def run_cell(key: str, seeds: Sequence[int], out: Path, jobs: int | None = None,
                 else f"{REFERENCE}, NewReno {newreno}" if newreno != "ns3" else REFERENCE)
     if mark != "qdisc":
         ref_name += f", marking at {mark}"
+    if ours:
+        ref_name += f"; ours with {', '.join(f'{k} = {v}' for k, v in OURS[ours].items())}"
     rec = record(ref_name, table, row=key, overrides=overrides, seeds=max(by_scenario.values(), key=len),
                  seeds_by_scenario=by_scenario, scenarios=scenarios, phase_ns=PHASE_NS,
                  **({"rfc793": rfc793} if rfc793 != "ns3" else {}),
                  **({"newreno": newreno} if newreno != "ns3" else {}),
-                 **({"mark": mark} if mark != "qdisc" else {}))
-    write_record(out, cell_name(key, rfc793, newreno, mark), rec)
+                 **({"mark": mark} if mark != "qdisc" else {}), **({"ours": ours} if ours else {}))
+    write_record(out, cell_name(key, rfc793, newreno, mark, ours), rec)
     return rec
 
 
@@ -204,6 +217,7 @@ def main(a, out: Path) -> int:
     rfc793 = getattr(a, "ns3_rfc793", None) or "ns3"
     newreno = getattr(a, "ns3_newreno", None) or "ns3"
     mark = getattr(a, "ns3_ngwa_mark", None) or "qdisc"
+    ours = getattr(a, "ngwa_ours", None) or ""
     if rfc793 != "ns3" and newreno != "ns3":
         print("netreturn: error: --ns3-rfc793 and --ns3-newreno act on different rows (CW off, CW on): "
               "give one of them", file=sys.stderr)
@@ -237,16 +251,16 @@ def main(a, out: Path) -> int:
                   if key in rfc793_rows() else
                   f"NGWA, {name}: ns-3 3.44 (NewReno: {newreno}) and netreturn, seeds 1..{a.seeds}", flush=True)
         try:
-            recs[name] = run_cell(key, seeds, out, a.jobs, rfc793=rfc793, newreno=newreno, mark=mark)
+            recs[name] = run_cell(key, seeds, out, a.jobs, rfc793=rfc793, newreno=newreno, mark=mark, ours=ours)
         except RuntimeError as e:
             print(f"netreturn: error: {e}", file=sys.stderr)
             return 2
     text = table(recs)
     print(text)
-    stem = f"validation_ngwa{_tag(rfc793, newreno, mark)}"
+    stem = f"validation_ngwa{_tag(rfc793, newreno, mark, ours)}"
     (out / f"{stem}.txt").write_text(text + "\n")
     (out / f"{stem}.md").write_text(table(recs, markdown=True) + "\n")
     print(f"tables: {out / (stem + '.txt')}, {out / (stem + '.md')} (docs/validation.md's); "
-          f"cell records: {out / 'cells'}/ngwa_*{_tag(rfc793, newreno, mark)}.json")
+          f"cell records: {out / 'cells'}/ngwa_*{_tag(rfc793, newreno, mark, ours)}.json")
     return 0
 

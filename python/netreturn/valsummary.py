@@ -119,12 +119,13 @@ def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: 
                  "Fig. 3b's loss rates", "lossy", args),)
 
 
-def _ngwa(key: str, rfc793: str = "ns3", newreno: str = "ns3", mark: str = "qdisc") -> tuple[Cell, ...]:
+def _ngwa(key: str, rfc793: str = "ns3", newreno: str = "ns3", mark: str = "qdisc", ours: str = "") -> tuple[Cell, ...]:
     from .validate_ngwa import cell_name
 
     args = {"key": key, **({"rfc793": rfc793} if rfc793 != "ns3" else {}),
-            **({"newreno": newreno} if newreno != "ns3" else {}), **({"mark": mark} if mark != "qdisc" else {})}
-    return (Cell(cell_name(key, rfc793, newreno, mark), key, "ngwa", args),)
+            **({"newreno": newreno} if newreno != "ns3" else {}), **({"mark": mark} if mark != "qdisc" else {}),
+            **({"ours": ours} if ours else {})}
+    return (Cell(cell_name(key, rfc793, newreno, mark, ours), key, "ngwa", args),)
 
 
 #: The testbed comparison of the summary (``netreturn testbed compare``): its
@@ -153,6 +154,7 @@ NGWA_RFC6582_EVIDENCE = "validation.md#newrenos-recovery-sends-ns-3-repaired-iss
 NGWA_MARK_EVIDENCE = "validation.md#ngwa-mode-1-the-moment-a-router-marks-branch-ngwa8"
 NGWA_RFC793_MARK_EVIDENCE = ("validation.md#ngwa-modes-3-and-4-rfc-793-senders-routers-marking-at-transmission-"
                              "issue-25-2026-11-27-branch-ngwa9")
+NGWA_RESEND_EVIDENCE = "validation.md#ngwa-modes-3-and-4-the-go-back-ns-last-segment-issue-25-2026-11-27-branch-ngwa10"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LOSSY_RFC6582_STRICT = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-repaired-issue-25-2026-11-27-branch-val7"
@@ -216,6 +218,30 @@ NGWA_RFC793_MARK_ROWS = tuple(
         ("strict-rfc6298-gbn", "strict+RTO+go-back-N",
          "no guessed loss marks, RFC 6298 RTO, the window resent at every timeout"))
     for name, key in (("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4")))
+#: The RFC 793 row with ns-3's stand-in resending the window at every timeout too (branch ngwa10; ngwa9 ran
+#: that repair for modes 3 and 4 only): (row name, key, stand-in, mark, the reference as the summary names it).
+NGWA_RFC793_GBN_ROWS = (
+    ("RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N", "rfc793", "strict-rfc6298-gbn", "qdisc",
+     "ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: no guessed loss marks, RFC 6298 RTO, the window resent "
+     "at every timeout"),)
+#: The RFC 793 rows again with ours resending as ns-3 (branch ngwa10): a go-back-N resend ends at SND.MAX,
+#: new data in segments of its own (``tcp.resend_ends_at_snd_max``, ``--ngwa-ours resend-snd-max``; both rules
+#: allowed by RFC 9293 section 3.8.6): (row name, key, stand-in, mark, the reference as the summary names it).
+NGWA_RESEND_ROWS = (
+    ("RFC 793 TCP (NGWA), ns-3 strict+RTO, ours resending to SND.MAX", "rfc793", "strict-rfc6298", "qdisc",
+     "ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: no guessed loss marks, RFC 6298 RTO; ours with a "
+     "go-back-N resend ending at SND.MAX"),
+    ("RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending to SND.MAX", "rfc793", "strict-rfc6298-gbn",
+     "qdisc", "ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: no guessed loss marks, RFC 6298 RTO, the "
+     "window resent at every timeout; ours with a go-back-N resend ending at SND.MAX"),
+    *((f"{name}, ns-3 {label}, marking at transmission, ours resending to SND.MAX", key, variant, "tx",
+       f"ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: {what}; routers marking as the packet starts on "
+       "the link; ours with a go-back-N resend ending at SND.MAX")
+      for variant, label, what in (
+          ("strict-rfc6298", "strict+RTO", "no guessed loss marks, RFC 6298 RTO"),
+          ("strict-rfc6298-gbn", "strict+RTO+go-back-N",
+           "no guessed loss marks, RFC 6298 RTO, the window resent at every timeout"))
+      for name, key in (("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4"))))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
@@ -276,6 +302,10 @@ PLAN: tuple[Mechanism, ...] = (
       for name, key, variant, mark, reference in NGWA_MARK_ROWS),
     *(Mechanism(name, reference, NGWA_RFC793_MARK_EVIDENCE, _ngwa(key, variant, mark=mark))
       for name, key, variant, mark, reference in NGWA_RFC793_MARK_ROWS),
+    *(Mechanism(name, reference, NGWA_RESEND_EVIDENCE, _ngwa(key, variant, mark=mark))
+      for name, key, variant, mark, reference in NGWA_RFC793_GBN_ROWS),
+    *(Mechanism(name, reference, NGWA_RESEND_EVIDENCE, _ngwa(key, variant, mark=mark, ours="resend-snd-max"))
+      for name, key, variant, mark, reference in NGWA_RESEND_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
     Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),
@@ -500,7 +530,8 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                     from .validate_ngwa import run_cell as ngwa_cell
 
                     ngwa_cell(cell.args["key"], seeds, out, jobs, cached, cell.args.get("rfc793", "ns3"),
-                              cell.args.get("newreno", "ns3"), cell.args.get("mark", "qdisc"))
+                              cell.args.get("newreno", "ns3"), cell.args.get("mark", "qdisc"),
+                              cell.args.get("ours", ""))
                 elif cell.kind == "lossy":
                     import argparse
 

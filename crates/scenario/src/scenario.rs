@@ -193,6 +193,12 @@ pub struct TcpSpec {
     /// `false` leaves a running timer alone (RFC 6298 (5.1), ns-3).
     #[serde(default)]
     pub rto_restart_on_fast_retransmit: bool,
+    /// A go-back-N resend ends at SND.MAX, new data in segments of its own
+    /// (ns-3's sent list, Linux's retransmission queue); `false` (the
+    /// default) cuts full segments from SND.NXT, the last one carrying new
+    /// bytes up to the right edge (docs/tcp.md).
+    #[serde(default)]
+    pub resend_ends_at_snd_max: bool,
     #[serde(default = "yes")]
     pub timestamps: bool,
     #[serde(default = "yes")]
@@ -1425,6 +1431,16 @@ mod tests {
         let text = MINI.replace("[topology]", "[tcp]\nrto_restart_on_fast_retransmit = true\n[topology]");
         let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
         assert!(s.tcp.rto_restart_on_fast_retransmit);
+    }
+
+    #[test]
+    fn a_resend_ends_at_snd_max_only_when_the_file_asks_for_it() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(!s.tcp.resend_ends_at_snd_max);
+        let text = MINI.replace("[topology]", "[tcp]\nresend_ends_at_snd_max = true\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(s.tcp.resend_ends_at_snd_max);
+        assert!(crate::resolve::tcp_config(&s).resend_ends_at_snd_max);
     }
 
     #[test]

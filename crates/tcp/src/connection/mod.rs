@@ -184,7 +184,7 @@ pub struct Connection {
 impl Connection {
     fn new(cfg: &TcpConfig, iss: u32, state: State) -> Connection {
         let mss = cfg.send_mss(u32::MAX);
-        let mut cc = Cc::new(cfg.cc, cfg.abc_limit);
+        let mut cc = Cc::new(cfg.cc, cfg.abc_limit.into());
         // The ISS is drawn from the run's seeded generator.
         cc.seed(iss as u64);
         let rate = cc.wants_rate_samples().then(Box::<Rates>::default);

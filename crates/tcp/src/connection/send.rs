@@ -88,6 +88,22 @@ impl Connection {
             if self.snd_nxt < self.snd_max && self.sack_ok {
                 len = len.min(self.board.sacked.next_gap(off).1 - off);
             }
+            if off < self.snd_max {
+                // A resend cut from SND.NXT may run past SND.MAX into data
+                // never sent: those new bytes must fit the window as any
+                // new data (RFC 9293 section 3.8.6: "packages the data to
+                // be transmitted into segments that fit the current
+                // window"); the old bytes may go whatever the window now
+                // is. Without this a go-back-N's last segment carried new
+                // bytes past SND.UNA + SND.WND (docs/validation.md, branch
+                // ngwa10). `resend_ends_at_snd_max`: no new bytes at all,
+                // as ns-3 3.44 resends its sent list
+                // (`TcpTxBuffer::GetTransmittedSegment` never crosses
+                // m_highTxMark) and Linux its retransmission queue.
+                let end =
+                    if self.cfg.resend_ends_at_snd_max { self.snd_max } else { self.snd_max.max(self.wnd_edge()) };
+                len = len.min(end - off);
+            }
             (len, self.fin_at(off, len))
         } else if self.fin_queued && off == self.app_end {
             (0, true)

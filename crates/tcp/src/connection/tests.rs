@@ -232,6 +232,65 @@ fn a_sender_never_sends_new_data_past_snd_una_plus_the_window_after_a_timeout() 
     assert!(c.snd_max <= 1 + 8_000, "snd_max {} beyond the receive buffer", c.snd_max);
 }
 
+/// An RFC 793 sender (no congestion window, no SACK) with a 7500-byte
+/// window that has sent 7300 B (seven 1000-byte segments and one of 300)
+/// and holds more data; then its retransmission timer expires. Returns the
+/// go-back-N's segments as (offset, length), and the right edge.
+fn go_back_n_into_a_window_ending_mid_segment(cfg: TcpConfig) -> (Vec<(u64, u64)>, u64) {
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::None(Default::default()),
+        sack: false,
+        timestamps: false,
+        rcv_buf: 7_500,
+        window_scaling: false,
+        ..cfg
+    };
+    let (mut c, _s) = established(&cfg);
+    let mut sent = Vec::new();
+    c.send(Time::ZERO, 7_300, &mut sent);
+    assert_eq!(sent.len(), 8);
+    // More data, which the window does not admit: a 1000-byte segment at
+    // 7300 would end past 7500.
+    c.send(Time::from_millis(5), 10_000, &mut sent);
+    assert_eq!(sent.len(), 8);
+    assert_eq!(c.snd_max, 1 + 7_300);
+    let t = c.next_timer().expect("RTO armed");
+    let mut rtx = Vec::new();
+    c.on_timer(t, &mut rtx);
+    let segs = rtx.iter().map(|g| (g.seq.wrapping_sub(c.iss) as u64, g.len as u64)).collect();
+    (segs, c.snd_una + c.rwnd)
+}
+
+#[test]
+fn a_go_back_n_resend_carries_no_new_byte_past_the_right_edge() {
+    // RFC 9293 section 3.8.6: segments "fit the current window". The
+    // go-back-N cuts 1000-byte segments from SND.UNA; the last one starts
+    // at 7000 below SND.MAX (7300), so it counted as a retransmission and
+    // went out whole, its new bytes 7300-8000 past the edge at 7500.
+    let (segs, edge) = go_back_n_into_a_window_ending_mid_segment(TcpConfig::default());
+    assert_eq!(edge, 1 + 7_500);
+    for &(off, len) in &segs {
+        assert!(off + len <= edge, "segment {off}+{len} past the right edge {edge}: {segs:?}");
+    }
+    // Everything sent before is resent, and the new bytes up to the edge.
+    assert_eq!(segs.first(), Some(&(1, 1000)));
+    assert_eq!(segs.last(), Some(&(1 + 7_000, 500)), "{segs:?}");
+    assert_eq!(segs.iter().map(|s| s.1).sum::<u64>(), 7_500);
+}
+
+#[test]
+fn with_resend_ends_at_snd_max_a_go_back_n_resends_only_what_was_sent() {
+    // ns-3 3.44 resends its sent list, Linux its retransmission queue:
+    // the last resend ends at SND.MAX (7300), and a 1000-byte segment of
+    // new data does not fit the 200 bytes left before the edge.
+    let (segs, edge) =
+        go_back_n_into_a_window_ending_mid_segment(TcpConfig { resend_ends_at_snd_max: true, ..Default::default() });
+    assert_eq!(edge, 1 + 7_500);
+    assert_eq!(segs.last(), Some(&(1 + 7_000, 300)), "{segs:?}");
+    assert_eq!(segs.iter().map(|s| s.1).sum::<u64>(), 7_300);
+}
+
 /// `s`'s ACK for nothing new, closing its window to `c` (a real receiver
 /// whose application stopped reading; our simulated receivers never do).
 fn zero_window_ack(c: &Connection, s: &Connection) -> Segment {
