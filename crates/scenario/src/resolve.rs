@@ -16,7 +16,9 @@
 //! real gateway (`netreturn-gateway --config`) its two directions from the
 //! same [`LinkDir`]s of the scenario's bottleneck.
 
-use crate::scenario::{CcName, LossSsthreshName, QueueMethod, RecoveryName, Scenario, ScenarioError};
+use crate::scenario::{
+    CcName, LossSsthreshName, QueueMethod, RecoveryFromCwrName, RecoveryName, Scenario, ScenarioError,
+};
 use crate::topology::{IfaceSpec, Topology};
 use netreturn_base::{Rate, Time};
 use netreturn_control::queue::aqm::AqmParams;
@@ -335,6 +337,10 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
             LossSsthreshName::Rfc5681 => netreturn_tcp::LossSsthresh::Rfc5681,
             LossSsthreshName::Ns3 => netreturn_tcp::LossSsthresh::Ns3,
             LossSsthreshName::Linux => netreturn_tcp::LossSsthresh::Linux,
+        },
+        recovery_from_cwr: match t.recovery_from_cwr {
+            RecoveryFromCwrName::Linux => netreturn_tcp::RecoveryFromCwr::Linux,
+            RecoveryFromCwrName::Ns3 => netreturn_tcp::RecoveryFromCwr::Ns3,
         },
         ..TcpConfig::default()
     }

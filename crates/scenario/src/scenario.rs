@@ -216,6 +216,12 @@ pub struct TcpSpec {
     /// (`netreturn_tcp::LossSsthresh`).
     #[serde(default = "default_loss_ssthresh")]
     pub loss_ssthresh: LossSsthreshName,
+    /// With SACK and ECN, what a loss found during an ECN window reduction
+    /// starts: `"linux"` (the default) a fast recovery that continues the
+    /// reduction, as Linux; `"ns3"` none, the holes repaired under the CWR
+    /// state, as ns-3 3.44 (`netreturn_tcp::RecoveryFromCwr`).
+    #[serde(default = "default_recovery_from_cwr")]
+    pub recovery_from_cwr: RecoveryFromCwrName,
     /// Tick of the timestamp clock (RFC 7323 TSval); SARBE's samples are
     /// quantized to it. Default 1 ms (ns-3, Linux).
     #[serde(default = "default_ts_tick")]
@@ -252,6 +258,17 @@ pub enum LossSsthreshName {
     Rfc5681,
     Ns3,
     Linux,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryFromCwrName {
+    Linux,
+    Ns3,
+}
+
+fn default_recovery_from_cwr() -> RecoveryFromCwrName {
+    RecoveryFromCwrName::Linux
 }
 
 fn default_loss_ssthresh() -> LossSsthreshName {
@@ -1437,6 +1454,19 @@ mod tests {
         let text = MINI.replace("[topology]", "[tcp]\nloss_ssthresh = \"half\"\n[topology]");
         let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
         assert!(e.to_string().contains("loss_ssthresh") && e.to_string().contains("linux"), "{e}");
+    }
+
+    #[test]
+    fn the_recovery_from_cwr_rule_is_linux_unless_the_file_names_ns3_and_refuses_others() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert_eq!(s.tcp.recovery_from_cwr, RecoveryFromCwrName::Linux);
+        assert_eq!(crate::resolve::tcp_config(&s).recovery_from_cwr, netreturn_tcp::RecoveryFromCwr::Linux);
+        let text = MINI.replace("[topology]", "[tcp]\nrecovery_from_cwr = \"ns3\"\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert_eq!(crate::resolve::tcp_config(&s).recovery_from_cwr, netreturn_tcp::RecoveryFromCwr::Ns3);
+        let text = MINI.replace("[topology]", "[tcp]\nrecovery_from_cwr = \"rfc3168\"\n[topology]");
+        let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
+        assert!(e.to_string().contains("recovery_from_cwr") && e.to_string().contains("ns3"), "{e}");
     }
 
     #[test]

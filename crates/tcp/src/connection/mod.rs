@@ -10,7 +10,7 @@
 use netreturn_base::{Ecn, InBand, TcpFlags, Time, XcpFields};
 
 use crate::cc::{Ack, AckEvent, Cc, CongestionControl, Window};
-use crate::config::{LossSsthresh, Recovery, TcpConfig};
+use crate::config::{LossSsthresh, Recovery, RecoveryFromCwr, TcpConfig};
 use crate::rtt::RttEstimator;
 use crate::sack::{OooQueue, Scoreboard};
 use crate::segment::{Options, Segment};
@@ -607,7 +607,7 @@ mod layout {
     #[test]
     fn the_settings_a_segment_reads_are_the_last_72_bytes_of_the_config() {
         let hot = offset_of!(TcpConfig, ngwa);
-        assert_eq!((hot, size_of::<TcpConfig>()), (128, 200));
+        assert_eq!((hot, size_of::<TcpConfig>()), (128, 208));
         for (name, at) in [
             ("cc", offset_of!(TcpConfig, cc)),
             ("snd_buf", offset_of!(TcpConfig, snd_buf)),

@@ -29,6 +29,11 @@ impl Connection {
             }
             return;
         }
+        if self.repairs_under_cwr() {
+            // ns-3 3.44 `TcpSocketBase::DupAck`: in `CA_CWR` a dupACK is
+            // counted and starts nothing (recovery only from `CA_DISORDER`).
+            return;
+        }
         let dt = self.cfg.dupack_threshold;
         // RFC 6675 section 5: DupThresh dupACKs, or IsLost(HighACK + 1).
         let lost = self.dupacks >= dt || (self.sack_ok && self.board.is_lost(self.snd_una, self.mss, dt));
@@ -184,6 +189,18 @@ impl Connection {
         }
     }
 
+    /// In an ECN reduction that repairs losses without a fast recovery
+    /// (`RecoveryFromCwr::Ns3`): sending goes by NextSeg and the pipe, as
+    /// ns-3's `SendPendingData` does in every state. Not after a timeout's
+    /// go-back-N (SND.NXT below SND.MAX), which stays with [`Self::send_one`].
+    #[inline]
+    pub(super) fn repairs_under_cwr(&self) -> bool {
+        self.in_cwr
+            && self.sack_ok
+            && self.cfg.recovery_from_cwr == RecoveryFromCwr::Ns3
+            && self.snd_nxt >= self.snd_max
+    }
+
     pub(super) fn pipe(&self) -> u64 {
         self.board.pipe(self.snd_una, self.snd_max, self.high_rxt, self.mss, self.cfg.dupack_threshold)
     }
@@ -236,9 +253,11 @@ impl Connection {
         } else if self.fin_queued && self.snd_nxt == self.app_end {
             return Some((self.snd_nxt, 0, true, false));
         }
-        // Rule 3: a not-yet-lost hole below the highest SACKed byte.
+        // Rule 3: a not-yet-lost hole below the highest SACKed byte; in a
+        // recovery only (ns-3 `SendPendingData`: `enableRule3` in
+        // `CA_RECOVERY`), not when repairing under CWR.
         let high = self.board.high_sacked();
-        if gap < high {
+        if gap < high && self.in_recovery {
             return Some((gap, gap_len(high), false, true));
         }
         None

@@ -961,7 +961,12 @@ fn a_sacked_segment_counts_as_delivered_once_when_sacked() {
 /// receiver, the sender's cwnd before their ACKs, and those ACKs (all with
 /// ECE: RFC 3168 section 6.1.3 latches it until a CWR arrives).
 fn window_first_marked(lost: Option<usize>) -> (Connection, Connection, u64, Vec<Segment>) {
-    let cfg = TcpConfig { mss: 1000, ecn: true, rcv_buf: 1 << 20, ..Default::default() };
+    window_first_marked_by(lost, RecoveryFromCwr::Linux)
+}
+
+/// [`window_first_marked`] with the rule for a loss found in the CWR state.
+fn window_first_marked_by(lost: Option<usize>, rule: RecoveryFromCwr) -> (Connection, Connection, u64, Vec<Segment>) {
+    let cfg = TcpConfig { mss: 1000, ecn: true, rcv_buf: 1 << 20, recovery_from_cwr: rule, ..Default::default() };
     let (mut c, mut s) = established(&cfg);
     assert!(c.ecn_ok && s.ecn_ok, "ECN negotiated");
     let ms = Time::from_millis;
@@ -1038,6 +1043,52 @@ fn a_loss_in_the_window_of_an_ecn_reduction_does_not_cut_ssthresh_again() {
     assert_eq!(c.stats().fast_retransmits, 1, "the loss is repaired by fast retransmit");
     assert!(out.iter().any(|g| g.retransmission && g.seq == lost_seq));
     assert_eq!(c.win.ssthresh, ssthresh, "ssthresh cut a second time for one window");
+}
+
+#[test]
+fn with_ns3s_rule_a_loss_in_the_cwr_state_is_resent_once_under_it_without_a_fast_recovery() {
+    // ns-3 3.44 `TcpSocketBase::DupAck` enters recovery from `CA_DISORDER`
+    // only; in `CA_CWR` its `SendPendingData` resends the segment NextSeg
+    // finds lost (RFC 6675 rule 1) while cwnd - pipe allows. The same
+    // window as above: its first segment marked, its second lost.
+    let (mut c, mut s, _, acks) = window_first_marked_by(Some(1), RecoveryFromCwr::Ns3);
+    let lost_seq = c.iss.wrapping_add(1 + 11_000);
+    let ms = Time::from_millis;
+    let mut out = Vec::new();
+    c.on_segment(ms(40), &acks[0], &mut out);
+    let ssthresh = c.win.ssthresh;
+    assert!(c.in_cwr && c.stats().ecn_reductions == 1);
+    for a in &acks[1..] {
+        c.on_segment(ms(40), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 0, "a fast recovery entered from CWR");
+    assert!(c.in_cwr && !c.in_recovery, "the CWR state left before the hole is repaired");
+    let resent: Vec<&Segment> = out.iter().filter(|g| g.retransmission).collect();
+    assert_eq!(resent.len(), 1, "resent: {:?}", resent.iter().map(|g| g.seq).collect::<Vec<_>>());
+    assert_eq!(resent[0].seq, lost_seq);
+    assert_eq!(c.win.ssthresh, ssthresh, "ssthresh cut again");
+    assert!(out.iter().any(|g| !g.retransmission && g.len > 0), "no new data sent under the CWR's window");
+    // The resent segment arrives: its ACK covers the window the ECE found
+    // in flight; the CWR state lasts until an ACK passes it (ns-3
+    // `ackNumber > m_recover`), and no recovery was entered meanwhile.
+    let mut ack = Vec::new();
+    s.on_segment(ms(50), resent[0], &mut ack);
+    let mut more = Vec::new();
+    c.on_segment(ms(60), ack.last().expect("the receiver ACKs the hole"), &mut more);
+    assert_eq!(c.snd_una, c.ecn_recover, "the hole not repaired");
+    assert!(!more.iter().any(|g| g.retransmission), "a segment resent after the hole was repaired");
+    assert_eq!(c.stats().fast_retransmits, 0);
+}
+
+#[test]
+fn with_linuxs_rule_the_same_loss_enters_fast_recovery_from_the_cwr_state() {
+    let (mut c, _s, _, acks) = window_first_marked_by(Some(1), RecoveryFromCwr::Linux);
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(Time::from_millis(40), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert!(c.in_recovery && !c.in_cwr);
 }
 
 // ---------------------------------------------------------------
