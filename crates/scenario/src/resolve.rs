@@ -17,7 +17,7 @@
 //! same [`LinkDir`]s of the scenario's bottleneck.
 
 use crate::scenario::{
-    CcName, LossSsthreshName, QueueMethod, RecoveryFromCwrName, RecoveryName, Scenario, ScenarioError,
+    CcName, LossSsthreshName, PrrBoundName, QueueMethod, RecoveryFromCwrName, RecoveryName, Scenario, ScenarioError,
 };
 use crate::topology::{IfaceSpec, Topology};
 use netreturn_base::{Rate, Time};
@@ -341,6 +341,10 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         recovery_from_cwr: match t.recovery_from_cwr {
             RecoveryFromCwrName::Linux => netreturn_tcp::RecoveryFromCwr::Linux,
             RecoveryFromCwrName::Ns3 => netreturn_tcp::RecoveryFromCwr::Ns3,
+        },
+        prr_bound: match t.prr_bound {
+            PrrBoundName::Ssrb => netreturn_tcp::PrrBound::Ssrb,
+            PrrBoundName::SafeAck => netreturn_tcp::PrrBound::SafeAck,
         },
         ..TcpConfig::default()
     }

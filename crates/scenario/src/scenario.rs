@@ -222,6 +222,13 @@ pub struct TcpSpec {
     /// state, as ns-3 3.44 (`netreturn_tcp::RecoveryFromCwr`).
     #[serde(default = "default_recovery_from_cwr")]
     pub recovery_from_cwr: RecoveryFromCwrName,
+    /// PRR's bound when the pipe is at or below ssthresh: `"ssrb"` (the
+    /// default) RFC 6937's PRR-SSRB on every ACK; `"safeack"` the
+    /// conservative bound with one more MSS only on an ACK that advances
+    /// SND.UNA and marks no further loss, as RFC 9937, Linux and ns-3
+    /// (`netreturn_tcp::PrrBound`).
+    #[serde(default = "default_prr_bound")]
+    pub prr_bound: PrrBoundName,
     /// Tick of the timestamp clock (RFC 7323 TSval); SARBE's samples are
     /// quantized to it. Default 1 ms (ns-3, Linux).
     #[serde(default = "default_ts_tick")]
@@ -265,6 +272,17 @@ pub enum LossSsthreshName {
 pub enum RecoveryFromCwrName {
     Linux,
     Ns3,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PrrBoundName {
+    Ssrb,
+    SafeAck,
+}
+
+fn default_prr_bound() -> PrrBoundName {
+    PrrBoundName::Ssrb
 }
 
 fn default_recovery_from_cwr() -> RecoveryFromCwrName {
@@ -1454,6 +1472,18 @@ mod tests {
         let text = MINI.replace("[topology]", "[tcp]\nloss_ssthresh = \"half\"\n[topology]");
         let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
         assert!(e.to_string().contains("loss_ssthresh") && e.to_string().contains("linux"), "{e}");
+    }
+
+    #[test]
+    fn the_prr_bound_is_ssrb_unless_the_file_names_safeack_and_refuses_others() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert_eq!(crate::resolve::tcp_config(&s).prr_bound, netreturn_tcp::PrrBound::Ssrb);
+        let text = MINI.replace("[topology]", "[tcp]\nprr_bound = \"safeack\"\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert_eq!(crate::resolve::tcp_config(&s).prr_bound, netreturn_tcp::PrrBound::SafeAck);
+        let text = MINI.replace("[topology]", "[tcp]\nprr_bound = \"crb\"\n[topology]");
+        let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
+        assert!(e.to_string().contains("prr_bound") && e.to_string().contains("safeack"), "{e}");
     }
 
     #[test]

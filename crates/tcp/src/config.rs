@@ -74,6 +74,22 @@ pub enum RecoveryFromCwr {
     Ns3,
 }
 
+/// PRR's bound when the pipe is at or below ssthresh (RFC 6937 section 3.1,
+/// RFC 9937): how far one ACK may refill it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrrBound {
+    /// RFC 6937's PRR-SSRB on every ACK: `limit = MAX(prr_delivered -
+    /// prr_out, DeliveredData) + MSS`.
+    Ssrb,
+    /// PRR-CRB (`MAX(prr_delivered - prr_out, DeliveredData)`), plus one
+    /// MSS only on a "safe" ACK, one that advances SND.UNA and marks no
+    /// further segment lost: RFC 9937 (which obsoletes RFC 6937) "SafeACK";
+    /// Linux `tcp_cwnd_reduction` (`if (flag & FLAG_SND_UNA_ADVANCED &&
+    /// !newly_lost) sndcnt++`, since 3759824da87b, 2015); ns-3-dev and 3.44
+    /// (`TcpPrrRecovery::DoRecovery`: `if (tcb->m_isRetransDataAcked)`).
+    SafeAck,
+}
+
 /// Settings of a TCP endpoint. `Default` gives ns-3 3.44's defaults
 /// (SPEC.md section 6) wherever ns-3 has the same knob.
 ///
@@ -106,6 +122,7 @@ pub enum RecoveryFromCwr {
 /// | `clock_granularity` | 1 ms | G in RFC 6298 |
 /// | `ts_tick` | 1 ms | timestamp clock tick (ns-3 and Linux use 1 ms) |
 /// | `ngwa` | `None` | NGWA end host (seed 001): receiver rule eq. 2 / eq. 4, segments shortened by the option |
+/// | `prr_bound` | `Ssrb` | PRR's bound below ssthresh: RFC 6937's PRR-SSRB on every ACK, or CRB with one more MSS on a safe ACK only (RFC 9937, Linux, ns-3) ([`PrrBound`]) |
 /// | `recovery_from_cwr` | `Linux` | with SACK, a loss found while reducing for ECN enters fast recovery (Linux), or is repaired under the CWR state without one (ns-3) ([`RecoveryFromCwr`]) |
 /// | `ecn` | off | offer ECN (RFC 3168; ns-3 `UseEcn` Off by default); DCTCP and Prague offer it whatever this says |
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -150,6 +167,8 @@ pub struct TcpConfig {
     // Read only in an ECN reduction, after the per-segment part: both parts
     // are full, so the config grows by 8 bytes (the layout test).
     pub recovery_from_cwr: RecoveryFromCwr,
+    // Read only in a reduction (PRR), in the same padding.
+    pub prr_bound: PrrBound,
 }
 
 impl Default for TcpConfig {
@@ -160,6 +179,7 @@ impl Default for TcpConfig {
             recovery: Recovery::Prr,
             loss_ssthresh: LossSsthresh::Rfc5681,
             recovery_from_cwr: RecoveryFromCwr::Linux,
+            prr_bound: PrrBound::Ssrb,
             sack: true,
             dupack_same_window: true,
             impatient: true,

@@ -135,8 +135,14 @@ impl Connection {
             num.div_ceil(self.recover_fs.max(1) as u128) as i128 - self.prr_out as i128
         } else {
             // Slow-start reduction bound: limit = MAX(prr_delivered -
-            // prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe, limit).
-            let limit = (self.prr_delivered as i128 - self.prr_out as i128).max(delivered as i128) + self.mss as i128;
+            // prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe,
+            // limit). With `PrrBound::SafeAck` the MSS only on a safe ACK,
+            // else the conservative bound (RFC 9937; Linux `tcp_cwnd_reduction`).
+            let bonus = match self.cfg.prr_bound {
+                PrrBound::SafeAck if !self.prr_safe_ack => 0,
+                _ => self.mss as i128,
+            };
+            let limit = (self.prr_delivered as i128 - self.prr_out as i128).max(delivered as i128) + bonus;
             ((ssthresh - pipe) as i128).min(limit)
         };
         self.win.cwnd = pipe + sndcnt.max(0) as u64;

@@ -1091,6 +1091,85 @@ fn with_linuxs_rule_the_same_loss_enters_fast_recovery_from_the_cwr_state() {
     assert!(c.in_recovery && !c.in_cwr);
 }
 
+/// Forty segments in flight (MSS 1000, NewReno, SACK, PRR), the first
+/// thirty lost: the ten SACKed ones' dupACKs arrive, the third starts a
+/// recovery whose pipe is far below ssthresh (twenty segments).
+/// Returns what the sender sent in answer to each dupACK after the third.
+fn sent_per_dupack_in_a_deep_recovery(bound: PrrBound) -> Vec<usize> {
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        prr_bound: bound,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut window = Vec::new();
+    c.send(ms(0), 1_000_000, &mut window);
+    for round in 1..=2u64 {
+        window = acks_of(&mut c, &mut s, &window, ms(20 * round - 10), ms(20 * round));
+    }
+    assert_eq!(window.len(), 40, "slow start doubled the window twice");
+    let dupacks = acks_from(&mut s, &window[30..], ms(50));
+    let mut per_ack = Vec::new();
+    for (k, a) in dupacks.iter().enumerate() {
+        let mut out = Vec::new();
+        c.on_segment(ms(60), a, &mut out);
+        if k == 2 {
+            assert!(
+                c.in_recovery && c.pipe() + 5_000 < c.win.ssthresh,
+                "pipe {} ssthresh {}",
+                c.pipe(),
+                c.win.ssthresh
+            );
+        }
+        if k > 2 {
+            per_ack.push(out.len());
+        }
+    }
+    per_ack
+}
+
+#[test]
+fn below_ssthresh_prr_ssrb_sends_one_more_segment_per_dupack_than_the_safe_ack_bound() {
+    // RFC 6937 section 3.1 PRR-SSRB: limit = MAX(prr_delivered - prr_out,
+    // DeliveredData) + MSS on every ACK. RFC 9937 (and Linux
+    // `tcp_cwnd_reduction`, ns-3 `TcpPrrRecovery`) add the MSS only on an
+    // ACK that advances SND.UNA without a new loss; a dupACK delivering one
+    // segment releases one.
+    let ssrb = sent_per_dupack_in_a_deep_recovery(PrrBound::Ssrb);
+    let safe = sent_per_dupack_in_a_deep_recovery(PrrBound::SafeAck);
+    assert_eq!(safe, vec![1; safe.len()], "the conservative bound: one segment out per segment delivered");
+    assert_eq!(ssrb, vec![2; ssrb.len()], "slow start: two out per segment delivered");
+}
+
+#[test]
+fn the_safe_ack_bound_adds_a_segment_on_a_partial_ack_that_marks_no_new_loss() {
+    let safe = |c: &Connection| c.prr_safe_ack;
+    let cfg = TcpConfig {
+        mss: 1000,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        prr_bound: PrrBound::SafeAck,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 100_000, &mut sent);
+    // Segment 0 lost: nine dupACKs (not safe), then the retransmission's
+    // cumulative ACK (safe: SND.UNA advances, nothing newly lost).
+    let mut out = acks_of(&mut c, &mut s, &sent[1..], ms(10), ms(20));
+    assert!(c.in_recovery && !safe(&c));
+    let rtx = *out.iter().find(|g| g.retransmission).expect("the fast retransmit");
+    out.clear();
+    let acks = acks_from(&mut s, [&rtx], ms(30));
+    c.on_segment(ms(40), &acks[0], &mut out);
+    assert!(safe(&c), "an ACK advancing SND.UNA with no new loss");
+}
+
 // ---------------------------------------------------------------
 // How a loss sets ssthresh (`TcpConfig::loss_ssthresh`)
 
