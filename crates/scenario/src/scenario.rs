@@ -1539,6 +1539,19 @@ mod tests {
     }
 
     #[test]
+    fn cubics_reno_alpha_is_rfc_9438s_unless_the_cubic_table_names_linux() {
+        use netreturn_tcp::cc::cubic::RenoAlpha;
+        let text = MINI.replace("[topology]", "[tcp]\ncubic = { hystart = true }\n[topology]");
+        let c = Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.cc_params.cubic.unwrap();
+        assert_eq!(c.reno_alpha, RenoAlpha::Rfc9438);
+        let text = MINI.replace("[topology]", "[tcp]\ncubic = { reno_alpha = \"linux\" }\n[topology]");
+        let c = Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.cc_params.cubic.unwrap();
+        assert_eq!(c.reno_alpha, RenoAlpha::Linux);
+        let text = MINI.replace("[topology]", "[tcp]\ncubic = { reno_alpha = \"reno\" }\n[topology]");
+        assert!(Scenario::from_toml(&text, "p.toml", &[]).is_err());
+    }
+
+    #[test]
     fn an_unknown_tcp_profile_is_refused_naming_the_field_and_the_profiles() {
         let text = MINI.replace("[topology]", "[tcp]\nprofile = \"bsd\"\n[topology]");
         let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
