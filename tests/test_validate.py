@@ -146,6 +146,8 @@ def test_a_setting_of_ours_alone_names_its_own_cell_and_reaches_ours_runs_but_no
     assert cell_tag(31, "fq_codel", ns3_fqcodel="linux", ours_sets=sets) == (
         "flows31_fq_codel_prr-upstream_fqcodel-linux_ours-prr-bound-safeack")
     assert cell_tag(31, "fq_codel", ours_sets={}) == cell_tag(31, "fq_codel")
+    assert cell_tag(31, "fq_codel", ours_sets={"tcp.cubic": '{reno_alpha="linux"}'}).endswith(
+        "_ours-cubic-reno-alpha-linux")
     # ns-3 runs the same configuration whatever ours sets: one store.
     assert ns3_cache_path(tmp_path, 31, "fq_codel", 1, ns3_fqcodel="linux").name == (
         "flows31_fq_codel_prr-upstream_fqcodel-linux_seed1.json")

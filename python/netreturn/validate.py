@@ -242,8 +242,15 @@ def _time(text: str) -> str:
 def ours_tag(ours_sets: dict | None = None) -> str:
     """The part of a cell's name that names ours' own settings (``validate
     --ours-set``; ns-3's side is the same cell's): ``_ours-prr-bound-safeack``
-    for ``tcp.prr_bound = "safeack"``, nothing without them."""
-    return "".join(f"_ours-{k.split('.')[-1].replace('_', '-')}-{v}" for k, v in sorted((ours_sets or {}).items()))
+    for ``tcp.prr_bound = "safeack"``, ``_ours-cubic-reno-alpha-linux`` for
+    ``tcp.cubic = '{reno_alpha="linux"}'`` (what is not a letter, digit or dot
+    becomes a hyphen), nothing without them."""
+    import re
+
+    def part(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9.]+", "-", str(text)).strip("-")
+
+    return "".join(f"_ours-{part(k.split('.')[-1])}-{part(v)}" for k, v in sorted((ours_sets or {}).items()))
 
 
 def cell_tag(flows: int, queue: str, prr: str = DEFAULT_PRR, scenario: str = "ewt/scenario2", aligned: bool = False,

@@ -174,6 +174,8 @@ FQCODEL_SWITCHED_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-two-
 #: fast recovery entered from an ECN reduction (ns-3).
 OURS_PRR_SAFEACK = {"tcp.prr_bound": "safeack"}
 OURS_CWR_NS3 = {"tcp.recovery_from_cwr": "ns3"}
+#: ... and CUBIC's Reno-friendly slope as Linux and ns-3 (no switch to 1 past cwnd_prior), with the PRR bound.
+OURS_CUBIC_PRR_NS3 = {"tcp.cubic": '{reno_alpha="linux"}', "tcp.prr_bound": "safeack"}
 
 
 def _aqm(queue: str, loads: Sequence[int] = (31,), ecn: bool = False) -> tuple[Cell, ...]:
@@ -310,6 +312,11 @@ PLAN: tuple[Mechanism, ...] = (
               "no fast recovery from an ECN reduction, as ns-3", FQCODEL_SWITCHED_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, ns3_fqcodel="linux-mark",
                              ours_sets=OURS_CWR_NS3),)),
+    Mechanism("FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ours' CUBIC and PRR as ns-3",
+              "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog, next mark from the due time; ours with "
+              "CUBIC's Reno-friendly slope as Linux and ns-3 and PRR's safe-ACK bound", FQCODEL_SWITCHED_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, ns3_fqcodel="linux-mark",
+                             ours_sets=OURS_CUBIC_PRR_NS3),)),
     Mechanism("PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("pie")),
     Mechanism("FQ-PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_pie")),
     Mechanism("COBALT", "ns-3 3.44", COBALT_EVIDENCE, _aqm("cobalt")),
