@@ -168,8 +168,8 @@ AQM_EVIDENCE = "validation.md#the-dequeue-time-aqms-in-ns-3---queue-codelfq_code
 COBALT_EVIDENCE = "validation.md#cobalt-and-red-marking-against-ns-3-2026-11-26"
 FQCODEL_REMAINING_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-the-remaining-differences-issue-27-"
                               "2026-11-27-branch-fq8")
-FQCODEL_SWITCHED_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-two-sender-rules-switched-in-ours-issue-27-"
-                             "2026-11-27-branch-fq9")
+FQCODEL_SWITCHED_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-three-sender-rules-switched-in-ours-"
+                             "issue-27-2026-11-27-branch-fq9")
 #: Ours' side switched to ns-3's rule (branch fq9): PRR's bound below ssthresh (RFC 9937, Linux, ns-3), and no
 #: fast recovery entered from an ECN reduction (ns-3).
 OURS_PRR_SAFEACK = {"tcp.prr_bound": "safeack"}
