@@ -1552,6 +1552,16 @@ mod tests {
     }
 
     #[test]
+    fn dctcps_reno_growth_is_ns3s_newreno_unless_the_dctcp_table_names_linux() {
+        use netreturn_tcp::cc::reno::Growth;
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(s.tcp.cc_params.dctcp.is_none_or(|d| d.growth == Growth::Ns3));
+        let text = MINI.replace("[topology]", "[tcp]\ndctcp = { growth = \"linux\" }\n[topology]");
+        let d = Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.cc_params.dctcp.unwrap();
+        assert_eq!(d.growth, Growth::Linux);
+    }
+
+    #[test]
     fn an_unknown_tcp_profile_is_refused_naming_the_field_and_the_profiles() {
         let text = MINI.replace("[topology]", "[tcp]\nprofile = \"bsd\"\n[topology]");
         let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
