@@ -168,7 +168,7 @@ AQM_EVIDENCE = "validation.md#the-dequeue-time-aqms-in-ns-3---queue-codelfq_code
 COBALT_EVIDENCE = "validation.md#cobalt-and-red-marking-against-ns-3-2026-11-26"
 FQCODEL_REMAINING_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-the-remaining-differences-issue-27-"
                               "2026-11-27-branch-fq8")
-FQCODEL_SWITCHED_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-three-sender-rules-switched-in-ours-"
+FQCODEL_SWITCHED_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-the-senders-rules-switched-in-ours-"
                              "issue-27-2026-11-27-branch-fq9")
 #: Ours' side switched to ns-3's rule (branch fq9): PRR's bound below ssthresh (RFC 9937, Linux, ns-3), and no
 #: fast recovery entered from an ECN reduction (ns-3).
@@ -176,6 +176,10 @@ OURS_PRR_SAFEACK = {"tcp.prr_bound": "safeack"}
 OURS_CWR_NS3 = {"tcp.recovery_from_cwr": "ns3"}
 #: ... and CUBIC's Reno-friendly slope as Linux and ns-3 (no switch to 1 past cwnd_prior), with the PRR bound.
 OURS_CUBIC_PRR_NS3 = {"tcp.cubic": '{reno_alpha="linux"}', "tcp.prr_bound": "safeack"}
+#: DCTCP's Reno growth per segment acknowledged, as ns-3's TcpDctcp (over TcpLinuxReno) and Linux; and with the
+#: CWR rule.
+OURS_DCTCP_GROWTH_NS3 = {"tcp.dctcp": '{growth="linux"}'}
+OURS_DCTCP_GROWTH_CWR_NS3 = {**OURS_DCTCP_GROWTH_NS3, **OURS_CWR_NS3}
 
 
 def _aqm(queue: str, loads: Sequence[int] = (31,), ecn: bool = False) -> tuple[Cell, ...]:
@@ -341,6 +345,18 @@ PLAN: tuple[Mechanism, ...] = (
               FQCODEL_SWITCHED_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
                              ours_sets=OURS_CWR_NS3),)),
+    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too, ours' growth as ns-3",
+              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
+              "next mark from the due time; ours growing per segment acknowledged, as TcpDctcp's TcpLinuxReno",
+              FQCODEL_SWITCHED_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
+                             ours_sets=OURS_DCTCP_GROWTH_NS3),)),
+    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too, ours' growth and CWR rule as ns-3",
+              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
+              "next mark from the due time; ours growing per segment acknowledged and entering no fast recovery "
+              "from an ECN reduction, as ns-3", FQCODEL_SWITCHED_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
+                             ours_sets=OURS_DCTCP_GROWTH_CWR_NS3),)),
     Mechanism("NewReno against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("newreno")),
     Mechanism("CUBIC against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("cubic")),
     Mechanism("NewReno against Linux, Linux profile", "Linux 6.18 in namespaces", LINUX_EVIDENCE,
