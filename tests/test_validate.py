@@ -132,6 +132,29 @@ def test_the_linux_fq_codel_repair_of_ns3_gets_its_own_store_and_name_and_is_ref
     assert not (tmp_path / "ns3").exists()
 
 
+def test_a_setting_of_ours_alone_names_its_own_cell_and_reaches_ours_runs_but_not_ns3s_store(tmp_path):
+    from netreturn.cli import build_parser
+    from netreturn.validate import cell_tag, ns3_cache_path, ours_settings
+
+    a = build_parser().parse_args(["validate", "--queue", "fq_codel", "--ours-set", "tcp.prr_bound=safeack",
+                                   "--ours-set", "tcp.recovery_from_cwr=ns3"])
+    assert dict(a.ours_sets) == {"tcp.prr_bound": "safeack", "tcp.recovery_from_cwr": "ns3"}
+    assert build_parser().parse_args(["validate"]).ours_sets == []
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["validate", "--ours-set", "tcp.prr_bound"])
+    sets = {"tcp.prr_bound": "safeack"}
+    assert cell_tag(31, "fq_codel", ns3_fqcodel="linux", ours_sets=sets) == (
+        "flows31_fq_codel_prr-upstream_fqcodel-linux_ours-prr-bound-safeack")
+    assert cell_tag(31, "fq_codel", ours_sets={}) == cell_tag(31, "fq_codel")
+    assert cell_tag(31, "fq_codel", ours_sets={"tcp.cubic": '{reno_alpha="linux"}'}).endswith(
+        "_ours-cubic-reno-alpha-linux")
+    # ns-3 runs the same configuration whatever ours sets: one store.
+    assert ns3_cache_path(tmp_path, 31, "fq_codel", 1, ns3_fqcodel="linux").name == (
+        "flows31_fq_codel_prr-upstream_fqcodel-linux_seed1.json")
+    assert ours_settings(31, "fq_codel", 1_000_000, ours_sets=sets) == {
+        "flows": 31, "queue": "fq_codel", "run.phase": "1000000ns", "tcp.prr_bound": "safeack"}
+
+
 def test_aligned_validation_runs_our_aligned_scenario_files():
     from netreturn.scenarios import load
     from netreturn.validate import ours_scenario

@@ -127,6 +127,10 @@ def add_arguments(v) -> None:
                         "queued to drop or mark' test on each flow queue), or as Linux and ours (linux: on the "
                         "whole queue disc's backlog), and linux-mark: that, and CoDel's next signal after a mark "
                         "scheduled from the previous due time as Linux (ns-3: from the dequeue instant)")
+    v.add_argument("--ours-set", dest="ours_sets", type=_ours_set, action="append", default=[], metavar="NAME=VALUE",
+                   help="EWT dumbbells: a setting of ours alone (a scenario key, e.g. tcp.prr_bound=safeack), to "
+                        "switch one side's rule; ns-3's runs are the cell's without it, the record's name ends in "
+                        "_ours-<key>-<value>")
     v.add_argument("--aligned", action="store_true",
                    help="aligned configuration in both: 1000-packet access buffers, 1 MiB TCP buffers, "
                         "ns-3's RED thresholds, gentle, byte mode (scenarios/validate/)")
@@ -217,6 +221,16 @@ def add_arguments(v) -> None:
                         "filters, as ours: linux)")
 
 
+def _ours_set(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` of ``--ours-set``."""
+    import argparse
+
+    name, eq, value = text.partition("=")
+    if not eq or not name or not value:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, not {text!r}")
+    return name, value
+
+
 def _time(text: str) -> str:
     """A time with its unit (``--phase 1ms``), checked by the one unit parser."""
     import argparse
@@ -231,19 +245,34 @@ def _time(text: str) -> str:
     return text
 
 
+def ours_tag(ours_sets: dict | None = None) -> str:
+    """The part of a cell's name that names ours' own settings (``validate
+    --ours-set``; ns-3's side is the same cell's): ``_ours-prr-bound-safeack``
+    for ``tcp.prr_bound = "safeack"``, ``_ours-cubic-reno-alpha-linux`` for
+    ``tcp.cubic = '{reno_alpha="linux"}'`` (what is not a letter, digit or dot
+    becomes a hyphen), nothing without them."""
+    import re
+
+    def part(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9.]+", "-", str(text)).strip("-")
+
+    return "".join(f"_ours-{part(k.split('.')[-1])}-{part(v)}" for k, v in sorted((ours_sets or {}).items()))
+
+
 def cell_tag(flows: int, queue: str, prr: str = DEFAULT_PRR, scenario: str = "ewt/scenario2", aligned: bool = False,
              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False, ns3_ecn: str = "ns3",
-             ns3_fqcodel: str = "ns3") -> str:
+             ns3_fqcodel: str = "ns3", ours_sets: dict | None = None) -> str:
     """The name of one compared configuration (a cell), as the ns-3 run
     store spells it: ``flows31_red_prr-upstream_scenario1_aligned_phase1000000ns``
-    (``_dctcp_ecn`` after it for other senders, :func:`variant_tag`)."""
+    (``_dctcp_ecn`` after it for other senders, :func:`variant_tag`; ours'
+    own settings last, :func:`ours_tag`, which the ns-3 store leaves out)."""
     tag = "" if prr == "ns3" else f"_prr-{prr}"
     tag += "" if scenario == "ewt/scenario2" else "_" + scenario.split("/")[-1]
     tag += "_aligned" if aligned else ""
     tag += f"_phase{phase_ns}ns" if phase_ns else ""
     tag += variant_tag(tcp, ecn, ns3_ecn)
     tag += "" if ns3_fqcodel == "ns3" else f"_fqcodel-{ns3_fqcodel}"
-    return f"flows{flows}_{queue}{tag}"
+    return f"flows{flows}_{queue}{tag}{ours_tag(ours_sets)}"
 
 
 def ns3_cache_path(out: Path, flows: int, queue: str, seed: int, prr: str = DEFAULT_PRR,
@@ -314,8 +343,10 @@ def variant_tag(tcp: str = "cubic", ecn: bool = False, ns3_ecn: str = "ns3") -> 
             + ("" if ns3_ecn == "ns3" else f"_ecn-{ns3_ecn}"))
 
 
-def ours_settings(flows: int, queue: str, phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False) -> dict:
-    """The ``--set`` of our run for one ns-3 configuration."""
+def ours_settings(flows: int, queue: str, phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False,
+                  ours_sets: dict | None = None) -> dict:
+    """The ``--set`` of our run for one ns-3 configuration (and ours' own
+    ``ours_sets``, last)."""
     settings = {"flows": flows, "queue": queue}
     if phase_ns:
         settings["run.phase"] = f"{phase_ns}ns"
@@ -328,7 +359,7 @@ def ours_settings(flows: int, queue: str, phase_ns: int = 0, tcp: str = "cubic",
         if queue in ("red", "ared"):
             # RED marks instead of early drops, as ns-3's UseEcn (ns3ref).
             settings["topology.bottleneck.red.ecn"] = "true"
-    return settings
+    return {**settings, **(ours_sets or {})}
 
 
 def compare(ns3: list[dict], ours: list[dict]) -> list[dict]:
@@ -422,7 +453,8 @@ def ours_runs(scenario: str, settings: dict, seeds: list[int], jobs: int | None 
 def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path, jobs: int | None = None,
              progress: bool = False, prr: str = DEFAULT_PRR, aligned: bool = False,
              phase_ns: int = 0, tcp: str = "cubic", ecn: bool = False,
-             ns3_ecn: str = "ns3", ns3_fqcodel: str = "ns3") -> tuple[list[dict], list[dict]]:
+             ns3_ecn: str = "ns3", ns3_fqcodel: str = "ns3",
+             ours_sets: dict | None = None) -> tuple[list[dict], list[dict]]:
     """One configuration in both simulators over ``seeds``: ns-3's runs
     (from the store under ``<out>/ns3/``, the missing ones run) and ours
     (through the run store ``<out>/netreturn``); its cell record is written
@@ -442,12 +474,16 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
     ns3 = _ns3_runs(flows, queue, seeds, out, jobs or 2, progress, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn,
                     ns3_fqcodel)
     mine = ours_scenario(scenario, aligned)
-    ours = ours_runs(mine, ours_settings(flows, queue, phase_ns, tcp, ecn), seeds, jobs, out / "netreturn", progress)
+    ours = ours_runs(mine, ours_settings(flows, queue, phase_ns, tcp, ecn, ours_sets), seeds, jobs, out / "netreturn",
+                     progress)
     label = ns3_label(prr, ns3_ecn, ns3_fqcodel)
     rows = [(k, lab, [r.get(k, math.nan) for r in ns3], [r.get(k, math.nan) for r in ours])
             for k, lab in record_metrics(queue, tcp, ecn)]
     extra = {} if ns3_fqcodel == "ns3" else {"ns3_fqcodel": ns3_fqcodel}
-    write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn, ns3_fqcodel),
+    if ours_sets:
+        extra["ours_sets"] = dict(ours_sets)
+    write_record(out, cell_tag(flows, queue, prr, scenario, aligned, phase_ns, tcp, ecn, ns3_ecn, ns3_fqcodel,
+                               ours_sets),
                  record(label, rows, scenario=scenario, flows=flows, queue=queue, aligned=aligned, phase_ns=phase_ns,
                         prr=prr, seeds=seeds, netreturn_scenario=mine, tcp=tcp, ecn=ecn, ns3_ecn=ns3_ecn, **extra))
     return ns3, ours
@@ -476,6 +512,7 @@ def main(a) -> int:
         phase_ns = round(_native.parse_time(a.phase) * 1e9)
     ns3_ecn = getattr(a, "ns3_ecn", "ns3")
     ns3_fqcodel = getattr(a, "ns3_fqcodel", "ns3")
+    ours_sets = dict(getattr(a, "ours_sets", None) or [])
     label = ns3_label(prr, ns3_ecn, ns3_fqcodel)
     mine = ours_scenario(scenario, aligned)
     tcp, ecn = getattr(a, "tcp", "cubic"), bool(getattr(a, "ecn", False))
@@ -484,7 +521,7 @@ def main(a) -> int:
           f"{label} vs netreturn ({mine})")
     try:
         ns3, ours = run_cell(scenario, flows, a.queue, seeds, out, a.jobs, not a.quiet, prr, aligned, phase_ns,
-                              tcp, ecn, ns3_ecn, ns3_fqcodel)
+                              tcp, ecn, ns3_ecn, ns3_fqcodel, ours_sets)
     except (RuntimeError, ValueError) as e:
         print(f"netreturn: error: {e}", file=sys.stderr)
         return 2

@@ -30,7 +30,7 @@ def _dumbbell_senders(rec: dict, name: str) -> tuple[str, bool]:
 
     fixed = (rec["flows"], rec["queue"], rec.get("prr", DEFAULT_PRR), rec["scenario"], bool(rec.get("aligned")),
              rec.get("phase_ns", 0))
-    tail = (rec.get("ns3_ecn", "ns3"), rec.get("ns3_fqcodel", "ns3"))
+    tail = (rec.get("ns3_ecn", "ns3"), rec.get("ns3_fqcodel", "ns3"), rec.get("ours_sets"))
     stored = (rec.get("tcp", "cubic"), bool(rec.get("ecn", False)))
     for tcp, ecn in [stored, *((t, e) for t in ("cubic", "newreno", "dctcp", "bbr", "prague") for e in (False, True))]:
         if cell_tag(*fixed, tcp, ecn, *tail) == name:
@@ -42,7 +42,7 @@ def _dumbbell(rec: dict, jobs: int | None, name: str = "") -> Ours:
     from .validate import ours_runs, ours_scenario, ours_settings
 
     tcp, ecn = _dumbbell_senders(rec, name) if name else (rec.get("tcp", "cubic"), bool(rec.get("ecn", False)))
-    settings = ours_settings(rec["flows"], rec["queue"], rec.get("phase_ns", 0), tcp, ecn)
+    settings = ours_settings(rec["flows"], rec["queue"], rec.get("phase_ns", 0), tcp, ecn, rec.get("ours_sets"))
     scenario = rec.get("netreturn_scenario") or ours_scenario(rec["scenario"], bool(rec.get("aligned")))
     runs = ours_runs(scenario, settings, list(rec["seeds"]), jobs)
     keys = {k for r in runs for k in r}

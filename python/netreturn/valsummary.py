@@ -63,17 +63,20 @@ class Mechanism:
 
 
 def dumbbell_cell(scenario: str, flows: int, queue: str, tcp: str = "cubic", ecn: bool = False,
-                  ns3_ecn: str = "ns3", ns3_fqcodel: str = "ns3") -> Cell:
+                  ns3_ecn: str = "ns3", ns3_fqcodel: str = "ns3", ours_sets: dict | None = None) -> Cell:
     """A cell of ``netreturn validate``: aligned, phase randomized, ns-3-dev's PRR; CUBIC senders
     without ECN unless told (``tcp``, ``ecn``, ``ns3_ecn``: ``validate --tcp --ecn --ns3-ecn``), ns-3's
-    FQ-CoDel as shipped unless told (``ns3_fqcodel``: ``validate --ns3-fqcodel``)."""
+    FQ-CoDel as shipped unless told (``ns3_fqcodel``: ``validate --ns3-fqcodel``), ours as its defaults
+    unless told (``ours_sets``: ``validate --ours-set``)."""
     from .validate import DEFAULT_PRR, cell_tag
 
-    name = cell_tag(flows, queue, DEFAULT_PRR, scenario, True, PHASE_NS, tcp, ecn, ns3_ecn, ns3_fqcodel)
+    name = cell_tag(flows, queue, DEFAULT_PRR, scenario, True, PHASE_NS, tcp, ecn, ns3_ecn, ns3_fqcodel, ours_sets)
     senders = "" if tcp == "cubic" and not ecn else f", {tcp}{' + ECN' if ecn else ''}"
     args = {"scenario": scenario, "flows": flows, "queue": queue, "tcp": tcp, "ecn": ecn, "ns3_ecn": ns3_ecn}
     if ns3_fqcodel != "ns3":
         args["ns3_fqcodel"] = ns3_fqcodel
+    if ours_sets:
+        args["ours_sets"] = dict(ours_sets)
     return Cell(name, f"{scenario.split('/')[-1]}, {flows} flows{senders}", "dumbbell", args)
 
 
@@ -171,6 +174,18 @@ AQM_EVIDENCE = "validation.md#the-dequeue-time-aqms-in-ns-3---queue-codelfq_code
 COBALT_EVIDENCE = "validation.md#cobalt-and-red-marking-against-ns-3-2026-11-26"
 FQCODEL_REMAINING_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-the-remaining-differences-issue-27-"
                               "2026-11-27-branch-fq8")
+FQCODEL_SWITCHED_EVIDENCE = ("validation.md#fq-codel-and-dctcp-against-ns-3-the-senders-rules-switched-in-ours-"
+                             "issue-27-2026-11-27-branch-fq9")
+#: Ours' side switched to ns-3's rule (branch fq9): PRR's bound below ssthresh (RFC 9937, Linux, ns-3), and no
+#: fast recovery entered from an ECN reduction (ns-3).
+OURS_PRR_SAFEACK = {"tcp.prr_bound": "safeack"}
+OURS_CWR_NS3 = {"tcp.recovery_from_cwr": "ns3"}
+#: ... and CUBIC's Reno-friendly slope as Linux and ns-3 (no switch to 1 past cwnd_prior), with the PRR bound.
+OURS_CUBIC_PRR_NS3 = {"tcp.cubic": '{reno_alpha="linux"}', "tcp.prr_bound": "safeack"}
+#: DCTCP's Reno growth per segment acknowledged, as ns-3's TcpDctcp (over TcpLinuxReno) and Linux; and with the
+#: CWR rule.
+OURS_DCTCP_GROWTH_NS3 = {"tcp.dctcp": '{growth="linux"}'}
+OURS_DCTCP_GROWTH_CWR_NS3 = {**OURS_DCTCP_GROWTH_NS3, **OURS_CWR_NS3}
 
 
 def _aqm(queue: str, loads: Sequence[int] = (31,), ecn: bool = False) -> tuple[Cell, ...]:
@@ -323,6 +338,26 @@ PLAN: tuple[Mechanism, ...] = (
               "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog, next mark from the due time, no CWR "
               "entered in recovery", FQCODEL_REMAINING_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, "rfc3168", "linux-mark"),)),
+    Mechanism("FQ-CoDel, ns-3 as Linux, ours' PRR bound as ns-3",
+              "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog; ours with PRR's safe-ACK bound (RFC 9937, "
+              "Linux, ns-3)", FQCODEL_SWITCHED_EVIDENCE,
+              tuple(dumbbell_cell("ewt/scenario2", n, "fq_codel", ns3_fqcodel="linux", ours_sets=OURS_PRR_SAFEACK)
+                    for n in (13, 31))),
+    Mechanism("FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ours' PRR bound as ns-3",
+              "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog, next mark from the due time; ours with PRR's "
+              "safe-ACK bound", FQCODEL_SWITCHED_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, ns3_fqcodel="linux-mark",
+                             ours_sets=OURS_PRR_SAFEACK),)),
+    Mechanism("FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ours without recovery from CWR",
+              "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog, next mark from the due time; ours entering "
+              "no fast recovery from an ECN reduction, as ns-3", FQCODEL_SWITCHED_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, ns3_fqcodel="linux-mark",
+                             ours_sets=OURS_CWR_NS3),)),
+    Mechanism("FQ-CoDel with ECN (CUBIC), ns-3 as Linux, ours' CUBIC and PRR as ns-3",
+              "ns-3 3.44, FQ-CoDel's one-MTU test on the whole backlog, next mark from the due time; ours with "
+              "CUBIC's Reno-friendly slope as Linux and ns-3 and PRR's safe-ACK bound", FQCODEL_SWITCHED_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "cubic", True, ns3_fqcodel="linux-mark",
+                             ours_sets=OURS_CUBIC_PRR_NS3),)),
     Mechanism("PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("pie")),
     Mechanism("FQ-PIE", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_pie")),
     Mechanism("COBALT", "ns-3 3.44", COBALT_EVIDENCE, _aqm("cobalt")),
@@ -341,6 +376,24 @@ PLAN: tuple[Mechanism, ...] = (
               "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
               "next mark from the due time", FQCODEL_REMAINING_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark"),)),
+    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too, ours without recovery from CWR",
+              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
+              "next mark from the due time; ours entering no fast recovery from an ECN reduction, as ns-3",
+              FQCODEL_SWITCHED_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
+                             ours_sets=OURS_CWR_NS3),)),
+    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too, ours' growth as ns-3",
+              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
+              "next mark from the due time; ours growing per segment acknowledged, as TcpDctcp's TcpLinuxReno",
+              FQCODEL_SWITCHED_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
+                             ours_sets=OURS_DCTCP_GROWTH_NS3),)),
+    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too, ours' growth and CWR rule as ns-3",
+              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
+              "next mark from the due time; ours growing per segment acknowledged and entering no fast recovery "
+              "from an ECN reduction, as ns-3", FQCODEL_SWITCHED_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
+                             ours_sets=OURS_DCTCP_GROWTH_CWR_NS3),)),
     Mechanism("NewReno against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("newreno")),
     Mechanism("CUBIC against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("cubic")),
     Mechanism("NewReno against Linux, Linux profile", "Linux 6.18 in namespaces", LINUX_EVIDENCE,
@@ -516,7 +569,7 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                     if not mine:
                         raise RuntimeError("no reference run stored")
                     validate.run_cell(cell.args["scenario"], *args, mine, out, jobs, progress, validate.DEFAULT_PRR,
-                                      True, PHASE_NS, *senders, ns3_ecn, ns3_fqcodel)
+                                      True, PHASE_NS, *senders, ns3_ecn, ns3_fqcodel, cell.args.get("ours_sets"))
                 elif cell.kind == "xcp":
                     mine = [s for s in seeds if not cached or ns2xcp.ns2_cache_path(
                         out, cell.args["case"], s, ns2xcp.SUMMARY_STOP_S).exists()]

@@ -16,7 +16,9 @@
 //! real gateway (`netreturn-gateway --config`) its two directions from the
 //! same [`LinkDir`]s of the scenario's bottleneck.
 
-use crate::scenario::{CcName, LossSsthreshName, QueueMethod, RecoveryName, Scenario, ScenarioError};
+use crate::scenario::{
+    CcName, LossSsthreshName, PrrBoundName, QueueMethod, RecoveryFromCwrName, RecoveryName, Scenario, ScenarioError,
+};
 use crate::topology::{IfaceSpec, Topology};
 use netreturn_base::{Rate, Time};
 use netreturn_control::queue::aqm::AqmParams;
@@ -337,6 +339,14 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
             LossSsthreshName::Ns3 => netreturn_tcp::LossSsthresh::Ns3,
             LossSsthreshName::Linux => netreturn_tcp::LossSsthresh::Linux,
             LossSsthreshName::Ns2 => netreturn_tcp::LossSsthresh::Ns2,
+        },
+        recovery_from_cwr: match t.recovery_from_cwr {
+            RecoveryFromCwrName::Linux => netreturn_tcp::RecoveryFromCwr::Linux,
+            RecoveryFromCwrName::Ns3 => netreturn_tcp::RecoveryFromCwr::Ns3,
+        },
+        prr_bound: match t.prr_bound {
+            PrrBoundName::Ssrb => netreturn_tcp::PrrBound::Ssrb,
+            PrrBoundName::SafeAck => netreturn_tcp::PrrBound::SafeAck,
         },
         ..TcpConfig::default()
     }

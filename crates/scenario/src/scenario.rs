@@ -222,6 +222,19 @@ pub struct TcpSpec {
     /// (`netreturn_tcp::LossSsthresh`).
     #[serde(default = "default_loss_ssthresh")]
     pub loss_ssthresh: LossSsthreshName,
+    /// With SACK and ECN, what a loss found during an ECN window reduction
+    /// starts: `"linux"` (the default) a fast recovery that continues the
+    /// reduction, as Linux; `"ns3"` none, the holes repaired under the CWR
+    /// state, as ns-3 3.44 (`netreturn_tcp::RecoveryFromCwr`).
+    #[serde(default = "default_recovery_from_cwr")]
+    pub recovery_from_cwr: RecoveryFromCwrName,
+    /// PRR's bound when the pipe is at or below ssthresh: `"ssrb"` (the
+    /// default) RFC 6937's PRR-SSRB on every ACK; `"safeack"` the
+    /// conservative bound with one more MSS only on an ACK that advances
+    /// SND.UNA and marks no further loss, as RFC 9937, Linux and ns-3
+    /// (`netreturn_tcp::PrrBound`).
+    #[serde(default = "default_prr_bound")]
+    pub prr_bound: PrrBoundName,
     /// Tick of the timestamp clock (RFC 7323 TSval); SARBE's samples are
     /// quantized to it. Default 1 ms (ns-3, Linux).
     #[serde(default = "default_ts_tick")]
@@ -259,6 +272,28 @@ pub enum LossSsthreshName {
     Ns3,
     Linux,
     Ns2,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryFromCwrName {
+    Linux,
+    Ns3,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PrrBoundName {
+    Ssrb,
+    SafeAck,
+}
+
+fn default_prr_bound() -> PrrBoundName {
+    PrrBoundName::Ssrb
+}
+
+fn default_recovery_from_cwr() -> RecoveryFromCwrName {
+    RecoveryFromCwrName::Linux
 }
 
 fn default_loss_ssthresh() -> LossSsthreshName {
@@ -1459,6 +1494,31 @@ mod tests {
     }
 
     #[test]
+    fn the_prr_bound_is_ssrb_unless_the_file_names_safeack_and_refuses_others() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert_eq!(crate::resolve::tcp_config(&s).prr_bound, netreturn_tcp::PrrBound::Ssrb);
+        let text = MINI.replace("[topology]", "[tcp]\nprr_bound = \"safeack\"\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert_eq!(crate::resolve::tcp_config(&s).prr_bound, netreturn_tcp::PrrBound::SafeAck);
+        let text = MINI.replace("[topology]", "[tcp]\nprr_bound = \"crb\"\n[topology]");
+        let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
+        assert!(e.to_string().contains("prr_bound") && e.to_string().contains("safeack"), "{e}");
+    }
+
+    #[test]
+    fn the_recovery_from_cwr_rule_is_linux_unless_the_file_names_ns3_and_refuses_others() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert_eq!(s.tcp.recovery_from_cwr, RecoveryFromCwrName::Linux);
+        assert_eq!(crate::resolve::tcp_config(&s).recovery_from_cwr, netreturn_tcp::RecoveryFromCwr::Linux);
+        let text = MINI.replace("[topology]", "[tcp]\nrecovery_from_cwr = \"ns3\"\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert_eq!(crate::resolve::tcp_config(&s).recovery_from_cwr, netreturn_tcp::RecoveryFromCwr::Ns3);
+        let text = MINI.replace("[topology]", "[tcp]\nrecovery_from_cwr = \"rfc3168\"\n[topology]");
+        let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
+        assert!(e.to_string().contains("recovery_from_cwr") && e.to_string().contains("ns3"), "{e}");
+    }
+
+    #[test]
     fn the_linux_profile_fills_the_keys_a_file_left_out_and_the_files_own_keys_win() {
         use netreturn_base::Time;
         let text = MINI.replace("[topology]", "[tcp]\nprofile = \"linux\"\n[topology]");
@@ -1495,6 +1555,29 @@ mod tests {
             (c.hystart_rule, c.hystart, c.cubic_delta),
             (HystartRule::Ns3, false, netreturn_base::Time::from_secs(1))
         );
+    }
+
+    #[test]
+    fn cubics_reno_alpha_is_rfc_9438s_unless_the_cubic_table_names_linux() {
+        use netreturn_tcp::cc::cubic::RenoAlpha;
+        let text = MINI.replace("[topology]", "[tcp]\ncubic = { hystart = true }\n[topology]");
+        let c = Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.cc_params.cubic.unwrap();
+        assert_eq!(c.reno_alpha, RenoAlpha::Rfc9438);
+        let text = MINI.replace("[topology]", "[tcp]\ncubic = { reno_alpha = \"linux\" }\n[topology]");
+        let c = Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.cc_params.cubic.unwrap();
+        assert_eq!(c.reno_alpha, RenoAlpha::Linux);
+        let text = MINI.replace("[topology]", "[tcp]\ncubic = { reno_alpha = \"reno\" }\n[topology]");
+        assert!(Scenario::from_toml(&text, "p.toml", &[]).is_err());
+    }
+
+    #[test]
+    fn dctcps_reno_growth_is_ns3s_newreno_unless_the_dctcp_table_names_linux() {
+        use netreturn_tcp::cc::reno::Growth;
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(s.tcp.cc_params.dctcp.is_none_or(|d| d.growth == Growth::Ns3));
+        let text = MINI.replace("[topology]", "[tcp]\ndctcp = { growth = \"linux\" }\n[topology]");
+        let d = Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.cc_params.dctcp.unwrap();
+        assert_eq!(d.growth, Growth::Linux);
     }
 
     #[test]

@@ -60,6 +60,45 @@ pub enum LossSsthresh {
     Ns2,
 }
 
+/// What a loss found during an ECN window reduction (the CWR state of RFC
+/// 3168 section 6.1.2) starts, with SACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryFromCwr {
+    /// Fast recovery, continuing the CWR's reduction (no second ssthresh
+    /// cut): Linux `tcp_fastretrans_alert` enters `tcp_enter_recovery` from
+    /// `TCP_CA_CWR`, which keeps the CWR's ssthresh and PRR counters
+    /// (`if (!tcp_in_cwnd_reduction(sk))`); RFC 3168 section 6.1.2 allows
+    /// it ("reduced only once" per window).
+    Linux,
+    /// No fast recovery while in CWR, as ns-3 3.44: `TcpSocketBase::DupAck`
+    /// enters recovery from `CA_DISORDER` only, so in `CA_CWR` duplicate
+    /// ACKs start nothing; the holes are repaired under the CWR's window,
+    /// `SendPendingData` sending by `NextSeg` rules 1 and 2 (rule 3 only in
+    /// `CA_RECOVERY`) while `cwnd - BytesInFlight()` (RFC 6675's pipe)
+    /// allows, cwnd set by PRR on ACKs that advance SND.UNA only
+    /// (`ProcessAck`'s `CA_CWR` branch). A segment resent there is not
+    /// resent again before the CWR ends or the timer expires (ns-3's
+    /// `m_retrans`, ours `high_rxt`). A fast recovery may follow once
+    /// SND.UNA passes the CWR's window.
+    Ns3,
+}
+
+/// PRR's bound when the pipe is at or below ssthresh (RFC 6937 section 3.1,
+/// RFC 9937): how far one ACK may refill it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrrBound {
+    /// RFC 6937's PRR-SSRB on every ACK: `limit = MAX(prr_delivered -
+    /// prr_out, DeliveredData) + MSS`.
+    Ssrb,
+    /// PRR-CRB (`MAX(prr_delivered - prr_out, DeliveredData)`), plus one
+    /// MSS only on a "safe" ACK, one that advances SND.UNA and marks no
+    /// further segment lost: RFC 9937 (which obsoletes RFC 6937) "SafeACK";
+    /// Linux `tcp_cwnd_reduction` (`if (flag & FLAG_SND_UNA_ADVANCED &&
+    /// !newly_lost) sndcnt++`, since 3759824da87b, 2015); ns-3-dev and 3.44
+    /// (`TcpPrrRecovery::DoRecovery`: `if (tcb->m_isRetransDataAcked)`).
+    SafeAck,
+}
+
 /// Settings of a TCP endpoint. `Default` gives ns-3 3.44's defaults
 /// (SPEC.md section 6) wherever ns-3 has the same knob.
 ///
@@ -93,6 +132,8 @@ pub enum LossSsthresh {
 /// | `clock_granularity` | 1 ms | G in RFC 6298 |
 /// | `ts_tick` | 1 ms | timestamp clock tick (ns-3 and Linux use 1 ms) |
 /// | `ngwa` | `None` | NGWA end host (seed 001): receiver rule eq. 2 / eq. 4, segments shortened by the option |
+/// | `prr_bound` | `Ssrb` | PRR's bound below ssthresh: RFC 6937's PRR-SSRB on every ACK, or CRB with one more MSS on a safe ACK only (RFC 9937, Linux, ns-3) ([`PrrBound`]) |
+/// | `recovery_from_cwr` | `Linux` | with SACK, a loss found while reducing for ECN enters fast recovery (Linux), or is repaired under the CWR state without one (ns-3) ([`RecoveryFromCwr`]) |
 /// | `ecn` | off | offer ECN (RFC 3168; ns-3 `UseEcn` Off by default); DCTCP and Prague offer it whatever this says |
 #[derive(Clone, Copy, Debug, PartialEq)]
 // Laid out in declaration order (`repr(C)`): the settings read only at set-up,
@@ -136,6 +177,11 @@ pub struct TcpConfig {
     // Read only at a loss; the cold part is full, and this byte fills the
     // per-segment part's last padding (the layout test).
     pub loss_ssthresh: LossSsthresh,
+    // Read only in an ECN reduction, after the per-segment part: both parts
+    // are full, so the config grows by 8 bytes (the layout test).
+    pub recovery_from_cwr: RecoveryFromCwr,
+    // Read only in a reduction (PRR), in the same padding.
+    pub prr_bound: PrrBound,
 }
 
 impl Default for TcpConfig {
@@ -145,6 +191,8 @@ impl Default for TcpConfig {
             cc: CcKind::Cubic(CubicConfig::default()),
             recovery: Recovery::Prr,
             loss_ssthresh: LossSsthresh::Rfc5681,
+            recovery_from_cwr: RecoveryFromCwr::Linux,
+            prr_bound: PrrBound::Ssrb,
             sack: true,
             dupack_same_window: true,
             impatient: true,

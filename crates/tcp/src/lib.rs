@@ -30,7 +30,7 @@ pub mod stats;
 pub use cc::cubic::CubicConfig;
 pub use cc::sarbe::SarbeConfig;
 pub use cc::xcp::XcpConfig;
-pub use config::{CcKind, CcName, CcParams, LossSsthresh, NoConfig, Recovery, TcpConfig};
+pub use config::{CcKind, CcName, CcParams, LossSsthresh, NoConfig, PrrBound, Recovery, RecoveryFromCwr, TcpConfig};
 pub use connection::{Connection, State};
 pub use netreturn_control::ngwa_receiver::{NgwaConfig, NgwaReceiver};
 pub use segment::{Options, SackBlocks, Segment, MAX_SACK_BLOCKS};

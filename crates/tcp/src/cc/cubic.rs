@@ -27,13 +27,18 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// Reno-friendly region, RFC 9438 section 4.3.
     pub tcp_friendliness: bool,
+    /// The Reno-friendly estimate's slope once it passes the cwnd of the
+    /// last reduction ([`RenoAlpha`]).
+    pub reno_alpha: RenoAlpha,
     pub hystart: bool,
     /// Whose HyStart tests (`"ns3"`, the default, or `"linux"`).
     pub hystart_rule: HystartRule,
     /// HyStart runs only once cwnd reaches this many segments.
     pub hystart_low_window: u32,
     /// RTT samples per round before the delay test is made.
-    pub hystart_min_samples: u32,
+    /// (16 bits: with `reno_alpha` the config stays 64 bytes, so a
+    /// connection's settings keep their cache-line layout; ns-3's default 8.)
+    pub hystart_min_samples: u16,
     /// ACKs closer than this belong to one ACK train.
     pub hystart_ack_delta: Time,
     /// Bounds of the delay-increase threshold.
@@ -54,6 +59,7 @@ impl Default for CubicConfig {
             beta: 0.7,
             fast_convergence: true,
             tcp_friendliness: true,
+            reno_alpha: RenoAlpha::Rfc9438,
             hystart: true,
             hystart_rule: HystartRule::Ns3,
             hystart_low_window: 16,
@@ -65,6 +71,22 @@ impl Default for CubicConfig {
             cnt_clamp: 20,
         }
     }
+}
+
+/// How W_est (the Reno-friendly estimate, RFC 9438 section 4.3) grows once
+/// it reaches `cwnd_prior`, the cwnd at the last reduction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RenoAlpha {
+    /// RFC 9438 section 4.3: "Once W_est has grown to reach the cwnd at the
+    /// time of most recently setting ssthresh ... the sender SHOULD set
+    /// α_cubic to 1", Reno's slope.
+    #[default]
+    Rfc9438,
+    /// α_cubic = 3 (1 - β) / (1 + β) throughout, as Linux `bictcp_update`
+    /// (`tcp_cwnd` one segment per `cwnd * beta_scale >> 3` acked) and ns-3
+    /// 3.44 `TcpCubic::Update` (`m_tcpCwnd`, `m_ackCnt`), which have no switch.
+    Linux,
 }
 
 /// The two HyStart variants in use.
@@ -204,7 +226,7 @@ impl Cubic {
                 self.found = true;
             }
         }
-        if self.sample_cnt < self.cfg.hystart_min_samples {
+        if self.sample_cnt < u32::from(self.cfg.hystart_min_samples) {
             self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
             self.sample_cnt += 1;
         } else {
@@ -237,7 +259,7 @@ impl Cubic {
         }
         // The round's minimum over every sample, tested from the 8th on.
         self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
-        if self.sample_cnt < self.cfg.hystart_min_samples {
+        if self.sample_cnt < u32::from(self.cfg.hystart_min_samples) {
             self.sample_cnt += 1;
         } else {
             let thresh = Time::from_nanos(delay_min.nanos() / 8).max(LINUX_DELAY_MIN).min(LINUX_DELAY_MAX);
@@ -286,7 +308,8 @@ impl Cubic {
         }
         if self.cfg.tcp_friendliness {
             // alpha switches to 1 once W_est passes cwnd_prior (section 4.3).
-            let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { self.alpha_cubic() };
+            let one = self.w_est >= self.cwnd_prior && self.cfg.reno_alpha == RenoAlpha::Rfc9438;
+            let alpha = if one { 1.0 } else { self.alpha_cubic() };
             // W_est += alpha_cubic * segments_acked / cwnd, RFC 9438 section
             // 4.3 (Eq. 4).
             self.w_est += alpha * acked / cwnd;
@@ -469,6 +492,42 @@ mod tests {
         assert!(cc.w_est() > 79.0, "W_est = {}", cc.w_est());
         assert!(cc.w_cubic(0.05) < 72.0, "W_cubic(50 ms) = 71.07");
         assert!((cwnd - cc.w_est()).abs() < 1.0, "cwnd {cwnd} tracks W_est {}", cc.w_est());
+    }
+
+    /// W_est's gain over ten windows acknowledged once it has passed
+    /// cwnd_prior (100 segments; the loss left cwnd at 70), W_cubic held
+    /// near 70 by acknowledging everything within the epoch's first second.
+    fn w_est_gain_past_cwnd_prior(rule: RenoAlpha) -> f64 {
+        let cfg = CubicConfig { reno_alpha: rule, ..Default::default() };
+        let (mut cc, mut w) = after_loss_at(100, cfg);
+        let t0 = Time::from_secs(1);
+        let window = |cc: &mut Cubic, w: &mut Window, k: u64| {
+            for _ in 0..w.cwnd / MSS {
+                cc.on_ack(t0 + Time::from_millis(k), w, &ack(MSS));
+            }
+        };
+        let mut k = 0;
+        while cc.w_est() < 100.0 {
+            window(&mut cc, &mut w, k);
+            k += 1;
+        }
+        let from = cc.w_est();
+        for _ in 0..10 {
+            window(&mut cc, &mut w, k);
+            k += 1;
+        }
+        assert!(k < 1000 && cc.w_cubic(1.0) < 100.0, "W_cubic still below cwnd_prior");
+        cc.w_est() - from
+    }
+
+    #[test]
+    fn past_cwnd_prior_w_est_grows_like_reno_by_rfc_9438_and_by_alpha_cubic_as_linux() {
+        // RFC 9438 section 4.3: alpha_cubic becomes 1 once W_est >= cwnd_prior;
+        // Linux bictcp_update and ns-3 TcpCubic::Update keep 3(1-b)/(1+b).
+        let rfc = w_est_gain_past_cwnd_prior(RenoAlpha::Rfc9438);
+        let linux = w_est_gain_past_cwnd_prior(RenoAlpha::Linux);
+        assert!((rfc - 10.0).abs() < 0.5, "RFC 9438: about a segment per window, {rfc}");
+        assert!((linux - 10.0 * 0.9 / 1.7).abs() < 0.5, "Linux: alpha_cubic per window, {linux}");
     }
 
     #[test]

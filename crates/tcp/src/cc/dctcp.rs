@@ -9,7 +9,7 @@
 
 use netreturn_base::{Ecn, Time};
 
-use super::reno::Reno;
+use super::reno::{Growth, Reno, RenoConfig};
 use super::{Ack, AckEvent, CongestionControl, Window};
 
 /// `tcp.dctcp` / `tcp.prague`.
@@ -23,6 +23,13 @@ pub struct DctcpConfig {
     /// `dctcp_alpha_on_init` and ns-3 `DctcpAlphaOnInit`: 1).
     #[serde(default = "default_alpha")]
     pub initial_alpha: f64,
+    /// Reno's growth under DCTCP (RFC 8257 section 3.3: "the same as ...
+    /// standard TCP"): `"ns3"` (the default) RFC 5681's per ACK, as ns-3's
+    /// `TcpNewReno`; `"linux"` per segment acknowledged, as Linux
+    /// `tcp_dctcp.c` (`.cong_avoid = tcp_reno_cong_avoid`) and ns-3 3.44's
+    /// `TcpDctcp`, which derives from `TcpLinuxReno` ([`Growth`]).
+    #[serde(default)]
+    pub growth: Growth,
 }
 
 fn default_g() -> f64 {
@@ -34,7 +41,7 @@ fn default_alpha() -> f64 {
 
 impl Default for DctcpConfig {
     fn default() -> Self {
-        DctcpConfig { g: default_g(), initial_alpha: default_alpha() }
+        DctcpConfig { g: default_g(), initial_alpha: default_alpha(), growth: Growth::Ns3 }
     }
 }
 
@@ -56,7 +63,7 @@ pub struct Dctcp {
 impl Dctcp {
     pub fn new(cfg: DctcpConfig, abc_limit: u32, ect: Ecn) -> Dctcp {
         Dctcp {
-            reno: Reno::new(abc_limit, true),
+            reno: Reno::with_config(abc_limit, true, RenoConfig { growth: cfg.growth }),
             g: cfg.g.clamp(0.0, 1.0),
             alpha: cfg.initial_alpha.clamp(0.0, 1.0),
             acked: 0,
@@ -131,6 +138,28 @@ mod tests {
         let f = 3.0 / 11.0;
         assert!((d.alpha() - (15.0 / 16.0 * 0.5 + f / 16.0)).abs() < 1e-12, "{}", d.alpha());
         assert_eq!(d.window_end, 20_000);
+    }
+
+    #[test]
+    fn in_congestion_avoidance_a_delayed_ack_of_two_segments_counts_two_with_linux_growth() {
+        // ns-3's TcpDctcp derives from TcpLinuxReno and Linux's DCTCP uses
+        // tcp_reno_cong_avoid: one segment per cwnd's worth of segments
+        // acknowledged. RFC 5681 (3), ns-3's TcpNewReno: SMSS * SMSS / cwnd
+        // per ACK, however many it covers.
+        let grow = |growth: Growth| {
+            let mut d = Dctcp::new(DctcpConfig { growth, ..DctcpConfig::default() }, 1, Ecn::Ect0);
+            let mut w = Window { cwnd: 10_000, ssthresh: 5_000, mss: 1000 };
+            // A window of ten segments acknowledged by five delayed ACKs.
+            for k in 1..=5u64 {
+                let a =
+                    Ack { acked: 2000, rtt: None, srtt: None, snd_una: 2000 * k, snd_max: 20_000, cwnd_limited: true };
+                d.on_ack(Time::ZERO, &mut w, &a);
+            }
+            w.cwnd
+        };
+        assert_eq!(grow(Growth::Linux), 11_000, "a segment per window of segments acknowledged");
+        let ns3 = grow(Growth::Ns3);
+        assert!((10_400..10_600).contains(&ns3), "half a segment per window of ACKs: {ns3}");
     }
 
     #[test]

@@ -10,6 +10,8 @@ impl Connection {
             return;
         }
         let sacked_before = self.board.sacked.bytes();
+        let safe_ack_rule = self.cfg.prr_bound == PrrBound::SafeAck;
+        let lost_edge_before = if safe_ack_rule && self.sack_ok { self.lost_edge() } else { 0 };
         if self.rate.is_some() {
             // Delivery-rate estimation: what the SACK blocks newly cover,
             // and the flight before the ACK.
@@ -21,6 +23,9 @@ impl Connection {
                 let r = unwrap_seq(r, self.iss, self.snd_una).min(self.snd_max);
                 self.board.sacked.insert(l, r);
             }
+        }
+        if safe_ack_rule {
+            self.prr_safe_ack = ack > self.snd_una && !(self.sack_ok && self.newly_lost(lost_edge_before, ack));
         }
         // Window update, RFC 9293 section 3.10.7.4 (SND.WL1 / SND.WL2).
         let wnd = (seg.window as u64) << self.snd_shift;
@@ -77,6 +82,20 @@ impl Connection {
             snd_una,
             snd_max,
         });
+    }
+
+    /// RFC 6675 IsLost's edge: the bytes below it that are not SACKed are
+    /// deemed lost.
+    fn lost_edge(&self) -> u64 {
+        self.board.lost_below(self.mss, self.cfg.dupack_threshold)
+    }
+
+    /// Whether this ACK's SACK blocks mark bytes lost that were not before
+    /// (Linux `newly_lost`): un-SACKed bytes above both the old edge and the
+    /// ACK, below the new edge.
+    fn newly_lost(&self, edge_before: u64, ack: u64) -> bool {
+        let (from, edge) = (edge_before.max(ack), self.lost_edge());
+        edge > from && edge - from > self.board.sacked.bytes_in(from, edge)
     }
 
     /// Counts a partial ACK of the running recovery and says whether it

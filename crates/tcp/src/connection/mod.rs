@@ -10,7 +10,7 @@
 use netreturn_base::{Ecn, InBand, TcpFlags, Time, XcpFields};
 
 use crate::cc::{Ack, AckEvent, Cc, CongestionControl, Window};
-use crate::config::{LossSsthresh, Recovery, TcpConfig};
+use crate::config::{LossSsthresh, PrrBound, Recovery, RecoveryFromCwr, TcpConfig};
 use crate::rtt::RttEstimator;
 use crate::sack::{OooQueue, Scoreboard};
 use crate::segment::{Options, Segment};
@@ -179,6 +179,9 @@ pub struct Connection {
     /// until SND.UNA passes `ecn_recover`, without growing it (Linux
     /// `TCP_CA_CWR`, ns-3 `CA_CWR`).
     in_cwr: bool,
+    /// Sender, `PrrBound::SafeAck`: the ACK being processed advances SND.UNA
+    /// and marks no further segment lost (RFC 9937's SafeACK).
+    prr_safe_ack: bool,
 }
 
 impl Connection {
@@ -241,6 +244,7 @@ impl Connection {
             ece_echo: false,
             cwr_due: false,
             in_cwr: false,
+            prr_safe_ack: false,
             ecn_recover: 0,
             rate,
             pace_wait: None,
@@ -607,7 +611,7 @@ mod layout {
     #[test]
     fn the_settings_a_segment_reads_are_the_last_72_bytes_of_the_config() {
         let hot = offset_of!(TcpConfig, ngwa);
-        assert_eq!((hot, size_of::<TcpConfig>()), (128, 200));
+        assert_eq!((hot, size_of::<TcpConfig>()), (128, 208));
         for (name, at) in [
             ("cc", offset_of!(TcpConfig, cc)),
             ("snd_buf", offset_of!(TcpConfig, snd_buf)),

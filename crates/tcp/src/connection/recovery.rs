@@ -29,6 +29,11 @@ impl Connection {
             }
             return;
         }
+        if self.repairs_under_cwr() {
+            // ns-3 3.44 `TcpSocketBase::DupAck`: in `CA_CWR` a dupACK is
+            // counted and starts nothing (recovery only from `CA_DISORDER`).
+            return;
+        }
         let dt = self.cfg.dupack_threshold;
         // RFC 6675 section 5: DupThresh dupACKs, or IsLost(HighACK + 1).
         let lost = self.dupacks >= dt || (self.sack_ok && self.board.is_lost(self.snd_una, self.mss, dt));
@@ -130,8 +135,14 @@ impl Connection {
             num.div_ceil(self.recover_fs.max(1) as u128) as i128 - self.prr_out as i128
         } else {
             // Slow-start reduction bound: limit = MAX(prr_delivered -
-            // prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe, limit).
-            let limit = (self.prr_delivered as i128 - self.prr_out as i128).max(delivered as i128) + self.mss as i128;
+            // prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe,
+            // limit). With `PrrBound::SafeAck` the MSS only on a safe ACK,
+            // else the conservative bound (RFC 9937; Linux `tcp_cwnd_reduction`).
+            let bonus = match self.cfg.prr_bound {
+                PrrBound::SafeAck if !self.prr_safe_ack => 0,
+                _ => self.mss as i128,
+            };
+            let limit = (self.prr_delivered as i128 - self.prr_out as i128).max(delivered as i128) + bonus;
             ((ssthresh - pipe) as i128).min(limit)
         };
         self.win.cwnd = pipe + sndcnt.max(0) as u64;
@@ -201,6 +212,18 @@ impl Connection {
         }
     }
 
+    /// In an ECN reduction that repairs losses without a fast recovery
+    /// (`RecoveryFromCwr::Ns3`): sending goes by NextSeg and the pipe, as
+    /// ns-3's `SendPendingData` does in every state. Not after a timeout's
+    /// go-back-N (SND.NXT below SND.MAX), which stays with [`Self::send_one`].
+    #[inline]
+    pub(super) fn repairs_under_cwr(&self) -> bool {
+        self.in_cwr
+            && self.sack_ok
+            && self.cfg.recovery_from_cwr == RecoveryFromCwr::Ns3
+            && self.snd_nxt >= self.snd_max
+    }
+
     pub(super) fn pipe(&self) -> u64 {
         self.board.pipe(self.snd_una, self.snd_max, self.high_rxt, self.mss, self.cfg.dupack_threshold)
     }
@@ -253,9 +276,11 @@ impl Connection {
         } else if self.fin_queued && self.snd_nxt == self.app_end {
             return Some((self.snd_nxt, 0, true, false));
         }
-        // Rule 3: a not-yet-lost hole below the highest SACKed byte.
+        // Rule 3: a not-yet-lost hole below the highest SACKed byte; in a
+        // recovery only (ns-3 `SendPendingData`: `enableRule3` in
+        // `CA_RECOVERY`), not when repairing under CWR.
         let high = self.board.high_sacked();
-        if gap < high {
+        if gap < high && self.in_recovery {
             return Some((gap, gap_len(high), false, true));
         }
         None

@@ -37,7 +37,7 @@ impl Connection {
     #[inline(always)]
     fn send_while_allowed<const PACED: bool>(&mut self, now: Time, out: &mut Vec<Segment>) {
         loop {
-            let sent = if self.in_recovery && self.sack_ok {
+            let sent = if self.in_recovery && self.sack_ok || self.repairs_under_cwr() {
                 self.send_one_sack_recovery::<PACED>(now, out)
             } else {
                 self.send_one::<PACED>(now, out)

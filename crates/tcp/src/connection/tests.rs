@@ -1020,7 +1020,12 @@ fn a_sacked_segment_counts_as_delivered_once_when_sacked() {
 /// receiver, the sender's cwnd before their ACKs, and those ACKs (all with
 /// ECE: RFC 3168 section 6.1.3 latches it until a CWR arrives).
 fn window_first_marked(lost: Option<usize>) -> (Connection, Connection, u64, Vec<Segment>) {
-    let cfg = TcpConfig { mss: 1000, ecn: true, rcv_buf: 1 << 20, ..Default::default() };
+    window_first_marked_by(lost, RecoveryFromCwr::Linux)
+}
+
+/// [`window_first_marked`] with the rule for a loss found in the CWR state.
+fn window_first_marked_by(lost: Option<usize>, rule: RecoveryFromCwr) -> (Connection, Connection, u64, Vec<Segment>) {
+    let cfg = TcpConfig { mss: 1000, ecn: true, rcv_buf: 1 << 20, recovery_from_cwr: rule, ..Default::default() };
     let (mut c, mut s) = established(&cfg);
     assert!(c.ecn_ok && s.ecn_ok, "ECN negotiated");
     let ms = Time::from_millis;
@@ -1097,6 +1102,131 @@ fn a_loss_in_the_window_of_an_ecn_reduction_does_not_cut_ssthresh_again() {
     assert_eq!(c.stats().fast_retransmits, 1, "the loss is repaired by fast retransmit");
     assert!(out.iter().any(|g| g.retransmission && g.seq == lost_seq));
     assert_eq!(c.win.ssthresh, ssthresh, "ssthresh cut a second time for one window");
+}
+
+#[test]
+fn with_ns3s_rule_a_loss_in_the_cwr_state_is_resent_once_under_it_without_a_fast_recovery() {
+    // ns-3 3.44 `TcpSocketBase::DupAck` enters recovery from `CA_DISORDER`
+    // only; in `CA_CWR` its `SendPendingData` resends the segment NextSeg
+    // finds lost (RFC 6675 rule 1) while cwnd - pipe allows. The same
+    // window as above: its first segment marked, its second lost.
+    let (mut c, mut s, _, acks) = window_first_marked_by(Some(1), RecoveryFromCwr::Ns3);
+    let lost_seq = c.iss.wrapping_add(1 + 11_000);
+    let ms = Time::from_millis;
+    let mut out = Vec::new();
+    c.on_segment(ms(40), &acks[0], &mut out);
+    let ssthresh = c.win.ssthresh;
+    assert!(c.in_cwr && c.stats().ecn_reductions == 1);
+    for a in &acks[1..] {
+        c.on_segment(ms(40), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 0, "a fast recovery entered from CWR");
+    assert!(c.in_cwr && !c.in_recovery, "the CWR state left before the hole is repaired");
+    let resent: Vec<&Segment> = out.iter().filter(|g| g.retransmission).collect();
+    assert_eq!(resent.len(), 1, "resent: {:?}", resent.iter().map(|g| g.seq).collect::<Vec<_>>());
+    assert_eq!(resent[0].seq, lost_seq);
+    assert_eq!(c.win.ssthresh, ssthresh, "ssthresh cut again");
+    assert!(out.iter().any(|g| !g.retransmission && g.len > 0), "no new data sent under the CWR's window");
+    // The resent segment arrives: its ACK covers the window the ECE found
+    // in flight; the CWR state lasts until an ACK passes it (ns-3
+    // `ackNumber > m_recover`), and no recovery was entered meanwhile.
+    let mut ack = Vec::new();
+    s.on_segment(ms(50), resent[0], &mut ack);
+    let mut more = Vec::new();
+    c.on_segment(ms(60), ack.last().expect("the receiver ACKs the hole"), &mut more);
+    assert_eq!(c.snd_una, c.ecn_recover, "the hole not repaired");
+    assert!(!more.iter().any(|g| g.retransmission), "a segment resent after the hole was repaired");
+    assert_eq!(c.stats().fast_retransmits, 0);
+}
+
+#[test]
+fn with_linuxs_rule_the_same_loss_enters_fast_recovery_from_the_cwr_state() {
+    let (mut c, _s, _, acks) = window_first_marked_by(Some(1), RecoveryFromCwr::Linux);
+    let mut out = Vec::new();
+    for a in &acks {
+        c.on_segment(Time::from_millis(40), a, &mut out);
+    }
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert!(c.in_recovery && !c.in_cwr);
+}
+
+/// Forty segments in flight (MSS 1000, NewReno, SACK, PRR), the first
+/// thirty lost: the ten SACKed ones' dupACKs arrive, the third starts a
+/// recovery whose pipe is far below ssthresh (twenty segments).
+/// Returns what the sender sent in answer to each dupACK after the third.
+fn sent_per_dupack_in_a_deep_recovery(bound: PrrBound) -> Vec<usize> {
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        prr_bound: bound,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut window = Vec::new();
+    c.send(ms(0), 1_000_000, &mut window);
+    for round in 1..=2u64 {
+        window = acks_of(&mut c, &mut s, &window, ms(20 * round - 10), ms(20 * round));
+    }
+    assert_eq!(window.len(), 40, "slow start doubled the window twice");
+    let dupacks = acks_from(&mut s, &window[30..], ms(50));
+    let mut per_ack = Vec::new();
+    for (k, a) in dupacks.iter().enumerate() {
+        let mut out = Vec::new();
+        c.on_segment(ms(60), a, &mut out);
+        if k == 2 {
+            assert!(
+                c.in_recovery && c.pipe() + 5_000 < c.win.ssthresh,
+                "pipe {} ssthresh {}",
+                c.pipe(),
+                c.win.ssthresh
+            );
+        }
+        if k > 2 {
+            per_ack.push(out.len());
+        }
+    }
+    per_ack
+}
+
+#[test]
+fn below_ssthresh_prr_ssrb_sends_one_more_segment_per_dupack_than_the_safe_ack_bound() {
+    // RFC 6937 section 3.1 PRR-SSRB: limit = MAX(prr_delivered - prr_out,
+    // DeliveredData) + MSS on every ACK. RFC 9937 (and Linux
+    // `tcp_cwnd_reduction`, ns-3 `TcpPrrRecovery`) add the MSS only on an
+    // ACK that advances SND.UNA without a new loss; a dupACK delivering one
+    // segment releases one.
+    let ssrb = sent_per_dupack_in_a_deep_recovery(PrrBound::Ssrb);
+    let safe = sent_per_dupack_in_a_deep_recovery(PrrBound::SafeAck);
+    assert_eq!(safe, vec![1; safe.len()], "the conservative bound: one segment out per segment delivered");
+    assert_eq!(ssrb, vec![2; ssrb.len()], "slow start: two out per segment delivered");
+}
+
+#[test]
+fn the_safe_ack_bound_adds_a_segment_on_a_partial_ack_that_marks_no_new_loss() {
+    let safe = |c: &Connection| c.prr_safe_ack;
+    let cfg = TcpConfig {
+        mss: 1000,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        prr_bound: PrrBound::SafeAck,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 100_000, &mut sent);
+    // Segment 0 lost: nine dupACKs (not safe), then the retransmission's
+    // cumulative ACK (safe: SND.UNA advances, nothing newly lost).
+    let mut out = acks_of(&mut c, &mut s, &sent[1..], ms(10), ms(20));
+    assert!(c.in_recovery && !safe(&c));
+    let rtx = *out.iter().find(|g| g.retransmission).expect("the fast retransmit");
+    out.clear();
+    let acks = acks_from(&mut s, [&rtx], ms(30));
+    c.on_segment(ms(40), &acks[0], &mut out);
+    assert!(safe(&c), "an ACK advancing SND.UNA with no new loss");
 }
 
 // ---------------------------------------------------------------
