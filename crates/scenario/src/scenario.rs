@@ -1193,6 +1193,20 @@ pub const TCP_PROFILES: &[(&str, &[(&str, &str)])] = &[
             // samples ignored for a second (HZ) after an epoch starts.
             ("cubic.hystart_rule", "linux"),
             ("cubic.cubic_delta", "1s"),
+            // bictcp_update's TCP-friendly estimate keeps its slope
+            // (beta_scale) past the previous maximum, where RFC 9438 4.3
+            // switches alpha to 1.
+            ("cubic.reno_alpha", "linux"),
+            // tcp_cwnd_reduction (PRR as RFC 9937): below ssthresh one
+            // segment per ACK, an extra MSS only on an ACK that advances
+            // SND.UNA with nothing newly lost; RFC 6937's SSRB sends two.
+            ("prr_bound", "safeack"),
+            // dctcp_cong_avoid is tcp_reno_cong_avoid: growth counts the
+            // segments an ACK covers.
+            ("dctcp.growth", "linux"),
+            // tcp_retransmit_skb resends skbs of the retransmission queue,
+            // which hold only data sent before: no new bytes in a resend.
+            ("resend_ends_at_snd_max", "true"),
         ],
     ),
 ];
@@ -1526,6 +1540,8 @@ mod tests {
         assert_eq!(s.tcp.min_rto.0, Time::from_millis(200));
         assert_eq!(s.tcp.delayed_ack_timeout.0, Time::from_millis(40));
         assert!(!s.tcp.newreno_impatient);
+        assert!(s.tcp.resend_ends_at_snd_max);
+        assert_eq!(crate::resolve::tcp_config(&s).prr_bound, netreturn_tcp::PrrBound::SafeAck);
         let own = MINI.replace("[topology]", "[tcp]\nprofile = \"linux\"\nmin_rto = \"300ms\"\n[topology]");
         assert_eq!(Scenario::from_toml(&own, "p.toml", &[]).unwrap().tcp.min_rto.0, Time::from_millis(300));
         // ns3 is the defaults themselves.
@@ -1545,6 +1561,8 @@ mod tests {
         assert_eq!(p.newreno.unwrap().growth, Growth::Linux);
         let cubic = p.cubic.unwrap();
         assert_eq!((cubic.hystart_rule, cubic.cubic_delta), (HystartRule::Linux, netreturn_base::Time::from_secs(1)));
+        assert_eq!(cubic.reno_alpha, netreturn_tcp::cc::cubic::RenoAlpha::Linux);
+        assert_eq!(p.dctcp.unwrap().growth, Growth::Linux);
         // A table the file writes keeps its keys and gains the profile's others.
         let own = MINI.replace(
             "[topology]",
