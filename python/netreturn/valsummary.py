@@ -167,6 +167,7 @@ LOSSY_NS2 = ("validation.md#newrenos-fast-recoveries-and-rtos-at-1-10-percent-lo
 LOSSY_NS2_SSTHRESH = ("validation.md#newreno-against-ns-235-the-ssthresh-at-a-timeout-inside-a-recovery-issue-25-"
                       "2026-11-27")
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
+RED_ECN_ALPHA_EVIDENCE = "validation.md#red-with-ecn-cubics-reno-friendly-slope-issue-27-2026-11-27"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
 MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"
 FQCODEL_LINUX_EVIDENCE = "validation.md#fq-codels-one-mtu-test-ns-3-repaired-issue-25-2026-11-26-branch-val4"
@@ -185,6 +186,8 @@ OURS_CUBIC_PRR_NS3 = {"tcp.cubic": '{reno_alpha="linux"}', "tcp.prr_bound": "saf
 #: DCTCP's Reno growth per segment acknowledged, as ns-3's TcpDctcp (over TcpLinuxReno) and Linux; and with the
 #: CWR rule.
 OURS_DCTCP_GROWTH_NS3 = {"tcp.dctcp": '{growth="linux"}'}
+#: CUBIC's Reno-friendly slope alone as Linux and ns-3 (RED with ECN, session 20).
+OURS_CUBIC_ALPHA_NS3 = {"tcp.cubic": '{reno_alpha="linux"}'}
 OURS_DCTCP_GROWTH_CWR_NS3 = {**OURS_DCTCP_GROWTH_NS3, **OURS_CWR_NS3}
 
 
@@ -323,6 +326,9 @@ PLAN: tuple[Mechanism, ...] = (
       for name, key, variant, mark, reference in NGWA_RESEND_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
+    Mechanism("RED with ECN (CUBIC), ours' CUBIC as ns-3", "ns-3 3.44; ours' CUBIC keeping its Reno-friendly slope "
+              "past cwnd_prior, as Linux and ns-3", RED_ECN_ALPHA_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True, ours_sets=OURS_CUBIC_ALPHA_NS3),)),
     Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),
     Mechanism("CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("codel", (13, 31))),
     Mechanism("FQ-CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_codel", (13, 31))),
