@@ -186,6 +186,9 @@ OURS_CUBIC_PRR_NS3 = {"tcp.cubic": '{reno_alpha="linux"}', "tcp.prr_bound": "saf
 #: DCTCP's Reno growth per segment acknowledged, as ns-3's TcpDctcp (over TcpLinuxReno) and Linux; and with the
 #: CWR rule.
 OURS_DCTCP_GROWTH_NS3 = {"tcp.dctcp": '{growth="linux"}'}
+#: The reference of DCTCP's rows with ns-3 repaired and FQ-CoDel as Linux (branches fq8, fq9).
+DCTCP_MARKS_REF = ("ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
+                   "next mark from the due time")
 #: CUBIC's Reno-friendly slope alone as Linux and ns-3 (RED with ECN, session 20).
 OURS_CUBIC_ALPHA_NS3 = {"tcp.cubic": '{reno_alpha="linux"}'}
 OURS_DCTCP_GROWTH_CWR_NS3 = {**OURS_DCTCP_GROWTH_NS3, **OURS_CWR_NS3}
@@ -378,28 +381,19 @@ PLAN: tuple[Mechanism, ...] = (
               "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog",
               FQCODEL_LINUX_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux"),)),
-    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too",
-              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
-              "next mark from the due time", FQCODEL_REMAINING_EVIDENCE,
+    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too", DCTCP_MARKS_REF, FQCODEL_REMAINING_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark"),)),
-    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too, ours without recovery from CWR",
-              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
-              "next mark from the due time; ours entering no fast recovery from an ECN reduction, as ns-3",
-              FQCODEL_SWITCHED_EVIDENCE,
-              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
-                             ours_sets=OURS_CWR_NS3),)),
-    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too, ours' growth as ns-3",
-              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
-              "next mark from the due time; ours growing per segment acknowledged, as TcpDctcp's TcpLinuxReno",
-              FQCODEL_SWITCHED_EVIDENCE,
-              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
-                             ours_sets=OURS_DCTCP_GROWTH_NS3),)),
-    Mechanism("DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too, ours' growth and CWR rule as ns-3",
-              "ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDel's one-MTU test on the whole backlog, "
-              "next mark from the due time; ours growing per segment acknowledged and entering no fast recovery "
-              "from an ECN reduction, as ns-3", FQCODEL_SWITCHED_EVIDENCE,
-              (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
-                             ours_sets=OURS_DCTCP_GROWTH_CWR_NS3),)),
+    *(Mechanism(f"DCTCP, ns-3 repaired, FQ-CoDel as Linux, marks too, {suffix}", f"{DCTCP_MARKS_REF}; {what}",
+                FQCODEL_SWITCHED_EVIDENCE,
+                (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
+                               ours_sets=sets),))
+      for suffix, what, sets in (
+          ("ours without recovery from CWR", "ours entering no fast recovery from an ECN reduction, as ns-3",
+           OURS_CWR_NS3),
+          ("ours' growth as ns-3", "ours growing per segment acknowledged, as TcpDctcp's TcpLinuxReno",
+           OURS_DCTCP_GROWTH_NS3),
+          ("ours' growth and CWR rule as ns-3", "ours growing per segment acknowledged and entering no fast "
+           "recovery from an ECN reduction, as ns-3", OURS_DCTCP_GROWTH_CWR_NS3))),
     Mechanism("NewReno against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("newreno")),
     Mechanism("CUBIC against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("cubic")),
     Mechanism("NewReno against Linux, Linux profile", "Linux 6.18 in namespaces", LINUX_EVIDENCE,
