@@ -212,8 +212,8 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
     "CUBIC against Linux, Linux profile": (
         Cause("droptail", ("data loss",), "traced, not proven",
               "the simulator's slow start overshoots more (flow 0's largest window); not HyStart: switched off "
-              "in both worlds the gap stays about 0.45 points (2.18 against 1.72 %); TSQ, GSO and the sender's "
-              "NIC queue not modelled alike (with PRR's safe-ACK bound and Linux's CUBIC alpha in the profile: "
+              "in both worlds the gap stays about 0.45 points (2.18 against 1.72 %); Linux's TSQ and GSO not "
+              "modelled (with PRR's safe-ACK bound and Linux's CUBIC alpha in the profile: "
               "2.37 -> 2.15 %)", _LINUX),
     ),
 }
