@@ -194,11 +194,6 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               "times ns-3's (19.7 against 16.9 kB) with 0.76 times its marks; PRR's safe-ACK bound on top takes "
               "4 more cells apart", _RED_ECN_ALPHA),
     ),
-    "FQ-CoDel, ns-3 as Linux, ours' PRR bound as ns-3": (
-        Cause("31 flows", ("RTO expiries",), "open",
-              "with PRR's bound as ns-3 the TCP loss agrees (2.08 against 2.09 %) and ours' senders time out 0.8 "
-              "times as often as ns-3's; not traced", _FQ_SENDERS),
-    ),
     _DCTCP_FINAL: (
         Cause("31 flows", ("ECN window reductions", "fast recoveries", "RTO expiries"), "open",
               "on ns-3's growth and CWR rule the loss agrees (1.58 against 2.39 ± 0.35 %, within the CIs); ours "
