@@ -332,6 +332,11 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("RED with ECN (CUBIC), ours' CUBIC as ns-3", "ns-3 3.44; ours' CUBIC keeping its Reno-friendly slope "
               "past cwnd_prior, as Linux and ns-3", RED_ECN_ALPHA_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True, ours_sets=OURS_CUBIC_ALPHA_NS3),)),
+    Mechanism("RED with ECN (CUBIC), ours' CUBIC and CWR rule as ns-3", "ns-3 3.44; ours' CUBIC keeping its "
+              "Reno-friendly slope and entering no fast recovery from an ECN reduction, as ns-3",
+              RED_ECN_ALPHA_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True,
+                             ours_sets={**OURS_CUBIC_ALPHA_NS3, **OURS_CWR_NS3}),)),
     Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),
     Mechanism("CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("codel", (13, 31))),
     Mechanism("FQ-CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_codel", (13, 31))),
