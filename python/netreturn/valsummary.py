@@ -228,16 +228,18 @@ NGWA_MARK_ROWS = tuple(
     (f"{name}, ns-3 as RFC 6582, marking at transmission", key, "rfc6582-inflation-flightsize-rfc6298", "tx",
      "ns-3 3.44 (ns3cxx/ngwa.cc), NewReno as RFC 6582, routers marking as the packet starts on the link")
     for name, key in (("NGWA mode 1", "mode1"), ("NGWA mode 2", "mode2")))
+#: ns-3's RFC 793 stand-in, repaired (branches ngwa5, ngwa9): (``--ns3-rfc793`` variant, label, what it repairs).
+RFC793_STANDINS = (
+    ("strict-rfc6298", "strict+RTO", "no guessed loss marks, RFC 6298 RTO"),
+    ("strict-rfc6298-gbn", "strict+RTO+go-back-N",
+     "no guessed loss marks, RFC 6298 RTO, the window resent at every timeout"))
 #: The RFC 793 rows without FD (modes 3, 4) with the repaired stand-in and routers marking at transmission
 #: (branch ngwa9): (row name, key, stand-in, mark, the reference as the summary names it).
 NGWA_RFC793_MARK_ROWS = tuple(
     (f"{name}, ns-3 {label}, marking at transmission", key, variant, "tx",
      f"ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: {what}; routers marking as the packet starts on "
      "the link")
-    for variant, label, what in (
-        ("strict-rfc6298", "strict+RTO", "no guessed loss marks, RFC 6298 RTO"),
-        ("strict-rfc6298-gbn", "strict+RTO+go-back-N",
-         "no guessed loss marks, RFC 6298 RTO, the window resent at every timeout"))
+    for variant, label, what in RFC793_STANDINS
     for name, key in (("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4")))
 #: The RFC 793 row with ns-3's stand-in resending the window at every timeout too (branch ngwa10; ngwa9 ran
 #: that repair for modes 3 and 4 only): (row name, key, stand-in, mark, the reference as the summary names it).
@@ -258,10 +260,7 @@ NGWA_RESEND_ROWS = (
     *((f"{name}, ns-3 {label}, marking at transmission, ours resending to SND.MAX", key, variant, "tx",
        f"ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: {what}; routers marking as the packet starts on "
        "the link; ours with a go-back-N resend ending at SND.MAX")
-      for variant, label, what in (
-          ("strict-rfc6298", "strict+RTO", "no guessed loss marks, RFC 6298 RTO"),
-          ("strict-rfc6298-gbn", "strict+RTO+go-back-N",
-           "no guessed loss marks, RFC 6298 RTO, the window resent at every timeout"))
+      for variant, label, what in RFC793_STANDINS
       for name, key in (("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4"))))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
