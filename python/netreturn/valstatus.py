@@ -206,8 +206,8 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
     "NewReno against Linux, Linux profile": (
         Cause("ewt", ("data loss",), "open",
               "-23 % over 40 repetitions in each world (1.58 ± 0.11 against 2.04 ± 0.23 %); the gateway rewrites "
-              "1.6 times as many ACKs in the simulator (1553 against 969 a run), a lead: what Linux's receivers "
-              "advertise below EWT's window (receive-window autotuning, not modelled)", _LINUX),
+              "1.6 times as many ACKs in the simulator (1553 against 969 a run), a lead: Linux's receivers open "
+              "their window gradually, the simulator's advertise 4 MB at once (not measured)", _LINUX),
     ),
     "CUBIC against Linux, Linux profile": (
         Cause("droptail", ("data loss",), "traced, not proven",
