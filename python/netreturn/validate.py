@@ -222,12 +222,15 @@ def add_arguments(v) -> None:
 
 
 def _ours_set(text: str) -> tuple[str, str]:
-    """``NAME=VALUE`` of ``--ours-set``."""
+    """``NAME=VALUE`` of ``--ours-set``: the project's ``--set`` parser
+    (:func:`netreturn.args.kv`), and a VALUE, since ours' side must change."""
     import argparse
 
-    name, eq, value = text.partition("=")
-    if not eq or not name or not value:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, not {text!r}")
+    from .args import kv
+
+    name, value = kv(text)
+    if not value:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r} (no VALUE)")
     return name, value
 
 
