@@ -193,7 +193,7 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
     "RED with ECN (CUBIC), ours' CUBIC and CWR rule as ns-3": (
         Cause("31 flows", ("queue, time mean (kB)",), "open",
               "with CUBIC's slope and the CWR rule as ns-3's every sender metric agrees, but ours' mean queue "
-              "stays 1.17-1.18 times ns-3's (20.0 against 16.9 kB) under every sender rule tried (PRR's bound, "
+              "stays 1.14-1.20 times ns-3's (20.0 against 16.9 kB) under every sender rule tried (PRR's bound, "
               "the timer's restart, the loss flight)", _RED_ECN_ALPHA),
     ),
     _DCTCP_FINAL: (
