@@ -321,6 +321,8 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         impatient: t.newreno_impatient,
         sack_impatient: t.sack_impatient,
         rto_restart_on_fast_retransmit: t.rto_restart_on_fast_retransmit,
+        limited_transmit: t.limited_transmit,
+        limited_transmit_resends: t.limited_transmit_resends,
         resend_ends_at_snd_max: t.resend_ends_at_snd_max,
         timestamps: t.timestamps,
         window_scaling: t.window_scaling,

@@ -193,6 +193,15 @@ pub struct TcpSpec {
     /// `false` leaves a running timer alone (RFC 6298 (5.1), ns-3).
     #[serde(default)]
     pub rto_restart_on_fast_retransmit: bool,
+    /// Limited transmit (RFC 3042): a new segment on each of the first two
+    /// duplicate ACKs; `false` sends nothing on them (ns-2.35 `singledup_ 0`).
+    #[serde(default = "yes")]
+    pub limited_transmit: bool,
+    /// Limited transmit also releases the next segment of a go-back-N after
+    /// a timeout (ns-2.35 `TcpAgent::send_one`); `false` (the default) only
+    /// new data (RFC 3042 section 2, ns-3, Linux).
+    #[serde(default)]
+    pub limited_transmit_resends: bool,
     /// A go-back-N resend ends at SND.MAX, new data in segments of its own
     /// (ns-3's sent list, Linux's retransmission queue); `false` (the
     /// default) cuts full segments from SND.NXT, the last one carrying new
@@ -1480,6 +1489,22 @@ mod tests {
         let text = MINI.replace("[topology]", "[tcp]\nrto_restart_on_fast_retransmit = true\n[topology]");
         let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
         assert!(s.tcp.rto_restart_on_fast_retransmit);
+    }
+
+    #[test]
+    fn limited_transmit_is_on_for_new_data_unless_the_file_turns_it_off_or_extends_it_to_resends() {
+        // RFC 3042, on by default (ours, ns-2.35's singledup_ 1, ns-3, Linux).
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(s.tcp.limited_transmit);
+        let text = MINI.replace("[topology]", "[tcp]\nlimited_transmit = false\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(!s.tcp.limited_transmit);
+        assert!(!s.tcp.limited_transmit_resends, "RFC 3042: new data only");
+        let text = MINI.replace("[topology]", "[tcp]\nlimited_transmit_resends = true\n[topology]");
+        assert!(Scenario::from_toml(&text, "p.toml", &[]).unwrap().tcp.limited_transmit_resends);
+        let text = MINI.replace("[topology]", "[tcp]\nlimited_transmit = 2\n[topology]");
+        let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
+        assert!(e.to_string().contains("limited_transmit"), "{e}");
     }
 
     #[test]

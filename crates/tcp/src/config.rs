@@ -123,6 +123,7 @@ pub enum PrrBound {
 /// | `initial_ssthresh` | `u64::MAX` | unbounded |
 /// | `dupack_threshold` | 3 | DupThresh (RFC 5681, RFC 6675) |
 /// | `limited_transmit` | on | RFC 3042 |
+/// | `limited_transmit_resends` | off | limited transmit also releases the next segment of a go-back-N after a timeout, as ns-2.35's `send_one` (tcp.cc: the next `t_seqno_`, new or not); off, only "previously unsent data" (RFC 3042 section 2; ns-3, Linux) |
 /// | `abc_limit` | 1 | RFC 3465 L for Reno/NewReno slow start: cwnd += min(acked, L*MSS) per ACK (ns-3 NewReno = 1; ns-3 CUBIC uses unbounded byte counting, and so does ours) |
 /// | `delayed_ack_count` | 2 | ACK every n-th in-order full segment |
 /// | `delayed_ack_timeout` | 200 ms | delayed-ACK timer |
@@ -182,6 +183,8 @@ pub struct TcpConfig {
     pub recovery_from_cwr: RecoveryFromCwr,
     // Read only in a reduction (PRR), in the same padding.
     pub prr_bound: PrrBound,
+    // Read only on the first two dupACKs after a timeout, in the same padding.
+    pub limited_transmit_resends: bool,
 }
 
 impl Default for TcpConfig {
@@ -208,6 +211,7 @@ impl Default for TcpConfig {
             initial_ssthresh: u64::MAX,
             dupack_threshold: 3,
             limited_transmit: true,
+            limited_transmit_resends: false,
             abc_limit: 1,
             delayed_ack_count: 2,
             delayed_ack_timeout: Time::from_millis(200),

@@ -162,6 +162,10 @@ pub struct Connection {
     prr_delivered: u64,
     prr_out: u64,
     recover_fs: u64,
+    /// `LossSsthresh::Ns2` without SACK: ns-2.35's cwnd_ set at the fast
+    /// retransmit, half of min(cwnd, the peer's window) unrounded, of which
+    /// ssthresh is the whole segments (tcp.cc `slowdown`, `precisionReduce_`).
+    ns2_halfwin: u64,
     /// Sender: no new reaction to ECE until SND.UNA passes this (once per
     /// window of data, RFC 3168 section 6.1.2).
     ecn_recover: u64,
@@ -224,6 +228,7 @@ impl Connection {
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
+            ns2_halfwin: 0,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity),
             rtt_timing: None,
             rto_at: None,

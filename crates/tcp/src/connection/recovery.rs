@@ -103,7 +103,18 @@ impl Connection {
             self.rate_lost(false);
             if !self.cc.owns_cwnd() {
                 // RFC 6582 section 3.2 step 2: cwnd = ssthresh + 3 SMSS.
-                self.win.cwnd = self.win.ssthresh + self.cfg.dupack_threshold as u64 * self.mss;
+                let mut base = self.win.ssthresh;
+                if self.cfg.loss_ssthresh == LossSsthresh::Ns2 {
+                    // ns-2.35 tcp.cc `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)`
+                    // with `precisionReduce_` (its default): halfwin =
+                    // windowd() / 2 unrounded, ssthresh_ = (int) halfwin,
+                    // cwnd_ = halfwin; tcp-newreno.cc keeps the 3 SMSS in
+                    // `dupwnd_`, so ns-2's cwnd_ + dupwnd_ is this cwnd.
+                    // (Continuing an ECN reduction, ssthresh stands.)
+                    self.ns2_halfwin = if continues_cwr { self.win.ssthresh } else { self.win.cwnd.min(self.rwnd) / 2 };
+                    base = self.ns2_halfwin;
+                }
+                self.win.cwnd = base + self.cfg.dupack_threshold as u64 * self.mss;
             }
         }
         self.cc.on_recovery_enter(now, &mut self.win);
@@ -115,7 +126,15 @@ impl Connection {
         // RFC 6937 section 3 / RFC 6582 section 3.2 step 6: cwnd = ssthresh
         // at the end of recovery.
         if !self.cc.owns_cwnd() {
-            self.win.cwnd = self.win.ssthresh.max(self.mss);
+            self.win.cwnd = if self.cfg.loss_ssthresh == LossSsthresh::Ns2 && !self.sack_ok {
+                // ns-2.35 tcp-newreno.cc `recv` at the ACK that ends the
+                // recovery: `dupwnd_ = 0`, cwnd_ left as it is (the unrounded
+                // half window, `exit_recovery_fix_` 0), not ssthresh_.
+                self.ns2_uninflated()
+            } else {
+                self.win.ssthresh
+            }
+            .max(self.mss);
         }
         self.cc.on_recovery_exit(now, &mut self.win);
     }
@@ -180,13 +199,19 @@ impl Connection {
     /// cwnd (`NewRenoTcpAgent` inflates `dupwnd_`, at least 1 in recovery,
     /// and deflates cwnd_ only below it): min(ssthresh, cwnd - SMSS).
     fn ns2_window(&self, entering: bool) -> u64 {
-        let cwnd = if self.in_recovery && !entering && !self.cc.owns_cwnd() {
-            self.win.ssthresh.min(self.win.cwnd.saturating_sub(self.mss))
-        } else {
-            self.win.cwnd
-        };
+        let cwnd =
+            if self.in_recovery && !entering && !self.cc.owns_cwnd() { self.ns2_uninflated() } else { self.win.cwnd };
         let segments = cwnd.min(self.rwnd) / self.mss;
         segments / 2 * 2 * self.mss
+    }
+
+    /// ns-2.35's cwnd_ inside a NewReno recovery without SACK: the half
+    /// window its fast retransmit set, less what partial ACKs deflated past
+    /// `dupwnd_` (tcp-newreno.cc `partialnewack` with
+    /// `partial_window_deflation_` 1 keeps `dupwnd_` >= 1), i.e.
+    /// min(halfwin, RFC 6582's cwnd - SMSS).
+    fn ns2_uninflated(&self) -> u64 {
+        self.ns2_halfwin.min(self.win.cwnd.saturating_sub(self.mss))
     }
 
     /// The bytes ns-3 3.44 without SACK counts as delivered from duplicate

@@ -121,13 +121,15 @@ impl Connection {
         if self.cfg.limited_transmit
             && !self.in_recovery
             && self.dupacks < self.cfg.dupack_threshold
-            && off >= self.snd_max
+            && (off >= self.snd_max || self.cfg.limited_transmit_resends)
         {
             // RFC 3042 section 2: up to two extra segments on the first two
             // dupACKs, of "previously unsent data" only: after a timeout the
             // next segment of go-back-N (below SND.MAX) is a resend, and
             // limited transmit does not release it (ns-3 counts no dupACK in
-            // CA_LOSS; docs/validation.md, val7's rule 2).
+            // CA_LOSS; docs/validation.md, val7's rule 2). ns-2.35's
+            // `TcpAgent::send_one` sends the next `t_seqno_`, resend or not
+            // (`limited_transmit_resends`).
             cwnd = cwnd.saturating_add(self.dupacks as u64 * self.mss);
         }
         if len > 0 {

@@ -1393,3 +1393,87 @@ fn ns2s_rule_halves_the_window_again_at_a_backed_off_expiry_where_rfc5681_keeps_
         "cwnd = 1 segment halved, floored at 2"
     );
 }
+
+/// Eleven segments, the first lost; the others' dupACKs start a recovery
+/// (no limited transmit), then the retransmission is acknowledged.
+/// Returns (ssthresh at the fast retransmit, cwnd when the recovery ends).
+fn window_after_one_recovery(rule: LossSsthresh) -> (u64, u64) {
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        sack: false,
+        initial_cwnd: 11,
+        limited_transmit: false,
+        loss_ssthresh: rule,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 40_000, &mut sent);
+    assert_eq!(sent.len(), 11);
+    let mut more = acks_of(&mut c, &mut s, &sent[1..], ms(40), ms(80));
+    assert!(c.in_recovery, "ten dupACKs start a recovery");
+    let at_loss = c.win.ssthresh;
+    // The retransmitted head (sent first; the inflation's new segments
+    // follow it): its ACK covers everything sent before the recovery.
+    more.sort_by_key(|seg| seg.seq.wrapping_sub(c.iss));
+    let _ = acks_of(&mut c, &mut s, &more[..1], ms(120), ms(160));
+    assert!(!c.in_recovery, "the retransmission's ACK covers the recovery point");
+    (at_loss, c.win.cwnd)
+}
+
+#[test]
+fn ns2s_rule_ends_a_recovery_with_the_unrounded_half_window_over_whole_segment_ssthresh() {
+    // ns-2.35 tcp.cc `slowdown` with `precisionReduce_` (its default):
+    // halfwin = windowd() / 2 = 5.5 segments; ssthresh_ = (int) halfwin = 5,
+    // cwnd_ = halfwin, and tcp-newreno.cc leaves cwnd_ there when `dupwnd_`
+    // is dropped at the full ACK. RFC 6582 step 6 sets cwnd = ssthresh, which
+    // RFC 5681 (4) makes half of the 11-segment FlightSize.
+    assert_eq!(window_after_one_recovery(LossSsthresh::Ns2), (5000, 5500));
+    assert_eq!(window_after_one_recovery(LossSsthresh::Rfc5681), (5500, 5500));
+}
+
+/// Ten segments all unacknowledged until the timer expires; then the nine
+/// originals after the first arrive and their dupACKs come back. Returns the
+/// stream offsets (in segments) `c` sends on the first two dupACKs.
+fn sent_on_dupacks_after_a_timeout(resends: bool) -> Vec<u64> {
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::NewReno(Default::default()),
+        sack: false,
+        delayed_ack_count: 1,
+        rcv_buf: 1 << 20,
+        // The receiver's window shrinks by each out-of-order segment it holds.
+        dupack_same_window: false,
+        limited_transmit_resends: resends,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut sent = Vec::new();
+    c.send(ms(0), 40_000, &mut sent);
+    assert_eq!(sent.len(), 10);
+    let mut out = Vec::new();
+    let t = c.next_timer().expect("the retransmission timer runs");
+    c.on_timer(t, &mut out);
+    assert_eq!(out.len(), 1, "cwnd = 1 SMSS: the head is resent alone");
+    let dupacks = acks_from(&mut s, &sent[1..3], t + ms(40));
+    let mut more = Vec::new();
+    for a in &dupacks {
+        c.on_segment(t + ms(80), a, &mut more);
+    }
+    more.iter().map(|seg| seg.seq.wrapping_sub(c.iss + 1) as u64 / 1000).collect()
+}
+
+#[test]
+fn limited_transmit_releases_a_go_back_n_resend_only_as_ns2_does() {
+    // RFC 3042 section 2: limited transmit sends "previously unsent data";
+    // after a timeout the next segment is a resend below SND.MAX, so nothing
+    // goes (ns-3, Linux). ns-2.35's `TcpAgent::send_one` sends the next
+    // `t_seqno_` whatever it is: segments 1 and 2 again.
+    assert_eq!(sent_on_dupacks_after_a_timeout(false), Vec::<u64>::new());
+    assert_eq!(sent_on_dupacks_after_a_timeout(true), vec![1, 2]);
+}
