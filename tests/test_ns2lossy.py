@@ -72,6 +72,19 @@ def test_a_real_ns2_run_conserves_packets_and_each_seed_draws_its_own_losses():
     assert runs[0]["drops"] != runs[1]["drops"], "each seed draws its own losses"
 
 
+@pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 (Debian package ns2) is not installed")
+def test_in_ns2_rfc6582s_recovery_point_turns_timeouts_into_fast_recoveries_at_one_percent_loss():
+    # As shipped (lessCareful_ 0), three dupACKs before highest_ack_ passes
+    # recover_ by a packet start no fast retransmit (tcp-newreno.cc
+    # dupack_action): that loss waits for the timer. Same seeds, same losses.
+    seeds = list(range(1, 11))
+    careful = ns2lossy.run_lossy("newreno", 0.01, seeds)
+    repaired = ns2lossy.run_lossy("newreno", 0.01, seeds, newreno="rfc6582")
+    assert all(r["newreno"] == "rfc6582" for r in repaired) and "newreno" not in careful[0]
+    assert sum(r["timeouts"] for r in repaired) < sum(r["timeouts"] for r in careful)
+    assert sum(r["fast_recoveries"] for r in repaired) > sum(r["fast_recoveries"] for r in careful)
+
+
 def test_rates_times_and_buffers_go_through_the_projects_one_unit_parser():
     from netreturn.testbed.scenario import parse_rate
 
@@ -87,7 +100,7 @@ def test_rates_times_and_buffers_go_through_the_projects_one_unit_parser():
 def test_ns2s_timer_restart_at_a_fast_retransmit_is_set_on_ours_and_refused_when_turned_off():
     # ns-2.35 tcp-newreno.cc dupack_action: reset_rtx_timer(1,0) at every
     # fast retransmit, no switch; ours runs the same rule against it.
-    assert ns2lossy.ALIGN == {"tcp.rto_restart_on_fast_retransmit": "true"}
+    assert ns2lossy.ALIGN["tcp.rto_restart_on_fast_retransmit"] == "true"
     doc = ns2lossy._document("newreno", 0.03)
     assert str(doc["tcp"]["rto_restart_on_fast_retransmit"]).lower() == "true"
     off = ns2lossy._document("newreno", 0.03, {"tcp.rto_restart_on_fast_retransmit": "false"})
@@ -106,4 +119,28 @@ def test_ours_loss_ssthresh_rule_leaves_ns2s_script_alone_and_names_its_own_summ
     assert ns2lossy.tcl_script(ruled, "newreno", 1) == ns2lossy.tcl_script(doc, "newreno", 1)
     cells = {c.name: c.args for m in PLAN for c in m.cells if c.kind == "lossy" and c.args.get("reference") == "ns2"}
     assert cells == {"lossy_newreno_ns2": {"cc": "newreno", "reference": "ns2"},
-                     "lossy_newreno_ns2_ns2ssthresh": {"cc": "newreno", "reference": "ns2", "sets": NS2_ALIGNED}}
+                     "lossy_newreno_ns2_ns2ssthresh": {"cc": "newreno", "reference": "ns2", "sets": NS2_ALIGNED},
+                     "lossy_newreno_ns2_rfc6582_ns2ssthresh": {"cc": "newreno", "reference": "ns2",
+                                                               "sets": NS2_ALIGNED, "ns2_newreno": "rfc6582"}}
+
+
+def test_ns2s_recovery_point_is_the_shipped_careful_one_unless_repaired_to_rfc6582s_and_others_are_refused():
+    doc = ns2lossy._document("newreno", 0.01)
+    assert "lessCareful_" not in ns2lossy.tcl_script(doc, "newreno", 1)
+    assert "$tcp set lessCareful_ 1" in ns2lossy.tcl_script(doc, "newreno", 1, "rfc6582")
+    with pytest.raises(ValueError, match="careful, rfc6582"):
+        ns2lossy.tcl_script(doc, "newreno", 1, "lesscareful")
+
+
+def test_limited_transmit_becomes_singledup_and_ns2s_resend_on_a_dupack_is_required_of_ours():
+    # ns-2.35 TcpAgent::send_one sends the next t_seqno_, a go-back-N resend
+    # too; ours runs that rule against it (ALIGN) or the Tcl is refused.
+    assert ns2lossy.ALIGN["tcp.limited_transmit_resends"] == "true"
+    doc = ns2lossy._document("newreno", 0.03)
+    assert "$tcp set singledup_ 1" in ns2lossy.tcl_script(doc, "newreno", 1)
+    new_only = ns2lossy._document("newreno", 0.03, {"tcp.limited_transmit_resends": "false"})
+    with pytest.raises(ValueError, match="limited_transmit_resends"):
+        ns2lossy.tcl_script(new_only, "newreno", 1)
+    off = ns2lossy._document("newreno", 0.03, {"tcp.limited_transmit": "false",
+                                                "tcp.limited_transmit_resends": "false"})
+    assert "$tcp set singledup_ 0" in ns2lossy.tcl_script(off, "newreno", 1)

@@ -40,7 +40,7 @@ from typing import Optional
 
 from .testbed.scenario import parse_rate, parse_size, parse_time
 
-__all__ = ["ALIGN", "CCS", "NS", "tcl_script", "parse_output", "run_lossy", "main"]
+__all__ = ["ALIGN", "CCS", "NEWRENO_RULES", "NS", "tcl_script", "parse_output", "run_lossy", "main"]
 
 SCENARIO = "sarbe/lossy_link"
 NS = "ns"
@@ -51,19 +51,33 @@ CCS = {"newreno": "Agent/TCP/Newreno"}
 #: NewReno; ``cc`` comes from the ``tcp`` parameter; ``rcv_buf`` 1 MB never
 #: limits a 5 Mb/s x 100 ms path, so ns-2's window_ is set beyond it).
 TCP_KEYS = {"segment_size", "sack", "recovery", "delayed_ack_count", "min_rto", "initial_cwnd", "timestamps",
-            "rto_restart_on_fast_retransmit"}
+            "rto_restart_on_fast_retransmit", "limited_transmit", "limited_transmit_resends"}
 #: What ours must set to run ns-2's rules where ns-2 has no switch (issue 25,
 #: docs/validation.md "The lossy link's 1-10 % loss gap"): ns-2.35's NewReno
 #: restarts the retransmission timer at every fast retransmit (tcp-newreno.cc
 #: ``dupack_action``, ``reset_rtx_timer(1,0)``), ours by default does not
 #: (RFC 6298 (5.1), as ns-3). Applied to both documents, so ours' run and the
 #: Tcl come from the same settings; validate_lossy runs ours with them.
-ALIGN = {"tcp.rto_restart_on_fast_retransmit": "true"}
+#: Likewise its limited transmit (``TcpAgent::send_one``, ``singledup_ 1``)
+#: sends the next ``t_seqno_`` on the first two dupACKs, a go-back-N resend
+#: after a timeout too, where ours by default sends only new data (RFC 3042
+#: section 2, as ns-3 and Linux).
+ALIGN = {"tcp.rto_restart_on_fast_retransmit": "true", "tcp.limited_transmit_resends": "true"}
 #: ``loss_ssthresh`` is ours' rule for the ssthresh a loss sets; ns-2 always
 #: runs its own (``slowdown(CLOSE_SSTHRESH_HALF)``), which ``"ns2"`` makes ours
 #: run too (validate_lossy.NS2_ALIGNED).
 TCP_IGNORED = {"ts_tick", "sarbe", "westwood", "cc", "rcv_buf", "loss_ssthresh"}
 LINK_KEYS = {"from", "to", "rate", "delay", "buffer", "loss", "loss_direction"}
+#: ns-2.35's NewReno when three duplicate ACKs arrive before the cumulative
+#: ACK has passed the last recovery point (``--ns2-newreno``):
+#: ``careful``, as shipped (``bugFix_ 1``, ``lessCareful_ 0``; tcp-newreno.cc
+#: ``dupack_action``: a fast retransmit only when ``highest_ack_ >
+#: recover_``, a packet beyond the highest one sent at the last recovery, RFC
+#: 2582's "Careful" variant), so a loss of the first packet after that point
+#: waits for the timer; ``rfc6582``, ns-2 repaired in the harness
+#: (``lessCareful_ 1``: also when ``highest_ack_ == recover_``), the rule of
+#: RFC 6582 section 3.2 step 2 ("covers more than recover") that ours runs.
+NEWRENO_RULES = ("careful", "rfc6582")
 
 
 def _seconds(text) -> float:
@@ -90,10 +104,13 @@ def _document(cc: str, loss: float, overrides: Optional[dict] = None) -> dict:
     return load(SCENARIO, {"tcp": cc, "loss": loss, **ALIGN, **(overrides or {})})["document"]
 
 
-def tcl_script(doc: dict, cc: str, seed: int) -> str:
-    """The ns-2.35 Tcl script of one run of our scenario document."""
+def tcl_script(doc: dict, cc: str, seed: int, newreno: str = "careful") -> str:
+    """The ns-2.35 Tcl script of one run of our scenario document
+    (``newreno``: one of :data:`NEWRENO_RULES`)."""
     if cc not in CCS:
         raise ValueError(f"cc must be one of {', '.join(CCS)}, not {cc!r}")
+    if newreno not in NEWRENO_RULES:
+        raise ValueError(f"ns-2's NewReno rule must be one of {', '.join(NEWRENO_RULES)}, not {newreno!r}")
     tcp = doc["tcp"]
     unknown = set(tcp) - TCP_KEYS - TCP_IGNORED
     if unknown:
@@ -105,6 +122,11 @@ def tcl_script(doc: dict, cc: str, seed: int) -> str:
         raise ValueError(f"{SCENARIO}: ns-2's Newreno agent restarts the retransmission timer at every fast "
                          f"retransmit (tcp-newreno.cc dupack_action); tcp.rto_restart_on_fast_retransmit must be "
                          f"true, not {tcp.get('rto_restart_on_fast_retransmit')!r}")
+    lt = str(tcp.get("limited_transmit", True)).lower() != "false"
+    if lt and str(tcp.get("limited_transmit_resends", False)).lower() != "true":
+        raise ValueError(f"{SCENARIO}: ns-2's limited transmit (singledup_ 1) sends the next segment on a dupACK, a "
+                         f"go-back-N resend too (tcp.cc send_one); tcp.limited_transmit_resends must be true while "
+                         f"tcp.limited_transmit is, not {tcp.get('limited_transmit_resends')!r}")
     if int(tcp.get("delayed_ack_count", 1)) != 1:
         raise ValueError(f"{SCENARIO}: Agent/TCPSink ACKs every segment; delayed_ack_count must be 1, "
                          f"not {tcp.get('delayed_ack_count')!r}")
@@ -146,6 +168,11 @@ def tcl_script(doc: dict, cc: str, seed: int) -> str:
               "$tcp set window_ 1000000",  # no receive-window limit (ours: 1 MB)
               f"$tcp set windowInit_ {int(tcp['initial_cwnd'])}",
               f"$tcp set minrto_ {_seconds(tcp['min_rto'])}",
+              # RFC 3042 limited transmit: ns-2's singledup_ (1 by default, as ours).
+              f"$tcp set singledup_ {int(lt)}",
+              # NEWRENO_RULES: RFC 6582's recovery point is ns-2's "Less
+              # Careful" variant (tcp-newreno.cc dupack_action, recovered1).
+              *(["$tcp set lessCareful_ 1"] if newreno == "rfc6582" else []),
               # RFC 7323 timestamps (RTT from every ACK's echo), on unless
               # the scenario turns them off, as ours' default.
               f"$tcp set timestamps_ {'true' if str(tcp.get('timestamps', True)).lower() == 'true' else 'false'}",
@@ -189,21 +216,23 @@ def parse_output(text: str, *, stop_s: float, segment_size: int) -> dict:
 
 
 def run_lossy(cc: str, loss: float, seeds: list[int], *, overrides: Optional[dict] = None,
-              ns_binary: str = NS) -> list[dict]:
-    """Run the lossy link in ns-2.35 once per seed; one metrics dict per seed."""
+              ns_binary: str = NS, newreno: str = "careful") -> list[dict]:
+    """Run the lossy link in ns-2.35 once per seed; one metrics dict per seed
+    (``newreno``: ns-2's rule at a new loss near the recovery point,
+    :data:`NEWRENO_RULES`)."""
     if shutil.which(ns_binary) is None:
         raise RuntimeError(f"ns-2 ({ns_binary!r}) is not installed: apt-get install ns2")
     doc = _document(cc, loss, overrides)
     stop_s = _seconds(doc["run"]["stop"])
     out = []
     for s in seeds:
-        p = subprocess.run([ns_binary, "-"], input=tcl_script(doc, cc, int(s)), capture_output=True, text=True)
+        p = subprocess.run([ns_binary, "-"], input=tcl_script(doc, cc, int(s), newreno), capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"ns-2 lossy-link run failed (exit {p.returncode}): cc={cc} loss={loss} "
                                f"seed={s}\n{p.stderr[-2000:]}")
         r = parse_output(p.stdout, stop_s=stop_s, segment_size=int(doc["tcp"]["segment_size"]))
         out.append({"simulator": "ns-2.35 (Debian ns2)", "scenario": SCENARIO, "cc": cc, "seed": int(s),
-                    "loss": loss, **r})
+                    "loss": loss, **({"newreno": newreno} if newreno != "careful" else {}), **r})
     return out
 
 

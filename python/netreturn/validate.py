@@ -206,6 +206,12 @@ def add_arguments(v) -> None:
     v.add_argument("--reference", choices=["ns3", "ns2"], default="ns3",
                    help="--scenario sarbe/lossy_link: the reference simulator, ns-3 3.44 or ns-2.35's own "
                         "Agent/TCP/Newreno and TCPSink (ns2: --cc newreno only)")
+    v.add_argument("--ns2-newreno", choices=["careful", "rfc6582"], default="careful",
+                   help=f"{LOSSY} with --reference ns2: three duplicate ACKs before the cumulative ACK passes "
+                        "the last recovery point start no fast retransmit unless it has passed it by a packet, as "
+                        "ns-2.35 ships (careful: RFC 2582's Careful variant), or start one once it covers that "
+                        "point, RFC 6582 section 3.2 step 2's rule and ours (rfc6582: ns-2's lessCareful_ 1; "
+                        "records lossy_newreno_ns2_rfc6582...)")
     v.add_argument("--ns3-renosack", choices=["linux", "ns3", "rfc6582", "rfc6582-strict"], default="linux",
                    help=f"{LOSSY} only: ns-3's dupACK-guessed scoreboard without SACK cleared at the end of "
                         "recovery as Linux does (default), or only at a timeout as ns-3 3.44 ships it (ns3), or "

@@ -142,24 +142,41 @@ def cell_of(cc: str, renosack: str, westwood: str, sets: dict | None = None, los
 #: Agent/TCP/Newreno and TCPSink (netreturn.ns2lossy), its cell and label.
 NS2_CELL = "lossy_newreno_ns2"
 NS2_LABEL = "ns-2.35 (Agent/TCP/Newreno, TCPSink)"
+#: ... with ns-2's recovery point repaired to RFC 6582's (``--ns2-newreno rfc6582``).
+NS2_RFC6582_LABEL = NS2_LABEL + ", RFC 6582's recovery point (lessCareful_ 1)"
 
 
-def ns2_cache_path(out: Path, cc: str, loss: float, seed: int) -> Path:
-    """Where one ns-2 run of the lossy link is kept: ``<out>/ns2/lossy_<cc>_loss<p>_seed<n>.json``."""
-    return Path(out) / "ns2" / f"lossy_{cc}_loss{loss:g}_seed{seed}.json"
+def ns2_cell_of(sets: dict | None, newreno: str = "careful") -> str | None:
+    """The summary's cell record a run of Fig. 3b against ns-2 makes:
+    ``lossy_newreno_ns2``, ending ``_rfc6582`` with ns-2's recovery point
+    repaired, and then ``_ns2ssthresh`` with ours on ns-2's ssthresh
+    (:data:`NS2_ALIGNED`); None for other settings of ours."""
+    base = NS2_CELL + ("_rfc6582" if newreno == "rfc6582" else "")
+    if not sets:
+        return base
+    return base + "_ns2ssthresh" if dict(sets) == NS2_ALIGNED else None
 
 
-def _ns2(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path, sets: dict) -> dict:
+def ns2_cache_path(out: Path, cc: str, loss: float, seed: int, newreno: str = "careful") -> Path:
+    """Where one ns-2 run of the lossy link is kept: ``<out>/ns2/lossy_<cc>_loss<p>_seed<n>.json``,
+    with ``_<rule>`` after ``<cc>`` when ns-2's NewReno rule is not the shipped one
+    (``ns2lossy.NEWRENO_RULES``)."""
+    tail = "" if newreno == "careful" else f"_{newreno}"
+    return Path(out) / "ns2" / f"lossy_{cc}{tail}_loss{loss:g}_seed{seed}.json"
+
+
+def _ns2(cc: str, loss_rates: tuple[float, ...], seeds: list[int], out: Path, sets: dict,
+         newreno: str = "careful") -> dict:
     from . import ns2lossy
 
     res = {}
     for loss in loss_rates:
-        todo = [s for s in seeds if not ns2_cache_path(out, cc, loss, s).exists()]
+        todo = [s for s in seeds if not ns2_cache_path(out, cc, loss, s, newreno).exists()]
         if todo:
-            ns2_cache_path(out, cc, loss, todo[0]).parent.mkdir(parents=True, exist_ok=True)
-            for r in ns2lossy.run_lossy(cc, loss, todo, overrides=sets):
-                atomic_write(ns2_cache_path(out, cc, loss, r["seed"]), json.dumps(r, allow_nan=True))
-        res[loss] = [json.loads(ns2_cache_path(out, cc, loss, s).read_text()) for s in seeds]
+            ns2_cache_path(out, cc, loss, todo[0], newreno).parent.mkdir(parents=True, exist_ok=True)
+            for r in ns2lossy.run_lossy(cc, loss, todo, overrides=sets, newreno=newreno):
+                atomic_write(ns2_cache_path(out, cc, loss, r["seed"], newreno), json.dumps(r, allow_nan=True))
+        res[loss] = [json.loads(ns2_cache_path(out, cc, loss, s, newreno).read_text()) for s in seeds]
     return res
 
 
@@ -215,6 +232,7 @@ def main(a, out: Path) -> int:
     # min_rto=1s), in both simulators.
     sets = dict(getattr(a, "sets", None) or [])
     reference = getattr(a, "reference", None) or "ns3"
+    ns2_newreno = getattr(a, "ns2_newreno", None) or "careful"
     if reference == "ns2" and any(cc != "newreno" for cc in ccs):
         print(f"netreturn: error: --reference ns2 runs --cc newreno only (ns-2.35's Agent/TCP/Newreno), "
               f"not {', '.join(ccs)}", file=sys.stderr)
@@ -223,14 +241,14 @@ def main(a, out: Path) -> int:
     for cc in ccs:
         if reference == "ns2":
             print(f"{SCENARIO}, {cc}, loss {', '.join(f'{x * 100:g} %' for x in loss_rates)}, seeds 1..{a.seeds}: "
-                  f"{NS2_LABEL} vs netreturn")
+                  f"{NS2_RFC6582_LABEL if ns2_newreno == 'rfc6582' else NS2_LABEL} vs netreturn")
         else:
             print(f"{SCENARIO}, {cc}, loss {', '.join(f'{x * 100:g} %' for x in loss_rates)}, seeds 1..{a.seeds}: "
                   f"ns-3 3.44 (Reno scoreboard: {renosack}"
                   f"{', Westwood+ count: ' + westwood if cc != 'newreno' else ''}) vs netreturn")
         try:
             if reference == "ns2":
-                ns3 = _ns2(cc, loss_rates, seeds, out, sets)
+                ns3 = _ns2(cc, loss_rates, seeds, out, sets, ns2_newreno)
             else:
                 ns3 = _ns3(cc, loss_rates, seeds, out, renosack, sets, westwood, loss_exit)
         except RuntimeError as e:
@@ -249,14 +267,14 @@ def main(a, out: Path) -> int:
             rows.append(row)
         cell = cell_of(cc, renosack, westwood, sets, loss_exit)
         if reference == "ns2":
-            cell = None if tuple(loss_rates) != LOSSES else (
-                NS2_CELL if not sets else NS2_CELL + "_ns2ssthresh" if dict(sets) == NS2_ALIGNED else None)
+            cell = None if tuple(loss_rates) != LOSSES else ns2_cell_of(sets, ns2_newreno)
         elif cell and tuple(loss_rates) != LOSSES and not cell.endswith("_repaired"):
             cell = None  # the shipped cells hold the whole of Fig. 3b; the repaired one may hold some of it
         if cell:  # a cell of the summary
             from .valrecords import record, write_record
 
-            label3 = (NS2_LABEL if reference == "ns2" else LOSS_EXIT_LABEL if cell.endswith("_lossexit")
+            ns2_label = NS2_RFC6582_LABEL if ns2_newreno == "rfc6582" else NS2_LABEL
+            label3 = (ns2_label if reference == "ns2" else LOSS_EXIT_LABEL if cell.endswith("_lossexit")
                       else SACK_REPAIRED_LABEL if cell.endswith("_sack_repaired")
                       else REPAIRED_LABEL if "_repaired" in cell else "ns-3 3.44")
             write_record(out, cell, record(
@@ -264,7 +282,8 @@ def main(a, out: Path) -> int:
                           [r.get(key, math.nan) for r in ours if math.isclose(float(r["loss"]), loss)],
                           f"loss {loss * 100:g} %") for loss in loss_rates for key, label in METRICS],
                 cc=cc, losses=list(loss_rates), seeds=seeds,
-                **({} if reference == "ns2" else {"renosack": renosack, "westwood": westwood}),
+                **(({"ns2_newreno": ns2_newreno} if ns2_newreno != "careful" else {}) if reference == "ns2"
+                   else {"renosack": renosack, "westwood": westwood}),
                 **({"loss_exit": loss_exit} if loss_exit != "ns3" else {}),
                 **({"sets": dict(sets)} if sets else {})))
         differ = explained([f"{cc}, loss {r['loss'] * 100:g} %, {label}" for r in rows for key, label in METRICS

@@ -59,8 +59,6 @@ class Cause:
 
 
 _RED_S1 = "validation.md#red-in-scenario-1-ours-drops-arrivals-to-an-empty-queue-ns-3-does-not-2026-11-26"
-_LOSSY_NS2_SSTHRESH = ("validation.md#newreno-against-ns-235-the-ssthresh-at-a-timeout-inside-a-recovery-issue-25-"
-                       "2026-11-27")
 _NGWA_RESEND = "validation.md#ngwa-modes-3-and-4-the-go-back-ns-last-segment-issue-25-2026-11-27-branch-ngwa10"
 _RED_ECN_ALPHA = "validation.md#red-with-ecn-cubics-reno-friendly-slope-issue-27-2026-11-27"
 _FQ_SENDERS = ("validation.md#fq-codel-and-dctcp-against-ns-3-the-senders-rules-switched-in-ours-issue-27-"
@@ -108,9 +106,12 @@ SUPERSEDED_BY: dict[str, tuple[str, str]] = {
     **_chain(["NewReno, lossy link, SACK", "NewReno, lossy link, SACK, ns-3 loss exit repaired"], [_LOSS_EXIT]),
     **_chain(["Westwood+, lossy link, SACK, ns-3 repaired", "Westwood+, lossy link, SACK, ns-3 repaired, loss exit"],
              [_LOSS_EXIT]),
-    **_chain(["NewReno, lossy link, ns-2.35", "NewReno, lossy link, ns-2.35, ns-2's ssthresh"],
+    **_chain(["NewReno, lossy link, ns-2.35", "NewReno, lossy link, ns-2.35, ns-2's ssthresh",
+              "NewReno, lossy link, ns-2.35 as RFC 6582, ns-2's ssthresh"],
              ["ours halving ns-2's uninflated window at a timeout, at every expiry (tcp.loss_ssthresh = ns2, a "
-              "documented rule): the start-up's second overshoot at 0.001-0.1 % loss"]),
+              "documented rule): the start-up's second overshoot at 0.001-0.1 % loss",
+              "ns-2's recovery point repaired to RFC 6582's (lessCareful_ 1): as shipped (RFC 2582's Careful "
+              "variant) a loss just past the last recovery point waits for the timer"]),
     **_chain(["RFC 793 TCP (NGWA's scenarios)", "RFC 793 TCP (NGWA), ns-3 strict",
               "RFC 793 TCP (NGWA), ns-3 strict+RTO", "RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N",
               "RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending to SND.MAX"],
@@ -173,11 +174,6 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
         Cause("scenario1, 24 flows", ("TCP data loss",), "proven: the reference's",
               "ns-3 sets cwnd = ssthresh + 1 MSS at every recovery exit; without it ns-3 loses 5.93 % (ours 5.58) "
               "and its fast recoveries agree (2161 against 2176)", _RED_S1),
-    ),
-    "NewReno, lossy link, ns-2.35, ns-2's ssthresh": (
-        Cause("loss 0.1 %", ("RTOs",), "open",
-              "0.8 against 1.3 timeouts per run over 10 seeds (over seeds 1-5: 1 against 1.2, agreeing; there the "
-              "3 % goodput differed, -10.6 %, which over 10 seeds is -8.7 %)", _LOSSY_NS2_SSTHRESH),
     ),
     "RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending to SND.MAX": (
         Cause("Table 2", ("RTOs",), "open",

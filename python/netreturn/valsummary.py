@@ -95,14 +95,16 @@ def _xcp_cells() -> tuple[Cell, ...]:
 
 
 def _lossy(cc: str, repaired: bool = False, renosack: str = "linux", reference: str = "ns3",
-           sack: bool = False, loss_exit: str = "ns3", aligned: bool = False) -> tuple[Cell, ...]:
-    from .validate_lossy import NS2_ALIGNED, NS2_CELL, SACK_ALIGNED, cell_of
+           sack: bool = False, loss_exit: str = "ns3", aligned: bool = False,
+           ns2_newreno: str = "careful") -> tuple[Cell, ...]:
+    from .validate_lossy import NS2_ALIGNED, SACK_ALIGNED, cell_of, ns2_cell_of
 
     if reference == "ns2":
-        if aligned:  # ours halving ns-2's uninflated window at a loss (NS2_ALIGNED)
-            return (Cell(NS2_CELL + "_ns2ssthresh", "Fig. 3b's loss rates", "lossy",
-                         {"cc": cc, "reference": "ns2", "sets": NS2_ALIGNED}),)
-        return (Cell(NS2_CELL, "Fig. 3b's loss rates", "lossy", {"cc": cc, "reference": "ns2"}),)
+        # aligned: ours halving ns-2's uninflated window at a loss (NS2_ALIGNED);
+        # ns2_newreno: ns-2's recovery point (ns2lossy.NEWRENO_RULES).
+        args = {"cc": cc, "reference": "ns2", **({"sets": NS2_ALIGNED} if aligned else {}),
+                **({"ns2_newreno": ns2_newreno} if ns2_newreno != "careful" else {})}
+        return (Cell(ns2_cell_of(args.get("sets"), ns2_newreno), "Fig. 3b's loss rates", "lossy", args),)
     if sack:
         args = {"cc": cc, "sets": SACK_ALIGNED, **({"westwood": "linux"} if repaired else {}),
                 **({"loss_exit": loss_exit} if loss_exit != "ns3" else {})}
@@ -166,6 +168,8 @@ LOSSY_NS2 = ("validation.md#newrenos-fast-recoveries-and-rtos-at-1-10-percent-lo
              "2026-11-27-branch-val6")
 LOSSY_NS2_SSTHRESH = ("validation.md#newreno-against-ns-235-the-ssthresh-at-a-timeout-inside-a-recovery-issue-25-"
                       "2026-11-27")
+LOSSY_NS2_RFC6582 = ("validation.md#newreno-against-ns-235-the-recovery-point-and-limited-transmit-issue-25-"
+                     "2026-11-27")
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
 RED_ECN_ALPHA_EVIDENCE = "validation.md#red-with-ecn-cubics-reno-friendly-slope-issue-27-2026-11-27"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
@@ -295,6 +299,10 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("NewReno, lossy link, ns-2.35, ns-2's ssthresh", "ns-2.35 (Agent/TCP/Newreno, TCPSink); ours halving "
               "ns-2's uninflated window at a loss", LOSSY_NS2_SSTHRESH, _lossy("newreno", reference="ns2",
                                                                             aligned=True)),
+    Mechanism("NewReno, lossy link, ns-2.35 as RFC 6582, ns-2's ssthresh",
+              "ns-2.35 (Agent/TCP/Newreno, TCPSink) with RFC 6582's recovery point (lessCareful_ 1); ours halving "
+              "ns-2's uninflated window at a loss", LOSSY_NS2_RFC6582,
+              _lossy("newreno", reference="ns2", aligned=True, ns2_newreno="rfc6582")),
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582", "ns-3 3.44, recovery left without loss marks",
               LOSSY_RFC6582, _lossy("newreno", False, "rfc6582")),
     Mechanism("NewReno, lossy link, ns-3 as RFC 6582, strict",
@@ -525,7 +533,8 @@ def lossy_seeds_stored(out: Path, args: dict, most: int) -> int:
 
     n = 0
     if args.get("reference") == "ns2":
-        while n < most and all(ns2_cache_path(out, args["cc"], loss, n + 1).exists() for loss in LOSSES):
+        while n < most and all(ns2_cache_path(out, args["cc"], loss, n + 1, args.get("ns2_newreno", "careful")).exists()
+                               for loss in LOSSES):
             n += 1
         return n
     while n < most and all(ns3_cache_path(out, args["cc"], loss, n + 1, args.get("renosack", "linux"),
@@ -602,7 +611,8 @@ def regenerate(out: Path, seeds: list[int], jobs: int | None = None, progress: b
                                            ns3_westwood=cell.args.get("westwood", "ns3"),
                                            ns3_loss_exit=cell.args.get("loss_exit", "ns3"),
                                            sets=list(cell.args.get("sets", {}).items()),
-                                           reference=cell.args.get("reference", "ns3"))
+                                           reference=cell.args.get("reference", "ns3"),
+                                           ns2_newreno=cell.args.get("ns2_newreno", "careful"))
                     if lossy_main(a, out) != 0:
                         raise RuntimeError("ns-3 lossy-link runs failed")
             except RuntimeError as e:
