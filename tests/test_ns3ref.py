@@ -485,6 +485,32 @@ def test_with_the_linux_backlog_rule_every_ns3_fq_codel_flow_queue_tests_the_who
 
 
 @pytest.mark.slow
+def test_with_the_echo_repair_ns3s_dctcp_receiver_acknowledges_a_ce_change_so_its_sender_reads_the_ece():
+    # ns-3 3.44's TcpDctcp receiver stores m_priorRcvNxt at each CE event,
+    # raised in ForwardUp before the segment is in the receive buffer, so
+    # the immediate ACK at the next change of the CE state (RFC 8257 section
+    # 3.2) ends one segment short: a duplicate, and when the old state was
+    # CE its ECE is ignored by the sender (ReceivedAck reads ECE only when
+    # the ACK advances SND.UNA). Eight DCTCP flows over FQ-CoDel, 10 s:
+    # as shipped 135 of 246 ECE flags came on such ACKs; repaired 4 of 127.
+    mod = _load()
+    if not mod.available():
+        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
+    kw = dict(seed=1, stop_s=10.0, aligned=True, prr="upstream", cc="dctcp", ecn_rfc3168=True,
+              dctcp_rfc8257=True, fqcodel_linux_mark=True, timeout_s=900)
+    shipped = mod.run_ns3(8, "fq_codel", **kw)
+    echo = mod.run_ns3(8, "fq_codel", dctcp_echo=True, **kw)
+    assert shipped["dctcp_echo"] is False and shipped["dctcp_echo_acks"] == 0
+    assert echo["dctcp_echo"] is True and echo["dctcp_echo_acks"] > 0
+    assert shipped["ece_acks_not_advancing"] > 0.3 * shipped["ece_acks"] > 0
+    assert echo["ece_acks_not_advancing"] < 0.1 * echo["ece_acks"]
+    # Each ECE the sender reads now stands for about one mark, not two.
+    assert echo["ecn_marks"] / echo["ecn_reductions"] < shipped["ecn_marks"] / shipped["ecn_reductions"]
+    with pytest.raises(ValueError, match="dctcp_rfc8257"):
+        mod.run_ns3(2, queue="fq_codel", cc="dctcp", dctcp_echo=True)
+
+
+@pytest.mark.slow
 def test_with_the_linux_rules_ns3_fq_codel_with_ecn_runs_past_a_last_packet_drop_and_moves_marks_due_times():
     # CUBIC with ECN over FQ-CoDel, 31 flows: with the backlog rule alone a
     # flow queue's threshold can be 0, and ns-3 3.44 asserts (a null item

@@ -118,6 +118,13 @@ def test_the_linux_fq_codel_repair_of_ns3_gets_its_own_store_and_name_and_is_ref
     assert cell_tag(31, "fq_codel", tcp="dctcp", ns3_ecn="rfc8257", ns3_fqcodel="linux") == (
         "flows31_fq_codel_prr-upstream_dctcp_ecn-rfc8257_fqcodel-linux")
     assert ns3_label(ns3_ecn="rfc8257", ns3_fqcodel="linux").endswith("ECE answer rfc8257, FQ-CoDel linux")
+    # The DCTCP receiver's echo repair on top: its own store and name, DCTCP only.
+    echo = ns3_cache_path(tmp_path, 31, "fq_codel", 1, tcp="dctcp", ns3_ecn="rfc8257-echo", ns3_fqcodel="linux-mark")
+    assert echo.name == "flows31_fq_codel_prr-upstream_dctcp_ecn-rfc8257-echo_fqcodel-linux-mark_seed1.json"
+    assert build_parser().parse_args(["validate", "--tcp", "dctcp", "--ns3-ecn", "rfc8257-echo"]).ns3_ecn == (
+        "rfc8257-echo")
+    with pytest.raises(ValueError, match="rfc8257-echo.*dctcp"):
+        run_cell("ewt/scenario2", 31, "fq_codel", [1], tmp_path, ecn=True, ns3_ecn="rfc8257-echo")
     with pytest.raises(ValueError, match="fq_codel.*'red'"):
         run_cell("ewt/scenario2", 31, "red", [1], tmp_path, ns3_fqcodel="linux")
     with pytest.raises(ValueError, match="ns3_fqcodel must be one of ns3, linux, linux-mark"):

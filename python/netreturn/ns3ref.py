@@ -411,6 +411,7 @@ def run_ns3(
     dctcp_rfc8257: bool = False,
     fqcodel_linux: bool = False,
     fqcodel_linux_mark: bool = False,
+    dctcp_echo: bool = False,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -454,6 +455,12 @@ def run_ns3(
     answer to a loss as RFC 8257 section 3.5 and Linux: halve, where
     ``TcpDctcp`` cuts by alpha / 2 (``NetreturnDctcpRfc8257`` in
     ns3cxx/dumbbell.cc).
+    ``dctcp_echo=True`` (with ``dctcp_rfc8257``) also repairs ns-3's DCTCP
+    receiver as RFC 8257 section 3.2 and Linux: at a change of the CE state
+    the immediate ACK, with the old state, covers every segment that arrived
+    before (ns-3 3.44's ends one segment short, a duplicate whose ECE its
+    sender ignores), and only when a delayed ACK is pending;
+    ``dctcp_echo_acks`` counts those ACKs.
     ``fqcodel_linux=True`` (``queue="fq_codel"``) repairs ns-3's FQ-CoDel
     as Linux: CoDel's "at most one MTU queued: no drop, no mark" test on the
     whole queue disc's backlog, where ns-3 tests each flow queue's own
@@ -526,6 +533,10 @@ def run_ns3(
         if cc != "dctcp":
             raise ValueError(f"dctcp_rfc8257 repairs ns-3's DCTCP: give cc='dctcp', not {cc!r}")
         cmd.append("--dctcp-rfc8257")
+    if dctcp_echo:
+        if not dctcp_rfc8257:
+            raise ValueError("dctcp_echo repairs the receiver of ns-3's repaired DCTCP: give dctcp_rfc8257=True")
+        cmd.append("--dctcp-echo-rfc8257")
     for name, on in (("fqcodel_linux", fqcodel_linux), ("fqcodel_linux_mark", fqcodel_linux_mark)):
         if on:
             if queue != "fq_codel":
@@ -586,7 +597,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               ns2: bool = False, phase_ns: int = 0, cc: Optional[str] = None,
               ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None,
               ecn_rfc3168: bool = False, dctcp_rfc8257: bool = False,
-              fqcodel_linux: bool = False, fqcodel_linux_mark: bool = False) -> dict[str, Any]:
+              fqcodel_linux: bool = False, fqcodel_linux_mark: bool = False,
+              dctcp_echo: bool = False) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
@@ -617,6 +629,9 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         if cc_type != NS3_CC["dctcp"]:
             raise ValueError("--dctcp-rfc8257 repairs ns-3's DCTCP: give --cc dctcp")
         cc_type = str(cpp.DctcpRfc8257Register())  # TcpDctcp halving on a loss (dumbbell.cc)
+    if dctcp_echo and not dctcp_rfc8257:
+        raise ValueError("--dctcp-echo-rfc8257 repairs the receiver of --dctcp-rfc8257's DCTCP: give both")
+    cpp.SetDctcpEchoRfc8257(bool(dctcp_echo))
     sd("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(cc_type)))
     recovery = "ns3::TcpClassicRecovery" if ns2 else "ns3::TcpPrrRecovery"
     sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(recovery)))
@@ -962,6 +977,13 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "cong_time_s": {n: float(cpp.CongTime(k, now)) for k, n in enumerate(CONG_STATES)},
         "ecn_rfc3168": bool(ecn_rfc3168),
         "dctcp_rfc8257": bool(dctcp_rfc8257),
+        # The receivers' immediate ACKs at a change of the CE state (--dctcp-echo-rfc8257).
+        "dctcp_echo": bool(dctcp_echo),
+        "dctcp_echo_acks": int(cpp.DctcpEchoAcksSent()),
+        # ECE flags the senders' ACK processing saw, and of them those on an
+        # ACK that left SND.UNA where it was (ns-3's sender ignores these).
+        "ece_acks": int(cpp.EceAcks()),
+        "ece_acks_not_advancing": int(cpp.EceNotAdvancing()),
         # FQ-CoDel's MAXPACKET test on the whole backlog (Linux), and how
         # often a flow queue's threshold was set for it.
         "fqcodel_linux": bool(fqcodel_linux),
@@ -1153,6 +1175,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--dctcp-rfc8257", action="store_true",
                     help="with --cc dctcp: repair ns-3's DCTCP answer to a loss as RFC 8257 section 3.5 and Linux "
                          "(halve; ns-3 3.44's TcpDctcp cuts by alpha / 2 on a loss too)")
+    ap.add_argument("--dctcp-echo-rfc8257", action="store_true",
+                    help="with --dctcp-rfc8257: repair ns-3's DCTCP receiver as RFC 8257 section 3.2 and Linux: the "
+                         "immediate ACK at a change of the CE state covers every segment that arrived before "
+                         "(ns-3 3.44's ends one segment short, a duplicate whose ECE its sender ignores)")
     ap.add_argument("--fqcodel-linux", action="store_true",
                     help="with --queue fq_codel: repair ns-3's FQ-CoDel as Linux: CoDel's 'at most one MTU queued: "
                          "no drop, no mark' test on the whole queue disc's backlog (ns-3 3.44: each flow queue's)")
@@ -1196,7 +1222,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
                     a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over, a.ecn_rfc3168,
-                    a.dctcp_rfc8257, a.fqcodel_linux, a.fqcodel_linux_mark)
+                    a.dctcp_rfc8257, a.fqcodel_linux, a.fqcodel_linux_mark, a.dctcp_echo_rfc8257)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

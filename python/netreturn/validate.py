@@ -70,8 +70,12 @@ TCPS = ("cubic", "newreno", "dctcp", "bbr")
 #: repaired as RFC 3168 section 6.1.2 and Linux (rfc3168: no CWR entered in
 #: fast recovery or after an RTO; ``ns3ref.run_ns3(ecn_rfc3168=True)``,
 #: docs/validation.md, "RED with ECN"); and DCTCP's answer to a loss too,
-#: as RFC 8257 section 3.5 (rfc8257: halve; ``dctcp_rfc8257=True``).
-NS3_ECN = ("ns3", "rfc3168", "rfc8257")
+#: as RFC 8257 section 3.5 (rfc8257: halve; ``dctcp_rfc8257=True``); and
+#: DCTCP's receiver too, as RFC 8257 section 3.2 (rfc8257-echo: the ACK at a
+#: change of the CE state covers every segment before it; ``dctcp_echo=True``).
+NS3_ECN = ("ns3", "rfc3168", "rfc8257", "rfc8257-echo")
+#: The NS3_ECN values that repair ns-3's DCTCP (``--tcp dctcp`` only).
+NS3_ECN_DCTCP = ("rfc8257", "rfc8257-echo")
 #: ns-3's FQ-CoDel: as 3.44 ships it (ns3: CoDel's "at most one MTU queued:
 #: no drop, no mark" test on each flow queue's bytes), or as Linux and ours
 #: (linux: on the whole queue disc's backlog; ``ns3ref.run_ns3(fqcodel_linux=True)``,
@@ -121,7 +125,9 @@ def add_arguments(v) -> None:
                    help="with --ecn or --tcp dctcp: ns-3's answer to ECE as 3.44 ships it (ns3), or repaired as "
                         "RFC 3168 section 6.1.2 and Linux (rfc3168: a sender in fast recovery or after an RTO does "
                         "not enter CWR); rfc8257 (--tcp dctcp): that, and DCTCP halving on a loss (RFC 8257 "
-                        "section 3.5) where ns-3's TcpDctcp cuts by alpha / 2")
+                        "section 3.5) where ns-3's TcpDctcp cuts by alpha / 2; rfc8257-echo (--tcp dctcp): those, and "
+                        "DCTCP's receiver as RFC 8257 section 3.2 (its immediate ACK at a change of the CE state "
+                        "covers every segment before it; ns-3 3.44's ends one segment short)")
     v.add_argument("--ns3-fqcodel", choices=list(NS3_FQCODEL), default="ns3",
                    help="with --queue fq_codel: ns-3's FQ-CoDel as 3.44 ships it (ns3: CoDel's one-MTU 'too little "
                         "queued to drop or mark' test on each flow queue), or as Linux and ours (linux: on the "
@@ -317,8 +323,8 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futs = {pool.submit(ns3ref.run_ns3, flows=flows, queue=queue, seed=s, prr=prr, scenario=scenario,
                                 aligned=aligned, phase_ns=phase_ns, cc=None if tcp == "cubic" else tcp,
-                                ecn=ecn, ecn_rfc3168=ns3_ecn in ("rfc3168", "rfc8257"),
-                                dctcp_rfc8257=ns3_ecn == "rfc8257",
+                                ecn=ecn, ecn_rfc3168=ns3_ecn in ("rfc3168", *NS3_ECN_DCTCP),
+                                dctcp_rfc8257=ns3_ecn in NS3_ECN_DCTCP, dctcp_echo=ns3_ecn == "rfc8257-echo",
                                 fqcodel_linux=ns3_fqcodel in ("linux", "linux-mark"),
                                 fqcodel_linux_mark=ns3_fqcodel == "linux-mark"): s for s in todo}
             for f in as_completed(futs):
@@ -474,8 +480,8 @@ def run_cell(scenario: str, flows: int, queue: str, seeds: list[int], out: Path,
 
     if ns3_ecn not in NS3_ECN:
         raise ValueError(f"ns3_ecn must be one of {', '.join(NS3_ECN)}, not {ns3_ecn!r}")
-    if ns3_ecn == "rfc8257" and tcp != "dctcp":
-        raise ValueError(f"ns3_ecn 'rfc8257' repairs ns-3's DCTCP: give tcp 'dctcp', not {tcp!r}")
+    if ns3_ecn in NS3_ECN_DCTCP and tcp != "dctcp":
+        raise ValueError(f"ns3_ecn {ns3_ecn!r} repairs ns-3's DCTCP: give tcp 'dctcp', not {tcp!r}")
     if ns3_fqcodel not in NS3_FQCODEL:
         raise ValueError(f"ns3_fqcodel must be one of {', '.join(NS3_FQCODEL)}, not {ns3_fqcodel!r}")
     if ns3_fqcodel != "ns3" and queue != "fq_codel":

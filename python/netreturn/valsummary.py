@@ -196,6 +196,11 @@ DCTCP_MARKS_REF = ("ns-3 3.44 (TcpDctcp), ECE and loss answers repaired, FQ-CoDe
 #: CUBIC's Reno-friendly slope alone as Linux and ns-3 (RED with ECN, session 20).
 OURS_CUBIC_ALPHA_NS3 = {"tcp.cubic": '{reno_alpha="linux"}'}
 OURS_DCTCP_GROWTH_CWR_NS3 = {**OURS_DCTCP_GROWTH_NS3, **OURS_CWR_NS3}
+#: DCTCP's rows with ns-3's receiver echo repaired too (branch dctcp11, ``validate --ns3-ecn rfc8257-echo``).
+DCTCP_ECHO_REF = ("ns-3 3.44 (TcpDctcp), ECE, loss and CE echo repaired, FQ-CoDel's one-MTU test and mark schedule "
+                  "as Linux")
+DCTCP_ECHO_EVIDENCE = ("validation.md#dctcp-against-ns-3-the-receivers-echo-at-a-ce-change-issue-27-2026-11-27-"
+                       "branch-dctcp11")
 
 
 def _aqm(queue: str, loads: Sequence[int] = (31,), ecn: bool = False) -> tuple[Cell, ...]:
@@ -400,6 +405,18 @@ PLAN: tuple[Mechanism, ...] = (
                 (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
                                ours_sets=sets),))
       for suffix, what, sets in (
+          ("ours without recovery from CWR", "ours entering no fast recovery from an ECN reduction, as ns-3",
+           OURS_CWR_NS3),
+          ("ours' growth as ns-3", "ours growing per segment acknowledged, as TcpDctcp's TcpLinuxReno",
+           OURS_DCTCP_GROWTH_NS3),
+          ("ours' growth and CWR rule as ns-3", "ours growing per segment acknowledged and entering no fast "
+           "recovery from an ECN reduction, as ns-3", OURS_DCTCP_GROWTH_CWR_NS3))),
+    *(Mechanism("DCTCP, ns-3 and its echo repaired, FQ-CoDel as Linux" + (f", {suffix}" if suffix else ""),
+                DCTCP_ECHO_REF + (f"; {what}" if what else ""), DCTCP_ECHO_EVIDENCE,
+                (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257-echo", "linux-mark",
+                               ours_sets=sets),))
+      for suffix, what, sets in (
+          ("", "", None),
           ("ours without recovery from CWR", "ours entering no fast recovery from an ECN reduction, as ns-3",
            OURS_CWR_NS3),
           ("ours' growth as ns-3", "ours growing per segment acknowledged, as TcpDctcp's TcpLinuxReno",

@@ -50,6 +50,11 @@ struct State {
     double congTime[5] = {0, 0, 0, 0, 0};
     uint64_t cwrFrom[5] = {0, 0, 0, 0, 0};
     uint64_t eceWithheld = 0;
+    // ECE flags reaching the senders' ACK processing, and those on an ACK
+    // that does not advance SND.UNA (ns-3 3.44's ReceivedAck reads ECE only
+    // when ackNumber > HeadSequence; RFC 3168 6.1.2, RFC 8257 3.3 and Linux's
+    // tcp_ack read it on every ACK).
+    uint64_t eceAcks = 0, eceNotAdvancing = 0;
     // Packets the bottleneck queue disc marked CE instead of dropping.
     uint64_t marks = 0;
     double qLast = 0, qInt = 0;
@@ -154,8 +159,14 @@ std::string SendBursts() {
 
 static void SockHighTx(uint32_t i, SequenceNumber32, SequenceNumber32 v) { S.highTx[i] = v; }
 // The socket's "Rx" fires in DoForwardUp before the ACK is processed.
+// Connected after EcnRfc3168Rx: an ECE it withheld is not counted.
 static void SockAckRx(uint32_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>) {
-    if (h.GetFlags() & TcpHeader::ACK) S.lastAck[i] = h.GetAckNumber();
+    if (!(h.GetFlags() & TcpHeader::ACK)) return;
+    S.lastAck[i] = h.GetAckNumber();
+    if ((h.GetFlags() & TcpHeader::ECE) && !(h.GetFlags() & TcpHeader::SYN) && S.sock[i]) {
+        S.eceAcks++;
+        if (h.GetAckNumber() <= S.sock[i]->GetTxBuffer()->HeadSequence()) S.eceNotAdvancing++;
+    }
 }
 static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
                      const Address&, Ptr<const TcpSocketBase>) {
@@ -197,6 +208,8 @@ double CongTime(uint32_t k, double now) {
 }
 uint64_t CwrFrom(uint32_t k) { return S.cwrFrom[k]; }
 uint64_t EceWithheld() { return S.eceWithheld; }
+uint64_t EceAcks() { return S.eceAcks; }
+uint64_t EceNotAdvancing() { return S.eceNotAdvancing; }
 
 // --ecn-rfc3168: ns-3 3.44's ReceivedAck enters CA_CWR on an ACK with ECE
 // from any state but CA_CWR, so a sender in fast recovery (CA_RECOVERY) or
@@ -221,6 +234,28 @@ uint64_t EceWithheld() { return S.eceWithheld; }
 // EnterRecovery calls it (the state is CA_RECOVERY already), and on
 // CA_EVENT_LOSS, which ReTxTimeout raises after its GetSsThresh on the
 // first expiry of a series (cwnd still the one before the timeout).
+// --dctcp-echo-rfc8257 (with --dctcp-rfc8257): ns-3 3.44's DCTCP receiver
+// acknowledges one segment short when its CE state changes. RFC 8257
+// section 3.2 (Figure 1) and Linux (dctcp_ece_ack_update: __tcp_send_ack(sk,
+// *prior_rcv_nxt) if a delayed ACK is pending) send at a change an immediate
+// ACK of what arrived before the segment, with the old state. ns-3 raises
+// CA_EVENT_ECN_IS_CE / _NO_CE in TcpSocketBase::ForwardUp, before the
+// segment is in the receive buffer, and TcpDctcp::CeState0to1 / 1to0 store
+// m_priorRcvNxt = NextRxSequence() at each event, so the ACK it sends at the
+// next change (SetNextRxSequence(m_priorRcvNxt)) ends before the previous
+// segment: a duplicate of the ACK already sent. When the old state was CE
+// that duplicate carries the segment's only ECE, which ns-3's sender drops
+// (TcpSocketBase::ReceivedAck reads ECE only on an ACK that advances
+// SND.UNA). And m_delayedAckReserved, set by CA_EVENT_DELAYED_ACK, stays set
+// after the delayed-ACK timer (DelAckTimeout raises that event too) and after
+// these ACKs. The repair acknowledges NextRxSequence() at the event (the
+// prior rcv_nxt, as Linux's) with the old state, when a delayed ACK is
+// pending: a packet's CA_EVENT_DELAYED_ACK (ReceivedData: NextRxSequence
+// moved since the last one), not the timer's.
+static bool DctcpEchoRfc8257 = false;
+static uint64_t DctcpEchoAcks = 0;
+void SetDctcpEchoRfc8257(bool on) { DctcpEchoRfc8257 = on; DctcpEchoAcks = 0; }
+uint64_t DctcpEchoAcksSent() { return DctcpEchoAcks; }
 class NetreturnDctcpRfc8257 : public TcpDctcp {
   public:
     static TypeId GetTypeId() {
@@ -238,6 +273,7 @@ class NetreturnDctcpRfc8257 : public TcpDctcp {
         return TcpDctcp::GetSsThresh(tcb, bytesInFlight);
     }
     void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override {
+        if (DctcpEchoRfc8257 && EchoEvent(tcb, event)) return;
         if (event == TcpSocketState::CA_EVENT_LOSS && tcb->m_congState != TcpSocketState::CA_LOSS)
             tcb->m_ssThresh = Halved(tcb);
         TcpDctcp::CwndEvent(tcb, event);
@@ -248,6 +284,45 @@ class NetreturnDctcpRfc8257 : public TcpDctcp {
     static uint32_t Halved(Ptr<const TcpSocketState> tcb) {
         return std::max(tcb->m_cWnd.Get() / 2, 2 * tcb->m_segmentSize);
     }
+    // The receiver's echo (--dctcp-echo-rfc8257); true when the event was its.
+    bool EchoEvent(Ptr<TcpSocketState> tcb, TcpSocketState::TcpCAEvent_t event) {
+        switch (event) {
+        case TcpSocketState::CA_EVENT_ECN_IS_CE:
+        case TcpSocketState::CA_EVENT_ECN_NO_CE: {
+            bool ce = event == TcpSocketState::CA_EVENT_ECN_IS_CE;
+            if (ce != m_echoCe && m_ackPending) {
+                // The segment is not in the buffer yet: NextRxSequence() is the prior rcv_nxt.
+                tcb->m_sendEmptyPacketCallback(m_echoCe ? (TcpHeader::ACK | TcpHeader::ECE) : TcpHeader::ACK);
+                m_ackPending = false;
+                DctcpEchoAcks++;
+            }
+            m_echoCe = ce;
+            // As TcpDctcp::CeState0to1 / CeState1to0: the ACKs that follow echo the new state.
+            if (ce) {
+                tcb->m_ecnState = TcpSocketState::ECN_CE_RCVD;
+            } else if (tcb->m_ecnState == TcpSocketState::ECN_CE_RCVD ||
+                       tcb->m_ecnState == TcpSocketState::ECN_SENDING_ECE) {
+                tcb->m_ecnState = TcpSocketState::ECN_IDLE;
+            }
+            return true;
+        }
+        case TcpSocketState::CA_EVENT_DELAYED_ACK: {
+            // ReceivedData raises it after adding a segment; DelAckTimeout after sending the ACK.
+            SequenceNumber32 rx = tcb->m_rxBuffer->NextRxSequence();
+            m_ackPending = !(m_delayedSeen && rx == m_rxAtDelayed);
+            m_rxAtDelayed = rx;
+            m_delayedSeen = true;
+            return true;
+        }
+        case TcpSocketState::CA_EVENT_NON_DELAYED_ACK:
+            m_ackPending = false;
+            return true;
+        default:
+            return false;
+        }
+    }
+    bool m_echoCe = false, m_ackPending = false, m_delayedSeen = false;
+    SequenceNumber32 m_rxAtDelayed;
 };
 // The TypeId, registered by hand (cling runs no NS_OBJECT_ENSURE_REGISTERED).
 std::string DctcpRfc8257Register() { return NetreturnDctcpRfc8257::GetTypeId().GetName(); }
@@ -750,8 +825,20 @@ void LogDeviceDrops(Ptr<NetDevice> dev, std::string where) {
 void LogQueueDiscDrops(Ptr<QueueDisc> q, std::string where) {
     q->TraceConnectWithoutContext("Drop", MakeBoundCallback(&LogQdiscDrop, where));
 }
+// DCTCP's estimate at the end of each observation window (TcpDctcp's
+// "CongestionEstimate": RFC 8257 section 3.3 steps 4-6), as ours' `alpha` lines.
+static void LogAlpha(uint32_t marked, uint32_t acked, double alpha) {
+    if (!LogOn()) return;
+    std::ostringstream o;
+    o << "alpha " << std::setprecision(6) << alpha << " marked=" << marked << " acked=" << acked;
+    LogLine(o.str());
+}
 static void LogHookSocket(Ptr<Socket> s) {
     L.sock = DynamicCast<TcpSocketBase>(s);
+    PointerValue cc;
+    s->GetAttribute("CongestionOps", cc);
+    if (Ptr<TcpDctcp> d = DynamicCast<TcpDctcp>(cc.Get<TcpCongestionOps>()))
+        d->TraceConnectWithoutContext("CongestionEstimate", MakeCallback(&LogAlpha));
     s->TraceConnectWithoutContext("Tx", MakeCallback(&LogTx));
     s->TraceConnectWithoutContext("Rx", MakeCallback(&LogRx));
     s->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&LogCwnd));
