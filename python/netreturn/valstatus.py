@@ -199,9 +199,11 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               "and its blindness to the packet in the device queue, and each switched into ours raises ours' queue "
               "(seeds 1-5: 19.8 -> 20.8 kB with the enqueue rules, 20.1 blind, 22.0 both; ns-3 17.2). Measured "
               "alike (ns-3's device queue added, 1.16 kB) and with ours' RED blind as ns-3's, 20.1 against 18.3 kB "
-              "(1.10). Located in both simulators' RED traces: ns-3's queue cycles in 1.1 s, ours in 0.85 s, with "
-              "more marks and reductions per cycle in ns-3 (136 and 41 against 91 and 32, seed 1) and deeper "
-              "troughs; the senders' rule behind it is not found", _RED_ECN_QUEUE),
+              "(1.10). Located in both simulators' RED traces: ns-3's queue cycles in 1.1-1.2 s, ours in "
+              "0.86-0.91 (seeds 1-3), ns-3's average peaking a few kB higher in the gentle region, with more marks "
+              "and reductions per cycle (136 and 41 against 91 and 32, seed 1) and a low phase twice as long; "
+              "the senders' rule behind it is not found (PRR's bound, impatient SACK and ns-3's whole-segment "
+              "CUBIC leave ours' cycle as it is)", _RED_ECN_QUEUE),
         Cause("31 flows", ("UDP loss ratio (%)",), "open",
               "over seeds 1-5 ours' UDP loss agrees on CUBIC's slope alone (3.70 against 3.62 %) and rises with "
               "the CWR rule added (4.36; seeds 1-3 3.57 -> 4.37) at the same mean queue (19.7, 19.8 kB); not "
