@@ -196,7 +196,7 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
     "RED with ECN (CUBIC), ours' CUBIC and CWR rule as ns-3": (
         Cause("31 flows", ("queue, time mean (kB)",), "open",
               "not RED's: its rules read line by line against ns-3's RedQueueDisc agree but for ns-3's enqueue rules "
-              "and its blindness to the packet in the device queue, and each switched into ours raises ours' queue "
+              "and its blindness to the packet in the device queue, and none switched into ours lowers ours' queue "
               "(seeds 1-5: 19.8 -> 20.8 kB with the enqueue rules, 20.1 blind, 22.0 both; ns-3 17.2). Measured "
               "alike (ns-3's device queue added, 1.16 kB) and with ours' RED blind as ns-3's, 20.1 against 18.3 kB "
               "(1.10). Located in both simulators' RED traces: ns-3's queue cycles in 1.1-1.2 s, ours in "
