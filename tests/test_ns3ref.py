@@ -461,6 +461,39 @@ def test_with_the_ece_repair_ns3_never_enters_cwr_from_fast_recovery_or_after_a_
 
 
 @pytest.mark.slow
+def test_the_device_queue_under_red_is_measured_and_the_red_trace_writes_its_ce_marks(tmp_path):
+    # Ours' queue_mean_bytes counts every packet waiting at the bottleneck;
+    # ns-3's queue_mean_bytes only the queue disc's, not the one packet
+    # waiting in the 1-packet device queue below it: the harness integrates
+    # that queue apart (queue_device_mean_bytes, IP bytes). RED's CE marks
+    # (UseEcn) are written into the RED trace as ours writes them (4).
+    import json
+    import subprocess
+
+    mod = _load()
+    if not mod.available():
+        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
+    tr = tmp_path / "red.tsv"
+    cmd = [sys.executable, str(_PATH), "--flows", "4", "--queue", "red", "--aligned", "--prr", "upstream", "--ecn",
+           "--stop", "12", "--red-trace", str(tr), "--json"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
+    # At most one packet waits in the device; it waits whenever the link is
+    # busy and anything is queued, so its mean is above 0 and below 1510 B.
+    assert 0 < r["queue_device_mean_bytes"] < 1510
+    rows = [ln.split("\t") for ln in tr.read_text().splitlines()]
+    marked = sum(int(x[5]) == 4 for x in rows)
+    assert marked > 0
+    # ns-3 counts a mark whose packet the full internal queue then refuses
+    # (a tail drop, verdict 3); the trace writes only the marked arrivals.
+    marks = r["queue_marks_by_reason"].get("Unforced mark", 0) + r["queue_marks_by_reason"].get("Forced mark", 0)
+    tail = sum(int(x[5]) == 3 for x in rows)
+    assert marks - tail <= marked <= marks
+    assert not any(int(x[2]) == 0 and int(x[5]) == 4 for x in rows), "a mark at an empty queue disc (nQueued > 1)"
+
+
+@pytest.mark.slow
 def test_with_the_linux_backlog_rule_every_ns3_fq_codel_flow_queue_tests_the_whole_backlog():
     # ns-3 3.44's flow queues test their own bytes against MinBytes (1514):
     # a flow queue down to one packet is never marked. Linux and ours test

@@ -1005,6 +1005,9 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "send_bursts": {int(k): int(v) for k, v in (kv.split(":") for kv in str(cpp.SendBursts()).split(",") if kv)},
         # Queue disc backlog only (the 1-packet device queue under it is not counted).
         "queue_mean_bytes": float(cpp.QueueIntegral(now)) / now if now > 0 else math.nan,
+        # The device queue under it (at most one packet, IP bytes): ours'
+        # backlog counts that packet too, so ours' queue_mean_bytes is the sum.
+        "queue_device_mean_bytes": float(cpp.DeviceQueueIntegral(now)) / now if now > 0 else math.nan,
         "queue_max_bytes": int(cpp.QueueMax()),
         # Mean backlog per 1-s bin (the last bin closes at the last change).
         "queue_1s_bins": [float(cpp.QueueBin(b)) for b in range(int(cpp.QueueBins()))],
@@ -1031,7 +1034,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
                         f"\t{int(cpp.QDropFlow(k))}\t{int(cpp.QDropRetx(k))}\n")
     if red_trace:
         # One line per arrival, as netreturn-sim --red-trace: iface, time, backlog
-        # before it, RED's average, max_p, verdict (0 accepted, 1 early, 2 forced, 3 tail).
+        # before it, RED's average, max_p, verdict (0 accepted, 1 early, 2 forced, 3 tail, 4 accepted and marked CE).
         # A FIFO queue disc (droptail, ewt, awm): average = backlog, max_p 0, and
         # a line per departure too (verdict 4, backlog after it).
         out["red_trace_lines"] = int(cpp.RedTraceWrite(red_trace))

@@ -59,6 +59,14 @@ struct State {
     uint64_t marks = 0;
     double qLast = 0, qInt = 0;
     uint32_t qMax = 0, qCur = 0;
+    // The bottleneck device's own queue (1 packet, below the queue disc):
+    // its IP bytes (the device adds a 2-byte PPP header before enqueueing,
+    // PointToPointNetDevice::Send) integrated over time, so the backlog
+    // ours counts (every packet waiting, not the one on the wire) is the
+    // queue disc's plus this (docs/validation.md, "RED with ECN: the
+    // queue, measured and switched").
+    double devLast = 0, devInt = 0, devPktLast = 0, devPktInt = 0;
+    uint32_t devCur = 0, devPktCur = 0;
     std::vector<double> done;
     uint64_t fileBytes = 0;
     uint32_t remaining = 0;
@@ -427,11 +435,17 @@ static void RedRecord(uint32_t backlog, uint8_t verdict) {
                         (*redQ).*RedGet(RedCurMaxP()), verdict});
 }
 // Enqueue fires after DoEnqueue added the item: the backlog before it is
-// the current one minus its size. A drop leaves the backlog as it was.
+// the current one minus its size. A drop leaves the backlog as it was. A
+// CE mark (UseEcn) fires Mark inside DoEnqueue, before the item's Enqueue:
+// that arrival is written with verdict 4, as ours writes a mark.
+static bool redMarked = false;
+static void RedMark(Ptr<const QueueDiscItem>, const char*) { redMarked = true; }
 static void RedEnq(Ptr<const QueueDiscItem> item) {
-    RedRecord(redQ->GetNBytes() - item->GetSize(), 0);
+    RedRecord(redQ->GetNBytes() - item->GetSize(), redMarked ? 4 : 0);
+    redMarked = false;
 }
 static void RedDrop(Ptr<const QueueDiscItem> item, const char* why) {
+    redMarked = false;  // marked, then refused by the full internal queue
     std::string w(why);
     RedRecord(redQ->GetNBytes(), w == "Unforced drop" ? 1 : w == "Forced drop" ? 2 : 3);
 }
@@ -440,6 +454,7 @@ void TraceRed(Ptr<QueueDisc> q) {
     redQ = DynamicCast<RedQueueDisc>(q);
     q->TraceConnectWithoutContext("Enqueue", MakeCallback(&RedEnq));
     q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&RedDrop));
+    q->TraceConnectWithoutContext("Mark", MakeCallback(&RedMark));
 }
 // The same trace for a FIFO queue disc (DropTail, and the FIFO under the
 // EWT / AWM gateways; --queue-trace): average and max_p written as the
@@ -888,8 +903,24 @@ void SetDeviceQueue(Ptr<NetDevice> dev, std::string size) {
     p->GetQueue()->SetMaxSize(QueueSize(size));
 }
 
+// The device queue's bytes and packets, each integrated over time.
+static void DevQBytes(uint32_t oldV, uint32_t newV) {
+    double t = Simulator::Now().GetSeconds();
+    S.devInt += oldV * (t - S.devLast);
+    S.devLast = t;
+    S.devCur = newV;
+}
+static void DevQPackets(uint32_t oldV, uint32_t newV) {
+    double t = Simulator::Now().GetSeconds();
+    S.devPktInt += oldV * (t - S.devPktLast);
+    S.devPktLast = t;
+    S.devPktCur = newV;
+}
 void ConnectBottleneck(Ptr<NetDevice> dev) {
     dev->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&BnTx));
+    Ptr<Queue<Packet>> q = DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+    q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&DevQBytes));
+    q->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&DevQPackets));
 }
 
 uint64_t Rx(uint32_t i) { return S.rx[i]; }
@@ -904,6 +935,13 @@ uint64_t RtoExpiries(uint32_t i) { return S.rtoExpiries[i]; }
 uint64_t Cwrs(uint32_t i) { return S.cwrs[i]; }
 uint64_t Marks() { return S.marks; }
 double QueueIntegral(double now) { return S.qInt + S.qCur * (now - S.qLast); }
+// IP bytes waiting in the device queue, integrated (byte-s): the PPP
+// header's 2 bytes per packet taken off.
+double DeviceQueueIntegral(double now) {
+    double bytes = S.devInt + S.devCur * (now - S.devLast);
+    double packets = S.devPktInt + S.devPktCur * (now - S.devPktLast);
+    return bytes - 2.0 * packets;
+}
 uint32_t QueueMax() { return S.qMax; }
 uint64_t BnBytes() { return S.bnBytes; }
 uint64_t BnPackets() { return S.bnPackets; }
