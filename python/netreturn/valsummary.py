@@ -201,6 +201,15 @@ DCTCP_ECHO_REF = ("ns-3 3.44 (TcpDctcp), ECE, loss and CE echo repaired, FQ-CoDe
                   "as Linux")
 DCTCP_ECHO_EVIDENCE = ("validation.md#dctcp-against-ns-3-the-receivers-echo-at-a-ce-change-issue-27-2026-11-27-"
                        "branch-dctcp11")
+#: DCTCP's rows with ours switched to ns-3's rules: (row suffix, what ours
+#: runs, ours' settings).
+DCTCP_OURS_SWITCHES = (
+    ("ours without recovery from CWR", "ours entering no fast recovery from an ECN reduction, as ns-3",
+     OURS_CWR_NS3),
+    ("ours' growth as ns-3", "ours growing per segment acknowledged, as TcpDctcp's TcpLinuxReno",
+     OURS_DCTCP_GROWTH_NS3),
+    ("ours' growth and CWR rule as ns-3", "ours growing per segment acknowledged and entering no fast "
+     "recovery from an ECN reduction, as ns-3", OURS_DCTCP_GROWTH_CWR_NS3))
 
 
 def _aqm(queue: str, loads: Sequence[int] = (31,), ecn: bool = False) -> tuple[Cell, ...]:
@@ -404,25 +413,12 @@ PLAN: tuple[Mechanism, ...] = (
                 FQCODEL_SWITCHED_EVIDENCE,
                 (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257", "linux-mark",
                                ours_sets=sets),))
-      for suffix, what, sets in (
-          ("ours without recovery from CWR", "ours entering no fast recovery from an ECN reduction, as ns-3",
-           OURS_CWR_NS3),
-          ("ours' growth as ns-3", "ours growing per segment acknowledged, as TcpDctcp's TcpLinuxReno",
-           OURS_DCTCP_GROWTH_NS3),
-          ("ours' growth and CWR rule as ns-3", "ours growing per segment acknowledged and entering no fast "
-           "recovery from an ECN reduction, as ns-3", OURS_DCTCP_GROWTH_CWR_NS3))),
+      for suffix, what, sets in DCTCP_OURS_SWITCHES),
     *(Mechanism("DCTCP, ns-3 and its echo repaired, FQ-CoDel as Linux" + (f", {suffix}" if suffix else ""),
                 DCTCP_ECHO_REF + (f"; {what}" if what else ""), DCTCP_ECHO_EVIDENCE,
                 (dumbbell_cell("ewt/scenario2", 31, "fq_codel", "dctcp", False, "rfc8257-echo", "linux-mark",
                                ours_sets=sets),))
-      for suffix, what, sets in (
-          ("", "", None),
-          ("ours without recovery from CWR", "ours entering no fast recovery from an ECN reduction, as ns-3",
-           OURS_CWR_NS3),
-          ("ours' growth as ns-3", "ours growing per segment acknowledged, as TcpDctcp's TcpLinuxReno",
-           OURS_DCTCP_GROWTH_NS3),
-          ("ours' growth and CWR rule as ns-3", "ours growing per segment acknowledged and entering no fast "
-           "recovery from an ECN reduction, as ns-3", OURS_DCTCP_GROWTH_CWR_NS3))),
+      for suffix, what, sets in (("", "", None), *DCTCP_OURS_SWITCHES)),
     Mechanism("NewReno against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("newreno")),
     Mechanism("CUBIC against Linux", "Linux 6.18 in namespaces", LINUX_EVIDENCE, _linux("cubic")),
     Mechanism("NewReno against Linux, Linux profile", "Linux 6.18 in namespaces", LINUX_EVIDENCE,

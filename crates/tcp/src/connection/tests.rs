@@ -1398,17 +1398,7 @@ fn ns2s_rule_halves_the_window_again_at_a_backed_off_expiry_where_rfc5681_keeps_
 /// (no limited transmit), then the retransmission is acknowledged.
 /// Returns (ssthresh at the fast retransmit, cwnd when the recovery ends).
 fn window_after_one_recovery(rule: LossSsthresh) -> (u64, u64) {
-    let cfg = TcpConfig {
-        mss: 1000,
-        cc: crate::CcKind::NewReno(Default::default()),
-        delayed_ack_count: 1,
-        rcv_buf: 1 << 20,
-        sack: false,
-        initial_cwnd: 11,
-        limited_transmit: false,
-        loss_ssthresh: rule,
-        ..Default::default()
-    };
+    let cfg = TcpConfig { initial_cwnd: 11, limited_transmit: false, loss_ssthresh: rule, ..newreno_without_sack() };
     let (mut c, mut s) = established(&cfg);
     let ms = Time::from_millis;
     let mut sent = Vec::new();
@@ -1440,17 +1430,9 @@ fn ns2s_rule_ends_a_recovery_with_the_unrounded_half_window_over_whole_segment_s
 /// originals after the first arrive and their dupACKs come back. Returns the
 /// stream offsets (in segments) `c` sends on the first two dupACKs.
 fn sent_on_dupacks_after_a_timeout(resends: bool) -> Vec<u64> {
-    let cfg = TcpConfig {
-        mss: 1000,
-        cc: crate::CcKind::NewReno(Default::default()),
-        sack: false,
-        delayed_ack_count: 1,
-        rcv_buf: 1 << 20,
-        // The receiver's window shrinks by each out-of-order segment it holds.
-        dupack_same_window: false,
-        limited_transmit_resends: resends,
-        ..Default::default()
-    };
+    // (newreno_without_sack: any window counts for a duplicate ACK, since
+    // the receiver's shrinks by each out-of-order segment it holds.)
+    let cfg = TcpConfig { limited_transmit_resends: resends, ..newreno_without_sack() };
     let (mut c, mut s) = established(&cfg);
     let ms = Time::from_millis;
     let mut sent = Vec::new();
