@@ -315,6 +315,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         mss: t.segment_size,
         rcv_buf: t.rcv_buf.0.bytes(packet),
         shrink_window: t.shrink_window,
+        window_deducts_ooo: t.window_deducts_ooo,
         snd_buf: t.snd_buf.0.bytes(packet),
         sack: t.sack,
         dupack_same_window: t.dupack_same_window,

@@ -169,6 +169,11 @@ pub struct TcpSpec {
     /// keeps RFC 9293 section 3.8.6.2.2's edge (docs/ngwa.md).
     #[serde(default)]
     pub shrink_window: bool,
+    /// The advertised window is `rcv_buf` less the out-of-order bytes
+    /// held (the default, as Linux); `false` offers the whole `rcv_buf`
+    /// from RCV.NXT, as ns-3 3.44's receiver (docs/tcp.md).
+    #[serde(default = "yes")]
+    pub window_deducts_ooo: bool,
     #[serde(default = "yes")]
     pub sack: bool,
     /// Without SACK, a duplicate ACK must carry the window of the previous
@@ -1480,6 +1485,16 @@ mod tests {
         let text = MINI.replace("[topology]", "[tcp]\nrto_restart_on_fast_retransmit = true\n[topology]");
         let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
         assert!(s.tcp.rto_restart_on_fast_retransmit);
+    }
+
+    #[test]
+    fn the_window_deducts_out_of_order_bytes_unless_the_file_says_not() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(s.tcp.window_deducts_ooo);
+        assert!(crate::resolve::tcp_config(&s).window_deducts_ooo);
+        let text = MINI.replace("[topology]", "[tcp]\nwindow_deducts_ooo = false\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(!crate::resolve::tcp_config(&s).window_deducts_ooo);
     }
 
     #[test]

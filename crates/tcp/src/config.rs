@@ -117,6 +117,7 @@ pub enum PrrBound {
 /// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
 /// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |
 /// | `rcv_buf` | 131072 B | receive buffer; advertised window = `rcv_buf` - out-of-order bytes |
+/// | `window_deducts_ooo` | on | the advertised window is `rcv_buf` less the out-of-order bytes held (Linux `tcp_space`: the buffer's free memory); off, the whole `rcv_buf` from RCV.NXT, the out-of-order bytes lying inside it, as ns-3 3.44 (`TcpRxBuffer::MaxRxSequence`, `TcpSocketBase::AdvertisedWindowSize`). RFC 9293 section 3.8.6 allows both |
 /// | `shrink_window` | off | the receiver may move the right edge of its window left (an NGWA receiver's falling `Wngwa` at once); off, it keeps RFC 9293 section 3.8.6.2.2's edge |
 /// | `snd_buf` | 131072 B | kept for parity with ns-3; the simulated app never blocks on it |
 /// | `initial_cwnd` | 10 segments | RFC 6928 |
@@ -174,6 +175,7 @@ pub struct TcpConfig {
     pub sack_impatient: bool,
     pub rto_restart_on_fast_retransmit: bool,
     pub shrink_window: bool,
+    pub window_deducts_ooo: bool,
     // Read only at a loss; the cold part is full, and this byte fills the
     // per-segment part's last padding (the layout test).
     pub loss_ssthresh: LossSsthresh,
@@ -203,6 +205,7 @@ impl Default for TcpConfig {
             window_scaling: true,
             rcv_buf: 131_072,
             shrink_window: false,
+            window_deducts_ooo: true,
             snd_buf: 131_072,
             initial_cwnd: 10,
             initial_ssthresh: u64::MAX,

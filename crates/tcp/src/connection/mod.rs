@@ -632,6 +632,7 @@ mod layout {
             ("sack", offset_of!(TcpConfig, sack)),
             ("limited_transmit", offset_of!(TcpConfig, limited_transmit)),
             ("shrink_window", offset_of!(TcpConfig, shrink_window)),
+            ("window_deducts_ooo", offset_of!(TcpConfig, window_deducts_ooo)),
         ] {
             assert!(at >= hot, "{name}, read by every segment, lies in the cold part");
         }

@@ -158,6 +158,40 @@ fn advertised_window_shrinks_by_held_out_of_order_bytes_without_moving_the_edge_
     // and the old edge is also 9000 away.
     assert_eq!(out.last().unwrap().window, 9_000);
 }
+
+#[test]
+fn without_window_deducts_ooo_the_window_is_the_whole_buffer_from_rcv_nxt_as_ns3s_receiver() {
+    // ns-3 3.44 TcpRxBuffer::MaxRxSequence: RCV.NXT + the buffer while the
+    // application has read every in-order byte, out-of-order bytes or not.
+    let cfg = TcpConfig {
+        mss: 1000,
+        rcv_buf: 10_000,
+        window_scaling: false,
+        window_deducts_ooo: false,
+        ..Default::default()
+    };
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    s.on_segment(Time::from_millis(1), &data(&c, 2), &mut out);
+    assert_eq!(out[0].window, 10_000);
+    out.clear();
+    s.on_segment(Time::from_millis(2), &data(&c, 0), &mut out);
+    // rcv_nxt moved 1000 B right with 1000 B still held: the whole buffer
+    // again, so the right edge moves 1000 B right (the default offers 9000).
+    assert_eq!(out.last().unwrap().window, 10_000);
+    // The held bytes lie inside the window, so they never exceed the
+    // buffer: with segments 3-10 held behind the hole at 1, segment 11
+    // starts at the edge and is refused.
+    for k in 3..=10 {
+        s.on_segment(Time::from_millis(3), &data(&c, k), &mut out);
+    }
+    out.clear();
+    s.on_segment(Time::from_millis(4), &data(&c, 11), &mut out);
+    assert_eq!(s.stats().beyond_window_received, 1);
+    assert_eq!(s.ooo.held.bytes(), 9_000);
+    assert!(s.ooo.held.bytes() <= cfg.rcv_buf);
+    assert_eq!(out[0].window, 10_000);
+}
 /// Drives `c`'s segments through `s` and back until both are quiet,
 /// at `step` per hop; returns the time reached.
 fn exchange(c: &mut Connection, s: &mut Connection, mut t: Time, mut segs: Vec<Segment>, step: Time) -> Time {
