@@ -323,6 +323,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         sack_impatient: t.sack_impatient,
         rto_restart_on_fast_retransmit: t.rto_restart_on_fast_retransmit,
         resend_ends_at_snd_max: t.resend_ends_at_snd_max,
+        resend_merges_sent: t.resend_merges_sent,
         timestamps: t.timestamps,
         window_scaling: t.window_scaling,
         delayed_ack_count: t.delayed_ack_count,

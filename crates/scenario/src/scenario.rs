@@ -204,6 +204,11 @@ pub struct TcpSpec {
     /// bytes up to the right edge (docs/tcp.md).
     #[serde(default)]
     pub resend_ends_at_snd_max: bool,
+    /// A resend takes the segment at SND.NXT as first sent and the next
+    /// one, at most an MSS, as ns-3's sent list; implies
+    /// `resend_ends_at_snd_max` (docs/tcp.md).
+    #[serde(default)]
+    pub resend_merges_sent: bool,
     #[serde(default = "yes")]
     pub timestamps: bool,
     #[serde(default = "yes")]
@@ -1495,6 +1500,15 @@ mod tests {
         let text = MINI.replace("[topology]", "[tcp]\nwindow_deducts_ooo = false\n[topology]");
         let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
         assert!(!crate::resolve::tcp_config(&s).window_deducts_ooo);
+    }
+
+    #[test]
+    fn a_resend_merges_sent_segments_only_when_the_file_asks_for_it() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(!crate::resolve::tcp_config(&s).resend_merges_sent);
+        let text = MINI.replace("[topology]", "[tcp]\nresend_merges_sent = true\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(crate::resolve::tcp_config(&s).resend_merges_sent);
     }
 
     #[test]
