@@ -455,7 +455,7 @@ def test_ours_resending_to_snd_max_runs_with_its_setting_and_counts_in_its_own_s
 
     from netreturn.valsummary import NGWA_RESEND_ROWS
 
-    assert validate_ngwa.OURS == {"resend-snd-max": {"tcp.resend_ends_at_snd_max": "true"}}
+    assert validate_ngwa.OURS["resend-snd-max"] == {"tcp.resend_ends_at_snd_max": "true"}
     name = validate_ngwa.cell_name("mode3", "strict-rfc6298", mark="tx", ours="resend-snd-max")
     assert name == "ngwa_mode3_rfc793-strict-rfc6298_mark-tx_ours-resend-snd-max"
     # ns-3's runs are shared with the record of ours as built.
@@ -472,7 +472,7 @@ def test_ours_resending_to_snd_max_runs_with_its_setting_and_counts_in_its_own_s
     try:
         rec = validate_ngwa.run_cell("mode4", [1, 2, 3], tmp_path, cached=True, rfc793="strict-rfc6298", mark="tx",
                                      ours="resend-snd-max")
-        with pytest.raises(ValueError, match="--ngwa-ours cubic: not one of resend-snd-max"):
+        with pytest.raises(ValueError, match="--ngwa-ours cubic: not one of resend-snd-max, "):
             validate_ngwa.run_cell("mode4", [1, 2, 3], tmp_path, cached=True, rfc793="strict-rfc6298", mark="tx",
                                    ours="cubic")
     finally:
@@ -488,3 +488,43 @@ def test_ours_resending_to_snd_max_runs_with_its_setting_and_counts_in_its_own_s
     row = got["NGWA mode 4, ns-3 strict+RTO, marking at transmission, ours resending to SND.MAX"]
     assert (row["cells"], row["either"]) == (1, len(ns3ngwa.METRICS))  # one record, every metric agreeing
     assert got["NGWA mode 4, ns-3 strict+RTO, marking at transmission"]["cells"] == 0
+
+
+def test_ours_on_ns3s_rules_runs_with_its_settings_and_counts_in_its_own_summary_rows(tmp_path: Path):
+    # Branch ngwa11: the RFC 793 row with ours resending its sent segments and offering its whole receive buffer
+    # from RCV.NXT, as ns-3 (tcp.resend_merges_sent, tcp.window_deducts_ooo = false), then with the router's
+    # buffer one packet larger too, as ns-3's device queue under its queue disc; against the same ns-3 runs.
+    import json
+
+    from netreturn.valsummary import NGWA_WINDOW_ROWS
+
+    rules = {"tcp.resend_merges_sent": "true", "tcp.window_deducts_ooo": "false"}
+    assert validate_ngwa.OURS["ns3-resend-ns3-window"] == rules
+    assert validate_ngwa.OURS["ns3-resend-window-queue"] == {**rules, "buffer": "98040B"}
+    metrics = {m: 1.0 for m, _ in ns3ngwa.METRICS}
+    for s in (1, 2, 3):
+        p = validate_ngwa.ns3_cache_path(tmp_path, "ngwa/rate", "rfc793", s, "strict-rfc6298-gbn")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps({**metrics, "seed": s}))
+    seen = []
+    real = validate_ngwa._ours
+    validate_ngwa._ours = lambda sc, ov, seeds, jobs: seen.append(ov) or [dict(metrics) for _ in seeds]
+    try:
+        for ours in ("ns3-resend-ns3-window", "ns3-resend-window-queue"):
+            rec = validate_ngwa.run_cell("rfc793", [1, 2, 3], tmp_path, cached=True, rfc793="strict-rfc6298-gbn",
+                                         ours=ours)
+            assert rec["ours"] == ours
+    finally:
+        validate_ngwa._ours = real
+    assert seen == [{"ngwa_mode": 0, "tcp": "none", **rules},
+                    {"ngwa_mode": 0, "tcp": "none", **rules, "buffer": "98040B"}]
+    assert (tmp_path / "cells" / "ngwa_rfc793_rfc793-strict-rfc6298-gbn_ours-ns3-resend-window-queue.json").exists()
+    assert [(k, v, m, o) for _, k, v, m, o, _ in NGWA_WINDOW_ROWS] == [
+        ("rfc793", "strict-rfc6298-gbn", "qdisc", "ns3-resend-ns3-window"),
+        ("rfc793", "strict-rfc6298-gbn", "qdisc", "ns3-resend-window-queue"),
+        ("mode3", "strict-rfc6298-gbn", "tx", "ns3-resend-window-queue"),
+        ("mode4", "strict-rfc6298-gbn", "tx", "ns3-resend-window-queue")]
+    got = {r["mechanism"]: r for r in summarize(tmp_path)}
+    for name, *_ in NGWA_WINDOW_ROWS[:2]:
+        assert (got[name]["cells"], got[name]["either"]) == (1, len(ns3ngwa.METRICS))
+    assert got["RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending to SND.MAX"]["cells"] == 0

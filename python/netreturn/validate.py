@@ -208,7 +208,11 @@ def add_arguments(v) -> None:
                    help="with --scenario ngwa: ours with a setting where the two implementations differ and both "
                         "are allowed: resend-snd-max = a go-back-N resend ends at SND.MAX, new data in segments of "
                         "its own, as ns-3 resends its sent list (tcp.resend_ends_at_snd_max; records "
-                        "ngwa_<row>..._ours-resend-snd-max)")
+                        "ngwa_<row>..._ours-resend-snd-max); ns3-resend-ns3-window = a resend cut from the segments "
+                        "as first sent, each with the next up to an MSS, as ns-3's sent list "
+                        "(tcp.resend_merges_sent), and the receiver offering its whole buffer from RCV.NXT, as "
+                        "ns-3 (tcp.window_deducts_ooo = false); ns3-resend-window-queue = that, and the router's "
+                        "buffer one packet larger, as ns-3's device queue under its queue disc")
     v.add_argument("--reference", choices=["ns3", "ns2"], default="ns3",
                    help="--scenario sarbe/lossy_link: the reference simulator, ns-3 3.44 or ns-2.35's own "
                         "Agent/TCP/Newreno and TCPSink (ns2: --cc newreno only)")

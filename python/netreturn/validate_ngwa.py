@@ -18,7 +18,10 @@ NewReno (CW on; :data:`netreturn.ns3ngwa.NEWRENO`): records
 ``ngwa_<row>_newreno-rfc6582.json``.
 ``--ngwa-ours resend-snd-max`` runs ours' side with a setting of ours
 (:data:`OURS`; records ``ngwa_<row>..._ours-resend-snd-max.json``): a rule
-where the two implementations differ and both are allowed (branch ngwa10).
+where the two implementations differ and both are allowed (branch ngwa10);
+``--ngwa-ours ns3-resend-ns3-window`` resends and receives as ns-3,
+``ns3-resend-window-queue`` with the router's extra queued packet too
+(branch ngwa11).
 """
 
 from __future__ import annotations
@@ -44,8 +47,16 @@ PHASE_NS = 1_000_000
 MIN_SEEDS = 3
 #: Ours' settings a cell may switch (``--ngwa-ours``): name -> scenario settings. ``resend-snd-max``: a
 #: go-back-N resend ends at SND.MAX, new data in segments of its own, as ns-3 3.44 resends its sent list
-#: (docs/tcp.md ``resend_ends_at_snd_max``; docs/validation.md, branch ngwa10).
-OURS = {"resend-snd-max": {"tcp.resend_ends_at_snd_max": "true"}}
+#: (docs/tcp.md ``resend_ends_at_snd_max``; docs/validation.md, branch ngwa10). ``ns3-resend-ns3-window``: a
+#: resend cut from the segments as first sent, each with the next up to an MSS, as ns-3's sent list (docs/tcp.md
+#: ``resend_merges_sent``), and the receiver offering its whole buffer from RCV.NXT, the out-of-order bytes it
+#: holds inside it, as ns-3's ``TcpRxBuffer::MaxRxSequence`` (``window_deducts_ooo``); ``ns3-resend-window-queue``:
+#: that, and the router's buffer one 1040-byte packet larger, as ns-3's, whose device queue holds one packet
+#: under every queue disc ("NGWA in ns-3") (branch ngwa11).
+OURS = {"resend-snd-max": {"tcp.resend_ends_at_snd_max": "true"},
+        "ns3-resend-ns3-window": {"tcp.resend_merges_sent": "true", "tcp.window_deducts_ooo": "false"},
+        "ns3-resend-window-queue": {"tcp.resend_merges_sent": "true", "tcp.window_deducts_ooo": "false",
+                                    "buffer": f"{97_000 + 1040}B"}}
 #: Where each scenario's metrics stand in a record (the ``where`` of a row).
 WHERE = {"ngwa/rate": "Table 2 (rate, 600 s)", "ngwa/window": "Fig. 3 (window, 180 s)"}
 

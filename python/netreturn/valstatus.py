@@ -59,7 +59,6 @@ class Cause:
 
 
 _RED_S1 = "validation.md#red-in-scenario-1-ours-drops-arrivals-to-an-empty-queue-ns-3-does-not-2026-11-26"
-_NGWA_RESEND = "validation.md#ngwa-modes-3-and-4-the-go-back-ns-last-segment-issue-25-2026-11-27-branch-ngwa10"
 _RED_ECN_ALPHA = "validation.md#red-with-ecn-cubics-reno-friendly-slope-issue-27-2026-11-27"
 _RED_ECN_QUEUE = "validation.md#red-with-ecn-the-queue-measured-and-switched-issue-27-2026-11-27-branch-redecn11"
 _LINUX = "testbed.md#agreement-with-linux-issue-25-item-5"
@@ -71,6 +70,11 @@ _MARK_TX = "ns-3's routers wrote the free buffer one transmission before the pac
 _GBN = "the stand-in resent one segment, not the window, at an expiry inside CA_LOSS"
 _RESEND = ("ours' go-back-N resend ending at SND.MAX, new data in segments of its own, as ns-3's sent list "
            "(tcp.resend_ends_at_snd_max; RFC 9293 3.8.6 allows both)")
+_NS3_RULES = ("ours' resend cut from its segments as first sent, each with the next up to an MSS, and its receiver "
+              "offering the whole buffer from RCV.NXT, as ns-3 (tcp.resend_merges_sent, tcp.window_deducts_ooo = "
+              "false; RFC 9293 3.8.6 allows both)")
+_NS3_QUEUE = ("ours' router buffer one 1040-byte packet larger (98 040 B), as ns-3's, whose device queue holds a "
+              "packet under every queue disc")
 _NEWRENO_MARKS = "ns-3's NewReno keeps loss marks after a recovery; its timer as RFC 6298"
 _NEWRENO_RFC6582 = ("ns-3 lowers its pipe by each dupACK'd segment's size and halves pipe + 1 segment, where RFC 6582 "
                     "inflates by one SMSS per dupACK and halves FlightSize")
@@ -121,6 +125,13 @@ SUPERSEDED_BY: dict[str, tuple[str, str]] = {
               "RFC 793 TCP (NGWA), ns-3 strict+RTO", "RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N",
               "RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending to SND.MAX"],
              [_STANDIN_MARKS, _STANDIN_RTO, _GBN, _RESEND]),
+    **_chain(["RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending to SND.MAX",
+              "RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending and receiving as ns-3",
+              "RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending, receiving and queueing as ns-3"],
+             [_NS3_RULES, _NS3_QUEUE]),
+    **{f"NGWA mode {m}, ns-3 strict+RTO+go-back-N, marking at transmission, ours resending to SND.MAX": (
+        f"NGWA mode {m}, ns-3 strict+RTO+go-back-N, marking at transmission, ours resending, receiving and "
+        "queueing as ns-3", f"{_NS3_RULES}; {_NS3_QUEUE}") for m in (3, 4)},
     **_chain(["RFC 793 TCP (NGWA), ns-3 strict+RTO, ours resending to SND.MAX",
               "RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending to SND.MAX"], [_GBN]),
     **{k: v for m in (3, 4) for k, v in _chain(
@@ -183,17 +194,6 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
         Cause("scenario1, 24 flows", ("TCP data loss",), "proven: the reference's",
               "ns-3 sets cwnd = ssthresh + 1 MSS at every recovery exit; without it ns-3 loses 5.93 % (ours 5.58) "
               "and its fast recoveries agree (2161 against 2176)", _RED_S1),
-    ),
-    "RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, ours resending to SND.MAX": (
-        Cause("Table 2", ("RTOs",), "open",
-              "resending to SND.MAX ours times out 11 % more often than ns-3 over 15 seeds; ours resending new "
-              "bytes in the last segment times out as often (773 against 768) but neither rule alone matches every "
-              "metric", _NGWA_RESEND),
-    ),
-    "NGWA mode 4, ns-3 strict+RTO+go-back-N, marking at transmission, ours resending to SND.MAX": (
-        Cause("Fig. 3", ("dupACKs past 3", "RTOs"), "proven: the seed spread",
-              "over 20 seeds in each the same comparison agrees (ns-3 425 ± 158 lost packets, 22 ± 9 RTOs; ours "
-              "473 ± 158, 32 ± 9): ns-3's seeds 1-5 spread unusually little (13.2 ± 4.3 RTOs)", _NGWA_RESEND),
     ),
     "RED with ECN (CUBIC), ours' CUBIC and CWR rule as ns-3": (
         Cause("31 flows", ("queue, time mean (kB)",), "open",

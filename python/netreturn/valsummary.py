@@ -160,6 +160,7 @@ NGWA_MARK_EVIDENCE = "validation.md#ngwa-mode-1-the-moment-a-router-marks-branch
 NGWA_RFC793_MARK_EVIDENCE = ("validation.md#ngwa-modes-3-and-4-rfc-793-senders-routers-marking-at-transmission-"
                              "issue-25-2026-11-27-branch-ngwa9")
 NGWA_RESEND_EVIDENCE = "validation.md#ngwa-modes-3-and-4-the-go-back-ns-last-segment-issue-25-2026-11-27-branch-ngwa10"
+NGWA_WINDOW_EVIDENCE = "validation.md#the-rfc-793-row-the-receivers-window-issue-25-2026-11-27-branch-ngwa11"
 LOSSY_REPAIRED = "validation.md#westwood-against-ns-3-repaired-issue-25-item-3"
 LOSSY_RFC6582 = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-issue-25-2026-11-26-branch-val4"
 LOSSY_RFC6582_STRICT = "validation.md#ns-3s-newreno-without-sack-as-rfc-6582-repaired-issue-25-2026-11-27-branch-val7"
@@ -280,6 +281,27 @@ NGWA_RESEND_ROWS = (
        "the link; ours with a go-back-N resend ending at SND.MAX")
       for variant, label, what in RFC793_STANDINS
       for name, key in (("NGWA mode 3", "mode3"), ("NGWA mode 4", "mode4"))))
+#: The RFC 793 rows once more with ours on ns-3's rules where both are allowed (branch ngwa11): a resend cut from
+#: the segments as first sent, each with the next up to an MSS (``tcp.resend_merges_sent``), the receiver offering
+#: its whole buffer from RCV.NXT (``tcp.window_deducts_ooo = false``), and then the router's buffer one packet
+#: larger, as ns-3's device queue under every queue disc (``--ngwa-ours ns3-resend-ns3-window``,
+#: ``ns3-resend-window-queue``): (row name, key, stand-in, mark, ours' setting, the reference as the summary names it).
+_NS3_RULES = "ours resending and receiving as ns-3"
+_NS3_RULES_QUEUE = "ours resending, receiving and queueing as ns-3"
+_GBN_REFERENCE = ("ns-3 3.44 (ns3cxx/ngwa.cc), RFC 793 stand-in repaired: no guessed loss marks, RFC 6298 RTO, the "
+                  "window resent at every timeout")
+NGWA_WINDOW_ROWS = (
+    (f"RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, {_NS3_RULES}", "rfc793", "strict-rfc6298-gbn", "qdisc",
+     "ns3-resend-ns3-window", f"{_GBN_REFERENCE}; ours resending its sent segments and offering the whole receive "
+     "buffer from RCV.NXT, as ns-3"),
+    (f"RFC 793 TCP (NGWA), ns-3 strict+RTO+go-back-N, {_NS3_RULES_QUEUE}", "rfc793", "strict-rfc6298-gbn", "qdisc",
+     "ns3-resend-window-queue", f"{_GBN_REFERENCE}; ours resending its sent segments, offering the whole receive "
+     "buffer from RCV.NXT and queueing one packet more at the router, as ns-3"),
+    *((f"NGWA mode {m}, ns-3 strict+RTO+go-back-N, marking at transmission, {_NS3_RULES_QUEUE}", f"mode{m}",
+       "strict-rfc6298-gbn", "tx", "ns3-resend-window-queue",
+       f"{_GBN_REFERENCE}; routers marking as the packet starts on the link; ours resending its sent segments, "
+       "offering the whole receive buffer from RCV.NXT and queueing one packet more at the router, as ns-3")
+      for m in (3, 4)))
 #: What the summary expects, in its order.
 PLAN: tuple[Mechanism, ...] = (
     Mechanism("DropTail", "ns-3 3.44", BASELINES, _dumbbells("droptail")),
@@ -348,6 +370,8 @@ PLAN: tuple[Mechanism, ...] = (
       for name, key, variant, mark, reference in NGWA_RFC793_GBN_ROWS),
     *(Mechanism(name, reference, NGWA_RESEND_EVIDENCE, _ngwa(key, variant, mark=mark, ours="resend-snd-max"))
       for name, key, variant, mark, reference in NGWA_RESEND_ROWS),
+    *(Mechanism(name, reference, NGWA_WINDOW_EVIDENCE, _ngwa(key, variant, mark=mark, ours=ours))
+      for name, key, variant, mark, ours, reference in NGWA_WINDOW_ROWS),
     Mechanism("RED with ECN (CUBIC)", "ns-3 3.44", RED_ECN_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True),)),
     Mechanism("RED with ECN (CUBIC), ours' CUBIC as ns-3", "ns-3 3.44; ours' CUBIC keeping its Reno-friendly slope "

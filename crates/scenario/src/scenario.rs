@@ -169,6 +169,11 @@ pub struct TcpSpec {
     /// keeps RFC 9293 section 3.8.6.2.2's edge (docs/ngwa.md).
     #[serde(default)]
     pub shrink_window: bool,
+    /// The advertised window is `rcv_buf` less the out-of-order bytes
+    /// held (the default, as Linux); `false` offers the whole `rcv_buf`
+    /// from RCV.NXT, as ns-3 3.44's receiver (docs/tcp.md).
+    #[serde(default = "yes")]
+    pub window_deducts_ooo: bool,
     #[serde(default = "yes")]
     pub sack: bool,
     /// Without SACK, a duplicate ACK must carry the window of the previous
@@ -208,6 +213,11 @@ pub struct TcpSpec {
     /// bytes up to the right edge (docs/tcp.md).
     #[serde(default)]
     pub resend_ends_at_snd_max: bool,
+    /// A resend takes the segment at SND.NXT as first sent and the next
+    /// one, at most an MSS, as ns-3's sent list; implies
+    /// `resend_ends_at_snd_max` (docs/tcp.md).
+    #[serde(default)]
+    pub resend_merges_sent: bool,
     #[serde(default = "yes")]
     pub timestamps: bool,
     #[serde(default = "yes")]
@@ -1505,6 +1515,25 @@ mod tests {
         let text = MINI.replace("[topology]", "[tcp]\nlimited_transmit = 2\n[topology]");
         let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
         assert!(e.to_string().contains("limited_transmit"), "{e}");
+    }
+
+    #[test]
+    fn the_window_deducts_out_of_order_bytes_unless_the_file_says_not() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(s.tcp.window_deducts_ooo);
+        assert!(crate::resolve::tcp_config(&s).window_deducts_ooo);
+        let text = MINI.replace("[topology]", "[tcp]\nwindow_deducts_ooo = false\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(!crate::resolve::tcp_config(&s).window_deducts_ooo);
+    }
+
+    #[test]
+    fn a_resend_merges_sent_segments_only_when_the_file_asks_for_it() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(!crate::resolve::tcp_config(&s).resend_merges_sent);
+        let text = MINI.replace("[topology]", "[tcp]\nresend_merges_sent = true\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(crate::resolve::tcp_config(&s).resend_merges_sent);
     }
 
     #[test]

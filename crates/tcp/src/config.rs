@@ -114,9 +114,11 @@ pub enum PrrBound {
 /// | `loss_ssthresh` | `Rfc5681` | the FlightSize RFC 5681 (4) halves at a fast retransmit and a timeout: SND.MAX - SND.UNA, RFC 6675's pipe (ns-3), cwnd with no second reduction inside a recovery (Linux), or ns-2.35's uninflated window at every expiry (ns-2) ([`LossSsthresh`]) |
 /// | `rto_restart_on_fast_retransmit` | off | the fast retransmit restarts the retransmission timer (ns-2.35 `tcp-newreno.cc` `dupack_action` `reset_rtx_timer(1,0)`; Linux `tcp_xmit_retransmit_queue`); off, a running timer keeps its expiry (RFC 6298 (5.1); ns-3) |
 /// | `resend_ends_at_snd_max` | off | a go-back-N resend ends at SND.MAX and new data goes in segments of its own, as ns-3 3.44 resends its sent list (`TcpTxBuffer::GetTransmittedSegment`) and Linux its retransmission queue; off, resends are cut a full segment at a time from SND.NXT and the last may carry new bytes up to the right edge (RFC 9293 section 3.8.6 allows both) |
+/// | `resend_merges_sent` | off | a resend takes the segment at SND.NXT as first sent and the next one, at most an MSS, and the sent segments keep that cut, as ns-3 3.44's sent list (`TcpTxBuffer::GetTransmittedSegment`); implies `resend_ends_at_snd_max`. Off, a resend is cut a full MSS from SND.NXT (RFC 9293 section 3.8.6 allows both) |
 /// | `timestamps` | on | offer timestamps (RFC 7323), RTT measured from TSecr |
 /// | `window_scaling` | on | offer window scale (RFC 7323); shift chosen like Linux |
 /// | `rcv_buf` | 131072 B | receive buffer; advertised window = `rcv_buf` - out-of-order bytes |
+/// | `window_deducts_ooo` | on | the advertised window is `rcv_buf` less the out-of-order bytes held (Linux `tcp_space`: the buffer's free memory); off, the whole `rcv_buf` from RCV.NXT, the out-of-order bytes lying inside it, as ns-3 3.44 (`TcpRxBuffer::MaxRxSequence`, `TcpSocketBase::AdvertisedWindowSize`). RFC 9293 section 3.8.6 allows both |
 /// | `shrink_window` | off | the receiver may move the right edge of its window left (an NGWA receiver's falling `Wngwa` at once); off, it keeps RFC 9293 section 3.8.6.2.2's edge |
 /// | `snd_buf` | 131072 B | kept for parity with ns-3; the simulated app never blocks on it |
 /// | `initial_cwnd` | 10 segments | RFC 6928 |
@@ -153,14 +155,15 @@ pub struct TcpConfig {
     pub clock_granularity: Time,
     pub mss: u32,
     pub initial_cwnd: u32,
-    // RFC 3465's L, a few segments: two bytes leave room for the flag below.
-    pub abc_limit: u16,
+    // RFC 3465's L, a few segments: one byte leaves room for the flags below.
+    pub abc_limit: u8,
     pub recovery: Recovery,
     pub timestamps: bool,
     pub window_scaling: bool,
     pub ecn: bool,
-    // Read only by a resend (after a timeout).
+    // Read only by a resend (after a timeout), and the second by a new segment.
     pub resend_ends_at_snd_max: bool,
+    pub resend_merges_sent: bool,
     // Read by every segment from here on.
     pub ngwa: Option<NgwaConfig>,
     pub rcv_buf: u64,
@@ -175,6 +178,7 @@ pub struct TcpConfig {
     pub sack_impatient: bool,
     pub rto_restart_on_fast_retransmit: bool,
     pub shrink_window: bool,
+    pub window_deducts_ooo: bool,
     // Read only at a loss; the cold part is full, and this byte fills the
     // per-segment part's last padding (the layout test).
     pub loss_ssthresh: LossSsthresh,
@@ -202,10 +206,12 @@ impl Default for TcpConfig {
             sack_impatient: false,
             rto_restart_on_fast_retransmit: false,
             resend_ends_at_snd_max: false,
+            resend_merges_sent: false,
             timestamps: true,
             window_scaling: true,
             rcv_buf: 131_072,
             shrink_window: false,
+            window_deducts_ooo: true,
             snd_buf: 131_072,
             initial_cwnd: 10,
             initial_ssthresh: u64::MAX,

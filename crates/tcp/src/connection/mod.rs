@@ -157,6 +157,9 @@ pub struct Connection {
     // Cold: losses, Karn's timing, NGWA, ECN reactions.
     /// Karn timing without timestamps: (end offset of the timed segment, sent at).
     rtt_timing: Option<(u64, Time)>,
+    /// With `cfg.resend_merges_sent`: the segments sent and not yet
+    /// acknowledged, `[start, end)` in order, as ns-3's sent list.
+    sent_list: std::collections::VecDeque<(u64, u64)>,
     /// NGWA's remembered `Wngwa` (seed 001 section 2), if `cfg.ngwa` is set.
     ngwa: NgwaReceiver,
     prr_delivered: u64,
@@ -231,6 +234,7 @@ impl Connection {
             ns2_halfwin: 0,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity),
             rtt_timing: None,
+            sent_list: Default::default(),
             rto_at: None,
             persist_at: None,
             persist_backoff: 0,
@@ -637,6 +641,7 @@ mod layout {
             ("sack", offset_of!(TcpConfig, sack)),
             ("limited_transmit", offset_of!(TcpConfig, limited_transmit)),
             ("shrink_window", offset_of!(TcpConfig, shrink_window)),
+            ("window_deducts_ooo", offset_of!(TcpConfig, window_deducts_ooo)),
         ] {
             assert!(at >= hot, "{name}, read by every segment, lies in the cold part");
         }

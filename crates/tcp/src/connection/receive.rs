@@ -4,7 +4,11 @@
 use super::*;
 
 impl Connection {
-    /// Our window field: `rcv_buf` minus out-of-order bytes held (for an
+    /// Our window field: `rcv_buf` minus out-of-order bytes held, or with
+    /// `window_deducts_ooo` off the whole `rcv_buf` (ns-3 3.44
+    /// `TcpRxBuffer::MaxRxSequence`: RCV.NXT + the buffer while the
+    /// application has read every in-order byte; the out-of-order bytes
+    /// lie inside that window, so they never overfill the buffer) (for an
     /// NGWA receiver `min(Wb, Wmax, Wngwa)`, seed 001 eq. 2), never moving
     /// the right edge left (RFC 9293 section 3.8.6.2.2; how the two meet:
     /// `crate::ngwa`), scaled down by our shift and so rounded down (RFC
@@ -13,7 +17,8 @@ impl Connection {
     /// field is what we offer now; data up to the furthest edge we ever
     /// offered is still accepted (`adv_edge`).
     pub(super) fn window_field(&mut self) -> u16 {
-        let mut free = self.cfg.rcv_buf.saturating_sub(self.ooo.held.bytes());
+        let held = if self.cfg.window_deducts_ooo { self.ooo.held.bytes() } else { 0 };
+        let mut free = self.cfg.rcv_buf.saturating_sub(held);
         if let Some(n) = &self.cfg.ngwa {
             free = self.ngwa.advertise(n, free, self.mss);
         }

@@ -100,9 +100,12 @@ impl Connection {
                 // as ns-3 3.44 resends its sent list
                 // (`TcpTxBuffer::GetTransmittedSegment` never crosses
                 // m_highTxMark) and Linux its retransmission queue.
-                let end =
-                    if self.cfg.resend_ends_at_snd_max { self.snd_max } else { self.snd_max.max(self.wnd_edge()) };
+                let to_snd_max = self.cfg.resend_ends_at_snd_max || self.cfg.resend_merges_sent;
+                let end = if to_snd_max { self.snd_max } else { self.snd_max.max(self.wnd_edge()) };
                 len = len.min(end - off);
+                if self.cfg.resend_merges_sent {
+                    len = len.min(self.sent_list_resend_len(off));
+                }
             }
             (len, self.fin_at(off, len))
         } else if self.fin_queued && off == self.app_end {
@@ -257,8 +260,75 @@ impl Connection {
     }
 
     /// Puts `[off, off + len)` (and the FIN) on the wire.
+    /// `resend_merges_sent`: the length of a resend at `off` as ns-3 3.44
+    /// cuts it from its sent list (`TcpTxBuffer::GetTransmittedSegment`):
+    /// the segment at `off` (split there if `off` lies inside it, as
+    /// `GetPacketFromList`) and the next one, at most an MSS. ns-3 merges
+    /// the next one only if it is not SACKed and lost alike; ours' caller
+    /// already stops a resend at the next SACKed byte.
+    fn sent_list_resend_len(&mut self, off: u64) -> u64 {
+        self.sent_list_trim();
+        let i = self.sent_list.partition_point(|&(_, e)| e <= off);
+        let Some(&(s, e)) = self.sent_list.get(i) else { return self.mss };
+        let next = self.sent_list.get(i + 1).map_or(0, |&(a, b)| b - a);
+        self.mss.min(e - off.max(s) + next)
+    }
+
+    /// Drops the sent segments SND.UNA has passed (ns-3 `DiscardUpTo`,
+    /// which splits the one it passes into).
+    fn sent_list_trim(&mut self) {
+        while self.sent_list.front().is_some_and(|&(_, e)| e <= self.snd_una) {
+            self.sent_list.pop_front();
+        }
+        if let Some(f) = self.sent_list.front_mut() {
+            f.0 = f.0.max(self.snd_una);
+        }
+    }
+
+    /// `resend_merges_sent`: `[off, end)` goes out. New data is a sent
+    /// segment of its own (ns-3 `GetNewSegment`); a resend becomes one,
+    /// the segments it covers merged and the one it ends inside split
+    /// (ns-3 `GetPacketFromList`'s `MergeItems` and `SplitItems`), so a
+    /// later resend is cut from it.
+    fn sent_list_record(&mut self, off: u64, end: u64) {
+        self.sent_list_trim();
+        if off >= self.snd_max {
+            self.sent_list.push_back((off, end));
+            return;
+        }
+        let mut i = self.sent_list.partition_point(|&(_, e)| e <= off);
+        if let Some(&(s, e)) = self.sent_list.get(i) {
+            if s < off {
+                self.sent_list[i] = (s, off);
+                self.sent_list.insert(i + 1, (off, e));
+                i += 1;
+            }
+        }
+        let mut j = i;
+        let mut covered = off;
+        while let Some(&(s, e)) = self.sent_list.get(j) {
+            if s >= end {
+                break;
+            }
+            covered = e;
+            j += 1;
+        }
+        self.sent_list.drain(i..j);
+        if covered > end {
+            self.sent_list.insert(i, (end, covered));
+        }
+        self.sent_list.insert(i, (off, end.min(self.snd_max)));
+        if end > self.snd_max {
+            // A resend that runs past SND.MAX (never with resend_merges_sent's cut): its new bytes.
+            self.sent_list.insert(i + 1, (self.snd_max, end));
+        }
+    }
+
     pub(super) fn emit(&mut self, now: Time, off: u64, len: u64, fin: bool, out: &mut Vec<Segment>) {
         let retransmission = off < self.snd_max;
+        if len > 0 && self.cfg.resend_merges_sent {
+            self.sent_list_record(off, off + len);
+        }
         // ns-3 SendDataPacket: cwnd limits the sender if less than one SMSS
         // of it is left once this segment is in flight.
         self.cwnd_limited = self.win.cwnd < self.in_flight() + len + self.mss;

@@ -158,6 +158,40 @@ fn advertised_window_shrinks_by_held_out_of_order_bytes_without_moving_the_edge_
     // and the old edge is also 9000 away.
     assert_eq!(out.last().unwrap().window, 9_000);
 }
+
+#[test]
+fn without_window_deducts_ooo_the_window_is_the_whole_buffer_from_rcv_nxt_as_ns3s_receiver() {
+    // ns-3 3.44 TcpRxBuffer::MaxRxSequence: RCV.NXT + the buffer while the
+    // application has read every in-order byte, out-of-order bytes or not.
+    let cfg = TcpConfig {
+        mss: 1000,
+        rcv_buf: 10_000,
+        window_scaling: false,
+        window_deducts_ooo: false,
+        ..Default::default()
+    };
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    s.on_segment(Time::from_millis(1), &data(&c, 2), &mut out);
+    assert_eq!(out[0].window, 10_000);
+    out.clear();
+    s.on_segment(Time::from_millis(2), &data(&c, 0), &mut out);
+    // rcv_nxt moved 1000 B right with 1000 B still held: the whole buffer
+    // again, so the right edge moves 1000 B right (the default offers 9000).
+    assert_eq!(out.last().unwrap().window, 10_000);
+    // The held bytes lie inside the window, so they never exceed the
+    // buffer: with segments 3-10 held behind the hole at 1, segment 11
+    // starts at the edge and is refused.
+    for k in 3..=10 {
+        s.on_segment(Time::from_millis(3), &data(&c, k), &mut out);
+    }
+    out.clear();
+    s.on_segment(Time::from_millis(4), &data(&c, 11), &mut out);
+    assert_eq!(s.stats().beyond_window_received, 1);
+    assert_eq!(s.ooo.held.bytes(), 9_000);
+    assert!(s.ooo.held.bytes() <= cfg.rcv_buf);
+    assert_eq!(out[0].window, 10_000);
+}
 /// Drives `c`'s segments through `s` and back until both are quiet,
 /// at `step` per hop; returns the time reached.
 fn exchange(c: &mut Connection, s: &mut Connection, mut t: Time, mut segs: Vec<Segment>, step: Time) -> Time {
@@ -289,6 +323,53 @@ fn with_resend_ends_at_snd_max_a_go_back_n_resends_only_what_was_sent() {
     assert_eq!(edge, 1 + 7_500);
     assert_eq!(segs.last(), Some(&(1 + 7_000, 300)), "{segs:?}");
     assert_eq!(segs.iter().map(|s| s.1).sum::<u64>(), 7_300);
+}
+
+/// An RFC 793 sender whose application wrote 512 bytes at a time, each
+/// sent alone (15 segments fill the 7680-byte window), and whose timer
+/// then expires twice: the two go-back-Ns' segments as (offset, length).
+fn go_back_n_twice_over_512_byte_writes(cfg: TcpConfig) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    let cfg = TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::None(Default::default()),
+        sack: false,
+        timestamps: false,
+        rcv_buf: 7_680,
+        window_scaling: false,
+        ..cfg
+    };
+    let (mut c, _s) = established(&cfg);
+    let mut sent = Vec::new();
+    for k in 0..15 {
+        c.send(Time::from_millis(k), 512, &mut sent);
+    }
+    assert_eq!(sent.iter().map(|g| g.len).collect::<Vec<_>>(), vec![512; 15]);
+    let mut rounds = Vec::new();
+    for _ in 0..2 {
+        let t = c.next_timer().expect("RTO armed");
+        let mut rtx = Vec::new();
+        c.on_timer(t, &mut rtx);
+        rounds.push(rtx.iter().map(|g| (g.seq.wrapping_sub(c.iss) as u64, g.len as u64)).collect::<Vec<_>>());
+    }
+    (rounds.remove(0), rounds.remove(0))
+}
+
+#[test]
+fn with_resend_merges_sent_a_go_back_n_resends_each_sent_segment_with_the_next_as_ns3s_sent_list() {
+    // ns-3 3.44 TcpTxBuffer::GetTransmittedSegment: the 512-byte segment at
+    // SND.NXT and the next one, at most an MSS: 1000 B, then the 24 B left
+    // of the second with the third, 536 B, and again. The list keeps that
+    // cut, so the backed-off expiry cuts from the 1000- and 536-byte
+    // segments: 536 + 464 of the next, 536 + 464, 72 + 928, then 72 + 536.
+    let (first, second) =
+        go_back_n_twice_over_512_byte_writes(TcpConfig { resend_merges_sent: true, ..Default::default() });
+    let want: Vec<(u64, u64)> = (0..5).flat_map(|k| [(1 + 1536 * k, 1000), (1 + 1536 * k + 1000, 536)]).collect();
+    assert_eq!(first, want);
+    let again = [(1, 1000), (1001, 1000), (2001, 1000), (3001, 1000), (4001, 608), (4609, 1000), (5609, 1000)];
+    assert_eq!(second, [&again[..], &[(6609, 1000), (7609, 72)]].concat());
+    // Ours' own cut: full segments from SND.UNA.
+    let (first, _) = go_back_n_twice_over_512_byte_writes(TcpConfig::default());
+    assert_eq!(first.iter().map(|s| s.1).collect::<Vec<_>>(), vec![1000, 1000, 1000, 1000, 1000, 1000, 1000, 680]);
 }
 
 /// `s`'s ACK for nothing new, closing its window to `c` (a real receiver
