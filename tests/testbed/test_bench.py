@@ -147,7 +147,7 @@ def test_an_offered_rate_holds_every_mode_to_the_same_throughput(tmp_path):
     for r in rows:
         # iperf3 paces to the offered 300 Mb/s (unlimited, this path carries Gb/s).
         assert r["offered_gbps"] == 0.3 and 0.27 < r["gbps"] < 0.33, r
-        assert 0 < r["machine_cpu_pct"] < 100, r
+        assert 0 < r["machine_cpu_pct"] <= 100, r
     assert netns.leftover_namespaces("nrtbbr") == []
 
 

@@ -201,7 +201,10 @@ def _trial(mode: str, k: int, seconds: float, streams: int, pings: int, binary: 
         # Busy share of the whole machine over the transfer (every core):
         # at one offered load in every mode, the difference between two
         # modes is what one costs over the other per byte (AC/DC's figure).
-        row["machine_cpu_pct"] = 100 * busy / wall / (os.cpu_count() or 1)
+        # /proc/stat counts in clock ticks (10 ms at USER_HZ 100), read at two
+        # instants the wall clock does not share: a saturated machine can read
+        # a tick or so above its span, which is no share at all: capped at 100.
+        row["machine_cpu_pct"] = min(100.0, 100 * busy / wall / (os.cpu_count() or 1))
         # Every core's busy time per byte delivered: senders, receivers and
         # the bridge (in softirq or in our process) together, and whatever
         # else the machine runs (compare modes of one interleaved run).
