@@ -118,7 +118,11 @@ def test_a_router_chain_and_a_receiver_edge_hold_the_sender_to_the_path_minimum_
     # within the bottleneck's 150 kB queue (plus one scale unit of rounding),
     # though the receiver offers megabytes, as it does without NGWA.
     assert ng["snd_wnd_max"] is not None and base["snd_wnd_max"] is not None
-    assert ng["snd_wnd_max"] <= QUEUE_BYTES + 1024, (ng["snd_wnd_max"], base["snd_wnd_max"])
+    # (Seen once in 30-odd runs, under a load of 4 on 2 cores, kernel
+    # datapath: 151 552, 148 units of 1024; the router counts below tell
+    # whether a packet passed the bottleneck without its value.)
+    assert ng["snd_wnd_max"] <= QUEUE_BYTES + 1024, (ng["snd_wnd_max"], base["snd_wnd_max"], wide["ngwa"],
+                                                     bott["ngwa"], edge["ngwa"])
     assert base["snd_wnd_max"] > 2 * QUEUE_BYTES, base["snd_wnd_max"]
 
 
