@@ -51,6 +51,17 @@ def test_a_record_with_settings_of_ours_alone_is_remade_with_them(tmp_path):
     assert resim(out, jobs=2) == [f"{name}: 0 of {len(rec['metrics'])} metric cells changed"]
 
 
+def test_an_ns2_record_with_the_reference_repaired_is_remade_on_ns2s_rules(tmp_path):
+    # Its reference label names the repair after ns-2's own; ours must still
+    # run ns2lossy.ALIGN (the timer's restart, limited transmit of resends),
+    # or all 30 cells move.
+    name = "lossy_newreno_ns2_rfc6582_ns2ssthresh"
+    rec = json.loads((CELLS / f"{name}.json").read_text())
+    assert rec["reference"] != "ns-2.35 (Agent/TCP/Newreno, TCPSink)" and rec["ns2_newreno"] == "rfc6582"
+    out = _copy(tmp_path, name)
+    assert resim(out, jobs=2) == [f"{name}: 0 of {len(rec['metrics'])} metric cells changed"]
+
+
 def test_a_stale_ours_side_is_rewritten_and_the_references_runs_are_kept(tmp_path):
     name = ONE_OF_EACH["lossy"]
     out = _copy(tmp_path, name)

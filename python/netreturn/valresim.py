@@ -65,8 +65,10 @@ def _lossy(rec: dict, jobs: int | None, name: str = "") -> Ours:
     from .validate_lossy import METRICS, NS2_LABEL, ours_runs
 
     losses = list(rec["losses"])
-    rows = ours_runs(rec["cc"], losses, len(rec["seeds"]), dict(rec.get("sets") or {}),
-                     "ns2" if rec.get("reference") == NS2_LABEL else "ns3", jobs)
+    # Every ns-2 record's reference label starts with NS2_LABEL (the repaired
+    # ones add what was repaired); ours then runs ns2lossy.ALIGN.
+    ns2 = str(rec.get("reference", "")).startswith(NS2_LABEL)
+    rows = ours_runs(rec["cc"], losses, len(rec["seeds"]), dict(rec.get("sets") or {}), "ns2" if ns2 else "ns3", jobs)
     return {(key, f"loss {loss * 100:g} %"): [r.get(key, math.nan) for r in rows
                                                if math.isclose(float(r["loss"]), loss)]
             for loss in losses for key, _ in METRICS}
