@@ -220,8 +220,8 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               "peak, median 244 against 339 kB), and in EWT's effect: it raises Linux's loss over DropTail's "
               "(1.72 -> 2.04 %) and lowers the Linux profile's (1.86 -> 1.54); Linux's quick ACKs are not it "
               "(an ACK for every segment moves ours by +0.03 points); the testbed's senders reach the bottleneck "
-              "through one 400 Mb/s hop, the simulator's through 100 Mb/s links each, and with 400 Mb/s ones ours loses "
-              "1.73 ± 0.09 % (1.51 ± 0.07 at 100, seeds 1-80), the other three cells unmoved", _LINUX),
+              "through one 400 Mb/s hop, the simulator's through 100 Mb/s links each, and with 400 Mb/s ones ours "
+              "loses 1.73 ± 0.09 % (1.51 ± 0.07 at 100, seeds 1-80), the other three cells unmoved", _LINUX),
         Cause("ewt", ("mean FCT", "goodput"), "open",
               "since the Linux profile resends a lost retransmission as Linux's RACK does "
               "(tcp.resend_lost_retransmit, branch linux12), flow 0 times out 0.05 times a run, not 0.47 (Linux's "
