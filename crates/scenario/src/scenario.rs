@@ -207,6 +207,12 @@ pub struct TcpSpec {
     /// new data (RFC 3042 section 2, ns-3, Linux).
     #[serde(default)]
     pub limited_transmit_resends: bool,
+    /// In a SACK recovery, a lost retransmission of the segment at SND.UNA
+    /// is sent again once data first sent after it is SACKed (Linux RACK,
+    /// RFC 8985 section 6.2); `false` (the default) waits for the
+    /// retransmission timer (RFC 6675) (docs/tcp.md).
+    #[serde(default)]
+    pub resend_lost_retransmit: bool,
     /// A go-back-N resend ends at SND.MAX, new data in segments of its own
     /// (ns-3's sent list, Linux's retransmission queue); `false` (the
     /// default) cuts full segments from SND.NXT, the last one carrying new
@@ -1226,6 +1232,11 @@ pub const TCP_PROFILES: &[(&str, &[(&str, &str)])] = &[
             // tcp_retransmit_skb resends skbs of the retransmission queue,
             // which hold only data sent before: no new bytes in a resend.
             ("resend_ends_at_snd_max", "true"),
+            // RACK (tcp_rack_detect_loss, reo_wnd 0 in recovery without
+            // reordering seen): a retransmission is lost once data sent
+            // after it is SACKed, and tcp_xmit_retransmit_queue resends it
+            // without waiting for the timer (branch linux12).
+            ("resend_lost_retransmit", "true"),
         ],
     ),
 ];
@@ -1595,6 +1606,8 @@ mod tests {
         assert_eq!(s.tcp.delayed_ack_timeout.0, Time::from_millis(40));
         assert!(!s.tcp.newreno_impatient);
         assert!(s.tcp.resend_ends_at_snd_max);
+        assert!(crate::resolve::tcp_config(&s).resend_lost_retransmit, "RACK resends a lost retransmission");
+        assert!(!crate::resolve::tcp_config(&Scenario::from_toml(MINI, "p.toml", &[]).unwrap()).resend_lost_retransmit);
         assert_eq!(crate::resolve::tcp_config(&s).prr_bound, netreturn_tcp::PrrBound::SafeAck);
         let own = MINI.replace("[topology]", "[tcp]\nprofile = \"linux\"\nmin_rto = \"300ms\"\n[topology]");
         assert_eq!(Scenario::from_toml(&own, "p.toml", &[]).unwrap().tcp.min_rto.0, Time::from_millis(300));

@@ -126,6 +126,7 @@ pub enum PrrBound {
 /// | `dupack_threshold` | 3 | DupThresh (RFC 5681, RFC 6675) |
 /// | `limited_transmit` | on | RFC 3042 |
 /// | `limited_transmit_resends` | off | limited transmit also releases the next segment of a go-back-N after a timeout, as ns-2.35's `send_one` (tcp.cc: the next `t_seqno_`, new or not); off, only "previously unsent data" (RFC 3042 section 2; ns-3, Linux) |
+/// | `resend_lost_retransmit` | off | in a SACK recovery, the retransmission of the segment at SND.UNA is lost once an ACK SACKs data first sent after it, and is sent again at once, the retransmission timer restarted (Linux RACK, RFC 8985 section 6.2 with no reordering seen, where `tcp_rack_reo_wnd` is 0 in recovery; Linux `tcp_xmit_retransmit_queue` rearms the timer for the head); off, a lost retransmission waits for the retransmission timer (RFC 6675) |
 /// | `abc_limit` | 1 | RFC 3465 L for Reno/NewReno slow start: cwnd += min(acked, L*MSS) per ACK (ns-3 NewReno = 1; ns-3 CUBIC uses unbounded byte counting, and so does ours) |
 /// | `delayed_ack_count` | 2 | ACK every n-th in-order full segment |
 /// | `delayed_ack_timeout` | 200 ms | delayed-ACK timer |
@@ -189,6 +190,8 @@ pub struct TcpConfig {
     pub prr_bound: PrrBound,
     // Read only on the first two dupACKs after a timeout, in the same padding.
     pub limited_transmit_resends: bool,
+    // Read only on an ACK inside a SACK recovery, in the same padding.
+    pub resend_lost_retransmit: bool,
 }
 
 impl Default for TcpConfig {
@@ -218,6 +221,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             limited_transmit: true,
             limited_transmit_resends: false,
+            resend_lost_retransmit: false,
             abc_limit: 1,
             delayed_ack_count: 2,
             delayed_ack_timeout: Time::from_millis(200),

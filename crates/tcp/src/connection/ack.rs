@@ -59,6 +59,9 @@ impl Connection {
                 self.on_dupack(now, sacked_before, out);
             }
         }
+        if self.cfg.resend_lost_retransmit {
+            self.resend_lost_retransmits(now, out);
+        }
         let acked = self.snd_una - una_before;
         let delivered = self.delivered_data(acked, sacked_before);
         // The SYN-ACK's ECE agrees to ECN; it signals no congestion.
@@ -82,6 +85,51 @@ impl Connection {
             snd_una,
             snd_max,
         });
+    }
+
+    /// `cfg.resend_lost_retransmit`: in a SACK recovery, a retransmission
+    /// is lost once data sent after it is SACKed (a new segment, or a later
+    /// retransmission of another hole), and goes again now. RFC 8985
+    /// section 6.2 (RACK): a segment is lost when one sent after it is
+    /// delivered and RACK.rtt + reo_wnd has passed since it was sent; Linux
+    /// `tcp_rack_reo_wnd` gives reo_wnd = 0 in recovery while no reordering
+    /// has been seen, and RACK.rtt, the RTT of a segment sent later, has
+    /// then always passed (`tcp_rack_detect_loss`). Linux marks them lost,
+    /// which takes them out of the flight, and `tcp_xmit_retransmit_queue`
+    /// resends them first, rearming the retransmission timer for the head;
+    /// here they go at once, the flight they count in unchanged (RFC 6675's
+    /// pipe counts a retransmitted byte once). Without the rule (RFC 6675)
+    /// a lost retransmission waits for the timer.
+    fn resend_lost_retransmits(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if !(self.in_recovery && self.sack_ok) || self.rxt_sent.is_empty() {
+            return;
+        }
+        let una = self.snd_una;
+        self.rxt_sent.retain(|&(_, r, _)| r > una);
+        let high = self.board.high_sacked();
+        let mut later_delivered = false;
+        let mut lost = Vec::new();
+        for &(l, r, sent_below) in self.rxt_sent.iter().rev() {
+            let delivered = self.board.sacked.bytes_in(l.max(una), r) > 0;
+            if !delivered && (later_delivered || high > sent_below) {
+                lost.push(l.max(una));
+            }
+            later_delivered |= delivered;
+        }
+        lost.sort_unstable();
+        for l in lost {
+            let (gap, gap_end) = self.board.sacked.next_gap(l);
+            let len = self.mss.min(gap_end.min(self.snd_max) - gap).min(self.app_end.saturating_sub(gap));
+            let fin = self.fin_at(gap, len);
+            if len == 0 && !fin {
+                continue;
+            }
+            if gap == una {
+                self.rto_at = Some(now + self.rtt.rto());
+            }
+            self.emit(now, gap, len, fin, out);
+            self.high_rxt = self.high_rxt.max(gap + len);
+        }
     }
 
     /// RFC 6675 IsLost's edge: the bytes below it that are not SACKed are

@@ -189,6 +189,12 @@ pub struct Connection {
     /// Sender, `PrrBound::SafeAck`: the ACK being processed advances SND.UNA
     /// and marks no further segment lost (RFC 9937's SafeACK).
     prr_safe_ack: bool,
+    /// Sender, `cfg.resend_lost_retransmit`: the retransmissions of the
+    /// running SACK recovery in the order sent, `(start, end, SND.MAX when
+    /// sent)`. Each was a wholly un-SACKed hole when it went, so a SACK
+    /// inside one reports that retransmission delivered; data at or above
+    /// the third was first sent after it.
+    rxt_sent: Vec<(u64, u64, u64)>,
 }
 
 impl Connection {
@@ -254,6 +260,7 @@ impl Connection {
             cwr_due: false,
             in_cwr: false,
             prr_safe_ack: false,
+            rxt_sent: Vec::new(),
             ecn_recover: 0,
             rate,
             pace_wait: None,

@@ -69,6 +69,7 @@ impl Connection {
         }
         self.limited_sent = 0;
         self.high_rxt = self.snd_una;
+        self.rxt_sent.clear();
         if self.cfg.rto_restart_on_fast_retransmit {
             // ns-2.35 tcp-newreno.cc `dupack_action` (reno_action):
             // `reset_rtx_timer(1,0)` before the retransmission; Linux

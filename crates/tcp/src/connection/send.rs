@@ -350,6 +350,10 @@ impl Connection {
         if len > 0 && self.rate.is_some() {
             self.rate_on_send(now, off, len);
         }
+        if retransmission && self.cfg.resend_lost_retransmit && self.in_recovery && self.sack_ok && len > 0 {
+            self.rxt_sent.retain(|&(l, _, _)| l != off);
+            self.rxt_sent.push((off, off + len, self.snd_max));
+        }
         if retransmission {
             self.stats.segments_retransmitted += 1;
             self.stats.bytes_retransmitted += len;

@@ -911,6 +911,61 @@ fn after_a_timeout_an_ack_covering_sacked_data_grows_cwnd_only_by_what_it_newly_
     assert_eq!(c.win.cwnd, 2000, "1000 bytes newly delivered: cwnd {} (ssthresh {})", c.win.cwnd, c.win.ssthresh);
 }
 
+/// Segment 0 of twenty is lost, and so is its fast retransmission; every
+/// other segment arrives. Returns the resends of segment 0 the SACKs of the
+/// data sent after that retransmission brought, each with the time the
+/// retransmission timer was then due, and the time it was due before them.
+fn lost_fast_retransmission(cfg: TcpConfig) -> (Vec<Time>, Option<Time>) {
+    let ms = Time::from_millis;
+    let (mut c, mut s) = established(&cfg);
+    let mut sent = Vec::new();
+    c.send(Time::ZERO, 20_000, &mut sent);
+    assert_eq!(sent.len(), 10, "the initial window");
+    let mut acks = Vec::new();
+    for seg in &sent[1..] {
+        s.on_segment(ms(40), seg, &mut acks);
+    }
+    // Nine dupACKs: the third starts the recovery and retransmits segment
+    // 0 (lost again); limited transmit and PRR send new data around it.
+    let mut more = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(80), a, &mut more);
+    }
+    let head = c.iss.wrapping_add(1);
+    let first = more.iter().position(|g| g.seq == head && g.retransmission).expect("fast retransmit of segment 0");
+    let after: Vec<Segment> = more[first + 1..].iter().filter(|g| g.len > 0 && !g.retransmission).copied().collect();
+    assert!(!after.is_empty(), "new data goes after the fast retransmission");
+    let due_before = c.next_timer();
+    let mut acks = Vec::new();
+    for seg in &after {
+        s.on_segment(ms(120), seg, &mut acks);
+    }
+    let mut resends = Vec::new();
+    for a in &acks {
+        let mut out = Vec::new();
+        c.on_segment(ms(160), a, &mut out);
+        if out.iter().any(|g| g.seq == head && g.len > 0) {
+            resends.push(c.next_timer().unwrap());
+        }
+    }
+    (resends, due_before)
+}
+
+#[test]
+fn a_lost_retransmission_goes_again_once_data_sent_after_it_is_sacked_as_linux_rack_finds_it() {
+    // RFC 8985 section 6.2: a segment is lost when one sent after it is
+    // delivered (reo_wnd 0 in recovery while no reordering was seen, Linux
+    // `tcp_rack_reo_wnd`); `tcp_xmit_retransmit_queue` resends the head
+    // and rearms the timer. RFC 6675 alone waits for the timer.
+    let cfg = TcpConfig { mss: 1000, sack: true, delayed_ack_count: 1, rcv_buf: 1 << 20, ..Default::default() };
+    let (resends, due) = lost_fast_retransmission(cfg);
+    assert!(resends.is_empty(), "RFC 6675: no resend before the timer (due {due:?})");
+    let (resends, due) = lost_fast_retransmission(TcpConfig { resend_lost_retransmit: true, ..cfg });
+    assert_eq!(resends.len(), 1, "the first SACK of later data finds it lost, once");
+    let due = due.expect("timer running");
+    assert!(resends[0] > due, "the timer restarts with the resend ({:?} after {due:?})", resends[0]);
+}
+
 // ---------------------------------------------------------------
 // ECN (RFC 3168 section 6.1; DCTCP's receiver, RFC 8257 section 3.2)
 
