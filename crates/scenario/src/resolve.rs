@@ -324,6 +324,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         rto_restart_on_fast_retransmit: t.rto_restart_on_fast_retransmit,
         limited_transmit: t.limited_transmit,
         limited_transmit_resends: t.limited_transmit_resends,
+        ecn_echo_past_cwr: t.ecn_echo_past_cwr,
         resend_ends_at_snd_max: t.resend_ends_at_snd_max,
         resend_merges_sent: t.resend_merges_sent,
         timestamps: t.timestamps,
