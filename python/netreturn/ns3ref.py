@@ -412,6 +412,7 @@ def run_ns3(
     fqcodel_linux: bool = False,
     fqcodel_linux_mark: bool = False,
     dctcp_echo: bool = False,
+    ecn_cwr_rfc3168: bool = False,
 ) -> dict:
     """Run EWT scenario 2 in ns-3 3.44 in a subprocess and return its metrics.
 
@@ -451,6 +452,11 @@ def run_ns3(
     (``SetEcnRfc3168`` in ns3cxx/dumbbell.cc; docs/validation.md, "RED with
     ECN"). ``ecn_reductions_from`` counts the CWR entries by the state they
     left, ``cong_time_s`` the time the senders spent in each state.
+    ``ecn_cwr_rfc3168=True`` repairs ns-3's ECN receiver as RFC 3168
+    section 6.1.3 and Linux: a CWR ends the echo even when a CE mark arrived
+    since the receiver's last ACK, where ns-3 3.44 keeps echoing past it
+    (``EcnCwrRfc3168Rx`` in ns3cxx/dumbbell.cc); ``ecn_cwr_repairs`` counts
+    the echoes it ended.
     ``dctcp_rfc8257=True`` (with ``cc="dctcp"``) repairs ns-3's DCTCP
     answer to a loss as RFC 8257 section 3.5 and Linux: halve, where
     ``TcpDctcp`` cuts by alpha / 2 (``NetreturnDctcpRfc8257`` in
@@ -529,6 +535,8 @@ def run_ns3(
         cmd.append("--ecn")
     if ecn_rfc3168:
         cmd.append("--ecn-rfc3168")
+    if ecn_cwr_rfc3168:
+        cmd.append("--ecn-cwr-rfc3168")
     if dctcp_rfc8257:
         if cc != "dctcp":
             raise ValueError(f"dctcp_rfc8257 repairs ns-3's DCTCP: give cc='dctcp', not {cc!r}")
@@ -598,7 +606,7 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None,
               ecn_rfc3168: bool = False, dctcp_rfc8257: bool = False,
               fqcodel_linux: bool = False, fqcodel_linux_mark: bool = False,
-              dctcp_echo: bool = False) -> dict[str, Any]:
+              dctcp_echo: bool = False, ecn_cwr_rfc3168: bool = False) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
@@ -801,6 +809,10 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
                            f"with a gateway), found {n_qdiscs}")
     cpp.Reset(flows, file_bytes if file_bytes > 0 else (1 << 63))
     cpp.SetEcnRfc3168(bool(ecn_rfc3168))
+    cpp.SetEcnCwrRfc3168(bool(ecn_cwr_rfc3168))
+    if ecn_cwr_rfc3168:
+        for i in range(flows):
+            cpp.EcnCwrRfc3168Hook(right.Get(i))  # the receivers' IP input (dumbbell.cc)
     if ns2:
         cpp.LossyReset(False, True)  # (not Westwood+, clear the dupACK scoreboard at recovery's end)
     if prr == "upstream":
@@ -977,6 +989,9 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         "cong_time_s": {n: float(cpp.CongTime(k, now)) for k, n in enumerate(CONG_STATES)},
         "ecn_rfc3168": bool(ecn_rfc3168),
         "dctcp_rfc8257": bool(dctcp_rfc8257),
+        # --ecn-cwr-rfc3168: CWR segments that ended an echo ns-3 would keep.
+        "ecn_cwr_rfc3168": bool(ecn_cwr_rfc3168),
+        "ecn_cwr_repairs": int(cpp.EcnCwrRfc3168Repairs()),
         # The receivers' immediate ACKs at a change of the CE state (--dctcp-echo-rfc8257).
         "dctcp_echo": bool(dctcp_echo),
         "dctcp_echo_acks": int(cpp.DctcpEchoAcksSent()),
@@ -1175,6 +1190,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--ecn-rfc3168", action="store_true",
                     help="repair ns-3's answer to ECE as RFC 3168 section 6.1.2 and Linux: a sender in fast recovery "
                          "or after an RTO does not enter CWR (ns-3 3.44 cuts again and leaves loss recovery)")
+    ap.add_argument("--ecn-cwr-rfc3168", action="store_true",
+                    help="repair ns-3's ECN receiver as RFC 3168 section 6.1.3 and Linux: a CWR ends the echo even "
+                         "when a CE mark arrived since the last ACK (ns-3 3.44 keeps echoing past it)")
     ap.add_argument("--dctcp-rfc8257", action="store_true",
                     help="with --cc dctcp: repair ns-3's DCTCP answer to a loss as RFC 8257 section 3.5 and Linux "
                          "(halve; ns-3 3.44's TcpDctcp cuts by alpha / 2 on a loss too)")
@@ -1225,7 +1243,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     out = _simulate(a.flows, a.queue, a.seed, a.file_bytes, udp, stop, not a.no_flowmon, starts,
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
                     a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over, a.ecn_rfc3168,
-                    a.dctcp_rfc8257, a.fqcodel_linux, a.fqcodel_linux_mark, a.dctcp_echo_rfc8257)
+                    a.dctcp_rfc8257, a.fqcodel_linux, a.fqcodel_linux_mark, a.dctcp_echo_rfc8257,
+                    a.ecn_cwr_rfc3168)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

@@ -72,8 +72,12 @@ TCPS = ("cubic", "newreno", "dctcp", "bbr")
 #: docs/validation.md, "RED with ECN"); and DCTCP's answer to a loss too,
 #: as RFC 8257 section 3.5 (rfc8257: halve; ``dctcp_rfc8257=True``); and
 #: DCTCP's receiver too, as RFC 8257 section 3.2 (rfc8257-echo: the ACK at a
-#: change of the CE state covers every segment before it; ``dctcp_echo=True``).
-NS3_ECN = ("ns3", "rfc3168", "rfc8257", "rfc8257-echo")
+#: change of the CE state covers every segment before it; ``dctcp_echo=True``);
+#: or ns-3's classic ECN receiver as RFC 3168 section 6.1.3 and Linux
+#: (cwr-rfc3168: a CWR ends the echo even after a mark not yet ACKed;
+#: ``ecn_cwr_rfc3168=True``, docs/validation.md, "RED with ECN: ns-3's cut in
+#: whole segments").
+NS3_ECN = ("ns3", "rfc3168", "rfc8257", "rfc8257-echo", "cwr-rfc3168")
 #: The NS3_ECN values that repair ns-3's DCTCP (``--tcp dctcp`` only).
 NS3_ECN_DCTCP = ("rfc8257", "rfc8257-echo")
 #: ns-3's FQ-CoDel: as 3.44 ships it (ns3: CoDel's "at most one MTU queued:
@@ -127,7 +131,9 @@ def add_arguments(v) -> None:
                         "not enter CWR); rfc8257 (--tcp dctcp): that, and DCTCP halving on a loss (RFC 8257 "
                         "section 3.5) where ns-3's TcpDctcp cuts by alpha / 2; rfc8257-echo (--tcp dctcp): those, and "
                         "DCTCP's receiver as RFC 8257 section 3.2 (its immediate ACK at a change of the CE state "
-                        "covers every segment before it; ns-3 3.44's ends one segment short)")
+                        "covers every segment before it; ns-3 3.44's ends one segment short); cwr-rfc3168: ns-3's "
+                        "classic ECN receiver as RFC 3168 section 6.1.3 and Linux (a CWR ends the echo even after a "
+                        "CE mark not yet acknowledged; ns-3 3.44 keeps echoing past it)")
     v.add_argument("--ns3-fqcodel", choices=list(NS3_FQCODEL), default="ns3",
                    help="with --queue fq_codel: ns-3's FQ-CoDel as 3.44 ships it (ns3: CoDel's one-MTU 'too little "
                         "queued to drop or mark' test on each flow queue), or as Linux and ours (linux: on the "
@@ -329,6 +335,7 @@ def _ns3_runs(flows: int, queue: str, seeds: list[int], out: Path, jobs: int, pr
                                 aligned=aligned, phase_ns=phase_ns, cc=None if tcp == "cubic" else tcp,
                                 ecn=ecn, ecn_rfc3168=ns3_ecn in ("rfc3168", *NS3_ECN_DCTCP),
                                 dctcp_rfc8257=ns3_ecn in NS3_ECN_DCTCP, dctcp_echo=ns3_ecn == "rfc8257-echo",
+                                ecn_cwr_rfc3168=ns3_ecn == "cwr-rfc3168",
                                 fqcodel_linux=ns3_fqcodel in ("linux", "linux-mark"),
                                 fqcodel_linux_mark=ns3_fqcodel == "linux-mark"): s for s in todo}
             for f in as_completed(futs):

@@ -213,6 +213,11 @@ pub struct TcpSpec {
     /// retransmission timer (RFC 6675) (docs/tcp.md).
     #[serde(default)]
     pub resend_lost_retransmit: bool,
+    /// A classic ECN receiver keeps echoing ECE past the sender's CWR when
+    /// a CE mark arrived since its last ACK, as ns-3 3.44; `false` (the
+    /// default) a CWR ends the echo (RFC 3168 section 6.1.3, Linux).
+    #[serde(default)]
+    pub ecn_echo_past_cwr: bool,
     /// A go-back-N resend ends at SND.MAX, new data in segments of its own
     /// (ns-3's sent list, Linux's retransmission queue); `false` (the
     /// default) cuts full segments from SND.NXT, the last one carrying new
@@ -1653,6 +1658,22 @@ mod tests {
         assert_eq!(c.reno_alpha, RenoAlpha::Linux);
         let text = MINI.replace("[topology]", "[tcp]\ncubic = { reno_alpha = \"reno\" }\n[topology]");
         assert!(Scenario::from_toml(&text, "p.toml", &[]).is_err());
+    }
+
+    #[test]
+    fn ns3s_whole_segment_ssthresh_and_echo_past_cwr_are_off_unless_the_file_turns_them_on() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(!s.tcp.ecn_echo_past_cwr, "RFC 3168: a CWR ends the echo");
+        let cfg = crate::resolve::tcp_config(&s);
+        assert!(!cfg.ecn_echo_past_cwr);
+        let text = MINI.replace(
+            "[topology]",
+            "[tcp]\necn_echo_past_cwr = true\ncubic = { whole_segment_ssthresh = true }\n[topology]",
+        );
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(s.tcp.ecn_echo_past_cwr);
+        assert!(crate::resolve::tcp_config(&s).ecn_echo_past_cwr);
+        assert!(s.tcp.cc_params.cubic.unwrap().whole_segment_ssthresh);
     }
 
     #[test]

@@ -19,6 +19,16 @@
 #include <unordered_map>
 #include <vector>
 
+// TcpSocketBase names ns3::TcpGeneralTest (ns-3's test suite, not in the
+// library) a friend: this one only reads a socket's TcpSocketState, for
+// --ecn-cwr-rfc3168 (EcnCwrRfc3168Rx below).
+namespace ns3 {
+class TcpGeneralTest {
+  public:
+    static Ptr<TcpSocketState> Tcb(Ptr<TcpSocketBase> s) { return s->m_tcb; }
+};
+}  // namespace ns3
+
 namespace netreturn_ns3 {
 using namespace ns3;
 
@@ -334,6 +344,47 @@ class NetreturnDctcpRfc8257 : public TcpDctcp {
 };
 // The TypeId, registered by hand (cling runs no NS_OBJECT_ENSURE_REGISTERED).
 std::string DctcpRfc8257Register() { return NetreturnDctcpRfc8257::GetTypeId().GetName(); }
+
+// --ecn-cwr-rfc3168: ns-3 3.44's receiver (TcpSocketBase::DoForwardUp)
+// stops echoing ECE on a CWR only from a state other than ECN_CE_RCVD, the
+// state a CE mark leaves until the receiver's next ACK: a mark on a segment
+// still waiting for its delayed ACK outlives the CWR. RFC 3168 section 6.1.3
+// and Linux (tcp_ecn_accept_cwr) end the echo at the CWR; a CE on the CWR
+// segment itself starts it again. The repair, at the receiver's IP input
+// before the socket sees the segment: an unmarked segment with CWR moves
+// its socket from ECN_CE_RCVD to ECN_IDLE.
+static bool EcnCwrRfc3168 = false;
+static uint64_t EcnCwrRepairs = 0;
+void SetEcnCwrRfc3168(bool on) { EcnCwrRfc3168 = on; EcnCwrRepairs = 0; }
+uint64_t EcnCwrRfc3168Repairs() { return EcnCwrRepairs; }
+static void EcnCwrRfc3168Rx(Ptr<Node> n, Ptr<const Packet> p, Ptr<Ipv4>, uint32_t) {
+    Ptr<Packet> c = p->Copy();
+    Ipv4Header ip;
+    c->RemoveHeader(ip);
+    if (ip.GetProtocol() != 6 || ip.GetEcn() == Ipv4Header::ECN_CE) return;
+    TcpHeader h;
+    c->PeekHeader(h);
+    if (!(h.GetFlags() & TcpHeader::CWR) || (h.GetFlags() & TcpHeader::SYN)) return;
+    ObjectVectorValue socks;
+    n->GetObject<TcpL4Protocol>()->GetAttribute("SocketList", socks);
+    for (auto it = socks.Begin(); it != socks.End(); ++it) {
+        Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(it->second);
+        if (!s) continue;
+        Address peer;
+        if (s->GetPeerName(peer) != 0) continue;
+        InetSocketAddress a = InetSocketAddress::ConvertFrom(peer);
+        if (a.GetIpv4() != ip.GetSource() || a.GetPort() != h.GetSourcePort()) continue;
+        Ptr<TcpSocketState> tcb = TcpGeneralTest::Tcb(s);
+        if (tcb->m_ecnState == TcpSocketState::ECN_CE_RCVD) {
+            tcb->m_ecnState = TcpSocketState::ECN_IDLE;
+            EcnCwrRepairs++;
+        }
+        return;
+    }
+}
+void EcnCwrRfc3168Hook(Ptr<Node> n) {
+    n->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext("Rx", MakeBoundCallback(&EcnCwrRfc3168Rx, n));
+}
 
 static bool EcnRfc3168 = false;
 void SetEcnRfc3168(bool on) { EcnRfc3168 = on; }

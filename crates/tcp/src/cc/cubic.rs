@@ -50,6 +50,11 @@ pub struct CubicConfig {
     /// Before the first loss, cwnd grows by at least 1 segment per
     /// `cnt_clamp` segments acknowledged (ns-3 / Linux `CntClamp`).
     pub cnt_clamp: u32,
+    /// ssthresh after a reduction in whole segments, beta x cwnd rounded
+    /// down, as ns-3 3.44 `TcpCubic::GetSsThresh` and Linux
+    /// `bictcp_recalc_ssthresh`; `false` (the default) beta x cwnd in bytes
+    /// (RFC 9438 section 4.6). (One byte: the config stays 64 bytes.)
+    pub whole_segment_ssthresh: bool,
 }
 
 impl Default for CubicConfig {
@@ -69,6 +74,7 @@ impl Default for CubicConfig {
             hystart_delay_max: Time::from_secs(1),
             cubic_delta: Time::from_millis(10),
             cnt_clamp: 20,
+            whole_segment_ssthresh: false,
         }
     }
 }
@@ -383,7 +389,17 @@ impl CongestionControl for Cubic {
         // segments; truncating ours' byte cwnd to segments and then the
         // product again (what this did before) cut by 0.62 on average in
         // EWT scenario 2, not 0.7 (docs/validation.md, 2026-11-23).
-        let ssthresh = (w.cwnd as f64 * self.cfg.beta) as u64;
+        let mut ssthresh = (w.cwnd as f64 * self.cfg.beta) as u64;
+        if self.cfg.whole_segment_ssthresh {
+            // ns-3 3.44 `TcpCubic::GetSsThresh`: `max(uint32(segCwnd *
+            // m_beta), 2) * m_segmentSize`, and Linux `bictcp_recalc_ssthresh`
+            // (`snd_cwnd * beta / BICTCP_BETA_SCALE` packets): ssthresh in
+            // whole segments, rounded down. Their cwnd is whole segments in
+            // congestion avoidance, so beta x cwnd is truncated once; ours'
+            // byte cwnd is truncated once too (not to segments first, the
+            // 0.62 cut of 2026-11-23).
+            ssthresh = ssthresh / w.mss * w.mss;
+        }
         ssthresh.max(2 * w.mss)
     }
 
@@ -466,6 +482,26 @@ mod tests {
         // W_max and cwnd_prior are the window as it was, in segments.
         assert!((cc.w_max() - 10.9).abs() < 1e-9);
         // Never below 2 segments.
+        let w = Window { cwnd: 2_500, ssthresh: u64::MAX, mss: MSS };
+        assert_eq!(cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd), 2 * MSS);
+    }
+
+    #[test]
+    fn with_whole_segment_ssthresh_beta_times_cwnd_is_rounded_down_to_segments_as_ns3() {
+        // ns-3 3.44 `TcpCubic::GetSsThresh`: max(uint32(segCwnd * 0.7), 2)
+        // segments. A whole-segment cwnd of 9 gives 6 segments (0.67 of it),
+        // where RFC 9438's beta x cwnd keeps 6.3.
+        let cfg = CubicConfig { whole_segment_ssthresh: true, ..CubicConfig::default() };
+        let mut cc = Cubic::new(cfg);
+        let w = Window { cwnd: 9 * MSS, ssthresh: u64::MAX, mss: MSS };
+        assert_eq!(cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd), 6 * MSS);
+        assert_eq!(Cubic::new(CubicConfig::default()).ssthresh_after_loss(Time::ZERO, &w, w.cwnd), 6_300);
+        // A byte cwnd is truncated once, not to segments first: 11.5
+        // segments give 8 (8.05 rounded down), where floor(11 x 0.7) = 7.
+        let w = Window { cwnd: 11_500, ssthresh: u64::MAX, mss: MSS };
+        assert_eq!(cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd), 8 * MSS);
+        // W_max stays the window as it was; never below 2 segments.
+        assert!((cc.w_max() - 11.5).abs() < 1e-9);
         let w = Window { cwnd: 2_500, ssthresh: u64::MAX, mss: MSS };
         assert_eq!(cc.ssthresh_after_loss(Time::ZERO, &w, w.cwnd), 2 * MSS);
     }

@@ -76,6 +76,8 @@ impl Connection {
             None if !seg.retransmission => seg.ecn = Ecn::Ect0,
             None => seg.ecn = Ecn::NotEct,
         }
+        // A data segment carries the echo too (the receiver's ACK).
+        self.ce_unacked = false;
         if self.cwr_due && !seg.retransmission {
             self.cwr_due = false;
             seg.flags = seg.flags | TcpFlags::CWR;
@@ -96,11 +98,17 @@ impl Connection {
             self.ece_echo = ce;
         } else {
             // Section 6.1.3: ECE from a CE mark until a CWR arrives (a CWR
-            // on a marked segment leaves it set).
-            if seg.flags.cwr() {
+            // on a marked segment leaves it set). `ecn_echo_past_cwr`: ns-3
+            // 3.44 `DoForwardUp` goes to `ECN_IDLE` on a CWR only if no CE
+            // arrived since its last ACK (`m_ecnState != ECN_CE_RCVD`), so
+            // a mark on the segment before the CWR one, not yet echoed
+            // (a delayed ACK pending), keeps the echo past the CWR.
+            let keep = self.cfg.ecn_echo_past_cwr && self.ce_unacked;
+            if seg.flags.cwr() && !keep {
                 self.ece_echo = false;
             }
             self.ece_echo |= ce;
+            self.ce_unacked |= ce && self.cfg.ecn_echo_past_cwr;
         }
     }
 

@@ -180,6 +180,10 @@ pub struct Connection {
     /// Receiver: set ECE on what we send (classic: from a CE mark until the
     /// sender's CWR; DCTCP: the CE state of the last data segment).
     ece_echo: bool,
+    /// Receiver, `cfg.ecn_echo_past_cwr`: a CE mark arrived since the last
+    /// segment we sent (ns-3's `ECN_CE_RCVD`, which `SendEmptyPacket` turns
+    /// into `ECN_SENDING_ECE`).
+    ce_unacked: bool,
     /// Sender: set CWR on the next new data segment.
     cwr_due: bool,
     /// Sender: reducing cwnd after an ECE (RFC 3168 section 6.1.2) by PRR
@@ -257,6 +261,7 @@ impl Connection {
             ngwa: NgwaReceiver::default(),
             ecn_ok: false,
             ece_echo: false,
+            ce_unacked: false,
             cwr_due: false,
             in_cwr: false,
             prr_safe_ack: false,
@@ -367,11 +372,12 @@ impl Connection {
 
     /// The sender's state in one line, sequence numbers as offsets from the
     /// ISN (so data byte k is k + 1, like ns-3's relative numbers), for
-    /// packet logs: `una nxt max high_rxt cwnd ssthresh pipe rec rto sack`.
+    /// packet logs: `una nxt max high_rxt cwnd ssthresh pipe rec recover
+    /// cwr rto sack` (`cwr`: reducing after an ECE, ns-3's `CA_CWR`).
     pub fn describe(&self) -> String {
         let sacks: Vec<String> = self.board.sacked.ranges().iter().map(|(l, r)| format!("{l}-{r}")).collect();
         format!(
-            "una={} nxt={} max={} hrxt={} cwnd={} ssth={} pipe={} rec={} recover={} rto={:.3} sack=[{}]",
+            "una={} nxt={} max={} hrxt={} cwnd={} ssth={} pipe={} rec={} recover={} cwr={} rto={:.3} sack=[{}]",
             self.snd_una,
             self.snd_nxt,
             self.snd_max,
@@ -381,6 +387,7 @@ impl Connection {
             self.in_flight(),
             self.in_recovery as u8,
             self.recover,
+            self.in_cwr as u8,
             self.rtt.rto().secs_f64(),
             sacks.join(",")
         )

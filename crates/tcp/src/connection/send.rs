@@ -254,6 +254,8 @@ impl Connection {
             return;
         }
         let seg = self.header(now, self.snd_max);
+        // The mark is echoed now (ns-3: `ECN_CE_RCVD` -> `ECN_SENDING_ECE`).
+        self.ce_unacked = false;
         self.stats.segments_sent += 1;
         self.stats.acks_sent += 1;
         out.push(seg);

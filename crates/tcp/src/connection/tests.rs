@@ -1149,6 +1149,39 @@ fn a_sacked_segment_counts_as_delivered_once_when_sacked() {
     assert!(c.rate.as_ref().unwrap().sent.is_empty(), "records go as SND.UNA passes them");
 }
 
+/// The ECE flags of the receiver's ACKs when segment 0 arrives marked CE
+/// and segment `cwr_at` carries the sender's CWR (unmarked), segments 0 to
+/// 3 in order, ACKed every second one.
+fn echoes_around_a_cwr(past_cwr: bool, cwr_at: u64) -> Vec<bool> {
+    let cfg = TcpConfig { mss: 1000, ecn: true, ecn_echo_past_cwr: past_cwr, ..Default::default() };
+    let (c, mut s) = established(&cfg);
+    assert!(s.ecn_ok);
+    let mut out = Vec::new();
+    for k in 0..4 {
+        let mut g = data(&c, k);
+        g.ecn = if k == 0 { Ecn::Ce } else { Ecn::Ect0 };
+        if k == cwr_at {
+            g.flags = g.flags | TcpFlags::CWR;
+        }
+        s.on_segment(Time::from_millis(10 + k), &g, &mut out);
+    }
+    out.iter().map(|a| a.flags.ece()).collect()
+}
+
+#[test]
+fn with_ns3s_echo_rule_a_cwr_behind_an_unacknowledged_mark_leaves_the_echo_on() {
+    // ns-3 3.44 `TcpSocketBase::DoForwardUp`: a CWR sets `ECN_IDLE` only
+    // from a state other than `ECN_CE_RCVD`, the state a CE leaves until an
+    // ACK goes out. Segment 0 (CE) waits for its delayed ACK when segment 1
+    // brings the CWR: ns-3 keeps echoing, RFC 3168 section 6.1.3 and Linux
+    // (`tcp_ecn_accept_cwr`) stop.
+    assert_eq!(echoes_around_a_cwr(false, 1), [false, false], "RFC 3168: the CWR ends the echo");
+    assert_eq!(echoes_around_a_cwr(true, 1), [true, true], "ns-3: the unechoed mark outlives the CWR");
+    // Once an ACK has echoed the mark, the CWR ends it under both rules.
+    assert_eq!(echoes_around_a_cwr(false, 2), [true, false]);
+    assert_eq!(echoes_around_a_cwr(true, 2), [true, false]);
+}
+
 /// An ECN-capable pair (MSS 1000, CUBIC, SACK, PRR) whose sender, after a
 /// first window of ten segments acknowledged without a mark, has twenty in
 /// flight (slow start): the receiver got them at 30 ms, the first marked CE
