@@ -1227,6 +1227,9 @@ pub const TCP_PROFILES: &[(&str, &[(&str, &str)])] = &[
             // (beta_scale) past the previous maximum, where RFC 9438 4.3
             // switches alpha to 1.
             ("cubic.reno_alpha", "linux"),
+            // bictcp_recalc_ssthresh: max(cwnd * beta / BICTCP_BETA_SCALE,
+            // 2) on a cwnd counted in segments: ssthresh in whole segments.
+            ("cubic.whole_segment_ssthresh", "true"),
             // tcp_cwnd_reduction (PRR as RFC 9937): below ssthresh one
             // segment per ACK, an extra MSS only on an ACK that advances
             // SND.UNA with nothing newly lost; RFC 6937's SSRB sends two.
@@ -1634,6 +1637,7 @@ mod tests {
         let cubic = p.cubic.unwrap();
         assert_eq!((cubic.hystart_rule, cubic.cubic_delta), (HystartRule::Linux, netreturn_base::Time::from_secs(1)));
         assert_eq!(cubic.reno_alpha, netreturn_tcp::cc::cubic::RenoAlpha::Linux);
+        assert!(cubic.whole_segment_ssthresh, "bictcp_recalc_ssthresh works in segments");
         assert_eq!(p.dctcp.unwrap().growth, Growth::Linux);
         // A table the file writes keeps its keys and gains the profile's others.
         let own = MINI.replace(
