@@ -266,20 +266,27 @@ fn a_sender_never_sends_new_data_past_snd_una_plus_the_window_after_a_timeout() 
     assert!(c.snd_max <= 1 + 8_000, "snd_max {} beyond the receive buffer", c.snd_max);
 }
 
+/// An RFC 793 sender (no congestion control, no SACK, timestamps or window
+/// scaling) with 1000-byte segments and a `rcv_buf`-byte window, the rest
+/// of `cfg` kept.
+fn rfc793_sender(rcv_buf: u64, cfg: TcpConfig) -> TcpConfig {
+    TcpConfig {
+        mss: 1000,
+        cc: crate::CcKind::None(Default::default()),
+        sack: false,
+        timestamps: false,
+        rcv_buf,
+        window_scaling: false,
+        ..cfg
+    }
+}
+
 /// An RFC 793 sender (no congestion window, no SACK) with a 7500-byte
 /// window that has sent 7300 B (seven 1000-byte segments and one of 300)
 /// and holds more data; then its retransmission timer expires. Returns the
 /// go-back-N's segments as (offset, length), and the right edge.
 fn go_back_n_into_a_window_ending_mid_segment(cfg: TcpConfig) -> (Vec<(u64, u64)>, u64) {
-    let cfg = TcpConfig {
-        mss: 1000,
-        cc: crate::CcKind::None(Default::default()),
-        sack: false,
-        timestamps: false,
-        rcv_buf: 7_500,
-        window_scaling: false,
-        ..cfg
-    };
+    let cfg = rfc793_sender(7_500, cfg);
     let (mut c, _s) = established(&cfg);
     let mut sent = Vec::new();
     c.send(Time::ZERO, 7_300, &mut sent);
@@ -329,15 +336,7 @@ fn with_resend_ends_at_snd_max_a_go_back_n_resends_only_what_was_sent() {
 /// sent alone (15 segments fill the 7680-byte window), and whose timer
 /// then expires twice: the two go-back-Ns' segments as (offset, length).
 fn go_back_n_twice_over_512_byte_writes(cfg: TcpConfig) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
-    let cfg = TcpConfig {
-        mss: 1000,
-        cc: crate::CcKind::None(Default::default()),
-        sack: false,
-        timestamps: false,
-        rcv_buf: 7_680,
-        window_scaling: false,
-        ..cfg
-    };
+    let cfg = rfc793_sender(7_680, cfg);
     let (mut c, _s) = established(&cfg);
     let mut sent = Vec::new();
     for k in 0..15 {
