@@ -77,7 +77,9 @@ impl Connection {
             None => seg.ecn = Ecn::NotEct,
         }
         // A data segment carries the echo too (the receiver's ACK).
-        self.ce_unacked = false;
+        if self.cfg.ecn_echo_past_cwr {
+            self.ce_unacked = false;
+        }
         if self.cwr_due && !seg.retransmission {
             self.cwr_due = false;
             seg.flags = seg.flags | TcpFlags::CWR;

@@ -255,7 +255,11 @@ impl Connection {
         }
         let seg = self.header(now, self.snd_max);
         // The mark is echoed now (ns-3: `ECN_CE_RCVD` -> `ECN_SENDING_ECE`).
-        self.ce_unacked = false;
+        // Written only under the rule: the field lies outside the
+        // per-segment block, and every ACK would pull its line in.
+        if self.cfg.ecn_echo_past_cwr {
+            self.ce_unacked = false;
+        }
         self.stats.segments_sent += 1;
         self.stats.acks_sent += 1;
         out.push(seg);
