@@ -109,6 +109,7 @@ def with_data_loss(run: dict) -> dict:
 def add_arguments(v) -> None:
     """The options of ``netreturn validate`` (called by cli.build_parser)."""
     from .args import losses, positive as _positive
+    from .ns2lossy import NEWRENO_RULES
     from .ns3ref import PRR_MODES  # a table only; ns-3 itself is not imported
     from .validate_lossy import SCENARIO as LOSSY
     from .validate_ngwa import OURS as NGWA_OURS
@@ -222,7 +223,7 @@ def add_arguments(v) -> None:
     v.add_argument("--reference", choices=["ns3", "ns2"], default="ns3",
                    help="--scenario sarbe/lossy_link: the reference simulator, ns-3 3.44 or ns-2.35's own "
                         "Agent/TCP/Newreno and TCPSink (ns2: --cc newreno only)")
-    v.add_argument("--ns2-newreno", choices=["careful", "rfc6582"], default="careful",
+    v.add_argument("--ns2-newreno", choices=list(NEWRENO_RULES), default=NEWRENO_RULES[0],
                    help=f"{LOSSY} with --reference ns2: three duplicate ACKs before the cumulative ACK passes "
                         "the last recovery point start no fast retransmit unless it has passed it by a packet, as "
                         "ns-2.35 ships (careful: RFC 2582's Careful variant), or start one once it covers that "

@@ -53,10 +53,10 @@ MIN_SEEDS = 3
 #: holds inside it, as ns-3's ``TcpRxBuffer::MaxRxSequence`` (``window_deducts_ooo``); ``ns3-resend-window-queue``:
 #: that, and the router's buffer one 1040-byte packet larger, as ns-3's, whose device queue holds one packet
 #: under every queue disc ("NGWA in ns-3") (branch ngwa11).
+_NS3_RESEND_WINDOW = {"tcp.resend_merges_sent": "true", "tcp.window_deducts_ooo": "false"}
 OURS = {"resend-snd-max": {"tcp.resend_ends_at_snd_max": "true"},
-        "ns3-resend-ns3-window": {"tcp.resend_merges_sent": "true", "tcp.window_deducts_ooo": "false"},
-        "ns3-resend-window-queue": {"tcp.resend_merges_sent": "true", "tcp.window_deducts_ooo": "false",
-                                    "buffer": f"{97_000 + 1040}B"}}
+        "ns3-resend-ns3-window": _NS3_RESEND_WINDOW,
+        "ns3-resend-window-queue": {**_NS3_RESEND_WINDOW, "buffer": f"{97_000 + 1040}B"}}
 #: Where each scenario's metrics stand in a record (the ``where`` of a row).
 WHERE = {"ngwa/rate": "Table 2 (rate, 600 s)", "ngwa/window": "Fig. 3 (window, 180 s)"}
 

@@ -265,7 +265,6 @@ impl Connection {
         out.push(seg);
     }
 
-    /// Puts `[off, off + len)` (and the FIN) on the wire.
     /// `resend_merges_sent`: the length of a resend at `off` as ns-3 3.44
     /// cuts it from its sent list (`TcpTxBuffer::GetTransmittedSegment`):
     /// the segment at `off` (split there if `off` lies inside it, as
@@ -330,6 +329,7 @@ impl Connection {
         }
     }
 
+    /// Puts `[off, off + len)` (and the FIN) on the wire.
     pub(super) fn emit(&mut self, now: Time, off: u64, len: u64, fin: bool, out: &mut Vec<Segment>) {
         let retransmission = off < self.snd_max;
         if len > 0 && self.cfg.resend_merges_sent {
