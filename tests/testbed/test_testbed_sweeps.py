@@ -378,3 +378,78 @@ def test_a_sweep_on_the_kernel_datapath_runs_the_bottleneck_in_the_kernel_behind
     kern = [g for g in gws.values() if g.get("datapath") == "kernel"]
     assert len(kern) == 1 and "wan" in gws, list(gws)
     assert kern[0]["kernel"]["acks_seen"] > 0
+
+
+# -- each host's own link (--access shaped) ----------------------------------------
+
+SLOW_ACCESS = """
+name = "slow access"
+description = "two pairs whose 20 Mb/s access links are slower than the 30 Mb/s bottleneck; one flow"
+
+[run]
+seeds = 1
+stop = "30s"
+
+[tcp]
+cc = "cubic"
+
+[topology]
+kind = "dumbbell"
+pairs = 2
+access = { rate = "20Mbps", rtt = "2ms", buffer = "700p" }
+bottleneck = { rate = "30Mbps", rtt = "10ms", queue = "droptail", buffer = "60kB" }
+receivers = { rate = "25Mbps", rtt = "2ms", buffer = "800p" }
+
+[[traffic]]
+kind = "tcp-file"
+from = "left0"
+to = "right0"
+bytes = "3MB"
+"""
+
+
+def test_shaped_access_gives_each_host_its_files_link_both_ways_and_is_part_of_a_runs_identity(tmp_path):
+    from netreturn.testbed.sweep import TbSpec
+
+    f = tmp_path / "slow.toml"
+    f.write_text(SLOW_ACCESS)
+    assert scenario.testbed_labels(access="aggregate") == {}
+    assert scenario.testbed_labels(access="shaped") == {"access": "shaped"}
+    with pytest.raises(ValueError, match="--access.*allowed: aggregate, shaped"):
+        scenario.testbed_labels(access="per-host", file=str(f))
+    # Without the label, a host's link slower than the bottleneck is refused,
+    # naming the file, the field and the option that allows it.
+    with pytest.raises(ValueError, match=r"slow\.toml.*topology\.access\.rate.*20mbit.*--access shaped"):
+        scenario.plan(f)
+    pl = scenario.with_testbed(scenario.plan(f, access="shaped"), {"access": "shaped"})
+    assert pl.shaped
+    # Rates and buffers as the simulator resolves them: 700 and 800 of the
+    # model's packets.
+    pk = pl.model.packet_bytes
+    assert pl.host_links == runner.HostLinks(20e6, 20e6, 25e6, 25e6, 700 * pk, 700 * pk, 800 * pk, 800 * pk)
+    plain = scenario.with_testbed(scenario.plan(DUMBBELL), {})
+    assert not plain.shaped and plain.host_links.sender_bps == 100e6
+    a, b = TbSpec.make(str(f), {}, 1), TbSpec.make(str(f), {}, 1, {"access": "shaped"})
+    assert a.key() != b.key() and b.params()["access"] == "shaped"
+
+
+@needs_netns
+@pytest.mark.netns
+def test_a_shaped_sender_sends_no_faster_than_its_access_link_so_the_faster_bottleneck_never_drops(tmp_path):
+    gateway_or_skip()
+    f = tmp_path / "slow.toml"
+    f.write_text(SLOW_ACCESS)
+    out, prefix = tmp_path / "s", _prefix("s")
+    argv = ["sweep", str(f), "--reps", "1", "--access", "shaped", "--out", str(out), "--prefix", prefix, "-q",
+            "--no-plots"]
+    assert tb_main(argv) == 0
+    assert netns.leftover_namespaces(prefix) == []
+    (run,) = _runs(out).values()
+    s = run["summary"]
+    assert s["flows_completed"] == 1
+    # Unshaped, the one CUBIC flow would fill the 30 Mb/s bottleneck's 60 kB
+    # and lose packets there; its own 20 Mb/s link holds it below that.
+    gws = {g["name"]: g for g in run["gateways"]}
+    assert gws["bottleneck"]["a_to_b"]["dropped_queue"] == 0
+    (goodput,) = run["flows"]["goodput_mbps"]
+    assert 12 < goodput <= 20.0, goodput

@@ -46,6 +46,10 @@ def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
     p.add_argument("--datapath", choices=DATAPATHS, default="packet",
                    help="the bottleneck gateway's: packet (AF_PACKET) or kernel (eBPF; its delay and loss on a "
                         "packet hop in front); part of each run's identity")
+    p.add_argument("--access", choices=["aggregate", "shaped"], default="aggregate",
+                   help="the end hosts' links: aggregate (the WAN emulator limits the senders together, at access "
+                        "rate x pairs) or shaped (each host's link on its own too, tbf at the file's rates, as the "
+                        "simulator's dumbbell); part of each run's identity")
 
 
 def _queue_spec(v: str) -> str:
@@ -266,7 +270,8 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         from . import sweep as sw
 
         sweep = dict(a.sweep)
-        plans = [sc.plan(a.scenario, {**sets, **c}) for c in sw.expand(sweep)]  # validate every combination first
+        # validate every combination first
+        plans = [sc.plan(a.scenario, {**sets, **c}, a.access) for c in sw.expand(sweep)]
         pl = plans[-1]
         print(f"{pl.name}: {pl.file}")
         for n in pl.notes:
@@ -274,7 +279,7 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         _require(plans)
         a.out.mkdir(parents=True, exist_ok=True)
         raw, keys, pl = sw.sweep(a.scenario, a.out, sets, sweep, a.reps, _opts(a), not a.quiet,
-                                 sc.testbed_labels(datapath=a.datapath, file=a.scenario))
+                                 sc.testbed_labels(datapath=a.datapath, file=a.scenario, access=a.access))
         runs, summary = sw.write_tables(raw, a.out, keys)
         print()
         print(sw.table(summary, keys))
@@ -294,11 +299,12 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         if bad:
             raise sc.TestbedScenarioError(a.scenario, "--flows", f"{bad[0]!r} is not a positive number of downloads")
         settings = a.settings or list(rwm.SETTINGS)
-        pl = sc.plan(a.scenario, sets)
+        pl = sc.plan(a.scenario, sets, a.access)
         reps = a.reps or pl.reps
         jitters = a.jitter or ["0ms"]
         # validates every combination
-        specs = rwm.specs(rtts, flows, settings, reps, sets, a.scenario, jitters, a.rwm_edges, a.datapath)
+        specs = rwm.specs(rtts, flows, settings, reps, sets, a.scenario, jitters, a.rwm_edges, a.datapath,
+                          a.access)
         print(f"{pl.name}: {pl.file}")
         print(f"  RTT {', '.join(rtts)}; downloads {', '.join(map(str, flows))}; settings {', '.join(settings)}; "
               f"jitter {', '.join(jitters)}; RWM at {'both edges' if a.rwm_edges == 'both' else 'the receivers edge'}; "
@@ -316,7 +322,8 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
     sweep = dict(a.sweep) if a.sweep else dict(cmp.DEFAULT_SWEEP)
     from . import sweep as sw
 
-    _require([sc.plan(a.scenario, {**sets, **c}) for c in sw.expand(sweep)])
+    _require([sc.plan(a.scenario, {**sets, **c}, a.access) for c in sw.expand(sweep)])
+    labels = sc.testbed_labels(datapath=a.datapath, file=a.scenario, access=a.access)
     print(cmp.compare(a.out, a.scenario, sweep, sets, a.reps, _opts(a), not a.quiet, not a.no_plots, a.jobs,
-                      sc.testbed_labels(datapath=a.datapath, file=a.scenario), sim_profile=a.sim_profile))
+                      labels, sim_profile=a.sim_profile))
     return 0

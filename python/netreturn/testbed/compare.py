@@ -213,7 +213,8 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
     keys = list(sweep)
     pl = None
     for c in expand(sweep):
-        pl = make_plan(scenario, {**sets, **c})  # both worlds' validation, before anything runs
+        # both worlds' validation, before anything runs
+        pl = make_plan(scenario, {**sets, **c}, dict(labels or {}).get("access", "aggregate"))
     assert pl is not None
     n = reps or pl.reps
     sim_sets = {**sets, "tcp.profile": sim_profile}

@@ -58,6 +58,11 @@ def available_cc() -> list[str]:
         return []
 
 
+#: A host link's token bucket, bytes: a full Ethernet frame (1514) and a
+#: little more (``tbf`` refuses a frame larger than its bucket).
+TBF_BURST = 1600
+
+
 @dataclass
 class Topology:
     """``senders`` -> [LAN A] -> gateway(s) -> [LAN B] -> ``receivers``.
@@ -165,6 +170,30 @@ class Topology:
         except BaseException:
             self.destroy()
             raise
+
+    def shape_hosts(self, links) -> None:
+        """Rate-limits every end host's link, each direction on its own
+        (``links``: :class:`.runner.HostLinks`): a token bucket (``tbf``) on
+        the host's ``eth0`` for what it sends, and on its port of the LAN's
+        bridge for what it receives (with one host on a side there is no
+        bridge, and the hop next to it runs at that host's rate already:
+        the WAN emulator's rate is the access rate x pairs). The bucket holds one full frame (1514 bytes)
+        and a little more, so frames leave at the link's rate one by one
+        as from a serializing link; its limit is the link's buffer."""
+
+        def tbf(ns: str, dev: str, bps: float, limit: int) -> None:
+            sh(["tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{int(bps)}bit",
+                "burst", str(TBF_BURST), "limit", str(max(int(limit), 2 * TBF_BURST))], ns=ns)
+
+        sides = ((self.senders, self.sender, f"{self.prefix}-la",
+                  links.sender_bps, links.sender_limit, links.to_sender_bps, links.to_sender_limit),
+                 (self.receivers, self.receiver, f"{self.prefix}-lb",
+                  links.receiver_bps, links.receiver_limit, links.to_receiver_bps, links.to_receiver_limit))
+        for n, host, lan, out_bps, out_limit, in_bps, in_limit in sides:
+            for k in range(n):
+                tbf(host(k), "eth0", out_bps, out_limit)
+                if n > 1:
+                    tbf(lan, f"p{k}", in_bps, in_limit)
 
     def kernel_bridge(self) -> None:
         """Joins ``a`` and ``b`` with a Linux bridge in every gateway

@@ -57,6 +57,24 @@ class Hop:
     sets: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class HostLinks:
+    """Each end host's own link, both directions, rate-limited one by one
+    (``tbf`` on its egress, the kernel's token bucket) as the dumbbell's
+    access and receiver links are in the simulator: a sender's burst leaves
+    it at its access rate, not at the WAN emulator's aggregate one. Rates
+    in bit/s, limits (the links' buffers) in bytes."""
+
+    sender_bps: float  # left<i> -> R1 (topology.access)
+    to_sender_bps: float  # R1 -> left<i> (topology.access.reverse)
+    receiver_bps: float  # right<j> -> R2 (topology.receivers.reverse)
+    to_receiver_bps: float  # R2 -> right<j> (topology.receivers)
+    sender_limit: int = 1 << 20
+    to_sender_limit: int = 1 << 20
+    receiver_limit: int = 1 << 20
+    to_receiver_limit: int = 1 << 20
+
+
 @dataclass
 class FlowPlan:
     """One transfer: from sender ``sender`` to receiver ``receiver``,
@@ -124,6 +142,10 @@ class RunConfig:
     #: htb over a FIFO, the ACK rewrite in the kernel; :func:`plan_hops`
     #: puts that hop's delay and loss on a packet hop in front of it).
     datapath: str = "packet"
+    #: Each end host's link rate-limited on its own (:class:`HostLinks`);
+    #: None: the hosts' links run at the veths' speed and only the hops
+    #: limit rates.
+    host_links: HostLinks | None = None
     #: Handshake round trips of the idle path (receiver 0 connecting to
     #: sender 0, one after the other) measured once the gateways run and
     #: before the transfers: ``probe_rtt_ms`` of the summary (0: none).
@@ -519,6 +541,8 @@ def run(cfg: RunConfig) -> dict:
     sampler = None
     try:
         topo.create()
+        if cfg.host_links is not None:
+            topo.shape_hosts(cfg.host_links)
         for i in range(cfg.senders):
             ns = topo.sender(i)
             # May be refused outside the initial namespace (see traffic.set_cc).

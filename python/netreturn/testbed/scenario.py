@@ -24,9 +24,11 @@ namespaces:
   series with a FIFO commutes with it, so the queue, the drops and every
   RTT are those of the dumbbell; the controller sees the same handshakes
   and the same queue.
-* Access and receiver links are not rate-limited one by one: they must be
-  at least as fast as the bottleneck, DropTail, lossless (an error says so
-  otherwise).
+* Access and receiver links must be at least as fast as the bottleneck,
+  DropTail, lossless (an error says so otherwise). By default they are not
+  rate-limited one by one (the WAN emulator limits the senders together);
+  with the label ``access = "shaped"`` (``--access shaped``) each host's
+  link is, both directions, at its resolved rate and buffer.
 * ``tcp.cc``: the registry's controls that Linux runs (cubic, reno, newreno;
   Linux reno is NewReno with SACK: :mod:`.registry`). The resolved
   ``rcv_buf`` / ``snd_buf`` (when the file sets them) become the autotuning
@@ -56,7 +58,7 @@ from typing import Any, Mapping
 from .. import _native
 from ..scenarios import ScenarioError, load, overrides_list, resolve as resolve_scenario
 from . import registry
-from .runner import DATAPATHS, FlowPlan, Hop, check_gateway_args, link_args
+from .runner import DATAPATHS, FlowPlan, Hop, HostLinks, check_gateway_args, link_args
 
 #: TCP fields of the simulator the kernel decides for itself.
 KERNEL_TCP = ["segment_size", "sack", "timestamps", "window_scaling", "delayed_ack_count",
@@ -233,6 +235,11 @@ class Plan:
     rwm_table: dict | None = None
     #: The senders' aggregate access rate (the WAN emulator's), bit/s.
     access_bps: float = 0.0
+    #: Each end host's link as the file resolves it (rates and buffers).
+    host_links: HostLinks | None = None
+    #: Run with each host's link rate-limited on its own (the testbed label
+    #: ``access = "shaped"``); otherwise only the hops limit rates.
+    shaped: bool = False
 
     def flow_plan(self, rep: int) -> list[FlowPlan]:
         """Start times of repetition ``rep`` (seeded like the simulator's
@@ -326,9 +333,12 @@ def _edges(file: str, r: Resolved) -> dict[str, LinkDir]:
     return {f: r.links[n] for f, n in names.items()}
 
 
-def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
+def plan(name: str | Path, overrides: Mapping[str, Any] | None = None, access: str = "aggregate") -> Plan:
     """Validates ``name`` with ``overrides`` (the simulator's loader and
-    model) and maps it onto the testbed."""
+    model) and maps it onto the testbed. ``access`` is the run's label of
+    that name (:data:`ACCESS`): only with ``"shaped"``, which limits each
+    host's link on its own, may a host's link be slower than the
+    bottleneck."""
     path, doc, params = read(name, overrides)
     file = str(path)
     model = resolved(path, overrides)
@@ -352,12 +362,13 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
                                    "no router stage; allowed: " + ", ".join(registry.queues() + controllers()))
     edges = _edges(file, model)
     for at, link in edges.items():
-        if link.rate_bps < bott.rate_bps:
+        if link.rate_bps < bott.rate_bps and access != "shaped":
             raise TestbedScenarioError(
                 file,
                 f"{at}.rate",
                 f"{fmt_rate(link.rate_bps)} is below the bottleneck's {fmt_rate(bott.rate_bps)}: "
-                "the testbed emulates one rate limit, the bottleneck's; allowed: >= topology.bottleneck.rate",
+                "without --access shaped the testbed limits no host's link on its own; allowed: >= "
+                "topology.bottleneck.rate, or --access shaped",
             )
         if link.queue != "droptail" or link.controller or link.stage:
             what = link.controller or link.stage or link.queue
@@ -427,7 +438,9 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None) -> Plan:
                 base_rtt_s=base_rtt, bottleneck_bps=bott.rate_bps, bottleneck_hop=1,
                 buffer_bytes=bott.buffer_bytes, notes=notes, paper=doc.get("paper"), model=model,
                 rwm_table=_rwm_table(topo) if bott.controller == "rwm" else None,
-                access_bps=acc.rate_bps * pairs)
+                access_bps=acc.rate_bps * pairs,
+                host_links=HostLinks(acc.rate_bps, acc_ba.rate_bps, rcv_ba.rate_bps, rcv.rate_bps,
+                                     acc.buffer_bytes, acc_ba.buffer_bytes, rcv_ba.buffer_bytes, rcv.buffer_bytes))
 
 
 def _rwm_table(topo: dict) -> dict:
@@ -444,14 +457,23 @@ def _rwm_table(topo: dict) -> dict:
 # receivers' edge only), so runs made before these existed keep their keys.
 
 #: label -> default.
-TESTBED_LABELS = {"jitter": "0ms", "rwm_edges": "receiver", "datapath": "packet"}
+TESTBED_LABELS = {"jitter": "0ms", "rwm_edges": "receiver", "datapath": "packet", "access": "aggregate"}
 RWM_EDGES = ("receiver", "both")
+#: ``access``: "aggregate", the senders' links limited together by the WAN
+#: emulator (access rate x pairs); "shaped", each host's link on its own too
+#: (:meth:`.netns.Topology.shape_hosts`), as the simulator's dumbbell.
+ACCESS = ("aggregate", "shaped")
 
 
 def testbed_labels(jitter: Any = None, rwm_edges: str | None = None, file: str = "",
-                   datapath: str | None = None) -> dict[str, str]:
+                   datapath: str | None = None, access: str | None = None) -> dict[str, str]:
     """The labels of a run with these settings; defaults are left out."""
     out = {}
+    if access is not None:
+        if access not in ACCESS:
+            raise TestbedScenarioError(file, "--access", f"{access!r}; allowed: {', '.join(ACCESS)}")
+        if access != TESTBED_LABELS["access"]:
+            out["access"] = access
     if datapath is not None:
         # The bottleneck gateway's (netreturn-gateway --datapath): on kernel
         # a packet-datapath hop in front carries its delay and loss
@@ -494,13 +516,17 @@ def with_testbed(pl: Plan, labels: Mapping[str, str]) -> Plan:
       edge routers implement RWM"), with the same ``gateway.rwm`` table and
       the senders' access rate as its capacity ``C``. Where the bottleneck
       runs no RWM (setting none) nothing is added.
+    * ``access = "shaped"``: each end host's link is rate-limited on its
+      own, both directions, at the file's access and receiver rates
+      (:class:`.runner.HostLinks`); by default only the WAN emulator limits
+      the senders, together, at access rate x pairs.
     """
     from dataclasses import replace
 
     lab = {k: v for k, v in labels.items() if k in TESTBED_LABELS}
     if not lab:
         return pl
-    for k in ("jitter", "rwm_edges", "datapath"):  # validated as the command line is
+    for k in ("jitter", "rwm_edges", "datapath", "access"):  # validated as the command line is
         if k in lab:
             testbed_labels(**{k: lab[k]}, file=pl.file)
     hops = [replace(h, args=list(h.args)) for h in pl.hops]
@@ -519,7 +545,7 @@ def with_testbed(pl: Plan, labels: Mapping[str, str]) -> Plan:
         ctl = [f"capacity={fmt_rate(pl.access_bps)}"] + [f"{k}={toml_literal(v)}" for k, v in pl.rwm_table.items()]
         hops.insert(0, Hop(name="sender-edge", rate=None, delay="0us", controller="rwm", ctl=ctl))
         bottleneck_hop += 1
-    return replace(pl, hops=hops, bottleneck_hop=bottleneck_hop)
+    return replace(pl, hops=hops, bottleneck_hop=bottleneck_hop, shaped=lab.get("access") == "shaped")
 
 
 def check_gateway(pl: Plan, binary: str) -> None:

@@ -227,7 +227,8 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
 def spec_plan(spec: TbSpec) -> Plan:
     """What ``spec`` runs: its scenario with its overrides, and its
     testbed-only labels (jitter, RWM at both edges) applied."""
-    return with_testbed(make_plan(spec.scenario, dict(spec.overrides)), dict(spec.labels))
+    labels = dict(spec.labels)
+    return with_testbed(make_plan(spec.scenario, dict(spec.overrides), labels.get("access", "aggregate")), labels)
 
 
 def execute(spec: TbSpec, opts: Options) -> dict:
@@ -245,7 +246,8 @@ def execute(spec: TbSpec, opts: Options) -> dict:
                         info_interval=opts.info_interval, interval=opts.throughput_interval, start_delay=0.3,
                         timeout=opts.timeout or pl.timeout, tcp_mem_max=pl.tcp_mem_max, seed=spec.rep,
                         gateway_bin=opts.gateway_bin, prefix=opts.prefix,
-                        datapath=dict(spec.labels).get("datapath", "packet"))
+                        datapath=dict(spec.labels).get("datapath", "packet"),
+                        host_links=pl.host_links if pl.shaped else None)
         summary = run_once(cfg)
         rec = collect(tmp, pl, fplan, summary)
     finally:
@@ -421,7 +423,7 @@ def sweep(scenario: str | Path, out: str | Path, sets: Mapping[str, Any] | None 
     combos = expand(sweep_over)
     pl = None
     for c in combos:
-        pl = make_plan(scenario, {**base, **c})
+        pl = make_plan(scenario, {**base, **c}, dict(labels or {}).get("access", "aggregate"))
     assert pl is not None
     n = reps or pl.reps
     specs = [TbSpec.make(scenario, {**base, **c}, r, labels) for c in combos for r in range(1, n + 1)]
