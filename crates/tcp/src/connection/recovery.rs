@@ -186,8 +186,10 @@ impl Connection {
             // transmit, at `EnterRecovery`, and in CA_RECOVERY) and the head,
             // marked lost, is in flight again once resent.
             LossSsthresh::Ns3 => (self.snd_max - self.snd_una).saturating_sub(self.reno_sacked(entering)),
-            // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2).
-            LossSsthresh::Linux => self.win.cwnd,
+            // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2), cwnd a count of
+            // whole segments (`tcp_snd_cwnd`), so an odd window's half is
+            // rounded down: the flight whose half that is.
+            LossSsthresh::Linux => self.win.cwnd / self.mss / 2 * 2 * self.mss,
             LossSsthresh::Ns2 => self.ns2_window(entering),
             LossSsthresh::Rfc5681 => outstanding,
         }

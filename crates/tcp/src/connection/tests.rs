@@ -1514,6 +1514,17 @@ fn outside_a_recovery_every_rule_halves_what_is_outstanding() {
 }
 
 #[test]
+fn linux_halves_an_odd_window_to_whole_segments_where_rfc_5681_halves_its_bytes() {
+    // Eleven segments outstanding when the timer expires: RFC 5681 (4)
+    // halves the 11 000 bytes; Linux's `tcp_reno_ssthresh` halves the
+    // segment count, 11 >> 1 = 5.
+    assert_eq!(ssthresh_after_expiries(LossSsthresh::Rfc5681, 11, 1), [5500]);
+    assert_eq!(ssthresh_after_expiries(LossSsthresh::Linux, 11, 1), [5000]);
+    // And never below two segments (three outstanding: 3 >> 1 = 1 -> 2).
+    assert_eq!(ssthresh_after_expiries(LossSsthresh::Linux, 3, 1), [2000]);
+}
+
+#[test]
 fn without_sack_ns3s_flight_leaves_out_a_segment_per_duplicate_ack_at_a_fast_retransmit_and_a_timeout() {
     // Fast retransmit: 12 segments outstanding. RFC 5681 leaves out the two
     // limited transmit sent (10 -> 5000); ns-3's `EnterRecovery` halves
