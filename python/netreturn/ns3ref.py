@@ -41,6 +41,7 @@ in ``ns3cxx/*.cc`` beside this file, compiled by cling at run time
 Diagnostics (script options): ``--starts`` (given start times), ``--trace K``
 (cwnd/ssthresh of the first K flows), ``--log-flow F --log-out PATH`` (a
 packet-level log of flow F in the format of ``netreturn-sim --log-flow``),
+``--cong-log PATH`` (every flow's congestion-state changes and RTO expiries),
 and ``--prr`` (ns-3's PRR as shipped, repaired by switches, or ns-3-dev's
 repaired one backported, ``upstream``: see ``ns3cxx/prr.cc`` and
 docs/validation.md).
