@@ -510,6 +510,40 @@ def test_the_device_queue_under_red_is_measured_and_the_red_trace_writes_its_ce_
 
 
 @pytest.mark.slow
+def test_the_congestion_log_holds_every_recovery_and_expiry_the_counts_hold(tmp_path):
+    # --cong-log writes every flow's congestion-state changes and RTO
+    # expiries: its entries into CA_RECOVERY are the flows' recoveries, its
+    # "rto" lines their expiries, each state entered is the one the flow's
+    # previous line left it in. The ECE flags ns-3 ignores in CA_OPEN and
+    # CA_DISORDER are some of those on ACKs that leave SND.UNA where it was,
+    # and the recoveries entered behind them some of all recoveries.
+    import json
+    import subprocess
+
+    mod = _load()
+    if not mod.available():
+        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
+    log = tmp_path / "cong.tsv"
+    cmd = [sys.executable, str(_PATH), "--flows", "8", "--queue", "red", "--aligned", "--prr", "upstream", "--ecn",
+           "--stop", "12", "--cong-log", str(log), "--json"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
+    rows = [ln.split("\t") for ln in log.read_text().splitlines()]
+    assert rows, "no congestion-state change in 12 s of 8 flows"
+    for f in r["per_flow"]:
+        mine = [x for x in rows if int(x[1]) == f["flow"]]
+        assert sum(x[3] == "recovery" for x in mine) == f["recoveries"]
+        assert sum(x[2] == "rto" for x in mine) == f["rto_expiries"]
+        assert sum(x[3] == "loss" for x in mine) == f["timeouts"]
+        changes = [x for x in mine if x[2] != "rto"]
+        for a, b in zip(changes, changes[1:]):
+            assert b[2] == a[3], f"flow {f['flow']} left {b[2]} after entering {a[3]}"
+    assert r["ece_acks_ignored_open"] <= r["ece_acks_not_advancing"]
+    assert r["fast_recoveries_after_ignored_ece"] <= r["fast_recoveries"]
+
+
+@pytest.mark.slow
 def test_with_the_linux_backlog_rule_every_ns3_fq_codel_flow_queue_tests_the_whole_backlog():
     # ns-3 3.44's flow queues test their own bytes against MinBytes (1514):
     # a flow queue down to one packet is never marked. Linux and ours test

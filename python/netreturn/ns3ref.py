@@ -41,6 +41,7 @@ in ``ns3cxx/*.cc`` beside this file, compiled by cling at run time
 Diagnostics (script options): ``--starts`` (given start times), ``--trace K``
 (cwnd/ssthresh of the first K flows), ``--log-flow F --log-out PATH`` (a
 packet-level log of flow F in the format of ``netreturn-sim --log-flow``),
+``--cong-log PATH`` (every flow's congestion-state changes and RTO expiries),
 and ``--prr`` (ns-3's PRR as shipped, repaired by switches, or ns-3-dev's
 repaired one backported, ``upstream``: see ``ns3cxx/prr.cc`` and
 docs/validation.md).
@@ -606,7 +607,8 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
               ecn: bool = False, attrs_over: Optional[list[tuple[str, str]]] = None,
               ecn_rfc3168: bool = False, dctcp_rfc8257: bool = False,
               fqcodel_linux: bool = False, fqcodel_linux_mark: bool = False,
-              dctcp_echo: bool = False, ecn_cwr_rfc3168: bool = False) -> dict[str, Any]:
+              dctcp_echo: bool = False, ecn_cwr_rfc3168: bool = False,
+              cong_log: Optional[str] = None) -> dict[str, Any]:
     t_setup = time.perf_counter()
     sc = scenario_of(scenario)
     multi = isinstance(sc, MultiRtt)
@@ -999,6 +1001,13 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         # ACK that left SND.UNA where it was (ns-3's sender ignores these).
         "ece_acks": int(cpp.EceAcks()),
         "ece_acks_not_advancing": int(cpp.EceNotAdvancing()),
+        # Of them, those reaching a sender in CA_OPEN or CA_DISORDER, where an
+        # ECE on any ACK starts a reduction by RFC 3168 section 6.1.2 (and
+        # ours' default; `tcp.ece_on_new_ack_only` is ns-3's rule), and the
+        # fast recoveries entered before SND.UNA passed HighData at such an
+        # ignored ECE (a reduction started there would still be running).
+        "ece_acks_ignored_open": int(cpp.EceIgnoredOpen()),
+        "fast_recoveries_after_ignored_ece": int(cpp.RecoveriesAfterIgnoredEce()),
         # FQ-CoDel's MAXPACKET test on the whole backlog (Linux), and how
         # often a flow queue's threshold was set for it.
         "fqcodel_linux": bool(fqcodel_linux),
@@ -1047,6 +1056,17 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
             for k in range(int(cpp.QDropLen())):
                 f.write(f"{float(cpp.QDropT(k)):.6f}\t{cpp.QDropWhy(k)}\t{int(cpp.QDropBacklog(k))}\t{int(cpp.QDropSize(k))}"
                         f"\t{int(cpp.QDropFlow(k))}\t{int(cpp.QDropRetx(k))}\n")
+    if cong_log:
+        # One line per congestion-state change of any flow: time, flow, the
+        # state left, the state entered (CONG_STATES), SND.UNA and HighData
+        # then; and per RTO expiry (backoffs included), "rto" for both states.
+        def state(c: str) -> str:
+            return "rto" if int(c) < 0 else CONG_STATES[int(c)]
+
+        with open(cong_log, "w") as f:
+            for k in range(int(cpp.CongLogLen())):
+                t, flow, old, new, una, high = str(cpp.CongLogLine(k)).split("\t")
+                f.write(f"{t}\t{flow}\t{state(old)}\t{state(new)}\t{una}\t{high}\n")
     if red_trace:
         # One line per arrival, as netreturn-sim --red-trace: iface, time, backlog
         # before it, RED's average, max_p, verdict (0 accepted, 1 early, 2 forced, 3 tail, 4 accepted and marked CE).
@@ -1167,6 +1187,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--drop-log", default=None, metavar="PATH",
                     help="write every drop and CE mark of the bottleneck queue disc (time, reason, backlog, size, TCP "
                          "flow or -1, 1 if a retransmission) to PATH")
+    ap.add_argument("--cong-log", default=None, metavar="PATH",
+                    help="write every congestion-state change of every TCP flow (time, flow, state left, state "
+                         "entered, SND.UNA, HighData) and every RTO expiry (states 'rto') to PATH")
     ap.add_argument("--red-trace", default=None, metavar="PATH",
                     help="RED/ARED: write every arrival at the bottleneck queue disc (time, backlog before it, "
                          "the average m_qAvg, max_p m_curMaxP, verdict) to PATH, as netreturn-sim --red-trace; "
@@ -1244,7 +1267,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                     a.trace, a.log_flow, window, a.log_out, a.prr, a.scenario, a.aligned, a.drop_log,
                     a.red_trace, a.step, a.buffer, a.ns2, a.phase_ns, a.cc, a.ecn, attrs_over, a.ecn_rfc3168,
                     a.dctcp_rfc8257, a.fqcodel_linux, a.fqcodel_linux_mark, a.dctcp_echo_rfc8257,
-                    a.ecn_cwr_rfc3168)
+                    a.ecn_cwr_rfc3168, a.cong_log)
     if a.json:
         sys.stdout.write(json.dumps(out, allow_nan=True) + "\n")
     else:

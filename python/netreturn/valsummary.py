@@ -202,8 +202,12 @@ OURS_DCTCP_GROWTH_CWR_NS3 = {**OURS_DCTCP_GROWTH_NS3, **OURS_CWR_NS3}
 #: (``validate --ns3-ecn cwr-rfc3168``).
 OURS_CUBIC_WSEG_NS3 = {"tcp.cubic": '{reno_alpha="linux",whole_segment_ssthresh=true}'}
 OURS_RED_ECN_NS3 = {**OURS_CUBIC_WSEG_NS3, **OURS_CWR_NS3, "tcp.ecn_echo_past_cwr": "true"}
+#: ns-3's sender reading ECE only on an ACK that advances SND.UNA (its ReceivedAck; branch redecn13).
+OURS_ECE_NS3 = {"tcp.ece_on_new_ack_only": "true"}
 RED_ECN_WSEG_EVIDENCE = ("validation.md#red-with-ecn-ns-3s-cut-in-whole-segments-and-its-echo-past-a-cwr-issue-27-"
                          "2026-11-27-branch-redecn12")
+RED_ECN_ECE_EVIDENCE = ("validation.md#red-with-ecn-the-fast-recoveries-and-ns-3s-ece-on-new-acks-only-issue-27-"
+                        "2026-11-27-branch-redecn13")
 #: DCTCP's rows with ns-3's receiver echo repaired too (branch dctcp11, ``validate --ns3-ecn rfc8257-echo``).
 DCTCP_ECHO_REF = ("ns-3 3.44 (TcpDctcp), ECE, loss and CE echo repaired, FQ-CoDel's one-MTU test and mark schedule "
                   "as Linux")
@@ -400,6 +404,18 @@ PLAN: tuple[Mechanism, ...] = (
               "reduction, as ns-3", RED_ECN_WSEG_EVIDENCE,
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True, ns3_ecn="cwr-rfc3168",
                              ours_sets={**OURS_CUBIC_WSEG_NS3, **OURS_CWR_NS3}),)),
+    Mechanism("RED with ECN (CUBIC), ours' CUBIC, CWR rule, echo and ECE rule as ns-3", "ns-3 3.44; ours' CUBIC "
+              "keeping its Reno-friendly slope and ssthresh in whole segments, entering no fast recovery from an ECN "
+              "reduction, its receiver echoing past a CWR behind an unacknowledged mark, its sender reducing on an "
+              "ECE only when the ACK advances SND.UNA, as ns-3", RED_ECN_ECE_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True,
+                             ours_sets={**OURS_RED_ECN_NS3, **OURS_ECE_NS3}),)),
+    Mechanism("RED with ECN (CUBIC), ns-3's echo repaired, ours' CUBIC, CWR rule and ECE rule as ns-3",
+              "ns-3 3.44, its receiver ending the echo at a CWR as RFC 3168 6.1.3; ours' CUBIC keeping its "
+              "Reno-friendly slope and ssthresh in whole segments, entering no fast recovery from an ECN "
+              "reduction and reducing on an ECE only when the ACK advances SND.UNA, as ns-3", RED_ECN_ECE_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True, ns3_ecn="cwr-rfc3168",
+                             ours_sets={**OURS_CUBIC_WSEG_NS3, **OURS_CWR_NS3, **OURS_ECE_NS3}),)),
     Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),
     Mechanism("CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("codel", (13, 31))),
     Mechanism("FQ-CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_codel", (13, 31))),

@@ -218,6 +218,11 @@ pub struct TcpSpec {
     /// default) a CWR ends the echo (RFC 3168 section 6.1.3, Linux).
     #[serde(default)]
     pub ecn_echo_past_cwr: bool,
+    /// A classic ECN sender reduces on an ECE only when the ACK advances
+    /// SND.UNA, as ns-3 3.44; `false` (the default) on any ACK (RFC 3168
+    /// section 6.1.2, Linux) (docs/tcp.md).
+    #[serde(default)]
+    pub ece_on_new_ack_only: bool,
     /// A go-back-N resend ends at SND.MAX, new data in segments of its own
     /// (ns-3's sent list, Linux's retransmission queue); `false` (the
     /// default) cuts full segments from SND.NXT, the last one carrying new
@@ -1678,6 +1683,16 @@ mod tests {
         assert!(s.tcp.ecn_echo_past_cwr);
         assert!(crate::resolve::tcp_config(&s).ecn_echo_past_cwr);
         assert!(s.tcp.cc_params.cubic.unwrap().whole_segment_ssthresh);
+    }
+
+    #[test]
+    fn ns3s_ece_on_new_acks_only_is_off_unless_the_file_turns_it_on() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(!s.tcp.ece_on_new_ack_only, "RFC 3168: ECE on any ACK");
+        assert!(!crate::resolve::tcp_config(&s).ece_on_new_ack_only);
+        let text = MINI.replace("[topology]", "[tcp]\nece_on_new_ack_only = true\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(crate::resolve::tcp_config(&s).ece_on_new_ack_only);
     }
 
     #[test]

@@ -65,6 +65,14 @@ struct State {
     // when ackNumber > HeadSequence; RFC 3168 6.1.2, RFC 8257 3.3 and Linux's
     // tcp_ack read it on every ACK).
     uint64_t eceAcks = 0, eceNotAdvancing = 0;
+    // Of the latter, those reaching a sender in CA_OPEN or CA_DISORDER, where
+    // ns-3 ignores them and RFC 3168 (and ours' default) starts a reduction;
+    // per flow, HighData at the first one since the flow last left CA_OPEN
+    // or CA_DISORDER (0: none), and the fast recoveries entered before
+    // SND.UNA passed it, inside the window a reduction there would have
+    // covered (docs/validation.md, "RED with ECN: the fast recoveries").
+    uint64_t eceIgnoredOpen = 0, recoveriesAfterIgnoredEce = 0;
+    std::vector<SequenceNumber32> eceIgnoredPoint;
     // Packets the bottleneck queue disc marked CE instead of dropping.
     uint64_t marks = 0;
     double qLast = 0, qInt = 0;
@@ -97,9 +105,14 @@ struct State {
     std::map<uint32_t, uint64_t> burstHist;
 };
 static State S;
+// Every flow's congestion-state changes and RTO expiries (--cong-log,
+// CongLogged below).
+struct CongEvent { double t; uint32_t flow; int32_t old, now; uint32_t una, high; };
+static std::vector<CongEvent> congLog;
 
 void Reset(uint32_t n, uint64_t fileBytes) {
     S = State();
+    congLog.clear();
     S.rx.assign(n, 0); S.tx.assign(n, 0); S.retx.assign(n, 0);
     S.recoveries.assign(n, 0); S.rtos.assign(n, 0); S.rtoExpiries.assign(n, 0);
     S.cwrs.assign(n, 0);
@@ -108,6 +121,7 @@ void Reset(uint32_t n, uint64_t fileBytes) {
     S.lastAck.assign(n, SequenceNumber32(0)); S.recoveriesOnAdvancingAck.assign(n, 0);
     S.sock.assign(n, nullptr);
     S.cong.assign(n, 0); S.congSince.assign(n, -1.0);
+    S.eceIgnoredPoint.assign(n, SequenceNumber32(0));
     S.done.assign(n, -1.0);
     S.sendCount.assign(n, {});
     S.retxDrops.assign(n, 0); S.dataDrops.assign(n, 0);
@@ -183,7 +197,15 @@ static void SockAckRx(uint32_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<con
     S.lastAck[i] = h.GetAckNumber();
     if ((h.GetFlags() & TcpHeader::ECE) && !(h.GetFlags() & TcpHeader::SYN) && S.sock[i]) {
         S.eceAcks++;
-        if (h.GetAckNumber() <= S.sock[i]->GetTxBuffer()->HeadSequence()) S.eceNotAdvancing++;
+        if (h.GetAckNumber() <= S.sock[i]->GetTxBuffer()->HeadSequence()) {
+            S.eceNotAdvancing++;
+            if (S.cong[i] == TcpSocketState::CA_OPEN || S.cong[i] == TcpSocketState::CA_DISORDER) {
+                S.eceIgnoredOpen++;
+                SequenceNumber32 una = S.sock[i]->GetTxBuffer()->HeadSequence();
+                if (S.eceIgnoredPoint[i] == SequenceNumber32(0) || una >= S.eceIgnoredPoint[i])
+                    S.eceIgnoredPoint[i] = S.highTx[i];
+            }
+        }
     }
 }
 static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Address&,
@@ -191,11 +213,31 @@ static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Ad
     S.retx[i] += p->GetSize();
 }
 
+// A congestion-state change or RTO expiry for --cong-log: time, flow, the
+// state left and the state entered (TcpCongState_t; -1, -1 for an expiry,
+// whatever the state), SND.UNA and HighData then.
+static void CongLogged(uint32_t i, int32_t old, int32_t now) {
+    uint32_t una = S.sock[i] ? S.sock[i]->GetTxBuffer()->HeadSequence().GetValue() : 0;
+    congLog.push_back({Simulator::Now().GetSeconds(), i, old, now, una, S.highTx[i].GetValue()});
+}
+uint32_t CongLogLen() { return congLog.size(); }
+std::string CongLogLine(uint32_t k) {
+    const CongEvent& e = congLog[k];
+    std::ostringstream o;
+    o.precision(6);
+    o << std::fixed << e.t << "\t" << e.flow << "\t" << e.old << "\t" << e.now << "\t" << e.una << "\t" << e.high;
+    return o.str();
+}
+
 // Entries into fast recovery (3 dupACKs or SACK loss detection), into
 // CA_LOSS (retransmission timeout) and into CA_CWR (a reduction on ECE).
 static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t old, TcpSocketState::TcpCongState_t now) {
+    CongLogged(i, old, now);
     if (now == TcpSocketState::CA_RECOVERY) {
         S.recoveries[i]++;
+        if (S.eceIgnoredPoint[i] != SequenceNumber32(0) && S.sock[i] &&
+            S.sock[i]->GetTxBuffer()->HeadSequence() < S.eceIgnoredPoint[i])
+            S.recoveriesAfterIgnoredEce++;
         if (S.sock[i]) {
             // DupAck runs before NewAck discards what the ACK covers: the head is still SND.UNA before it.
             SequenceNumber32 una = S.sock[i]->GetTxBuffer()->HeadSequence();
@@ -215,6 +257,7 @@ static void SockCong(uint32_t i, TcpSocketState::TcpCongState_t old, TcpSocketSt
         CongClose(i);
         S.congSince[i] = Simulator::Now().GetSeconds();
     }
+    if (now != TcpSocketState::CA_DISORDER && now != TcpSocketState::CA_OPEN) S.eceIgnoredPoint[i] = SequenceNumber32(0);
     S.cong[i] = now;
 }
 // Summed over flows until each file is delivered (or the run ends, at `now`).
@@ -228,6 +271,8 @@ uint64_t CwrFrom(uint32_t k) { return S.cwrFrom[k]; }
 uint64_t EceWithheld() { return S.eceWithheld; }
 uint64_t EceAcks() { return S.eceAcks; }
 uint64_t EceNotAdvancing() { return S.eceNotAdvancing; }
+uint64_t EceIgnoredOpen() { return S.eceIgnoredOpen; }
+uint64_t RecoveriesAfterIgnoredEce() { return S.recoveriesAfterIgnoredEce; }
 
 // --ecn-rfc3168: ns-3 3.44's ReceivedAck enters CA_CWR on an ACK with ECE
 // from any state but CA_CWR, so a sender in fast recovery (CA_RECOVERY) or
@@ -400,7 +445,10 @@ static void EcnRfc3168Rx(uint32_t i, Ptr<const Packet>, const TcpHeader& h, Ptr<
 // that expires again in CA_LOSS): ReTxTimeout doubles the RTO
 // (`m_rto = Min(m_rto * 2, 60 s)`), which no RTT update does exactly.
 static void SockRto(uint32_t i, Time before, Time now) {
-    if (now == before * 2 || (now == Seconds(60) && before < now)) S.rtoExpiries[i]++;
+    if (now == before * 2 || (now == Seconds(60) && before < now)) {
+        S.rtoExpiries[i]++;
+        CongLogged(i, -1, -1);
+    }
 }
 
 // Bottleneck queue disc backlog (bytes), integrated over time.

@@ -66,7 +66,12 @@ impl Connection {
         let delivered = self.delivered_data(acked, sacked_before);
         // The SYN-ACK's ECE agrees to ECN; it signals no congestion.
         let ece = self.ecn_ok && seg.flags.ece() && !seg.flags.syn();
-        if ece {
+        // `ece_on_new_ack_only`: ns-3 3.44 `TcpSocketBase::ReceivedAck`
+        // reads ECE only `if (ackNumber > oldHeadSequence && ...)`, so a
+        // duplicate ACK's ECE starts no reduction and its DupAck count goes
+        // on to a fast recovery; RFC 3168 section 6.1.2 and Linux `tcp_ack`
+        // (`FLAG_ECE`) take it on any ACK.
+        if ece && (acked > 0 || !self.cfg.ece_on_new_ack_only) {
             self.ecn_on_echo(now, delivered);
         }
         if self.rate.is_some() {

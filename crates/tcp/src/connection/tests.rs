@@ -1318,6 +1318,69 @@ fn with_linuxs_rule_the_same_loss_enters_fast_recovery_from_the_cwr_state() {
     assert!(c.in_recovery && !c.in_cwr);
 }
 
+/// A window of twenty segments (slow start from ten, MSS 1000, SACK, ECN,
+/// ns-3's rule for a loss in the CWR state) whose first segment is lost and
+/// second marked CE: every ACK the receiver sends is a duplicate carrying
+/// SACK and ECE. Returns the sender after all of them.
+fn dupacks_echoing_a_mark(ece_on_new_ack_only: bool) -> Connection {
+    let cfg = TcpConfig {
+        mss: 1000,
+        ecn: true,
+        rcv_buf: 1 << 20,
+        recovery_from_cwr: RecoveryFromCwr::Ns3,
+        ece_on_new_ack_only,
+        ..Default::default()
+    };
+    let (mut c, mut s) = established(&cfg);
+    let ms = Time::from_millis;
+    let mut first = Vec::new();
+    c.send(Time::ZERO, 1_000_000, &mut first);
+    let mut acks = Vec::new();
+    for g in &first {
+        s.on_segment(ms(10), g, &mut acks);
+    }
+    let mut sent = Vec::new();
+    for a in &acks {
+        c.on_segment(ms(20), a, &mut sent);
+    }
+    assert_eq!(sent.len(), 20, "slow start doubled the window");
+    sent[1].ecn = Ecn::Ce;
+    let mut dupacks = Vec::new();
+    for g in &sent[1..] {
+        s.on_segment(ms(30), g, &mut dupacks);
+    }
+    let una = c.snd_una;
+    assert!(dupacks.iter().all(|a| a.flags.ece() && a.ack == c.iss.wrapping_add(1 + 10_000)), "ACKs past the hole");
+    let mut out = Vec::new();
+    for a in &dupacks {
+        c.on_segment(ms(40), a, &mut out);
+    }
+    assert_eq!(c.snd_una, una, "an ACK advanced SND.UNA");
+    c
+}
+
+#[test]
+fn an_ece_on_a_duplicate_ack_starts_a_reduction_that_keeps_the_loss_from_a_fast_recovery() {
+    // RFC 3168 section 6.1.2 (and Linux `tcp_ack`'s FLAG_ECE) reads ECE on
+    // every ACK: the first dupACK's ECE enters CWR, and under ns-3's CWR
+    // rule the third dupACK then starts no recovery.
+    let c = dupacks_echoing_a_mark(false);
+    assert_eq!(c.stats().ecn_reductions, 1);
+    assert!(c.in_cwr && !c.in_recovery);
+    assert_eq!(c.stats().fast_retransmits, 0);
+}
+
+#[test]
+fn with_ns3s_ece_rule_a_duplicate_acks_ece_is_ignored_and_the_loss_starts_a_fast_recovery() {
+    // ns-3 3.44 `TcpSocketBase::ReceivedAck` reads ECE only `if (ackNumber >
+    // oldHeadSequence && ...)`: the dupACKs' ECE starts nothing, and
+    // `DupAck` goes from CA_DISORDER to CA_RECOVERY at the third.
+    let c = dupacks_echoing_a_mark(true);
+    assert_eq!(c.stats().ecn_reductions, 0, "a duplicate ACK's ECE reduced cwnd");
+    assert!(c.in_recovery && !c.in_cwr);
+    assert_eq!(c.stats().fast_retransmits, 1);
+}
+
 /// Forty segments in flight (MSS 1000, NewReno, SACK, PRR), the first
 /// thirty lost: the ten SACKed ones' dupACKs arrive, the third starts a
 /// recovery whose pipe is far below ssthresh (twenty segments).
