@@ -71,6 +71,10 @@ _ECE_NEW_ACK = ("ours' sender reducing on an ECE only when the ACK advances SND.
                 "longer starts a CWR state that, under ns-3's CWR rule, keeps the loss behind it from a fast recovery; "
                 "ns-3 enters 4.6 of its 14.6 recoveries a run while such an ignored ECE's window is in flight")
 _LINUX = "testbed.md#agreement-with-linux-issue-25-item-5"
+_LINUX_SHAPED = "testbed.md#each-hosts-link-shaped-session-22"
+_SHAPED = ("the testbed limits each host's link on its own at the scenario's rates (--access shaped), as the "
+           "simulator's dumbbell, where one 400 Mb/s hop carried the four senders together: Linux's data loss over "
+           "EWT 2.16 -> 1.59 % (NewReno) and 2.40 -> 1.76 % (CUBIC), both testbeds run on one idle afternoon")
 
 _LOSS_EXIT = "ns-3 grows no cwnd on the ACK that ends CA_LOSS (RFC 5681 3.1)"
 _STANDIN_MARKS = "the harness's RFC 793 stand-in guessed loss marks"
@@ -197,8 +201,10 @@ SUPERSEDED_BY: dict[str, tuple[str, str]] = {
              [_ECE_NEW_ACK + ": the fast recoveries 9.8 -> 14.4 (ns-3 14.6), seeds 1-5"]),
     **_chain([_RED_ECN_ECHO_REPAIRED, _RED_ECN_ECE_ECHO_REPAIRED],
              [_ECE_NEW_ACK + ": the fast recoveries 8.4 -> 12.6 (ns-3, echo repaired, 14), seeds 1-5"]),
-    **_chain(["NewReno against Linux", "NewReno against Linux, Linux profile"], [_PROFILE]),
-    **_chain(["CUBIC against Linux", "CUBIC against Linux, Linux profile"], [_PROFILE]),
+    **_chain(["NewReno against Linux", "NewReno against Linux, Linux profile",
+              "NewReno against Linux, Linux profile, hosts' links shaped"], [_PROFILE, _SHAPED]),
+    **_chain(["CUBIC against Linux", "CUBIC against Linux, Linux profile",
+              "CUBIC against Linux, Linux profile, hosts' links shaped"], [_PROFILE, _SHAPED]),
 }
 
 #: Row -> what is known of its differing cells (rows nothing supersedes).
@@ -212,36 +218,20 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               "ns-3 sets cwnd = ssthresh + 1 MSS at every recovery exit; without it ns-3 loses 5.93 % (ours 5.58) "
               "and its fast recoveries agree (2161 against 2176)", _RED_S1),
     ),
-    "NewReno against Linux, Linux profile": (
-        Cause("ewt", ("data loss",), "open",
-              "-25 % over 40 repetitions in each world (1.54 ± 0.09 against 2.04 ± 0.23 %). Flow 0's windows "
-              "(branch linux12): slow start doubles alike (14, 29, 58, 116, 233, 390 kB a round in both), "
-              "congestion avoidance grows 0.96 against 0.95 segments an RTT, the window binds as rarely in both; "
-              "the worlds part at the first loss, which comes at a smaller window in Linux (flow 0's slow-start "
-              "peak, median 244 against 339 kB), and in EWT's effect: it raises Linux's loss over DropTail's "
-              "(1.72 -> 2.04 %) and lowers the Linux profile's (1.86 -> 1.54); Linux's quick ACKs are not it "
-              "(an ACK for every segment moves ours by +0.03 points); the testbed's senders reach the bottleneck "
-              "through one 400 Mb/s hop, the simulator's through 100 Mb/s links each, and with 400 Mb/s ones ours "
-              "loses 1.73 ± 0.09 % (1.51 ± 0.07 at 100, seeds 1-80), the other three cells unmoved", _LINUX),
-        Cause("ewt", ("mean FCT", "goodput"), "open",
-              "since the Linux profile resends a lost retransmission as Linux's RACK does "
-              "(tcp.resend_lost_retransmit, branch linux12), flow 0 times out 0.05 times a run, not 0.47 (Linux's "
-              "traces: 0.04), and the simulator's flows finish sooner than Linux's: FCT 4.69 -> 4.32 s (Linux "
-              "4.83), goodput 9.77 -> 10.7 Mb/s (9.46); Linux resends more (73 against 54 segments a flow), the "
-              "data-loss gap of the same cell", _LINUX),
+    "NewReno against Linux, Linux profile, hosts' links shaped": (
+        Cause("ewt", ("mean FCT", "goodput", "utilization"), "open",
+              "with each host's link shaped the data loss agrees (1.58 ± 0.12 against 1.63 ± 0.27 %, 20 "
+              "repetitions; the unshaped testbed's 2.16 was its 400 Mb/s aggregate hop) and the flows still finish "
+              "sooner in the simulator: FCT 4.20 against 4.93 s (over DropTail 4.26 against 4.73, within 10 %); "
+              "the EWT gateway rewrites fewer ACKs in the testbed than in the simulator (758 ± 324 against 1974 ± "
+              "433 a run), not traced", _LINUX_SHAPED),
     ),
-    "CUBIC against Linux, Linux profile": (
-        Cause("droptail", ("data loss",), "traced, not proven",
-              "the first loss comes at a larger window in the simulator (flow 0's slow-start peak, median 291 "
-              "against 181 kB; the doubling per round is the same in both); not HyStart: switched off in both "
-              "worlds the gap stays about 0.45 points (2.18 against 1.72 %); Linux's TSQ and GSO not modelled "
-              "(with PRR's safe-ACK bound and Linux's CUBIC alpha in the profile 2.37 -> 2.15 %, with RACK's "
-              "resend of a lost retransmission 2.00 %, branch linux12)", _LINUX),
-        Cause("ewt", ("data loss",), "open",
-              "-31 % (1.57 ± 0.13 against 2.26 ± 0.34 %, 10 repetitions), since the profile resends lost "
-              "retransmissions as RACK (1.87 % before, branch linux12) and cuts to whole segments as "
-              "bictcp_recalc_ssthresh (1.63 before); as NewReno's cell: EWT raises Linux's loss over "
-              "DropTail's (1.49 -> 2.26 %) and lowers the simulator's (2.00 -> 1.57)", _LINUX),
+    "CUBIC against Linux, Linux profile, hosts' links shaped": (
+        Cause("ewt", ("mean FCT", "goodput"), "open",
+              "as NewReno's cell: the data loss agrees with each host's link shaped (1.69 ± 0.15 against 1.78 ± "
+              "0.23 %, 20 repetitions), the flows finish sooner in the simulator (FCT 4.64 against 5.28 s) and the "
+              "EWT gateway rewrites fewer ACKs in the testbed (1147 ± 362 against 2849 ± 417 a run), not traced",
+              _LINUX_SHAPED),
     ),
 }
 

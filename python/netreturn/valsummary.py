@@ -139,12 +139,13 @@ LINUX_SCENARIO = "testbed/dumbbell4"
 LINUX_QUEUES = ("droptail", "ewt")
 
 
-def _linux(tcp: str, profile: str = "ns3") -> tuple[Cell, ...]:
+def _linux(tcp: str, profile: str = "ns3", **labels: str) -> tuple[Cell, ...]:
     """The testbed cells of ``tcp``, the simulator's TCP on ``profile``'s
-    defaults (``netreturn testbed compare --sim-profile``)."""
+    defaults (``netreturn testbed compare --sim-profile``), the testbed
+    with ``labels`` (``--access shaped``)."""
     from .testbed.compare import cell_name, profile_setting
 
-    extra = profile_setting(profile)
+    extra = {**profile_setting(profile), **labels}
     return tuple(Cell(cell_name(LINUX_SCENARIO, {"queue": q, "tcp": tcp, **extra}), f"{LINUX_SCENARIO}, {q}", "linux",
                       {"queue": q, "tcp": tcp, **extra}) for q in LINUX_QUEUES)
 
@@ -172,6 +173,7 @@ LOSSY_NS2_SSTHRESH = ("validation.md#newreno-against-ns-235-the-ssthresh-at-a-ti
 LOSSY_NS2_RFC6582 = ("validation.md#newreno-against-ns-235-the-recovery-point-and-limited-transmit-issue-25-"
                      "2026-11-27")
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
+LINUX_SHAPED_EVIDENCE = "testbed.md#each-hosts-link-shaped-session-22"
 RED_ECN_ALPHA_EVIDENCE = "validation.md#red-with-ecn-cubics-reno-friendly-slope-issue-27-2026-11-27"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
 MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"
@@ -483,6 +485,12 @@ PLAN: tuple[Mechanism, ...] = (
               _linux("newreno", "linux")),
     Mechanism("CUBIC against Linux, Linux profile", "Linux 6.18 in namespaces", LINUX_EVIDENCE,
               _linux("cubic", "linux")),
+    Mechanism("NewReno against Linux, Linux profile, hosts' links shaped",
+              "Linux 6.18 in namespaces, each host's link rate-limited on its own as the scenario's",
+              LINUX_SHAPED_EVIDENCE, _linux("newreno", "linux", access="shaped")),
+    Mechanism("CUBIC against Linux, Linux profile, hosts' links shaped",
+              "Linux 6.18 in namespaces, each host's link rate-limited on its own as the scenario's",
+              LINUX_SHAPED_EVIDENCE, _linux("cubic", "linux", access="shaped")),
 )
 
 

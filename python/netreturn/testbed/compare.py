@@ -229,7 +229,10 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
     tb_runs = _tb_frame(raw)
     long = side_by_side(sim_runs, tb_runs, keys)
     long.to_csv(out / "compare.csv", index=False)
-    cells = agreement_records(sim_runs, tb_runs, keys, scenario, out, {**sets, **profile_setting(sim_profile)})
+    # The testbed's labels that are not defaults (--access shaped, --datapath
+    # kernel) name the cells too: each is another testbed.
+    cells = agreement_records(sim_runs, tb_runs, keys, scenario, out,
+                              {**sets, **profile_setting(sim_profile), **dict(labels or {})})
     text = [f"{pl.name}: {pl.file}",
             f"  propagation RTT {pl.base_rtt_s * 1000:.0f} ms, bottleneck {pl.bottleneck_bps / 1e6:g} Mb/s, "
             f"buffer {pl.buffer_bytes / 1000:.0f} kB, {len(pl.flows)} flows; {n} repetitions per world; the "
