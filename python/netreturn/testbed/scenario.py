@@ -454,7 +454,8 @@ def _rwm_table(topo: dict) -> dict:
 # What a scenario file cannot say because the simulator has no such thing:
 # labels of a run (``TbSpec.labels``), part of its identity, applied to the
 # plan's hops. Absent labels mean the defaults (no jitter, RWM at the
-# receivers' edge only), so runs made before these existed keep their keys.
+# receivers' edge only, the packet datapath, the hosts' links not shaped
+# one by one), so runs made before these existed keep their keys.
 
 #: label -> default.
 TESTBED_LABELS = {"jitter": "0ms", "rwm_edges": "receiver", "datapath": "packet", "access": "aggregate"}
