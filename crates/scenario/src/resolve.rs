@@ -327,6 +327,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         resend_lost_retransmit: t.resend_lost_retransmit,
         ecn_echo_past_cwr: t.ecn_echo_past_cwr,
         ece_on_new_ack_only: t.ece_on_new_ack_only,
+        rcv_window_opens: t.rcv_window_opens,
         resend_ends_at_snd_max: t.resend_ends_at_snd_max,
         resend_merges_sent: t.resend_merges_sent,
         timestamps: t.timestamps,

@@ -223,6 +223,11 @@ pub struct TcpSpec {
     /// section 6.1.2, Linux) (docs/tcp.md).
     #[serde(default)]
     pub ece_on_new_ack_only: bool,
+    /// The receiver opens its window as Linux does: 64 KiB, then twice
+    /// the bytes received, up to `rcv_buf`; `false` (the default) offers
+    /// the whole `rcv_buf` at once (docs/tcp.md).
+    #[serde(default)]
+    pub rcv_window_opens: bool,
     /// A go-back-N resend ends at SND.MAX, new data in segments of its own
     /// (ns-3's sent list, Linux's retransmission queue); `false` (the
     /// default) cuts full segments from SND.NXT, the last one carrying new
@@ -1539,6 +1544,15 @@ mod tests {
         let text = MINI.replace("[topology]", "[tcp]\nlimited_transmit = 2\n[topology]");
         let e = Scenario::from_toml(&text, "p.toml", &[]).unwrap_err();
         assert!(e.to_string().contains("limited_transmit"), "{e}");
+    }
+
+    #[test]
+    fn the_receiver_offers_its_whole_buffer_at_once_unless_the_file_opens_it_as_linux() {
+        let s = Scenario::from_toml(MINI, "p.toml", &[]).unwrap();
+        assert!(!crate::resolve::tcp_config(&s).rcv_window_opens);
+        let text = MINI.replace("[topology]", "[tcp]\nrcv_window_opens = true\n[topology]");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(crate::resolve::tcp_config(&s).rcv_window_opens);
     }
 
     #[test]

@@ -140,6 +140,7 @@ pub enum PrrBound {
 /// | `recovery_from_cwr` | `Linux` | with SACK, a loss found while reducing for ECN enters fast recovery (Linux), or is repaired under the CWR state without one (ns-3) ([`RecoveryFromCwr`]) |
 /// | `ecn_echo_past_cwr` | off | a classic ECN receiver keeps echoing ECE past the sender's CWR when a CE mark arrived since it last sent an ACK, as ns-3 3.44 (`TcpSocketBase::DoForwardUp` sets `ECN_IDLE` on a CWR only from a state other than `ECN_CE_RCVD`); off, a CWR ends the echo and only a CE on that segment restarts it (RFC 3168 section 6.1.3; Linux `tcp_ecn_accept_cwr`) |
 /// | `ece_on_new_ack_only` | off | a classic ECN sender reduces on an ECE only when the ACK advances SND.UNA, as ns-3 3.44 (`TcpSocketBase::ReceivedAck`: `if (ackNumber > oldHeadSequence && ... ECE)`), so an ECE on a duplicate ACK is ignored; off, an ECE on any ACK (RFC 3168 section 6.1.2; Linux `tcp_ack` reads `FLAG_ECE` on every ACK) |
+/// | `rcv_window_opens` | off | the advertised window starts at 64 KiB and grows by twice the bytes received in order, as Linux's `rcv_ssthresh` (`tcp_select_initial_window`: at most `U16_MAX`; `tcp_grow_window`: `2 * advmss` for each full segment), up to `rcv_buf`; off, the whole `rcv_buf` from the first ACK |
 /// | `ecn` | off | offer ECN (RFC 3168; ns-3 `UseEcn` Off by default); DCTCP and Prague offer it whatever this says |
 #[derive(Clone, Copy, Debug, PartialEq)]
 // Laid out in declaration order (`repr(C)`): the settings read only at set-up,
@@ -198,6 +199,8 @@ pub struct TcpConfig {
     pub ecn_echo_past_cwr: bool,
     // Read only on an ACK with ECE, in the same padding.
     pub ece_on_new_ack_only: bool,
+    // Read by a receiver's window field, in the same padding.
+    pub rcv_window_opens: bool,
 }
 
 impl Default for TcpConfig {
@@ -230,6 +233,7 @@ impl Default for TcpConfig {
             resend_lost_retransmit: false,
             ecn_echo_past_cwr: false,
             ece_on_new_ack_only: false,
+            rcv_window_opens: false,
             abc_limit: 1,
             delayed_ack_count: 2,
             delayed_ack_timeout: Time::from_millis(200),

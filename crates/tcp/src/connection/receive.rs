@@ -19,6 +19,16 @@ impl Connection {
     pub(super) fn window_field(&mut self) -> u16 {
         let held = if self.cfg.window_deducts_ooo { self.ooo.held.bytes() } else { 0 };
         let mut free = self.cfg.rcv_buf.saturating_sub(held);
+        if self.cfg.rcv_window_opens {
+            // Linux's rcv_ssthresh caps the window offered
+            // (`__tcp_select_window`): it starts at the SYN's unscaled
+            // window, at most `U16_MAX` (`tcp_select_initial_window`), and
+            // `tcp_grow_window` adds `2 * advmss` for each full-sized
+            // segment received, so twice the bytes received in order.
+            // RCV.NXT counts from the SYN (offset 1 is the first byte).
+            let opened = (u16::MAX as u64).saturating_add(2 * self.rcv_nxt.saturating_sub(1));
+            free = free.min(opened);
+        }
         if let Some(n) = &self.cfg.ngwa {
             free = self.ngwa.advertise(n, free, self.mss);
         }

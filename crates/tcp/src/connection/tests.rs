@@ -192,6 +192,36 @@ fn without_window_deducts_ooo_the_window_is_the_whole_buffer_from_rcv_nxt_as_ns3
     assert!(s.ooo.held.bytes() <= cfg.rcv_buf);
     assert_eq!(out[0].window, 10_000);
 }
+#[test]
+fn with_rcv_window_opens_the_window_starts_at_64_kib_and_grows_by_twice_the_bytes_received_as_linux() {
+    // Linux `tcp_select_initial_window` (at most U16_MAX) and
+    // `tcp_grow_window` (2 * advmss a full segment): rcv_ssthresh caps
+    // the window `__tcp_select_window` offers, up to the buffer.
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 400_000, rcv_window_opens: true, ..Default::default() };
+    let shift = cfg.wscale_shift();
+    assert_eq!(shift, 3);
+    let (c, mut s) = established(&cfg);
+    let mut out = Vec::new();
+    for k in 0..200u64 {
+        s.on_segment(Time::from_millis(1 + k), &data(&c, k), &mut out);
+    }
+    let w: Vec<u64> = out.iter().map(|g| (g.window as u64) << shift).collect();
+    // ACKs after segments 2, 4, ... (delayed ACKs of two): 65 535 + 2 x the
+    // bytes received, rounded down to the scale unit; the buffer (400 000)
+    // is reached after 167 233 bytes.
+    assert_eq!(w[0], ((65_535 + 2 * 2_000) >> shift) << shift, "{w:?}");
+    assert_eq!(w[1], ((65_535 + 2 * 4_000) >> shift) << shift, "{w:?}");
+    assert!(w.windows(2).all(|p| p[0] <= p[1]), "the window only grows: {w:?}");
+    assert_eq!(*w.last().unwrap(), 400_000, "never past rcv_buf: {w:?}");
+    // Off (the default), the whole buffer from the first ACK.
+    let cfg = TcpConfig { rcv_window_opens: false, ..cfg };
+    let (c, mut s) = established(&cfg);
+    out.clear();
+    s.on_segment(Time::from_millis(1), &data(&c, 0), &mut out);
+    s.on_segment(Time::from_millis(2), &data(&c, 1), &mut out);
+    assert_eq!((out[0].window as u64) << shift, 400_000);
+}
+
 /// Drives `c`'s segments through `s` and back until both are quiet,
 /// at `step` per hop; returns the time reached.
 fn exchange(c: &mut Connection, s: &mut Connection, mut t: Time, mut segs: Vec<Segment>, step: Time) -> Time {
