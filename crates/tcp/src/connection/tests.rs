@@ -1217,14 +1217,10 @@ fn with_ns3s_echo_rule_a_cwr_behind_an_unacknowledged_mark_leaves_the_echo_on() 
 /// and segment `lost` of the twenty (if any) dropped. Returns the sender, the
 /// receiver, the sender's cwnd before their ACKs, and those ACKs (all with
 /// ECE: RFC 3168 section 6.1.3 latches it until a CWR arrives).
-fn window_first_marked(lost: Option<usize>) -> (Connection, Connection, u64, Vec<Segment>) {
-    window_first_marked_by(lost, RecoveryFromCwr::Linux)
-}
-
-/// [`window_first_marked`] with the rule for a loss found in the CWR state.
-fn window_first_marked_by(lost: Option<usize>, rule: RecoveryFromCwr) -> (Connection, Connection, u64, Vec<Segment>) {
-    let cfg = TcpConfig { mss: 1000, ecn: true, rcv_buf: 1 << 20, recovery_from_cwr: rule, ..Default::default() };
-    let (mut c, mut s) = established(&cfg);
+/// An ECN connection on `cfg` whose first window (10 segments, sent at 0)
+/// was acknowledged at 20 ms: the second window, 20 segments, as sent.
+fn ecn_second_window(cfg: &TcpConfig) -> (Connection, Connection, Vec<Segment>) {
+    let (mut c, mut s) = established(cfg);
     assert!(c.ecn_ok && s.ecn_ok, "ECN negotiated");
     let ms = Time::from_millis;
     let mut first = Vec::new();
@@ -1238,6 +1234,18 @@ fn window_first_marked_by(lost: Option<usize>, rule: RecoveryFromCwr) -> (Connec
         c.on_segment(ms(20), a, &mut sent);
     }
     assert_eq!(sent.len(), 20, "slow start doubled the window");
+    (c, s, sent)
+}
+
+fn window_first_marked(lost: Option<usize>) -> (Connection, Connection, u64, Vec<Segment>) {
+    window_first_marked_by(lost, RecoveryFromCwr::Linux)
+}
+
+/// [`window_first_marked`] with the rule for a loss found in the CWR state.
+fn window_first_marked_by(lost: Option<usize>, rule: RecoveryFromCwr) -> (Connection, Connection, u64, Vec<Segment>) {
+    let cfg = TcpConfig { mss: 1000, ecn: true, rcv_buf: 1 << 20, recovery_from_cwr: rule, ..Default::default() };
+    let (c, mut s, mut sent) = ecn_second_window(&cfg);
+    let ms = Time::from_millis;
     sent[0].ecn = Ecn::Ce;
     let mut acks = Vec::new();
     for (k, g) in sent.iter().enumerate() {
@@ -1361,19 +1369,8 @@ fn dupacks_echoing_a_mark(ece_on_new_ack_only: bool) -> Connection {
         ece_on_new_ack_only,
         ..Default::default()
     };
-    let (mut c, mut s) = established(&cfg);
+    let (mut c, mut s, mut sent) = ecn_second_window(&cfg);
     let ms = Time::from_millis;
-    let mut first = Vec::new();
-    c.send(Time::ZERO, 1_000_000, &mut first);
-    let mut acks = Vec::new();
-    for g in &first {
-        s.on_segment(ms(10), g, &mut acks);
-    }
-    let mut sent = Vec::new();
-    for a in &acks {
-        c.on_segment(ms(20), a, &mut sent);
-    }
-    assert_eq!(sent.len(), 20, "slow start doubled the window");
     sent[1].ecn = Ecn::Ce;
     let mut dupacks = Vec::new();
     for g in &sent[1..] {
