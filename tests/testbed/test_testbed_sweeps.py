@@ -91,10 +91,11 @@ def test_a_field_the_testbed_cannot_run_exits_2_naming_file_field_and_allowed(tm
     err = capsys.readouterr().err
     assert rc == 2
     assert "dumbbell4.toml" in err and "`tcp.cc`" in err and "reno, newreno, cubic" in err
-    # A slower access link than the bottleneck: only the bottleneck is rate-limited.
+    # A slower access link than the bottleneck, the hosts' links not shaped:
+    # only the bottleneck is rate-limited.
     bad = tmp_path / "slow.toml"
     bad.write_text(DUMBBELL.read_text().replace('access = { rate = "100Mbps"', 'access = { rate = "10Mbps"'))
-    rc = tb_main(["sweep", str(bad), "--out", str(tmp_path / "o")])
+    rc = tb_main(["sweep", str(bad), "--access", "aggregate", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert rc == 2 and "slow.toml" in err and "`topology.access.rate`" in err and ">= topology.bottleneck.rate" in err
     # Unknown parameter and unknown RWM setting.
@@ -284,8 +285,8 @@ def test_compare_runs_one_scenario_in_both_worlds(tmp_path, capsys):
     assert sorted(p.name for p in (out / "testbed" / "runs").glob("*.json")) == runs
     assert (out / "sim-linux" / "runs.csv").is_file()
     cells = sorted(p.stem for p in (out / "cells").glob("linux_*sim_profile-linux*.json"))
-    assert cells == ["linux_dumbbell4_file_bytes-1MB_queue-droptail_sim_profile-linux",
-                     "linux_dumbbell4_file_bytes-1MB_queue-ewt_sim_profile-linux"], cells
+    assert cells == ["linux_dumbbell4_access-shaped_file_bytes-1MB_queue-droptail_sim_profile-linux",
+                     "linux_dumbbell4_access-shaped_file_bytes-1MB_queue-ewt_sim_profile-linux"], cells
 
 
 @needs_netns
@@ -431,6 +432,19 @@ def test_shaped_access_gives_each_host_its_files_link_both_ways_and_is_part_of_a
     assert not plain.shaped and plain.host_links.sender_bps == 100e6
     a, b = TbSpec.make(str(f), {}, 1), TbSpec.make(str(f), {}, 1, {"access": "shaped"})
     assert a.key() != b.key() and b.params()["access"] == "shaped"
+
+
+def test_sweeps_and_comparisons_shape_each_hosts_link_unless_told_and_the_rwm_experiment_keeps_its_runs():
+    from netreturn.testbed.cli import _parser
+
+    p = _parser()
+    assert p.parse_args(["sweep", str(DUMBBELL)]).access == "shaped"
+    assert p.parse_args(["compare"]).access == "shaped"
+    assert p.parse_args(["compare", "--access", "aggregate"]).access == "aggregate"
+    # The RWM experiment's documented runs were made with the senders
+    # behind the WAN emulator together: its default keeps their keys.
+    assert p.parse_args(["rwm"]).access == "aggregate"
+    assert "each host's link" in scenario.access_text("shaped")
 
 
 @needs_netns

@@ -32,7 +32,7 @@ from .runner import DATAPATHS, RunConfig, find_gateway, run
 from .scenario import parse_rate
 
 
-def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
+def _sweep_common(p: argparse.ArgumentParser, out_default: str, access_default: str = "shaped") -> None:
     p.add_argument("--set", dest="sets", type=_kv, action="append", default=[], metavar="NAME=VALUE",
                    help="override a scenario parameter (repeatable)")
     p.add_argument("--reps", type=_positive, default=None,
@@ -46,10 +46,11 @@ def _sweep_common(p: argparse.ArgumentParser, out_default: str) -> None:
     p.add_argument("--datapath", choices=DATAPATHS, default="packet",
                    help="the bottleneck gateway's: packet (AF_PACKET) or kernel (eBPF; its delay and loss on a "
                         "packet hop in front); part of each run's identity")
-    p.add_argument("--access", choices=["aggregate", "shaped"], default="aggregate",
-                   help="the end hosts' links: aggregate (the WAN emulator limits the senders together, at access "
-                        "rate x pairs) or shaped (each host's link on its own too, tbf at the file's rates, as the "
-                        "simulator's dumbbell); part of each run's identity")
+    p.add_argument("--access", choices=["aggregate", "shaped"], default=access_default,
+                   help="the end hosts' links: shaped (each host's link on its own, tbf at the file's rates and "
+                        "buffers, as the simulator's dumbbell) or aggregate (only the WAN emulator limits the "
+                        "senders, together, at access rate x pairs; runs made before 2026-11-27 session 22); "
+                        f"default {access_default}; part of each run's identity")
 
 
 def _queue_spec(v: str) -> str:
@@ -113,7 +114,9 @@ def _parser() -> argparse.ArgumentParser:
                     help="where RWM runs: the receivers' edge (the bottleneck gateway, the paper's section IV) or "
                          "both edges (a second RWM gateway at the senders' edge, the paper's Fig. 1)")
     rw.add_argument("--report-only", action="store_true", help="tables and plots of the runs already in --out")
-    _sweep_common(rw, "results/testbed-rwm")
+    # The RWM experiment's documented runs put the senders behind the WAN
+    # emulator together (docs/testbed.md, "The RWM experiment").
+    _sweep_common(rw, "results/testbed-rwm", access_default="aggregate")
     cp = sub.add_parser("compare", help="one scenario in the simulator and in the testbed, side by side")
     cp.add_argument("scenario", nargs="?", default="testbed/dumbbell4")
     cp.add_argument("--sweep", type=_sweep_arg, action="append", default=[], metavar="NAME=V1,V2",
@@ -274,6 +277,7 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         plans = [sc.plan(a.scenario, {**sets, **c}, a.access) for c in sw.expand(sweep)]
         pl = plans[-1]
         print(f"{pl.name}: {pl.file}")
+        print(f"  hosts' links: {sc.access_text(a.access)}")
         for n in pl.notes:
             print(f"  note: {n}")
         _require(plans)

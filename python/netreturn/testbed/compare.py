@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .scenario import plan as make_plan
+from .scenario import access_text, plan as make_plan
 from .sweep import Options, expand, sweep as tb_sweep, write_tables
 
 DEFAULT_SCENARIO = "testbed/dumbbell4"
@@ -237,6 +237,7 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
             f"  propagation RTT {pl.base_rtt_s * 1000:.0f} ms, bottleneck {pl.bottleneck_bps / 1e6:g} Mb/s, "
             f"buffer {pl.buffer_bytes / 1000:.0f} kB, {len(pl.flows)} flows; {n} repetitions per world; the "
             f"simulator's TCP profile: {sim_profile}",
+            f"  the testbed's hosts' links: {access_text(dict(labels or {}).get('access', 'aggregate'))}",
             *(f"  note: {x}" for x in pl.notes), "",
             table_text(long)]
     if plots:

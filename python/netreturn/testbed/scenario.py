@@ -24,11 +24,14 @@ namespaces:
   series with a FIFO commutes with it, so the queue, the drops and every
   RTT are those of the dumbbell; the controller sees the same handshakes
   and the same queue.
-* Access and receiver links must be at least as fast as the bottleneck,
-  DropTail, lossless (an error says so otherwise). By default they are not
-  rate-limited one by one (the WAN emulator limits the senders together);
-  with the label ``access = "shaped"`` (``--access shaped``) each host's
-  link is, both directions, at its resolved rate and buffer.
+* Access and receiver links must be DropTail and lossless (an error says
+  so otherwise). With the label ``access = "shaped"`` (``--access shaped``,
+  the default of ``testbed sweep`` and ``testbed compare``) each host's
+  link is rate-limited on its own, both directions, at its resolved rate
+  and buffer. A run without the label (``--access aggregate``, the runs
+  made before the label existed, and ``testbed rwm``'s default) limits the
+  senders only together, in the WAN emulator, and so needs every host's
+  link at least as fast as the bottleneck.
 * ``tcp.cc``: the registry's controls that Linux runs (cubic, reno, newreno;
   Linux reno is NewReno with SACK: :mod:`.registry`). The resolved
   ``rcv_buf`` / ``snd_buf`` (when the file sets them) become the autotuning
@@ -464,6 +467,15 @@ RWM_EDGES = ("receiver", "both")
 #: emulator (access rate x pairs); "shaped", each host's link on its own too
 #: (:meth:`.netns.Topology.shape_hosts`), as the simulator's dumbbell.
 ACCESS = ("aggregate", "shaped")
+
+
+def access_text(access: str) -> str:
+    """How a run with the label ``access`` emulates the hosts' links, for
+    the header of a sweep or comparison."""
+    if access == "shaped":
+        return "shaped, each host's link at the file's rates and buffers (--access shaped)"
+    return ("aggregate, the senders limited together by the WAN emulator at access rate x pairs, no host's link on "
+            "its own (--access aggregate)")
 
 
 def testbed_labels(jitter: Any = None, rwm_edges: str | None = None, file: str = "",
