@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .scenario import access_text, plan as make_plan
+from .scenario import access_of, access_text, plan as make_plan
 from .sweep import Options, expand, sweep as tb_sweep, write_tables
 
 DEFAULT_SCENARIO = "testbed/dumbbell4"
@@ -214,7 +214,7 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
     pl = None
     for c in expand(sweep):
         # both worlds' validation, before anything runs
-        pl = make_plan(scenario, {**sets, **c}, dict(labels or {}).get("access", "aggregate"))
+        pl = make_plan(scenario, {**sets, **c}, access_of(labels))
     assert pl is not None
     n = reps or pl.reps
     sim_sets = {**sets, "tcp.profile": sim_profile}
@@ -237,7 +237,7 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
             f"  propagation RTT {pl.base_rtt_s * 1000:.0f} ms, bottleneck {pl.bottleneck_bps / 1e6:g} Mb/s, "
             f"buffer {pl.buffer_bytes / 1000:.0f} kB, {len(pl.flows)} flows; {n} repetitions per world; the "
             f"simulator's TCP profile: {sim_profile}",
-            f"  the testbed's hosts' links: {access_text(dict(labels or {}).get('access', 'aggregate'))}",
+            f"  the testbed's hosts' links: {access_text(access_of(labels))}",
             *(f"  note: {x}" for x in pl.notes), "",
             table_text(long)]
     if plots:

@@ -177,9 +177,10 @@ class Topology:
         the host's ``eth0`` for what it sends, and on its port of the LAN's
         bridge for what it receives (with one host on a side there is no
         bridge, and the hop next to it runs at that host's rate already:
-        the WAN emulator's rate is the access rate x pairs). The bucket holds one full frame (1514 bytes)
-        and a little more, so frames leave at the link's rate one by one
-        as from a serializing link; its limit is the link's buffer."""
+        the WAN emulator's rate is the access rate x pairs). The bucket
+        holds one full frame (1514 bytes) and a little more, so frames
+        leave at the link's rate one by one as from a serializing link;
+        its limit is the link's buffer."""
 
         def tbf(ns: str, dev: str, bps: float, limit: int) -> None:
             sh(["tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{int(bps)}bit",

@@ -469,6 +469,12 @@ RWM_EDGES = ("receiver", "both")
 ACCESS = ("aggregate", "shaped")
 
 
+def access_of(labels: Mapping[str, str] | None) -> str:
+    """The ``access`` of a run with these testbed labels (absent: the
+    default, :data:`TESTBED_LABELS`)."""
+    return dict(labels or {}).get("access", TESTBED_LABELS["access"])
+
+
 def access_text(access: str) -> str:
     """How a run with the label ``access`` emulates the hosts' links, for
     the header of a sweep or comparison."""
@@ -558,7 +564,7 @@ def with_testbed(pl: Plan, labels: Mapping[str, str]) -> Plan:
         ctl = [f"capacity={fmt_rate(pl.access_bps)}"] + [f"{k}={toml_literal(v)}" for k, v in pl.rwm_table.items()]
         hops.insert(0, Hop(name="sender-edge", rate=None, delay="0us", controller="rwm", ctl=ctl))
         bottleneck_hop += 1
-    return replace(pl, hops=hops, bottleneck_hop=bottleneck_hop, shaped=lab.get("access") == "shaped")
+    return replace(pl, hops=hops, bottleneck_hop=bottleneck_hop, shaped=access_of(lab) == "shaped")
 
 
 def check_gateway(pl: Plan, binary: str) -> None:

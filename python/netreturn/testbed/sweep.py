@@ -32,7 +32,7 @@ from ..runner import Store
 from ..stats import jain, mean, quantile
 from .netns import TestbedError
 from .runner import RunConfig, run as run_once
-from .scenario import Plan, plan as make_plan, resolve, with_testbed
+from .scenario import Plan, access_of, plan as make_plan, resolve, with_testbed
 
 # 2: the bottleneck gateway runs the scenario file (--config): the ACK
 # direction's queue takes the forward buffer, "Np" weighs segment + 52 B.
@@ -228,7 +228,7 @@ def spec_plan(spec: TbSpec) -> Plan:
     """What ``spec`` runs: its scenario with its overrides, and its
     testbed-only labels (jitter, RWM at both edges) applied."""
     labels = dict(spec.labels)
-    return with_testbed(make_plan(spec.scenario, dict(spec.overrides), labels.get("access", "aggregate")), labels)
+    return with_testbed(make_plan(spec.scenario, dict(spec.overrides), access_of(labels)), labels)
 
 
 def execute(spec: TbSpec, opts: Options) -> dict:
@@ -423,7 +423,7 @@ def sweep(scenario: str | Path, out: str | Path, sets: Mapping[str, Any] | None 
     combos = expand(sweep_over)
     pl = None
     for c in combos:
-        pl = make_plan(scenario, {**base, **c}, dict(labels or {}).get("access", "aggregate"))
+        pl = make_plan(scenario, {**base, **c}, access_of(labels))
     assert pl is not None
     n = reps or pl.reps
     specs = [TbSpec.make(scenario, {**base, **c}, r, labels) for c in combos for r in range(1, n + 1)]

@@ -188,8 +188,8 @@ impl Connection {
             LossSsthresh::Ns3 => (self.snd_max - self.snd_una).saturating_sub(self.reno_sacked(entering)),
             // Linux `tcp_reno_ssthresh`: max(cwnd >> 1, 2), cwnd a count of
             // whole segments (`tcp_snd_cwnd`), so an odd window's half is
-            // rounded down: the flight whose half that is.
-            LossSsthresh::Linux => self.win.cwnd / self.mss / 2 * 2 * self.mss,
+            // rounded down.
+            LossSsthresh::Linux => self.halved_in_segments(self.win.cwnd),
             LossSsthresh::Ns2 => self.ns2_window(entering),
             LossSsthresh::Rfc5681 => outstanding,
         }
@@ -204,8 +204,14 @@ impl Connection {
     fn ns2_window(&self, entering: bool) -> u64 {
         let cwnd =
             if self.in_recovery && !entering && !self.cc.owns_cwnd() { self.ns2_uninflated() } else { self.win.cwnd };
-        let segments = cwnd.min(self.rwnd) / self.mss;
-        segments / 2 * 2 * self.mss
+        self.halved_in_segments(cwnd.min(self.rwnd))
+    }
+
+    /// The flight whose half (RFC 5681 (4)) is half of `window`'s whole
+    /// segments, rounded down: what ns-2's `(int)(window() / 2)` and Linux's
+    /// `cwnd >> 1` halve.
+    fn halved_in_segments(&self, window: u64) -> u64 {
+        window / self.mss / 2 * 2 * self.mss
     }
 
     /// ns-2.35's cwnd_ inside a NewReno recovery without SACK: the half
