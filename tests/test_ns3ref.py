@@ -23,6 +23,19 @@ def _load():
     return mod
 
 
+def _run_script(*args: str) -> dict:
+    """ns3ref.py as a user runs it, with ``args`` and ``--json``: the
+    result it prints last (skips where ns-3 is not installed)."""
+    import json
+    import subprocess
+
+    if not _load().available():
+        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
+    p = subprocess.run([sys.executable, str(_PATH), *args, "--json"], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
+
+
 def test_import_does_not_load_ns3():
     before = set(sys.modules)
     mod = _load()
@@ -196,18 +209,9 @@ def test_small_droptail_run_delivers_every_file(small_run):
 
 def test_packet_log_and_repaired_prr(tmp_path):
     """--log-flow writes netreturn-sim's log format; --prr swaps ns-3's PRR."""
-    import json
-    import subprocess
-
-    mod = _load()
-    if not mod.available():
-        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
     log = tmp_path / "flow0.log"
-    cmd = [sys.executable, str(_PATH), "--flows", "3", "--file-bytes", "300000", "--starts", "1.0,1.1,1.2",
-           "--prr", "rfc6937", "--log-flow", "0", "--log-out", str(log), "--json"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
+    r = _run_script("--flows", "3", "--file-bytes", "300000", "--starts", "1.0,1.1,1.2", "--prr", "rfc6937",
+                    "--log-flow", "0", "--log-out", str(log))
     assert r["prr"] == "rfc6937" and r["flows_completed"] == 3
     lines = log.read_text().splitlines()
     assert r["log_lines"] == len(lines) > 0
@@ -220,18 +224,8 @@ def test_packet_log_and_repaired_prr(tmp_path):
 def test_the_red_trace_reads_ns3s_average_and_max_p_at_every_arrival(tmp_path):
     """--red-trace: one line per arrival at ns-3's RedQueueDisc with its
     private m_qAvg and m_curMaxP; ns-3 drops nothing at an empty queue."""
-    import json
-    import subprocess
-
-    mod = _load()
-    if not mod.available():
-        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
     tr = tmp_path / "red.tsv"
-    cmd = [sys.executable, str(_PATH), "--flows", "3", "--queue", "ared", "--file-bytes", "300000",
-           "--red-trace", str(tr), "--json"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
+    r = _run_script("--flows", "3", "--queue", "ared", "--file-bytes", "300000", "--red-trace", str(tr))
     rows = [ln.split("\t") for ln in tr.read_text().splitlines()]
     assert r["red_trace_lines"] == len(rows) > 0
     assert all(x[0] == "R1->R2" and int(x[5]) in (0, 1, 2, 3) for x in rows)
@@ -483,18 +477,9 @@ def test_the_device_queue_under_red_is_measured_and_the_red_trace_writes_its_ce_
     # waiting in the 1-packet device queue below it: the harness integrates
     # that queue apart (queue_device_mean_bytes, IP bytes). RED's CE marks
     # (UseEcn) are written into the RED trace as ours writes them (4).
-    import json
-    import subprocess
-
-    mod = _load()
-    if not mod.available():
-        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
     tr = tmp_path / "red.tsv"
-    cmd = [sys.executable, str(_PATH), "--flows", "4", "--queue", "red", "--aligned", "--prr", "upstream", "--ecn",
-           "--stop", "12", "--red-trace", str(tr), "--json"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
+    r = _run_script("--flows", "4", "--queue", "red", "--aligned", "--prr", "upstream", "--ecn", "--stop", "12",
+                    "--red-trace", str(tr))
     # At most one packet waits in the device; it waits whenever the link is
     # busy and anything is queued, so its mean is above 0 and below 1510 B.
     assert 0 < r["queue_device_mean_bytes"] < 1510
@@ -517,18 +502,9 @@ def test_the_congestion_log_holds_every_recovery_and_expiry_the_counts_hold(tmp_
     # previous line left it in. The ECE flags ns-3 ignores in CA_OPEN and
     # CA_DISORDER are some of those on ACKs that leave SND.UNA where it was,
     # and the recoveries entered behind them some of all recoveries.
-    import json
-    import subprocess
-
-    mod = _load()
-    if not mod.available():
-        pytest.skip("ns3 (pip install ns3==3.44.post0) is not installed")
     log = tmp_path / "cong.tsv"
-    cmd = [sys.executable, str(_PATH), "--flows", "8", "--queue", "red", "--aligned", "--prr", "upstream", "--ecn",
-           "--stop", "12", "--cong-log", str(log), "--json"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = json.loads([ln for ln in p.stdout.splitlines() if ln.startswith("{")][-1])
+    r = _run_script("--flows", "8", "--queue", "red", "--aligned", "--prr", "upstream", "--ecn", "--stop", "12",
+                    "--cong-log", str(log))
     rows = [ln.split("\t") for ln in log.read_text().splitlines()]
     assert rows, "no congestion-state change in 12 s of 8 flows"
     for f in r["per_flow"]:
