@@ -105,6 +105,26 @@ def test_ss_output_is_parsed():
     assert (s["snd_wscale"], s["rcv_wscale"]) == (7, 11)
 
 
+def test_kernel_counters_are_read_by_name_from_both_proc_files_and_a_runs_recoveries_are_the_senders():
+    text = (
+        "Ip: Forwarding DefaultTTL InHdrErrors\nIp: 1 64 3\n"
+        "Tcp: RtoAlgorithm InSegs RetransSegs InCsumErrors\nTcp: 1 900 12 0\n"
+        "TcpExt: DelayedACKs TCPRenoRecovery TCPSackRecovery TCPTimeouts TCPLossProbes\n"
+        "TcpExt: 40 1 5 7 2\n"
+        "IpExt: InNoRoutes InTruncatedPkts\nIpExt: 0\n"  # names and values do not pair: left out
+    )
+    c = runner.parse_proc_counters(text)
+    assert (c["IpInHdrErrors"], c["RetransSegs"], c["TCPSackRecovery"], c["TCPTimeouts"]) == (3, 12, 5, 7)
+    assert "InNoRoutes" not in c and "InHdrErrors" not in c
+    zero = dict.fromkeys(runner.TCPEXT_COUNTERS, 0)
+    rows = [{"role": "sender", **zero, "TCPSackRecovery": 5, "TCPRenoRecovery": 1, "TCPTimeouts": 7, "TCPLossProbes": 2},
+            {"role": "sender", **zero, "TCPSackRecovery": 2},
+            {"role": "receiver", **zero, "TCPSackRecovery": 100, "TCPTimeouts": 100}]
+    totals = runner.recovery_totals(rows)
+    assert (totals["sender_fast_recoveries"], totals["sender_rto_expiries"], totals["sender_loss_probes"]) == (8, 7, 2)
+    assert totals["sender_tcpext"]["TCPSackRecovery"] == 7 and set(totals["sender_tcpext"]) == set(runner.TCPEXT_COUNTERS)
+
+
 def test_gateway_command_carries_the_run_settings(tmp_path):
     cfg = runner.RunConfig(out=tmp_path, controller="rwm", ctl=["delta=0.1"], rate="1gbit",
                            delay="10ms", queue="red,bytes=1M")
@@ -183,3 +203,7 @@ def test_fq_codel_on_the_gateway_marks_real_linux_ecn_traffic_with_valid_checksu
     assert without["gateway"]["ecn_marked"] == 0
     assert without["gateway"]["dropped_queue"] > 0, without["gateway"]
     assert with_ecn["gateway"]["dropped_queue"] < without["gateway"]["dropped_queue"]
+    # The senders' kernels saw it so: the drops sent them into fast
+    # recoveries (their own TcpExt counters); the marks, into fewer.
+    assert without["sender_fast_recoveries"] > 0, without
+    assert with_ecn["sender_fast_recoveries"] < without["sender_fast_recoveries"], (with_ecn, without)

@@ -6,8 +6,9 @@ writes ``<out>/sim/`` (the simulator's usual results), ``<out>/testbed/``
 (the testbed sweep's), and ``compare.csv`` / ``compare.png`` with, for every
 setting and world, mean ± 95 % CI over repetitions of: FCT (mean, slowest),
 goodput, fairness, utilization, TCP efficiency, loss ratio, bottleneck
-drops, retransmitted bytes, RTT (mean, median, max), queueing delay
-(RTT minus the propagation RTT), ACKs rewritten.
+drops, retransmitted bytes, fast recoveries and RTO expiries (the
+senders' kernels' counters in the testbed), RTT (mean, median, max),
+queueing delay (RTT minus the propagation RTT), ACKs rewritten.
 
 The repetitions are seeds in the simulator (1..N) and repeated real runs in
 the testbed (flow start times drawn with the same distribution, not the
@@ -37,6 +38,8 @@ METRICS: list[tuple[str, str]] = [
     ("tcp_data_loss_pct", "data loss (%)"),
     ("queue_drops", "bottleneck drops (packets)"),
     ("retransmitted_kB", "retransmitted (kB)"),
+    ("fast_recoveries", "fast recoveries"),
+    ("timeouts", "RTO expiries"),
     ("rtt_mean_ms", "mean RTT (ms)"),
     ("rtt_p50_ms", "median RTT (ms)"),
     ("rtt_max_ms", "max RTT (ms)"),

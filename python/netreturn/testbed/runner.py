@@ -260,17 +260,54 @@ def parse_ss(text: str) -> list[dict]:
     return socks
 
 
-def read_snmp(topo: Topology, ns: str) -> dict[str, int]:
-    """Counters of /proc/net/snmp inside ``ns``: TCP's by their names
-    (``InCsumErrors``...), IP's prefixed (``IpInHdrErrors``: a header the
-    receiver refused, a wrong IPv4 header checksum or a bad IHL among them)."""
-    r = sh(["cat", "/proc/net/snmp"], ns=ns)
+#: Linux's own loss-recovery counters (``/proc/net/netstat``, ``TcpExt``;
+#: per network namespace), kept per host in sender_snmp.csv and summed over
+#: the senders in a run's summary: the entries into a fast recovery with and
+#: without SACK (``tcp_enter_recovery``: ``LINUX_MIB_TCPSACKRECOVERY`` /
+#: ``TCPRENORECOVERY``), every expiry of the retransmission timer, backoffs
+#: included (``tcp_retransmit_timer``: ``LINUX_MIB_TCPTIMEOUTS``), a
+#: timeout inside a recovery (``...RECOVERYFAIL``), tail loss probes sent
+#: and the losses they repaired (RFC 8985 section 7, ``tcp_send_loss_probe``,
+#: ``tcp_process_tlp_ack``), retransmissions lost again (RACK), RTOs found
+#: spurious (F-RTO, RFC 5682), reductions undone (``tcp_try_undo_*``: all
+#: of a recovery's by timestamps, part of it, by DSACKs, a timeout's) and
+#: the reordering and DSACKs seen, which start such undoing.
+TCPEXT_COUNTERS = ("TCPSackRecovery", "TCPRenoRecovery", "TCPTimeouts", "TCPSackRecoveryFail",
+                   "TCPRenoRecoveryFail", "TCPLossProbes", "TCPLossProbeRecovery", "TCPLostRetransmit",
+                   "TCPSpuriousRTOs", "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo",
+                   "TCPSACKReorder", "TCPDSACKRecv")
+
+
+def parse_proc_counters(text: str) -> dict[str, int]:
+    """Counters of ``/proc/net/snmp`` and ``/proc/net/netstat`` (each a
+    header line of names and a line of values per group): TCP's and
+    ``TcpExt``'s by their names (``InCsumErrors``, ``TCPTimeouts``...),
+    IP's prefixed (``IpInHdrErrors``: a header the receiver refused, a
+    wrong IPv4 header checksum or a bad IHL among them). A group whose two
+    lines do not pair up is left out."""
     out: dict[str, int] = {}
-    for proto, prefix in (("Tcp:", ""), ("Ip:", "Ip")):
-        lines = [ln.split() for ln in r.stdout.splitlines() if ln.startswith(proto)]
-        if len(lines) >= 2:
-            out.update({prefix + k: int(v) for k, v in zip(lines[0][1:], lines[1][1:])})
+    for proto, prefix in (("Tcp:", ""), ("TcpExt:", ""), ("Ip:", "Ip")):
+        lines = [ln.split() for ln in text.splitlines() if ln.startswith(proto)]
+        if len(lines) >= 2 and len(lines[0]) == len(lines[1]):
+            out.update({prefix + k: int(v) for k, v in zip(lines[0][1:], lines[1][1:]) if v.lstrip("-").isdigit()})
     return out
+
+
+def read_snmp(topo: Topology, ns: str) -> dict[str, int]:
+    """:func:`parse_proc_counters` of ``ns``'s ``/proc/net/snmp`` and
+    ``/proc/net/netstat`` (both per network namespace)."""
+    return parse_proc_counters(sh(["cat", "/proc/net/snmp", "/proc/net/netstat"], ns=ns).stdout)
+
+
+def recovery_totals(rows: list[dict]) -> dict[str, int]:
+    """The senders' loss recoveries over a run, from :func:`_snmp_deltas`'
+    rows: fast recoveries entered (with SACK or without), retransmission
+    timer expiries, tail loss probes sent."""
+    senders = [r for r in rows if r["role"] == "sender"]
+    return {"sender_fast_recoveries": sum(r["TCPSackRecovery"] + r["TCPRenoRecovery"] for r in senders),
+            "sender_rto_expiries": sum(r["TCPTimeouts"] for r in senders),
+            "sender_loss_probes": sum(r["TCPLossProbes"] for r in senders),
+            "sender_tcpext": {k: sum(r[k] for r in senders) for k in TCPEXT_COUNTERS}}
 
 
 class Sampler(threading.Thread):
@@ -446,7 +483,7 @@ def _snmp_deltas(out: Path, hosts: list[str], before: dict, after: dict) -> list
     rows = []
     for ns in hosts:
         row = {"namespace": ns, "role": "sender" if ns.rsplit("-", 1)[-1].startswith("s") else "receiver"}
-        for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs", "IpInHdrErrors"):
+        for key in ("InCsumErrors", "InErrs", "InSegs", "RetransSegs", "OutSegs", "IpInHdrErrors") + TCPEXT_COUNTERS:
             row[key] = after[ns].get(key, 0) - before[ns].get(key, 0)
         rows.append(row)
     _write_csv(out / "receiver_snmp.csv", [r for r in rows if r["role"] == "receiver"])
@@ -511,6 +548,7 @@ def _run_iperf3(cfg: RunConfig, topo: Topology, plan: list[FlowPlan], procs: lis
         "retransmits": [f.get("retransmits") for f in flows],
         "receiver_in_csum_errors": sum(r["InCsumErrors"] for r in snmp if r["role"] == "receiver"),
         "receiver_in_hdr_errors": sum(r["IpInHdrErrors"] for r in snmp if r["role"] == "receiver"),
+        **recovery_totals(snmp),
         "gateways": [{"name": h.name, **g} for h, g in zip(hops, gw_all)],
         "gateway": gw_all[primary] if gw_all else {},
     }
@@ -663,6 +701,7 @@ def run(cfg: RunConfig) -> dict:
             "receiver_in_hdr_errors": sum(r["IpInHdrErrors"] for r in csum if r["role"] == "receiver"),
             "sender_retrans_segs": sum(r["RetransSegs"] for r in csum if r["role"] == "sender"),
             "sender_out_segs": sum(r["OutSegs"] for r in csum if r["role"] == "sender"),
+            **recovery_totals(csum),
             "gateway": gw_stats,
             "gateways": [{"name": h.name, **g} for h, g in zip(hops, gw_all)],
             "snd_wnd_max": max(snd) if snd else None, "snd_wnd_median": sorted(snd)[len(snd) // 2] if snd else None,

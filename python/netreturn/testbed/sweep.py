@@ -49,6 +49,9 @@ METRICS: list[tuple[str, str]] = [
     ("tcp_data_loss_pct", "TCP data loss (%)"),
     ("queue_drops", "bottleneck drops"),
     ("retransmits", "retransmitted segments"),
+    ("fast_recoveries", "fast recoveries"),
+    ("timeouts", "RTO expiries"),
+    ("loss_probes", "tail loss probes"),
     ("rtt_mean_ms", "mean RTT (ms)"),
     ("rtt_std_ms", "RTT std (ms)"),
     ("rtt_max_ms", "max RTT (ms)"),
@@ -217,9 +220,14 @@ def collect(out: Path, pl: Plan, flow_plan, summary: dict) -> dict:
         "rtt_p75_ms": st["p75"], "rtt_max_ms": st["max"], "rtt_samples": float(st["n"]),
         "queue_delay_mean_ms": st["mean"] - pl.base_rtt_s * 1000 if st["n"] else math.nan,
         "csum_errors": float(summary.get("receiver_in_csum_errors", 0)),
+        # The senders' kernels' counts (runner.TCPEXT_COUNTERS), named as the
+        # simulator's; NaN for a run recorded before they were kept.
+        "fast_recoveries": float(summary.get("sender_fast_recoveries", math.nan)),
+        "timeouts": float(summary.get("sender_rto_expiries", math.nan)),
+        "loss_probes": float(summary.get("sender_loss_probes", math.nan)),
         **loss_metrics(gws),
     }
-    return {"summary": s, "flows": flows,
+    return {"summary": s, "flows": flows, "sender_tcpext": summary.get("sender_tcpext", {}),
             "series": {"throughput_interval_s": None, "throughput_mbps": thr, "rtt": rtt_series, "window0": win_series},
             "gateways": gws}
 

@@ -37,7 +37,7 @@ CHUNK = 1 << 20
 
 #: Columns of a TCP_INFO sample (see :func:`tcp_info`).
 INFO_COLUMNS = ["t_wall", "rtt_ms", "rttvar_ms", "cwnd", "ssthresh", "snd_wnd", "bytes_acked",
-                "bytes_sent", "bytes_retrans", "total_retrans", "snd_mss"]
+                "bytes_sent", "bytes_retrans", "total_retrans", "snd_mss", "ca_state"]
 
 
 def tcp_info(s: socket.socket) -> list:
@@ -45,7 +45,8 @@ def tcp_info(s: socket.socket) -> list:
     kernel does not have are None): wall time, srtt and rttvar (ms), cwnd
     and ssthresh (segments), snd_wnd (bytes, the receive window as the
     sender sees it, >= 6.x), bytes acked / sent / retransmitted,
-    retransmitted segments, MSS."""
+    retransmitted segments, MSS, and the congestion state (``tcpi_ca_state``:
+    0 open, 1 disorder, 2 CWR, 3 recovery, 4 loss; ``enum tcp_ca_state``)."""
     b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
     n = len(b)
 
@@ -58,7 +59,7 @@ def tcp_info(s: socket.socket) -> list:
     rtt, rttvar = u32(68), u32(72)
     return [round(time.time(), 6), rtt / 1000 if rtt is not None else None,
             rttvar / 1000 if rttvar is not None else None, u32(80), u32(76), u32(228), u64(120),
-            u64(200), u64(208), u32(100), u32(16)]
+            u64(200), u64(208), u32(100), u32(16), b[1] if n > 1 else None]
 
 
 def set_cc(s: socket.socket, cc: str | None) -> None:
