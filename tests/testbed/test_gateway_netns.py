@@ -117,12 +117,14 @@ def test_kernel_counters_are_read_by_name_from_both_proc_files_and_a_runs_recove
     assert (c["IpInHdrErrors"], c["RetransSegs"], c["TCPSackRecovery"], c["TCPTimeouts"]) == (3, 12, 5, 7)
     assert "InNoRoutes" not in c and "InHdrErrors" not in c
     zero = dict.fromkeys(runner.TCPEXT_COUNTERS, 0)
-    rows = [{"role": "sender", **zero, "TCPSackRecovery": 5, "TCPRenoRecovery": 1, "TCPTimeouts": 7, "TCPLossProbes": 2},
+    rows = [{"role": "sender", **zero, "TCPSackRecovery": 5, "TCPRenoRecovery": 1, "TCPTimeouts": 7,
+             "TCPLossProbes": 2},
             {"role": "sender", **zero, "TCPSackRecovery": 2},
             {"role": "receiver", **zero, "TCPSackRecovery": 100, "TCPTimeouts": 100}]
     totals = runner.recovery_totals(rows)
     assert (totals["sender_fast_recoveries"], totals["sender_rto_expiries"], totals["sender_loss_probes"]) == (8, 7, 2)
-    assert totals["sender_tcpext"]["TCPSackRecovery"] == 7 and set(totals["sender_tcpext"]) == set(runner.TCPEXT_COUNTERS)
+    assert totals["sender_tcpext"]["TCPSackRecovery"] == 7
+    assert set(totals["sender_tcpext"]) == set(runner.TCPEXT_COUNTERS)
 
 
 def test_gateway_command_carries_the_run_settings(tmp_path):
