@@ -104,6 +104,10 @@ AGREEMENT: list[tuple[str, str]] = [
     ("tcp_efficiency_pct", "TCP efficiency"),
     ("tcp_data_loss_pct", "data loss"),
     ("rtt_p50_ms", "median RTT"),
+    # The senders' kernels' counters (runs recorded from session 23 on; a
+    # run without them leaves these cells out).
+    ("fast_recoveries", "fast recoveries"),
+    ("timeouts", "RTO expiries"),
 ]
 
 
