@@ -37,7 +37,8 @@ CHUNK = 1 << 20
 
 #: Columns of a TCP_INFO sample (see :func:`tcp_info`).
 INFO_COLUMNS = ["t_wall", "rtt_ms", "rttvar_ms", "cwnd", "ssthresh", "snd_wnd", "bytes_acked",
-                "bytes_sent", "bytes_retrans", "total_retrans", "snd_mss", "ca_state"]
+                "bytes_sent", "bytes_retrans", "total_retrans", "snd_mss", "ca_state", "unacked",
+                "notsent_bytes", "busy_us", "rwnd_limited_us", "sndbuf_limited_us"]
 
 
 def tcp_info(s: socket.socket) -> list:
@@ -45,8 +46,14 @@ def tcp_info(s: socket.socket) -> list:
     kernel does not have are None): wall time, srtt and rttvar (ms), cwnd
     and ssthresh (segments), snd_wnd (bytes, the receive window as the
     sender sees it, >= 6.x), bytes acked / sent / retransmitted,
-    retransmitted segments, MSS, and the congestion state (``tcpi_ca_state``:
-    0 open, 1 disorder, 2 CWR, 3 recovery, 4 loss; ``enum tcp_ca_state``)."""
+    retransmitted segments, MSS, the congestion state (``tcpi_ca_state``:
+    0 open, 1 disorder, 2 CWR, 3 recovery, 4 loss; ``enum tcp_ca_state``),
+    the segments in flight (``tcpi_unacked``, packets_out), the bytes
+    written but not sent, and the time so far the connection was busy
+    sending, and of that time limited by the peer's window and by the send
+    buffer (``tcpi_busy_time``, ``tcpi_rwnd_limited``,
+    ``tcpi_sndbuf_limited``, microseconds: the rest of the busy time is
+    cwnd's, ``tcp_chrono``)."""
     b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
     n = len(b)
 
@@ -59,7 +66,8 @@ def tcp_info(s: socket.socket) -> list:
     rtt, rttvar = u32(68), u32(72)
     return [round(time.time(), 6), rtt / 1000 if rtt is not None else None,
             rttvar / 1000 if rttvar is not None else None, u32(80), u32(76), u32(228), u64(120),
-            u64(200), u64(208), u32(100), u32(16), b[1] if n > 1 else None]
+            u64(200), u64(208), u32(100), u32(16), b[1] if n > 1 else None, u32(24), u32(144), u64(168),
+            u64(176), u64(184)]
 
 
 def set_cc(s: socket.socket, cc: str | None) -> None:
