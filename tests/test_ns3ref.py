@@ -497,7 +497,8 @@ def test_the_device_queue_under_red_is_measured_and_the_red_trace_writes_its_ce_
 @pytest.mark.slow
 def test_the_congestion_log_holds_every_recovery_and_expiry_the_counts_hold(tmp_path):
     # --cong-log writes every flow's congestion-state changes and RTO
-    # expiries: its entries into CA_RECOVERY are the flows' recoveries, its
+    # expiries with SND.UNA, HighData and the bytes SACKed at each: its
+    # entries into CA_RECOVERY are the flows' recoveries, its
     # "rto" lines their expiries, each state entered is the one the flow's
     # previous line left it in. The ECE flags ns-3 ignores in CA_OPEN and
     # CA_DISORDER are some of those on ACKs that leave SND.UNA where it was,
@@ -515,6 +516,10 @@ def test_the_congestion_log_holds_every_recovery_and_expiry_the_counts_hold(tmp_
         changes = [x for x in mine if x[2] != "rto"]
         for a, b in zip(changes, changes[1:]):
             assert b[2] == a[3], f"flow {f['flow']} left {b[2]} after entering {a[3]}"
+        # The bytes SACKed lie between SND.UNA and HighData, and a recovery
+        # is entered on SACKed data (DupAck with SACK: RFC 6675 section 5).
+        assert all(0 <= int(x[6]) <= int(x[5]) - int(x[4]) for x in mine)
+        assert all(int(x[6]) > 0 for x in mine if x[3] == "recovery")
     assert r["ece_acks_ignored_open"] <= r["ece_acks_not_advancing"]
     assert r["fast_recoveries_after_ignored_ece"] <= r["fast_recoveries"]
 

@@ -1058,15 +1058,16 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
                         f"\t{int(cpp.QDropFlow(k))}\t{int(cpp.QDropRetx(k))}\n")
     if cong_log:
         # One line per congestion-state change of any flow: time, flow, the
-        # state left, the state entered (CONG_STATES), SND.UNA and HighData
-        # then; and per RTO expiry (backoffs included), "rto" for both states.
+        # state left, the state entered (CONG_STATES), SND.UNA, HighData and
+        # the bytes SACKed then; and per RTO expiry (backoffs included),
+        # "rto" for both states.
         def state(c: str) -> str:
             return "rto" if int(c) < 0 else CONG_STATES[int(c)]
 
         with open(cong_log, "w") as f:
             for k in range(int(cpp.CongLogLen())):
-                t, flow, old, new, una, high = str(cpp.CongLogLine(k)).split("\t")
-                f.write(f"{t}\t{flow}\t{state(old)}\t{state(new)}\t{una}\t{high}\n")
+                t, flow, old, new, una, high, sacked = str(cpp.CongLogLine(k)).split("\t")
+                f.write(f"{t}\t{flow}\t{state(old)}\t{state(new)}\t{una}\t{high}\t{sacked}\n")
     if red_trace:
         # One line per arrival, as netreturn-sim --red-trace: iface, time, backlog
         # before it, RED's average, max_p, verdict (0 accepted, 1 early, 2 forced, 3 tail, 4 accepted and marked CE).
@@ -1189,7 +1190,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "flow or -1, 1 if a retransmission) to PATH")
     ap.add_argument("--cong-log", default=None, metavar="PATH",
                     help="write every congestion-state change of every TCP flow (time, flow, state left, state "
-                         "entered, SND.UNA, HighData) and every RTO expiry (states 'rto') to PATH")
+                         "entered, SND.UNA, HighData, bytes SACKed) and every RTO expiry (states 'rto') to PATH")
     ap.add_argument("--red-trace", default=None, metavar="PATH",
                     help="RED/ARED: write every arrival at the bottleneck queue disc (time, backlog before it, "
                          "the average m_qAvg, max_p m_curMaxP, verdict) to PATH, as netreturn-sim --red-trace; "

@@ -107,7 +107,7 @@ struct State {
 static State S;
 // Every flow's congestion-state changes and RTO expiries (--cong-log,
 // CongLogged below).
-struct CongEvent { double t; uint32_t flow; int32_t old, now; uint32_t una, high; };
+struct CongEvent { double t; uint32_t flow; int32_t old, now; uint32_t una, high, sacked; };
 static std::vector<CongEvent> congLog;
 
 void Reset(uint32_t n, uint64_t fileBytes) {
@@ -215,17 +215,19 @@ static void SockRetx(uint32_t i, Ptr<const Packet> p, const TcpHeader&, const Ad
 
 // A congestion-state change or RTO expiry for --cong-log: time, flow, the
 // state left and the state entered (TcpCongState_t; -1, -1 for an expiry,
-// whatever the state), SND.UNA and HighData then.
+// whatever the state), SND.UNA, HighData and the bytes SACKed then
+// (`TcpTxBuffer::GetSacked`).
 static void CongLogged(uint32_t i, int32_t old, int32_t now) {
     uint32_t una = S.sock[i] ? S.sock[i]->GetTxBuffer()->HeadSequence().GetValue() : 0;
-    congLog.push_back({Simulator::Now().GetSeconds(), i, old, now, una, S.highTx[i].GetValue()});
+    uint32_t sacked = S.sock[i] ? S.sock[i]->GetTxBuffer()->GetSacked() : 0;
+    congLog.push_back({Simulator::Now().GetSeconds(), i, old, now, una, S.highTx[i].GetValue(), sacked});
 }
 uint32_t CongLogLen() { return congLog.size(); }
 std::string CongLogLine(uint32_t k) {
     const CongEvent& e = congLog[k];
     std::ostringstream o;
     o.precision(6);
-    o << std::fixed << e.t << "\t" << e.flow << "\t" << e.old << "\t" << e.now << "\t" << e.una << "\t" << e.high;
+    o << std::fixed << e.t << "\t" << e.flow << "\t" << e.old << "\t" << e.now << "\t" << e.una << "\t" << e.high << "\t" << e.sacked;
     return o.str();
 }
 
