@@ -127,6 +127,43 @@ def test_kernel_counters_are_read_by_name_from_both_proc_files_and_a_runs_recove
     assert set(totals["sender_tcpext"]) == set(runner.TCPEXT_COUNTERS)
 
 
+def test_a_tcp_info_sample_reads_the_kernels_fields_at_their_offsets():
+    # A real Linux connection over loopback: each column of a sample is the
+    # kernel's own value (tcp_info's layout, include/uapi/linux/tcp.h).
+    import socket
+    import threading
+    from importlib import import_module
+
+    traffic = import_module(runner.__name__.rsplit(".", 1)[0] + ".traffic")
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(1)
+    c = socket.create_connection(ls.getsockname())
+    a, _ = ls.accept()
+    got = bytearray()
+    reader = threading.Thread(target=lambda: [got.extend(b) for b in iter(lambda: a.recv(1 << 16), b"")])
+    reader.start()
+    idle = dict(zip(traffic.INFO_COLUMNS, traffic.tcp_info(c)))
+    c.sendall(bytes(1 << 20))
+    c.shutdown(socket.SHUT_WR)
+    reader.join(timeout=10)
+    done = dict(zip(traffic.INFO_COLUMNS, traffic.tcp_info(c)))
+    for s in (c, a, ls):
+        s.close()
+    assert len(got) == 1 << 20
+    with socket.socket() as fresh:
+        assert len(traffic.tcp_info(fresh)) == len(traffic.INFO_COLUMNS)
+    # Before any data: RFC 6928's initial window of 10, the open state,
+    # nothing in flight or unsent, the MSS the socket reports.
+    assert (idle["cwnd"], idle["ca_state"], idle["unacked"], idle["notsent_bytes"]) == (10, 0, 0, 0)
+    assert idle["snd_mss"] > 0 and idle["busy_us"] == 0
+    # After 1 MiB: all of it sent (plus the FIN) and acknowledged; the
+    # chrono times (counted in jiffies, so 0 for a transfer this short)
+    # never exceed the busy time they are part of.
+    assert done["bytes_sent"] >= 1 << 20 and done["bytes_acked"] >= 1 << 20 and done["unacked"] <= 1
+    assert done["rwnd_limited_us"] <= done["busy_us"] and done["sndbuf_limited_us"] <= done["busy_us"]
+
+
 def test_gateway_command_carries_the_run_settings(tmp_path):
     cfg = runner.RunConfig(out=tmp_path, controller="rwm", ctl=["delta=0.1"], rate="1gbit",
                            delay="10ms", queue="red,bytes=1M")
