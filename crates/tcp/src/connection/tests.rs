@@ -1728,3 +1728,37 @@ fn limited_transmit_releases_a_go_back_n_resend_only_as_ns2_does() {
     assert_eq!(sent_on_dupacks_after_a_timeout(false), Vec::<u64>::new());
     assert_eq!(sent_on_dupacks_after_a_timeout(true), vec![1, 2]);
 }
+
+#[test]
+fn an_ece_for_the_window_a_timeout_already_reduced_starts_no_second_reduction() {
+    // RFC 3168 section 6.1.2: cwnd "should be reduced only once in response
+    // to a series of dropped and/or CE packets from a single window of
+    // data". The second window's first segment is CE-marked and all its
+    // ACKs are lost: the timeout is that window's reduction, and the
+    // receiver's ECE on the ACK of the retransmission (for the same window)
+    // must not reduce again (Linux: no CWR from CA_Loss).
+    let cfg = TcpConfig { mss: 1000, ecn: true, rcv_buf: 1 << 20, ..Default::default() };
+    let (mut c, mut s, mut sent) = ecn_second_window(&cfg);
+    let ms = Time::from_millis;
+    sent[0].ecn = Ecn::Ce;
+    let mut lost_acks = Vec::new();
+    for g in &sent {
+        s.on_segment(ms(30), g, &mut lost_acks);
+    }
+    assert!(lost_acks.iter().all(|a| a.flags.ece()), "the receiver echoes the mark");
+    let at = c.next_timer().expect("the retransmission timer runs");
+    let mut rtx = Vec::new();
+    c.on_timer(at, &mut rtx);
+    assert_eq!(c.stats().timeouts, 1);
+    let after_rto = c.win.ssthresh;
+    assert_eq!(c.win.cwnd, 1000, "RFC 5681 section 3.1: one segment after a timeout");
+    let mut acks = Vec::new();
+    s.on_segment(at + ms(10), &rtx[0], &mut acks);
+    let ack = acks.last().expect("the duplicate is acknowledged at once");
+    assert!(ack.flags.ece(), "still echoing: no CWR has reached the receiver");
+    let mut more = Vec::new();
+    c.on_segment(at + ms(20), ack, &mut more);
+    assert_eq!(c.stats().ecn_reductions, 0, "the timed-out window's ECE reduced cwnd again");
+    assert_eq!(c.win.ssthresh, after_rto);
+    assert!(c.win.cwnd > 1000, "slow start goes on from the timeout's window");
+}

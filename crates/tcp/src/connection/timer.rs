@@ -34,6 +34,13 @@ impl Connection {
             }
         }
         self.rate_lost(true);
+        // RFC 3168 section 6.1.2: "the TCP sender's congestion window should
+        // be reduced only once in response to a series of dropped and/or CE
+        // packets from a single window of data". This timeout is that
+        // window's reduction: an ECE for data sent before it starts no
+        // second one (Linux: no `tcp_enter_cwr` in CA_Loss, and none until
+        // SND.UNA passes the data then in flight).
+        self.ecn_recover = self.ecn_recover.max(self.snd_max);
         // RFC 5681 section 3.1: cwnd = LW = 1 SMSS.
         self.win.cwnd = self.mss;
         self.in_recovery = false;
