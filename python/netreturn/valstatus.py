@@ -251,7 +251,11 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               "over 5 seeds ours' fast recoveries are 40.2 before session 23's fix of the ECE after a timeout and "
               "42.6 after, ns-3 32.6 (32.3 with its own ECE answer repaired to that rule, 3 seeds), so neither "
               "side's rule after a timeout makes the gap; ours' marks 1532 against 1272. The 3-seed record agreed "
-              "by chance; not traced", _ECE_AFTER_RTO),
+              "by chance. Where: every recovery on both sides is a slow start's (first 10 s); on seed 1 ns-3 "
+              "drops more TCP packets (1159 against 959) in fewer recoveries (32 against 39), 3-4 of its flows a "
+              "seed end their slow start on marks alone (ours 0-1), and ours' CoDel acts more by sojourn (9300 "
+              "drops, 1558 marks against 6115 and 1170) and less by overflow (19693 against 22269); why is not "
+              "traced", _ECE_AFTER_RTO),
     ),
 }
 
