@@ -166,6 +166,14 @@ def analyse(data_in: list[tuple], acks: list[tuple], overhead: int, rate: float,
     r["fifo_drops"] = int(dropped.sum())
     r["queue_time_avg_kB"] = time_avg(st, sq, t[0], t[-1]) / 1e3
     r["queue_met_by_arrivals_mean_kB"] = float(met[~dropped].mean()) / 1e3
+    r["queue_met_p50/p90/p99_kB"] = tuple(pct(met[~dropped], q) / 1e3 for q in (50, 90, 99))
+    # Offered load: Mb/s arriving in each half second from the first packet, to 4 s.
+    r["arrivals_mbps_by_0.5s_to_4s"] = tuple(float(size[(t >= t[0] + k / 2) & (t < t[0] + (k + 1) / 2)].sum())
+                                             * 16 / 1e6 for k in range(8))
+    early = t < t[0] + 1.5  # the slow starts (flows start within the first second)
+    r["drops_first_1.5s/after"] = (float(dropped[early].sum()), float(dropped[~early].sum()))
+    r["queue_time_avg_first_1.5s/after_kB"] = (time_avg(st, sq, t[0], t[0] + 1.5) / 1e3,
+                                               time_avg(st, sq, t[0] + 1.5, t[-1]) / 1e3)
     dt = t[dropped]
     firsts = [x for k, x in enumerate(dt) if k == 0 or x - dt[k - 1] > episode]
     before = [time_avg(st, sq, x - rtt, x) / 1e3 for x in firsts if x - rtt >= t[0]]
@@ -174,6 +182,12 @@ def analyse(data_in: list[tuple], acks: list[tuple], overhead: int, rate: float,
     # Arrivals in the round trip before each episode (bytes / rtt): how full the pipe ran.
     rate_before = [float(size[(t >= x - rtt) & (t < x)].sum()) * 8 / rtt / 1e6 for x in firsts if x - rtt >= t[0]]
     r["arrival_rate_rtt_before_episode_mbps"] = rate_before
+    # The same over shorter spans: how fast the data came just before the
+    # queue overflowed (one sender's line rate is 100 Mb/s, two 200).
+    for w in (2e-3, 5e-3, 20e-3):
+        r[f"arrival_rate_{w * 1e3:.0f}ms_before_episode_mbps"] = [
+            float(size[(t >= x - w) & (t < x)].sum()) * 8 / w / 1e6 for x in firsts if x - rtt >= t[0]]
+    r["share_10ms_bins_above_80_packets"] = float(np.mean(b10 > 80))
     # ACKs at the senders, per flow (by the server's port).
     per: dict = defaultdict(list)
     for p in acks:
@@ -191,10 +205,18 @@ def analyse(data_in: list[tuple], acks: list[tuple], overhead: int, rate: float,
         first = {}
         for p in sender_data:
             first.setdefault((p[4], p[6], p[8]), p[0])
-        d = np.array([p[0] - first[k] for p in data_in if (k := (p[4], p[6], p[8])) in first])
+        idx = [i for i, p in enumerate(data_in) if (p[4], p[6], p[8]) in first]
+        d = np.array([data_in[i][0] - first[(data_in[i][4], data_in[i][6], data_in[i][8])] for i in idx])
         if len(d):
             x = (d - d.min()) * 1e6
             r["path_hop_delay_above_min_us_p50/p90/p99/max"] = (pct(x, 50), pct(x, 90), pct(x, 99), float(x.max()))
+            r["path_hop_packets_held_over_0.5ms"] = int(np.sum(x > 500))
+            # A stall of the path hop before a loss episode: the most any
+            # packet arriving in the 5 ms before the episode's first drop
+            # was held beyond the hop's least delay.
+            ti = t[idx]
+            held = [float(x[(ti >= e - 5e-3) & (ti < e)].max(initial=0)) for e in firsts]
+            r["path_hop_most_held_5ms_before_episode_us"] = held
     return r
 
 

@@ -13,7 +13,7 @@ namespace's interface.
 Two commands:
 
 ``watch --out DIR`` (as root, started before ``netreturn testbed sweep``;
-stop it with Ctrl-C afterwards) waits for each run's namespaces
+stop it with Ctrl-C or SIGTERM afterwards) waits for each run's namespaces
 (``nrtb<pid>-gw1``: the bottleneck gateway of a two-hop dumbbell run,
 ``--bottleneck -gw2`` on the kernel datapath, whose delays run on a
 ``wan`` hop in front;
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -56,8 +57,21 @@ def capture(iface: str, out: str, direction: str) -> int:
     s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE: a burst never overflows the socket
     s.bind((iface, 0))
-    s.settimeout(0.5)
-    n = 0
+    s.settimeout(0.2)
+    n = lost = 0
+
+    def account(f) -> None:
+        # The testbed SIGKILLs every process of a namespace it removes
+        # (Topology.destroy), so whenever the interface is idle the frames
+        # so far go to disk, with the kernel's count of the frames this
+        # socket lost for want of buffer (struct tpacket_stats: SOL_PACKET
+        # 263, PACKET_STATISTICS 6; reading it resets it) in FILE.drops.
+        nonlocal lost
+        f.flush()
+        lost += struct.unpack("II", s.getsockopt(263, 6, 8))[1]
+        with open(out + ".drops", "w") as g:
+            g.write(f"{n} frames written, {lost} lost by the socket\n")
+
     with open(out, "wb") as f:
         # pcap header, nanosecond timestamps (magic a1b23c4d), link type 1 (Ethernet).
         f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, SNAP, 1))
@@ -65,13 +79,13 @@ def capture(iface: str, out: str, direction: str) -> int:
             try:
                 data, anc, flags, addr = s.recvmsg(SNAP, 64, socket.MSG_TRUNC)
             except socket.timeout:
+                account(f)
                 if not os.path.exists(f"/sys/class/net/{iface}"):
                     break
                 continue
             except OSError:
                 break  # the interface went away with its namespace
-            outgoing = addr[2] == PACKET_OUTGOING
-            if direction == "in" and outgoing:
+            if direction == "in" and addr[2] == PACKET_OUTGOING:
                 continue
             sec = nsec = 0
             for level, typ, val in anc:
@@ -87,7 +101,7 @@ def capture(iface: str, out: str, direction: str) -> int:
             f.write(struct.pack("<IIII", sec, nsec, len(cap), full))
             f.write(cap)
             n += 1
-    print(f"{out}: {n} frames", file=sys.stderr)
+        account(f)
     return 0
 
 
@@ -106,6 +120,8 @@ def _has_iface(ns: str, iface: str) -> bool:
 
 def watch(out: str, prefix: str, bottleneck: str = "-gw1") -> int:
     os.makedirs(out, exist_ok=True)
+    # A background job of a non-interactive shell ignores SIGINT: stop on SIGTERM too.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     me = os.path.abspath(__file__)
     run = 0
     busy: dict[tuple[str, str], subprocess.Popen] = {}
