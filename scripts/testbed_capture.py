@@ -125,6 +125,7 @@ def watch(out: str, prefix: str, bottleneck: str = "-gw1") -> int:
     me = os.path.abspath(__file__)
     run = 0
     busy: dict[tuple[str, str], subprocess.Popen] = {}
+    seen: dict[tuple[str, str], tuple[int, int]] = {}
     try:
         while True:
             nss = _namespaces()
@@ -136,8 +137,17 @@ def watch(out: str, prefix: str, bottleneck: str = "-gw1") -> int:
                     key = (ns, iface)
                     if not ns.endswith(suffix) or (key in busy and busy[key].poll() is None):
                         continue
-                    if not _has_iface(ns, iface):
+                    # A sweep reuses its namespaces' names run after run: a
+                    # new run is a new namespace (its inode and change time), not a
+                    # capture that ended early while the old one was removed.
+                    try:
+                        st = os.stat(f"/run/netns/{ns}")
+                        ino = (st.st_ino, st.st_ctime_ns)
+                    except FileNotFoundError:
                         continue
+                    if seen.get(key) == ino or not _has_iface(ns, iface):
+                        continue
+                    seen[key] = ino
                     if name == "bottleneck_in":
                         run += 1
                     tag = run if name == "bottleneck_in" else max(run, 1)
