@@ -373,6 +373,18 @@ impl<H: WindowHook> Pipeline<H> {
         if link.aqm.is_some() {
             return self.enqueue_aqm(now, dir, data, tcp);
         }
+        // The frames whose transmission started by `now` have left the
+        // queue before this one is admitted: the I/O loop hands over a whole
+        // batch of received frames (each at its kernel receive time) before
+        // it polls, so without this a frame read late met a backlog that
+        // still held them, and a full buffer dropped frames a FIFO served at
+        // the line rate would have taken (as `enqueue_aqm` already does).
+        // A link without a rate has no departure clock: its frames still
+        // leave at the next poll, queued until then, as before.
+        if link.cfg.rate.is_some() {
+            self.serve(now, dir);
+        }
+        let link = &mut self.links[dir.index()];
         // RED with `ecn` marks an ECN-capable frame instead of dropping it
         // early (RFC 3168 section 5).
         let (ip, ecn) = frame::ipv4_ecn(&data).map_or((None, Ecn::NotEct), |(o, e)| (Some(o), e));

@@ -113,8 +113,38 @@ fn a_full_queue_drops_and_counts() {
         p.on_frame(Time::ZERO, Dir::AtoB, data(100));
     }
     let out = drain(&mut p, Time::ZERO);
-    assert_eq!(out.len(), 2);
-    assert_eq!(p.stats().a_to_b.dropped_queue, 3);
+    // The first frame is on the wire at once and no longer in the queue
+    // (as in the simulator: `Fifo::pass` at an idle link), two wait, two
+    // are dropped.
+    assert_eq!(out.len(), 3);
+    assert_eq!(p.stats().a_to_b.dropped_queue, 2);
+}
+
+#[test]
+fn a_frame_handed_over_late_meets_the_queue_as_it_was_when_it_arrived() {
+    // The I/O loop reads a batch of frames, each at its kernel receive
+    // time, before it polls. 154-byte frames at 10 Mb/s take 123.2 us: of
+    // three arriving at 0 one is sent at once and two wait in a 2-frame
+    // buffer; by 250 us all three have started, so a fourth arriving then
+    // finds the buffer empty, even though no poll ran in between.
+    let mut p: Pipeline<NoController> = Pipeline::new(
+        link(Some(Rate::mbps(10)), Time::ZERO, Limit::Packets(2)),
+        link(None, Time::ZERO, Limit::Packets(100)),
+        None,
+        1,
+    );
+    for _ in 0..3 {
+        p.on_frame(Time::ZERO, Dir::AtoB, data(100));
+    }
+    p.on_frame(Time::from_micros(250), Dir::AtoB, data(100));
+    let out = drain(&mut p, Time::from_micros(250));
+    assert_eq!(p.stats().a_to_b.dropped_queue, 0);
+    assert_eq!(out.len(), 4);
+    // The first two were due (123.2, 246.4 us) before the first poll, at
+    // 250 us; then the departure clock: the third ends at 369.6 us and the
+    // fourth, queued behind it, at 492.8 us.
+    let t: Vec<u64> = out.iter().map(|o| o.0.nanos()).collect();
+    assert_eq!(t, vec![250_000, 250_000, 369_600, 492_800]);
 }
 
 #[test]
@@ -183,9 +213,12 @@ fn the_controller_watches_the_data_queue_and_rewrites_acks_with_valid_checksums(
     assert_eq!(
         kinds,
         vec![
+            // The data frame starts on the idle link at once, before the
+            // ARP frame arrives (the simulator's `Fifo::pass`: enqueue, then
+            // dequeue), and the ARP frame after it.
             (QueueEventKind::Enqueue, 1),
-            (QueueEventKind::Enqueue, 2),
-            (QueueEventKind::Dequeue, 1),
+            (QueueEventKind::Dequeue, 0),
+            (QueueEventKind::Enqueue, 1),
             (QueueEventKind::Dequeue, 0),
         ],
         "on_queue sees the data queue only, never the ACK queue"
