@@ -101,14 +101,19 @@ fn arp_udp_and_garbage_pass_byte_for_byte_and_are_counted() {
     assert_eq!((s.non_tcp, s.malformed_passed, s.forwarded), (1, 2, 3));
 }
 
-#[test]
-fn a_full_queue_drops_and_counts() {
-    let mut p: Pipeline<NoController> = Pipeline::new(
+/// A to B at 10 Mb/s with room for two waiting frames; B to A unlimited.
+fn two_frame_queue_at_10mbps() -> Pipeline<NoController> {
+    Pipeline::new(
         link(Some(Rate::mbps(10)), Time::ZERO, Limit::Packets(2)),
         link(None, Time::ZERO, Limit::Packets(100)),
         None,
         1,
-    );
+    )
+}
+
+#[test]
+fn a_full_queue_drops_and_counts() {
+    let mut p = two_frame_queue_at_10mbps();
     for _ in 0..5 {
         p.on_frame(Time::ZERO, Dir::AtoB, data(100));
     }
@@ -127,12 +132,7 @@ fn a_frame_handed_over_late_meets_the_queue_as_it_was_when_it_arrived() {
     // three arriving at 0 one is sent at once and two wait in a 2-frame
     // buffer; by 250 us all three have started, so a fourth arriving then
     // finds the buffer empty, even though no poll ran in between.
-    let mut p: Pipeline<NoController> = Pipeline::new(
-        link(Some(Rate::mbps(10)), Time::ZERO, Limit::Packets(2)),
-        link(None, Time::ZERO, Limit::Packets(100)),
-        None,
-        1,
-    );
+    let mut p = two_frame_queue_at_10mbps();
     for _ in 0..3 {
         p.on_frame(Time::ZERO, Dir::AtoB, data(100));
     }
