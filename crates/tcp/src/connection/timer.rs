@@ -39,8 +39,9 @@ impl Connection {
         // packets from a single window of data". This timeout is that
         // window's reduction: an ECE for data sent before it starts no
         // second one (Linux: no `tcp_enter_cwr` in CA_Loss, and none until
-        // SND.UNA passes the data then in flight).
-        self.ecn_recover = self.ecn_recover.max(self.snd_max);
+        // SND.UNA passes the data then in flight). Every other value it
+        // takes is an earlier SND.MAX, which never decreases.
+        self.ecn_recover = self.snd_max;
         // RFC 5681 section 3.1: cwnd = LW = 1 SMSS.
         self.win.cwnd = self.mss;
         self.in_recovery = false;
