@@ -47,41 +47,19 @@ import argparse
 import glob
 import os
 import re
-import struct
 import sys
 from collections import defaultdict, deque
 
 import numpy as np
 
+from netreturn.pcap import tcp_segments
+
 
 def read_pcap(path: str) -> list[tuple]:
-    """(t_s, ip_len, src, dst, sport, dport, seq, ack, ip_id, payload) of
-    each IPv4 TCP packet of a pcap (Ethernet or raw IPv4, us or ns stamps)."""
-    with open(path, "rb") as f:
-        buf = f.read()
-    magic, = struct.unpack("<I", buf[:4])
-    scale = 1e-9 if magic == 0xA1B23C4D else 1e-6
-    linktype, = struct.unpack("<I", buf[20:24])
-    l2 = 14 if linktype == 1 else 0
-    out = []
-    off = 24
-    while off + 16 <= len(buf):
-        sec, frac, caplen, _ = struct.unpack("<IIII", buf[off:off + 16])
-        d = buf[off + 16:off + 16 + caplen]
-        off += 16 + caplen
-        if l2 and d[12:14] != b"\x08\x00":
-            continue
-        ip = d[l2:]
-        if len(ip) < 40 or ip[9] != 6:
-            continue
-        ihl = (ip[0] & 15) * 4
-        ip_len, ip_id = struct.unpack("!HH", ip[2:6])
-        src, dst = ip[12:16], ip[16:20]
-        tcp = ip[ihl:]
-        sport, dport, seq, ack = struct.unpack("!HHII", tcp[:12])
-        doff = (tcp[12] >> 4) * 4
-        out.append((sec + frac * scale, ip_len, src, dst, sport, dport, seq, ack, ip_id, ip_len - ihl - doff))
-    return out
+    """(t_s, ip_len, src, dst, sport, dport, seq, ack, ip_id, payload,
+    window) of each IPv4 TCP packet of a pcap (netreturn.pcap: Ethernet or
+    raw IPv4, us or ns stamps)."""
+    return list(tcp_segments(path))
 
 
 def from_server(p: tuple) -> bool:

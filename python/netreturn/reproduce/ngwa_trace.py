@@ -19,12 +19,12 @@ from __future__ import annotations
 import bisect
 import json
 import math
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from .._native import parse_rate, parse_size, parse_time
+from ..pcap import tcp_segments
 
 #: A gap between drops longer than this starts a new burst.
 BURST_GAP_S = 1.0
@@ -45,22 +45,8 @@ def read_pcap(path: str | Path) -> list[Packet]:
     IPv4, nanosecond timestamps, headers only: ``crates/sim/src/pcap.rs``),
     in capture order. ``payload`` is the IP total length minus both headers;
     the simulator writes no window scale, so ``window`` is in bytes."""
-    b = Path(path).read_bytes()
-    if len(b) < 24 or struct.unpack_from("<I", b, 0)[0] != 0xA1B23C4D:
-        raise ValueError(f"{path}: not a nanosecond pcap file (the simulator's run.pcap)")
-    out, off = [], 24
-    while off + 16 <= len(b):
-        sec, nsec, incl, _ = struct.unpack_from("<IIII", b, off)
-        off += 16
-        p = b[off:off + incl]
-        off += incl
-        ihl = (p[0] & 0x0F) * 4
-        if p[9] != 6:
-            continue
-        total = struct.unpack_from(">H", p, 2)[0]
-        sport, _, seq, ack, doff, _, win = struct.unpack_from(">HHIIBBH", p, ihl)
-        out.append(Packet(sec + nsec * 1e-9, sport, seq, ack, win, total - ihl - (doff >> 4) * 4))
-    return out
+    return [Packet(s.time_s, s.sport, s.seq, s.ack, s.window, s.payload)
+            for s in tcp_segments(path, nanoseconds=True)]
 
 
 @dataclass
