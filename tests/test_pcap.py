@@ -63,9 +63,11 @@ def test_a_record_cut_short_at_the_end_keeps_the_records_before_it(tmp_path):
 
 
 @pytest.mark.parametrize("head, match", [
-    (b"\xa1\xb2\xc3\xd4" + bytes(20), r"big.pcap: not a little-endian pcap file \(magic 0xd4c3b2a1; allowed 0xa1b2c3d4"),
+    (b"\xa1\xb2\xc3\xd4" + bytes(20),
+     r"big.pcap: not a little-endian pcap file \(magic 0xd4c3b2a1; allowed 0xa1b2c3d4"),
     (b"\x4d\x3c\xb2\xa1" + bytes(4), r"big.pcap: not a pcap file: 8 bytes"),
-    (struct.pack("<IHHiIII", MAGIC_NANOSECONDS, 2, 4, 0, 0, 65535, 113), r"big.pcap: link type 113 is not read \(allowed 1"),
+    (struct.pack("<IHHiIII", MAGIC_NANOSECONDS, 2, 4, 0, 0, 65535, 113),
+     r"big.pcap: link type 113 is not read \(allowed 1"),
 ])
 def test_a_file_netreturn_cannot_read_is_refused_by_name_with_what_is_allowed(tmp_path, head, match):
     f = tmp_path / "big.pcap"
