@@ -18,6 +18,8 @@ def resolve(path: str, overrides: list[tuple[str, str]] = ...) -> dict[str, Any]
     controller, ...), tcp."""
 
 def run(path: str, seed: int, overrides: list[tuple[str, str]] = ...) -> dict[str, Any]: ...
+def flow_starts(path: str, seed: int, overrides: list[tuple[str, str]] = ...) -> list[float]:
+    """Each TCP flow's start (s) as the simulator draws it for ``seed``."""
 def mechanisms() -> dict[str, list[dict[str, Any]]]:
     """The registry: ``queues``, ``controllers`` (name, title, paper, keys,
     needs_rate) and ``congestion_controls`` (name, title)."""

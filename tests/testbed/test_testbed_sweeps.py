@@ -85,6 +85,19 @@ def test_dumbbell_maps_onto_a_wan_emulator_and_a_bottleneck_gateway():
     assert scenario.plan("testbed/rwm", {"buffer": "500p"}).buffer_bytes == 500 * 1510
 
 
+def test_a_repetition_starts_its_flows_when_the_simulators_seed_of_its_number_does():
+    from netreturn import _native
+
+    for sets in ({"queue": "droptail"}, {"flows": 6, "tcp": "newreno"}):
+        p = scenario.plan("testbed/dumbbell4", sets)
+        for rep in (1, 2, 7):
+            sim = _native.run(str(DUMBBELL.resolve()), rep, [*scenario.overrides_list(sets), ("run.stop", "1ms")])
+            assert [f.start for f in p.flow_plan(rep)] == [round(t, 6) for t in sim["flows"]["start_s"]]
+    # Fixed starts are taken as written, and need no draw.
+    fixed = scenario.plan("testbed/rwm", {"flows": 2})
+    assert {f.start for f in fixed.flow_plan(3)} == {f["start"][1] for f in fixed.flows}
+
+
 def test_a_field_the_testbed_cannot_run_exits_2_naming_file_field_and_allowed(tmp_path, capsys):
     # Valid for the simulator, not for Linux: no "none" congestion control.
     rc = tb_main(["sweep", "testbed/dumbbell4", "--set", "tcp=none", "--out", str(tmp_path)])

@@ -350,6 +350,19 @@ fn phase_offset(seed: u64, name: &str, max_ns: u64) -> u64 {
     netreturn_sim::resolve::phase_offset(seed, name, netreturn_base::Time(max_ns)).nanos()
 }
 
+/// The start time (s) of each TCP flow of seed `seed` (file, bulk and rate
+/// flows, in the order of their numbers), as the simulator draws them
+/// (`netreturn_sim::build`): the testbed starts repetition `seed`'s flows at
+/// these, so that a repetition and the seed of its number start alike.
+#[pyfunction]
+#[pyo3(signature = (path, seed, overrides=vec![]))]
+fn flow_starts(path: &str, seed: u64, overrides: Vec<(String, String)>) -> PyResult<Vec<f64>> {
+    let s = load(path, overrides)?;
+    let w = netreturn_sim::world::World::new(&s, seed)
+        .map_err(|(field, message)| scenario_err(ScenarioError { file: path.to_string(), field, message }))?;
+    Ok(w.tcp.iter().map(|f| f.start.secs_f64()).collect())
+}
+
 /// Runs one seed of a scenario (the GIL is released while it runs).
 #[pyfunction]
 #[pyo3(signature = (path, seed, overrides=vec![]))]
@@ -367,6 +380,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NativeScenarioError", m.py().get_type::<NativeScenarioError>())?;
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(phase_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_starts, m)?)?;
     m.add_function(wrap_pyfunction!(show_config, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

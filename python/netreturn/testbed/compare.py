@@ -11,8 +11,8 @@ senders' kernels' counters in the testbed), RTT (mean, median, max),
 queueing delay (RTT minus the propagation RTT), ACKs rewritten.
 
 The repetitions are seeds in the simulator (1..N) and repeated real runs in
-the testbed (flow start times drawn with the same distribution, not the
-same draws).
+the testbed; repetition r starts its flows at the simulator's draws for
+seed r (``Plan.flow_plan``), so the two worlds' runs pair up.
 """
 
 from __future__ import annotations

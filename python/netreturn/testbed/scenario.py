@@ -52,7 +52,6 @@ Errors name the file, the field and what is allowed (exit status 2).
 from __future__ import annotations
 
 import json
-import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,22 +242,31 @@ class Plan:
     #: Run with each host's link rate-limited on its own (the testbed label
     #: ``access = "shaped"``); otherwise only the hops limit rates.
     shaped: bool = False
+    #: The overrides the plan was made with (``NAME=VALUE`` pairs), for the
+    #: simulator's draws of the same scenario (:meth:`flow_plan`).
+    overrides: tuple[tuple[str, str], ...] = ()
 
     def flow_plan(self, rep: int) -> list[FlowPlan]:
-        """Start times of repetition ``rep`` (seeded like the simulator's
-        seeds, though not the same draws)."""
-        rng = random.Random(rep * 7919 + 17)
-        out = []
-        for f in self.flows:
-            st = f["start"]
-            if st[0] == "uniform":
-                t = rng.uniform(st[1], st[2])
-            elif st[0] == "exponential":
-                t = rng.expovariate(1.0 / st[1]) if st[1] > 0 else 0.0
-            else:
-                t = st[1]
-            out.append(FlowPlan(f["sender"], f["receiver"], f["nbytes"], round(t, 6)))
-        return out
+        """Start times of repetition ``rep``: fixed ones as written; drawn
+        ones (``uniform``, ``exponential``) are the simulator's own draws
+        for seed ``rep`` (``_native.flow_starts``), so repetition r of the
+        testbed and seed r of the simulator start their flows at the same
+        times and the two worlds compare run by run. (Before 2026-11-28 the
+        testbed drew its own from the same distributions; with four flows
+        the draws alone moved the mean FCT by several per cent,
+        docs/testbed.md, "The same start times in both worlds".)"""
+        if all(f["start"][0] == "fixed" for f in self.flows):
+            starts = [f["start"][1] for f in self.flows]
+        else:
+            try:
+                starts = _native.flow_starts(self.file, rep, list(self.overrides))
+            except _native.NativeScenarioError as e:
+                msg, file, field_, detail = e.args
+                raise ScenarioError(msg, file, field_, detail) from None
+            if len(starts) != len(self.flows):
+                raise TestbedScenarioError(self.file, "traffic", f"the simulator makes {len(starts)} TCP flows of "
+                                           f"it and the testbed {len(self.flows)}; allowed: tcp-file traffic only")
+        return [FlowPlan(f["sender"], f["receiver"], f["nbytes"], round(t, 6)) for f, t in zip(self.flows, starts)]
 
 
 def _get(file: str, d: dict, key: str, at: str, conv=None, default=None, required=False):
@@ -437,7 +445,8 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None, access: s
         if k in ("warmup",) and parse_time(v) > 0:
             notes.append("run.warmup is ignored by the testbed (every flow counts)")
     return Plan(file=file, name=doc["name"], params=params, senders=pairs, receivers=pairs, hops=hops, flows=flows,
-                cc=cc, tcp_mem_max=tcp_mem_max, timeout=min(stop, 600.0), reps=int(reps),
+                overrides=tuple(overrides_list(overrides)), cc=cc, tcp_mem_max=tcp_mem_max,
+                timeout=min(stop, 600.0), reps=int(reps),
                 base_rtt_s=base_rtt, bottleneck_bps=bott.rate_bps, bottleneck_hop=1,
                 buffer_bytes=bott.buffer_bytes, notes=notes, paper=doc.get("paper"), model=model,
                 rwm_table=_rwm_table(topo) if bott.controller == "rwm" else None,
