@@ -98,6 +98,24 @@ def test_a_repetition_starts_its_flows_when_the_simulators_seed_of_its_number_do
     assert {f.start for f in fixed.flow_plan(3)} == {f["start"][1] for f in fixed.flows}
 
 
+def test_paired_differences_take_each_repetition_against_the_seed_of_its_number():
+    import pandas as pd
+
+    from netreturn.testbed.compare import PAIRED, paired
+
+    sim = pd.DataFrame({"seed": [1, 2, 3, 1, 2], "queue": ["droptail"] * 3 + ["ewt"] * 2,
+                        "fct_mean_s": [4.0, 5.0, 6.0, 3.0, 3.5]})
+    # The testbed's rows in another order, and a repetition the simulator lacks.
+    tb = pd.DataFrame({"seed": [3, 1, 2, 2, 1, 9], "queue": ["droptail"] * 3 + ["ewt"] * 3,
+                       "fct_mean_s": [6.5, 4.5, 5.5, 3.5, 3.0, 99.0]})
+    out = paired(sim, tb, ["queue"], [("fct_mean_s", "mean FCT")]).set_index("group")
+    assert set(out.world) == {PAIRED}
+    # Every DropTail pair differs by 0.5 s: no spread, whatever the seeds' own.
+    assert (out.loc["queue=droptail", "mean"], out.loc["queue=droptail", "ci95"]) == (pytest.approx(0.5), 0.0)
+    assert out.loc["queue=droptail", "n"] == 3
+    assert (out.loc["queue=ewt", "mean"], out.loc["queue=ewt", "n"]) == (0.0, 2)
+
+
 def test_a_field_the_testbed_cannot_run_exits_2_naming_file_field_and_allowed(tmp_path, capsys):
     # Valid for the simulator, not for Linux: no "none" congestion control.
     rc = tb_main(["sweep", "testbed/dumbbell4", "--set", "tcp=none", "--out", str(tmp_path)])
@@ -280,14 +298,20 @@ def test_compare_runs_one_scenario_in_both_worlds(tmp_path, capsys):
     assert "queue=droptail sim" in text and "queue=ewt testbed" in text
     import pandas as pd
 
+    from netreturn.testbed.compare import PAIRED
+
     long = pd.read_csv(out / "compare.csv")
-    assert set(long.world) == {"sim", "testbed"}
+    assert set(long.world) == {"sim", "testbed", PAIRED}
     assert set(long.group) == {"queue=droptail", "queue=ewt"}
     val = long.set_index(["group", "world", "metric"])["mean"]
     for world in ("sim", "testbed"):
         assert val[("queue=ewt", world, "acks_rewritten")] > 0
         assert val[("queue=droptail", world, "acks_rewritten")] == 0
         assert 0 < val[("queue=droptail", world, "fct_mean_s")] < 10
+    # Repetition 1 against seed 1: the paired difference is the two runs'.
+    for g in ("queue=droptail", "queue=ewt"):
+        assert val[(g, PAIRED, "fct_mean_s")] == pytest.approx(
+            val[(g, "testbed", "fct_mean_s")] - val[(g, "sim", "fct_mean_s")])
     # The simulator again on Linux's TCP defaults: the testbed's runs are
     # reused (resume), the cells say which profile the simulator ran.
     runs = sorted(p.name for p in (out / "testbed" / "runs").glob("*.json"))

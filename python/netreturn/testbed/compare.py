@@ -91,6 +91,45 @@ def side_by_side(sim_runs, tb_runs, group_keys: Sequence[str], metrics=METRICS):
     return pd.DataFrame(rows)
 
 
+#: The world label of the paired differences in the long table.
+PAIRED = "testbed - sim, paired"
+
+
+def paired(sim_runs, tb_runs, group_keys: Sequence[str], metrics=METRICS):
+    """Long table (group, world = :data:`PAIRED`, metric, mean, ci95, n) of
+    the testbed's value minus the simulator's, run by run: repetition r
+    against seed r, which start their flows at the same times
+    (``Plan.flow_plan``). The spread the start times give both worlds
+    alike drops out, so a difference shows where unpaired CIs overlap."""
+    import pandas as pd
+
+    from ..stats import mean_ci
+
+    rows = []
+    if sim_runs is None or tb_runs is None or sim_runs.empty or tb_runs.empty:
+        return pd.DataFrame(rows)
+    sim, tb = sim_runs.copy(), tb_runs.copy()
+    for df in (sim, tb):
+        for k in group_keys:
+            df[k] = df[k].astype(str)
+    groups = tb.groupby(list(group_keys), sort=False) if group_keys else [((), tb)]
+    for gkey, g in groups:
+        gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+        s = sim
+        for k, v in zip(group_keys, gkey):
+            s = s[s[k] == v]
+        label = ",".join(f"{k}={v}" for k, v in zip(group_keys, gkey)) or "all"
+        by_seed = {int(x["seed"]): x for _, x in s.iterrows()}
+        for col, _ in metrics:
+            if col not in g or col not in s:
+                continue
+            diffs = [float(x[col]) - float(by_seed[int(x["seed"])][col]) for _, x in g.iterrows()
+                     if int(x["seed"]) in by_seed]
+            m, h, n = mean_ci(pd.to_numeric(pd.Series(diffs, dtype=float), errors="coerce").tolist())
+            rows.append({"group": label, "world": PAIRED, "metric": col, "mean": m, "ci95": h, "n": n})
+    return pd.DataFrame(rows)
+
+
 #: The reference the validation summary names for the testbed's runs.
 LINUX_REFERENCE = "Linux 6.18 in namespaces"
 #: Metrics of an agreement cell (``validate --summary``): what both worlds
@@ -158,7 +197,7 @@ def table_text(long, metrics=METRICS) -> str:
     if long.empty:
         return "(no runs)"
     groups = list(dict.fromkeys(long["group"]))
-    worlds = ["sim", "testbed"]
+    worlds = [w for w in ("sim", "testbed", PAIRED) if (long.world == w).any()]
 
     def cells(col):
         for g in groups:
@@ -234,7 +273,9 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
     raw, _, _ = tb_sweep(scenario, out / "testbed", sets, sweep, n, opts, progress, labels)
     write_tables(raw, out / "testbed", keys)
     tb_runs = _tb_frame(raw)
-    long = side_by_side(sim_runs, tb_runs, keys)
+    import pandas as pd
+
+    long = pd.concat([side_by_side(sim_runs, tb_runs, keys), paired(sim_runs, tb_runs, keys)], ignore_index=True)
     long.to_csv(out / "compare.csv", index=False)
     # The testbed's labels that are not defaults (--access shaped, --datapath
     # kernel) name the cells too: each is another testbed.
