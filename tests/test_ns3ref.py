@@ -269,6 +269,12 @@ def test_scenario_1_with_ns3s_ared_runs_in_the_aligned_configuration():
     assert q["ARED"] is True and q["Gentle"] is True
     # ARED = true replaced the thresholds by the automatic ones (4 Mb/s: 5 and 15 packets).
     assert (q["MinTh"], q["MaxTh"]) == (5 * 1510, 15 * 1510)
+    # ARED's adaptation as ns-3 holds it after InitializeParams (ours' ared_mode = "ns3"):
+    # Bottom = min(0.01, 8 MeanPktSize Rtt / LinkBandwidth) = 8 x 1510 x 0.1 / 4e6.
+    assert (q["Interval"], q["TargetDelay"], q["Rtt"], q["Top"]) == ("+5e+08ns", "+5e+06ns", "+1e+08ns", "0.5")
+    assert (q["Alpha"], q["Beta"], q["LinkBandwidth"]) == (0.01, 0.9, "4000000bps")
+    assert float(q["Bottom"]) == pytest.approx(8 * 1510 * 0.1 / 4e6, rel=1e-5)
+    assert (q["FengAdaptive"], q["NLRED"], q["Ns1Compat"]) == ("false", "false", "false")
     assert math.isnan(r["udp_loss_pct"])  # scenario 1 has no UDP flow
 
 

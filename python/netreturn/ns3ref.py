@@ -263,6 +263,13 @@ DEVICE_QUEUE = "100p"
 # links, 1 MiB socket buffers, RED with ns-3's automatic thresholds, gentle on.
 ALIGNED_SOCKET_BUF = 1 << 20
 ALIGNED_DEVICE_QUEUE = "1000p"
+#: RedQueueDisc attributes read back after a run besides the thresholds, weight and flags
+#: (docs/validation.md, "ARED with ECN: the senders, not RED"): ARED's adaptation (Interval,
+#: TargetDelay, Top, Bottom, LastSet, Rtt; Alpha and Beta have no attribute getter and are read
+#: through GetAredAlpha / GetAredBeta), the link it computed them for, the idle packet size and
+#: the variants that would change the rule (FengAdaptive, NLRED, Ns1Compat).
+RED_READBACK = ("AdaptMaxP", "Interval", "TargetDelay", "Top", "Bottom", "LastSet", "Rtt",
+                "LinkBandwidth", "LinkDelay", "IdlePktSize", "FengAdaptive", "NLRED", "Ns1Compat")
 # EWT start threshold (the EWT paper's Table 3) and AWM's settings, the choices
 # documented in docs/decisions.md §2.3 and crates/control/src/awm.rs: target T = B/2,
 # beta = T / (4 R) with R = 200 ms + T / C (critical damping), floor one MTU =
@@ -1092,6 +1099,16 @@ def _simulate(flows: int, queue: str, seed: int, file_bytes: int, udp: bool, sto
         v = ns.UintegerValue()
         qd.GetAttribute("MeanPktSize", v)
         attrs["MeanPktSize"] = int(v.Get())
+        # The rest of RED's and ARED's settings as the object holds them after
+        # RedQueueDisc::InitializeParams (Bottom is computed there when 0), in
+        # their string form; a name this ns-3 lacks is left out.
+        for name in RED_READBACK:
+            v = ns.StringValue()
+            if qd.GetAttributeFailSafe(name, v):
+                attrs[name] = str(v.Get())
+        # Alpha and Beta have setters only (no attribute getter): the public getters.
+        red = ns.DynamicCast[ns.RedQueueDisc](qd)
+        attrs["Alpha"], attrs["Beta"] = float(red.GetAredAlpha()), float(red.GetAredBeta())
     if aqm:
         # The AQM's attributes as ns-3 holds them, and the settings of ours they came from.
         for full in aqm_attrs:

@@ -206,6 +206,10 @@ OURS_CUBIC_WSEG_NS3 = {"tcp.cubic": '{reno_alpha="linux",whole_segment_ssthresh=
 OURS_RED_ECN_NS3 = {**OURS_CUBIC_WSEG_NS3, **OURS_CWR_NS3, "tcp.ecn_echo_past_cwr": "true"}
 #: ns-3's sender reading ECE only on an ACK that advances SND.UNA (its ReceivedAck; branch redecn13).
 OURS_ECE_NS3 = {"tcp.ece_on_new_ack_only": "true"}
+#: CUBIC in whole segments as ns-3's TcpCubic (and Linux's bictcp): the target and its step (Update) and
+#: ssthresh (GetSsThresh); ARED with ECN (branch ared15).
+OURS_CUBIC_WHOLE_NS3 = {"tcp.cubic": '{whole_segment_target=true,whole_segment_ssthresh=true}'}
+ARED_ECN_EVIDENCE = "validation.md#ared-with-ecn-the-senders-not-red-issue-27-item-5-2026-11-27-branch-ared15"
 RED_ECN_WSEG_EVIDENCE = ("validation.md#red-with-ecn-ns-3s-cut-in-whole-segments-and-its-echo-past-a-cwr-issue-27-"
                          "2026-11-27-branch-redecn12")
 RED_ECN_ECE_EVIDENCE = ("validation.md#red-with-ecn-the-fast-recoveries-and-ns-3s-ece-on-new-acks-only-issue-27-"
@@ -419,6 +423,9 @@ PLAN: tuple[Mechanism, ...] = (
               (dumbbell_cell("ewt/scenario2", 31, "red", "cubic", True, ns3_ecn="cwr-rfc3168",
                              ours_sets={**OURS_CUBIC_WSEG_NS3, **OURS_CWR_NS3, **OURS_ECE_NS3}),)),
     Mechanism("ARED with ECN (CUBIC)", "ns-3 3.44", COBALT_EVIDENCE, _aqm("ared", ecn=True)),
+    Mechanism("ARED with ECN (CUBIC), ours' CUBIC in whole segments as ns-3", "ns-3 3.44; ours' CUBIC growing and "
+              "cutting in whole segments, as ns-3's TcpCubic and Linux", ARED_ECN_EVIDENCE,
+              (dumbbell_cell("ewt/scenario2", 31, "ared", "cubic", True, ours_sets=OURS_CUBIC_WHOLE_NS3),)),
     Mechanism("CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("codel", (13, 31))),
     Mechanism("FQ-CoDel", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_codel", (13, 31))),
     Mechanism("FQ-CoDel with ECN (CUBIC)", "ns-3 3.44", AQM_EVIDENCE, _aqm("fq_codel", ecn=True)),

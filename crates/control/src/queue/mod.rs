@@ -108,6 +108,17 @@ impl Discipline {
         }
     }
 
+    /// RED with [`RedConfig::head_in_device`]: it sees the backlog less the
+    /// head packet.
+    #[inline]
+    fn head_in_device(&self) -> bool {
+        match self {
+            Discipline::DropTail(_) => false,
+            Discipline::Red(r) => r.config().head_in_device,
+            Discipline::AdaptiveRed(a) => a.config().head_in_device,
+        }
+    }
+
     /// Called after a packet left; RED needs to know when the queue idles.
     pub fn on_dequeue(&mut self, now: Time, after: Backlog) {
         match self {
@@ -199,7 +210,14 @@ impl<T> Fifo<T> {
         ect: bool,
         rng: &mut Rng,
     ) -> Result<(QueueEvent, bool), (T, DropReason, QueueEvent)> {
-        match self.discipline.admit(now, size, ect, self.backlog, rng) {
+        let seen = match self.items.front() {
+            // ns-3's device queue holds the head packet ([`RedConfig::head_in_device`]).
+            Some(&(_, head)) if self.discipline.head_in_device() => {
+                Backlog { bytes: self.backlog.bytes - head as u64, packets: self.backlog.packets - 1 }
+            }
+            _ => self.backlog,
+        };
+        match self.discipline.admit(now, size, ect, seen, rng) {
             v @ (Verdict::Accept | Verdict::Mark) => {
                 self.items.push_back((item, size));
                 self.backlog.bytes += size as u64;
@@ -293,5 +311,50 @@ mod tests {
             }
             assert_eq!(a.backlog(), b.backlog());
         }
+    }
+
+    /// ns-3 3.44's bottleneck holds the next packet in its one-packet device
+    /// queue (PointToPointNetDevice), so its `RedQueueDisc` counts one
+    /// packet fewer than wait; `red.head_in_device` makes ours' RED see the
+    /// same: the average, ns-3's empty-queue rule and the limit count the
+    /// backlog less the head packet.
+    #[test]
+    fn with_head_in_device_red_sees_the_backlog_less_the_head_packet() {
+        let fifo = |head_in_device: bool, min_th: u64| {
+            // w_q = 1: the average is the backlog RED sees; above max_th a
+            // forced drop (gentle off).
+            let c = RedConfig {
+                w_q: 1.0,
+                min_th,
+                max_th: min_th + 1,
+                gentle: false,
+                head_in_device,
+                ..RedConfig::linux_like(3_000, 1_500, Time::from_micros(120))
+            };
+            Fifo::<()>::new(Discipline::Red(Box::new(Red::ns3(c))))
+        };
+        let verdict =
+            |q: &mut Fifo<()>, rng: &mut Rng| q.enqueue(Time::ZERO, (), 1_500, false, rng).map(|_| ()).map_err(|e| e.1);
+        let mut rng = Rng::new(1);
+        // Thresholds of 1 and 2 bytes: one packet waiting is above max_th
+        // when RED sees it, and an empty disc (ns-3's `nQueued > 1`) when not.
+        let (mut sees_all, mut blind) = (fifo(false, 1), fifo(true, 1));
+        for q in [&mut sees_all, &mut blind] {
+            assert_eq!(verdict(q, &mut rng), Ok(()), "an empty queue admits");
+        }
+        assert_eq!(verdict(&mut sees_all, &mut rng), Err(DropReason::Forced));
+        assert_eq!(verdict(&mut blind, &mut rng), Ok(()), "RED sees an empty disc: no drop");
+        assert_eq!(verdict(&mut blind, &mut rng), Err(DropReason::Forced), "RED sees one packet");
+        // No early signal (thresholds above the buffer): the limit alone.
+        // Two packets (3000 B) waiting, RED blind to the head sees 1500 B:
+        // a third fits, as in ns-3's disc of 3000 B under a device packet.
+        let (mut sees_all, mut blind) = (fifo(false, 10_000), fifo(true, 10_000));
+        for q in [&mut sees_all, &mut blind] {
+            assert_eq!((verdict(q, &mut rng), verdict(q, &mut rng)), (Ok(()), Ok(())));
+        }
+        assert_eq!(verdict(&mut sees_all, &mut rng), Err(DropReason::Overflow));
+        assert_eq!(verdict(&mut blind, &mut rng), Ok(()));
+        assert_eq!(blind.backlog(), Backlog { bytes: 4_500, packets: 3 }, "the queue itself counts every packet");
+        assert_eq!(verdict(&mut blind, &mut rng), Err(DropReason::Overflow));
     }
 }

@@ -37,6 +37,15 @@ pub struct RedConfig {
     /// when gentle): ns-3 `UseHardDrop`, default on; off marks there too,
     /// as Linux's RED without `harddrop`. A full queue always drops.
     pub hard_drop: bool,
+    /// RED sees the backlog less its head packet, as ns-3 3.44's
+    /// `RedQueueDisc` does under a device queue of one packet (the harness's
+    /// bottleneck, ns3ref.py `SetDeviceQueue(..., "1p")`): on a busy link
+    /// `PointToPointNetDevice` holds the next packet in its own queue, so
+    /// `DoEnqueue`'s `GetInternalQueue(0)->GetNBytes()` counts one packet
+    /// fewer than wait. The average, ns-3's empty-queue rule and the hard
+    /// limit all count what RED sees (the physical buffer is then one packet
+    /// larger, as ns-3's). Off by default: RED sees every waiting packet.
+    pub head_in_device: bool,
 }
 
 impl RedConfig {
@@ -56,6 +65,7 @@ impl RedConfig {
             idle_packet_time,
             ecn: false,
             hard_drop: true,
+            head_in_device: false,
         }
     }
 }
@@ -102,6 +112,9 @@ pub struct RedParams {
     /// With `ecn`: drop, not mark, in the forced region ([`RedConfig::hard_drop`]);
     /// on by default (ns-3).
     pub hard_drop: Option<bool>,
+    /// RED blind to the head packet, as ns-3's under its one-packet device
+    /// queue ([`RedConfig::head_in_device`]); off by default.
+    pub head_in_device: Option<bool>,
 }
 
 impl RedParams {
@@ -119,6 +132,7 @@ impl RedParams {
         c.byte_mode = self.byte_mode.unwrap_or(c.byte_mode);
         c.ecn = self.ecn.unwrap_or(c.ecn);
         c.hard_drop = self.hard_drop.unwrap_or(c.hard_drop);
+        c.head_in_device = self.head_in_device.unwrap_or(c.head_in_device);
         c
     }
 }

@@ -36,9 +36,10 @@ pub struct CubicConfig {
     /// HyStart runs only once cwnd reaches this many segments.
     pub hystart_low_window: u32,
     /// RTT samples per round before the delay test is made.
-    /// (16 bits: with `reno_alpha` the config stays 64 bytes, so a
-    /// connection's settings keep their cache-line layout; ns-3's default 8.)
-    pub hystart_min_samples: u16,
+    /// (8 bits: with `reno_alpha` and the whole-segment switches the config
+    /// stays 64 bytes, so a connection's settings keep their cache-line
+    /// layout; ns-3's default 8, Linux's `HYSTART_MIN_SAMPLES` 8.)
+    pub hystart_min_samples: u8,
     /// ACKs closer than this belong to one ACK train.
     pub hystart_ack_delta: Time,
     /// Bounds of the delay-increase threshold.
@@ -55,6 +56,17 @@ pub struct CubicConfig {
     /// `bictcp_recalc_ssthresh`; `false` (the default) beta x cwnd in bytes
     /// (RFC 9438 section 4.6). (One byte: the config stays 64 bytes.)
     pub whole_segment_ssthresh: bool,
+    /// Congestion avoidance in whole segments, as ns-3 3.44
+    /// `TcpCubic::IncreaseWindow` and `Update` and Linux `bictcp_update`:
+    /// W_max and the epoch's cwnd in whole segments (fast convergence
+    /// rounded down), the cubic term C (t - K)^3 truncated to whole
+    /// segments before it is added to or taken from the origin, one segment
+    /// added once `cnt = cwnd / (target - cwnd)` segments (integer division,
+    /// at least 2) are acknowledged, and the Reno-friendly estimate one
+    /// segment per `cwnd x 15 / 8` acknowledged (alpha_cubic throughout,
+    /// whatever `reno_alpha` says). `false` (the default): RFC 9438's real
+    /// W_cubic and W_est, cwnd += (target - cwnd) / cwnd per segment.
+    pub whole_segment_target: bool,
 }
 
 impl Default for CubicConfig {
@@ -75,6 +87,7 @@ impl Default for CubicConfig {
             cubic_delta: Time::from_millis(10),
             cnt_clamp: 20,
             whole_segment_ssthresh: false,
+            whole_segment_target: false,
         }
     }
 }
@@ -121,6 +134,15 @@ const LINUX_DELAY_MAX: Time = Time::from_millis(16);
 /// `hystart_ack_delay`.
 const LINUX_GSO_MAX_SIZE: f64 = 65_536.0;
 
+/// The counters of [`CubicConfig::whole_segment_target`], in segments.
+#[derive(Clone, Copy, Debug, Default)]
+struct WholeSegments {
+    cwnd_cnt: u64,
+    ack_cnt: u64,
+    tcp_cwnd: u64,
+    bytes: u64,
+}
+
 #[derive(Clone, Debug)]
 pub struct Cubic {
     cfg: CubicConfig,
@@ -138,6 +160,11 @@ pub struct Cubic {
     w_est: f64,
     /// Growth below one byte carried to the next ACK.
     carry: f64,
+    /// `whole_segment_target`: segments acknowledged towards the next
+    /// one-segment step (ns-3 `m_cWndCnt`), towards the Reno-friendly
+    /// estimate's next segment (`m_ackCnt`), the estimate (`m_tcpCwnd`),
+    /// and acknowledged bytes short of a whole segment.
+    seg: WholeSegments,
     delay_min: Option<Time>,
     // HyStart round state.
     found: bool,
@@ -159,6 +186,7 @@ impl Cubic {
             epoch_start: None,
             w_est: 0.0,
             carry: 0.0,
+            seg: WholeSegments::default(),
             delay_min: None,
             found: false,
             round_start: Time::ZERO,
@@ -204,6 +232,65 @@ impl Cubic {
             self.origin = cwnd;
         }
         self.w_est = cwnd;
+    }
+
+    /// [`CubicConfig::whole_segment_target`]: ns-3 3.44 `TcpCubic::IncreaseWindow`
+    /// (one segment once `m_cWndCnt` reaches `cnt`) over `Update` (the
+    /// target and `cnt` in whole segments, the Reno-friendly `m_tcpCwnd`).
+    fn congestion_avoidance_whole(&mut self, now: Time, w: &mut Window, ack: &Ack) {
+        let bytes = self.seg.bytes + ack.acked;
+        let segs = bytes / w.mss;
+        self.seg.bytes = bytes % w.mss;
+        if segs == 0 {
+            return;
+        }
+        let seg_cwnd = w.cwnd / w.mss;
+        self.seg.cwnd_cnt += segs;
+        self.seg.ack_cnt += segs;
+        if self.epoch_start.is_none() {
+            self.epoch_start = Some(now);
+            self.seg.ack_cnt = segs;
+            self.seg.tcp_cwnd = seg_cwnd;
+            // W_max is whole segments (ssthresh_after_loss); K from them.
+            if self.w_max <= seg_cwnd as f64 {
+                self.k = 0.0;
+                self.origin = seg_cwnd as f64;
+            } else {
+                self.k = ((self.w_max - seg_cwnd as f64) / self.cfg.c).cbrt();
+                self.origin = self.w_max;
+            }
+        }
+        let epoch = self.epoch_start.unwrap_or(now);
+        // t = now + delay_min - epoch start (ns-3 `m_delayMin`).
+        let t = now.saturating_sub(epoch).secs_f64() + self.delay_min.map_or(0.0, |d| d.secs_f64());
+        // delta = C |t - K|^3 in whole segments (`uint32_t delta`).
+        let delta = (self.cfg.c * (t - self.k).abs().powi(3)) as u64;
+        let origin = self.origin as u64;
+        let target = if t < self.k { origin.saturating_sub(delta) } else { origin + delta };
+        let mut cnt = if target > seg_cwnd { seg_cwnd / (target - seg_cwnd) } else { 100 * seg_cwnd };
+        if self.w_max == 0.0 && cnt > u64::from(self.cfg.cnt_clamp) {
+            cnt = u64::from(self.cfg.cnt_clamp);
+        }
+        if self.cfg.tcp_friendliness {
+            // One segment of the estimate per cwnd x scale / 8 acknowledged,
+            // scale = 8 (1024 + 1024 beta) / 3 / (1024 - 1024 beta) = 15 at
+            // beta 0.7: alpha_cubic per round trip (Linux `beta_scale`).
+            let scale = (8.0 * (1024.0 + self.cfg.beta * 1024.0) / 3.0 / (1024.0 - self.cfg.beta * 1024.0)) as u64;
+            let step = (seg_cwnd * scale) >> 3;
+            while step > 0 && self.seg.ack_cnt > step {
+                self.seg.ack_cnt -= step;
+                self.seg.tcp_cwnd += 1;
+            }
+            if self.seg.tcp_cwnd > seg_cwnd {
+                cnt = cnt.min(seg_cwnd / (self.seg.tcp_cwnd - seg_cwnd));
+            }
+        }
+        // At most one segment per two acknowledged (cwnd x 1.5 per RTT).
+        let cnt = cnt.max(2);
+        if self.seg.cwnd_cnt >= cnt {
+            w.cwnd += w.mss;
+            self.seg.cwnd_cnt -= cnt;
+        }
     }
 
     fn hystart_reset(&mut self, now: Time, snd_max: u64) {
@@ -293,6 +380,10 @@ impl Cubic {
 
     /// Growth in congestion avoidance, RFC 9438 sections 4.2 to 4.5.
     fn congestion_avoidance(&mut self, now: Time, w: &mut Window, ack: &Ack) {
+        if self.cfg.whole_segment_target {
+            self.congestion_avoidance_whole(now, w, ack);
+            return;
+        }
         let mss = w.mss as f64;
         let cwnd = w.cwnd as f64 / mss;
         if self.epoch_start.is_none() {
@@ -374,7 +465,16 @@ impl CongestionControl for Cubic {
         self.cwnd_prior = seg_cwnd;
         // Fast convergence, RFC 9438 section 4.7 (Eq. 7): a flow that lost
         // below its previous W_max releases bandwidth for newcomers.
-        self.w_max = if self.cfg.fast_convergence && seg_cwnd < self.w_max {
+        self.w_max = if self.cfg.whole_segment_target {
+            // ns-3 3.44 `TcpCubic::GetSsThresh`: `m_lastMaxCwnd` (uint32)
+            // from the cwnd in whole segments, fast convergence rounded down.
+            let seg = seg_cwnd.floor();
+            if self.cfg.fast_convergence && seg < self.w_max {
+                (seg * (1.0 + self.cfg.beta) / 2.0).floor()
+            } else {
+                seg
+            }
+        } else if self.cfg.fast_convergence && seg_cwnd < self.w_max {
             seg_cwnd * (1.0 + self.cfg.beta) / 2.0
         } else {
             seg_cwnd
@@ -696,5 +796,47 @@ mod tests {
         assert_eq!(hystart_exit(HystartRule::Ns3, gap, Time::from_millis(92)), None);
         // 89 ms stays below Linux's threshold too.
         assert_eq!(hystart_exit(HystartRule::Linux, gap, Time::from_millis(89)), None);
+    }
+
+    /// ns-3 3.44 `TcpCubic::Update` truncates the cubic term to whole
+    /// segments (`uint32_t delta`) and counts `cnt = cwnd / (target - cwnd)`
+    /// segments per one-segment step: after a loss at 10 segments (W_max 10,
+    /// ssthresh 7, K = 1.96 s) the target is 10 - floor(2.99) = 8 from the
+    /// first ACK, so cwnd gains a whole segment once 7 segments are
+    /// acknowledged. RFC 9438's real W_cubic(0) is 7.0: ours by default
+    /// grows only along W_est, a fraction of a segment.
+    #[test]
+    fn with_whole_segment_target_cwnd_steps_a_segment_once_cnt_segments_are_acknowledged() {
+        let grow = |whole_segment_target: bool| {
+            let cfg = CubicConfig { whole_segment_ssthresh: true, whole_segment_target, ..Default::default() };
+            let (mut cc, mut w) = after_loss_at(10, cfg);
+            assert_eq!((w.cwnd, cc.w_max()), (7 * MSS, 10.0));
+            // Delayed ACKs of two segments every 10 ms.
+            (0..4u64)
+                .map(|i| {
+                    cc.on_ack(Time::from_millis(10 * i), &mut w, &ack(2 * MSS));
+                    w.cwnd
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(grow(true), [7 * MSS, 7 * MSS, 7 * MSS, 8 * MSS], "one segment at 8 segments acknowledged");
+        let rfc = grow(false);
+        assert!(
+            rfc[3] > 7 * MSS && rfc[3] < 8 * MSS && rfc[3] % MSS != 0,
+            "RFC 9438 grows by W_est's fractions: {rfc:?}"
+        );
+    }
+
+    /// ns-3's `m_lastMaxCwnd` is whole segments: fast convergence below the
+    /// old W_max gives floor(9 x 1.7 / 2) = 7, where RFC 9438 keeps 7.65.
+    #[test]
+    fn with_whole_segment_target_fast_convergence_rounds_w_max_down_to_whole_segments() {
+        for (whole_segment_target, want) in [(true, 7.0), (false, 7.65)] {
+            let cfg = CubicConfig { whole_segment_target, ..Default::default() };
+            let (mut cc, mut w) = after_loss_at(10, cfg);
+            w.cwnd = 9 * MSS;
+            cc.ssthresh_after_loss(Time::from_secs(1), &w, w.cwnd);
+            assert!((cc.w_max() - want).abs() < 1e-9, "whole {whole_segment_target}: W_max {}", cc.w_max());
+        }
     }
 }
