@@ -1240,6 +1240,10 @@ pub const TCP_PROFILES: &[(&str, &[(&str, &str)])] = &[
             // bictcp_recalc_ssthresh: max(cwnd * beta / BICTCP_BETA_SCALE,
             // 2) on a cwnd counted in segments: ssthresh in whole segments.
             ("cubic.whole_segment_ssthresh", "true"),
+            // bictcp_update: the target and cnt = cwnd / (target - cwnd) in
+            // whole segments (at least 2), the TCP-friendly estimate one
+            // segment per cwnd x 15 / 8 acknowledged (branch ared15).
+            ("cubic.whole_segment_target", "true"),
             // tcp_cwnd_reduction (PRR as RFC 9937): below ssthresh one
             // segment per ACK, an extra MSS only on an ACK that advances
             // SND.UNA with nothing newly lost; RFC 6937's SSRB sends two.
@@ -1657,6 +1661,7 @@ mod tests {
         assert_eq!((cubic.hystart_rule, cubic.cubic_delta), (HystartRule::Linux, netreturn_base::Time::from_secs(1)));
         assert_eq!(cubic.reno_alpha, netreturn_tcp::cc::cubic::RenoAlpha::Linux);
         assert!(cubic.whole_segment_ssthresh, "bictcp_recalc_ssthresh works in segments");
+        assert!(cubic.whole_segment_target, "bictcp_update works in segments");
         assert_eq!(p.dctcp.unwrap().growth, Growth::Linux);
         // A table the file writes keeps its keys and gains the profile's others.
         let own = MINI.replace(
