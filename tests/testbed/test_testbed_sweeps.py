@@ -116,6 +116,18 @@ def test_paired_differences_take_each_repetition_against_the_seed_of_its_number(
     assert (out.loc["queue=ewt", "mean"], out.loc["queue=ewt", "n"]) == (0.0, 2)
 
 
+def test_a_host_sysctl_is_checked_named_in_the_runs_identity_and_refused_with_what_is_allowed():
+    labels = scenario.testbed_labels(sysctl=["net.ipv4.tcp_recovery=0", "net.core.somaxconn = 64"], file="f.toml")
+    assert labels == {"sysctl": "net.core.somaxconn=64;net.ipv4.tcp_recovery=0"}
+    p = scenario.with_testbed(scenario.plan("testbed/dumbbell4"), labels)
+    assert p.host_sysctls == (("net.core.somaxconn", "64"), ("net.ipv4.tcp_recovery", "0"))
+    for bad, match in (("kernel.pid_max=5", "allowed: net.ipv4.tcp_"), ("net.ipv4.tcp_nonesuch=1", "no such"),
+                       ("net.ipv4.tcp_recovery", "expected NAME=VALUE")):
+        with pytest.raises(scenario.TestbedScenarioError, match=match) as e:
+            scenario.testbed_labels(sysctl=[bad], file="f.toml")
+        assert "--host-sysctl" in str(e.value) and "f.toml" in str(e.value)
+
+
 def test_a_field_the_testbed_cannot_run_exits_2_naming_file_field_and_allowed(tmp_path, capsys):
     # Valid for the simulator, not for Linux: no "none" congestion control.
     rc = tb_main(["sweep", "testbed/dumbbell4", "--set", "tcp=none", "--out", str(tmp_path)])
@@ -213,6 +225,27 @@ def test_what_the_gateway_refuses_stops_a_sweep_before_any_run_in_its_words(tmp_
 
 def _runs(out: Path) -> dict[str, dict]:
     return {p.name: json.loads(p.read_text()) for p in (out / "runs").glob("*.json")}
+
+
+@needs_netns
+@pytest.mark.netns
+def test_every_end_host_takes_the_host_sysctl_before_its_run(tmp_path):
+    gateway_or_skip()
+    out, prefix = tmp_path / "sysctl", _prefix("s")
+    argv = ["sweep", "testbed/dumbbell4", "--set", "flows=2", "--set", "file_bytes=300kB", "--reps", "1",
+            "--host-sysctl", "net.ipv4.tcp_timestamps=0", "--keep-raw", "--out", str(out), "--prefix", prefix,
+            "-q", "--no-plots"]
+    assert tb_main(argv) == 0
+    assert netns.leftover_namespaces(prefix) == []
+    (run,) = _runs(out).values()
+    assert run["params"]["sysctl"] == "net.ipv4.tcp_timestamps=0"
+    # Without the 12-byte timestamp option both ends agree on an MSS of
+    # 1460 over the 1500-byte MTU (1448 with it: the testbed's default).
+    import csv
+
+    with open(next((out / "raw").glob("*/tcpinfo.csv"))) as f:
+        rows = list(csv.DictReader(f))
+    assert rows and {r["snd_mss"] for r in rows} == {"1460"}
 
 
 @needs_netns

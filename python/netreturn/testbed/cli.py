@@ -51,6 +51,10 @@ def _sweep_common(p: argparse.ArgumentParser, out_default: str, access_default: 
                         "buffers, as the simulator's dumbbell) or aggregate (only the WAN emulator limits the "
                         "senders, together, at access rate x pairs; runs made before 2026-11-27 session 22); "
                         f"default {access_default}; part of each run's identity")
+    p.add_argument("--host-sysctl", dest="host_sysctl", action="append", default=[], metavar="NAME=VALUE",
+                   help="a Linux setting every end host's namespace takes before each run, to switch one rule of "
+                        "Linux's TCP (e.g. net.ipv4.tcp_recovery=0: no RACK); net.ipv4.tcp_* and net.core.* only; "
+                        "repeatable; part of each run's identity")
 
 
 def _queue_spec(v: str) -> str:
@@ -283,7 +287,8 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         _require(plans)
         a.out.mkdir(parents=True, exist_ok=True)
         raw, keys, pl = sw.sweep(a.scenario, a.out, sets, sweep, a.reps, _opts(a), not a.quiet,
-                                 sc.testbed_labels(datapath=a.datapath, file=a.scenario, access=a.access))
+                                 sc.testbed_labels(datapath=a.datapath, file=a.scenario, access=a.access,
+                                                   sysctl=a.host_sysctl))
         runs, summary = sw.write_tables(raw, a.out, keys)
         print()
         print(sw.table(summary, keys))
@@ -308,7 +313,7 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
         jitters = a.jitter or ["0ms"]
         # validates every combination
         specs = rwm.specs(rtts, flows, settings, reps, sets, a.scenario, jitters, a.rwm_edges, a.datapath,
-                          a.access)
+                          a.access, a.host_sysctl)
         print(f"{pl.name}: {pl.file}")
         print(f"  RTT {', '.join(rtts)}; downloads {', '.join(map(str, flows))}; settings {', '.join(settings)}; "
               f"jitter {', '.join(jitters)}; RWM at {'both edges' if a.rwm_edges == 'both' else 'the receivers edge'}; "
@@ -327,7 +332,7 @@ def _sweeps_inner(a: argparse.Namespace) -> int:
     from . import sweep as sw
 
     _require([sc.plan(a.scenario, {**sets, **c}, a.access) for c in sw.expand(sweep)])
-    labels = sc.testbed_labels(datapath=a.datapath, file=a.scenario, access=a.access)
+    labels = sc.testbed_labels(datapath=a.datapath, file=a.scenario, access=a.access, sysctl=a.host_sysctl)
     print(cmp.compare(a.out, a.scenario, sweep, sets, a.reps, _opts(a), not a.quiet, not a.no_plots, a.jobs,
                       labels, sim_profile=a.sim_profile))
     return 0

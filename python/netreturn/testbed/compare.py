@@ -286,6 +286,8 @@ def compare(out: Path, scenario: str = DEFAULT_SCENARIO, sweep: Mapping[str, Seq
             f"buffer {pl.buffer_bytes / 1000:.0f} kB, {len(pl.flows)} flows; {n} repetitions per world; the "
             f"simulator's TCP profile: {sim_profile}",
             f"  the testbed's hosts' links: {access_text(access_of(labels))}",
+            *([f"  every end host sets: {(labels or {})['sysctl'].replace(';', ', ')} (--host-sysctl)"]
+              if (labels or {}).get("sysctl") else []),
             *(f"  note: {x}" for x in pl.notes), "",
             table_text(long)]
     if plots:

@@ -146,6 +146,9 @@ class RunConfig:
     #: None: the hosts' links run at the veths' speed and only the hops
     #: limit rates.
     host_links: HostLinks | None = None
+    #: Settings every end host's namespace takes before the run
+    #: (``sysctl -w NAME=VALUE``; a refusal stops the run).
+    host_sysctls: tuple[tuple[str, str], ...] = ()
     #: Handshake round trips of the idle path (receiver 0 connecting to
     #: sender 0, one after the other) measured once the gateways run and
     #: before the transfers: ``probe_rtt_ms`` of the summary (0: none).
@@ -593,6 +596,8 @@ def run(cfg: RunConfig) -> dict:
             sh(["sysctl", "-qw", f"net.core.wmem_max={m}"], ns=ns, check=False)
             if cfg.ecn:
                 sh(["sysctl", "-qw", "net.ipv4.tcp_ecn=1"], ns=ns)
+            for k, v in cfg.host_sysctls:
+                sh(["sysctl", "-qw", f"{k}={v}"], ns=ns)
         if cfg.mode == "kernel":
             topo.kernel_bridge()
         else:

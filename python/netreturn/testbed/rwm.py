@@ -76,7 +76,7 @@ def _ms(rtt: str) -> float:
 def specs(rtts: Sequence[str], flows: Sequence[int], settings: Sequence[str], reps: int,
           sets: Mapping[str, Any] | None = None, scenario: str = SCENARIO,
           jitters: Sequence[str] = ("0ms",), rwm_edges: str = "receiver",
-          datapath: str = "packet", access: str = "aggregate") -> list[TbSpec]:
+          datapath: str = "packet", access: str = "aggregate", sysctl: Any = None) -> list[TbSpec]:
     """Every run of the grid: RTT x downloads x setting x jitter, ``reps``
     each; ``jitters`` (the gateway's ``--jitter``, a sweep) and
     ``rwm_edges`` (``both``: RWM at the senders' edge too) are testbed-only
@@ -90,7 +90,7 @@ def specs(rtts: Sequence[str], flows: Sequence[int], settings: Sequence[str], re
             for n in flows:
                 for s in settings:
                     ov = {**dict(sets or {}), "rtt": rtt, "flows": int(n), **SETTINGS[s]}
-                    labels = {"setting": s, **testbed_labels(j, rwm_edges, scenario, datapath, access)}
+                    labels = {"setting": s, **testbed_labels(j, rwm_edges, scenario, datapath, access, sysctl)}
                     # validates (file, field, allowed values), the jitter against this RTT too
                     with_testbed(make_plan(scenario, ov, access), labels)
                     for r in range(1, reps + 1):

@@ -242,6 +242,8 @@ class Plan:
     #: Run with each host's link rate-limited on its own (the testbed label
     #: ``access = "shaped"``); otherwise only the hops limit rates.
     shaped: bool = False
+    #: Linux settings every end host takes before a run (label ``sysctl``).
+    host_sysctls: tuple[tuple[str, str], ...] = ()
     #: The overrides the plan was made with (``NAME=VALUE`` pairs), for the
     #: simulator's draws of the same scenario (:meth:`flow_plan`).
     overrides: tuple[tuple[str, str], ...] = ()
@@ -470,7 +472,8 @@ def _rwm_table(topo: dict) -> dict:
 # one by one), so runs made before these existed keep their keys.
 
 #: label -> default.
-TESTBED_LABELS = {"jitter": "0ms", "rwm_edges": "receiver", "datapath": "packet", "access": "aggregate"}
+TESTBED_LABELS = {"jitter": "0ms", "rwm_edges": "receiver", "datapath": "packet", "access": "aggregate",
+                  "sysctl": ""}
 RWM_EDGES = ("receiver", "both")
 #: ``access``: "aggregate", the senders' links limited together by the WAN
 #: emulator (access rate x pairs); "shaped", each host's link on its own too
@@ -493,10 +496,43 @@ def access_text(access: str) -> str:
             "its own (--access aggregate)")
 
 
+#: ``sysctl``: the Linux settings every end host's namespace takes before a
+#: run (``--host-sysctl NAME=VALUE``), to switch one rule of Linux's TCP
+#: (``net.ipv4.tcp_recovery=0``: no RACK) the way the simulator's settings
+#: switch one of its own. Only the namespaced TCP and core settings.
+HOST_SYSCTL = re.compile(r"net\.(ipv4\.tcp_[a-z0-9_]+|core\.[a-z0-9_]+)")
+
+
+def host_sysctls(text: str, file: str = "") -> tuple[tuple[str, str], ...]:
+    """The settings a ``sysctl`` label names (``"a=1;b=2"``), checked: a
+    namespaced TCP or core setting this kernel has. Errors name the option,
+    the setting and what is allowed."""
+    out = []
+    for item in filter(None, (x.strip() for x in str(text).split(";"))):
+        name, eq, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not value:
+            raise TestbedScenarioError(file, "--host-sysctl", f"{item!r}: expected NAME=VALUE")
+        if not HOST_SYSCTL.fullmatch(name):
+            raise TestbedScenarioError(file, "--host-sysctl", f"{name!r}; allowed: net.ipv4.tcp_* and net.core.* "
+                                       "(the settings each network namespace has of its own)")
+        if not Path("/proc/sys", *name.split(".")).exists():
+            raise TestbedScenarioError(file, "--host-sysctl", f"{name!r}: this kernel has no such setting")
+        out.append((name, value))
+    return tuple(sorted(out))
+
+
 def testbed_labels(jitter: Any = None, rwm_edges: str | None = None, file: str = "",
-                   datapath: str | None = None, access: str | None = None) -> dict[str, str]:
-    """The labels of a run with these settings; defaults are left out."""
+                   datapath: str | None = None, access: str | None = None,
+                   sysctl: Any = None) -> dict[str, str]:
+    """The labels of a run with these settings; defaults are left out.
+    ``sysctl``: ``NAME=VALUE`` pairs (a list, or one ``;``-separated text)."""
     out = {}
+    if sysctl:
+        text = ";".join(sysctl) if isinstance(sysctl, (list, tuple)) else str(sysctl)
+        pairs = host_sysctls(text, file)
+        if pairs:
+            out["sysctl"] = ";".join(f"{k}={v}" for k, v in pairs)
     if access is not None:
         if access not in ACCESS:
             raise TestbedScenarioError(file, "--access", f"{access!r}; allowed: {', '.join(ACCESS)}")
@@ -548,13 +584,15 @@ def with_testbed(pl: Plan, labels: Mapping[str, str]) -> Plan:
       own, both directions, at the file's access and receiver rates
       (:class:`.runner.HostLinks`); by default only the WAN emulator limits
       the senders, together, at access rate x pairs.
+    * ``sysctl = "NAME=VALUE;..."``: every end host's namespace sets these
+      before the run (:func:`host_sysctls`).
     """
     from dataclasses import replace
 
     lab = {k: v for k, v in labels.items() if k in TESTBED_LABELS}
     if not lab:
         return pl
-    for k in ("jitter", "rwm_edges", "datapath", "access"):  # validated as the command line is
+    for k in ("jitter", "rwm_edges", "datapath", "access", "sysctl"):  # validated as the command line is
         if k in lab:
             testbed_labels(**{k: lab[k]}, file=pl.file)
     hops = [replace(h, args=list(h.args)) for h in pl.hops]
@@ -573,7 +611,8 @@ def with_testbed(pl: Plan, labels: Mapping[str, str]) -> Plan:
         ctl = [f"capacity={fmt_rate(pl.access_bps)}"] + [f"{k}={toml_literal(v)}" for k, v in pl.rwm_table.items()]
         hops.insert(0, Hop(name="sender-edge", rate=None, delay="0us", controller="rwm", ctl=ctl))
         bottleneck_hop += 1
-    return replace(pl, hops=hops, bottleneck_hop=bottleneck_hop, shaped=access_of(lab) == "shaped")
+    return replace(pl, hops=hops, bottleneck_hop=bottleneck_hop, shaped=access_of(lab) == "shaped",
+                   host_sysctls=host_sysctls(lab.get("sysctl", ""), pl.file))
 
 
 def check_gateway(pl: Plan, binary: str) -> None:

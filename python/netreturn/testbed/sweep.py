@@ -257,7 +257,7 @@ def execute(spec: TbSpec, opts: Options) -> dict:
                         timeout=opts.timeout or pl.timeout, tcp_mem_max=pl.tcp_mem_max, seed=spec.rep,
                         gateway_bin=opts.gateway_bin, prefix=opts.prefix,
                         datapath=dict(spec.labels).get("datapath", "packet"),
-                        host_links=pl.host_links if pl.shaped else None)
+                        host_links=pl.host_links if pl.shaped else None, host_sysctls=pl.host_sysctls)
         summary = run_once(cfg)
         rec = collect(tmp, pl, fplan, summary)
     finally:
