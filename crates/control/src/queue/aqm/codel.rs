@@ -142,6 +142,10 @@ impl CoDel {
 }
 
 impl FlowAqm for CoDel {
+    fn state(&self) -> (bool, u32) {
+        (self.dropping, self.count)
+    }
+
     /// CoDel decides nothing at arrival (section 5.2: only a timestamp,
     /// which the queue sets).
     fn admit(&mut self, _now: Time, _meta: &mut Meta, _backlog: Backlog, _rng: &mut Rng) -> Result<(), DropReason> {

@@ -23,7 +23,7 @@ mod pie;
 pub use cobalt::{Cobalt, CobaltConfig};
 pub use codel::{CoDel, CoDelConfig};
 pub use dualpi2::{DualPi2, DualPi2Config};
-pub use fq::{Fq, FqConfig};
+pub use fq::{Fq, FqConfig, FqEvent, FqSample};
 pub use pie::{Pie, PieConfig};
 
 use super::{Backlog, DropReason, Limit};
@@ -285,6 +285,12 @@ pub trait FlowAqm: Clone + std::fmt::Debug {
         others: u64,
         drop: &mut dyn FnMut(T, Meta, DropReason),
     ) -> Option<Departure<T>>;
+
+    /// For traces: whether the AQM is in a dropping state and its count
+    /// there (CoDel's `dropping` and `count`; (false, 0) for one without).
+    fn state(&self) -> (bool, u32) {
+        (false, 0)
+    }
 }
 
 /// One FIFO under a [`FlowAqm`] and a hard limit: `queue = "codel"` or
@@ -381,6 +387,26 @@ impl<T> Aqm<T> {
     /// When the longest-waiting packet arrived: a link that freed before
     /// then starts its next packet at this instant (the real gateway
     /// serves its queue lazily, at the instants the link would have).
+    /// Starts recording what a flow-queueing AQM does ([`FqSample`]):
+    /// false for the others, which record nothing.
+    pub fn enable_trace(&mut self) -> bool {
+        match self {
+            Aqm::FqCoDel(f) => f.enable_trace(),
+            Aqm::FqPie(f) => f.enable_trace(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The samples recorded since [`Self::enable_trace`].
+    pub fn take_trace(&mut self) -> Vec<FqSample> {
+        match self {
+            Aqm::FqCoDel(f) => f.take_trace(),
+            Aqm::FqPie(f) => f.take_trace(),
+            _ => vec![],
+        }
+    }
+
     pub fn oldest(&self) -> Option<Time> {
         match self {
             Aqm::CoDel(s) => s.q.head_enqueued(),
