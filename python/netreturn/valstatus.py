@@ -265,8 +265,9 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               "that rule then loses more TCP data in ours (1.40 ± 0.21 % against 1.09 ± 0.05: its flows in CWR lose "
               "520 packets a run to FQ's overflow in the first 10 s, ns-3's 215; with the same start times the same "
               "flows lose them and the rules act alike, flow 26's retransmissions standing nearer its flow queue's "
-              "head when a batch came; not shown systematic, open). The overflow batches themselves agree (8.0 against 8.1 packets, seed 1), and the queue's "
-              "rules switched in ours leave the recoveries at 41.2-44.2 (branch fqc15)", _FQC15),
+              "head when a batch came; not shown systematic, open). The overflow batches themselves agree (8.0 "
+              "against 8.1 packets, seed 1), and the queue's rules switched in ours leave the recoveries at "
+              "41.2-44.2 (branch fqc15)", _FQC15),
     ),
 }
 
