@@ -74,6 +74,7 @@ _LINUX = "testbed.md#agreement-with-linux-issue-25-item-5"
 _LINUX_SHAPED = "testbed.md#each-hosts-link-shaped-session-22"
 _LINUX_EWT_ACKS = "testbed.md#why-ewt-rewrites-fewer-acks-in-linux-2026-11-27-branch-linux13"
 _LINUX_S24 = "testbed.md#the-same-start-times-in-both-worlds-session-24"
+_FQC15 = ("validation.md#fq-codel-with-ecn-the-flow-queues-compared-issue-27-item-5-2026-11-27-branch-fqc15")
 _ECE_AFTER_RTO = "validation.md#an-ece-for-a-window-a-timeout-already-reduced-a-bug-of-ours-fixed-issue-27-session-23"
 _SHAPED = ("the testbed limits each host's link on its own at the scenario's rates (--access shaped), as the "
            "simulator's dumbbell, where one 400 Mb/s hop carried the four senders together: Linux's data loss over "
@@ -253,15 +254,24 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               "most 1.4 %", _LINUX_S24),
     ),
     _ECN_FINAL: (
-        Cause("31 flows", ("fast recoveries", "ECN marks at the bottleneck"), "open",
-              "over 5 seeds ours' fast recoveries are 40.2 before session 23's fix of the ECE after a timeout and "
-              "42.6 after, ns-3 32.6 (32.3 with its own ECE answer repaired to that rule, 3 seeds), so neither "
-              "side's rule after a timeout makes the gap; ours' marks 1532 against 1272. The 3-seed record agreed "
-              "by chance. Where: every recovery on both sides is a slow start's (first 10 s); on seed 1 ns-3 "
-              "drops more TCP packets (1159 against 959) in fewer recoveries (32 against 39), 3-4 of its flows a "
-              "seed end their slow start on marks alone (ours 0-1), and ours' CoDel acts more by sojourn (9300 "
-              "drops, 1558 marks against 6115 and 1170) and less by overflow (19693 against 22269); why is not "
-              "traced", _ECE_AFTER_RTO),
+        Cause("31 flows", ("ECN marks at the bottleneck",), "proven: the reference's",
+              "ns-3 3.44 enters CWR on an ECE in CA_RECOVERY and CA_LOSS (RFC 3168 6.1.2 and Linux do not), which "
+              "cuts the slow starts' long recoveries short; with that repaired (--ns3-ecn rfc3168, seeds 1-5) its "
+              "marks are 1385 ± 195 against ours' 1532 ± 117, within the CIs. The whole gap is in CoDel dropping "
+              "states of 10 or more marks in the first 10 s (seed 1: ours 451 marks, ns-3 47, repaired 203), on "
+              "flows holding cwnd in a recovery; FQ-CoDel's rules switched in ours (64-packet limit, ns-3's device "
+              "queue, its Newton step for 1/sqrt(count), alone and together) leave the marks at 1479-1646 "
+              "(branch fqc15)", _FQC15),
+        Cause("31 flows", ("fast recoveries",), "proven: a rule difference",
+              "ns-3 starts no fast recovery for a loss found in CWR and repairs it under CWR (TcpSocketBase::DupAck "
+              "acts in CA_DISORDER only), Linux and ours start one: ours with ns-3's rule (tcp.recovery_from_cwr = "
+              "ns3) 42.6 -> 30.4 ± 1.4, ns-3 32.6 ± 2.3 (30.8 ± 5.8 with its ECE answer repaired), seeds 1-5; "
+              "that rule then loses more TCP data in ours (1.40 ± 0.21 % against 1.09 ± 0.05: its flows in CWR lose "
+              "520 packets a run to FQ's overflow in the first 10 s, ns-3's 215; with the same start times the same "
+              "flows lose them and the rules act alike, flow 26's retransmissions standing nearer its flow queue's "
+              "head when a batch came; not shown systematic, open). The overflow batches themselves agree (8.0 "
+              "against 8.1 packets, seed 1), and the queue's rules switched in ours leave the recoveries at "
+              "41.2-44.2 (branch fqc15)", _FQC15),
     ),
 }
 

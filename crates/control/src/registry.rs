@@ -343,12 +343,16 @@ impl QueueKind {
             QueueKind::Red | QueueKind::Ared => struct_fields::<crate::queue::RedParams>(),
             // The keys of the `aqm` table each reads (`AqmParams`); the
             // others it ignores, so one file can sweep `queue`.
-            QueueKind::CoDel => &["ecn", "target", "interval"],
-            QueueKind::FqCoDel => &["ecn", "target", "interval", "flows", "quantum"],
-            QueueKind::Pie => &["ecn", "target", "t_update", "alpha", "beta", "max_burst"],
-            QueueKind::FqPie => &["ecn", "target", "t_update", "alpha", "beta", "max_burst", "flows", "quantum"],
-            QueueKind::DualPi2 => &["target", "t_update", "alpha", "beta", "k", "step", "c_protection"],
-            QueueKind::Cobalt => &["ecn", "target", "interval"],
+            // `device_queue` is the link's (the simulator's world reads it
+            // for every dequeue-time queue).
+            QueueKind::CoDel => &["ecn", "target", "interval", "device_queue", "invsqrt"],
+            QueueKind::FqCoDel => &["ecn", "target", "interval", "flows", "quantum", "device_queue", "invsqrt"],
+            QueueKind::Pie => &["ecn", "target", "t_update", "alpha", "beta", "max_burst", "device_queue"],
+            QueueKind::FqPie => {
+                &["ecn", "target", "t_update", "alpha", "beta", "max_burst", "flows", "quantum", "device_queue"]
+            }
+            QueueKind::DualPi2 => &["target", "t_update", "alpha", "beta", "k", "step", "c_protection", "device_queue"],
+            QueueKind::Cobalt => &["ecn", "target", "interval", "device_queue"],
             QueueKind::DropTail => &[],
         }
     }

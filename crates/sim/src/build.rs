@@ -43,7 +43,10 @@ impl World {
             let gateway = f.gateway.map(|cfg| Box::new(WindowGateway::new(cfg)));
             let rng = Rng::derive(seed, 1_000_000 + i as u64);
             let link = (f.rate, f.delay, f.loss);
-            ifaces.push(Iface::new(f.name, f.to, link, discipline, aqm, f.buffer_bytes, gateway, rng));
+            let device_queue = f.aqm.as_ref().and_then(|a| a.device_queue).unwrap_or(0);
+            let mut iface = Iface::new(f.name, f.to, link, discipline, aqm, f.buffer_bytes, gateway, rng);
+            iface.set_device_queue(device_queue);
+            ifaces.push(iface);
         }
         for name in &s.run.pcap {
             let i = topo.iface_by_name(name).ok_or_else(|| {

@@ -105,6 +105,29 @@ pub fn run_logged(
     Ok((metrics::collect(&w, seed), lines))
 }
 
+/// [`run`], also recording what each flow-queueing AQM (FQ-CoDel, FQ-PIE)
+/// does: every overflow drop, AQM drop and mark, and every change of a flow
+/// queue's dropping state ([`netreturn_control::queue::aqm::FqSample`]), by
+/// interface name, for comparing flow queues with ns-3's.
+pub fn run_aqm_traced(
+    scenario: &Scenario,
+    seed: u64,
+) -> Result<(RunResult, Vec<(String, Vec<netreturn_control::queue::aqm::FqSample>)>), ScenarioError> {
+    let mut w = build(scenario, seed)?;
+    let traced: Vec<usize> =
+        (0..w.ifaces.len()).filter(|&i| w.ifaces[i].aqm_queue_mut().is_some_and(|q| q.enable_trace())).collect();
+    w.run();
+    finished(&w, scenario, seed)?;
+    let traces = traced
+        .into_iter()
+        .map(|i| {
+            let tr = w.ifaces[i].aqm_queue_mut().expect("traced").take_trace();
+            (w.ifaces[i].name.clone(), tr)
+        })
+        .collect();
+    Ok((metrics::collect(&w, seed), traces))
+}
+
 /// [`run`], also recording every arrival at each RED or ARED queue (time,
 /// backlog, average, `max_p`, verdict: [`netreturn_control::queue::RedSample`]),
 /// by interface name, for comparing RED's state over time with ns-3's.

@@ -8,10 +8,13 @@
 //! sent, dropped or received, timer expiries, and the sender's state after
 //! each event; see `world::PacketLog`) to PATH (default: standard error).
 //! `--red-trace PATH` writes every arrival at a RED or ARED queue (time,
-//! backlog, average, max_p, verdict) to PATH.
+//! backlog, average, max_p, verdict) to PATH. `--aqm-trace PATH` writes what
+//! each FQ-CoDel or FQ-PIE queue does (overflow drops, AQM drops and marks,
+//! and each flow queue's dropping state entered or left) to PATH.
 
 use netreturn_base::Time;
-use netreturn_sim::{run, run_logged, run_red_traced, Scenario};
+use netreturn_control::queue::aqm::FqEvent;
+use netreturn_sim::{run, run_aqm_traced, run_logged, run_red_traced, Scenario};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
     let mut log_window = (Time::ZERO, Time::MAX);
     let mut log_out: Option<String> = None;
     let mut red_trace: Option<String> = None;
+    let mut aqm_trace: Option<String> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -63,6 +67,7 @@ fn main() -> ExitCode {
                 };
             }
             "--red-trace" => red_trace = Some(it.next().cloned().unwrap_or_else(|| usage("--red-trace needs a path"))),
+            "--aqm-trace" => aqm_trace = Some(it.next().cloned().unwrap_or_else(|| usage("--aqm-trace needs a path"))),
             "--log-out" => log_out = Some(it.next().cloned().unwrap_or_else(|| usage("--log-out needs a path"))),
             "-h" | "--help" => usage(""),
             p if path.is_none() => path = Some(p.to_string()),
@@ -83,6 +88,45 @@ fn main() -> ExitCode {
     for _ in 0..repeat {
         let t0 = Instant::now();
         let r = match (log_flow, &red_trace) {
+            (None, None) if aqm_trace.is_some() => run_aqm_traced(&scenario, seed).and_then(|(r, traces)| {
+                // One line per event of a flow-queueing AQM: iface, time (s),
+                // event, the packet's flow ("tcp F" or "udp F", the flow's
+                // index; dir 1 for the reverse direction), its bucket, the
+                // bucket's bytes and packets and the queue's bytes before
+                // the call, and the bucket's AQM count after it.
+                let mut text = String::new();
+                for (name, tr) in &traces {
+                    for x in tr {
+                        let event = match x.event {
+                            FqEvent::Overflow => "overflow",
+                            FqEvent::Drop => "drop",
+                            FqEvent::Mark => "mark",
+                            FqEvent::Enter => "enter",
+                            FqEvent::Leave => "leave",
+                        };
+                        let kind = if (x.flow >> 1) & 1 == 1 { "udp" } else { "tcp" };
+                        text += &format!(
+                            "{name}\t{:.9}\t{event}\t{kind} {}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                            x.t.secs_f64(),
+                            x.flow >> 2,
+                            x.flow & 1,
+                            x.bucket,
+                            x.bucket_bytes,
+                            x.bucket_packets,
+                            x.total_bytes,
+                            x.count
+                        );
+                    }
+                }
+                std::fs::write(aqm_trace.as_deref().expect("checked"), text).map_err(|e| {
+                    netreturn_sim::ScenarioError {
+                        file: scenario.origin(),
+                        field: "--aqm-trace".into(),
+                        message: e.to_string(),
+                    }
+                })?;
+                Ok(r)
+            }),
             (Some(f), _) => run_logged(&scenario, seed, f, log_window.0, log_window.1).map(|(r, l)| {
                 log = l;
                 r
@@ -206,7 +250,8 @@ fn usage(msg: &str) -> ! {
     }
     eprintln!(
         "usage: netreturn-sim SCENARIO [--seed S] [--set NAME=VALUE]... [--repeat N] [--per-flow] [--links]\n\
-         \x20                    [--log-flow F [--log-window T0,T1] [--log-out PATH]] [--red-trace PATH]"
+         \x20                    [--log-flow F [--log-window T0,T1] [--log-out PATH]] [--red-trace PATH]\n\
+         \x20                    [--aqm-trace PATH]"
     );
     std::process::exit(2)
 }

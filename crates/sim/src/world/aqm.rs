@@ -9,17 +9,24 @@ use super::*;
 use netreturn_base::Ecn;
 use netreturn_control::queue::aqm::{Aqm, Meta};
 use netreturn_control::QueueEventKind;
+use std::collections::VecDeque;
 
 /// A dequeue-time queue holding packet ids, and the drops of the call in
 /// progress (kept to avoid an allocation per call).
 pub struct AqmLink {
     pub queue: Aqm<u32>,
     dropped: Vec<(u32, DropReason)>,
+    /// Packets the queue let go that wait in the device for the link (ns-3's
+    /// device queue under a queue disc), at most `device_cap`.
+    device: VecDeque<u32>,
+    /// The device queue's size in packets (the `aqm` table's
+    /// `device_queue`; 0: the queue is asked as the link frees).
+    pub device_cap: u32,
 }
 
 impl AqmLink {
     pub fn new(queue: Aqm<u32>) -> AqmLink {
-        AqmLink { queue, dropped: vec![] }
+        AqmLink { queue, dropped: vec![], device: VecDeque::new(), device_cap: 0 }
     }
 }
 
@@ -39,7 +46,7 @@ impl World {
         let meta = Meta::new(p.size, ((p.flow as u64) << 2) | ((p.udp as u64) << 1) | p.dir as u64, ecn);
         let iface = &mut self.ifaces[out as usize];
         let link = iface.aqm.as_deref_mut().expect("an AQM interface");
-        let AqmLink { queue, dropped } = link;
+        let AqmLink { queue, dropped, .. } = link;
         let accepted = queue.enqueue(now, pi, meta, &mut iface.rng, &mut |id, _, why| dropped.push((id, why)));
         let backlog = queue.backlog();
         self.book_aqm_drops(out);
@@ -58,6 +65,8 @@ impl World {
         }
         if hop.busy_until <= now {
             self.link_free(out);
+        } else {
+            self.fill_device(out);
         }
     }
 
@@ -68,15 +77,54 @@ impl World {
         if self.hops[i as usize].busy_until > now {
             return;
         }
+        // A packet waiting in the device goes first; else the queue is asked.
+        let waiting = self.ifaces[i as usize].aqm.as_deref_mut().expect("an AQM interface").device.pop_front();
+        if let Some(pi) = waiting {
+            // Counted as sent now that it starts (`fill_device`).
+            let hop = &mut self.hops[i as usize];
+            hop.tx_bytes += self.pool.slots[pi as usize].size as u64;
+            hop.tx_packets += 1;
+        }
+        let Some(pi) = waiting.or_else(|| self.dequeue_aqm(i)) else { return };
+        self.transmit(i, pi, now);
+        let done = self.hops[i as usize].busy_until;
+        self.events.schedule(done, Event::LinkFree(i));
+        self.fill_device(i);
+    }
+
+    /// With a device queue (`device_queue` > 0), the queue hands the device
+    /// packets while it has room, as ns-3's queue disc does each time its
+    /// device queue wakes (`QueueDisc::Run` from `NetDeviceQueue::Wake`, as
+    /// the previous packet starts on the link): the AQM judges each packet
+    /// that much earlier. Without one, nothing.
+    fn fill_device(&mut self, i: u32) {
+        loop {
+            let link = self.ifaces[i as usize].aqm.as_deref().expect("an AQM interface");
+            if link.device.len() >= link.device_cap as usize {
+                return;
+            }
+            let Some(pi) = self.dequeue_aqm(i) else { return };
+            self.ifaces[i as usize].aqm.as_deref_mut().expect("an AQM interface").device.push_back(pi);
+            // Left the queue (`departed`), but sent only when it starts.
+            let hop = &mut self.hops[i as usize];
+            hop.tx_bytes -= self.pool.slots[pi as usize].size as u64;
+            hop.tx_packets -= 1;
+        }
+    }
+
+    /// The queue of interface `i` gives up its next packet (marked if its
+    /// AQM marked it), or `None` when it holds none.
+    fn dequeue_aqm(&mut self, i: u32) -> Option<u32> {
+        let now = self.now;
         let iface = &mut self.ifaces[i as usize];
         let link = iface.aqm.as_deref_mut().expect("an AQM interface");
-        let AqmLink { queue, dropped } = link;
+        let AqmLink { queue, dropped, .. } = link;
         let sent = queue.dequeue(now, &mut iface.rng, &mut |id, _, why| dropped.push((id, why)));
         let backlog = queue.backlog();
         self.book_aqm_drops(i);
         let Some(dep) = sent else {
             self.hops[i as usize].account_backlog(&mut self.ifaces[i as usize].stats, now, backlog.bytes);
-            return;
+            return None;
         };
         let ev = QueueEvent {
             kind: QueueEventKind::Dequeue,
@@ -88,9 +136,7 @@ impl World {
         if dep.meta.marked {
             self.mark_ce(i, dep.item);
         }
-        self.transmit(i, dep.item, now);
-        let done = self.hops[i as usize].busy_until;
-        self.events.schedule(done, Event::LinkFree(i));
+        Some(dep.item)
     }
 
     /// Interface `i`'s queue marked packet `pi` CE instead of dropping it

@@ -349,6 +349,19 @@ impl Iface {
         }
     }
 
+    /// The dequeue-time queue, if the link runs one.
+    pub(crate) fn aqm_queue_mut(&mut self) -> Option<&mut netreturn_control::queue::aqm::Aqm<u32>> {
+        self.aqm.as_deref_mut().map(|l| &mut l.queue)
+    }
+
+    /// Packets the device holds below a dequeue-time queue (its `aqm`
+    /// table's `device_queue`; 0 without one).
+    pub(crate) fn set_device_queue(&mut self, packets: u32) {
+        if let Some(link) = self.aqm.as_deref_mut() {
+            link.device_cap = packets;
+        }
+    }
+
     /// No gateway, stage, capture, random loss or dequeue-time AQM; its
     /// hop's [`Hop::PLAIN`] flag, which [`World::refresh_plain`] recomputes
     /// after any of those is set.

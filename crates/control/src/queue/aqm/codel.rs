@@ -20,11 +20,24 @@ pub struct CoDelConfig {
     pub mtu: u32,
     /// Mark ECN-capable packets instead of dropping them (section 5.5).
     pub ecn: bool,
+    /// How `1/sqrt(count)` is kept: exactly (false, the default), or as
+    /// Linux's `codel_Newton_step` and ns-3's `CoDelQueueDisc::NewtonStep`
+    /// do (true): a 16-bit fixed-point value moved by one Newton step per
+    /// change of count, reset to 1 at a fresh dropping state. The step
+    /// makes the second signal of a state come `interval / 2` after the
+    /// first, not `interval / sqrt(2)`.
+    pub newton: bool,
 }
 
 impl Default for CoDelConfig {
     fn default() -> Self {
-        CoDelConfig { target: Time::from_millis(5), interval: Time::from_millis(100), mtu: 1514, ecn: false }
+        CoDelConfig {
+            target: Time::from_millis(5),
+            interval: Time::from_millis(100),
+            mtu: 1514,
+            ecn: false,
+            newton: false,
+        }
     }
 }
 
@@ -42,11 +55,25 @@ pub struct CoDel {
     first_above_time: Option<Time>,
     /// When the next drop is due while dropping.
     drop_next: Time,
+    /// `1/sqrt(count)` in 16-bit fixed point (`cfg.newton`; Linux's
+    /// `rec_inv_sqrt`).
+    rec_inv_sqrt: u16,
 }
+
+/// Linux's REC_INV_SQRT_BITS (include/net/codel.h): 16 bits of 1/sqrt(count).
+const REC_INV_SQRT_SHIFT: u32 = 32 - 16;
 
 impl CoDel {
     pub fn new(cfg: CoDelConfig) -> CoDel {
-        CoDel { cfg, count: 0, lastcount: 0, dropping: false, first_above_time: None, drop_next: Time::ZERO }
+        CoDel {
+            cfg,
+            count: 0,
+            lastcount: 0,
+            dropping: false,
+            first_above_time: None,
+            drop_next: Time::ZERO,
+            rec_inv_sqrt: (!0u32 >> REC_INV_SQRT_SHIFT) as u16,
+        }
     }
 
     /// Drops (or marks) in the current dropping state.
@@ -62,7 +89,27 @@ impl CoDel {
     /// `1/sqrt(count)` by a 16-bit Newton step; the two differ by under
     /// 0.01 % after the first few drops.
     fn control_law(&self, t: Time) -> Time {
+        if self.cfg.newton {
+            // codel_control_law: t + reciprocal_scale(interval, rec_inv_sqrt << REC_INV_SQRT_SHIFT).
+            let scale = (self.rec_inv_sqrt as u64) << REC_INV_SQRT_SHIFT;
+            return t + Time::from_nanos(((self.cfg.interval.nanos() as u128 * scale as u128) >> 32) as u64);
+        }
         t + Time::from_nanos((self.cfg.interval.nanos() as f64 / (self.count.max(1) as f64).sqrt()) as u64)
+    }
+
+    /// Linux's `codel_Newton_step` (include/net/codel_impl.h; ns-3's
+    /// `CoDelQueueDisc::NewtonStep`): one step of x' = x (3 - count x^2) / 2
+    /// on the 16-bit `rec_inv_sqrt`, after `count` changed.
+    fn newton_step(&mut self) {
+        if !self.cfg.newton {
+            return;
+        }
+        let invsqrt = (self.rec_inv_sqrt as u64) << REC_INV_SQRT_SHIFT;
+        let invsqrt2 = (invsqrt * invsqrt) >> 32;
+        let mut val = (3u64 << 32).wrapping_sub(self.count as u64 * invsqrt2);
+        val >>= 2; // avoid overflow in the multiply that follows
+        val = ((val as u128 * invsqrt as u128) >> (32 - 2 + 1)) as u64;
+        self.rec_inv_sqrt = (val >> REC_INV_SQRT_SHIFT) as u16;
     }
 
     /// `dodequeue` (section 5.4): pops the head and says whether its sojourn
@@ -95,6 +142,10 @@ impl CoDel {
 }
 
 impl FlowAqm for CoDel {
+    fn state(&self) -> (bool, u32) {
+        (self.dropping, self.count)
+    }
+
     /// CoDel decides nothing at arrival (section 5.2: only a timestamp,
     /// which the queue sets).
     fn admit(&mut self, _now: Time, _meta: &mut Meta, _backlog: Backlog, _rng: &mut Rng) -> Result<(), DropReason> {
@@ -120,6 +171,7 @@ impl FlowAqm for CoDel {
             }
             while self.dropping && now >= self.drop_next {
                 self.count += 1;
+                self.newton_step();
                 if self.cfg.ecn && meta.try_mark() {
                     // A marked packet is sent, so the loop ends with it
                     // (Linux codel_dequeue; RFC 8289 section 5.5).
@@ -155,11 +207,15 @@ impl FlowAqm for CoDel {
             // Section 5.6: if dropping stopped only recently, resume near the
             // rate that controlled the queue then, not from 1.
             let delta = self.count.wrapping_sub(self.lastcount);
-            self.count = if delta > 1 && now.saturating_sub(self.drop_next) < self.cfg.interval.mul_f64(16.0) {
-                delta
+            if delta > 1 && now.saturating_sub(self.drop_next) < self.cfg.interval.mul_f64(16.0) {
+                self.count = delta;
+                // Linux: one step from the old value ("Next Newton steps
+                // will correct it quadratically").
+                self.newton_step();
             } else {
-                1
-            };
+                self.count = 1;
+                self.rec_inv_sqrt = (!0u32 >> REC_INV_SQRT_SHIFT) as u16;
+            }
             self.lastcount = self.count;
             self.drop_next = self.control_law(now);
             return sent;
@@ -240,6 +296,26 @@ mod tests {
         for (n, gap) in gaps.iter().enumerate().take(8) {
             let want = 100.0 / ((n + 1) as f64).sqrt();
             assert!((*gap as f64 - want).abs() <= 1.0, "gap {n}: {gap} ms, law {want:.1} ms");
+        }
+    }
+
+    #[test]
+    fn with_linuxs_newton_step_the_gap_after_the_second_signal_is_half_an_interval() {
+        // Linux's codel_Newton_step (and ns-3's CoDelQueueDisc::NewtonStep)
+        // takes 1/sqrt(count) from 1 to 0.5 at count 2, not to 0.707: the
+        // third drop comes 50 ms after the second, where the exact law gives
+        // 70.7 ms; the first gap (count 1) is the interval in both, and from
+        // count 3 on the two agree within a few per cent.
+        let (exact, _, _) = overload(CoDelConfig::default(), 3, 1, 600);
+        let (newton, _, _) = overload(CoDelConfig { newton: true, ..CoDelConfig::default() }, 3, 1, 600);
+        assert_eq!(newton[0], exact[0], "the first drop is one interval after the sojourn passed target");
+        assert_eq!((exact[1] - exact[0], newton[1] - newton[0]), (100, 100), "count 1: the interval");
+        assert_eq!(exact[2] - exact[1], 71, "exact: interval / sqrt(2)");
+        assert_eq!(newton[2] - newton[1], 50, "Newton: interval / 2");
+        let gap = |d: &[u64], n: usize| (d[n + 1] - d[n]) as f64;
+        for n in 3..8 {
+            let (a, b) = (gap(&exact, n), gap(&newton, n));
+            assert!((a - b).abs() <= 0.05 * a + 1.0, "gap {n}: exact {a} ms, Newton {b} ms");
         }
     }
 

@@ -31,6 +31,36 @@ impl Default for FqConfig {
     }
 }
 
+/// What a flow-queueing AQM did, for traces (`netreturn-sim --aqm-trace`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FqEvent {
+    /// A packet taken from the head of the fattest bucket over the limit.
+    Overflow,
+    /// A packet the bucket's AQM dropped (CoDel: sojourn; PIE: early).
+    Drop,
+    /// A packet the bucket's AQM marked CE.
+    Mark,
+    /// The bucket's AQM entered its dropping state (CoDel).
+    Enter,
+    /// The bucket's AQM left it.
+    Leave,
+}
+
+/// One [`FqEvent`]: when, the packet's flow key (the caller's), its bucket,
+/// the bucket's and the whole queue's backlog before the call, and the
+/// bucket's AQM count after it (CoDel's `count`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FqSample {
+    pub t: Time,
+    pub event: FqEvent,
+    pub flow: u64,
+    pub bucket: u32,
+    pub bucket_bytes: u64,
+    pub bucket_packets: u32,
+    pub total_bytes: u64,
+    pub count: u32,
+}
+
 /// Which list a bucket is on (section 4.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum List {
@@ -55,6 +85,8 @@ pub struct Fq<A: FlowAqm, T> {
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
     backlog: Backlog,
+    /// Samples while tracing ([`Fq::enable_trace`]).
+    trace: Option<Vec<FqSample>>,
 }
 
 impl<A: FlowAqm, T> Fq<A, T> {
@@ -63,7 +95,25 @@ impl<A: FlowAqm, T> Fq<A, T> {
         let buckets = (0..cfg.flows.max(1))
             .map(|_| Bucket { q: TimedFifo::default(), aqm: aqm.clone(), deficit: 0, list: List::None })
             .collect();
-        Fq { cfg, limit, buckets, new_flows: VecDeque::new(), old_flows: VecDeque::new(), backlog: Backlog::default() }
+        Fq {
+            cfg,
+            limit,
+            buckets,
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            backlog: Backlog::default(),
+            trace: None,
+        }
+    }
+
+    /// Records every overflow drop, AQM drop and mark, and every change of a
+    /// bucket's dropping state, from now on.
+    pub fn enable_trace(&mut self) {
+        self.trace.get_or_insert_with(Vec::new);
+    }
+
+    pub fn take_trace(&mut self) -> Vec<FqSample> {
+        self.trace.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     pub fn backlog(&self) -> Backlog {
@@ -113,7 +163,7 @@ impl<A: FlowAqm, T> Fq<A, T> {
             self.new_flows.push_back(b);
         }
         while self.over_limit() {
-            self.drop_from_fattest(drop);
+            self.drop_from_fattest(now, drop);
         }
         // Drops take packets from heads, so the arrival (at the tail) is
         // still queued unless its bucket was emptied.
@@ -132,7 +182,7 @@ impl<A: FlowAqm, T> Fq<A, T> {
     /// of equal bytes the first; one that holds packets before an empty one
     /// (zero-byte packets: else an over-limit queue of them would pick an
     /// empty bucket for ever; found by the `aqm_queues` fuzz target).
-    fn drop_from_fattest(&mut self, drop: &mut dyn FnMut(T, Meta, DropReason)) {
+    fn drop_from_fattest(&mut self, now: Time, drop: &mut dyn FnMut(T, Meta, DropReason)) {
         let fattest = (0..self.buckets.len())
             .max_by_key(|&i| {
                 let b = self.buckets[i].q.backlog();
@@ -140,13 +190,27 @@ impl<A: FlowAqm, T> Fq<A, T> {
             })
             .expect("at least one bucket");
         let bucket = &mut self.buckets[fattest];
-        let half = bucket.q.backlog().bytes / 2;
+        let before = bucket.q.backlog();
+        let total = self.backlog.bytes;
+        let half = before.bytes / 2;
         let mut gone = 0u64;
         for _ in 0..self.cfg.drop_batch.max(1) {
             let Some((item, meta)) = bucket.q.pop() else { break };
             gone += meta.size as u64;
             self.backlog.bytes -= meta.size as u64;
             self.backlog.packets -= 1;
+            if let Some(tr) = self.trace.as_mut() {
+                tr.push(FqSample {
+                    t: now,
+                    event: FqEvent::Overflow,
+                    flow: meta.flow,
+                    bucket: fattest as u32,
+                    bucket_bytes: before.bytes,
+                    bucket_packets: before.packets,
+                    total_bytes: total,
+                    count: bucket.aqm.state().1,
+                });
+            }
             drop(item, meta, DropReason::Overflow);
             if gone >= half {
                 break;
@@ -173,7 +237,40 @@ impl<A: FlowAqm, T> Fq<A, T> {
             }
             let before = bucket.q.backlog();
             let others = self.backlog.bytes - before.bytes;
-            let got = bucket.aqm.dequeue(now, &mut bucket.q, others, drop);
+            let got = match self.trace.as_mut() {
+                None => bucket.aqm.dequeue(now, &mut bucket.q, others, drop),
+                Some(tr) => {
+                    // The call's drops, recorded as they happen; the count
+                    // after the call is filled in below.
+                    let (was, first) = (bucket.aqm.state().0, tr.len());
+                    let sample = |event, flow| FqSample {
+                        t: now,
+                        event,
+                        flow,
+                        bucket: b,
+                        bucket_bytes: before.bytes,
+                        bucket_packets: before.packets,
+                        total_bytes: self.backlog.bytes,
+                        count: 0,
+                    };
+                    let got = bucket.aqm.dequeue(now, &mut bucket.q, others, &mut |i, m, why| {
+                        tr.push(sample(FqEvent::Drop, m.flow));
+                        drop(i, m, why)
+                    });
+                    let (is, count) = bucket.aqm.state();
+                    if let Some(d) = got.as_ref().filter(|d| d.meta.marked) {
+                        tr.push(sample(FqEvent::Mark, d.meta.flow));
+                    }
+                    if is != was {
+                        let flow = got.as_ref().map_or(0, |d| d.meta.flow);
+                        tr.push(sample(if is { FqEvent::Enter } else { FqEvent::Leave }, flow));
+                    }
+                    for s in &mut tr[first..] {
+                        s.count = count;
+                    }
+                    got
+                }
+            };
             let after = bucket.q.backlog();
             self.backlog.bytes -= before.bytes - after.bytes;
             self.backlog.packets -= before.packets - after.packets;
@@ -313,6 +410,55 @@ mod tests {
         // 1.5 arrivals per departure: both the limit and CoDel act.
         assert!(drops.0.iter().any(|(_, w)| *w == DropReason::Sojourn), "CoDel acted");
         assert!(drops.0.iter().any(|(_, w)| *w == DropReason::Overflow), "the limit acted");
+    }
+
+    #[test]
+    fn the_trace_records_every_drop_mark_and_dropping_state_and_changes_nothing() {
+        // The conservation test's load over a longer queue (CoDel acts as
+        // well as the limit), ECN-capable packets on even keys: each
+        // overflow and CoDel drop is one sample, each mark one, and a
+        // bucket's dropping states alternate enter / leave.
+        let run = |trace: bool| {
+            let cfg = CoDelConfig { ecn: true, ..CoDelConfig::default() };
+            let mut f = Fq::<_, u64>::new(FqConfig::default(), Limit::Packets(1000), CoDel::new(cfg));
+            if trace {
+                f.enable_trace();
+            }
+            let mut rng = Rng::new(3);
+            let mut drops = Drops::default();
+            let (mut offered, mut marks) = (0u64, 0u64);
+            for t in 0..20_000u64 {
+                let now = Time::from_micros(t * 50);
+                for k in 0..(t % 4) {
+                    let key = k + t % 17;
+                    let ecn = if key % 2 == 0 { netreturn_base::Ecn::Ect0 } else { netreturn_base::Ecn::NotEct };
+                    let meta = Meta::new(200 + (t * 7 % 1300) as u32, key, ecn);
+                    f.enqueue(now, offered, meta, &mut rng, &mut drops.sink());
+                    offered += 1;
+                }
+                if let Some(d) = f.dequeue(now, &mut drops.sink()) {
+                    marks += d.meta.marked as u64;
+                }
+            }
+            (drops.0, marks, f.take_trace())
+        };
+        let (plain_drops, plain_marks, none) = run(false);
+        let (drops, marks, tr) = run(true);
+        assert!(none.is_empty());
+        assert_eq!((&drops, marks), (&plain_drops, plain_marks), "tracing changes nothing");
+        let n = |e: FqEvent| tr.iter().filter(|s| s.event == e).count();
+        let by = |w: DropReason| drops.iter().filter(|(_, r)| *r == w).count();
+        let seen = (n(FqEvent::Overflow), n(FqEvent::Drop), marks);
+        assert!(seen.0 > 0 && seen.1 > 0 && seen.2 > 0, "{seen:?}");
+        assert_eq!(n(FqEvent::Overflow), by(DropReason::Overflow));
+        assert_eq!(n(FqEvent::Drop), by(DropReason::Sojourn));
+        assert_eq!(n(FqEvent::Mark) as u64, marks);
+        let mut dropping = std::collections::HashMap::new();
+        for s in tr.iter().filter(|s| matches!(s.event, FqEvent::Enter | FqEvent::Leave)) {
+            let was = dropping.insert(s.bucket, s.event == FqEvent::Enter).unwrap_or(false);
+            assert_ne!(was, s.event == FqEvent::Enter, "bucket {} at {:?}", s.bucket, s.t);
+        }
+        assert!(n(FqEvent::Enter) > 0);
     }
 
     #[test]

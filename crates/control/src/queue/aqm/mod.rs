@@ -23,7 +23,7 @@ mod pie;
 pub use cobalt::{Cobalt, CobaltConfig};
 pub use codel::{CoDel, CoDelConfig};
 pub use dualpi2::{DualPi2, DualPi2Config};
-pub use fq::{Fq, FqConfig};
+pub use fq::{Fq, FqConfig, FqEvent, FqSample};
 pub use pie::{Pie, PieConfig};
 
 use super::{Backlog, DropReason, Limit};
@@ -61,6 +61,29 @@ pub struct AqmParams {
     pub k: Option<f64>,
     pub step: Option<Time>,
     pub c_protection: Option<f64>,
+    /// Packets the link's device holds below the queue (default 0: the link
+    /// asks the queue for a packet as it frees, so the AQM judges each
+    /// packet as it starts on the wire). ns-3 3.44 keeps a device queue
+    /// under every queue disc (`PointToPointNetDevice`'s `TxQueue`, 1 packet
+    /// in the validation harness, which the queue disc refills as the
+    /// previous packet starts: `NetDeviceQueue::Wake` runs the queue disc),
+    /// so its CoDel measures the sojourn one transmission earlier and its
+    /// limit excludes that packet; 1 here does the same (simulator only).
+    pub device_queue: Option<u32>,
+    /// CoDel's (and FQ-CoDel's) `1/sqrt(count)`: "exact" (the default) or
+    /// "newton", Linux's and ns-3's 16-bit Newton step (`CoDelConfig::newton`).
+    pub invsqrt: Option<InvSqrt>,
+}
+
+/// How CoDel keeps `1/sqrt(count)` (the `aqm` table's `invsqrt`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InvSqrt {
+    /// In floating point, from count.
+    #[default]
+    Exact,
+    /// Linux's `codel_Newton_step`, as ns-3's CoDelQueueDisc.
+    Newton,
 }
 
 impl AqmParams {
@@ -102,6 +125,7 @@ impl AqmParams {
             target: self.target.unwrap_or(d.target),
             interval: self.interval.unwrap_or(d.interval),
             ecn: self.ecn.unwrap_or(default_ecn),
+            newton: self.invsqrt.unwrap_or_default() == InvSqrt::Newton,
             ..d
         }
     }
@@ -261,6 +285,12 @@ pub trait FlowAqm: Clone + std::fmt::Debug {
         others: u64,
         drop: &mut dyn FnMut(T, Meta, DropReason),
     ) -> Option<Departure<T>>;
+
+    /// For traces: whether the AQM is in a dropping state and its count
+    /// there (CoDel's `dropping` and `count`; (false, 0) for one without).
+    fn state(&self) -> (bool, u32) {
+        (false, 0)
+    }
 }
 
 /// One FIFO under a [`FlowAqm`] and a hard limit: `queue = "codel"` or
@@ -357,6 +387,26 @@ impl<T> Aqm<T> {
     /// When the longest-waiting packet arrived: a link that freed before
     /// then starts its next packet at this instant (the real gateway
     /// serves its queue lazily, at the instants the link would have).
+    /// Starts recording what a flow-queueing AQM does ([`FqSample`]):
+    /// false for the others, which record nothing.
+    pub fn enable_trace(&mut self) -> bool {
+        match self {
+            Aqm::FqCoDel(f) => f.enable_trace(),
+            Aqm::FqPie(f) => f.enable_trace(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The samples recorded since [`Self::enable_trace`].
+    pub fn take_trace(&mut self) -> Vec<FqSample> {
+        match self {
+            Aqm::FqCoDel(f) => f.take_trace(),
+            Aqm::FqPie(f) => f.take_trace(),
+            _ => vec![],
+        }
+    }
+
     pub fn oldest(&self) -> Option<Time> {
         match self {
             Aqm::CoDel(s) => s.q.head_enqueued(),
