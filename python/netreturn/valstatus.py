@@ -240,7 +240,9 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               "enters more fast recoveries (7.35 against 5.85 over DropTail, paired +1.5 ± 1.0) and ends its "
               "slow start's recovery sooner with less in flight (193 against 237 ms, 100 against 118 kB). With all "
               "four flows starting at once Linux is 10 % slower and loses less; with starts fixed 0.25 s apart "
-              "the FCT agrees and Linux loses more. Which rule of Linux's recoveries makes the first flow slower "
+              "the FCT agrees and Linux loses more. Not RACK: with net.ipv4.tcp_recovery=0 on every host "
+              "(--host-sysctl) the paired gap is +331 ± 159 ms against +411 ± 171 with it. Which rule of Linux's "
+              "recoveries makes the first flow slower "
               "is not found (earlier: the slow starts end alike, no timeouts, probes, undoing or reordering, no "
               "burstier arrivals, not EWT's)", _LINUX_S24),
     ),
