@@ -165,6 +165,9 @@ def test_a_tcp_info_sample_reads_the_kernels_fields_at_their_offsets():
     # Before any data: RFC 6928's initial window of 10, the open state,
     # nothing in flight or unsent, the MSS the socket reports.
     assert (idle["cwnd"], idle["ca_state"], idle["unacked"], idle["notsent_bytes"]) == (10, 0, 0, 0)
+    # Loopback loses nothing: an empty scoreboard before and after.
+    for x in (idle, done):
+        assert (x["sacked"], x["lost"], x["retrans_out"]) == (0, 0, 0)
     assert idle["snd_mss"] > 0 and idle["busy_us"] == 0
     # After 1 MiB: all of it sent (plus the FIN) and acknowledged; the
     # chrono times (counted in jiffies, so 0 for a transfer this short)

@@ -38,7 +38,8 @@ CHUNK = 1 << 20
 #: Columns of a TCP_INFO sample (see :func:`tcp_info`).
 INFO_COLUMNS = ["t_wall", "rtt_ms", "rttvar_ms", "cwnd", "ssthresh", "snd_wnd", "bytes_acked",
                 "bytes_sent", "bytes_retrans", "total_retrans", "snd_mss", "ca_state", "unacked",
-                "notsent_bytes", "busy_us", "rwnd_limited_us", "sndbuf_limited_us"]
+                "notsent_bytes", "busy_us", "rwnd_limited_us", "sndbuf_limited_us", "sacked", "lost",
+                "retrans_out"]
 
 
 def tcp_info(s: socket.socket) -> list:
@@ -53,7 +54,11 @@ def tcp_info(s: socket.socket) -> list:
     sending, and of that time limited by the peer's window and by the send
     buffer (``tcpi_busy_time``, ``tcpi_rwnd_limited``,
     ``tcpi_sndbuf_limited``, microseconds: the rest of the busy time is
-    cwnd's, ``tcp_chrono``)."""
+    cwnd's, ``tcp_chrono``), and the scoreboard: segments SACKed, marked
+    lost and retransmitted and not yet acknowledged (``tcpi_sacked``,
+    ``tcpi_lost``, ``tcpi_retrans``), so that what is in flight,
+    ``tcp_packets_in_flight`` = unacked - sacked - lost + retrans_out, can
+    be set beside ssthresh (``tcp_cwnd_reduction``)."""
     b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
     n = len(b)
 
@@ -67,7 +72,7 @@ def tcp_info(s: socket.socket) -> list:
     return [round(time.time(), 6), rtt / 1000 if rtt is not None else None,
             rttvar / 1000 if rttvar is not None else None, u32(80), u32(76), u32(228), u64(120),
             u64(200), u64(208), u32(100), u32(16), b[1] if n > 1 else None, u32(24), u32(144), u64(168),
-            u64(176), u64(184)]
+            u64(176), u64(184), u32(28), u32(32), u32(36)]
 
 
 def set_cc(s: socket.socket, cc: str | None) -> None:
