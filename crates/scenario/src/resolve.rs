@@ -328,6 +328,7 @@ pub fn tcp_config(s: &Scenario) -> TcpConfig {
         ecn_echo_past_cwr: t.ecn_echo_past_cwr,
         ece_on_new_ack_only: t.ece_on_new_ack_only,
         rcv_window_opens: t.rcv_window_opens,
+        window_update_grows_only: t.window_update_grows_only,
         resend_ends_at_snd_max: t.resend_ends_at_snd_max,
         resend_merges_sent: t.resend_merges_sent,
         timestamps: t.timestamps,

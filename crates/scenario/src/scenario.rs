@@ -228,6 +228,11 @@ pub struct TcpSpec {
     /// the whole `rcv_buf` at once (docs/tcp.md).
     #[serde(default)]
     pub rcv_window_opens: bool,
+    /// A duplicate ACK moves the send window only up (or to zero), as
+    /// Linux's `tcp_may_update_window`; `false` (the default) any window,
+    /// RFC 9293 section 3.10.7.4 (docs/tcp.md).
+    #[serde(default)]
+    pub window_update_grows_only: bool,
     /// A go-back-N resend ends at SND.MAX, new data in segments of its own
     /// (ns-3's sent list, Linux's retransmission queue); `false` (the
     /// default) cuts full segments from SND.NXT, the last one carrying new
@@ -1259,6 +1264,11 @@ pub const TCP_PROFILES: &[(&str, &[(&str, &str)])] = &[
             // after it is SACKed, and tcp_xmit_retransmit_queue resends it
             // without waiting for the timer (branch linux12).
             ("resend_lost_retransmit", "true"),
+            // tcp_may_update_window: an ACK that neither advances SND.UNA
+            // nor carries newer data only opens the window (or closes it to
+            // zero); a gateway's smaller window on a duplicate ACK is not
+            // taken (session 24).
+            ("window_update_grows_only", "true"),
         ],
     ),
 ];
@@ -1662,6 +1672,11 @@ mod tests {
         assert_eq!(cubic.reno_alpha, netreturn_tcp::cc::cubic::RenoAlpha::Linux);
         assert!(cubic.whole_segment_ssthresh, "bictcp_recalc_ssthresh works in segments");
         assert!(cubic.whole_segment_target, "bictcp_update works in segments");
+        let s = Scenario::from_toml(&text, "p.toml", &[]).unwrap();
+        assert!(crate::resolve::tcp_config(&s).window_update_grows_only, "tcp_may_update_window");
+        assert!(
+            !crate::resolve::tcp_config(&Scenario::from_toml(MINI, "m.toml", &[]).unwrap()).window_update_grows_only
+        );
         assert_eq!(p.dctcp.unwrap().growth, Growth::Linux);
         // A table the file writes keeps its keys and gains the profile's others.
         let own = MINI.replace(

@@ -141,6 +141,7 @@ pub enum PrrBound {
 /// | `ecn_echo_past_cwr` | off | a classic ECN receiver keeps echoing ECE past the sender's CWR when a CE mark arrived since it last sent an ACK, as ns-3 3.44 (`TcpSocketBase::DoForwardUp` sets `ECN_IDLE` on a CWR only from a state other than `ECN_CE_RCVD`); off, a CWR ends the echo and only a CE on that segment restarts it (RFC 3168 section 6.1.3; Linux `tcp_ecn_accept_cwr`) |
 /// | `ece_on_new_ack_only` | off | a classic ECN sender reduces on an ECE only when the ACK advances SND.UNA, as ns-3 3.44 (`TcpSocketBase::ReceivedAck`: `if (ackNumber > oldHeadSequence && ... ECE)`), so an ECE on a duplicate ACK is ignored; off, an ECE on any ACK (RFC 3168 section 6.1.2; Linux `tcp_ack` reads `FLAG_ECE` on every ACK) |
 /// | `rcv_window_opens` | off | the advertised window starts at 64 KiB and grows by twice the bytes received in order, as Linux's `rcv_ssthresh` (`tcp_select_initial_window`: at most `U16_MAX`; `tcp_grow_window`: `2 * advmss` for each full segment), up to `rcv_buf`; off, the whole `rcv_buf` from the first ACK |
+/// | `window_update_grows_only` | off | an ACK that neither advances SND.UNA nor carries newer data (a duplicate ACK) moves the send window only to a larger or a zero window, as Linux `tcp_may_update_window` (`ack_seq == snd_wl1 && (nwin > snd_wnd \|\| !nwin)`); off, any window (RFC 9293 section 3.10.7.4: SND.WL1 = SEG.SEQ and SND.WL2 =< SEG.ACK) |
 /// | `ecn` | off | offer ECN (RFC 3168; ns-3 `UseEcn` Off by default); DCTCP and Prague offer it whatever this says |
 #[derive(Clone, Copy, Debug, PartialEq)]
 // Laid out in declaration order (`repr(C)`): the settings read only at set-up,
@@ -168,6 +169,9 @@ pub struct TcpConfig {
     // Read only by a resend (after a timeout), and the second by a new segment.
     pub resend_ends_at_snd_max: bool,
     pub resend_merges_sent: bool,
+    // Read only when a duplicate ACK would shrink the send window, the
+    // cold part's last byte.
+    pub window_update_grows_only: bool,
     // Read by every segment from here on.
     pub ngwa: Option<NgwaConfig>,
     pub rcv_buf: u64,
@@ -234,6 +238,7 @@ impl Default for TcpConfig {
             ecn_echo_past_cwr: false,
             ece_on_new_ack_only: false,
             rcv_window_opens: false,
+            window_update_grows_only: false,
             abc_limit: 1,
             delayed_ack_count: 2,
             delayed_ack_timeout: Time::from_millis(200),

@@ -30,7 +30,20 @@ impl Connection {
         // Window update, RFC 9293 section 3.10.7.4 (SND.WL1 / SND.WL2).
         let wnd = (seg.window as u64) << self.snd_shift;
         let window_changed = wnd != self.rwnd;
-        if seq_off > self.snd_wl1 || (seq_off == self.snd_wl1 && ack >= self.snd_wl2) {
+        let rfc9293 = seq_off > self.snd_wl1 || (seq_off == self.snd_wl1 && ack >= self.snd_wl2);
+        // Linux tcp_may_update_window: a new ACK, newer data, or else only a
+        // larger or zero window (a duplicate ACK cannot shrink it). The
+        // setting is read only where the two rules part.
+        let linux =
+            ack > self.snd_una || seq_off > self.snd_wl1 || (seq_off == self.snd_wl1 && (wnd > self.rwnd || wnd == 0));
+        let update = if rfc9293 == linux {
+            rfc9293
+        } else if self.cfg.window_update_grows_only {
+            linux
+        } else {
+            rfc9293
+        };
+        if update {
             self.rwnd = wnd;
             self.snd_wl1 = seq_off;
             self.snd_wl2 = ack;

@@ -505,6 +505,29 @@ fn sack_dupacks_count_whatever_the_window_says() {
 }
 
 #[test]
+fn a_duplicate_ack_shrinks_the_send_window_under_rfc_9293_and_not_under_linuxs_rule() {
+    // RFC 9293 section 3.10.7.4: SND.WL1 = SEG.SEQ and SND.WL2 =< SEG.ACK,
+    // so each duplicate ACK's window is taken, a gateway's smaller one too.
+    let cfg = TcpConfig { mss: 1000, rcv_buf: 1 << 20, ..Default::default() };
+    let (c, _) = four_dupacks(&cfg, |k| 100 * (k + 1));
+    let (before, _) = four_dupacks(&cfg, |_| 0);
+    assert_eq!(c.rwnd, before.rwnd - (400 << c.snd_shift));
+    // Linux tcp_may_update_window: an ACK that neither advances SND.UNA nor
+    // carries newer data may only open the window (or close it to zero).
+    // The first of them is the first ACK past the handshake, newer data
+    // (SEG.SEQ = IRS + 1 > SND.WL1 = IRS, as Linux's `after(ack_seq,
+    // snd_wl1)`), so its window is taken; the three after it are not.
+    let linux = TcpConfig { window_update_grows_only: true, ..cfg };
+    let (c, _) = four_dupacks(&linux, |k| 100 * (k + 1));
+    assert_eq!(c.rwnd, before.rwnd - (100 << c.snd_shift));
+    // Larger windows are taken under either rule.
+    let (c, _) = four_dupacks(&linux, |k| 400 - 100 * k);
+    assert_eq!(c.rwnd, before.rwnd - (100 << c.snd_shift));
+    // The loss is still found: the window rule does not touch the count.
+    assert_eq!(c.stats().fast_retransmits, 1);
+}
+
+#[test]
 fn an_ack_without_new_sack_information_is_not_a_duplicate() {
     // RFC 6675 section 2 condition (e): repeating what the scoreboard
     // already holds says nothing about a new arrival.
