@@ -99,12 +99,13 @@ def param_value(text: Any) -> Any:
     return v if isinstance(v, (bool, int, float)) else text
 
 
-def _native_call(fn: Any, name: str | Path, overrides: Mapping[str, Any] | None) -> Any:
-    """``fn(path, overrides)`` of the native module on scenario ``name``, its
-    errors raised as :class:`ScenarioError` (file, field, detail)."""
+def _native_call(fn: Any, name: str | Path, overrides: Mapping[str, Any] | None, *args: Any) -> Any:
+    """``fn(path, *args, overrides)`` of the native module on scenario
+    ``name``, its errors raised as :class:`ScenarioError` (file, field,
+    detail)."""
     path = resolve(name)
     try:
-        return fn(str(path), overrides_list(overrides))
+        return fn(str(path), *args, overrides_list(overrides))
     except _native.NativeScenarioError as e:
         msg, file, field, detail = e.args
         raise ScenarioError(msg, file, field, detail) from None
@@ -156,3 +157,9 @@ def model(name: str | Path, overrides: Mapping[str, Any] | None = None) -> dict:
     size, bottleneck, monitored link, every link direction (rate, delay,
     loss, queue, buffer, controller) and the TCP settings."""
     return _native_call(_native.resolve, name, overrides)
+
+
+def flow_starts(name: str | Path, seed: int, overrides: Mapping[str, Any] | None = None) -> list[float]:
+    """Each TCP flow's start (s) as the simulator draws it for ``seed``
+    (``_native.flow_starts``), in the order of the flows' numbers."""
+    return _native_call(_native.flow_starts, name, overrides, seed)

@@ -91,6 +91,18 @@ def side_by_side(sim_runs, tb_runs, group_keys: Sequence[str], metrics=METRICS):
     return pd.DataFrame(rows)
 
 
+def _by_setting(sim_runs, tb_runs, group_keys: Sequence[str]):
+    """Each setting the testbed ran (the values of ``group_keys``, as text),
+    with its testbed runs and the simulator's runs of the same setting."""
+    groups = tb_runs.groupby(list(group_keys), sort=False) if group_keys else [((), tb_runs)]
+    for gkey, tb in groups:
+        gkey = tuple(str(v) for v in (gkey if isinstance(gkey, tuple) else (gkey,)))
+        sim = sim_runs
+        for k, v in zip(group_keys, gkey):
+            sim = sim[sim[k].astype(str) == v]
+        yield gkey, tb, sim
+
+
 #: The world label of the paired differences in the long table.
 PAIRED = "testbed - sim, paired"
 
@@ -108,16 +120,7 @@ def paired(sim_runs, tb_runs, group_keys: Sequence[str], metrics=METRICS):
     rows = []
     if sim_runs is None or tb_runs is None or sim_runs.empty or tb_runs.empty:
         return pd.DataFrame(rows)
-    sim, tb = sim_runs.copy(), tb_runs.copy()
-    for df in (sim, tb):
-        for k in group_keys:
-            df[k] = df[k].astype(str)
-    groups = tb.groupby(list(group_keys), sort=False) if group_keys else [((), tb)]
-    for gkey, g in groups:
-        gkey = gkey if isinstance(gkey, tuple) else (gkey,)
-        s = sim
-        for k, v in zip(group_keys, gkey):
-            s = s[s[k] == v]
+    for gkey, g, s in _by_setting(sim_runs, tb_runs, group_keys):
         label = ",".join(f"{k}={v}" for k, v in zip(group_keys, gkey)) or "all"
         by_seed = {int(x["seed"]): x for _, x in s.iterrows()}
         for col, _ in metrics:
@@ -125,7 +128,7 @@ def paired(sim_runs, tb_runs, group_keys: Sequence[str], metrics=METRICS):
                 continue
             diffs = [float(x[col]) - float(by_seed[int(x["seed"])][col]) for _, x in g.iterrows()
                      if int(x["seed"]) in by_seed]
-            m, h, n = mean_ci(pd.to_numeric(pd.Series(diffs, dtype=float), errors="coerce").tolist())
+            m, h, n = mean_ci(diffs)
             rows.append({"group": label, "world": PAIRED, "metric": col, "mean": m, "ci95": h, "n": n})
     return pd.DataFrame(rows)
 
@@ -175,13 +178,8 @@ def agreement_records(sim_runs, tb_runs, group_keys: Sequence[str], scenario: st
     from ..valrecords import record, write_record
 
     paths = []
-    groups = tb_runs.groupby(list(group_keys), sort=False) if group_keys else [((), tb_runs)]
-    for gkey, tb in groups:
-        gkey = gkey if isinstance(gkey, tuple) else (gkey,)
-        setting = {**dict(sets or {}), **{k: str(v) for k, v in zip(group_keys, gkey)}}
-        sim = sim_runs
-        for k, v in zip(group_keys, gkey):
-            sim = sim[sim[k].astype(str) == str(v)]
+    for gkey, tb, sim in _by_setting(sim_runs, tb_runs, group_keys):
+        setting = {**dict(sets or {}), **dict(zip(group_keys, gkey))}
         rows = [(col, label, pd.to_numeric(tb[col], errors="coerce").tolist(),
                  pd.to_numeric(sim[col], errors="coerce").tolist())
                 for col, label in AGREEMENT if col in tb and col in sim]

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import _native
-from ..scenarios import ScenarioError, load, overrides_list, resolve as resolve_scenario
+from ..scenarios import ScenarioError, flow_starts, load, model, overrides_list, resolve as resolve_scenario
 from . import registry
 from .runner import DATAPATHS, FlowPlan, Hop, HostLinks, check_gateway_args, link_args
 
@@ -188,11 +188,7 @@ class Resolved:
 
 def resolved(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Resolved:
     """The scenario as both worlds run it (``_native.resolve``)."""
-    try:
-        r = _native.resolve(str(path), overrides_list(overrides))
-    except _native.NativeScenarioError as e:
-        msg, file, field, detail = e.args
-        raise ScenarioError(msg, file, field, detail) from None
+    r = model(path, overrides)
     links = {
         x["name"]: LinkDir(x["name"], x["rate_bps"], x["delay_ns"] / 1e9, x["buffer_bytes"], x["queue"], x["loss"],
                            x["controller"], x["stage"])
@@ -260,11 +256,7 @@ class Plan:
         if all(f["start"][0] == "fixed" for f in self.flows):
             starts = [f["start"][1] for f in self.flows]
         else:
-            try:
-                starts = _native.flow_starts(self.file, rep, list(self.overrides))
-            except _native.NativeScenarioError as e:
-                msg, file, field_, detail = e.args
-                raise ScenarioError(msg, file, field_, detail) from None
+            starts = flow_starts(self.file, rep, dict(self.overrides))
             if len(starts) != len(self.flows):
                 raise TestbedScenarioError(self.file, "traffic", f"the simulator makes {len(starts)} TCP flows of "
                                            f"it and the testbed {len(self.flows)}; allowed: tcp-file traffic only")
@@ -592,7 +584,8 @@ def with_testbed(pl: Plan, labels: Mapping[str, str]) -> Plan:
     lab = {k: v for k, v in labels.items() if k in TESTBED_LABELS}
     if not lab:
         return pl
-    for k in ("jitter", "rwm_edges", "datapath", "access", "sysctl"):  # validated as the command line is
+    # Validated as the command line is (``sysctl`` by host_sysctls, below).
+    for k in ("jitter", "rwm_edges", "datapath", "access"):
         if k in lab:
             testbed_labels(**{k: lab[k]}, file=pl.file)
     hops = [replace(h, args=list(h.args)) for h in pl.hops]
