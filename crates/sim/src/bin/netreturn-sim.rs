@@ -14,6 +14,7 @@
 
 use netreturn_base::Time;
 use netreturn_control::queue::aqm::FqEvent;
+use netreturn_sim::world::aqm_flow_parts;
 use netreturn_sim::{run, run_aqm_traced, run_logged, run_red_traced, Scenario};
 use std::io::Write;
 use std::path::Path;
@@ -104,12 +105,13 @@ fn main() -> ExitCode {
                             FqEvent::Enter => "enter",
                             FqEvent::Leave => "leave",
                         };
-                        let kind = if (x.flow >> 1) & 1 == 1 { "udp" } else { "tcp" };
+                        let (flow, udp, dir) = aqm_flow_parts(x.flow);
+                        let kind = if udp { "udp" } else { "tcp" };
                         text += &format!(
                             "{name}\t{:.9}\t{event}\t{kind} {}\t{}\t{}\t{}\t{}\t{}\t{}\n",
                             x.t.secs_f64(),
-                            x.flow >> 2,
-                            x.flow & 1,
+                            flow,
+                            dir,
                             x.bucket,
                             x.bucket_bytes,
                             x.bucket_packets,

@@ -24,6 +24,18 @@ pub struct AqmLink {
     pub device_cap: u32,
 }
 
+/// The flow key a dequeue-time queue sees for a packet (FQ hashes it into a
+/// bucket): its flow's index, UDP or TCP, and its direction.
+fn aqm_flow_key(flow: u32, udp: bool, dir: u8) -> u64 {
+    ((flow as u64) << 2) | ((udp as u64) << 1) | dir as u64
+}
+
+/// [`aqm_flow_key`] taken apart, for traces: (the flow's index, UDP, the
+/// direction, 1 for the reverse one).
+pub fn aqm_flow_parts(key: u64) -> (u64, bool, u64) {
+    (key >> 2, (key >> 1) & 1 == 1, key & 1)
+}
+
 impl AqmLink {
     pub fn new(queue: Aqm<u32>) -> AqmLink {
         AqmLink { queue, dropped: vec![], device: VecDeque::new(), device_cap: 0 }
@@ -43,7 +55,7 @@ impl World {
         // 4.1.1 hashes the 5-tuple). TCP segments carry the ECN field their
         // sender set; UDP sources are not ECN-capable.
         let ecn = if p.udp { Ecn::NotEct } else { p.seg.ecn };
-        let meta = Meta::new(p.size, ((p.flow as u64) << 2) | ((p.udp as u64) << 1) | p.dir as u64, ecn);
+        let meta = Meta::new(p.size, aqm_flow_key(p.flow, p.udp, p.dir), ecn);
         let iface = &mut self.ifaces[out as usize];
         let link = iface.aqm.as_deref_mut().expect("an AQM interface");
         let AqmLink { queue, dropped, .. } = link;

@@ -13,6 +13,7 @@ use netreturn_control::{ForwardPacket, ForwardStage, QueueEvent, QueueState, Tcp
 use netreturn_tcp::{Connection, Segment, TcpConfig};
 
 mod aqm;
+pub use aqm::aqm_flow_parts;
 mod forward;
 mod record;
 

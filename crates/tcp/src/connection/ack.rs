@@ -36,13 +36,7 @@ impl Connection {
         // setting is read only where the two rules part.
         let linux =
             ack > self.snd_una || seq_off > self.snd_wl1 || (seq_off == self.snd_wl1 && (wnd > self.rwnd || wnd == 0));
-        let update = if rfc9293 == linux {
-            rfc9293
-        } else if self.cfg.window_update_grows_only {
-            linux
-        } else {
-            rfc9293
-        };
+        let update = if rfc9293 != linux && self.cfg.window_update_grows_only { linux } else { rfc9293 };
         if update {
             self.rwnd = wnd;
             self.snd_wl1 = seq_off;

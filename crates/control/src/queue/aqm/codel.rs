@@ -62,6 +62,8 @@ pub struct CoDel {
 
 /// Linux's REC_INV_SQRT_BITS (include/net/codel.h): 16 bits of 1/sqrt(count).
 const REC_INV_SQRT_SHIFT: u32 = 32 - 16;
+/// 1/sqrt(1) in those 16 bits, the value of a fresh dropping state.
+const REC_INV_SQRT_ONE: u16 = (!0u32 >> REC_INV_SQRT_SHIFT) as u16;
 
 impl CoDel {
     pub fn new(cfg: CoDelConfig) -> CoDel {
@@ -72,7 +74,7 @@ impl CoDel {
             dropping: false,
             first_above_time: None,
             drop_next: Time::ZERO,
-            rec_inv_sqrt: (!0u32 >> REC_INV_SQRT_SHIFT) as u16,
+            rec_inv_sqrt: REC_INV_SQRT_ONE,
         }
     }
 
@@ -214,7 +216,7 @@ impl FlowAqm for CoDel {
                 self.newton_step();
             } else {
                 self.count = 1;
-                self.rec_inv_sqrt = (!0u32 >> REC_INV_SQRT_SHIFT) as u16;
+                self.rec_inv_sqrt = REC_INV_SQRT_ONE;
             }
             self.lastcount = self.count;
             self.drop_next = self.control_law(now);
