@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 import netreturn
 from netreturn import _native
 from netreturn.scenarios import resolve
@@ -109,3 +111,26 @@ def test_the_gateway_benchmark_prices_each_aqm_per_packet_hop_beside_droptail(ca
     assert "hop vs DT" in out
     codel = next(line for line in out.splitlines() if line.startswith("codel"))
     assert codel.split()[-1] == f"{table['codel']['ns_per_hop'] / table['droptail']['ns_per_hop'] - 1:+.1%}"
+
+
+def test_the_scale_benchmark_runs_the_factors_asked_for_each_against_the_first(capsys):
+    from netreturn import bench
+
+    rows = bench.scale(factors=(1, 2), ns3_scales=())
+    assert [r["scale"] for r in rows] == [1, 2]
+    assert rows[1]["events"] > rows[0]["events"] * 1.5, "twice the flows and rates: about twice the events"
+    out = capsys.readouterr().out
+    assert "vs 1x" in out
+    two = next(line for line in out.splitlines() if line.lstrip().startswith("2x"))
+    assert two.split()[1] == "62" and "90Mbps" in two
+    assert two.split()[-3] == f"{rows[1]['ns_per_hop'] / rows[0]['ns_per_hop']:.2f}"
+
+
+def test_a_scale_factor_outside_1_to_1000_is_refused_naming_the_option(capsys):
+    from netreturn.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--scale", "--scales", "1,0"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "--scales" in err and "from 1 to 1000" in err and "'1,0'" in err

@@ -353,14 +353,15 @@ def test_the_harness_builds_each_scenario_with_the_links_its_scenario_file_resol
     # rate, delay, buffer and stop it gives ns-3 is the loader's, for every
     # pair of the multi-rtt topology too, and bench/scaled-x<k> is the file
     # with the parameters `netreturn bench --scale` sets at that factor.
-    from netreturn import _native, bench, scenarios
+    from netreturn import _native, scenarios
 
     mod = _load()
     ns = lambda t: round(_native.parse_time(t) * 1e9)  # noqa: E731
+    # Factor 1 is the file's own scenario 2, its access links at 10 Gb/s.
+    assert scenarios.model("bench/scaled", mod.scaled(1)) == scenarios.model("bench/scaled", {"access_rate": "10Gbps"})
     files = {n: (n, {}) for n in ("ewt/scenario1", "ewt/scenario2", "awm/fairness")}
-    for k, (_flows, rate, buf, udp) in bench.SCALES.items():
-        files[f"bench/scaled-x{k}"] = ("bench/scaled", {"bottleneck_rate": rate, "buffer": buf, "udp_rate": udp,
-                                                          "access_rate": "10Gbps"})
+    for k in (1, 10, 100):
+        files[f"bench/scaled-x{k}"] = ("bench/scaled", mod.scaled(k))
     assert set(mod.NAMES) == set(files)
     for name, (file, sets) in files.items():
         sc = mod.scenario_of(name)

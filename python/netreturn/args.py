@@ -131,6 +131,19 @@ def scales(text: str) -> list[int]:
     return out
 
 
+def factors(text: str) -> list[int]:
+    """``--scales``: the scale benchmark's factors, whole numbers from 1 to
+    1000, comma separated."""
+    out = []
+    for part in text.split(","):
+        p = part.strip()
+        if not (p.isdigit() and 1 <= int(p) <= 1000):
+            raise argparse.ArgumentTypeError(f"expected whole factors from 1 to 1000 separated by commas "
+                                             f"(like 1,10,30,100), got {text!r}")
+        out.append(int(p))
+    return out
+
+
 def comma_list(text: str) -> list[str]:
     """A non-empty comma-separated list of words."""
     vals = [x.strip() for x in text.split(",") if x.strip()]

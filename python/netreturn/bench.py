@@ -82,7 +82,7 @@ def main(a) -> int:
     from .runner import RunSpec, run_many
 
     if getattr(a, "scale", False):
-        scale(ns3_scales=() if a.no_ns3 else tuple(a.ns3_scales))
+        scale(factors=tuple(a.scales), ns3_scales=() if a.no_ns3 else tuple(a.ns3_scales))
         return 0
     if getattr(a, "process", False):
         whole_process(ns3=not a.no_ns3, repeat=min(a.repeat, 3))
@@ -159,33 +159,34 @@ def main(a) -> int:
     return 0
 
 
-# (flows, bottleneck rate, buffer, UDP rate) of scenario 2 times 1, 10, 100.
-SCALES = {1: ("31", "45Mbps", "97kB", "13.35Mbps"), 10: ("310", "450Mbps", "970kB", "133.5Mbps"),
-          100: ("3100", "4.5Gbps", "9.7MB", "1335Mbps")}
-
-
-# Runs per scale, best CPU time kept: about a second of simulation for the
-# short ones.
-REPEATS = {1: 10, 10: 2, 100: 1}
+def _repeats(k: int) -> int:
+    """Runs per scale factor, the least CPU time kept: about a second of
+    simulation for the short ones (10 at 1x, 2 up to 10x, then one)."""
+    return 10 if k == 1 else 2 if k <= 10 else 1
 
 
 def scale(factors=(1, 10, 100), seed: int = 1, ns3_scales=(1,)) -> list[dict]:
-    """The scale benchmark: ``scenarios/bench/scaled.toml`` at each factor,
-    one fresh process per run so its peak memory is its own, then ns-3 3.44
-    on the same scenario at each factor of ``ns3_scales`` (at 10x, about
-    five minutes: 23 M events at 13 us each, against 3.8 us at 1x)."""
+    """The scale benchmark: ``scenarios/bench/scaled.toml`` at each factor
+    (scenario 2's flows, bottleneck rate, buffer and UDP rate times it,
+    ``ns3ref.scaled``), one fresh process per run so its peak memory is its
+    own, each factor's cost per hop against the first factor's; then ns-3
+    3.44 on the same scenario at each factor of ``ns3_scales`` (at 10x,
+    about five minutes: 23 M events at 13 us each, against 3.8 us at 1x)."""
+    from . import _native
+    from .ns3ref import scaled
+
     rows = []
     # CPU time as well as wall time: on a shared machine a process waits
     # for a core, and wall time then says more about the neighbours.
     print(f"{'scale':>6}{'flows':>7}{'bottleneck':>12}{'wall s':>9}{'CPU s':>8}{'events':>13}{'hops/s':>12}"
-          f"{'ns/hop':>9}{'vs 1x':>7}{'peak MiB':>10}{'unfinished':>11}")
-    print("(each scale in a fresh process; best of 10 runs at 1x and 2 at 10x, one at 100x; ns/hop and hops/s "
+          f"{'ns/hop':>9}{f'vs {factors[0]}x':>7}{'peak MiB':>10}{'unfinished':>11}")
+    print("(each scale in a fresh process; best of 10 runs at 1x and 2 up to 10x, one above; ns/hop and hops/s "
           "from CPU time)")
     base = None
     for k in factors:
-        flows, rate, buf, udp = SCALES[k]
-        sets = {"flows": flows, "bottleneck_rate": rate, "buffer": buf, "udp_rate": udp, "access_rate": "10Gbps"}
-        r = _one_run_in_child("bench/scaled", sets, seed, repeat=REPEATS.get(k, 1))
+        sets = scaled(k)
+        flows, rate = sets["flows"], f"{_native.parse_rate(sets['bottleneck_rate']) / 1e6:g}Mbps"
+        r = _one_run_in_child("bench/scaled", sets, seed, repeat=_repeats(k))
         ns_hop = r["cpu_s"] / r["hops"] * 1e9
         base = base or ns_hop
         rows.append({"scale": k, **r, "ns_per_hop": ns_hop})

@@ -10,7 +10,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from .args import kv as _kv, levels as _levels, positive as _positive, scales as _scales, seed as _seed, sweep as _sweep
+from .args import (
+    factors as _factors,
+    kv as _kv,
+    levels as _levels,
+    positive as _positive,
+    scales as _scales,
+    seed as _seed,
+    sweep as _sweep,
+)
 from .cluster import BackendError
 from .files import FolderInUse, FolderLock
 from .scenarios import DEFAULT_SCENARIO, ScenarioError, list_scenarios, load, swept
@@ -361,6 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--scale", action="store_true",
                    help="scenario 2 at 1x, 10x and 100x flows and rates: cost per packet hop and peak memory, "
                         "beside ns-3 on the same scenario")
+    b.add_argument("--scales", type=_factors, default=[1, 10, 100], metavar="K[,K...]",
+                   help="with --scale, the factors to run (default 1,10,100; each against the first, e.g. "
+                        "1,10,30,50,100 for the curve between)")
     b.add_argument("--ns3-scales", type=_scales, default=[1], metavar="K[,K]",
                    help="with --scale, the factors ns-3 runs too: 1 (default), 10 (about five minutes more) "
                         "or 100")

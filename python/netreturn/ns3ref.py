@@ -186,12 +186,16 @@ def _multi_rtt(name: str) -> MultiRtt:
     )
 
 
-def _scaled(k: int) -> dict[str, str]:
-    """``scenarios/bench/scaled.toml``'s parameters at factor ``k`` as
+def _without_flows(params: dict[str, str]) -> dict[str, str]:
+    """The parameters but the flow count (run_ns3 takes that itself)."""
+    return {n: v for n, v in params.items() if n != "flows"}
+
+
+def scaled(k: int) -> dict[str, str]:
+    """``scenarios/bench/scaled.toml``'s parameters at factor ``k``, as
     ``netreturn bench --scale`` sets them: access links at 10 Gb/s, the
-    bottleneck rate, buffer and UDP rate (and the flows, given to run_ns3)
-    times ``k``."""
-    return {"access_rate": "10Gbps", "bottleneck_rate": f"{45_000_000 * k}bps",
+    flows, bottleneck rate, buffer and UDP rate of scenario 2 times ``k``."""
+    return {"flows": str(31 * k), "access_rate": "10Gbps", "bottleneck_rate": f"{45_000_000 * k}bps",
             "buffer": f"{BUFFER_BYTES * k}B", "udp_rate": f"{13_350_000 * k}bps"}
 
 
@@ -204,7 +208,7 @@ _BUILDERS: dict[str, Any] = {
     "ewt/scenario2": lambda: _dumbbell("ewt/scenario2", {}),
     "ewt/scenario1": lambda: _dumbbell("ewt/scenario1", {}),
     "awm/fairness": lambda: _multi_rtt("awm/fairness"),
-    **{f"bench/scaled-x{k}": (lambda k=k: _dumbbell("bench/scaled", _scaled(k))) for k in (1, 10, 100)},
+    **{f"bench/scaled-x{k}": (lambda k=k: _dumbbell("bench/scaled", _without_flows(scaled(k)))) for k in (1, 10, 100)},
 }
 #: The scenarios built in ns-3, by our scenario names (``_BUILDERS``).
 NAMES = tuple(_BUILDERS)
