@@ -70,10 +70,7 @@ _ECE_NEW_ACK = ("ours' sender reducing on an ECE only when the ACK advances SND.
                 "(tcp.ece_on_new_ack_only; RFC 3168 6.1.2 and Linux read it on every ACK): a duplicate ACK's ECE no "
                 "longer starts a CWR state that, under ns-3's CWR rule, keeps the loss behind it from a fast recovery; "
                 "ns-3 enters 4.6 of its 14.6 recoveries a run while such an ignored ECE's window is in flight")
-_LINUX = "testbed.md#agreement-with-linux-issue-25-item-5"
-_LINUX_SHAPED = "testbed.md#each-hosts-link-shaped-session-22"
-_LINUX_EWT_ACKS = "testbed.md#why-ewt-rewrites-fewer-acks-in-linux-2026-11-27-branch-linux13"
-_LINUX_S24 = "testbed.md#the-same-start-times-in-both-worlds-session-24"
+_LINUX_RCVBUF = "testbed.md#the-receivers-buffer-from-the-start-session-25"
 _FQC15 = ("validation.md#fq-codel-with-ecn-the-flow-queues-compared-issue-27-item-5-2026-11-27-branch-fqc15")
 _ECE_AFTER_RTO = "validation.md#an-ece-for-a-window-a-timeout-already-reduced-a-bug-of-ours-fixed-issue-27-session-23"
 _SHAPED = ("the testbed limits each host's link on its own at the scenario's rates (--access shaped), as the "
@@ -108,6 +105,15 @@ _ECHO_REPAIR = ("ns-3's DCTCP receiver acknowledging every segment before a CE c
                 "in seed 1)")
 _DCTCP_GROWTH = "ours' DCTCP growing per segment acknowledged, as ns-3's TcpDctcp and Linux (tcp.dctcp.growth = linux)"
 _PROFILE = "the simulator's defaults are ns-3's; the Linux profile takes Linux's where they differ"
+
+
+_RCVBUF = ("Linux's receivers holding the file's 4 MB receive buffer from the handshake on, as the simulator's "
+           "offer it (tcp_rmem's default; the testbed's mapping since session 25): from Linux's 128 KiB default, "
+           "autotuning offered 64-80 kB through the third round trip of a slow start, and the receivers' window "
+           "limited the senders for 3 % of their busy time in the first 0.5 s over DropTail (up to 21 % a flow) and "
+           "13 % over EWT, whose window scales it (TCP_INFO tcpi_rwnd_limited; with the buffer from the start: "
+           "0 and 5 %). Over EWT the paired FCT gap falls from +0.60 ± 0.19 to +0.35 ± 0.14 s (NewReno) and "
+           "from +0.57 to +0.41 s (CUBIC); every NewReno cell then agrees")
 
 
 def _chain(rows: list[str], changes: list[str]) -> dict[str, tuple[str, str]]:
@@ -213,9 +219,13 @@ SUPERSEDED_BY: dict[str, tuple[str, str]] = {
     **_chain([_RED_ECN_ECHO_REPAIRED, _RED_ECN_ECE_ECHO_REPAIRED],
              [_ECE_NEW_ACK + ": the fast recoveries 8.4 -> 12.6 (ns-3, echo repaired, 14), seeds 1-5"]),
     **_chain(["NewReno against Linux", "NewReno against Linux, Linux profile",
-              "NewReno against Linux, Linux profile, hosts' links shaped"], [_PROFILE, _SHAPED]),
+              "NewReno against Linux, Linux profile, hosts' links shaped",
+              "NewReno against Linux, Linux profile, hosts' links shaped, receive buffer from the start"],
+             [_PROFILE, _SHAPED, _RCVBUF]),
     **_chain(["CUBIC against Linux", "CUBIC against Linux, Linux profile",
-              "CUBIC against Linux, Linux profile, hosts' links shaped"], [_PROFILE, _SHAPED]),
+              "CUBIC against Linux, Linux profile, hosts' links shaped",
+              "CUBIC against Linux, Linux profile, hosts' links shaped, receive buffer from the start"],
+             [_PROFILE, _SHAPED, _RCVBUF]),
 }
 
 #: Row -> what is known of its differing cells (rows nothing supersedes).
@@ -229,32 +239,19 @@ CAUSES: dict[str, tuple[Cause, ...]] = {
               "ns-3 sets cwnd = ssthresh + 1 MSS at every recovery exit; without it ns-3 loses 5.93 % (ours 5.58) "
               "and its fast recoveries agree (2161 against 2176)", _RED_S1),
     ),
-    "NewReno against Linux, Linux profile, hosts' links shaped": (
-        Cause("ewt", ("mean FCT", "goodput", "data loss", "fast recoveries"), "traced, not proven",
-              "20 repetitions a setting on the quiet machine (load median 0.4), the testbed starting repetition r's "
-              "flows at the simulator's draws for seed r, so the worlds pair run by run (session 24): over DropTail "
-              "every cell agrees (FCT 4.26 against 4.53 s, data loss 1.99 against 1.98 %, fast recoveries 5.85 "
-              "against 6.4); over EWT they part, because EWT's own effect differs. Paired by seed, EWT minus "
-              "DropTail: bottleneck drops -53 ± 23 a run in the simulator against -16 ± 25 in Linux (difference "
-              "+37 ± 28), data loss -0.37 against -0.11 points (+0.26 ± 0.20), FCT -0.10 against +0.24 s (+0.34 "
-              "± 0.23), and Linux's gateway rewrites fewer than half as many ACKs (986 against 2175 a run). On "
-              "real packets EWT barely lowers the loss it lowers in the simulator; why is not found (linux13: the "
-              "rewrites follow the queue). Refuted: the start times (paired now), RACK (off on every host, "
-              "--host-sysctl: the gap within its CI), a burst at the recoveries' exits (Linux's in-flight count "
-              "equals ssthresh there, as the simulator's pipe), Linux ignoring a smaller window on a duplicate ACK "
-              "(the simulator with that rule: EWT's drops 221 -> 226). Batches under load (1.6-2.7) part over "
-              "DropTail too (+0.41 to +0.49 s against +0.27 quiet)", _LINUX_S24),
-    ),
-    "CUBIC against Linux, Linux profile, hosts' links shaped": (
-        Cause("ewt", ("mean FCT", "goodput", "utilization", "data loss", "fast recoveries"), "traced, not proven",
-              "as NewReno's row (quiet machine, paired, session 24): over DropTail every cell agrees (FCT 4.76 "
-              "against 5.03 s, data loss 2.00 against 2.09 %, fast recoveries 8.8 against 8.8); over EWT EWT's "
-              "effect differs: EWT minus DropTail, paired by seed, drops -51 ± 24 a run in the simulator against "
-              "+18 ± 43 in Linux (difference +68 ± 54), data loss -0.35 against +0.12 points (+0.48 ± 0.37), "
-              "FCT -0.18 against +0.13 s, and Linux's gateway rewrites half as many ACKs (1371 against 2862). "
-              "The simulator's CUBIC in whole segments as bictcp_update and its window rule on duplicate ACKs as "
-              "tcp_may_update_window (the Linux profile since session 24) move its FCT by at most 1.4 %",
-              _LINUX_S24),
+    "CUBIC against Linux, Linux profile, hosts' links shaped, receive buffer from the start": (
+        Cause("ewt", ("goodput", "data loss", "fast recoveries"), "traced, not proven",
+              "20 repetitions a setting, paired with the simulator's seeds, the receivers' buffer the file's from "
+              "the start (session 25): over DropTail every cell agrees, over EWT three of CUBIC's differ because "
+              "EWT's own effect differs. EWT minus DropTail, paired by seed: bottleneck drops -51 ± 25 a run in "
+              "the simulator against +24 ± 39 in Linux (difference +74 ± 45), data loss -0.35 against +0.16 points "
+              "(+0.52 ± 0.31), fast recoveries -0.85 against +1.1, while the FCT effect now agrees (-0.18 against "
+              "-0.03 s, +0.15 ± 0.21); Linux's gateway rewrites 1566 ACKs a run against 2862. NewReno's row "
+              "agrees in every cell, though its drop effect is as far apart (-53 against -17, +36 ± 40). On real "
+              "packets EWT does not lower the loss it lowers in the simulator; why is not found. Refuted before: "
+              "the start times (paired), RACK, a burst at recovery exits, Linux ignoring a smaller window on a "
+              "duplicate ACK, the simulator's receivers opening their window as Linux's rcv_ssthresh "
+              "(docs/testbed.md, session 24)", _LINUX_RCVBUF),
     ),
     _ECN_FINAL: (
         Cause("31 flows", ("ECN marks at the bottleneck",), "proven: the reference's",

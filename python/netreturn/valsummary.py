@@ -174,6 +174,10 @@ LOSSY_NS2_RFC6582 = ("validation.md#newreno-against-ns-235-the-recovery-point-an
                      "2026-11-27")
 LINUX_EVIDENCE = "testbed.md#agreement-with-linux-issue-25-item-5"
 LINUX_SHAPED_EVIDENCE = "testbed.md#each-hosts-link-shaped-session-22"
+LINUX_RMEM_EVIDENCE = "testbed.md#the-receivers-buffer-from-the-start-session-25"
+#: The testbed's ``--host-sysctl`` that gives Linux's receivers testbed/dumbbell4's
+#: rcv_buf (4 MB) from the handshake on, as the simulator's receivers offer it.
+LINUX_RMEM_FROM_START = "net.ipv4.tcp_rmem=4096 4000000 4000000"
 RED_ECN_ALPHA_EVIDENCE = "validation.md#red-with-ecn-cubics-reno-friendly-slope-issue-27-2026-11-27"
 RED_ECN_EVIDENCE = "validation.md#red-with-ecn-the-senders-answer-cause-by-cause-issue-27-2026-11-26-branch-modern2"
 MODERN_SENDERS_EVIDENCE = "validation.md#bbr-and-dctcp-against-ns-3-issue-27-2026-11-26-branch-modern2"
@@ -498,6 +502,11 @@ PLAN: tuple[Mechanism, ...] = (
     Mechanism("CUBIC against Linux, Linux profile, hosts' links shaped",
               "Linux 6.18 in namespaces, each host's link rate-limited on its own as the scenario's",
               LINUX_SHAPED_EVIDENCE, _linux("cubic", "linux", access="shaped")),
+    *(Mechanism(f"{tcp} against Linux, Linux profile, hosts' links shaped, receive buffer from the start",
+                "Linux 6.18 in namespaces, each host's link rate-limited on its own, the receivers' buffer the "
+                "scenario's rcv_buf from the handshake on (tcp_rmem's default, not only its ceiling)",
+                LINUX_RMEM_EVIDENCE, _linux(tcp.lower(), "linux", access="shaped", sysctl=LINUX_RMEM_FROM_START))
+      for tcp in ("NewReno", "CUBIC")),
 )
 
 

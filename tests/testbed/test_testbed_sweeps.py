@@ -55,7 +55,7 @@ def test_data_loss_counts_the_senders_direction_alone_and_stored_runs_read_with_
     assert frame["tcp_data_loss_pct"].iloc[0] == pytest.approx(1.0)
     assert sweep.loss_metrics([])["lost_packets"] == 0
 
-def test_dumbbell_maps_onto_a_wan_emulator_and_a_bottleneck_gateway():
+def test_dumbbell_maps_onto_a_wan_emulator_and_a_bottleneck_gateway(tmp_path):
     p = scenario.plan("testbed/dumbbell4", {"queue": "ewt"})
     path, bott = p.hops
     # The path hop carries the access and receiver links' delay only (1 + 1 ms
@@ -71,6 +71,12 @@ def test_dumbbell_maps_onto_a_wan_emulator_and_a_bottleneck_gateway():
     assert not {"--rate", "--delay", "--queue", "--controller", "--ctl", "--loss"} & set(cmd)
     # What the testbed still needs, from the resolved model (show_config's).
     assert (p.bottleneck_bps, p.buffer_bytes, p.cc, p.tcp_mem_max) == (45e6, 97000, "cubic", 4_000_000)
+    # The file's receive buffer is each receiver's from the handshake on, as
+    # the simulator's receivers offer it, not only autotuning's ceiling.
+    assert p.rcv_buf_start == 4_000_000
+    no_buf = tmp_path / "no_buf.toml"
+    no_buf.write_text(DUMBBELL.read_text().replace('rcv_buf = "4MB"', "").replace('snd_buf = "4MB"', ""))
+    assert scenario.plan(str(no_buf)).rcv_buf_start is None
     assert p.model.links["R1->R2"].controller == "ewt" and p.model.links["R2->R1"].controller is None
     assert p.senders == p.receivers == 4 and len(p.flows) == 4
     starts = [f.start for f in p.flow_plan(1)]
@@ -229,7 +235,7 @@ def _runs(out: Path) -> dict[str, dict]:
 
 @needs_netns
 @pytest.mark.netns
-def test_every_end_host_takes_the_host_sysctl_before_its_run(tmp_path):
+def test_every_end_host_takes_the_host_sysctl_and_the_files_receive_buffer_before_its_run(tmp_path):
     gateway_or_skip()
     out, prefix = tmp_path / "sysctl", _prefix("s")
     argv = ["sweep", "testbed/dumbbell4", "--set", "flows=2", "--set", "file_bytes=300kB", "--reps", "1",
@@ -246,6 +252,10 @@ def test_every_end_host_takes_the_host_sysctl_before_its_run(tmp_path):
     with open(next((out / "raw").glob("*/tcpinfo.csv"))) as f:
         rows = list(csv.DictReader(f))
     assert rows and {r["snd_mss"] for r in rows} == {"1460"}
+    # The receivers hold the file's 4 MB buffer from the handshake on, so
+    # the window the senders see is megabytes from the first sample, where
+    # Linux's default 128 KiB offered 64-80 kB for the first round trips.
+    assert min(int(r["snd_wnd"]) for r in rows) > 1_000_000
 
 
 @needs_netns

@@ -111,6 +111,9 @@ class RunConfig:
     sndbuf: int | None = None
     rcvbuf: int | None = None
     tcp_mem_max: int = 64 << 20
+    #: ``tcp_rmem``'s default on every host (each socket's receive buffer
+    #: from the handshake on); None: Linux's 128 KiB, grown by autotuning.
+    rmem_default: int | None = None
     interval: float = 0.1
     timeout: float = 60.0
     gateway_bin: str | None = None
@@ -590,7 +593,8 @@ def run(cfg: RunConfig) -> dict:
             sh(["sysctl", "-qw", f"net.ipv4.tcp_congestion_control={cfg.cc}"], ns=ns, check=False)
         for ns in [topo.sender(i) for i in range(cfg.senders)] + [topo.receiver(j) for j in range(cfg.receivers)]:
             m = cfg.tcp_mem_max
-            sh(["sysctl", "-qw", f"net.ipv4.tcp_rmem=4096 131072 {m}"], ns=ns, check=False)
+            d = cfg.rmem_default or 131072
+            sh(["sysctl", "-qw", f"net.ipv4.tcp_rmem={min(4096, d)} {d} {m}"], ns=ns, check=False)
             sh(["sysctl", "-qw", f"net.ipv4.tcp_wmem=4096 16384 {m}"], ns=ns, check=False)
             sh(["sysctl", "-qw", f"net.core.rmem_max={m}"], ns=ns, check=False)
             sh(["sysctl", "-qw", f"net.core.wmem_max={m}"], ns=ns, check=False)

@@ -35,7 +35,9 @@ namespaces:
 * ``tcp.cc``: the registry's controls that Linux runs (cubic, reno, newreno;
   Linux reno is NewReno with SACK: :mod:`.registry`). The resolved
   ``rcv_buf`` / ``snd_buf`` (when the file sets them) become the autotuning
-  ceilings (``tcp_rmem`` / ``tcp_wmem`` max). Other TCP fields are the
+  ceilings (``tcp_rmem`` / ``tcp_wmem`` max), and ``rcv_buf`` each
+  receiver's buffer from the handshake on (``tcp_rmem``'s default), as the
+  simulator's receivers offer it. Other TCP fields are the
   kernel's and are listed as notes when a file sets them.
 * ``traffic``: ``tcp-file`` entries only (``from``/``to`` = ``left``/``right``
   or ``left<i>``/``right<i>``), starts fixed or drawn from ``uniform`` /
@@ -233,6 +235,9 @@ class Plan:
     rwm_table: dict | None = None
     #: The senders' aggregate access rate (the WAN emulator's), bit/s.
     access_bps: float = 0.0
+    #: Every receiver's socket buffer from the handshake on (``tcp_rmem``'s
+    #: default), the file's ``tcp.rcv_buf``; None: Linux's 128 KiB, autotuned.
+    rcv_buf_start: int | None = None
     #: Each end host's link as the file resolves it (rates and buffers).
     host_links: HostLinks | None = None
     #: Run with each host's link rate-limited on its own (the testbed label
@@ -396,6 +401,12 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None, access: s
             notes.append(f"tcp.{k} = {tcp[k]!r} is the simulator's; the testbed uses the kernel's setting")
     bufs = [b for k, b in (("rcv_buf", model.rcv_buf), ("snd_buf", model.snd_buf)) if k in tcp]
     tcp_mem_max = max(bufs + [1 << 20]) if bufs else 64 << 20
+    # The file's receive buffer from the handshake on, as the simulator's
+    # receivers offer it (tcp_rmem's default as well as its ceiling): from
+    # Linux's 128 KiB default, autotuning held the window at 80 kB through a
+    # slow start's third round trip (docs/testbed.md, "The receivers' buffer
+    # from the start").
+    rcv_buf_start = model.rcv_buf if "rcv_buf" in tcp else None
     # Hops: the rest of the path, then the bottleneck as the file says.
     acc, acc_ba = edges["topology.access"], edges["topology.access.reverse"]
     rcv, rcv_ba = edges["topology.receivers"], edges["topology.receivers.reverse"]
@@ -440,6 +451,7 @@ def plan(name: str | Path, overrides: Mapping[str, Any] | None = None, access: s
             notes.append("run.warmup is ignored by the testbed (every flow counts)")
     return Plan(file=file, name=doc["name"], params=params, senders=pairs, receivers=pairs, hops=hops, flows=flows,
                 overrides=tuple(overrides_list(overrides)), cc=cc, tcp_mem_max=tcp_mem_max,
+                rcv_buf_start=rcv_buf_start,
                 timeout=min(stop, 600.0), reps=int(reps),
                 base_rtt_s=base_rtt, bottleneck_bps=bott.rate_bps, bottleneck_hop=1,
                 buffer_bytes=bott.buffer_bytes, notes=notes, paper=doc.get("paper"), model=model,

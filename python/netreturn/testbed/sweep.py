@@ -38,7 +38,9 @@ from .scenario import Plan, access_of, plan as make_plan, resolve, with_testbed
 # direction's queue takes the forward buffer, "Np" weighs segment + 52 B.
 # 3: drawn start times are the simulator's draws for the repetition's seed
 # (`Plan.flow_plan`), no longer the testbed's own.
-SCHEMA = 3
+# 4: a file's tcp.rcv_buf is each receiver's buffer from the handshake on
+# (`Plan.rcv_buf_start`), no longer only autotuning's ceiling.
+SCHEMA = 4
 
 #: Rows of the printed table: (summary column, label).
 METRICS: list[tuple[str, str]] = [
@@ -254,7 +256,8 @@ def execute(spec: TbSpec, opts: Options) -> dict:
         cfg = RunConfig(out=tmp, senders=pl.senders, receivers=pl.receivers, cc=pl.cc, mode="gateway",
                         hops=pl.hops, primary_hop=pl.bottleneck_hop, flow_plan=fplan, ss_interval=0,
                         info_interval=opts.info_interval, interval=opts.throughput_interval, start_delay=0.3,
-                        timeout=opts.timeout or pl.timeout, tcp_mem_max=pl.tcp_mem_max, seed=spec.rep,
+                        timeout=opts.timeout or pl.timeout, tcp_mem_max=pl.tcp_mem_max,
+                        rmem_default=pl.rcv_buf_start, seed=spec.rep,
                         gateway_bin=opts.gateway_bin, prefix=opts.prefix,
                         datapath=dict(spec.labels).get("datapath", "packet"),
                         host_links=pl.host_links if pl.shaped else None, host_sysctls=pl.host_sysctls)
