@@ -162,8 +162,9 @@ def profile_setting(sim_profile: str) -> dict[str, str]:
 
 def cell_name(scenario: str, setting: Mapping[str, Any]) -> str:
     """The cell record of one setting of ``scenario`` against Linux:
-    ``linux_dumbbell4_queue-ewt_tcp-cubic`` (settings in name order)."""
-    tag = "_".join(f"{k}-{setting[k]}" for k in sorted(setting))
+    ``linux_dumbbell4_queue-ewt_tcp-cubic`` (settings in name order; a
+    value's spaces, as a sysctl's ``4096 131072 N``, written ``+``)."""
+    tag = "_".join(f"{k}-{str(setting[k]).replace(' ', '+')}" for k in sorted(setting))
     return f"linux_{Path(str(scenario)).stem}" + (f"_{tag}" if tag else "")
 
 
