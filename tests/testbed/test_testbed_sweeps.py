@@ -127,6 +127,11 @@ def test_a_host_sysctl_is_checked_named_in_the_runs_identity_and_refused_with_wh
     assert labels == {"sysctl": "net.core.somaxconn=64;net.ipv4.tcp_recovery=0"}
     p = scenario.with_testbed(scenario.plan("testbed/dumbbell4"), labels)
     assert p.host_sysctls == (("net.core.somaxconn", "64"), ("net.ipv4.tcp_recovery", "0"))
+    # A value with spaces (a tcp_rmem triple) names its agreement cell without one.
+    from netreturn.testbed.compare import cell_name
+
+    rmem = scenario.testbed_labels(sysctl=["net.ipv4.tcp_rmem=4096 131072 8000000"])
+    assert cell_name("testbed/dumbbell4", rmem) == "linux_dumbbell4_sysctl-net.ipv4.tcp_rmem=4096+131072+8000000"
     for bad, match in (("kernel.pid_max=5", "allowed: net.ipv4.tcp_"), ("net.ipv4.tcp_nonesuch=1", "no such"),
                        ("net.ipv4.tcp_recovery", "expected NAME=VALUE")):
         with pytest.raises(scenario.TestbedScenarioError, match=match) as e:
