@@ -121,27 +121,28 @@ def levels(text: str) -> list[float]:
     return xs
 
 
-def scales(text: str) -> list[int]:
-    """``--ns3-scales``: factors of the scale benchmark, comma separated."""
+def _factor_list(text: str, allowed, expected: str) -> list[int]:
+    """Comma-separated whole factors, each one whose text ``allowed``
+    accepts; otherwise an error saying ``expected`` and what was given."""
     out = []
     for part in text.split(","):
-        if part.strip() not in ("1", "10", "100"):
-            raise argparse.ArgumentTypeError(f"expected factors among 1, 10 and 100 separated by commas, got {text!r}")
-        out.append(int(part))
+        p = part.strip()
+        if not allowed(p):
+            raise argparse.ArgumentTypeError(f"expected {expected} separated by commas, got {text!r}")
+        out.append(int(p))
     return out
+
+
+def scales(text: str) -> list[int]:
+    """``--ns3-scales``: factors of the scale benchmark ns-3 runs too."""
+    return _factor_list(text, lambda p: p in ("1", "10", "100"), "factors among 1, 10 and 100")
 
 
 def factors(text: str) -> list[int]:
     """``--scales``: the scale benchmark's factors, whole numbers from 1 to
     1000, comma separated."""
-    out = []
-    for part in text.split(","):
-        p = part.strip()
-        if not (p.isdigit() and 1 <= int(p) <= 1000):
-            raise argparse.ArgumentTypeError(f"expected whole factors from 1 to 1000 separated by commas "
-                                             f"(like 1,10,30,100), got {text!r}")
-        out.append(int(p))
-    return out
+    return _factor_list(text, lambda p: p.isdigit() and 1 <= int(p) <= 1000,
+                        "whole factors from 1 to 1000 (like 1,10,30,100)")
 
 
 def comma_list(text: str) -> list[str]:
